@@ -1,0 +1,363 @@
+//! BERT encoder forward pass on the CPU, with Hugging Face module names
+//! (`BertEmbeddings`, `BertSelfAttention`, `BertIntermediate`, ...) and safetensors key paths.
+//!
+//! Sequences of a batch are packed end to end (`[total_tokens, hidden]`, no padding); only
+//! attention looks at sequence boundaries. Shapes below use `T` = total tokens of the batch,
+//! `H` = `hidden_size`, `I` = `intermediate_size`.
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use super::gemm::{Packed, matmul_bias};
+use crate::error::{ModelError, Result};
+
+/// The `config.json` fields the encoder needs.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BertConfig {
+    /// `H`, e.g. 384.
+    pub hidden_size: usize,
+    /// Transformer layers, e.g. 6.
+    pub num_hidden_layers: usize,
+    /// Attention heads, e.g. 12 (head size `H / heads`).
+    pub num_attention_heads: usize,
+    /// `I`, e.g. 1536.
+    pub intermediate_size: usize,
+    /// Position table size, e.g. 512.
+    pub max_position_embeddings: usize,
+    /// Token-type table size, e.g. 2.
+    #[serde(default = "one")]
+    pub type_vocab_size: usize,
+    /// Vocabulary size, e.g. 30522.
+    pub vocab_size: usize,
+    /// LayerNorm epsilon, e.g. 1e-12.
+    #[serde(default = "eps")]
+    pub layer_norm_eps: f32,
+    /// Must be `gelu` (erf form).
+    #[serde(default = "gelu")]
+    pub hidden_act: String,
+    /// `bert` (also accepted: `roberta`-free BERT variants declaring `bert`).
+    #[serde(default)]
+    pub model_type: Option<String>,
+    /// Must be `absolute` if present.
+    #[serde(default)]
+    pub position_embedding_type: Option<String>,
+}
+
+fn one() -> usize {
+    1
+}
+fn eps() -> f32 {
+    1e-12
+}
+fn gelu() -> String {
+    "gelu".into()
+}
+
+impl BertConfig {
+    /// Parses and validates `config.json`.
+    pub fn from_json(bytes: &[u8]) -> Result<Self> {
+        let c: BertConfig =
+            serde_json::from_slice(bytes).map_err(|e| ModelError::InvalidConfig { reason: e.to_string() })?;
+        let unsupported = |reason: String| -> Result<Self> { Err(ModelError::Unsupported { reason }.into()) };
+        if let Some(t) = &c.model_type {
+            if t != "bert" {
+                return unsupported(format!("model_type {t:?} (only \"bert\" is supported)"));
+            }
+        }
+        if c.hidden_act != "gelu" {
+            return unsupported(format!("hidden_act {:?} (only \"gelu\" is supported)", c.hidden_act));
+        }
+        if let Some(p) = &c.position_embedding_type {
+            if p != "absolute" {
+                return unsupported(format!("position_embedding_type {p:?}"));
+            }
+        }
+        if c.num_attention_heads == 0 || c.hidden_size == 0 || c.hidden_size % c.num_attention_heads != 0 {
+            return unsupported(format!(
+                "hidden_size {} not divisible by num_attention_heads {}",
+                c.hidden_size, c.num_attention_heads
+            ));
+        }
+        if c.num_hidden_layers == 0 || c.intermediate_size == 0 || c.max_position_embeddings < 2 {
+            return unsupported("empty layer, intermediate or position sizes".into());
+        }
+        Ok(c)
+    }
+    /// Maximum sequence length used for embedding: min(256, max_position_embeddings), the
+    /// sentence-transformers default for MiniLM models.
+    pub fn max_seq_len(&self) -> usize {
+        self.max_position_embeddings.min(256)
+    }
+}
+
+struct LayerNorm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    eps: f32,
+}
+
+impl LayerNorm {
+    /// In place over rows of `x` `[rows, H]`.
+    fn forward(&self, x: &mut [f32]) {
+        let h = self.weight.len();
+        for row in x.chunks_exact_mut(h) {
+            let mean = row.iter().sum::<f32>() / h as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+            let inv = 1.0 / (var + self.eps).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
+                *v = (*v - mean) * inv * g + b;
+            }
+        }
+    }
+}
+
+struct Linear {
+    w: Packed,
+    b: Vec<f32>,
+}
+
+impl Linear {
+    fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        out.resize(rows * self.w.n(), 0.0);
+        matmul_bias(x, rows, &self.w, &self.b, out);
+    }
+}
+
+/// One `BertLayer`: self-attention (Q/K/V fused into one `[H, 3H]` projection), `BertSelfOutput`
+/// (dense + residual + LayerNorm), `BertIntermediate` (dense + GELU), `BertOutput`.
+struct BertLayer {
+    qkv: Linear,
+    attention_output: Linear,
+    attention_ln: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_ln: LayerNorm,
+}
+
+/// A loaded BERT encoder.
+pub struct BertModel {
+    config: BertConfig,
+    word_embeddings: Vec<f32>,
+    position_embeddings: Vec<f32>,
+    token_type_embeddings: Vec<f32>,
+    embeddings_ln: LayerNorm,
+    layers: Vec<BertLayer>,
+}
+
+struct Weights<'a> {
+    st: SafeTensors<'a>,
+    prefix: &'static str,
+}
+
+impl Weights<'_> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let full = format!("{}{name}", self.prefix);
+        let t = self.st.tensor(&full).map_err(|_| ModelError::TensorMissing { name: full.clone() })?;
+        let bad = || ModelError::TensorShape {
+            name: full.clone(),
+            expected: shape.to_vec(),
+            found: t.shape().to_vec(),
+            dtype: format!("{:?}", t.dtype()),
+        };
+        if t.shape() != shape {
+            return Err(bad().into());
+        }
+        let d = t.data();
+        let v: Vec<f32> = match t.dtype() {
+            Dtype::F32 => d.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            Dtype::F16 => d.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            Dtype::BF16 => d.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            _ => return Err(bad().into()),
+        };
+        if v.len() != shape.iter().product::<usize>() {
+            return Err(bad().into());
+        }
+        Ok(v)
+    }
+    fn ln(&self, name: &str, h: usize, eps: f32) -> Result<LayerNorm> {
+        Ok(LayerNorm { weight: self.get(&format!("{name}.weight"), &[h])?, bias: self.get(&format!("{name}.bias"), &[h])?, eps })
+    }
+    fn linear(&self, name: &str, n: usize, k: usize) -> Result<Linear> {
+        let w = self.get(&format!("{name}.weight"), &[n, k])?;
+        Ok(Linear { w: Packed::from_linear(&w, n, k), b: self.get(&format!("{name}.bias"), &[n])? })
+    }
+}
+
+impl BertModel {
+    /// Loads weights from a safetensors file. Keys may carry a `bert.` prefix (as in
+    /// `BertForMaskedLM` checkpoints) or not (sentence-transformers' `BertModel`).
+    pub fn from_safetensors(config: BertConfig, bytes: &[u8]) -> Result<Self> {
+        let st = SafeTensors::deserialize(bytes).map_err(|e| ModelError::CorruptWeights { reason: e.to_string() })?;
+        let prefix = if st.names().iter().any(|n| n.starts_with("bert.embeddings.")) { "bert." } else { "" };
+        let w = Weights { st, prefix };
+        let (h, i, eps) = (config.hidden_size, config.intermediate_size, config.layer_norm_eps);
+        let word_embeddings = w.get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
+        let position_embeddings = w.get("embeddings.position_embeddings.weight", &[config.max_position_embeddings, h])?;
+        let token_type_embeddings = w.get("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, h])?;
+        let embeddings_ln = w.ln("embeddings.LayerNorm", h, eps)?;
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for l in 0..config.num_hidden_layers {
+            let p = format!("encoder.layer.{l}");
+            // Fuse query/key/value: [3H, H] weight, [3H] bias.
+            let mut wqkv = Vec::with_capacity(3 * h * h);
+            let mut bqkv = Vec::with_capacity(3 * h);
+            for part in ["query", "key", "value"] {
+                wqkv.extend(w.get(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
+                bqkv.extend(w.get(&format!("{p}.attention.self.{part}.bias"), &[h])?);
+            }
+            layers.push(BertLayer {
+                qkv: Linear { w: Packed::from_linear(&wqkv, 3 * h, h), b: bqkv },
+                attention_output: w.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attention_ln: w.ln(&format!("{p}.attention.output.LayerNorm"), h, eps)?,
+                intermediate: w.linear(&format!("{p}.intermediate.dense"), i, h)?,
+                output: w.linear(&format!("{p}.output.dense"), h, i)?,
+                output_ln: w.ln(&format!("{p}.output.LayerNorm"), h, eps)?,
+            });
+        }
+        Ok(BertModel { config, word_embeddings, position_embeddings, token_type_embeddings, embeddings_ln, layers })
+    }
+
+    /// The model's configuration.
+    pub fn config(&self) -> &BertConfig {
+        &self.config
+    }
+
+    /// Last hidden state `[T, H]` of the packed sequences (ids include special tokens; each
+    /// sequence at most `max_position_embeddings` long; ids ≥ vocab map to `[UNK]` = 100).
+    pub fn forward(&self, seqs: &[Vec<u32>]) -> Vec<f32> {
+        let h = self.config.hidden_size;
+        let total: usize = seqs.iter().map(|s| s.len().min(self.config.max_position_embeddings)).sum();
+        let mut x = vec![0f32; total * h];
+        // BertEmbeddings: word + position + token_type(0), then LayerNorm.
+        let mut row = 0;
+        for s in seqs {
+            for (pos, &id) in s.iter().take(self.config.max_position_embeddings).enumerate() {
+                let id = if (id as usize) < self.config.vocab_size { id as usize } else { 100 };
+                let dst = &mut x[row * h..(row + 1) * h];
+                let we = &self.word_embeddings[id * h..(id + 1) * h];
+                let pe = &self.position_embeddings[pos * h..(pos + 1) * h];
+                let te = &self.token_type_embeddings[..h];
+                for j in 0..h {
+                    dst[j] = we[j] + pe[j] + te[j];
+                }
+                row += 1;
+            }
+        }
+        self.embeddings_ln.forward(&mut x);
+        let lens: Vec<usize> = seqs.iter().map(|s| s.len().min(self.config.max_position_embeddings)).collect();
+        let mut qkv = Vec::new();
+        let mut ctx = vec![0f32; total * h];
+        let mut tmp = Vec::new();
+        let mut inter = Vec::new();
+        for layer in &self.layers {
+            layer.qkv.forward(&x, total, &mut qkv);
+            self.attention(&qkv, &lens, &mut ctx);
+            layer.attention_output.forward(&ctx, total, &mut tmp);
+            for (a, b) in x.iter_mut().zip(&tmp) {
+                *a += b;
+            }
+            layer.attention_ln.forward(&mut x);
+            layer.intermediate.forward(&x, total, &mut inter);
+            for v in inter.iter_mut() {
+                *v = gelu_erf(*v);
+            }
+            layer.output.forward(&inter, total, &mut tmp);
+            for (a, b) in x.iter_mut().zip(&tmp) {
+                *a += b;
+            }
+            layer.output_ln.forward(&mut x);
+        }
+        x
+    }
+
+    /// Scaled dot-product attention per sequence and head. `qkv` is `[T, 3H]`, `ctx` `[T, H]`.
+    fn attention(&self, qkv: &[f32], lens: &[usize], ctx: &mut [f32]) {
+        let h = self.config.hidden_size;
+        let heads = self.config.num_attention_heads;
+        let d = h / heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let mut start = 0;
+        let mut scores = Vec::new();
+        for &len in lens {
+            scores.resize(len, 0.0);
+            for head in 0..heads {
+                let (qo, ko, vo) = (head * d, h + head * d, 2 * h + head * d);
+                for i in 0..len {
+                    let q = &qkv[(start + i) * 3 * h + qo..][..d];
+                    let mut max = f32::NEG_INFINITY;
+                    for j in 0..len {
+                        let k = &qkv[(start + j) * 3 * h + ko..][..d];
+                        let s = dot(q, k) * scale;
+                        scores[j] = s;
+                        max = max.max(s);
+                    }
+                    let mut sum = 0.0;
+                    for s in scores.iter_mut() {
+                        *s = (*s - max).exp();
+                        sum += *s;
+                    }
+                    let inv = 1.0 / sum;
+                    let out = &mut ctx[(start + i) * h + head * d..][..d];
+                    out.fill(0.0);
+                    for j in 0..len {
+                        let p = scores[j] * inv;
+                        let v = &qkv[(start + j) * 3 * h + vo..][..d];
+                        for (o, vv) in out.iter_mut().zip(v) {
+                            *o += p * vv;
+                        }
+                    }
+                }
+            }
+            start += len;
+        }
+    }
+
+    /// Sentence embeddings: mean of the last hidden state over each sequence's tokens (all are
+    /// attended: no padding in a packed batch), then L2 normalisation. `[B][H]`.
+    pub fn embed(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        if seqs.is_empty() {
+            return Vec::new();
+        }
+        let h = self.config.hidden_size;
+        let x = self.forward(seqs);
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut row = 0;
+        for s in seqs {
+            let len = s.len().min(self.config.max_position_embeddings);
+            let mut v = vec![0f32; h];
+            for r in row..row + len {
+                for (a, b) in v.iter_mut().zip(&x[r * h..(r + 1) * h]) {
+                    *a += b;
+                }
+            }
+            row += len;
+            let n = len.max(1) as f32;
+            v.iter_mut().for_each(|a| *a /= n);
+            let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-12);
+            v.iter_mut().for_each(|a| *a /= norm);
+            out.push(v);
+        }
+        out
+    }
+}
+
+#[inline]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut s = [0f32; 4];
+    let chunks = a.len() / 4;
+    for c in 0..chunks {
+        for l in 0..4 {
+            s[l] += a[c * 4 + l] * b[c * 4 + l];
+        }
+    }
+    let mut t = s[0] + s[1] + s[2] + s[3];
+    for i in chunks * 4..a.len() {
+        t += a[i] * b[i];
+    }
+    t
+}
+
+/// GELU, erf form as BERT uses: `x/2 · (1 + erf(x/√2))`.
+#[inline]
+pub fn gelu_erf(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}

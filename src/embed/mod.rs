@@ -1,0 +1,132 @@
+//! Sentence embeddings: the [`Embedder`] port, the WordPiece tokenizer ([`tokenizer`]), BERT
+//! weights from safetensors and the CPU forward pass ([`bert`]).
+//!
+//! Model: any BERT-family encoder with mean pooling (default sentence-transformers
+//! all-MiniLM-L6-v2, 384-d), from `config.json` + `tokenizer.json` + `model.safetensors`.
+//! Output vectors are L2-normalised, so cosine similarity is a dot product. Correctness is
+//! measured against sentence-transformers' own output (`../shared/embeddings/*.golden.json`).
+pub mod bert;
+mod gemm;
+pub mod tokenizer;
+
+use crate::error::{ModelError, Result};
+use crate::text::TokenCounter;
+
+pub use bert::{BertConfig, BertModel};
+pub use tokenizer::WordPiece;
+
+/// The raw files of a model, as bytes (from disk, a URL, or the caller).
+#[derive(Clone)]
+pub struct ModelFiles {
+    /// `config.json`.
+    pub config: Vec<u8>,
+    /// `tokenizer.json`.
+    pub tokenizer: Vec<u8>,
+    /// `model.safetensors`.
+    pub weights: Vec<u8>,
+}
+
+impl std::fmt::Debug for ModelFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelFiles")
+            .field("config", &self.config.len())
+            .field("tokenizer", &self.tokenizer.len())
+            .field("weights", &self.weights.len())
+            .finish()
+    }
+}
+
+/// Turns texts into L2-normalised vectors. The CPU path is [`CpuEmbedder`]; the WebGPU path
+/// (a later milestone) implements the same trait.
+pub trait Embedder {
+    /// Model id recorded in the store (e.g. `sentence-transformers/all-MiniLM-L6-v2`).
+    fn model_id(&self) -> &str;
+    /// Output dimension (384 for all-MiniLM-L6-v2).
+    fn dim(&self) -> usize;
+    /// Maximum sequence length in word pieces, special tokens included (256).
+    fn max_tokens(&self) -> usize;
+    /// The tokenizer used for chunk bounds.
+    fn token_counter(&self) -> &dyn TokenCounter;
+    /// Embeds `texts`: one `dim`-long, L2-normalised vector per text, in order. Texts longer
+    /// than `max_tokens` are truncated (first `max_tokens - 1` ids, then `[SEP]`).
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+impl<T: Embedder + ?Sized> Embedder for &T {
+    fn model_id(&self) -> &str {
+        (**self).model_id()
+    }
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn max_tokens(&self) -> usize {
+        (**self).max_tokens()
+    }
+    fn token_counter(&self) -> &dyn TokenCounter {
+        (**self).token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed(texts).await
+    }
+}
+
+/// CPU embedder: WordPiece + BERT forward pass on the CPU (SIMD128 kernels in wasm,
+/// `matrixmultiply` natively).
+pub struct CpuEmbedder {
+    id: String,
+    tokenizer: WordPiece,
+    model: BertModel,
+}
+
+impl CpuEmbedder {
+    /// Loads a model from its files. `id` names it in the store.
+    ///
+    /// Errors: [`ModelError::InvalidConfig`], [`ModelError::Unsupported`],
+    /// [`ModelError::InvalidTokenizer`], [`ModelError::CorruptWeights`],
+    /// [`ModelError::TensorMissing`], [`ModelError::TensorShape`].
+    pub fn from_files(id: &str, files: &ModelFiles) -> Result<Self> {
+        let config = BertConfig::from_json(&files.config)?;
+        let tokenizer = WordPiece::from_bytes(&files.tokenizer, config.max_seq_len())?;
+        let model = BertModel::from_safetensors(config, &files.weights)?;
+        Ok(CpuEmbedder { id: id.to_string(), tokenizer, model })
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &WordPiece {
+        &self.tokenizer
+    }
+
+    /// Embeds already-tokenized sequences (ids include `[CLS]`/`[SEP]`).
+    pub fn embed_ids(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        self.model.embed(seqs)
+    }
+
+    /// Synchronous [`Embedder::embed`].
+    pub fn embed_sync(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let ids = texts.iter().map(|t| self.tokenizer.encode(t)).collect::<Result<Vec<_>>>()?;
+        Ok(self.model.embed(&ids))
+    }
+}
+
+impl Embedder for CpuEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        self.model.config().hidden_size
+    }
+    fn max_tokens(&self) -> usize {
+        self.tokenizer.max_len()
+    }
+    fn token_counter(&self) -> &dyn TokenCounter {
+        &self.tokenizer
+    }
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_sync(texts)
+    }
+}
+
+/// Maps a file-loading failure to a typed error.
+pub fn file_error(file: &str, reason: impl std::fmt::Display) -> crate::Error {
+    ModelError::FileUnavailable { file: file.to_string(), reason: reason.to_string() }.into()
+}

@@ -1,0 +1,509 @@
+//! The facade: open / add / remove / search / stats / clear over a [`Store`] and an [`Embedder`].
+//!
+//! The store is the source of truth; the indexes ([`Bm25Index`], [`FlatIndex`]) are rebuilt
+//! from it at [`Engine::open`] and kept in step on every write. A write first builds the whole
+//! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
+//! touches the in-memory indexes: a failure at any step leaves both store and indexes as they
+//! were.
+use std::collections::{HashMap, HashSet};
+
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{InputError, ModelError, Result, StoreError};
+use crate::index::bm25::{self, Bm25Index, contains_phrase, parse_query, term_frequencies};
+use crate::index::vectors::FlatIndex;
+use crate::index::{Slots, top_k};
+use crate::ports::{Clock, Collection, Op, Progress, Record, SCHEMA_VERSION, Store};
+use crate::retrieve::{rrf, snippet};
+use crate::text::{self, analyze};
+use crate::types::*;
+
+/// Search options.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SearchOptions {
+    /// Hits to return. Default 10; range 1..=1000.
+    pub k: usize,
+    /// Retriever(s). Default hybrid.
+    pub mode: SearchMode,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { k: 10, mode: SearchMode::Hybrid }
+    }
+}
+
+/// A knowledge base: store + embedder + in-memory indexes.
+pub struct Engine<S: Store, E: Embedder> {
+    store: S,
+    embedder: E,
+    config: Config,
+    clock: Box<dyn Clock>,
+    docs: HashMap<DocId, DocumentRecord>,
+    chunks: HashMap<ChunkId, ChunkRecord>,
+    doc_chunks: HashMap<DocId, Vec<ChunkId>>,
+    postings: HashMap<ChunkId, PostingRecord>,
+    slots: Slots,
+    bm25: Bm25Index,
+    vectors: FlatIndex,
+}
+
+fn meta(id: &str, value: serde_json::Value) -> Op {
+    Op::Put(Record::Meta(MetaRecord { id: id.into(), value: value.to_string() }))
+}
+
+/// Checks a document id: 1..=512 characters.
+fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.chars().count() > 512 {
+        return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());
+    }
+    Ok(())
+}
+
+/// Decodes uploaded bytes as UTF-8 (a leading BOM is dropped); invalid bytes are an error with the
+/// offset of the first bad sequence, never silently replaced.
+pub fn decode_utf8(id: &str, bytes: &[u8]) -> Result<String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => Err(InputError::InvalidUtf8 { id: id.to_string(), offset: e.valid_up_to() }.into()),
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Opens a knowledge base: reads everything from `store`, checks the schema version and the
+    /// model recorded in `meta`, and rebuilds the indexes. A new store gets its `meta` written.
+    ///
+    /// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`],
+    /// and any store error.
+    pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
+        let contents = store.load().await?;
+        let mut eng = Engine {
+            vectors: FlatIndex::new(embedder.dim()),
+            store,
+            embedder,
+            config,
+            clock,
+            docs: HashMap::new(),
+            chunks: HashMap::new(),
+            doc_chunks: HashMap::new(),
+            postings: HashMap::new(),
+            slots: Slots::default(),
+            bm25: Bm25Index::default(),
+        };
+        let metas: HashMap<&str, &str> = contents.meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
+        let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
+        match metas.get("schema") {
+            Some(v) => {
+                let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
+                }
+                let model: String = metas
+                    .get("model")
+                    .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
+                    .transpose()?
+                    .unwrap_or_default();
+                let dim: usize = metas
+                    .get("dim")
+                    .map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string())))
+                    .transpose()?
+                    .unwrap_or(0);
+                if model != eng.embedder.model_id() || dim != eng.embedder.dim() {
+                    return Err(ModelError::Mismatch {
+                        stored: model,
+                        stored_dim: dim,
+                        loaded: eng.embedder.model_id().into(),
+                        loaded_dim: eng.embedder.dim(),
+                    }
+                    .into());
+                }
+            }
+            None => eng.write_meta().await?,
+        }
+        let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
+        for v in contents.vectors {
+            let data = v.to_f32().filter(|d| d.len() == eng.embedder.dim()).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: v.id.clone(),
+                reason: format!("expected {} f32 values, found {} bytes", eng.embedder.dim(), v.data.len()),
+            })?;
+            vectors.insert(v.id, data);
+        }
+        let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
+        for d in contents.documents {
+            eng.docs.insert(d.id.clone(), d);
+        }
+        for c in contents.chunks {
+            let p = match postings.remove(&c.id) {
+                Some(p) => p,
+                None => {
+                    let (terms, length) = term_frequencies(&c.text);
+                    PostingRecord { id: c.id.clone(), length, terms }
+                }
+            };
+            let v = vectors.remove(&c.id).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: c.id.clone(),
+                reason: "chunk has no vector".into(),
+            })?;
+            eng.index_chunk(c, p, &v);
+        }
+        for ids in eng.doc_chunks.values_mut() {
+            ids.sort_by_key(|id| id.rsplit('#').next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0));
+        }
+        Ok(eng)
+    }
+
+    async fn write_meta(&self) -> Result<()> {
+        self.store
+            .commit(vec![
+                meta("schema", SCHEMA_VERSION.into()),
+                meta("model", self.embedder.model_id().into()),
+                meta("dim", self.embedder.dim().into()),
+            ])
+            .await?;
+        Ok(())
+    }
+
+    fn index_chunk(&mut self, c: ChunkRecord, p: PostingRecord, v: &[f32]) {
+        let slot = self.slots.insert(&c.id);
+        self.bm25.insert(slot, &p.terms, p.length);
+        self.vectors.insert(slot, v);
+        self.doc_chunks.entry(c.doc_id.clone()).or_default().push(c.id.clone());
+        self.postings.insert(c.id.clone(), p);
+        self.chunks.insert(c.id.clone(), c);
+    }
+
+    fn unindex_doc(&mut self, doc_id: &str) {
+        for cid in self.doc_chunks.remove(doc_id).unwrap_or_default() {
+            if let Some(slot) = self.slots.remove(&cid) {
+                if let Some(p) = self.postings.remove(&cid) {
+                    self.bm25.remove(slot, &p.terms);
+                }
+                self.vectors.remove(slot);
+            }
+            self.chunks.remove(&cid);
+        }
+        self.docs.remove(doc_id);
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &E {
+        &self.embedder
+    }
+
+    /// The options in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Adds documents as one atomic batch.
+    ///
+    /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
+    /// written; changed → its old chunks, vectors and postings are replaced in the same
+    /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
+    /// before anything is written.
+    ///
+    /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
+    /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
+    /// text after parsing), model and store errors.
+    pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
+        let mut seen = HashSet::new();
+        for d in &docs {
+            check_id(&d.id)?;
+            if !seen.insert(d.id.as_str()) {
+                return Err(InputError::DuplicateId { id: d.id.clone() }.into());
+            }
+            if d.text.len() > self.config.max_document_bytes {
+                return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
+            }
+        }
+        let mut report = AddReport::default();
+        // (record, chunks) of documents to write
+        let mut pending: Vec<(DocumentRecord, Vec<text::Chunk>)> = Vec::new();
+        let total = docs.len();
+        for (i, d) in docs.into_iter().enumerate() {
+            let format = text::resolve_format(d.format, d.url.as_deref(), &d.text);
+            let hash = {
+                let mut h = Sha256::new();
+                h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
+                h.update(d.text.as_bytes());
+                h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+            };
+            if self.docs.get(&d.id).is_some_and(|old| old.source_hash == hash) {
+                report.unchanged.push(d.id);
+                continue;
+            }
+            let parsed = text::parse(&d.text, format);
+            let title = d
+                .title
+                .clone()
+                .filter(|t| !t.trim().is_empty())
+                .or(parsed.title.clone())
+                .unwrap_or_else(|| d.id.clone());
+            let chunks = text::chunk(
+                &title,
+                &parsed.blocks,
+                self.embedder.token_counter(),
+                self.config.max_chunk_tokens.min(self.embedder.max_tokens()),
+                self.config.target_chunk_tokens,
+            );
+            if chunks.is_empty() {
+                return Err(InputError::EmptyDocument { id: d.id }.into());
+            }
+            let rec = DocumentRecord {
+                id: d.id.clone(),
+                title,
+                url: d.url,
+                source_hash: hash,
+                added_at: self.clock.now_ms(),
+                chunk_count: chunks.len() as u32,
+                status: "indexed".into(),
+            };
+            if self.docs.contains_key(&d.id) {
+                report.replaced.push(d.id);
+            } else {
+                report.added.push(d.id);
+            }
+            pending.push((rec, chunks));
+            progress.report(ProgressEvent { phase: "parse".into(), done: i + 1, total });
+        }
+        // Embed every new chunk, in batches.
+        let inputs: Vec<&str> = pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
+        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
+        let batch = self.config.embed_batch.max(1);
+        for part in inputs.chunks(batch) {
+            vectors.extend(self.embedder.embed(part).await?);
+            progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
+        }
+        // One atomic batch of writes.
+        let mut ops = Vec::new();
+        let mut new_chunks = Vec::new();
+        let mut vi = vectors.into_iter();
+        let mut docs_written = Vec::new();
+        for (rec, chunks) in pending {
+            for cid in self.doc_chunks.get(&rec.id).into_iter().flatten() {
+                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+                    ops.push(Op::Delete(c, cid.clone()));
+                }
+            }
+            for (ordinal, c) in chunks.into_iter().enumerate() {
+                let id = format!("{}#{ordinal}", rec.id);
+                let v = vi.next().unwrap_or_default();
+                // BM25 indexes the heading prefix (title, headings) with the text, as a field.
+                let (terms, length) = term_frequencies(&c.embed_input);
+                let cr = ChunkRecord {
+                    id: id.clone(),
+                    doc_id: rec.id.clone(),
+                    ordinal: ordinal as u32,
+                    heading_path: c.heading_path,
+                    text: c.text,
+                    token_count: c.token_count as u32,
+                };
+                let pr = PostingRecord { id: id.clone(), length, terms };
+                ops.push(Op::Put(Record::Chunk(cr.clone())));
+                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&id, "chunks", &v))));
+                ops.push(Op::Put(Record::Posting(pr.clone())));
+                new_chunks.push((cr, pr, v));
+            }
+            ops.push(Op::Put(Record::Document(rec.clone())));
+            docs_written.push(rec);
+        }
+        if ops.is_empty() {
+            progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+            return Ok(report);
+        }
+        progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
+        self.store.commit(ops).await?;
+        // Committed: now mirror it in memory.
+        for id in &report.replaced {
+            self.unindex_doc(id);
+        }
+        report.chunks = new_chunks.len();
+        for (c, p, v) in new_chunks {
+            self.index_chunk(c, p, &v);
+        }
+        for d in docs_written {
+            self.docs.insert(d.id.clone(), d);
+        }
+        progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+        Ok(report)
+    }
+
+    /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids
+    /// are reported in `unknown`, not an error.
+    pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
+        let mut report = RemoveReport::default();
+        let mut ops = Vec::new();
+        for id in ids {
+            if !self.docs.contains_key(id) || report.removed.contains(id) {
+                if !report.removed.contains(id) {
+                    report.unknown.push(id.clone());
+                }
+                continue;
+            }
+            for cid in self.doc_chunks.get(id).into_iter().flatten() {
+                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+                    ops.push(Op::Delete(c, cid.clone()));
+                }
+            }
+            ops.push(Op::Delete(Collection::Documents, id.clone()));
+            report.removed.push(id.clone());
+        }
+        if !ops.is_empty() {
+            self.store.commit(ops).await?;
+        }
+        for id in &report.removed {
+            self.unindex_doc(id);
+        }
+        Ok(report)
+    }
+
+    /// Deletes everything (the model metadata is written again).
+    pub async fn clear(&mut self) -> Result<()> {
+        self.store.clear().await?;
+        self.write_meta().await?;
+        self.docs.clear();
+        self.chunks.clear();
+        self.doc_chunks.clear();
+        self.postings.clear();
+        self.slots = Slots::default();
+        self.bm25 = Bm25Index::default();
+        self.vectors = FlatIndex::new(self.embedder.dim());
+        Ok(())
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            documents: self.docs.len(),
+            chunks: self.chunks.len(),
+            terms: self.bm25.terms(),
+            dim: self.embedder.dim(),
+            model: self.embedder.model_id().to_string(),
+        }
+    }
+
+    /// Stored documents, most recently added first.
+    pub fn documents(&self) -> Vec<DocumentRecord> {
+        let mut v: Vec<_> = self.docs.values().cloned().collect();
+        v.sort_by(|a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+        v
+    }
+
+    /// One chunk by id.
+    pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
+        self.chunks.get(id)
+    }
+
+    /// Embeds the query (for dense or hybrid mode) and searches. See [`Engine::search_with`].
+    pub async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let dense_text = dense_query_text(query);
+        let qv = match opts.mode {
+            SearchMode::Bm25 => None,
+            _ if dense_text.trim().is_empty() => None,
+            _ => self.embedder.embed(&[dense_text.as_str()]).await?.into_iter().next(),
+        };
+        self.search_with(query, qv.as_deref(), opts)
+    }
+
+    /// Searches with a precomputed query embedding (`None`: BM25 only). Excluded terms (`-term`)
+    /// and phrases filter every retriever's list; hybrid fuses BM25 and dense with RRF.
+    ///
+    /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
+    pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        if opts.k == 0 || opts.k > 1000 {
+            return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{} is outside 1..=1000", opts.k) }.into());
+        }
+        let q = parse_query(query);
+        let depth = self.config.fusion_depth.max(opts.k);
+        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
+        let passes = |slot: u32| -> bool {
+            if excluded.contains(&slot) {
+                return false;
+            }
+            if q.phrases.is_empty() {
+                return true;
+            }
+            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { return false };
+            let toks = analyze(&c.text);
+            q.phrases.iter().all(|p| contains_phrase(&toks, p))
+        };
+        let want_bm25 = opts.mode != SearchMode::Dense;
+        let want_dense = opts.mode != SearchMode::Bm25;
+        let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
+            let scores = self.bm25.score(&q, self.config.bm25_k1, self.config.bm25_b);
+            let ranked = top_k(scores.into_iter(), if q.phrases.is_empty() && excluded.is_empty() { depth } else { usize::MAX.min(scores_cap()) });
+            ranked.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
+        } else {
+            Vec::new()
+        };
+        let dense_list: Vec<(u32, f32)> = match (want_dense, qv) {
+            (true, Some(v)) if v.len() == self.vectors.dim() => {
+                let filtering = !q.phrases.is_empty() || !excluded.is_empty();
+                let raw = self.vectors.search(v, if filtering { depth * 4 } else { depth });
+                raw.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut scores: HashMap<u32, Scores> = HashMap::new();
+        for (i, (s, v)) in bm25_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.bm25 = Some(*v);
+            e.bm25_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in dense_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.dense = Some(*v);
+            e.dense_rank = Some(i as u32 + 1);
+        }
+        let ranked: Vec<(u32, f32)> = match opts.mode {
+            SearchMode::Bm25 => bm25_list.clone(),
+            SearchMode::Dense => dense_list.clone(),
+            SearchMode::Hybrid => {
+                let a: Vec<u32> = bm25_list.iter().map(|x| x.0).collect();
+                let b: Vec<u32> = dense_list.iter().map(|x| x.0).collect();
+                let fused = rrf(&[&a, &b], self.config.rrf_k);
+                for (s, v) in &fused {
+                    scores.entry(*s).or_default().rrf = Some(*v);
+                }
+                fused
+            }
+        };
+        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
+        let mut hits = Vec::with_capacity(opts.k);
+        for (slot, score) in ranked.into_iter().take(opts.k) {
+            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
+            let doc = self.docs.get(&c.doc_id);
+            hits.push(Hit {
+                doc_id: c.doc_id.clone(),
+                chunk_id: c.id.clone(),
+                title: doc.map(|d| d.title.clone()).unwrap_or_default(),
+                url: doc.and_then(|d| d.url.clone()),
+                heading_path: c.heading_path.clone(),
+                score,
+                scores: scores.remove(&slot).unwrap_or_default(),
+                snippet: snippet(&c.text, &terms, 240),
+            });
+        }
+        Ok(hits)
+    }
+}
+
+/// Upper bound of BM25 candidates examined when phrases or exclusions filter the list.
+fn scores_cap() -> usize {
+    100_000
+}
+
+/// The query text the dense retriever embeds: operators stripped, excluded terms dropped.
+pub fn dense_query_text(query: &str) -> String {
+    let q = bm25::parse_query(query);
+    if q.excluded.is_empty() && !query.contains(['"', '^']) {
+        return query.trim().to_string();
+    }
+    q.terms.iter().map(|t| t.0.as_str()).collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,250 @@
+//! Typed errors, one enum per area, and the crate-level [`Error`] that wraps them.
+//!
+//! Every error carries a stable machine-readable [`Error::code`] (e.g. `"MODEL_TENSOR_MISSING"`)
+//! that the JS edge exposes as `err.code`, and a `name` (the area, e.g. `"ModelError"`) that
+//! becomes the JS `Error` subclass name. Nothing that came from a user, a file, IndexedDB or the
+//! network is ever `unwrap()`ed: it ends up here instead.
+use thiserror::Error;
+
+/// Crate-wide result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Errors from parsing and validating documents given to `add()`.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum InputError {
+    /// The document has no indexable text after parsing (empty, whitespace or markup only).
+    #[error("document {id:?} is empty: no indexable text after parsing")]
+    EmptyDocument {
+        /// The document id.
+        id: String,
+    },
+    /// The document's bytes are not valid UTF-8.
+    #[error("document {id:?} is not valid UTF-8 (first invalid byte at offset {offset})")]
+    InvalidUtf8 {
+        /// The document id.
+        id: String,
+        /// Byte offset of the first invalid sequence.
+        offset: usize,
+    },
+    /// The document is larger than the configured maximum.
+    #[error("document {id:?} is {bytes} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// The document id.
+        id: String,
+        /// Its size in bytes.
+        bytes: usize,
+        /// `Config::max_document_bytes`.
+        limit: usize,
+    },
+    /// Two documents of one `add()` batch share an id.
+    #[error("duplicate document id {id:?} in one add() batch")]
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+    },
+    /// A document id is empty or too long.
+    #[error("invalid document id {id:?}: ids are 1 to 512 characters")]
+    InvalidId {
+        /// The id as given.
+        id: String,
+    },
+    /// An unknown `format` value.
+    #[error("unknown document format {format:?} (expected markdown, html, text or auto)")]
+    UnknownFormat {
+        /// The format as given.
+        format: String,
+    },
+    /// An invalid search or option value.
+    #[error("invalid option {name}: {reason}")]
+    InvalidOption {
+        /// Option name.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+}
+
+/// Errors from loading or running the embedding model.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ModelError {
+    /// A model file could not be fetched or read.
+    #[error("model file {file} could not be loaded: {reason}")]
+    FileUnavailable {
+        /// `config.json`, `tokenizer.json` or `model.safetensors`.
+        file: String,
+        /// Why (HTTP status, I/O error).
+        reason: String,
+    },
+    /// `config.json` is not valid JSON or lacks a field.
+    #[error("config.json is invalid: {reason}")]
+    InvalidConfig {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The config describes a model this engine does not run.
+    #[error("unsupported model config: {reason}")]
+    Unsupported {
+        /// What is not supported.
+        reason: String,
+    },
+    /// `tokenizer.json` could not be parsed.
+    #[error("tokenizer.json is invalid: {reason}")]
+    InvalidTokenizer {
+        /// Parser message.
+        reason: String,
+    },
+    /// `model.safetensors` is not a valid safetensors file.
+    #[error("model.safetensors is corrupt: {reason}")]
+    CorruptWeights {
+        /// Parser message.
+        reason: String,
+    },
+    /// A tensor the architecture needs is absent.
+    #[error("tensor {name} is missing from model.safetensors")]
+    TensorMissing {
+        /// Tensor key (Hugging Face name).
+        name: String,
+    },
+    /// A tensor has the wrong shape or dtype.
+    #[error("tensor {name} has shape {found:?} ({dtype}), expected {expected:?} (F32/F16/BF16)")]
+    TensorShape {
+        /// Tensor key.
+        name: String,
+        /// Expected shape.
+        expected: Vec<usize>,
+        /// Shape found.
+        found: Vec<usize>,
+        /// Dtype found.
+        dtype: String,
+    },
+    /// Tokenization failed.
+    #[error("tokenization failed: {reason}")]
+    Tokenize {
+        /// Tokenizer message.
+        reason: String,
+    },
+    /// The store was built with another model (id or dimension differ).
+    #[error("this knowledge base was built with model {stored} ({stored_dim}-d); the engine has {loaded} ({loaded_dim}-d)")]
+    Mismatch {
+        /// Model id recorded in `meta`.
+        stored: String,
+        /// Its dimension.
+        stored_dim: usize,
+        /// Model id loaded now.
+        loaded: String,
+        /// Its dimension.
+        loaded_dim: usize,
+    },
+}
+
+/// Errors from a [`crate::ports::Store`] implementation.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum StoreError {
+    /// Opening the database was blocked by another connection (e.g. another tab) holding an
+    /// older version open.
+    #[error("database {name:?} is blocked: another tab holds an older version open; close it and retry")]
+    Blocked {
+        /// Database name.
+        name: String,
+    },
+    /// The stored schema is newer than this build understands.
+    #[error("database {name:?} has schema version {found}, newer than this build's {supported}")]
+    VersionTooNew {
+        /// Database name.
+        name: String,
+        /// Version found.
+        found: u32,
+        /// Newest version this build reads.
+        supported: u32,
+    },
+    /// The browser refused to store more data.
+    #[error("storage quota exceeded")]
+    QuotaExceeded,
+    /// A stored record could not be decoded.
+    #[error("corrupt record in {collection}/{key}: {reason}")]
+    Corrupt {
+        /// Collection (object store) name.
+        collection: String,
+        /// Record key.
+        key: String,
+        /// Decoder message.
+        reason: String,
+    },
+    /// The transaction was aborted; nothing of the batch was written.
+    #[error("transaction aborted, nothing written: {reason}")]
+    Aborted {
+        /// Browser or backend message.
+        reason: String,
+    },
+    /// Any other backend failure.
+    #[error("storage backend error: {reason}")]
+    Backend {
+        /// Backend message.
+        reason: String,
+    },
+}
+
+/// Crate-level error: every public fallible function returns this.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// Bad input document or option.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// Embedding model problem.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Storage problem.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The operation was cancelled by the caller.
+    #[error("operation cancelled")]
+    Cancelled,
+}
+
+impl Error {
+    /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,
+    /// `AbortError`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Error::Input(_) => "InputError",
+            Error::Model(_) => "ModelError",
+            Error::Store(_) => "StoreError",
+            Error::Cancelled => "AbortError",
+        }
+    }
+
+    /// A stable, machine-readable code (SCREAMING_SNAKE_CASE), exposed to JS as `err.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Input(e) => match e {
+                InputError::EmptyDocument { .. } => "EMPTY_DOCUMENT",
+                InputError::InvalidUtf8 { .. } => "INVALID_UTF8",
+                InputError::TooLarge { .. } => "DOCUMENT_TOO_LARGE",
+                InputError::DuplicateId { .. } => "DUPLICATE_ID",
+                InputError::InvalidId { .. } => "INVALID_ID",
+                InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
+                InputError::InvalidOption { .. } => "INVALID_OPTION",
+            },
+            Error::Model(e) => match e {
+                ModelError::FileUnavailable { .. } => "MODEL_FILE_UNAVAILABLE",
+                ModelError::InvalidConfig { .. } => "MODEL_CONFIG_INVALID",
+                ModelError::Unsupported { .. } => "MODEL_UNSUPPORTED",
+                ModelError::InvalidTokenizer { .. } => "MODEL_TOKENIZER_INVALID",
+                ModelError::CorruptWeights { .. } => "MODEL_WEIGHTS_CORRUPT",
+                ModelError::TensorMissing { .. } => "MODEL_TENSOR_MISSING",
+                ModelError::TensorShape { .. } => "MODEL_TENSOR_SHAPE",
+                ModelError::Tokenize { .. } => "TOKENIZE_FAILED",
+                ModelError::Mismatch { .. } => "MODEL_MISMATCH",
+            },
+            Error::Store(e) => match e {
+                StoreError::Blocked { .. } => "STORE_BLOCKED",
+                StoreError::VersionTooNew { .. } => "STORE_VERSION_TOO_NEW",
+                StoreError::QuotaExceeded => "QUOTA_EXCEEDED",
+                StoreError::Corrupt { .. } => "STORE_CORRUPT",
+                StoreError::Aborted { .. } => "STORE_ABORTED",
+                StoreError::Backend { .. } => "STORE_BACKEND",
+            },
+            Error::Cancelled => "CANCELLED",
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! BM25 (Robertson & Zaragoza 2009) over analysed chunk text, with the small query syntax of
+//! DESIGN.md §6: `"quoted phrases"`, `-excluded` terms and `term^2` boosts.
+//!
+//! Score of chunk `d` for query terms `t` with boosts `w_t`:
+//! `Σ w_t · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`, with
+//! `idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))` (always positive).
+use std::collections::HashMap;
+
+use crate::text::analyze;
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    /// `(term, boost)` pairs that score (phrase terms included).
+    pub terms: Vec<(String, f32)>,
+    /// Phrases (analysed term sequences) a hit must contain.
+    pub phrases: Vec<Vec<String>>,
+    /// Terms a hit must not contain.
+    pub excluded: Vec<String>,
+}
+
+/// Parses the query syntax: `"a phrase"`, `-term`, `-"a phrase"`, `term^2.5`.
+/// Operators apply to the analysed form, so `-Foo` excludes `foo`. Malformed operators are read
+/// as plain text (an unclosed quote runs to the end; a bad boost is ignored).
+pub fn parse_query(q: &str) -> Query {
+    let mut out = Query::default();
+    let mut rest = q;
+    while !rest.is_empty() {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        let negate = rest.starts_with('-') && rest.len() > 1 && !rest[1..].starts_with(char::is_whitespace);
+        let body = if negate { &rest[1..] } else { rest };
+        if let Some(stripped) = body.strip_prefix('"') {
+            let end = stripped.find('"').unwrap_or(stripped.len());
+            let phrase = analyze(&stripped[..end]);
+            rest = stripped.get(end + 1..).unwrap_or("");
+            if negate {
+                out.excluded.extend(phrase);
+            } else if !phrase.is_empty() {
+                for t in &phrase {
+                    out.terms.push((t.clone(), 1.0));
+                }
+                if phrase.len() > 1 {
+                    out.phrases.push(phrase);
+                }
+            }
+            continue;
+        }
+        let end = body.find(char::is_whitespace).unwrap_or(body.len());
+        let word = &body[..end];
+        rest = &body[end..];
+        let (word, boost) = match word.rsplit_once('^') {
+            Some((w, b)) => match b.parse::<f32>() {
+                Ok(b) if b.is_finite() && b >= 0.0 => (w, b),
+                _ => (w, 1.0),
+            },
+            None => (word, 1.0),
+        };
+        let terms = analyze(word);
+        if negate {
+            out.excluded.extend(terms);
+        } else {
+            for t in terms {
+                out.terms.push((t, boost));
+            }
+        }
+    }
+    out
+}
+
+/// Inverted index: term → postings `(slot, tf)`.
+#[derive(Debug, Default, Clone)]
+pub struct Bm25Index {
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    lengths: Vec<u32>,
+    live: usize,
+    total_len: u64,
+}
+
+impl Bm25Index {
+    /// Adds (or replaces) the chunk in `slot` with its `(term, tf)` list and length.
+    pub fn insert(&mut self, slot: u32, terms: &[(String, u32)], length: u32) {
+        if (slot as usize) < self.lengths.len() && self.lengths[slot as usize] > 0 {
+            self.remove(slot, terms);
+        }
+        if self.lengths.len() <= slot as usize {
+            self.lengths.resize(slot as usize + 1, 0);
+        }
+        self.lengths[slot as usize] = length.max(1);
+        self.live += 1;
+        self.total_len += length.max(1) as u64;
+        for (t, tf) in terms {
+            self.postings.entry(t.clone()).or_default().push((slot, *tf));
+        }
+    }
+
+    /// Removes the chunk in `slot`; `terms` must be the list it was inserted with.
+    pub fn remove(&mut self, slot: u32, terms: &[(String, u32)]) {
+        let Some(len) = self.lengths.get_mut(slot as usize) else { return };
+        if *len == 0 {
+            return;
+        }
+        self.total_len -= *len as u64;
+        *len = 0;
+        self.live -= 1;
+        for (t, _) in terms {
+            if let Some(p) = self.postings.get_mut(t) {
+                p.retain(|&(s, _)| s != slot);
+                if p.is_empty() {
+                    self.postings.remove(t);
+                }
+            }
+        }
+    }
+
+    /// Distinct terms.
+    pub fn terms(&self) -> usize {
+        self.postings.len()
+    }
+
+    /// Slots containing `term`.
+    pub fn slots_with(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
+        self.postings.get(term).into_iter().flatten().map(|&(s, _)| s)
+    }
+
+    /// Scores every chunk matching at least one query term. Returns `slot → score`;
+    /// excluded terms and phrases are applied by the caller (they need chunk text).
+    pub fn score(&self, query: &Query, k1: f32, b: f32) -> HashMap<u32, f32> {
+        let mut acc: HashMap<u32, f32> = HashMap::new();
+        if self.live == 0 {
+            return acc;
+        }
+        let n = self.live as f32;
+        let avgdl = self.total_len as f32 / n;
+        // Merge duplicate query terms: boosts add up (a term typed twice counts twice).
+        let mut weights: HashMap<&str, f32> = HashMap::new();
+        for (t, w) in &query.terms {
+            *weights.entry(t.as_str()).or_default() += w;
+        }
+        for (t, w) in weights {
+            let Some(p) = self.postings.get(t) else { continue };
+            let df = p.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(slot, tf) in p {
+                let tf = tf as f32;
+                let dl = self.lengths[slot as usize] as f32;
+                let s = w * idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
+                *acc.entry(slot).or_default() += s;
+            }
+        }
+        acc
+    }
+}
+
+/// `(term, tf)` pairs (sorted by term) and the length of analysed `text`.
+pub fn term_frequencies(text: &str) -> (Vec<(String, u32)>, u32) {
+    let terms = analyze(text);
+    let len = terms.len() as u32;
+    let mut m: HashMap<String, u32> = HashMap::new();
+    for t in terms {
+        *m.entry(t).or_default() += 1;
+    }
+    let mut v: Vec<_> = m.into_iter().collect();
+    v.sort();
+    (v, len)
+}
+
+/// Whether the analysed `tokens` contain `phrase` contiguously.
+pub fn contains_phrase(tokens: &[String], phrase: &[String]) -> bool {
+    !phrase.is_empty() && tokens.windows(phrase.len()).any(|w| w == phrase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_syntax() {
+        let q = parse_query(r#"rust "web assembly" -java wasm^2 bad^x -"big data""#);
+        assert_eq!(
+            q.terms,
+            vec![("rust".into(), 1.0), ("web".into(), 1.0), ("assembly".into(), 1.0), ("wasm".into(), 2.0), ("bad".into(), 1.0)]
+        );
+        assert_eq!(q.phrases, vec![vec!["web".to_string(), "assembly".to_string()]]);
+        assert_eq!(q.excluded, vec!["java".to_string(), "big".to_string(), "data".to_string()]);
+        // stray operators are harmless
+        let q = parse_query(r#"- "unclosed phrase"#);
+        assert_eq!(q.phrases.len(), 1);
+    }
+
+    #[test]
+    fn bm25_prefers_rarer_and_denser() {
+        let mut ix = Bm25Index::default();
+        let docs = ["apple banana", "apple apple apple cherry", "banana cherry date", "elder"];
+        for (i, d) in docs.iter().enumerate() {
+            let (t, l) = term_frequencies(d);
+            ix.insert(i as u32, &t, l);
+        }
+        let s = ix.score(&parse_query("apple"), 1.2, 0.75);
+        assert!(s[&1] > s[&0]);
+        assert!(!s.contains_key(&2));
+        let (t, _) = term_frequencies(docs[1]);
+        ix.remove(1, &t);
+        let s = ix.score(&parse_query("apple"), 1.2, 0.75);
+        assert_eq!(s.len(), 1);
+        assert_eq!(ix.terms(), 5); // apple (still in 0), banana, cherry, date, elder
+    }
+}

@@ -1,0 +1,101 @@
+//! In-memory indexes rebuilt from the store at open and updated incrementally on add/remove:
+//! [`bm25`] (inverted postings) and [`vectors`] (exact-scan dense vectors).
+//!
+//! Both address chunks by a dense `u32` slot; [`Slots`] maps chunk ids to slots and recycles the
+//! slots of removed chunks, so adding one note never rebuilds anything.
+pub mod bm25;
+pub mod vectors;
+
+use std::collections::HashMap;
+
+/// Chunk id ↔ slot map with a free list.
+#[derive(Debug, Default, Clone)]
+pub struct Slots {
+    ids: Vec<Option<String>>,
+    by_id: HashMap<String, u32>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    /// Slot of `id`, allocating one if new.
+    pub fn insert(&mut self, id: &str) -> u32 {
+        if let Some(&s) = self.by_id.get(id) {
+            return s;
+        }
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.ids[s as usize] = Some(id.to_string());
+                s
+            }
+            None => {
+                self.ids.push(Some(id.to_string()));
+                (self.ids.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(id.to_string(), s);
+        s
+    }
+    /// Frees the slot of `id`, returning it.
+    pub fn remove(&mut self, id: &str) -> Option<u32> {
+        let s = self.by_id.remove(id)?;
+        self.ids[s as usize] = None;
+        self.free.push(s);
+        Some(s)
+    }
+    /// Slot of `id`.
+    pub fn get(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+    /// Chunk id in slot `s`.
+    pub fn id(&self, s: u32) -> Option<&str> {
+        self.ids.get(s as usize).and_then(|o| o.as_deref())
+    }
+    /// Live slots.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+    /// No live slots.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+    /// One past the highest slot ever allocated.
+    pub fn capacity(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+/// Keeps the `k` best `(score, slot)` pairs; ties broken by lower slot.
+pub fn top_k(scores: impl Iterator<Item = (u32, f32)>, k: usize) -> Vec<(u32, f32)> {
+    use std::cmp::Ordering;
+    use std::collections::BinaryHeap;
+    #[derive(PartialEq)]
+    struct E(f32, u32);
+    impl Eq for E {}
+    impl PartialOrd for E {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for E {
+        // Min-heap on score (reverse), then prefer lower slot as "better".
+        fn cmp(&self, o: &Self) -> Ordering {
+            o.0.partial_cmp(&self.0).unwrap_or(Ordering::Equal).then(self.1.cmp(&o.1))
+        }
+    }
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut heap = BinaryHeap::with_capacity(k + 1);
+    for (s, v) in scores {
+        if v.is_nan() {
+            continue;
+        }
+        heap.push(E(v, s));
+        if heap.len() > k {
+            heap.pop();
+        }
+    }
+    let mut v: Vec<(u32, f32)> = heap.into_iter().map(|E(v, s)| (s, v)).collect();
+    v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
+    v
+}

@@ -1,0 +1,159 @@
+//! Retrieval evaluation, HippoRAG-style: the pool is every passage of the corpus file; recall@k
+//! is the share of a question's gold passages among the top k *passages* (chunk hits are mapped
+//! to their passage, first occurrence wins), averaged over questions.
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::embed::Embedder;
+use crate::engine::{Engine, SearchOptions};
+use crate::error::Result;
+use crate::ports::{FixedClock, MemoryStore, NoProgress};
+use crate::types::{DocumentInput, Format, SearchMode};
+use crate::config::Config;
+
+/// A question set over a passage pool.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    /// `hotpotqa` or `musique`.
+    pub name: String,
+    /// `(title, text)` per passage.
+    pub passages: Vec<(String, String)>,
+    /// `(question, gold passage indices)`.
+    pub questions: Vec<(String, Vec<usize>)>,
+}
+
+fn bad(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
+}
+
+/// Loads `hotpotqa/train100{,_corpus}.json`: gold = titles in `supporting_facts`.
+pub fn load_hotpotqa(dir: &Path) -> std::io::Result<EvalSet> {
+    let corpus: Value = serde_json::from_slice(&std::fs::read(dir.join("train100_corpus.json"))?)?;
+    let qs: Value = serde_json::from_slice(&std::fs::read(dir.join("train100.json"))?)?;
+    let mut passages = Vec::new();
+    let mut by_title = HashMap::new();
+    for (title, sents) in corpus.as_object().ok_or_else(|| bad("corpus is not an object"))? {
+        let text: String = sents.as_array().ok_or_else(|| bad("sentences"))?.iter().filter_map(|s| s.as_str()).collect();
+        by_title.insert(title.clone(), passages.len());
+        passages.push((title.clone(), text));
+    }
+    let mut questions = Vec::new();
+    for q in qs.as_array().ok_or_else(|| bad("questions"))? {
+        let mut gold: Vec<usize> = q["supporting_facts"]
+            .as_array()
+            .ok_or_else(|| bad("supporting_facts"))?
+            .iter()
+            .filter_map(|f| f[0].as_str().and_then(|t| by_title.get(t).copied()))
+            .collect();
+        gold.sort();
+        gold.dedup();
+        questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
+    }
+    Ok(EvalSet { name: "hotpotqa".into(), passages, questions })
+}
+
+/// Loads `musique/train100{,_corpus}.json`: gold = `paragraphs` with `is_supporting`, matched to
+/// the corpus by (title, text).
+pub fn load_musique(dir: &Path) -> std::io::Result<EvalSet> {
+    let corpus: Value = serde_json::from_slice(&std::fs::read(dir.join("train100_corpus.json"))?)?;
+    let qs: Value = serde_json::from_slice(&std::fs::read(dir.join("train100.json"))?)?;
+    let mut passages = Vec::new();
+    let mut by_key = HashMap::new();
+    for p in corpus.as_array().ok_or_else(|| bad("corpus is not an array"))? {
+        let (t, x) = (p["title"].as_str().unwrap_or_default(), p["text"].as_str().unwrap_or_default());
+        by_key.entry((t.to_string(), x.to_string())).or_insert(passages.len());
+        passages.push((t.to_string(), x.to_string()));
+    }
+    let mut questions = Vec::new();
+    for q in qs.as_array().ok_or_else(|| bad("questions"))? {
+        let mut gold: Vec<usize> = q["paragraphs"]
+            .as_array()
+            .ok_or_else(|| bad("paragraphs"))?
+            .iter()
+            .filter(|p| p["is_supporting"].as_bool() == Some(true))
+            .filter_map(|p| {
+                let key = (p["title"].as_str()?.to_string(), p["paragraph_text"].as_str()?.to_string());
+                by_key.get(&key).copied()
+            })
+            .collect();
+        gold.sort();
+        gold.dedup();
+        questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
+    }
+    Ok(EvalSet { name: "musique".into(), passages, questions })
+}
+
+/// Recall@2/5/10 per retriever.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EvalRow {
+    /// Dataset name.
+    pub dataset: String,
+    /// `bm25`, `dense` or `hybrid`.
+    pub retriever: String,
+    /// Recall@2, in percent.
+    pub r2: f64,
+    /// Recall@5, in percent.
+    pub r5: f64,
+    /// Recall@10, in percent.
+    pub r10: f64,
+    /// Questions evaluated.
+    pub questions: usize,
+}
+
+/// Indexes the passages (id = passage index, title = passage title, plain text) and returns the
+/// engine.
+pub async fn build<E: Embedder>(set: &EvalSet, embedder: E) -> Result<Engine<MemoryStore, E>> {
+    let mut eng = Engine::open(MemoryStore::new(), embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+    let docs: Vec<DocumentInput> = set
+        .passages
+        .iter()
+        .enumerate()
+        .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
+        .collect();
+    for part in docs.chunks(256) {
+        eng.add(part.to_vec(), &mut NoProgress).await?;
+    }
+    Ok(eng)
+}
+
+/// Runs every question through bm25, dense and hybrid (the query is embedded once).
+pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
+    let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid];
+    let mut sums = [[0f64; 3]; 3];
+    let mut n = 0;
+    for (q, gold) in &set.questions {
+        if gold.is_empty() {
+            continue;
+        }
+        n += 1;
+        let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
+        for (mi, mode) in modes.iter().enumerate() {
+            let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { k: 100, mode: *mode })?;
+            let mut ranked: Vec<usize> = Vec::new();
+            for h in hits {
+                let p: usize = h.doc_id.parse().unwrap_or(usize::MAX);
+                if !ranked.contains(&p) {
+                    ranked.push(p);
+                }
+            }
+            for (ki, k) in [2usize, 5, 10].iter().enumerate() {
+                let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
+                sums[mi][ki] += found as f64 / gold.len() as f64;
+            }
+        }
+    }
+    Ok(modes
+        .iter()
+        .enumerate()
+        .map(|(mi, m)| EvalRow {
+            dataset: set.name.clone(),
+            retriever: format!("{m:?}").to_lowercase(),
+            r2: 100.0 * sums[mi][0] / n.max(1) as f64,
+            r5: 100.0 * sums[mi][1] / n.max(1) as f64,
+            r10: 100.0 * sums[mi][2] / n.max(1) as f64,
+            questions: n,
+        })
+        .collect())
+}

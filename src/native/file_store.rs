@@ -1,0 +1,76 @@
+//! A [`Store`] kept in one JSON file, rewritten atomically (write to a temp file, then rename)
+//! on every commit. Meant for the CLI's small knowledge bases; the browser uses IndexedDB.
+use std::path::PathBuf;
+
+use crate::error::StoreError;
+use crate::ports::{Collection, Contents, MemoryStore, Op, Record, Store};
+
+/// JSON-file store: a [`MemoryStore`] mirrored to `path`.
+pub struct FileStore {
+    path: PathBuf,
+    mem: MemoryStore,
+}
+
+impl FileStore {
+    /// Opens (or creates on first commit) the store at `path`.
+    pub async fn open(path: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        let path = path.into();
+        let mem = MemoryStore::new();
+        if path.exists() {
+            let bytes = std::fs::read(&path).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+            let c: Contents = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+                collection: "*".into(),
+                key: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            let mut ops = Vec::new();
+            ops.extend(c.meta.into_iter().map(|r| Op::Put(Record::Meta(r))));
+            ops.extend(c.documents.into_iter().map(|r| Op::Put(Record::Document(r))));
+            ops.extend(c.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
+            ops.extend(c.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
+            ops.extend(c.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
+            mem.commit(ops).await?;
+        }
+        Ok(FileStore { path, mem })
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        let c = self.mem.load().await?;
+        let bytes = serde_json::to_vec(&c).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+        let tmp = self.path.with_extension("tmp");
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+        }
+        std::fs::write(&tmp, bytes).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| StoreError::Backend { reason: e.to_string() })
+    }
+}
+
+impl Store for FileStore {
+    async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
+        self.mem.get(collection, key).await
+    }
+    async fn load(&self) -> Result<Contents, StoreError> {
+        self.mem.load().await
+    }
+    async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError> {
+        // Write the new state to disk first; apply in memory only if the rename succeeded.
+        let shadow = MemoryStore::new();
+        let c = self.mem.load().await?;
+        let mut all = Vec::new();
+        all.extend(c.meta.into_iter().map(|r| Op::Put(Record::Meta(r))));
+        all.extend(c.documents.into_iter().map(|r| Op::Put(Record::Document(r))));
+        all.extend(c.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
+        all.extend(c.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
+        all.extend(c.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
+        all.extend(ops.iter().cloned());
+        shadow.commit(all).await?;
+        let tmp_store = FileStore { path: self.path.clone(), mem: shadow };
+        tmp_store.flush().await?;
+        self.mem.commit(ops).await
+    }
+    async fn clear(&self) -> Result<(), StoreError> {
+        self.mem.clear().await?;
+        self.flush().await
+    }
+}

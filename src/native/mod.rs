@@ -1,0 +1,33 @@
+//! Native adapters (not built for wasm32): a file-backed [`Store`](crate::ports::Store), model
+//! loading from a directory, and the retrieval evaluation used by `webrag eval`.
+pub mod eval;
+mod file_store;
+
+use std::path::{Path, PathBuf};
+
+pub use file_store::FileStore;
+
+use crate::embed::{CpuEmbedder, ModelFiles, file_error};
+use crate::error::Result;
+
+/// Model id recorded for the default model.
+pub const DEFAULT_MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// The default model directory: `$WEBRAG_MODEL`, else `.models/all-MiniLM-L6-v2` under the crate
+/// root (where `./webrag.sh setup` unpacks it).
+pub fn default_model_dir() -> PathBuf {
+    std::env::var_os("WEBRAG_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2"))
+}
+
+/// Reads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`.
+pub fn read_model_files(dir: &Path) -> Result<ModelFiles> {
+    let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| file_error(name, format!("{}: {e}", dir.join(name).display())));
+    Ok(ModelFiles { config: read("config.json")?, tokenizer: read("tokenizer.json")?, weights: read("model.safetensors")? })
+}
+
+/// Loads the CPU embedder from `dir`.
+pub fn load_embedder(dir: &Path) -> Result<CpuEmbedder> {
+    CpuEmbedder::from_files(DEFAULT_MODEL_ID, &read_model_files(dir)?)
+}

@@ -1,0 +1,256 @@
+//! Ports: the small async traits through which the core touches the world, with in-memory
+//! implementations for native tests. Platform adapters live in `web` (IndexedDB) and `native`.
+//!
+//! The traits use `async fn` and are not `Send`: in the browser everything runs on one thread
+//! (a Web Worker). The engine is generic over them, so no boxing is needed.
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::error::StoreError;
+use crate::types::{ChunkRecord, DocumentRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
+
+/// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Object stores (collections) of a knowledge base; DESIGN.md §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Collection {
+    /// Schema version, model id and dimension, counters.
+    Meta,
+    /// One record per document.
+    Documents,
+    /// One record per chunk.
+    Chunks,
+    /// One embedding per chunk.
+    Vectors,
+    /// BM25 term frequencies per chunk.
+    Postings,
+}
+
+impl Collection {
+    /// Every collection, in schema order.
+    pub const ALL: [Collection; 5] =
+        [Collection::Meta, Collection::Documents, Collection::Chunks, Collection::Vectors, Collection::Postings];
+    /// The object-store name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collection::Meta => "meta",
+            Collection::Documents => "documents",
+            Collection::Chunks => "chunks",
+            Collection::Vectors => "vectors",
+            Collection::Postings => "postings",
+        }
+    }
+}
+
+/// A stored record of any collection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// `meta`.
+    Meta(MetaRecord),
+    /// `documents`.
+    Document(DocumentRecord),
+    /// `chunks`.
+    Chunk(ChunkRecord),
+    /// `vectors`.
+    Vector(VectorRecord),
+    /// `postings`.
+    Posting(PostingRecord),
+}
+
+impl Record {
+    /// The collection the record belongs to.
+    pub fn collection(&self) -> Collection {
+        match self {
+            Record::Meta(_) => Collection::Meta,
+            Record::Document(_) => Collection::Documents,
+            Record::Chunk(_) => Collection::Chunks,
+            Record::Vector(_) => Collection::Vectors,
+            Record::Posting(_) => Collection::Postings,
+        }
+    }
+    /// The record's key.
+    pub fn key(&self) -> &str {
+        match self {
+            Record::Meta(r) => &r.id,
+            Record::Document(r) => &r.id,
+            Record::Chunk(r) => &r.id,
+            Record::Vector(r) => &r.id,
+            Record::Posting(r) => &r.id,
+        }
+    }
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Insert or overwrite a record.
+    Put(Record),
+    /// Delete a key (absent keys are ignored).
+    Delete(Collection, String),
+}
+
+/// Everything stored, as read at open.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Contents {
+    /// `meta` records.
+    pub meta: Vec<MetaRecord>,
+    /// `documents` records.
+    pub documents: Vec<DocumentRecord>,
+    /// `chunks` records.
+    pub chunks: Vec<ChunkRecord>,
+    /// `vectors` records.
+    pub vectors: Vec<VectorRecord>,
+    /// `postings` records.
+    pub postings: Vec<PostingRecord>,
+}
+
+/// Persistent storage of one knowledge base.
+///
+/// Contract (checked by the conformance suite `tests/store_conformance.rs`, run against every
+/// implementation): a `commit` is atomic — after it returns `Err`, or after a crash mid-way, the
+/// store holds either all of the batch or none of it; reads see every committed batch; `load`
+/// returns each collection sorted by key.
+pub trait Store {
+    /// Reads one record.
+    async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError>;
+    /// Reads everything (used once at open).
+    async fn load(&self) -> Result<Contents, StoreError>;
+    /// Applies a batch of writes atomically, in order.
+    async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError>;
+    /// Deletes every record of every collection.
+    async fn clear(&self) -> Result<(), StoreError>;
+}
+
+impl<S: Store + ?Sized> Store for &S {
+    async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
+        (**self).get(collection, key).await
+    }
+    async fn load(&self) -> Result<Contents, StoreError> {
+        (**self).load().await
+    }
+    async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError> {
+        (**self).commit(ops).await
+    }
+    async fn clear(&self) -> Result<(), StoreError> {
+        (**self).clear().await
+    }
+}
+
+/// In-memory [`Store`]: a `BTreeMap` per collection. Commits are atomic by construction (the
+/// batch is validated, then applied without any fallible step).
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    data: RefCell<BTreeMap<Collection, BTreeMap<String, Record>>>,
+    fail_next_commit: RefCell<Option<StoreError>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Makes the next `commit` fail with `err` without writing anything (fault injection for
+    /// tests of "nothing already stored is lost").
+    pub fn fail_next_commit(&self, err: StoreError) {
+        *self.fail_next_commit.borrow_mut() = Some(err);
+    }
+}
+
+impl Store for MemoryStore {
+    async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
+        Ok(self.data.borrow().get(&collection).and_then(|m| m.get(key)).cloned())
+    }
+
+    async fn load(&self) -> Result<Contents, StoreError> {
+        let data = self.data.borrow();
+        let mut c = Contents::default();
+        for map in data.values() {
+            for r in map.values() {
+                match r.clone() {
+                    Record::Meta(r) => c.meta.push(r),
+                    Record::Document(r) => c.documents.push(r),
+                    Record::Chunk(r) => c.chunks.push(r),
+                    Record::Vector(r) => c.vectors.push(r),
+                    Record::Posting(r) => c.postings.push(r),
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError> {
+        if let Some(err) = self.fail_next_commit.borrow_mut().take() {
+            return Err(err);
+        }
+        let mut data = self.data.borrow_mut();
+        for op in ops {
+            match op {
+                Op::Put(r) => {
+                    data.entry(r.collection()).or_default().insert(r.key().to_string(), r);
+                }
+                Op::Delete(c, k) => {
+                    if let Some(m) = data.get_mut(&c) {
+                        m.remove(&k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        self.data.borrow_mut().clear();
+        Ok(())
+    }
+}
+
+/// Receives progress of long work. Implemented for any `FnMut(ProgressEvent)`.
+pub trait Progress {
+    /// Called with each event; must return quickly.
+    fn report(&mut self, event: ProgressEvent);
+}
+
+impl<F: FnMut(ProgressEvent)> Progress for F {
+    fn report(&mut self, event: ProgressEvent) {
+        self(event)
+    }
+}
+
+/// A [`Progress`] that drops every event.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn report(&mut self, _event: ProgressEvent) {}
+}
+
+/// Wall clock, milliseconds since the Unix epoch.
+pub trait Clock {
+    /// Now, in ms.
+    fn now_ms(&self) -> f64;
+}
+
+/// `SystemTime` clock (native only: the browser's clock lives in `web`).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Clock for SystemClock {
+    fn now_ms(&self) -> f64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .unwrap_or(0.0)
+    }
+}
+
+/// A clock that always returns the same instant (deterministic tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixedClock(pub f64);
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> f64 {
+        self.0
+    }
+}

@@ -1,0 +1,105 @@
+//! Retrieval glue: reciprocal-rank fusion of ranked lists ([`rrf`]) and query-aware snippets
+//! ([`snippet`]). The retrievers themselves are the indexes in [`crate::index`].
+use std::collections::{HashMap, HashSet};
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::text::{analyze, is_cjk};
+use crate::types::SnippetPart;
+
+/// Reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list contributes
+/// `1 / (k + rank)` (rank from 1) to every item it holds. Returns `(item, score)`, best first;
+/// ties keep the order of first appearance.
+pub fn rrf(lists: &[&[u32]], k: f32) -> Vec<(u32, f32)> {
+    let mut score: HashMap<u32, f32> = HashMap::new();
+    let mut order: Vec<u32> = Vec::new();
+    for list in lists {
+        for (i, &item) in list.iter().enumerate() {
+            let e = score.entry(item).or_insert_with(|| {
+                order.push(item);
+                0.0
+            });
+            *e += 1.0 / (k + (i + 1) as f32);
+        }
+    }
+    let mut v: Vec<(u32, f32)> = order.into_iter().map(|i| (i, score[&i])).collect();
+    v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    v
+}
+
+/// A window of about `width` characters of `text` around the first query-term match, split into
+/// plain and matching parts. Matching is on analysed terms (so `Rust` matches `rust`); a CJK
+/// character matches when it occurs in a query term.
+pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize) -> Vec<SnippetPart> {
+    let cjk_chars: HashSet<char> = query_terms.iter().flat_map(|t| t.chars()).filter(|c| is_cjk(*c)).collect();
+    // Byte ranges of matching words.
+    let mut hits: Vec<(usize, usize)> = Vec::new();
+    for (start, word) in text.unicode_word_indices() {
+        let first = word.chars().next();
+        if first.is_some_and(is_cjk) {
+            for (i, c) in word.char_indices() {
+                if cjk_chars.contains(&c) {
+                    hits.push((start + i, start + i + c.len_utf8()));
+                }
+            }
+        } else if analyze(word).iter().any(|t| query_terms.contains(t)) {
+            hits.push((start, start + word.len()));
+        }
+    }
+    // Window: start ~1/4 width before the first hit, on a char boundary.
+    let char_idx: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
+    let nchars = char_idx.len() - 1;
+    let first_hit_char = hits.first().map(|h| char_idx.partition_point(|&b| b < h.0)).unwrap_or(0);
+    let start_c = first_hit_char.saturating_sub(width / 4);
+    let end_c = (start_c + width).min(nchars);
+    let (a, b) = (char_idx[start_c], char_idx[end_c]);
+    let mut parts = Vec::new();
+    if start_c > 0 {
+        parts.push(SnippetPart { text: "…".into(), hit: false });
+    }
+    let mut pos = a;
+    for &(hs, he) in hits.iter().filter(|h| h.0 >= a && h.1 <= b) {
+        if hs > pos {
+            parts.push(SnippetPart { text: text[pos..hs].to_string(), hit: false });
+        }
+        // Merge adjacent hits into one part.
+        match parts.last_mut() {
+            Some(last) if last.hit && hs == pos => last.text.push_str(&text[hs..he]),
+            _ => parts.push(SnippetPart { text: text[hs..he].to_string(), hit: true }),
+        }
+        pos = he;
+    }
+    if pos < b {
+        parts.push(SnippetPart { text: text[pos..b].to_string(), hit: false });
+    }
+    if end_c < nchars {
+        parts.push(SnippetPart { text: "…".into(), hit: false });
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rrf_fuses() {
+        let a = [1, 2, 3];
+        let b = [3, 1, 4];
+        let f = rrf(&[&a, &b], 60.0);
+        assert_eq!(f[0].0, 1);
+        assert_eq!(f[1].0, 3);
+        assert_eq!(f.len(), 4);
+        assert!((f[0].1 - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn snippet_marks_hits() {
+        let q: HashSet<String> = ["rust".to_string(), "语言".to_string()].into();
+        let parts = snippet("I like Rust and the 语言 of <b>code</b>.", &q, 200);
+        let hits: Vec<_> = parts.iter().filter(|p| p.hit).map(|p| p.text.as_str()).collect();
+        assert_eq!(hits, vec!["Rust", "语言"]);
+        let all: String = parts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(all, "I like Rust and the 语言 of <b>code</b>.");
+    }
+}

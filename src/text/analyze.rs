@@ -1,0 +1,93 @@
+//! The BM25 analyzer: Unicode words (UAX #29), NFKC + lowercase, CJK character bigrams.
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Whether `c` is written without spaces between words (Han, Hiragana, Katakana); such runs are
+/// indexed as overlapping character bigrams (a lone character is kept as a unigram).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// Splits `text` into index terms, in order (positions matter for phrase queries).
+///
+/// Words are UAX #29 word segments containing at least one alphanumeric character, normalised
+/// with NFKC and lowercased (so `Ｆｕｌｌ` = `full`). Adjacent CJK characters form overlapping
+/// bigrams (`自然语言` → `自然`, `然语`, `语言`), the usual trick for unsegmented scripts.
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut run: Vec<char> = Vec::new();
+    let mut run_end = usize::MAX;
+    let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
+        if run.len() == 1 {
+            out.push(run[0].to_string());
+        } else {
+            for w in run.windows(2) {
+                out.push(w.iter().collect());
+            }
+        }
+        run.clear();
+    };
+    for (start, word) in text.unicode_word_indices() {
+        let mut chars = word.chars();
+        let first = chars.next();
+        if let (Some(c), None) = (first, chars.clone().next()) {
+            if is_cjk(c) {
+                if start != run_end && !run.is_empty() {
+                    flush(&mut run, &mut out);
+                }
+                run.push(c);
+                run_end = start + word.len();
+                continue;
+            }
+        }
+        if !run.is_empty() {
+            flush(&mut run, &mut out);
+        }
+        if word.chars().any(|c| is_cjk(c)) {
+            // A mixed segment (e.g. katakana run): treat each CJK char as part of a run.
+            for (i, c) in word.char_indices() {
+                if is_cjk(c) {
+                    if start + i != run_end && !run.is_empty() {
+                        flush(&mut run, &mut out);
+                    }
+                    run.push(c);
+                    run_end = start + i + c.len_utf8();
+                }
+            }
+            continue;
+        }
+        if word.chars().any(char::is_alphanumeric) {
+            let norm: String = word.nfkc().flat_map(char::to_lowercase).collect();
+            out.push(norm);
+        }
+    }
+    if !run.is_empty() {
+        flush(&mut run, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::analyze;
+
+    #[test]
+    fn words_lowercase_nfkc() {
+        assert_eq!(analyze("Hello, WORLD! Ｆｕｌｌ e-mail 3.14"), ["hello", "world", "full", "e", "mail", "3.14"]);
+    }
+
+    #[test]
+    fn cjk_bigrams() {
+        assert_eq!(analyze("我爱自然语言"), ["我爱", "爱自", "自然", "然语", "语言"]);
+        // punctuation breaks a run; a lone character stays a unigram
+        assert_eq!(analyze("中，国 abc 字"), ["中", "国", "abc", "字"]);
+        assert_eq!(analyze("東京は日本"), ["東京", "京は", "は日", "日本"]);
+    }
+
+    #[test]
+    fn empty_and_punct() {
+        assert!(analyze("").is_empty());
+        assert!(analyze("!!! ... ---").is_empty());
+    }
+}

@@ -1,0 +1,12 @@
+//! Text: parsing documents into heading-aware blocks ([`parse`]), the BM25 analyzer
+//! ([`analyze`]) and chunking bounded by the embedder's tokenizer ([`chunk`]).
+//!
+//! Parsing uses well-kept libraries (pulldown-cmark for Markdown, html5gum for HTML); what is
+//! ours is the mapping of their events onto a heading tree of blocks.
+mod analyze;
+mod chunk;
+mod parse;
+
+pub use analyze::{analyze, is_cjk};
+pub use chunk::{Chunk, TokenCounter, chunk};
+pub use parse::{Block, Parsed, parse, resolve_format};

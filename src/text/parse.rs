@@ -1,0 +1,348 @@
+//! Markdown / HTML / plain-text parsing into blocks that keep their heading path.
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use crate::types::Format;
+
+/// One block of text (paragraph, list item, code block, table row) with the headings above it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// Headings above the block, outermost first.
+    pub heading_path: Vec<String>,
+    /// Plain text of the block (whitespace collapsed except in code blocks).
+    pub text: String,
+}
+
+/// A parsed document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Parsed {
+    /// Title found in the document (`<title>`, else the first `h1` / `#` heading).
+    pub title: Option<String>,
+    /// Blocks in document order.
+    pub blocks: Vec<Block>,
+}
+
+/// Resolves [`Format::Auto`] from a file name or URL (`.md`/`.markdown`, `.html`/`.htm`), then by
+/// sniffing for a leading `<`; otherwise plain text.
+pub fn resolve_format(format: Format, url: Option<&str>, text: &str) -> Format {
+    if format != Format::Auto {
+        return format;
+    }
+    let lower = url.unwrap_or("").to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or("");
+    if path.ends_with(".md") || path.ends_with(".markdown") {
+        Format::Markdown
+    } else if path.ends_with(".html") || path.ends_with(".htm") {
+        Format::Html
+    } else if path.ends_with(".txt") {
+        Format::Text
+    } else if text.trim_start().starts_with('<') {
+        Format::Html
+    } else {
+        Format::Text
+    }
+}
+
+/// Parses `text` in the given format (which must not be `Auto`; resolve it first).
+pub fn parse(text: &str, format: Format) -> Parsed {
+    match format {
+        Format::Markdown => parse_markdown(text),
+        Format::Html => parse_html(text),
+        Format::Text | Format::Auto => parse_text(text),
+    }
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Tracks the heading stack: `levels[i]` is the level of `path[i]`.
+#[derive(Default)]
+struct Headings {
+    levels: Vec<u8>,
+    path: Vec<String>,
+}
+
+impl Headings {
+    fn enter(&mut self, level: u8, text: String) {
+        while self.levels.last().is_some_and(|&l| l >= level) {
+            self.levels.pop();
+            self.path.pop();
+        }
+        self.levels.push(level);
+        self.path.push(text);
+    }
+}
+
+fn push_block(blocks: &mut Vec<Block>, headings: &Headings, text: &str, keep_ws: bool) {
+    let t = if keep_ws { text.trim().to_string() } else { collapse_ws(text) };
+    if !t.is_empty() {
+        blocks.push(Block { heading_path: headings.path.clone(), text: t });
+    }
+}
+
+fn parse_markdown(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    let mut headings = Headings::default();
+    let mut cur = String::new();
+    let mut heading: Option<(u8, String)> = None;
+    let mut in_code = false;
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    for ev in Parser::new_ext(text, opts) {
+        match ev {
+            Event::Start(Tag::Heading { level, .. }) => {
+                push_block(&mut out.blocks, &headings, &cur, in_code);
+                cur.clear();
+                heading = Some((level_num(level), String::new()));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, h)) = heading.take() {
+                    let h = collapse_ws(&h);
+                    if !h.is_empty() {
+                        if level == 1 && out.title.is_none() {
+                            out.title = Some(h.clone());
+                        }
+                        headings.enter(level, h);
+                    }
+                }
+            }
+            Event::Start(Tag::CodeBlock(_)) => {
+                push_block(&mut out.blocks, &headings, &cur, false);
+                cur.clear();
+                in_code = true;
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                push_block(&mut out.blocks, &headings, &cur, true);
+                cur.clear();
+                in_code = false;
+            }
+            Event::End(
+                TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::BlockQuote(_),
+            ) => {
+                push_block(&mut out.blocks, &headings, &cur, false);
+                cur.clear();
+            }
+            Event::End(TagEnd::TableCell) => cur.push_str(" | "),
+            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => match &mut heading {
+                Some((_, h)) => h.push_str(&t),
+                None => cur.push_str(&t),
+            },
+            Event::Html(t) | Event::InlineHtml(t) => {
+                // Raw HTML inside Markdown: keep its text, drop the tags.
+                let inner = parse_html(&t);
+                for b in inner.blocks {
+                    cur.push(' ');
+                    cur.push_str(&b.text);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => match &mut heading {
+                Some((_, h)) => h.push(' '),
+                None => cur.push(if in_code { '\n' } else { ' ' }),
+            },
+            _ => {}
+        }
+    }
+    push_block(&mut out.blocks, &headings, &cur, in_code);
+    out
+}
+
+fn level_num(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// Elements whose content is never indexed.
+const SKIP: &[&str] = &["script", "style", "noscript", "template", "svg", "nav", "footer", "head", "iframe", "object"];
+/// Elements that end a block of text.
+const BLOCK: &[&str] = &[
+    "p", "div", "li", "td", "th", "tr", "pre", "blockquote", "section", "article", "main", "br", "dt", "dd",
+    "ul", "ol", "table", "aside", "header", "figure", "figcaption", "hr", "body", "form", "details", "summary",
+];
+
+fn parse_html(text: &str) -> Parsed {
+    use html5gum::{Token, Tokenizer};
+    let mut out = Parsed::default();
+    let mut headings = Headings::default();
+    let mut cur = String::new();
+    let mut heading: Option<(u8, String)> = None;
+    let mut in_title = false;
+    let mut title_text = String::new();
+    // Stack of skipped elements (names), so nested/malformed markup unwinds correctly.
+    let mut skip: Vec<String> = Vec::new();
+    let mut in_pre = 0usize;
+    for token in Tokenizer::new(text).flatten() {
+        match token {
+            Token::StartTag(tag) => {
+                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
+                let ignored = tag.attributes.keys().any(|k| &k[..] == b"data-webrag-ignore");
+                if !skip.is_empty() {
+                    if (SKIP.contains(&name.as_str()) || ignored) && !tag.self_closing {
+                        skip.push(name);
+                    }
+                    continue;
+                }
+                if name == "title" {
+                    in_title = true;
+                    continue;
+                }
+                if (SKIP.contains(&name.as_str()) && name != "head") || ignored {
+                    if !tag.self_closing {
+                        skip.push(name);
+                    }
+                    continue;
+                }
+                if let Some(level) = heading_level(&name) {
+                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    cur.clear();
+                    heading = Some((level, String::new()));
+                } else if BLOCK.contains(&name.as_str()) {
+                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    cur.clear();
+                    if name == "pre" {
+                        in_pre += 1;
+                    }
+                }
+            }
+            Token::EndTag(tag) => {
+                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
+                if !skip.is_empty() {
+                    if let Some(pos) = skip.iter().rposition(|s| *s == name) {
+                        skip.truncate(pos);
+                    }
+                    continue;
+                }
+                if name == "title" {
+                    in_title = false;
+                    continue;
+                }
+                if heading_level(&name).is_some() {
+                    if let Some((level, h)) = heading.take() {
+                        let h = collapse_ws(&h);
+                        if !h.is_empty() {
+                            if level == 1 && out.title.is_none() && title_text.trim().is_empty() {
+                                out.title = Some(h.clone());
+                            }
+                            headings.enter(level, h);
+                        }
+                    }
+                } else if BLOCK.contains(&name.as_str()) {
+                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    cur.clear();
+                    if name == "pre" {
+                        in_pre = in_pre.saturating_sub(1);
+                    }
+                }
+            }
+            Token::String(s) => {
+                if !skip.is_empty() {
+                    continue;
+                }
+                let s = String::from_utf8_lossy(&s.value);
+                if in_title {
+                    title_text.push_str(&s);
+                } else if let Some((_, h)) = &mut heading {
+                    h.push_str(&s);
+                } else {
+                    cur.push_str(&s);
+                }
+            }
+            _ => {}
+        }
+    }
+    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+    let t = collapse_ws(&title_text);
+    if !t.is_empty() {
+        out.title = Some(t);
+    }
+    out
+}
+
+fn heading_level(name: &str) -> Option<u8> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+fn parse_text(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    let headings = Headings::default();
+    let mut cur = String::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            push_block(&mut out.blocks, &headings, &cur, false);
+            cur.clear();
+        } else {
+            cur.push_str(line);
+            cur.push('\n');
+        }
+    }
+    push_block(&mut out.blocks, &headings, &cur, false);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_keeps_heading_tree() {
+        let p = parse("# Title\n\nintro\n\n## A\n\npara a\n\n- item 1\n- item 2\n\n### A1\n\ndeep\n\n## B\n\npara b\n", Format::Markdown);
+        assert_eq!(p.title.as_deref(), Some("Title"));
+        let paths: Vec<_> = p.blocks.iter().map(|b| (b.heading_path.join("/"), b.text.as_str())).collect();
+        assert_eq!(
+            paths,
+            vec![
+                ("Title".into(), "intro"),
+                ("Title/A".into(), "para a"),
+                ("Title/A".into(), "item 1"),
+                ("Title/A".into(), "item 2"),
+                ("Title/A/A1".into(), "deep"),
+                ("Title/B".into(), "para b"),
+            ]
+        );
+    }
+
+    #[test]
+    fn html_skips_chrome_and_scripts_and_survives_malformed_markup() {
+        let html = "<html><head><title>T &amp; U</title><script>var x = '<p>no</p>';</script></head><body>\
+            <nav>menu</nav><h1>Main</h1><p>Hello <b>world</b><div data-webrag-ignore>secret</div>\
+            <h2>Sub</h2><p>text &lt;kept&gt;<footer>foot</footer><p>unclosed <i>italic";
+        let p = parse(html, Format::Html);
+        assert_eq!(p.title.as_deref(), Some("T & U"));
+        let all: Vec<_> = p.blocks.iter().map(|b| (b.heading_path.join("/"), b.text.clone())).collect();
+        assert_eq!(
+            all,
+            vec![
+                ("Main".into(), "Hello world".into()),
+                ("Main/Sub".into(), "text <kept>".into()),
+                ("Main/Sub".into(), "unclosed italic".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_text_paragraphs() {
+        let p = parse("one\ntwo\n\n\nthree", Format::Text);
+        assert_eq!(p.blocks.len(), 2);
+        assert_eq!(p.blocks[0].text, "one two");
+    }
+
+    #[test]
+    fn auto_format() {
+        assert_eq!(resolve_format(Format::Auto, Some("a/b.MD"), "x"), Format::Markdown);
+        assert_eq!(resolve_format(Format::Auto, Some("x.htm?q=1"), "x"), Format::Html);
+        assert_eq!(resolve_format(Format::Auto, None, "  <p>x"), Format::Html);
+        assert_eq!(resolve_format(Format::Auto, None, "plain"), Format::Text);
+    }
+}

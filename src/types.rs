@@ -1,0 +1,247 @@
+//! Plain data shared by every module: documents as given, records as stored, hits as returned.
+//!
+//! Stored records mirror the object stores of DESIGN.md §4 one to one; each has a string `id`
+//! (the IndexedDB key path).
+use serde::{Deserialize, Serialize};
+
+/// Document id as given by the caller (1..=512 characters).
+pub type DocId = String;
+/// Chunk id: `"{doc_id}#{ordinal}"`.
+pub type ChunkId = String;
+
+/// How a document's text is to be parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// CommonMark + GFM tables (pulldown-cmark).
+    Markdown,
+    /// HTML (html5gum tokenizer; `script`, `style`, `nav`, `footer` skipped).
+    Html,
+    /// Plain text: blank lines separate paragraphs.
+    Text,
+    /// Guess from the file name (`.md`, `.html`/`.htm`), else sniff for leading `<`, else text.
+    #[default]
+    Auto,
+}
+
+/// A document given to `add()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentInput {
+    /// Caller's id; re-adding the same id replaces the document (no-op if unchanged).
+    pub id: DocId,
+    /// Title; defaults to the first heading, else the id.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The source text.
+    pub text: String,
+    /// Parser to use. Default `auto`.
+    #[serde(default)]
+    pub format: Format,
+    /// Optional URL or file name, shown with hits and used by `auto` format detection.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// `documents` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentRecord {
+    /// Document id.
+    pub id: DocId,
+    /// Title.
+    pub title: String,
+    /// URL or file name, if given.
+    pub url: Option<String>,
+    /// Hex SHA-256 of (format, title, text): equal hash = unchanged document.
+    pub source_hash: String,
+    /// Milliseconds since the Unix epoch.
+    pub added_at: f64,
+    /// Number of chunks.
+    pub chunk_count: u32,
+    /// `"indexed"`.
+    pub status: String,
+}
+
+/// `chunks` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkRecord {
+    /// `"{doc_id}#{ordinal}"`.
+    pub id: ChunkId,
+    /// Owning document.
+    pub doc_id: DocId,
+    /// Position within the document, from 0.
+    pub ordinal: u32,
+    /// Headings above the chunk, outermost first (the title is not repeated).
+    pub heading_path: Vec<String>,
+    /// Chunk text.
+    pub text: String,
+    /// Word pieces of the embedded input (prefix + text + special tokens); ≤ `max_chunk_tokens`.
+    pub token_count: u32,
+}
+
+/// `vectors` record: one embedding, keyed by its owner id (a chunk id here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorRecord {
+    /// Owner id (chunk id).
+    pub id: String,
+    /// Collection: `"chunks"`.
+    pub collection: String,
+    /// Little-endian f32 values, `dim * 4` bytes.
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+impl VectorRecord {
+    /// Encodes an f32 vector.
+    pub fn from_f32(id: &str, collection: &str, v: &[f32]) -> Self {
+        let mut data = Vec::with_capacity(v.len() * 4);
+        for x in v {
+            data.extend_from_slice(&x.to_le_bytes());
+        }
+        VectorRecord { id: id.to_string(), collection: collection.to_string(), data }
+    }
+    /// Decodes the f32 values; `None` when the byte length is not a multiple of 4.
+    pub fn to_f32(&self) -> Option<Vec<f32>> {
+        if self.data.len() % 4 != 0 {
+            return None;
+        }
+        Some(self.data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+}
+
+/// `postings` record: the analysed terms of one chunk with their frequencies (the forward form of
+/// the BM25 postings; the inverted lists are rebuilt in memory at open).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostingRecord {
+    /// Chunk id.
+    pub id: ChunkId,
+    /// Document length in analysed tokens.
+    pub length: u32,
+    /// `(term, term frequency)` pairs, sorted by term.
+    pub terms: Vec<(String, u32)>,
+}
+
+/// `meta` record: a named JSON value (schema version, model id, dimension, counters).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaRecord {
+    /// Key, e.g. `"schema"`.
+    pub id: String,
+    /// JSON-encoded value.
+    pub value: String,
+}
+
+/// Which retriever(s) to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25 only.
+    Bm25,
+    /// Dense (cosine over chunk embeddings) only.
+    Dense,
+    /// Both, fused with reciprocal-rank fusion.
+    #[default]
+    Hybrid,
+}
+
+/// A piece of a snippet; `hit` pieces matched a query term (render them highlighted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnippetPart {
+    /// Text of the piece (plain text: render with `textContent`, never as HTML).
+    pub text: String,
+    /// Whether the piece matched a query term.
+    pub hit: bool,
+}
+
+/// Per-retriever scores and 1-based ranks of a hit (absent where that retriever did not find it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Scores {
+    /// BM25 score.
+    pub bm25: Option<f32>,
+    /// Rank in the BM25 list.
+    pub bm25_rank: Option<u32>,
+    /// Cosine similarity of query and chunk embeddings.
+    pub dense: Option<f32>,
+    /// Rank in the dense list.
+    pub dense_rank: Option<u32>,
+    /// Reciprocal-rank-fusion score (hybrid mode).
+    pub rrf: Option<f32>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    /// Document id.
+    pub doc_id: DocId,
+    /// Chunk id.
+    pub chunk_id: ChunkId,
+    /// Document title.
+    pub title: String,
+    /// Document URL, if any.
+    pub url: Option<String>,
+    /// Headings above the chunk.
+    pub heading_path: Vec<String>,
+    /// The score the list is ordered by (RRF in hybrid mode, else the retriever's own).
+    pub score: f32,
+    /// Score and rank from each retriever.
+    pub scores: Scores,
+    /// Snippet around the best-matching terms (≈ 240 characters).
+    pub snippet: Vec<SnippetPart>,
+}
+
+/// Counters returned by `stats()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Documents stored.
+    pub documents: usize,
+    /// Chunks stored.
+    pub chunks: usize,
+    /// Distinct BM25 terms.
+    pub terms: usize,
+    /// Embedding dimension.
+    pub dim: usize,
+    /// Model id.
+    pub model: String,
+}
+
+/// Outcome of an `add()` batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AddReport {
+    /// Ids added for the first time.
+    pub added: Vec<DocId>,
+    /// Ids whose content changed and were replaced.
+    pub replaced: Vec<DocId>,
+    /// Ids re-added unchanged (nothing written).
+    pub unchanged: Vec<DocId>,
+    /// Chunks written.
+    pub chunks: usize,
+}
+
+/// Outcome of `remove()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoveReport {
+    /// Ids removed.
+    pub removed: Vec<DocId>,
+    /// Ids that were not stored (ignored; not an error).
+    pub unknown: Vec<DocId>,
+}
+
+/// A progress event of long work (`add()`, model loading).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressEvent {
+    /// Phase: `"parse"`, `"embed"`, `"store"`, `"done"`, `"model"`.
+    pub phase: String,
+    /// Units done in this phase.
+    pub done: usize,
+    /// Units in this phase.
+    pub total: usize,
+}

@@ -1,0 +1,281 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Engine behaviour with the real model and the in-memory / file stores: add, search, remove,
+//! idempotent re-add, atomic replace, and every kind of bad input (each gets a typed error and
+//! loses nothing already stored).
+mod common;
+
+use webrag::config::Config;
+use webrag::engine::{Engine, SearchOptions, decode_utf8};
+use webrag::error::{Error, InputError, ModelError, StoreError};
+use webrag::ports::{FixedClock, MemoryStore, NoProgress, Store};
+use webrag::types::{DocumentInput, Format, SearchMode};
+
+type Eng = Engine<MemoryStore, &'static webrag::embed::CpuEmbedder>;
+
+fn doc(id: &str, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, url: None }
+}
+
+async fn open() -> Eng {
+    Engine::open(MemoryStore::new(), common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open")
+}
+
+const NOTES: [(&str, &str); 3] = [
+    ("rust.md", "# Rust\n\nRust is a systems programming language focused on safety.\n\n## Ownership\n\nEvery value has a single owner; the borrow checker enforces it."),
+    ("bread.md", "# Baking bread\n\nFlour, water, salt and yeast make a simple loaf.\n\n## Proofing\n\nLet the dough rise in a warm place for an hour."),
+    ("tea.txt", "Green tea is steeped in water at about 80 degrees Celsius for two minutes."),
+];
+
+async fn seeded() -> Eng {
+    let mut e = open().await;
+    let docs = NOTES.iter().map(|(id, t)| DocumentInput { url: Some(id.to_string()), ..doc(id, t) }).collect();
+    let r = e.add(docs, &mut NoProgress).await.expect("add");
+    assert_eq!(r.added.len(), 3);
+    e
+}
+
+fn ids(hits: &[webrag::types::Hit]) -> Vec<&str> {
+    hits.iter().map(|h| h.doc_id.as_str()).collect()
+}
+
+#[test]
+fn add_search_every_mode() {
+    pollster::block_on(async {
+        let e = seeded().await;
+        let s = e.stats();
+        assert_eq!((s.documents, s.dim), (3, 384));
+        assert!(s.chunks >= 3);
+        for mode in [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid] {
+            let hits = e.search("who owns a value? borrow checker", &SearchOptions { k: 3, mode }).await.expect("search");
+            assert_eq!(hits[0].doc_id, "rust.md", "{mode:?}");
+            assert_eq!(hits[0].heading_path, vec!["Rust", "Ownership"]);
+            assert_eq!(hits[0].title, "Rust");
+        }
+        // dense finds meaning without shared words
+        let hits = e.search("how hot should the water be for my cup", &SearchOptions { k: 1, mode: SearchMode::Dense }).await.expect("search");
+        assert_eq!(ids(&hits), vec!["tea.txt"]);
+        // hybrid hits carry both retrievers' scores and a highlighted snippet
+        let hits = e.search("dough rise", &SearchOptions::default()).await.expect("search");
+        let h = &hits[0];
+        assert_eq!(h.doc_id, "bread.md");
+        assert!(h.scores.bm25.is_some() && h.scores.dense.is_some() && h.scores.rrf.is_some());
+        assert!(h.snippet.iter().any(|p| p.hit && p.text.to_lowercase() == "dough"));
+    });
+}
+
+#[test]
+fn query_syntax_filters() {
+    pollster::block_on(async {
+        let e = seeded().await;
+        let all = SearchOptions { k: 10, mode: SearchMode::Hybrid };
+        let hits = e.search("water -tea", &all).await.expect("search");
+        assert!(!hits.is_empty() && hits.iter().all(|h| h.doc_id != "tea.txt"), "{:?}", ids(&hits));
+        let hits = e.search("\"simple loaf\"", &all).await.expect("search");
+        assert_eq!(ids(&hits), vec!["bread.md"]);
+        let hits = e.search("\"loaf simple\"", &all).await.expect("search");
+        assert!(hits.is_empty());
+        // a boost multiplies that term's contribution: tea matches only `water`
+        let bm = SearchOptions { k: 3, mode: SearchMode::Bm25 };
+        let score = |hits: &[webrag::types::Hit], id: &str| hits.iter().find(|h| h.doc_id == id).and_then(|h| h.scores.bm25).expect("hit");
+        let plain = e.search("water salt", &bm).await.expect("search");
+        let boosted = e.search("water^5 salt", &bm).await.expect("search");
+        assert_eq!(plain[0].doc_id, "bread.md");
+        let ratio = score(&boosted, "tea.txt") / score(&plain, "tea.txt");
+        assert!((ratio - 5.0).abs() < 1e-4, "boost ratio {ratio}");
+    });
+}
+
+#[test]
+fn readd_unchanged_is_noop_and_changed_replaces() {
+    pollster::block_on(async {
+        let mut e = seeded().await;
+        let before = e.stats();
+        let r = e.add(vec![doc("tea.txt", NOTES[2].1)], &mut NoProgress).await.expect("re-add");
+        assert_eq!(r.unchanged, vec!["tea.txt"]);
+        assert_eq!(r.chunks, 0);
+        assert_eq!(e.stats(), before);
+        let r = e.add(vec![doc("tea.txt", "Black tea wants boiling water and four minutes.")], &mut NoProgress).await.expect("replace");
+        assert_eq!(r.replaced, vec!["tea.txt"]);
+        assert_eq!(e.stats().documents, 3);
+        let hits = e.search("80 degrees", &SearchOptions { k: 10, mode: SearchMode::Bm25 }).await.expect("search");
+        assert!(hits.iter().all(|h| h.doc_id != "tea.txt"), "old chunk still indexed");
+        let hits = e.search("boiling", &SearchOptions { k: 1, mode: SearchMode::Bm25 }).await.expect("search");
+        assert_eq!(ids(&hits), vec!["tea.txt"]);
+    });
+}
+
+#[test]
+fn remove_and_unknown_ids() {
+    pollster::block_on(async {
+        let mut e = seeded().await;
+        let r = e.remove(&["bread.md".into(), "nope".into()]).await.expect("remove");
+        assert_eq!(r.removed, vec!["bread.md"]);
+        assert_eq!(r.unknown, vec!["nope"]);
+        assert_eq!(e.stats().documents, 2);
+        let hits = e.search("bread dough flour", &SearchOptions { k: 10, mode: SearchMode::Hybrid }).await.expect("search");
+        assert!(hits.iter().all(|h| h.doc_id != "bread.md"));
+        let r = e.remove(&["bread.md".into()]).await.expect("remove again");
+        assert_eq!(r.unknown, vec!["bread.md"]);
+    });
+}
+
+#[test]
+fn persists_across_reopen_with_file_store() {
+    let path = std::env::temp_dir().join(format!("webrag-engine-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    pollster::block_on(async {
+        let store = webrag::native::FileStore::open(&path).await.expect("store");
+        let mut e = Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        e.add(vec![doc("a", "Alpacas live in the Andes."), doc("b", "Bees make honey.")], &mut NoProgress).await.expect("add");
+        drop(e);
+        let store = webrag::native::FileStore::open(&path).await.expect("store");
+        let e = Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
+        assert_eq!(e.stats().documents, 2);
+        let hits = e.search("honey", &SearchOptions::default()).await.expect("search");
+        assert_eq!(hits[0].doc_id, "b");
+    });
+    let _ = std::fs::remove_file(&path);
+}
+
+fn code(e: &Error) -> &'static str {
+    e.code()
+}
+
+#[test]
+fn bad_input_is_typed_and_loses_nothing() {
+    pollster::block_on(async {
+        let mut e = seeded().await;
+        let before = (e.stats(), e.documents());
+        // empty document (also: markup only)
+        for text in ["", "   \n\t ", "<html><script>x()</script></html>"] {
+            let err = e.add(vec![doc("new", "ok text"), doc("empty", text)], &mut NoProgress).await.expect_err("empty");
+            assert_eq!(err, Error::Input(InputError::EmptyDocument { id: "empty".into() }));
+        }
+        // duplicate ids in one batch
+        let err = e.add(vec![doc("x", "one"), doc("x", "two")], &mut NoProgress).await.expect_err("dup");
+        assert_eq!(code(&err), "DUPLICATE_ID");
+        // invalid ids
+        let err = e.add(vec![doc("", "text")], &mut NoProgress).await.expect_err("id");
+        assert_eq!(code(&err), "INVALID_ID");
+        // a 10 MB document is over the default 8 MiB limit
+        let big = "word ".repeat(2_000_000);
+        let err = e.add(vec![doc("big", &big)], &mut NoProgress).await.expect_err("big");
+        assert_eq!(err, Error::Input(InputError::TooLarge { id: "big".into(), bytes: 10_000_000, limit: 8 << 20 }));
+        // k out of range
+        let err = e.search("x", &SearchOptions { k: 0, mode: SearchMode::Bm25 }).await.expect_err("k");
+        assert_eq!(code(&err), "INVALID_OPTION");
+        assert_eq!((e.stats(), e.documents()), before, "a rejected batch changed the store");
+    });
+}
+
+#[test]
+fn failing_commit_leaves_engine_and_store_unchanged() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        e.add(vec![doc("a", "Alpacas live in the Andes.")], &mut NoProgress).await.expect("add");
+        let stored_before = store.load().await.expect("load");
+        store.fail_next_commit(StoreError::QuotaExceeded);
+        let err = e.add(vec![doc("b", "Bees make honey."), doc("a", "Alpacas changed.")], &mut NoProgress).await.expect_err("quota");
+        assert_eq!(code(&err), "QUOTA_EXCEEDED");
+        assert_eq!(store.load().await.expect("load"), stored_before);
+        assert_eq!(e.stats().documents, 1);
+        let hits = e.search("alpacas andes", &SearchOptions { k: 5, mode: SearchMode::Bm25 }).await.expect("search");
+        assert_eq!(hits.len(), 1);
+        assert!(e.search("bees honey", &SearchOptions { k: 5, mode: SearchMode::Bm25 }).await.expect("search").is_empty());
+        store.fail_next_commit(StoreError::QuotaExceeded);
+        assert!(e.remove(&["a".into()]).await.is_err());
+        assert_eq!(e.stats().documents, 1);
+    });
+}
+
+#[test]
+fn invalid_utf8_is_rejected_with_offset() {
+    let err = decode_utf8("up.txt", b"good \xff\xfe bad").expect_err("utf8");
+    assert_eq!(err, Error::Input(InputError::InvalidUtf8 { id: "up.txt".into(), offset: 5 }));
+    assert_eq!(decode_utf8("bom", b"\xEF\xBB\xBFhi").expect("bom"), "hi");
+}
+
+#[test]
+fn malformed_html_is_indexed_leniently() {
+    pollster::block_on(async {
+        let mut e = open().await;
+        let html = "<html><body><h1>Broken <b>page</h1><p>Unclosed paragraph about <i>zebras<div><p>and giraffes</td></table>";
+        e.add(vec![DocumentInput { format: Format::Html, ..doc("broken", html) }], &mut NoProgress).await.expect("add");
+        let hits = e.search("giraffes", &SearchOptions { k: 1, mode: SearchMode::Bm25 }).await.expect("search");
+        assert_eq!(hits[0].doc_id, "broken");
+        assert_eq!(hits[0].title, "Broken page");
+    });
+}
+
+#[test]
+fn model_errors_are_typed() {
+    let dir = webrag::native::default_model_dir();
+    let files = webrag::native::read_model_files(&dir).expect("files");
+    let load = |f: &webrag::embed::ModelFiles| webrag::embed::CpuEmbedder::from_files("m", f).err().map(|e| e.code());
+    // missing directory
+    let err = webrag::native::load_embedder(std::path::Path::new("/nonexistent/model")).err().expect("missing");
+    assert_eq!(err.code(), "MODEL_FILE_UNAVAILABLE");
+    // corrupt config / tokenizer / weights
+    let mut f = files.clone();
+    f.config = b"{not json".to_vec();
+    assert_eq!(load(&f), Some("MODEL_CONFIG_INVALID"));
+    let mut f = files.clone();
+    f.config = br#"{"hidden_size":384,"num_hidden_layers":6,"num_attention_heads":12,"intermediate_size":1536,"max_position_embeddings":512,"vocab_size":30522,"hidden_act":"relu"}"#.to_vec();
+    assert_eq!(load(&f), Some("MODEL_UNSUPPORTED"));
+    let mut f = files.clone();
+    f.tokenizer = b"[]".to_vec();
+    assert_eq!(load(&f), Some("MODEL_TOKENIZER_INVALID"));
+    let mut f = files.clone();
+    f.weights.truncate(1000);
+    assert_eq!(load(&f), Some("MODEL_WEIGHTS_CORRUPT"));
+    // a config that asks for more layers than the weights hold -> missing tensor
+    let mut f = files.clone();
+    let mut cfg: serde_json::Value = serde_json::from_slice(&files.config).expect("cfg");
+    cfg["num_hidden_layers"] = 7.into();
+    f.config = serde_json::to_vec(&cfg).expect("json");
+    let err = webrag::embed::CpuEmbedder::from_files("m", &f).err().expect("missing tensor");
+    assert!(matches!(&err, Error::Model(ModelError::TensorMissing { name }) if name.contains("layer.6")), "{err}");
+    // wrong shape
+    let mut f = files.clone();
+    cfg["num_hidden_layers"] = 6.into();
+    cfg["intermediate_size"] = 1024.into();
+    f.config = serde_json::to_vec(&cfg).expect("json");
+    assert_eq!(load(&f), Some("MODEL_TENSOR_SHAPE"));
+}
+
+#[test]
+fn model_mismatch_is_detected_at_open() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let e = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        drop(e);
+        store
+            .commit(vec![webrag::ports::Op::Put(webrag::ports::Record::Meta(webrag::types::MetaRecord {
+                id: "model".into(),
+                value: "\"other/model\"".into(),
+            }))])
+            .await
+            .expect("commit");
+        let err = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.err().expect("mismatch");
+        assert_eq!(err.code(), "MODEL_MISMATCH");
+    });
+}
+
+#[test]
+fn chunks_never_exceed_256_word_pieces() {
+    let m = common::model();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap_or_default();
+    let long_para = "Supercalifragilisticexpialidocious antidisestablishmentarianism 中文字符 🚀 ".repeat(400);
+    let one_sentence_no_spaces = "x".repeat(5000) + &"中".repeat(3000);
+    let md = format!("# T\n\n{readme}\n\n## Long\n\n{long_para}\n\n{one_sentence_no_spaces}\n");
+    let parsed = webrag::text::parse(&md, Format::Markdown);
+    let chunks = webrag::text::chunk("T", &parsed.blocks, m.tokenizer(), 256, 200);
+    assert!(chunks.len() > 10);
+    for c in &chunks {
+        let n = m.tokenizer().encode(&c.embed_input).expect("enc").len();
+        assert!(c.token_count <= 256 && n <= 256, "chunk of {} / {n} tokens", c.token_count);
+        // every token is embedded: the truncating tokenizer did not cut it
+        assert_eq!(n, c.token_count);
+    }
+}

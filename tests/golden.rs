@@ -1,0 +1,59 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The CPU embedder against sentence-transformers' own output
+//! (`../shared/embeddings/all-MiniLM-L6-v2.golden.json`): token ids identical, cosine ≥ 0.9999
+//! on every item; batch invariance.
+mod common;
+
+use serde_json::Value;
+
+fn golden() -> Value {
+    let p = common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json");
+    serde_json::from_slice(&std::fs::read(&p).expect("golden file")).expect("golden json")
+}
+
+#[test]
+fn token_ids_match_exactly() {
+    let g = golden();
+    let m = common::model();
+    for (i, item) in g["items"].as_array().expect("items").iter().enumerate() {
+        let text = item["text"].as_str().expect("text");
+        let want: Vec<u32> = item["input_ids"].as_array().expect("ids").iter().map(|v| v.as_u64().expect("id") as u32).collect();
+        let got = m.tokenizer().encode(text).expect("encode");
+        assert_eq!(got, want, "item {i} {text:?}");
+    }
+}
+
+#[test]
+fn embeddings_match_golden_fp32() {
+    let g = golden();
+    let m = common::model();
+    let items = g["items"].as_array().expect("items");
+    let texts: Vec<&str> = items.iter().map(|i| i["text"].as_str().expect("text")).collect();
+    let mut min = f64::MAX;
+    for (i, item) in items.iter().enumerate() {
+        let want: Vec<f32> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f") as f32).collect();
+        let got = m.embed_sync(&[texts[i]]).expect("embed").pop().expect("one");
+        assert_eq!(got.len(), 384);
+        let c = common::cosine(&got, &want);
+        min = min.min(c);
+        assert!(c >= 0.9999, "item {i} {:?}: cosine {c}", texts[i]);
+    }
+    println!("golden: {} items, min cosine {min:.7}", items.len());
+}
+
+#[test]
+fn batch_invariance() {
+    let g = golden();
+    let m = common::model();
+    let items = g["items"].as_array().expect("items");
+    let texts: Vec<&str> = items.iter().map(|i| i["text"].as_str().expect("text")).collect();
+    let batch = m.embed_sync(&texts).expect("batch");
+    let mut min = f64::MAX;
+    for (i, t) in texts.iter().enumerate() {
+        let alone = m.embed_sync(&[t]).expect("alone").pop().expect("one");
+        let c = common::cosine(&alone, &batch[i]);
+        min = min.min(c);
+        assert!(c >= 0.99999, "item {i}: alone vs batch cosine {c}");
+    }
+    println!("batch invariance: min cosine {min:.8} over {} items", texts.len());
+}

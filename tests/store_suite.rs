@@ -1,0 +1,83 @@
+//! The `Store` conformance suite. Included by `tests/store_conformance.rs` (native: MemoryStore,
+//! FileStore) and by `wasm-tests/browser.rs` (IndexedDB in headless Chromium), so every
+//! implementation is held to the same contract.
+#![allow(dead_code)]
+use webrag::ports::{Collection, Op, Record, Store};
+use webrag::types::{ChunkRecord, DocumentRecord, MetaRecord, VectorRecord};
+
+fn doc(id: &str) -> Record {
+    Record::Document(DocumentRecord {
+        id: id.into(),
+        title: format!("title of {id}"),
+        url: None,
+        source_hash: "h".into(),
+        added_at: 1.0,
+        chunk_count: 1,
+        status: "indexed".into(),
+    })
+}
+
+fn chunk(id: &str, doc: &str) -> Record {
+    Record::Chunk(ChunkRecord {
+        id: id.into(),
+        doc_id: doc.into(),
+        ordinal: 0,
+        heading_path: vec!["A".into(), "B — ü 中文".into()],
+        text: "text with unicode: ünïcødé 中文 🚀".into(),
+        token_count: 12,
+    })
+}
+
+/// Runs every check against `store`, which must be empty. Panics on the first violation.
+pub async fn run<S: Store>(store: &S) {
+    // empty
+    let c = store.load().await.expect("load empty");
+    assert!(c.documents.is_empty() && c.chunks.is_empty() && c.meta.is_empty(), "store not empty at start");
+    assert_eq!(store.get(Collection::Documents, "nope").await.expect("get"), None);
+
+    // a batch across collections, read back exactly (incl. unicode and bytes)
+    let v = VectorRecord::from_f32("d1#0", "chunks", &[0.5, -1.25, f32::MIN_POSITIVE, 3.0e38]);
+    store
+        .commit(vec![
+            Op::Put(doc("d1")),
+            Op::Put(chunk("d1#0", "d1")),
+            Op::Put(Record::Vector(v.clone())),
+            Op::Put(Record::Meta(MetaRecord { id: "schema".into(), value: "1".into() })),
+        ])
+        .await
+        .expect("commit");
+    assert_eq!(store.get(Collection::Documents, "d1").await.expect("get"), Some(doc("d1")));
+    assert_eq!(store.get(Collection::Chunks, "d1#0").await.expect("get"), Some(chunk("d1#0", "d1")));
+    let got = store.get(Collection::Vectors, "d1#0").await.expect("get");
+    assert_eq!(got, Some(Record::Vector(v.clone())));
+    if let Some(Record::Vector(g)) = got {
+        assert_eq!(g.to_f32().expect("f32"), vec![0.5, -1.25, f32::MIN_POSITIVE, 3.0e38]);
+    }
+
+    // overwrite + ops apply in order (put then delete in one batch = absent)
+    store.commit(vec![Op::Put(doc("d2")), Op::Delete(Collection::Documents, "d2".into()), Op::Put(doc("d3"))]).await.expect("commit");
+    assert_eq!(store.get(Collection::Documents, "d2").await.expect("get"), None);
+    assert!(store.get(Collection::Documents, "d3").await.expect("get").is_some());
+
+    // deleting absent keys is fine
+    store.commit(vec![Op::Delete(Collection::Chunks, "never".into())]).await.expect("delete absent");
+
+    // load returns every collection, sorted by key
+    store.commit(vec![Op::Put(doc("a0")), Op::Put(doc("z9"))]).await.expect("commit");
+    let c = store.load().await.expect("load");
+    let ids: Vec<_> = c.documents.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, vec!["a0", "d1", "d3", "z9"]);
+    assert_eq!(c.chunks.len(), 1);
+    assert_eq!(c.vectors.len(), 1);
+    assert_eq!(c.meta.len(), 1);
+
+    // a larger batch (one transaction)
+    let ops: Vec<Op> = (0..500).map(|i| Op::Put(chunk(&format!("big#{i:03}"), "big"))).collect();
+    store.commit(ops).await.expect("big commit");
+    assert_eq!(store.load().await.expect("load").chunks.len(), 501);
+
+    // clear
+    store.clear().await.expect("clear");
+    let c = store.load().await.expect("load");
+    assert!(c.documents.is_empty() && c.chunks.is_empty() && c.vectors.is_empty() && c.meta.is_empty());
+}
