@@ -1,1 +1,111 @@
 #![cfg(target_arch = "wasm32")]
+//! Browser tests (wasm-bindgen-test in headless Chromium, real IndexedDB): the Store
+//! conformance suite on IndexedDB, blocked-open handling, the embedder against the golden
+//! vectors, and the engine persisting across connections.
+//!
+//! Model and golden files are fetched from the static server that `./webrag.sh test` starts on
+//! 127.0.0.1:8765 (override at build time with `WEBRAG_ASSETS`).
+use wasm_bindgen_test::*;
+use webrag::config::Config;
+use webrag::embed::{CpuEmbedder, DEFAULT_MODEL_ID, Embedder};
+use webrag::engine::{Engine, SearchOptions};
+use webrag::error::{Error, StoreError};
+use webrag::ports::{FixedClock, NoProgress, Store};
+use webrag::types::{DocumentInput, Format, SearchMode};
+use webrag::web::idb_store::IdbStore;
+
+#[path = "../tests/store_suite.rs"]
+mod store_suite;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const ASSETS: &str = match option_env!("WEBRAG_ASSETS") {
+    Some(s) => s,
+    None => "http://127.0.0.1:8765",
+};
+
+async fn model() -> CpuEmbedder {
+    let files = webrag::web::fetch_model(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/"), &None).await.expect("model files");
+    CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files).expect("model")
+}
+
+#[wasm_bindgen_test]
+async fn idb_store_conforms() {
+    let _ = IdbStore::delete("webrag-conformance").await;
+    let s = IdbStore::open("webrag-conformance").await.expect("open");
+    store_suite::run(&s).await;
+    s.close();
+}
+
+#[wasm_bindgen_test]
+async fn idb_open_blocked_by_older_version_is_typed() {
+    let name = "webrag-blocked";
+    let _ = IdbStore::delete(name).await;
+    // Another "tab" holds version 1 open and ignores versionchange.
+    let old = idb::Factory::new().expect("factory").open(name, Some(1)).expect("open v1").await.expect("v1");
+    let err = IdbStore::open(name).await.err().expect("must be blocked");
+    assert_eq!(err, StoreError::Blocked { name: name.into() });
+    assert_eq!(Error::from(err).code(), "STORE_BLOCKED");
+    old.close();
+    // Once the old connection is gone, opening works and the schema is created.
+    let s = IdbStore::open(name).await.expect("open after close");
+    store_suite::run(&s).await;
+    s.close();
+}
+
+#[wasm_bindgen_test]
+async fn embeddings_match_golden_in_browser() {
+    let m = model().await;
+    let g: serde_json::Value = serde_json::from_slice(
+        &gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
+            .send()
+            .await
+            .expect("fetch golden")
+            .binary()
+            .await
+            .expect("body"),
+    )
+    .expect("json");
+    let mut min = f64::MAX;
+    for (i, item) in g["items"].as_array().expect("items").iter().enumerate() {
+        let text = item["text"].as_str().expect("text");
+        let want_ids: Vec<u32> = item["input_ids"].as_array().expect("ids").iter().map(|v| v.as_u64().expect("id") as u32).collect();
+        assert_eq!(m.tokenizer().encode(text).expect("encode"), want_ids, "ids of item {i}");
+        let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
+        let got = m.embed(&[text]).await.expect("embed").pop().expect("one");
+        let dot: f64 = got.iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
+        let na: f64 = got.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
+        let nb: f64 = want.iter().map(|b| b * b).sum::<f64>().sqrt();
+        let c = dot / (na * nb);
+        min = min.min(c);
+        assert!(c >= 0.9999, "item {i}: cosine {c}");
+    }
+    web_sys::console::log_1(&format!("golden in browser: min cosine {min:.7}").into());
+}
+
+#[wasm_bindgen_test]
+async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
+    let name = "webrag-engine-test";
+    let _ = IdbStore::delete(name).await;
+    let doc = |id: &str, text: &str| DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, url: None };
+    {
+        let store = IdbStore::open(name).await.expect("open");
+        let mut e = Engine::open(store, model().await, Config::default(), Box::new(FixedClock(1.0))).await.expect("engine");
+        e.add(vec![doc("owls.md", "# Owls\n\nOwls hunt at night."), doc("bees", "Bees make honey.")], &mut NoProgress).await.expect("add");
+        let err = e.add(vec![doc("new", "fine"), doc("empty", "  ")], &mut NoProgress).await.expect_err("empty");
+        assert_eq!(err.code(), "EMPTY_DOCUMENT");
+        let err = e.add(vec![doc("d", "a"), doc("d", "b")], &mut NoProgress).await.expect_err("dup");
+        assert_eq!(err.code(), "DUPLICATE_ID");
+    }
+    // A new connection (as after a reload) sees exactly what was committed.
+    let store = IdbStore::open(name).await.expect("reopen");
+    let contents = store.load().await.expect("load");
+    assert_eq!(contents.documents.len(), 2);
+    let mut e = Engine::open(store, model().await, Config::default(), Box::new(FixedClock(1.0))).await.expect("engine");
+    assert_eq!(e.stats().documents, 2);
+    let hits = e.search("nocturnal birds", &SearchOptions { k: 1, mode: SearchMode::Hybrid }).await.expect("search");
+    assert_eq!(hits[0].doc_id, "owls.md");
+    let r = e.remove(&["bees".into(), "unknown".into()]).await.expect("remove");
+    assert_eq!((r.removed.len(), r.unknown.len()), (1, 1));
+    assert_eq!(e.stats().documents, 1);
+}

@@ -15,6 +15,9 @@ use crate::text::TokenCounter;
 pub use bert::{BertConfig, BertModel};
 pub use tokenizer::WordPiece;
 
+/// Model id recorded for the default model (sentence-transformers/all-MiniLM-L6-v2).
+pub const DEFAULT_MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
 /// The raw files of a model, as bytes (from disk, a URL, or the caller).
 #[derive(Clone)]
 pub struct ModelFiles {

@@ -1,5 +1,6 @@
 //! Native adapters (not built for wasm32): a file-backed [`Store`](crate::ports::Store), model
 //! loading from a directory, and the retrieval evaluation used by `webrag eval`.
+pub mod cli;
 pub mod eval;
 mod file_store;
 
@@ -10,8 +11,7 @@ pub use file_store::FileStore;
 use crate::embed::{CpuEmbedder, ModelFiles, file_error};
 use crate::error::Result;
 
-/// Model id recorded for the default model.
-pub const DEFAULT_MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
+pub use crate::embed::DEFAULT_MODEL_ID;
 
 /// The default model directory: `$WEBRAG_MODEL`, else `.models/all-MiniLM-L6-v2` under the crate
 /// root (where `./webrag.sh setup` unpacks it).

@@ -1,0 +1,161 @@
+//! `webrag` command line: index, search, eval.
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use crate::config::Config;
+use crate::engine::{Engine, SearchOptions};
+use crate::native::{FileStore, default_model_dir, eval, load_embedder};
+use crate::ports::SystemClock;
+use crate::types::{DocumentInput, Format, ProgressEvent, SearchMode};
+
+#[derive(Parser)]
+#[command(name = "webrag", version, about = "Retrieval-augmented generation in the browser: native CLI")]
+struct Cli {
+    /// Model directory (config.json, tokenizer.json, model.safetensors).
+    #[arg(long, global = true)]
+    model: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Index files or directories (.md, .markdown, .html, .htm, .txt) into a knowledge-base file.
+    Index {
+        /// Files or directories (searched recursively).
+        paths: Vec<PathBuf>,
+        /// Knowledge-base file (JSON).
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+    },
+    /// Search a knowledge-base file.
+    Search {
+        /// The query (supports "phrases", -term, term^2).
+        query: String,
+        /// Knowledge-base file.
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+        /// Hits.
+        #[arg(short, long, default_value_t = 5)]
+        k: usize,
+        /// bm25, dense or hybrid.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+    },
+    /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
+    Eval {
+        /// Directory holding hotpotqa/ and musique/.
+        #[arg(long, default_value = "../shared/data")]
+        data: PathBuf,
+        /// Only this dataset (hotpotqa or musique).
+        #[arg(long)]
+        dataset: Option<String>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for e in entries {
+            collect(&e, out);
+        }
+    } else if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+        if ["md", "markdown", "html", "htm", "txt"].contains(&ext.to_ascii_lowercase().as_str()) {
+            out.push(path.to_path_buf());
+        }
+    }
+}
+
+/// Entry point of the `webrag` binary.
+pub fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = pollster::block_on(run(cli)) {
+        eprintln!("error [{}]: {e}", e.code());
+        std::process::exit(1);
+    }
+}
+
+async fn run(cli: Cli) -> crate::Result<()> {
+    let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
+    match cli.cmd {
+        Cmd::Index { paths, db } => {
+            let t0 = Instant::now();
+            let embedder = load_embedder(&model_dir)?;
+            let mut eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
+            let mut files = Vec::new();
+            for p in &paths {
+                collect(p, &mut files);
+            }
+            let mut docs = Vec::new();
+            for f in &files {
+                let bytes = std::fs::read(f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
+                let id = f.display().to_string();
+                let text = crate::engine::decode_utf8(&id, &bytes)?;
+                docs.push(DocumentInput { id: id.clone(), title: None, text, format: Format::Auto, url: Some(id) });
+            }
+            let mut last = 0;
+            let report = eng
+                .add(docs, &mut |e: ProgressEvent| {
+                    if e.phase == "embed" && e.done >= last + 32 {
+                        last = e.done;
+                        eprintln!("embedded {}/{} chunks", e.done, e.total);
+                    }
+                })
+                .await?;
+            let s = eng.stats();
+            println!(
+                "indexed {} files ({} new, {} replaced, {} unchanged, {} chunks written) into {} in {:.1}s; store holds {} documents, {} chunks",
+                files.len(), report.added.len(), report.replaced.len(), report.unchanged.len(), report.chunks,
+                db.display(), t0.elapsed().as_secs_f64(), s.documents, s.chunks
+            );
+        }
+        Cmd::Search { query, db, k, mode } => {
+            let mode = match mode.as_str() {
+                "bm25" => SearchMode::Bm25,
+                "dense" => SearchMode::Dense,
+                _ => SearchMode::Hybrid,
+            };
+            let embedder = load_embedder(&model_dir)?;
+            let eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
+            let hits = eng.search(&query, &SearchOptions { k, mode }).await?;
+            for (i, h) in hits.iter().enumerate() {
+                let snippet: String = h.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
+                println!("{:2}. {} — {} (score {:.4}; bm25 {:?}, dense {:?})", i + 1, h.title, h.heading_path.join(" > "), h.score, h.scores.bm25, h.scores.dense);
+                println!("    {}", snippet.replace('\n', " "));
+            }
+            if hits.is_empty() {
+                println!("no hits");
+            }
+        }
+        Cmd::Eval { data, dataset, json } => {
+            let mut rows = Vec::new();
+            for name in ["hotpotqa", "musique"] {
+                if dataset.as_deref().is_some_and(|d| d != name) {
+                    continue;
+                }
+                let dir = data.join(name);
+                let set = if name == "hotpotqa" { eval::load_hotpotqa(&dir) } else { eval::load_musique(&dir) }
+                    .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
+                let t0 = Instant::now();
+                let eng = eval::build(&set, load_embedder(&model_dir)?).await?;
+                eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
+                rows.extend(eval::evaluate(&set, &eng).await?);
+            }
+            println!("| dataset | retriever | R@2 | R@5 | R@10 | questions |");
+            println!("|---|---|---|---|---|---|");
+            for r in &rows {
+                println!("| {} | {} | {:.1} | {:.1} | {:.1} | {} |", r.dataset, r.retriever, r.r2, r.r5, r.r10, r.questions);
+            }
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())
+                    .map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
+            }
+        }
+    }
+    Ok(())
+}

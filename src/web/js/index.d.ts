@@ -1,0 +1,81 @@
+/** Base class of every webrag error. */
+export class WebRagError extends Error {
+  /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
+  readonly code: string;
+}
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION. */
+export class InputError extends WebRagError {}
+/** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH. */
+export class ModelError extends WebRagError {}
+/** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_BACKEND. */
+export class StoreError extends WebRagError {}
+
+export type Format = 'auto' | 'markdown' | 'html' | 'text';
+export type SearchMode = 'hybrid' | 'bm25' | 'dense';
+
+/** A document to add: `text`, or `bytes` (UTF-8, e.g. an uploaded file). */
+export interface DocumentInput {
+  id: string;
+  title?: string;
+  text?: string;
+  bytes?: Uint8Array;
+  /** Default `auto`: from the url/file extension, else sniffed. */
+  format?: Format;
+  url?: string;
+}
+
+export interface ProgressEvent {
+  /** `model` (files fetched, of 3), `parse` (documents), `embed` (chunks), `store`, `done`. */
+  phase: 'model' | 'parse' | 'embed' | 'store' | 'done';
+  done: number;
+  total: number;
+}
+
+export interface SnippetPart { text: string; hit: boolean }
+
+export interface Hit {
+  docId: string;
+  chunkId: string;
+  title: string;
+  url: string | null;
+  headingPath: string[];
+  /** RRF score in hybrid mode, else the retriever's own score. */
+  score: number;
+  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; rrf: number | null };
+  /** Plain text parts; render with textContent, never as HTML. */
+  snippet: SnippetPart[];
+}
+
+export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string }
+export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number }
+export interface RemoveReport { removed: string[]; unknown: string[] }
+export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string }
+export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number }
+
+/** Engine options (all optional). */
+export interface Options {
+  /** Default 8 MiB. */ maxDocumentBytes?: number;
+  /** Default 256 word pieces. */ maxChunkTokens?: number;
+  /** Default 200. */ targetChunkTokens?: number;
+  /** Default 1.2. */ bm25K1?: number;
+  /** Default 0.75. */ bm25B?: number;
+  /** Default 60. */ rrfK?: number;
+  /** Default 100. */ fusionDepth?: number;
+  /** Default 16. */ embedBatch?: number;
+}
+
+export interface ModelBytes { config: Uint8Array; tokenizer: Uint8Array; weights: Uint8Array }
+
+export class WebRag {
+  /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
+  static open(opts: { name?: string; model: string | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL }): Promise<WebRag>;
+  add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void }): Promise<AddReport>;
+  remove(ids: string[]): Promise<RemoveReport>;
+  search(query: string, options?: { k?: number; mode?: SearchMode }): Promise<Hit[]>;
+  embed(texts: string[]): Promise<number[][]>;
+  stats(): Promise<Stats>;
+  documents(): Promise<DocumentRecord[]>;
+  chunk(id: string): Promise<ChunkRecord | null>;
+  clear(): Promise<void>;
+  close(): void;
+}

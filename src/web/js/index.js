@@ -1,0 +1,92 @@
+// webrag main-thread client. Heavy work runs in a dedicated Web Worker (worker.js); this file
+// only posts messages and turns failures into Error subclasses with `name` and `code`.
+
+/** Base class of every webrag error; `code` is a stable SCREAMING_SNAKE_CASE string. */
+export class WebRagError extends Error {
+  constructor(message, code) { super(message); this.name = 'WebRagError'; this.code = code; }
+}
+/** Bad document or option (EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, ...). */
+export class InputError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'InputError'; } }
+/** Model files missing, corrupt or unsupported (MODEL_FILE_UNAVAILABLE, MODEL_TENSOR_MISSING, ...). */
+export class ModelError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'ModelError'; } }
+/** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
+export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
+
+const CLASSES = { InputError, ModelError, StoreError };
+
+function rehydrate({ name, code, message }) {
+  const C = CLASSES[name] ?? WebRagError;
+  return new C(message, code);
+}
+
+/**
+ * A knowledge base in IndexedDB, searched in a Web Worker.
+ * @example
+ *   const rag = await WebRag.open({ name: 'notes', model: '/models/all-MiniLM-L6-v2/' });
+ *   await rag.add([{ id: 'a.md', text: '# Hello\n\nworld' }], { onProgress: console.log });
+ *   const hits = await rag.search('hello', { k: 5 });
+ */
+export class WebRag {
+  #worker; #next = 1; #pending = new Map();
+
+  constructor(worker) {
+    this.#worker = worker;
+    worker.onmessage = (e) => {
+      const { id, ok, value, error, progress } = e.data;
+      const p = this.#pending.get(id);
+      if (!p) return;
+      if (progress) { p.onProgress?.(progress); return; }
+      this.#pending.delete(id);
+      ok ? p.resolve(value) : p.reject(rehydrate(error));
+    };
+    worker.onerror = (e) => {
+      for (const p of this.#pending.values()) p.reject(new WebRagError(`worker failed: ${e.message}`, 'WORKER_FAILED'));
+      this.#pending.clear();
+    };
+  }
+
+  #call(op, args, onProgress) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#worker.postMessage({ id, op, args });
+    });
+  }
+
+  /**
+   * Opens (or creates) the knowledge base `name`. `model` is the base URL of a folder holding
+   * config.json, tokenizer.json and model.safetensors, or `{config, tokenizer, weights}` bytes.
+   */
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl } = {}) {
+    const url = workerUrl ?? new URL('./worker.js', import.meta.url);
+    const worker = new Worker(url, { type: 'module' });
+    const rag = new WebRag(worker);
+    const m = typeof model === 'string' ? new URL(model, globalThis.location?.href).href : model;
+    try {
+      rag.stats0 = await rag.#call('open', { name, model: m, options }, onProgress);
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+    return rag;
+  }
+
+  /** Adds documents in one transaction; resolves to {added, replaced, unchanged, chunks}. */
+  add(docs, { onProgress } = {}) { return this.#call('add', { docs }, onProgress); }
+  /** Removes documents; resolves to {removed, unknown}. */
+  remove(ids) { return this.#call('remove', { ids }); }
+  /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense'}. */
+  search(query, options = {}) { return this.#call('search', { query, options }); }
+  /** Embeds texts with the loaded model (L2-normalised vectors). */
+  embed(texts) { return this.#call('embed', { texts }); }
+  /** {documents, chunks, terms, dim, model}. */
+  stats() { return this.#call('stats', {}); }
+  /** Stored document records, newest first. */
+  documents() { return this.#call('documents', {}); }
+  /** One chunk record by id, or null. */
+  chunk(id) { return this.#call('chunk', { id }); }
+  /** Deletes everything in this knowledge base. */
+  clear() { return this.#call('clear', {}); }
+  /** Stops the worker (closing the database connection). */
+  close() { this.#worker.terminate(); }
+}

