@@ -130,7 +130,7 @@ case "$cmd" in
   run) setup; build; index_default_corpus; serve ;;
   test) setup; test_all ;;
   eval) setup; cargo run --release --bin webrag -- eval "$@" ;;
-  bench) setup; build; cargo run --release --bin bench -- "$@"; node tests/e2e/bench.mjs ;;
+  bench) setup; build; cargo run --release --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   serve) serve ;;
   *) sed -n '2,12p' "$0"; exit 2 ;;
 esac

@@ -55,6 +55,12 @@ enum Cmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
+    Bench {
+        /// The shared folder (embeddings/, data/).
+        #[arg(long, default_value = "../shared")]
+        shared: PathBuf,
+    },
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
@@ -155,6 +161,10 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())
                     .map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
             }
+        }
+        Cmd::Bench { shared } => {
+            let model = load_embedder(&model_dir)?;
+            crate::native::bench::run(&model, &shared).await?;
         }
     }
     Ok(())

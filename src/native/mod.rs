@@ -1,5 +1,6 @@
 //! Native adapters (not built for wasm32): a file-backed [`Store`](crate::ports::Store), model
 //! loading from a directory, and the retrieval evaluation used by `webrag eval`.
+pub mod bench;
 pub mod cli;
 pub mod eval;
 mod file_store;

@@ -1,0 +1,63 @@
+// Browser benchmark (headless Chromium, wasm CPU path, 1 thread): embedding sentences/s at batch
+// 1 and 32 on ../shared/embeddings/bench_sentences.json (median of 3 runs), ingest documents/s,
+// BM25 search latency (no query embedding) through the worker, and the optimised .wasm size.
+import { readFileSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { ROOT, SHARED, startServer, launch, openDemo } from './harness.mjs';
+
+const server = await startServer(19000 + Math.floor(Math.random() * 1000));
+const browser = await launch();
+try {
+  const page = await browser.ctx.newPage();
+  const t0 = Date.now();
+  await openDemo(page, `${server.url}/www/?kb=bench&empty`);
+  const ready = Date.now() - t0;
+  const sentences = JSON.parse(readFileSync(join(SHARED, 'embeddings/bench_sentences.json'), 'utf8'));
+  const emb = await page.evaluate(async (s) => {
+    const rag = window.webragDemo.rag;
+    const med = (v) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)];
+    const out = {};
+    for (const [batch, n] of [[1, 32], [32, 128]]) {
+      const rates = [];
+      for (let r = 0; r < 3; r++) {
+        const part = s.slice(r * n, r * n + n);
+        const t = performance.now();
+        for (let i = 0; i < part.length; i += batch) await rag.embed(part.slice(i, i + batch));
+        rates.push(part.length / ((performance.now() - t) / 1000));
+      }
+      out[batch] = med(rates);
+    }
+    return out;
+  }, sentences);
+  const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
+  const docs = Object.keys(corpus).slice(0, 200).map((t, i) => ({ id: String(i), title: t, text: corpus[t].join(''), format: 'text' }));
+  const ingest = await page.evaluate(async (docs) => {
+    const t = performance.now();
+    await window.webragDemo.rag.add(docs);
+    return docs.length / ((performance.now() - t) / 1000);
+  }, docs);
+  const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8')).map((q) => q.question);
+  const lat = await page.evaluate(async (qs) => {
+    const rag = window.webragDemo.rag;
+    const t = [];
+    for (const q of qs) {
+      const a = performance.now(); await rag.search(q, { k: 10, mode: 'bm25' }); const b = performance.now();
+      t.push(b - a);
+    }
+    t.sort((a, b) => a - b);
+    return { p50: t[Math.floor(t.length * 0.5)], p95: t[Math.floor((t.length - 1) * 0.95)] };
+  }, questions);
+  const wasm = readFileSync(join(ROOT, 'pkg/webrag_bg.wasm'));
+  console.log('| figure | browser (headless Chromium, wasm, 1 thread) |');
+  console.log('|---|---|');
+  console.log(`| page load to ready (model fetch + wasm init + IndexedDB open), ms | ${ready} |`);
+  console.log(`| embedding, batch 1: sentences/s (median of 3) | ${emb[1].toFixed(1)} |`);
+  console.log(`| embedding, batch 32: sentences/s (median of 3) | ${emb[32].toFixed(1)} |`);
+  console.log(`| ingest, 200 HotpotQA passages: documents/s | ${ingest.toFixed(1)} |`);
+  console.log(`| search latency bm25 k=10 over 200 docs incl. worker round trip: p50 / p95 ms | ${lat.p50.toFixed(2)} / ${lat.p95.toFixed(2)} |`);
+  console.log(`| optimised .wasm: bytes / gzip -9 bytes | ${statSync(join(ROOT, 'pkg/webrag_bg.wasm')).size} / ${gzipSync(wasm, { level: 9 }).length} |`);
+} finally {
+  await browser.close();
+  server.stop();
+}

@@ -1,0 +1,40 @@
+// Shared harness for page tests: the static server and a headless Chromium (playwright-core
+// driving Debian's /usr/bin/chromium) with a fresh profile, so IndexedDB starts empty and
+// survives reloads within the run.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SHARED = resolve(ROOT, '..', 'shared');
+
+export async function startServer(port) {
+  const proc = spawn(process.execPath, [join(ROOT, 'www/serve.mjs'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise((ok, fail) => {
+    proc.stderr.on('data', (d) => { if (String(d).includes('serving')) ok(); });
+    proc.on('exit', (c) => fail(new Error(`server exited ${c}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => proc.kill() };
+}
+
+export async function launch() {
+  const dir = mkdtempSync(join(tmpdir(), 'webrag-e2e-'));
+  const ctx = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--enable-unsafe-webgpu'],
+  });
+  return { ctx, close: async () => { await ctx.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+export async function openDemo(page, url) {
+  page.on('pageerror', (e) => console.error('pageerror:', e.message));
+  await page.goto(url);
+  await page.waitForFunction(() => window.webragDemo?.ready === true || /Error \[/.test(document.getElementById('status').textContent), null, { timeout: 300_000 });
+  const st = await page.textContent('#status');
+  if (!(await page.evaluate(() => window.webragDemo.ready))) throw new Error(`demo failed to start: ${st}`);
+}

@@ -1,0 +1,141 @@
+// Demo page: notes in IndexedDB, search as you type. All document text is rendered with
+// textContent (never innerHTML), so notes cannot inject markup.
+import { WebRag } from '../pkg/index.js';
+
+const $ = (id) => document.getElementById(id);
+const MODEL = new URL('../.models/all-MiniLM-L6-v2/', location.href).href;
+const KB = new URLSearchParams(location.search).get('kb') ?? 'webrag-demo';
+
+const status = (text) => { $('status').textContent = text; };
+function progress(ev) {
+  const bar = $('progress');
+  bar.hidden = ev.phase === 'done';
+  bar.max = ev.total || 1;
+  bar.value = ev.done;
+  const what = { model: 'loading model files', parse: 'parsing', embed: 'embedding chunks', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
+  status(`${what} ${ev.done}/${ev.total}`);
+}
+
+let rag;
+const demo = { ready: false };
+window.webragDemo = demo;
+
+async function refreshDocs() {
+  const [docs, stats] = await Promise.all([rag.documents(), rag.stats()]);
+  $('count').textContent = `(${stats.documents} documents, ${stats.chunks} chunks)`;
+  $('count').dataset.documents = String(stats.documents);
+  const ul = $('docs');
+  ul.replaceChildren();
+  for (const d of docs.slice(0, 500)) {
+    const li = document.createElement('li');
+    const name = document.createElement('span');
+    name.textContent = d.title;
+    name.title = d.id;
+    const del = document.createElement('button');
+    del.textContent = 'delete';
+    del.onclick = async () => { await rag.remove([d.id]); await refreshDocs(); search(); };
+    li.append(name, del);
+    ul.append(li);
+  }
+}
+
+function renderHits(hits) {
+  const ol = $('results');
+  ol.replaceChildren();
+  for (const h of hits) {
+    const li = document.createElement('li');
+    const title = document.createElement('div');
+    title.className = 'hit-title';
+    title.textContent = h.title;
+    const path = document.createElement('div');
+    path.className = 'hit-path';
+    path.textContent = h.headingPath.join(' › ');
+    const snip = document.createElement('div');
+    snip.className = 'snippet';
+    for (const part of h.snippet) {
+      if (part.hit) { const m = document.createElement('mark'); m.textContent = part.text; snip.append(m); }
+      else snip.append(document.createTextNode(part.text));
+    }
+    const sc = document.createElement('div');
+    sc.className = 'scores';
+    const add = (label, v, r) => { if (v != null) { const s = document.createElement('span'); s.textContent = `${label} ${v.toFixed(3)}${r ? ` (#${r})` : ''}`; sc.append(s); } };
+    add('bm25', h.scores.bm25, h.scores.bm25Rank);
+    add('dense', h.scores.dense, h.scores.denseRank);
+    add('rrf', h.scores.rrf);
+    li.append(title, path, snip, sc);
+    ol.append(li);
+  }
+}
+
+let seq = 0;
+async function search() {
+  const q = $('q').value;
+  const my = ++seq;
+  if (!q.trim()) { $('results').replaceChildren(); return; }
+  try {
+    const hits = await rag.search(q, { k: 10, mode: $('mode').value });
+    if (my === seq) renderHits(hits);
+  } catch (e) { if (my === seq) status(`${e.name} [${e.code}]: ${e.message}`); }
+}
+
+async function addDocs(docs) {
+  $('add-error').textContent = '';
+  try {
+    const r = await rag.add(docs, { onProgress: progress });
+    status(`added ${r.added.length}, replaced ${r.replaced.length}, unchanged ${r.unchanged.length} (${r.chunks} chunks)`);
+    await refreshDocs();
+    return r;
+  } catch (e) {
+    $('add-error').textContent = `${e.name} [${e.code}]: ${e.message}`;
+    $('progress').hidden = true;
+    throw e;
+  }
+}
+
+async function loadDefaultCorpus() {
+  const list = await (await fetch('corpus.json')).json();
+  const docs = [];
+  for (const path of list) {
+    const text = await (await fetch(new URL(path, location.href))).text();
+    docs.push({ id: path.replace(/^(\.\.\/)+/, ''), text, url: path });
+  }
+  await addDocs(docs);
+}
+
+async function main() {
+  status('loading the model and opening IndexedDB…');
+  try {
+    rag = await WebRag.open({ name: KB, model: MODEL, onProgress: progress });
+  } catch (e) {
+    status(`${e.name} [${e.code}]: ${e.message}`);
+    return;
+  }
+  demo.rag = rag;
+  const stats = await rag.stats();
+  if (stats.documents === 0 && !new URLSearchParams(location.search).has('empty')) {
+    status('indexing the default corpus (the project docs)…');
+    await loadDefaultCorpus().catch(() => {});
+  }
+  await refreshDocs();
+  for (const id of ['q', 'add-btn', 'files']) $(id).disabled = false;
+  const s = await rag.stats();
+  status(`ready — ${s.documents} documents, ${s.chunks} chunks, model ${s.model} (${s.dim}-d, CPU/wasm)`);
+  demo.ready = true;
+  $('q').addEventListener('input', search);
+  $('mode').addEventListener('change', search);
+  $('add-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const text = $('note-text').value;
+    const title = $('note-title').value.trim() || undefined;
+    const id = `note-${Date.now()}`;
+    await addDocs([{ id, title, text, format: 'auto' }]).then(() => { $('note-text').value = ''; $('note-title').value = ''; }).catch(() => {});
+  });
+  $('files').addEventListener('change', async (ev) => {
+    const docs = [];
+    for (const f of ev.target.files) docs.push({ id: f.name, url: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
+    await addDocs(docs).catch(() => {});
+    ev.target.value = '';
+  });
+}
+
+main();
