@@ -105,6 +105,19 @@ pub struct Contents {
     pub postings: Vec<PostingRecord>,
 }
 
+impl Contents {
+    /// One `Put` per record, collection by collection (to copy a store into another).
+    pub fn into_ops(self) -> Vec<Op> {
+        let mut ops = Vec::new();
+        ops.extend(self.meta.into_iter().map(|r| Op::Put(Record::Meta(r))));
+        ops.extend(self.documents.into_iter().map(|r| Op::Put(Record::Document(r))));
+        ops.extend(self.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
+        ops.extend(self.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
+        ops.extend(self.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
+        ops
+    }
+}
+
 /// Persistent storage of one knowledge base.
 ///
 /// Contract (checked by the conformance suite `tests/store_conformance.rs`, run against every

@@ -23,13 +23,7 @@ impl FileStore {
                 key: path.display().to_string(),
                 reason: e.to_string(),
             })?;
-            let mut ops = Vec::new();
-            ops.extend(c.meta.into_iter().map(|r| Op::Put(Record::Meta(r))));
-            ops.extend(c.documents.into_iter().map(|r| Op::Put(Record::Document(r))));
-            ops.extend(c.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
-            ops.extend(c.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
-            ops.extend(c.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
-            mem.commit(ops).await?;
+            mem.commit(c.into_ops()).await?;
         }
         Ok(FileStore { path, mem })
     }
@@ -56,13 +50,7 @@ impl Store for FileStore {
     async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError> {
         // Write the new state to disk first; apply in memory only if the rename succeeded.
         let shadow = MemoryStore::new();
-        let c = self.mem.load().await?;
-        let mut all = Vec::new();
-        all.extend(c.meta.into_iter().map(|r| Op::Put(Record::Meta(r))));
-        all.extend(c.documents.into_iter().map(|r| Op::Put(Record::Document(r))));
-        all.extend(c.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
-        all.extend(c.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
-        all.extend(c.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
+        let mut all = self.mem.load().await?.into_ops();
         all.extend(ops.iter().cloned());
         shadow.commit(all).await?;
         let tmp_store = FileStore { path: self.path.clone(), mem: shadow };
