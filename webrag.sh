@@ -100,7 +100,7 @@ JSON
 
 index_default_corpus() {
   log "index the default corpus (README.md, ARCHITECTURE.md, docs/) natively"
-  cargo run --release --quiet --bin webrag -- index README.md ARCHITECTURE.md docs --db target/default-kb.json
+  cargo run --quiet --bin webrag -- index README.md ARCHITECTURE.md docs --db target/default-kb.json
 }
 
 serve() {
@@ -129,8 +129,8 @@ case "$cmd" in
   build) setup; build ;;
   run) setup; build; index_default_corpus; serve ;;
   test) setup; test_all ;;
-  eval) setup; cargo run --release --bin webrag -- eval "$@" ;;
-  bench) setup; build; cargo run --release --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
+  eval) setup; cargo run --bin webrag -- eval "$@" ;;
+  bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   serve) serve ;;
   *) sed -n '2,12p' "$0"; exit 2 ;;
 esac
