@@ -49,7 +49,8 @@ function renderHits(hits) {
     title.textContent = h.title;
     const path = document.createElement('div');
     path.className = 'hit-path';
-    path.textContent = h.headingPath.join(' › ');
+    const hp = h.headingPath[0] === h.title ? h.headingPath.slice(1) : h.headingPath;
+    path.textContent = hp.join(' › ');
     const snip = document.createElement('div');
     snip.className = 'snippet';
     for (const part of h.snippet) {
