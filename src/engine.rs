@@ -422,12 +422,31 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let q = parse_query(query);
         let depth = self.config.fusion_depth.max(opts.k);
         let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
+        // Chunks holding every phrase term (postings intersection): only these can contain the
+        // phrases, so only these are re-analysed for the contiguity check.
+        let phrase_candidates: Option<HashSet<u32>> = if q.phrases.is_empty() {
+            None
+        } else {
+            let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
+            terms.sort();
+            terms.dedup();
+            let mut set: Option<HashSet<u32>> = None;
+            for t in terms {
+                let slots: HashSet<u32> = self.bm25.slots_with(t).collect();
+                set = Some(match set {
+                    None => slots,
+                    Some(prev) => prev.intersection(&slots).copied().collect(),
+                });
+            }
+            set
+        };
         let passes = |slot: u32| -> bool {
             if excluded.contains(&slot) {
                 return false;
             }
-            if q.phrases.is_empty() {
-                return true;
+            let Some(cands) = &phrase_candidates else { return true };
+            if !cands.contains(&slot) {
+                return false;
             }
             let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { return false };
             let toks = analyze(&c.text);
