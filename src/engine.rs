@@ -456,8 +456,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let want_dense = opts.mode != SearchMode::Bm25;
         let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
             let scores = self.bm25.score(&q, self.config.bm25_k1, self.config.bm25_b);
-            let ranked = top_k(scores.into_iter(), if q.phrases.is_empty() && excluded.is_empty() { depth } else { usize::MAX.min(scores_cap()) });
-            ranked.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
+            top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
         } else {
             Vec::new()
         };
@@ -481,8 +480,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             e.dense_rank = Some(i as u32 + 1);
         }
         let ranked: Vec<(u32, f32)> = match opts.mode {
-            SearchMode::Bm25 => bm25_list.clone(),
-            SearchMode::Dense => dense_list.clone(),
+            SearchMode::Bm25 => bm25_list,
+            SearchMode::Dense => dense_list,
             SearchMode::Hybrid => {
                 let a: Vec<u32> = bm25_list.iter().map(|x| x.0).collect();
                 let b: Vec<u32> = dense_list.iter().map(|x| x.0).collect();
@@ -511,11 +510,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         Ok(hits)
     }
-}
-
-/// Upper bound of BM25 candidates examined when phrases or exclusions filter the list.
-fn scores_cap() -> usize {
-    100_000
 }
 
 /// The query text the dense retriever embeds: operators stripped, excluded terms dropped.

@@ -119,18 +119,14 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     }
     // Ingest with the real model.
     let hp = super::eval::load_hotpotqa(&shared.join("data/hotpotqa")).map_err(io)?;
-    let docs: Vec<DocumentInput> = hp.passages.iter().take(200).enumerate()
-        .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
-        .collect();
+    let all = hp.documents();
+    let docs = all[..200.min(all.len())].to_vec();
     let mut eng = Engine::open(MemoryStore::new(), model, Config::default(), Box::new(FixedClock(0.0))).await?;
     let t = Instant::now();
     eng.add(docs.clone(), &mut NoProgress).await?;
     println!("| ingest (parse + chunk + embed + store), HotpotQA passages: documents/s | {:.1} |", docs.len() as f64 / t.elapsed().as_secs_f64());
     // Search latency at 1k (HotpotQA, 994) and 17,364 (CRUD news) documents.
     let hash = HashEmbedder { model };
-    let all: Vec<DocumentInput> = hp.passages.iter().enumerate()
-        .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
-        .collect();
     let mut eng = Engine::open(MemoryStore::new(), &hash, Config::default(), Box::new(FixedClock(0.0))).await?;
     eng.add(all, &mut NoProgress).await?;
     let qs: Vec<String> = hp.questions.iter().map(|q| q.0.clone()).collect();

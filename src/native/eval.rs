@@ -85,6 +85,17 @@ pub fn load_musique(dir: &Path) -> std::io::Result<EvalSet> {
     Ok(EvalSet { name: "musique".into(), passages, questions })
 }
 
+impl EvalSet {
+    /// The passages as documents: id = passage index, title = passage title, plain text.
+    pub fn documents(&self) -> Vec<DocumentInput> {
+        self.passages
+            .iter()
+            .enumerate()
+            .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
+            .collect()
+    }
+}
+
 /// Recall@2/5/10 per retriever.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EvalRow {
@@ -102,17 +113,10 @@ pub struct EvalRow {
     pub questions: usize,
 }
 
-/// Indexes the passages (id = passage index, title = passage title, plain text) and returns the
-/// engine.
+/// Indexes the passages ([`EvalSet::documents`]) and returns the engine.
 pub async fn build<E: Embedder>(set: &EvalSet, embedder: E) -> Result<Engine<MemoryStore, E>> {
     let mut eng = Engine::open(MemoryStore::new(), embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
-    let docs: Vec<DocumentInput> = set
-        .passages
-        .iter()
-        .enumerate()
-        .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
-        .collect();
-    for part in docs.chunks(256) {
+    for part in set.documents().chunks(256) {
         eng.add(part.to_vec(), &mut NoProgress).await?;
     }
     Ok(eng)

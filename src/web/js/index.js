@@ -63,7 +63,7 @@ export class WebRag {
     const rag = new WebRag(worker);
     const m = typeof model === 'string' ? new URL(model, globalThis.location?.href).href : model;
     try {
-      rag.stats0 = await rag.#call('open', { name, model: m, options }, onProgress);
+      await rag.#call('open', { name, model: m, options }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
