@@ -1,6 +1,8 @@
 //! Engine options, each with its default and accepted range.
 use serde::{Deserialize, Serialize};
 
+use crate::error::InputError;
+
 /// Options of an [`crate::Engine`]. All fields have defaults (see [`Config::default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -18,12 +20,66 @@ pub struct Config {
     pub bm25_k1: f32,
     /// BM25 `b` (length normalisation). Default 0.75; range 0..=1.
     pub bm25_b: f32,
+    /// BM25 inverse document frequency. Default [`Bm25Idf::Plus1`].
+    pub bm25_idf: Bm25Idf,
+    /// With [`Bm25Idf::Okapi`]: a negative idf becomes `epsilon` × the mean idf of all terms
+    /// (rank_bm25's floor). Default 0.25; range 0..=1.
+    pub bm25_epsilon: f32,
     /// Reciprocal-rank-fusion constant `k` (Cormack et al. 2009). Default 60; range 1..=1000.
     pub rrf_k: f32,
-    /// How many hits each retriever contributes to fusion. Default 100.
+    /// How many hits each retriever contributes to fusion. Default 100; range 1..=10000.
     pub fusion_depth: usize,
     /// Chunks embedded per forward pass at ingest. Default 16; range 1..=256.
     pub embed_batch: usize,
+}
+
+/// The BM25 idf formula, for `N` live chunks of which `df` hold the term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Bm25Idf {
+    /// `ln(1 + (N − df + 0.5)/(df + 0.5))`, always positive (Lucene; Robertson & Zaragoza 2009
+    /// with the +1 that keeps very common terms from scoring negatively).
+    Plus1,
+    /// `ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `epsilon` × mean idf (the
+    /// classic Okapi form as `rank_bm25.BM25Okapi` computes it; the eval references use it).
+    Okapi,
+}
+
+impl Config {
+    /// Checks every option against its documented range.
+    ///
+    /// Errors: [`InputError::InvalidOption`] naming the first option out of range.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let bad = |name: &str, reason: String| Err(InputError::InvalidOption { name: name.into(), reason });
+        if !(1024..=256 << 20).contains(&self.max_document_bytes) {
+            return bad("maxDocumentBytes", format!("{} is outside 1024..=268435456", self.max_document_bytes));
+        }
+        if self.max_chunk_tokens < 32 {
+            return bad("maxChunkTokens", format!("{} is below 32", self.max_chunk_tokens));
+        }
+        if self.target_chunk_tokens == 0 || self.target_chunk_tokens > self.max_chunk_tokens {
+            return bad("targetChunkTokens", format!("{} is outside 1..=maxChunkTokens ({})", self.target_chunk_tokens, self.max_chunk_tokens));
+        }
+        if !(0.0..=3.0).contains(&self.bm25_k1) {
+            return bad("bm25K1", format!("{} is outside 0..=3", self.bm25_k1));
+        }
+        if !(0.0..=1.0).contains(&self.bm25_b) {
+            return bad("bm25B", format!("{} is outside 0..=1", self.bm25_b));
+        }
+        if !(0.0..=1.0).contains(&self.bm25_epsilon) {
+            return bad("bm25Epsilon", format!("{} is outside 0..=1", self.bm25_epsilon));
+        }
+        if !(1.0..=1000.0).contains(&self.rrf_k) {
+            return bad("rrfK", format!("{} is outside 1..=1000", self.rrf_k));
+        }
+        if !(1..=10_000).contains(&self.fusion_depth) {
+            return bad("fusionDepth", format!("{} is outside 1..=10000", self.fusion_depth));
+        }
+        if !(1..=256).contains(&self.embed_batch) {
+            return bad("embedBatch", format!("{} is outside 1..=256", self.embed_batch));
+        }
+        Ok(())
+    }
 }
 
 impl Default for Config {
@@ -34,6 +90,8 @@ impl Default for Config {
             target_chunk_tokens: 200,
             bm25_k1: 1.2,
             bm25_b: 0.75,
+            bm25_idf: Bm25Idf::Plus1,
+            bm25_epsilon: 0.25,
             rrf_k: 60.0,
             fusion_depth: 100,
             embed_batch: 16,

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{InputError, ModelError, Result, StoreError};
-use crate::index::bm25::{self, Bm25Index, contains_phrase, parse_query, term_frequencies};
+use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
 use crate::index::vectors::FlatIndex;
 use crate::index::{Slots, top_k};
 use crate::ports::{Clock, Collection, Op, Progress, Record, SCHEMA_VERSION, Store};
@@ -28,11 +28,21 @@ pub struct SearchOptions {
     pub k: usize,
     /// Retriever(s). Default hybrid.
     pub mode: SearchMode,
+    /// Read the query as plain text: quotes, `-` and `^` are ordinary characters, so nothing is
+    /// filtered or boosted (for natural-language questions). Default false.
+    pub literal: bool,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { k: 10, mode: SearchMode::Hybrid }
+        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false }
+    }
+}
+
+impl SearchOptions {
+    /// `k` hits from `mode`, with the query syntax on.
+    pub fn new(k: usize, mode: SearchMode) -> Self {
+        SearchOptions { k, mode, literal: false }
     }
 }
 
@@ -80,6 +90,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`],
     /// and any store error.
     pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
+        config.validate()?;
         let contents = store.load().await?;
         let mut eng = Engine {
             vectors: FlatIndex::new(embedder.dim()),
@@ -199,6 +210,25 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// The options in force.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
+    /// `fusion_depth`); the others keep their values.
+    ///
+    /// Errors: [`InputError::InvalidOption`] when `search` fails [`Config::validate`].
+    pub fn set_search_config(&mut self, search: &Config) -> Result<()> {
+        let next = Config {
+            bm25_k1: search.bm25_k1,
+            bm25_b: search.bm25_b,
+            bm25_idf: search.bm25_idf,
+            bm25_epsilon: search.bm25_epsilon,
+            rrf_k: search.rrf_k,
+            fusion_depth: search.fusion_depth,
+            ..self.config.clone()
+        };
+        next.validate()?;
+        self.config = next;
+        Ok(())
     }
 
     /// Adds documents as one atomic batch.
@@ -402,7 +432,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Embeds the query (for dense or hybrid mode) and searches. See [`Engine::search_with`].
     pub async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        let dense_text = dense_query_text(query);
+        let dense_text = if opts.literal { query.trim().to_string() } else { dense_query_text(query) };
         let qv = match opts.mode {
             SearchMode::Bm25 => None,
             _ if dense_text.trim().is_empty() => None,
@@ -412,14 +442,15 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Searches with a precomputed query embedding (`None`: BM25 only). Excluded terms (`-term`)
-    /// and phrases filter every retriever's list; hybrid fuses BM25 and dense with RRF.
+    /// and phrases filter every retriever's list (unless `opts.literal`); hybrid fuses BM25 and
+    /// dense with RRF.
     ///
     /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
     pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
         if opts.k == 0 || opts.k > 1000 {
             return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{} is outside 1..=1000", opts.k) }.into());
         }
-        let q = parse_query(query);
+        let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
         let depth = self.config.fusion_depth.max(opts.k);
         let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
         // Chunks holding every phrase term (postings intersection): only these can contain the
@@ -455,7 +486,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let want_bm25 = opts.mode != SearchMode::Dense;
         let want_dense = opts.mode != SearchMode::Bm25;
         let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
-            let scores = self.bm25.score(&q, self.config.bm25_k1, self.config.bm25_b);
+            let scores = self.bm25.score(&q, &Bm25Params::of(&self.config));
             top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
         } else {
             Vec::new()

@@ -46,13 +46,13 @@ fn add_search_every_mode() {
         assert_eq!((s.documents, s.dim), (3, 384));
         assert!(s.chunks >= 3);
         for mode in [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid] {
-            let hits = e.search("who owns a value? borrow checker", &SearchOptions { k: 3, mode }).await.expect("search");
+            let hits = e.search("who owns a value? borrow checker", &SearchOptions::new(3, mode)).await.expect("search");
             assert_eq!(hits[0].doc_id, "rust.md", "{mode:?}");
             assert_eq!(hits[0].heading_path, vec!["Rust", "Ownership"]);
             assert_eq!(hits[0].title, "Rust");
         }
         // dense finds meaning without shared words
-        let hits = e.search("how hot should the water be for my cup", &SearchOptions { k: 1, mode: SearchMode::Dense }).await.expect("search");
+        let hits = e.search("how hot should the water be for my cup", &SearchOptions::new(1, SearchMode::Dense)).await.expect("search");
         assert_eq!(ids(&hits), vec!["tea.txt"]);
         // hybrid hits carry both retrievers' scores and a highlighted snippet
         let hits = e.search("dough rise", &SearchOptions::default()).await.expect("search");
@@ -67,7 +67,7 @@ fn add_search_every_mode() {
 fn query_syntax_filters() {
     pollster::block_on(async {
         let e = seeded().await;
-        let all = SearchOptions { k: 10, mode: SearchMode::Hybrid };
+        let all = SearchOptions::new(10, SearchMode::Hybrid);
         let hits = e.search("water -tea", &all).await.expect("search");
         assert!(!hits.is_empty() && hits.iter().all(|h| h.doc_id != "tea.txt"), "{:?}", ids(&hits));
         let hits = e.search("\"simple loaf\"", &all).await.expect("search");
@@ -75,7 +75,7 @@ fn query_syntax_filters() {
         let hits = e.search("\"loaf simple\"", &all).await.expect("search");
         assert!(hits.is_empty());
         // a boost multiplies that term's contribution: tea matches only `water`
-        let bm = SearchOptions { k: 3, mode: SearchMode::Bm25 };
+        let bm = SearchOptions::new(3, SearchMode::Bm25);
         let score = |hits: &[webrag::types::Hit], id: &str| hits.iter().find(|h| h.doc_id == id).and_then(|h| h.scores.bm25).expect("hit");
         let plain = e.search("water salt", &bm).await.expect("search");
         let boosted = e.search("water^5 salt", &bm).await.expect("search");
@@ -97,10 +97,43 @@ fn readd_unchanged_is_noop_and_changed_replaces() {
         let r = e.add(vec![doc("tea.txt", "Black tea wants boiling water and four minutes.")], &mut NoProgress).await.expect("replace");
         assert_eq!(r.replaced, vec!["tea.txt"]);
         assert_eq!(e.stats().documents, 3);
-        let hits = e.search("80 degrees", &SearchOptions { k: 10, mode: SearchMode::Bm25 }).await.expect("search");
+        let hits = e.search("80 degrees", &SearchOptions::new(10, SearchMode::Bm25)).await.expect("search");
         assert!(hits.iter().all(|h| h.doc_id != "tea.txt"), "old chunk still indexed");
-        let hits = e.search("boiling", &SearchOptions { k: 1, mode: SearchMode::Bm25 }).await.expect("search");
+        let hits = e.search("boiling", &SearchOptions::new(1, SearchMode::Bm25)).await.expect("search");
         assert_eq!(ids(&hits), vec!["tea.txt"]);
+    });
+}
+
+#[test]
+fn literal_queries_ignore_the_syntax() {
+    pollster::block_on(async {
+        let e = seeded().await;
+        // With the syntax, the phrase "water tea" filters out every chunk (no chunk holds it) ...
+        let q = r#"which "water tea" -bread"#;
+        assert!(e.search(q, &SearchOptions::new(10, SearchMode::Hybrid)).await.expect("search").is_empty());
+        // ... read literally, the words score and nothing is filtered or excluded.
+        let lit = SearchOptions { literal: true, ..SearchOptions::new(10, SearchMode::Bm25) };
+        let hits = e.search(q, &lit).await.expect("literal");
+        assert_eq!(ids(&hits)[0], "tea.txt");
+        assert!(ids(&hits).contains(&"bread.md"), "-bread excluded in literal mode");
+    });
+}
+
+#[test]
+fn invalid_config_is_rejected_at_open() {
+    pollster::block_on(async {
+        for (config, name) in [
+            (Config { bm25_k1: -1.0, ..Config::default() }, "bm25K1"),
+            (Config { embed_batch: 0, ..Config::default() }, "embedBatch"),
+            (Config { target_chunk_tokens: 300, ..Config::default() }, "targetChunkTokens"),
+        ] {
+            let r = Engine::open(MemoryStore::new(), common::model(), config, Box::new(FixedClock(1.0))).await;
+            match r {
+                Err(Error::Input(InputError::InvalidOption { name: n, .. })) => assert_eq!(n, name),
+                Err(other) => panic!("{name}: unexpected error {other}"),
+                Ok(_) => panic!("{name}: accepted"),
+            }
+        }
     });
 }
 
@@ -112,7 +145,7 @@ fn remove_and_unknown_ids() {
         assert_eq!(r.removed, vec!["bread.md"]);
         assert_eq!(r.unknown, vec!["nope"]);
         assert_eq!(e.stats().documents, 2);
-        let hits = e.search("bread dough flour", &SearchOptions { k: 10, mode: SearchMode::Hybrid }).await.expect("search");
+        let hits = e.search("bread dough flour", &SearchOptions::new(10, SearchMode::Hybrid)).await.expect("search");
         assert!(hits.iter().all(|h| h.doc_id != "bread.md"));
         let r = e.remove(&["bread.md".into()]).await.expect("remove again");
         assert_eq!(r.unknown, vec!["bread.md"]);
@@ -162,8 +195,12 @@ fn bad_input_is_typed_and_loses_nothing() {
         let err = e.add(vec![doc("big", &big)], &mut NoProgress).await.expect_err("big");
         assert_eq!(err, Error::Input(InputError::TooLarge { id: "big".into(), bytes: 10_000_000, limit: 8 << 20 }));
         // k out of range
-        let err = e.search("x", &SearchOptions { k: 0, mode: SearchMode::Bm25 }).await.expect_err("k");
+        let err = e.search("x", &SearchOptions::new(0, SearchMode::Bm25)).await.expect_err("k");
         assert_eq!(code(&err), "INVALID_OPTION");
+        // a search option out of its documented range leaves the old settings in force
+        let err = e.set_search_config(&Config { bm25_b: 1.5, ..Config::default() }).expect_err("b");
+        assert_eq!(err, Error::Input(InputError::InvalidOption { name: "bm25B".into(), reason: "1.5 is outside 0..=1".into() }));
+        assert_eq!(e.config(), &Config::default());
         assert_eq!((e.stats(), e.documents()), before, "a rejected batch changed the store");
     });
 }
@@ -180,9 +217,9 @@ fn failing_commit_leaves_engine_and_store_unchanged() {
         assert_eq!(code(&err), "QUOTA_EXCEEDED");
         assert_eq!(store.load().await.expect("load"), stored_before);
         assert_eq!(e.stats().documents, 1);
-        let hits = e.search("alpacas andes", &SearchOptions { k: 5, mode: SearchMode::Bm25 }).await.expect("search");
+        let hits = e.search("alpacas andes", &SearchOptions::new(5, SearchMode::Bm25)).await.expect("search");
         assert_eq!(hits.len(), 1);
-        assert!(e.search("bees honey", &SearchOptions { k: 5, mode: SearchMode::Bm25 }).await.expect("search").is_empty());
+        assert!(e.search("bees honey", &SearchOptions::new(5, SearchMode::Bm25)).await.expect("search").is_empty());
         store.fail_next_commit(StoreError::QuotaExceeded);
         assert!(e.remove(&["a".into()]).await.is_err());
         assert_eq!(e.stats().documents, 1);
@@ -202,7 +239,7 @@ fn malformed_html_is_indexed_leniently() {
         let mut e = open().await;
         let html = "<html><body><h1>Broken <b>page</h1><p>Unclosed paragraph about <i>zebras<div><p>and giraffes</td></table>";
         e.add(vec![DocumentInput { format: Format::Html, ..doc("broken", html) }], &mut NoProgress).await.expect("add");
-        let hits = e.search("giraffes", &SearchOptions { k: 1, mode: SearchMode::Bm25 }).await.expect("search");
+        let hits = e.search("giraffes", &SearchOptions::new(1, SearchMode::Bm25)).await.expect("search");
         assert_eq!(hits[0].doc_id, "broken");
         assert_eq!(hits[0].title, "Broken page");
     });

@@ -3,9 +3,11 @@
 //!
 //! Score of chunk `d` for query terms `t` with boosts `w_t`:
 //! `Σ w_t · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`, with
-//! `idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))` (always positive).
+//! `idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))` (always positive; the default), or the Okapi
+//! `ln((N − df + 0.5)/(df + 0.5))` with negative values floored as rank_bm25 does.
 use std::collections::HashMap;
 
+use crate::config::Bm25Idf;
 use crate::text::analyze;
 
 /// A parsed query.
@@ -70,6 +72,31 @@ pub fn parse_query(q: &str) -> Query {
     out
 }
 
+/// The query as plain text: every analysed word scores with boost 1; no phrases, no exclusions.
+pub fn literal_query(q: &str) -> Query {
+    Query { terms: analyze(q).into_iter().map(|t| (t, 1.0)).collect(), ..Query::default() }
+}
+
+/// BM25 parameters (see [`crate::config::Config`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    /// Term-frequency saturation.
+    pub k1: f32,
+    /// Length normalisation.
+    pub b: f32,
+    /// The idf formula.
+    pub idf: Bm25Idf,
+    /// Floor factor for negative Okapi idf.
+    pub epsilon: f32,
+}
+
+impl Bm25Params {
+    /// The parameters `config` names.
+    pub fn of(config: &crate::config::Config) -> Self {
+        Bm25Params { k1: config.bm25_k1, b: config.bm25_b, idf: config.bm25_idf, epsilon: config.bm25_epsilon }
+    }
+}
+
 /// Inverted index: term → postings `(slot, tf)`.
 #[derive(Debug, Default, Clone)]
 pub struct Bm25Index {
@@ -127,13 +154,23 @@ impl Bm25Index {
 
     /// Scores every chunk matching at least one query term. Returns `slot → score`;
     /// excluded terms and phrases are applied by the caller (they need chunk text).
-    pub fn score(&self, query: &Query, k1: f32, b: f32) -> HashMap<u32, f32> {
+    pub fn score(&self, query: &Query, params: &Bm25Params) -> HashMap<u32, f32> {
+        let (k1, b) = (params.k1, params.b);
         let mut acc: HashMap<u32, f32> = HashMap::new();
         if self.live == 0 {
             return acc;
         }
         let n = self.live as f32;
         let avgdl = self.total_len as f32 / n;
+        let okapi = |df: f32| ((n - df + 0.5) / (df + 0.5)).ln();
+        // rank_bm25's floor for negative Okapi idf: epsilon × the mean idf over the vocabulary.
+        let floor = match params.idf {
+            Bm25Idf::Plus1 => 0.0,
+            Bm25Idf::Okapi => {
+                let sum: f64 = self.postings.values().map(|v| okapi(v.len() as f32) as f64).sum();
+                params.epsilon * (sum / self.postings.len().max(1) as f64) as f32
+            }
+        };
         // Merge duplicate query terms: boosts add up (a term typed twice counts twice).
         let mut weights: HashMap<&str, f32> = HashMap::new();
         for (t, w) in &query.terms {
@@ -142,7 +179,10 @@ impl Bm25Index {
         for (t, w) in weights {
             let Some(p) = self.postings.get(t) else { continue };
             let df = p.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = match params.idf {
+                Bm25Idf::Plus1 => (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+                Bm25Idf::Okapi => Some(okapi(df)).filter(|x| *x >= 0.0).unwrap_or(floor),
+            };
             for &(slot, tf) in p {
                 let tf = tf as f32;
                 let dl = self.lengths[slot as usize] as f32;
@@ -198,13 +238,39 @@ mod tests {
             let (t, l) = term_frequencies(d);
             ix.insert(i as u32, &t, l);
         }
-        let s = ix.score(&parse_query("apple"), 1.2, 0.75);
+        let p = Bm25Params { k1: 1.2, b: 0.75, idf: Bm25Idf::Plus1, epsilon: 0.25 };
+        let s = ix.score(&parse_query("apple"), &p);
         assert!(s[&1] > s[&0]);
         assert!(!s.contains_key(&2));
         let (t, _) = term_frequencies(docs[1]);
         ix.remove(1, &t);
-        let s = ix.score(&parse_query("apple"), 1.2, 0.75);
+        let s = ix.score(&parse_query("apple"), &p);
         assert_eq!(s.len(), 1);
         assert_eq!(ix.terms(), 5); // apple (still in 0), banana, cherry, date, elder
+    }
+
+    /// Scores printed by `rank_bm25.BM25Okapi` (k1 1.5, b 0.75, epsilon 0.25) for the same
+    /// whitespace-tokenised corpus; "banana" (df 3 of 5) has a negative idf and takes the floor.
+    #[test]
+    fn okapi_matches_rank_bm25() {
+        let mut ix = Bm25Index::default();
+        let docs = ["apple banana apple", "banana cherry", "cherry date elder", "apple", "fig grape banana cherry"];
+        for (i, d) in docs.iter().enumerate() {
+            let (t, l) = term_frequencies(d);
+            ix.insert(i as u32, &t, l);
+        }
+        let p = Bm25Params { k1: 1.5, b: 0.75, idf: Bm25Idf::Okapi, epsilon: 0.25 };
+        let expect: [(&str, [f64; 5]); 3] = [
+            ("apple", [0.4580250341440595, 0.0, 0.0, 0.4653339442633796, 0.0]),
+            ("banana", [0.13554393611168022, 0.1617219495238073, 0.0, 0.0, 0.1166601060032418]),
+            ("cherry apple", [0.4580250341440595, 0.1617219495238073, 0.13554393611168022, 0.4653339442633796, 0.1166601060032418]),
+        ];
+        for (q, want) in expect {
+            let got = ix.score(&parse_query(q), &p);
+            for (slot, w) in want.iter().enumerate() {
+                let g = got.get(&(slot as u32)).copied().unwrap_or(0.0) as f64;
+                assert!((g - w).abs() < 1e-5, "{q:?} slot {slot}: {g} vs rank_bm25 {w}");
+            }
+        }
     }
 }

@@ -89,7 +89,7 @@ async fn latency<E: Embedder>(eng: &Engine<MemoryStore, E>, queries: &[String]) 
     for q in queries {
         let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
         let t = Instant::now();
-        let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { k: 10, mode: SearchMode::Hybrid })?;
+        let hits = eng.search_with(q, qv.as_deref(), &SearchOptions::new(10, SearchMode::Hybrid))?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         std::hint::black_box(hits);
     }

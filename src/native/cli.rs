@@ -40,8 +40,11 @@ enum Cmd {
         #[arg(short, long, default_value_t = 5)]
         k: usize,
         /// bm25, dense or hybrid.
-        #[arg(long, default_value = "hybrid")]
+        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid"])]
         mode: String,
+        /// Read the query as plain text (no phrases, -term or ^ boosts).
+        #[arg(long)]
+        literal: bool,
     },
     /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
     Eval {
@@ -120,7 +123,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 db.display(), t0.elapsed().as_secs_f64(), s.documents, s.chunks
             );
         }
-        Cmd::Search { query, db, k, mode } => {
+        Cmd::Search { query, db, k, mode, literal } => {
             let mode = match mode.as_str() {
                 "bm25" => SearchMode::Bm25,
                 "dense" => SearchMode::Dense,
@@ -128,7 +131,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let embedder = load_embedder(&model_dir)?;
             let eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
-            let hits = eng.search(&query, &SearchOptions { k, mode }).await?;
+            let hits = eng.search(&query, &SearchOptions { k, mode, literal }).await?;
             for (i, h) in hits.iter().enumerate() {
                 let snippet: String = h.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
                 println!("{:2}. {} — {} (score {:.4}; bm25 {:?}, dense {:?})", i + 1, h.title, h.heading_path.join(" > "), h.score, h.scores.bm25, h.scores.dense);
@@ -148,14 +151,22 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let set = if name == "hotpotqa" { eval::load_hotpotqa(&dir) } else { eval::load_musique(&dir) }
                     .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
                 let t0 = Instant::now();
-                let eng = eval::build(&set, load_embedder(&model_dir)?).await?;
+                let mut eng = eval::build(&set, load_embedder(&model_dir)?).await?;
                 eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
-                rows.extend(eval::evaluate(&set, &eng).await?);
+                rows.extend(eval::evaluate_both(&set, &mut eng).await?);
             }
-            println!("| dataset | retriever | R@2 | R@5 | R@10 | questions |");
-            println!("|---|---|---|---|---|---|");
+            println!("| dataset | retriever | BM25 settings | R@2 | R@5 | R@10 | reference R@5 | Δ R@5 | questions |");
+            println!("|---|---|---|---|---|---|---|---|---|");
             for r in &rows {
-                println!("| {} | {} | {:.1} | {:.1} | {:.1} | {} |", r.dataset, r.retriever, r.r2, r.r5, r.r10, r.questions);
+                let (refr, delta) = match r.reference_r5 {
+                    Some(x) => (format!("{x:.1}"), format!("{:+.1}", r.r5 - x)),
+                    None => ("".into(), "".into()),
+                };
+                let settings = if r.retriever == "dense" { "—" } else { r.bm25.as_str() };
+                println!(
+                    "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
+                    r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions
+                );
             }
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())

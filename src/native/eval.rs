@@ -11,7 +11,7 @@ use crate::engine::{Engine, SearchOptions};
 use crate::error::Result;
 use crate::ports::{FixedClock, MemoryStore, NoProgress};
 use crate::types::{DocumentInput, Format, SearchMode};
-use crate::config::Config;
+use crate::config::{Bm25Idf, Config};
 
 /// A question set over a passage pool.
 #[derive(Debug, Clone)]
@@ -109,8 +109,44 @@ pub struct EvalRow {
     pub r5: f64,
     /// Recall@10, in percent.
     pub r10: f64,
+    /// BM25 settings: `default` ([`Config::default`]) or `rank_bm25` ([`reference_config`]).
+    pub bm25: String,
+    /// The reference R@5 (rank_bm25 / sentence-transformers on the same files), when known.
+    pub reference_r5: Option<f64>,
     /// Questions evaluated.
     pub questions: usize,
+}
+
+/// The settings the references were measured with: `rank_bm25.BM25Okapi` defaults (Okapi idf
+/// with the epsilon floor, k1 1.5, b 0.75, epsilon 0.25); RRF k 60.
+pub fn reference_config() -> Config {
+    Config { bm25_idf: Bm25Idf::Okapi, bm25_k1: 1.5, bm25_b: 0.75, bm25_epsilon: 0.25, ..Config::default() }
+}
+
+/// R@5 of the references (issue 2): rank_bm25, sentence-transformers all-MiniLM-L6-v2 (dense),
+/// and their RRF, on the same train100 files, passages embedded as `title\ntext`.
+pub fn reference_r5(dataset: &str, retriever: &str) -> Option<f64> {
+    match (dataset, retriever) {
+        ("hotpotqa", "bm25") => Some(75.5),
+        ("hotpotqa", "dense") => Some(79.5),
+        ("hotpotqa", "hybrid") => Some(79.5),
+        ("musique", "bm25") => Some(45.2),
+        ("musique", "dense") => Some(62.1),
+        ("musique", "hybrid") => Some(57.4),
+        _ => None,
+    }
+}
+
+/// Runs [`evaluate`] with the default settings, then the BM25-dependent rows (bm25, hybrid) again
+/// with [`reference_config`]; the engine is left with its default settings.
+pub async fn evaluate_both<E: Embedder>(set: &EvalSet, eng: &mut Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
+    let default = eng.config().clone();
+    let mut rows = evaluate(set, eng, "default").await?;
+    eng.set_search_config(&reference_config())?;
+    let reference = evaluate(set, eng, "rank_bm25").await;
+    eng.set_search_config(&default)?;
+    rows.extend(reference?.into_iter().filter(|r| r.retriever != "dense"));
+    Ok(rows)
 }
 
 /// Indexes the passages ([`EvalSet::documents`]) and returns the engine.
@@ -122,8 +158,9 @@ pub async fn build<E: Embedder>(set: &EvalSet, embedder: E) -> Result<Engine<Mem
     Ok(eng)
 }
 
-/// Runs every question through bm25, dense and hybrid (the query is embedded once).
-pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
+/// Runs every question through bm25, dense and hybrid (the query is embedded once). Questions are
+/// read literally (no query syntax), as the reference implementations read them.
+pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, bm25: &str) -> Result<Vec<EvalRow>> {
     let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid];
     let mut sums = [[0f64; 3]; 3];
     let mut n = 0;
@@ -134,7 +171,7 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) 
         n += 1;
         let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
         for (mi, mode) in modes.iter().enumerate() {
-            let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { k: 100, mode: *mode })?;
+            let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { literal: true, ..SearchOptions::new(100, *mode) })?;
             let mut ranked: Vec<usize> = Vec::new();
             for h in hits {
                 let p: usize = h.doc_id.parse().unwrap_or(usize::MAX);
@@ -158,6 +195,8 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) 
             r5: 100.0 * sums[mi][1] / n.max(1) as f64,
             r10: 100.0 * sums[mi][2] / n.max(1) as f64,
             questions: n,
+            bm25: bm25.to_string(),
+            reference_r5: reference_r5(&set.name, &format!("{m:?}").to_lowercase()),
         })
         .collect())
 }

@@ -9,10 +9,19 @@ pub fn is_cjk(c: char) -> bool {
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
+/// Punctuation that UAX #29 allows inside a word (`don't`, `U.S.`, `3.14`, `1,000`, `a:b`) and
+/// that the analyzer splits on, so `amy's` also matches `amy` (after NFKC, full-width forms are
+/// ASCII). The underscore is kept (`snake_case` is one term).
+fn is_mid_punct(c: char) -> bool {
+    (c.is_ascii_punctuation() && c != '_')
+        || matches!(c, '\u{00B7}' | '\u{0387}' | '\u{05F3}' | '\u{05F4}' | '\u{2018}' | '\u{2019}' | '\u{2024}' | '\u{2027}' | '\u{FE50}' | '\u{FE52}' | '\u{FE54}' | '\u{FE55}')
+}
+
 /// Splits `text` into index terms, in order (positions matter for phrase queries).
 ///
-/// Words are UAX #29 word segments containing at least one alphanumeric character, normalised
-/// with NFKC and lowercased (so `Ｆｕｌｌ` = `full`). Adjacent CJK characters form overlapping
+/// Words are UAX #29 word segments, normalised with NFKC and lowercased (so `Ｆｕｌｌ` = `full`),
+/// then split at inner punctuation (`amy's` → `amy`, `s`; `3.14` → `3`, `14`); pieces without an
+/// alphanumeric character are dropped. Adjacent CJK characters form overlapping
 /// bigrams (`自然语言` → `自然`, `然语`, `语言`), the usual trick for unsegmented scripts.
 pub fn analyze(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -59,7 +68,7 @@ pub fn analyze(text: &str) -> Vec<String> {
         }
         if word.chars().any(char::is_alphanumeric) {
             let norm: String = word.nfkc().flat_map(char::to_lowercase).collect();
-            out.push(norm);
+            out.extend(norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).map(str::to_string));
         }
     }
     if !run.is_empty() {
@@ -74,7 +83,8 @@ mod tests {
 
     #[test]
     fn words_lowercase_nfkc() {
-        assert_eq!(analyze("Hello, WORLD! Ｆｕｌｌ e-mail 3.14"), ["hello", "world", "full", "e", "mail", "3.14"]);
+        assert_eq!(analyze("Hello, WORLD! Ｆｕｌｌ e-mail 3.14"), ["hello", "world", "full", "e", "mail", "3", "14"]);
+        assert_eq!(analyze("Amy’s U.S. snake_case don't"), ["amy", "s", "u", "s", "snake_case", "don", "t"]);
     }
 
     #[test]

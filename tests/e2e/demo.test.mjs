@@ -66,7 +66,7 @@ test('HotpotQA through the page: 994 passages survive a reload; recall@5 (hybrid
     for (const mode of ['bm25', 'dense', 'hybrid']) {
       let sum = 0;
       for (const { q, gold } of qs) {
-        const hits = await window.webragDemo.rag.search(q, { k: 50, mode });
+        const hits = await window.webragDemo.rag.search(q, { k: 50, mode, literal: true });
         const ranked = [];
         for (const h of hits) if (!ranked.includes(h.docId)) ranked.push(h.docId);
         const top = ranked.slice(0, 5);

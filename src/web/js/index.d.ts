@@ -71,7 +71,8 @@ export class WebRag {
   static open(opts: { name?: string; model: string | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL }): Promise<WebRag>;
   add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void }): Promise<AddReport>;
   remove(ids: string[]): Promise<RemoveReport>;
-  search(query: string, options?: { k?: number; mode?: SearchMode }): Promise<Hit[]>;
+  /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
+  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
   embed(texts: string[]): Promise<number[][]>;
   stats(): Promise<Stats>;
   documents(): Promise<DocumentRecord[]>;
