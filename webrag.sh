@@ -72,12 +72,12 @@ wasm_cargo() {  # cargo for wasm32 by the route setup chose
 
 build() {
   log "release wasm build"
-  wasm_cargo build --release --lib
-  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/webrag.wasm"
+  wasm_cargo build --profile wasm-release --lib
+  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/webrag.wasm"
   rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets
   wasm-bindgen --target web --out-dir pkg "$wasm"
   log "wasm-opt -O3"
-  wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
+  wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
     --enable-sign-ext --enable-mutable-globals pkg/webrag_bg.wasm -o pkg/webrag_bg.opt.wasm
   mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
   cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts pkg/

@@ -109,3 +109,26 @@ async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
     assert_eq!((r.removed.len(), r.unknown.len()), (1, 1));
     assert_eq!(e.stats().documents, 1);
 }
+
+/// The SIMD128 row kernels (GELU, softmax, residual add) agree with their scalar definitions.
+#[wasm_bindgen_test]
+fn simd_row_kernels_match_scalar() {
+    use webrag::embed::ops;
+    let x: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.37).sin() * 6.0 + (i % 7) as f32).collect();
+    let mut g = x.clone();
+    ops::gelu(&mut g);
+    for (a, v) in g.iter().zip(&x) {
+        assert!((a - ops::gelu_erf(*v)).abs() < 2e-6 * v.abs().max(1.0), "gelu({v}) = {a}");
+    }
+    let mut s = x.clone();
+    ops::softmax(&mut s, 0.5);
+    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let z: f64 = x.iter().map(|v| (((v - m) * 0.5) as f64).exp()).sum();
+    for (a, v) in s.iter().zip(&x) {
+        let want = (((v - m) * 0.5) as f64).exp() / z;
+        assert!((*a as f64 - want).abs() < 1e-6 * want.max(1e-3), "softmax: {a} vs {want}");
+    }
+    let mut a = x.clone();
+    ops::add(&mut a, &g);
+    assert!(a.iter().zip(x.iter().zip(&g)).all(|(s, (p, q))| *s == p + q));
+}

@@ -7,7 +7,8 @@
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
-use super::gemm::{Packed, matmul_bias};
+use super::gemm::{Packed, matmul_bias, matmul_strided};
+use super::ops;
 use crate::error::{ModelError, Result};
 
 /// The `config.json` fields the encoder needs.
@@ -98,15 +99,7 @@ struct LayerNorm {
 impl LayerNorm {
     /// In place over rows of `x` `[rows, H]`.
     fn forward(&self, x: &mut [f32]) {
-        let h = self.weight.len();
-        for row in x.chunks_exact_mut(h) {
-            let mean = row.iter().sum::<f32>() / h as f32;
-            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
-            let inv = 1.0 / (var + self.eps).sqrt();
-            for ((v, g), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
-                *v = (*v - mean) * inv * g + b;
-            }
-        }
+        ops::layer_norm(x, &self.weight, &self.bias, self.eps);
     }
 }
 
@@ -252,24 +245,23 @@ impl BertModel {
             layer.qkv.forward(&x, total, &mut qkv);
             self.attention(&qkv, &lens, &mut ctx);
             layer.attention_output.forward(&ctx, total, &mut tmp);
-            for (a, b) in x.iter_mut().zip(&tmp) {
-                *a += b;
-            }
+            ops::add(&mut x, &tmp);
             layer.attention_ln.forward(&mut x);
             layer.intermediate.forward(&x, total, &mut inter);
-            for v in inter.iter_mut() {
-                *v = gelu_erf(*v);
-            }
+            ops::gelu(&mut inter);
             layer.output.forward(&inter, total, &mut tmp);
-            for (a, b) in x.iter_mut().zip(&tmp) {
-                *a += b;
-            }
+            ops::add(&mut x, &tmp);
             layer.output_ln.forward(&mut x);
         }
         x
     }
 
     /// Scaled dot-product attention per sequence and head. `qkv` is `[T, 3H]`, `ctx` `[T, H]`.
+    ///
+    /// Both products run on the packed GEMM kernel over strided views, with no gather of `Q`
+    /// and no scatter of the context: scores `[len, len] = Q_h · K_hᵀ` (`Q_h` read in place with
+    /// row stride 3H; `K_hᵀ` packed), a row softmax with the `1/√d` scale folded into the
+    /// exponent, then `ctx_h [len, d] = P · V_h` (`V_h` packed) written with row stride H.
     fn attention(&self, qkv: &[f32], lens: &[usize], ctx: &mut [f32]) {
         let h = self.config.hidden_size;
         let heads = self.config.num_attention_heads;
@@ -277,35 +269,20 @@ impl BertModel {
         let scale = 1.0 / (d as f32).sqrt();
         let mut start = 0;
         let mut scores = Vec::new();
+        let mut kt = Packed::from_kn(&[], 0, 0);
+        let mut v = Packed::from_kn(&[], 0, 0);
         for &len in lens {
-            scores.resize(len, 0.0);
+            scores.resize(len * len, 0.0);
+            let rows = &qkv[start * 3 * h..(start + len) * 3 * h];
             for head in 0..heads {
                 let (qo, ko, vo) = (head * d, h + head * d, 2 * h + head * d);
-                for i in 0..len {
-                    let q = &qkv[(start + i) * 3 * h + qo..][..d];
-                    let mut max = f32::NEG_INFINITY;
-                    for j in 0..len {
-                        let k = &qkv[(start + j) * 3 * h + ko..][..d];
-                        let s = dot(q, k) * scale;
-                        scores[j] = s;
-                        max = max.max(s);
-                    }
-                    let mut sum = 0.0;
-                    for s in scores.iter_mut() {
-                        *s = (*s - max).exp();
-                        sum += *s;
-                    }
-                    let inv = 1.0 / sum;
-                    let out = &mut ctx[(start + i) * h + head * d..][..d];
-                    out.fill(0.0);
-                    for j in 0..len {
-                        let p = scores[j] * inv;
-                        let v = &qkv[(start + j) * 3 * h + vo..][..d];
-                        for (o, vv) in out.iter_mut().zip(v) {
-                            *o += p * vv;
-                        }
-                    }
+                kt.refill(d, len, |c, j| rows[j * 3 * h + ko + c]);
+                matmul_strided(&rows[qo..], len, 3 * h, &kt, &mut scores, len);
+                for row in scores.chunks_exact_mut(len) {
+                    ops::softmax(row, scale);
                 }
+                v.refill(len, d, |j, c| rows[j * 3 * h + vo + c]);
+                matmul_strided(&scores, len, len, &v, &mut ctx[start * h + head * d..], h);
             }
             start += len;
         }
@@ -338,26 +315,4 @@ impl BertModel {
         }
         out
     }
-}
-
-#[inline]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut s = [0f32; 4];
-    let chunks = a.len() / 4;
-    for c in 0..chunks {
-        for l in 0..4 {
-            s[l] += a[c * 4 + l] * b[c * 4 + l];
-        }
-    }
-    let mut t = s[0] + s[1] + s[2] + s[3];
-    for i in chunks * 4..a.len() {
-        t += a[i] * b[i];
-    }
-    t
-}
-
-/// GELU, erf form as BERT uses: `x/2 · (1 + erf(x/√2))`.
-#[inline]
-pub fn gelu_erf(x: f32) -> f32 {
-    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
 }

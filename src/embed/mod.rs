@@ -6,7 +6,8 @@
 //! Output vectors are L2-normalised, so cosine similarity is a dot product. Correctness is
 //! measured against sentence-transformers' own output (`../shared/embeddings/*.golden.json`).
 pub mod bert;
-mod gemm;
+pub mod gemm;
+pub mod ops;
 pub mod tokenizer;
 
 use crate::error::{ModelError, Result};

@@ -62,23 +62,7 @@ impl FlatIndex {
     }
 }
 
-/// Dot product, 8 independent accumulators (vectorises to SIMD on both targets).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let n = a.len().min(b.len());
-    let chunks = n / 8;
-    for c in 0..chunks {
-        let (x, y) = (&a[c * 8..c * 8 + 8], &b[c * 8..c * 8 + 8]);
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        s += a[i] * b[i];
-    }
-    s
-}
+pub use crate::embed::gemm::dot;
 
 #[cfg(test)]
 mod tests {

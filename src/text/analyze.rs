@@ -1,5 +1,5 @@
 //! The BM25 analyzer: Unicode words (UAX #29), NFKC + lowercase, CJK character bigrams.
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization_alignments::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Whether `c` is written without spaces between words (Han, Hiragana, Katakana); such runs are
@@ -67,7 +67,7 @@ pub fn analyze(text: &str) -> Vec<String> {
             continue;
         }
         if word.chars().any(char::is_alphanumeric) {
-            let norm: String = word.nfkc().flat_map(char::to_lowercase).collect();
+            let norm: String = word.nfkc().map(|(c, _)| c).flat_map(char::to_lowercase).collect();
             out.extend(norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).map(str::to_string));
         }
     }
