@@ -74,8 +74,8 @@ impl<T: Embedder + ?Sized> Embedder for &T {
     }
 }
 
-/// CPU embedder: WordPiece + BERT forward pass on the CPU (SIMD128 kernels in wasm,
-/// `matrixmultiply` natively).
+/// CPU embedder: WordPiece + BERT forward pass on the CPU ([`gemm`] and [`ops`]: SIMD128 with
+/// relaxed-SIMD FMA in wasm, AVX-512/AVX2 natively).
 pub struct CpuEmbedder {
     id: String,
     tokenizer: WordPiece,
