@@ -103,7 +103,7 @@ async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
     assert_eq!(contents.documents.len(), 2);
     let mut e = Engine::open(store, model().await, Config::default(), Box::new(FixedClock(1.0))).await.expect("engine");
     assert_eq!(e.stats().documents, 2);
-    let hits = e.search("nocturnal birds", &SearchOptions { k: 1, mode: SearchMode::Hybrid }).await.expect("search");
+    let hits = e.search("nocturnal birds", &SearchOptions::new(1, SearchMode::Hybrid)).await.expect("search");
     assert_eq!(hits[0].doc_id, "owls.md");
     let r = e.remove(&["bees".into(), "unknown".into()]).await.expect("remove");
     assert_eq!((r.removed.len(), r.unknown.len()), (1, 1));
