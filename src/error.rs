@@ -6,6 +6,23 @@
 //! network is ever `unwrap()`ed: it ends up here instead.
 use thiserror::Error;
 
+/// Errors from the GPU embedder (WebGPU in the browser, Vulkan/Metal/DX12 natively).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum GpuError {
+    /// No adapter or no device could be obtained (no WebGPU, no driver).
+    #[error("no GPU available: {reason}")]
+    Unavailable {
+        /// What the platform said.
+        reason: String,
+    },
+    /// A submission, a readback or the device failed (including device loss).
+    #[error("GPU failure: {reason}")]
+    Failed {
+        /// What failed.
+        reason: String,
+    },
+}
+
 /// Crate-wide result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -196,6 +213,9 @@ pub enum Error {
     /// Storage problem.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// GPU problem.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
     /// The operation was cancelled by the caller.
     #[error("operation cancelled")]
     Cancelled,
@@ -203,12 +223,13 @@ pub enum Error {
 
 impl Error {
     /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,
-    /// `AbortError`).
+    /// `GpuError`, `AbortError`).
     pub fn name(&self) -> &'static str {
         match self {
             Error::Input(_) => "InputError",
             Error::Model(_) => "ModelError",
             Error::Store(_) => "StoreError",
+            Error::Gpu(_) => "GpuError",
             Error::Cancelled => "AbortError",
         }
     }
@@ -224,6 +245,10 @@ impl Error {
                 InputError::InvalidId { .. } => "INVALID_ID",
                 InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
                 InputError::InvalidOption { .. } => "INVALID_OPTION",
+            },
+            Error::Gpu(e) => match e {
+                GpuError::Unavailable { .. } => "GPU_UNAVAILABLE",
+                GpuError::Failed { .. } => "GPU_FAILED",
             },
             Error::Model(e) => match e {
                 ModelError::FileUnavailable { .. } => "MODEL_FILE_UNAVAILABLE",

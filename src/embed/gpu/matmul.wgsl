@@ -1,0 +1,97 @@
+// Tiled matrix multiply with fused bias and optional GELU (erf form):
+//   out[M, N] = act(a[M, K] · w[K, N] + bias[N])
+// All row-major f32. Dispatch: (ceil(N / 64), ceil(M / 64), 1) workgroups of 16 × 16 threads.
+// Each workgroup computes a 64 × 64 output tile; each thread a 4 × 4 block of it, from 16-wide
+// K slices of `a` and `w` staged in workgroup memory (2 × 4 KiB).
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    // 0: identity, 1: GELU (erf form)
+    act: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+const BM: u32 = 64u;
+const BN: u32 = 64u;
+const BK: u32 = 16u;
+
+// a tile, transposed: a_t[kk * BM + r]
+var<workgroup> a_t: array<f32, 1024>;
+// w tile: w_t[kk * BN + c]
+var<workgroup> w_t: array<f32, 1024>;
+
+// erf(x) = x · P(x²) / Q(x²), x clamped to [-4, 4]; the same fit as the CPU path
+// (src/embed/ops.rs), max abs error 4.2e-7.
+fn erf(x0: f32) -> f32 {
+    let x = clamp(x0, -4.0, 4.0);
+    let z = x * x;
+    let num = 1.1283787 + z * (0.21392831 + z * (0.052431476 + z * (0.0042924302 + z * (0.00015552716 + z * (-1.9904234e-6 + z * 1.9220128e-8)))));
+    let den = 1.0 + z * (0.5229167 + z * (0.120792996 + z * (0.015549804 + z * 0.001097903)));
+    return x * num / den;
+}
+
+fn gelu(x: f32) -> f32 {
+    return 0.5 * x * (1.0 + erf(x * 0.70710678));
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let tid = lid.y * 16u + lid.x;
+    let row0 = wg.y * BM;
+    let col0 = wg.x * BN;
+    var acc: array<f32, 16>;
+    for (var k0 = 0u; k0 < p.k; k0 += BK) {
+        for (var i = 0u; i < 4u; i++) {
+            let e = tid + i * 256u;
+            // a: 64 rows × 16 k
+            let r = e / BK;
+            let ka = e % BK;
+            var av = 0.0;
+            if (row0 + r < p.m && k0 + ka < p.k) {
+                av = a[(row0 + r) * p.k + k0 + ka];
+            }
+            a_t[ka * BM + r] = av;
+            // w: 16 k × 64 columns
+            let kw = e / BN;
+            let c = e % BN;
+            var wv = 0.0;
+            if (k0 + kw < p.k && col0 + c < p.n) {
+                wv = w[(k0 + kw) * p.n + col0 + c];
+            }
+            w_t[kw * BN + c] = wv;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < BK; kk++) {
+            let ab = kk * BM + lid.y * 4u;
+            let wb = kk * BN + lid.x * 4u;
+            let av = vec4<f32>(a_t[ab], a_t[ab + 1u], a_t[ab + 2u], a_t[ab + 3u]);
+            let wv = vec4<f32>(w_t[wb], w_t[wb + 1u], w_t[wb + 2u], w_t[wb + 3u]);
+            for (var i = 0u; i < 4u; i++) {
+                for (var j = 0u; j < 4u; j++) {
+                    acc[i * 4u + j] = fma(av[i], wv[j], acc[i * 4u + j]);
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < 4u; i++) {
+        let r = row0 + lid.y * 4u + i;
+        for (var j = 0u; j < 4u; j++) {
+            let c = col0 + lid.x * 4u + j;
+            if (r < p.m && c < p.n) {
+                var v = acc[i * 4u + j] + bias[c];
+                if (p.act == 1u) {
+                    v = gelu(v);
+                }
+                out[r * p.n + c] = v;
+            }
+        }
+    }
+}
