@@ -11,8 +11,9 @@ export class InputError extends WebRagError { constructor(m, c) { super(m, c); t
 export class ModelError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'ModelError'; } }
 /** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
 export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
+export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
 
-const CLASSES = { InputError, ModelError, StoreError };
+const CLASSES = { InputError, ModelError, StoreError, GpuError };
 
 function rehydrate({ name, code, message }) {
   const C = CLASSES[name] ?? WebRagError;
