@@ -9,7 +9,7 @@ export class InputError extends WebRagError {}
 export class ModelError extends WebRagError {}
 /** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_BACKEND. */
 export class StoreError extends WebRagError {}
-/** `GPU_UNAVAILABLE`, `GPU_FAILED` (the GPU embedder; the CPU path takes over). */
+/** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
