@@ -90,10 +90,10 @@ impl BertConfig {
     }
 }
 
-struct LayerNorm {
-    weight: Vec<f32>,
-    bias: Vec<f32>,
-    eps: f32,
+pub(crate) struct LayerNorm {
+    pub(crate) weight: Vec<f32>,
+    pub(crate) bias: Vec<f32>,
+    pub(crate) eps: f32,
 }
 
 impl LayerNorm {
@@ -103,9 +103,9 @@ impl LayerNorm {
     }
 }
 
-struct Linear {
-    w: Packed,
-    b: Vec<f32>,
+pub(crate) struct Linear {
+    pub(crate) w: Packed,
+    pub(crate) b: Vec<f32>,
 }
 
 impl Linear {
@@ -117,23 +117,23 @@ impl Linear {
 
 /// One `BertLayer`: self-attention (Q/K/V fused into one `[H, 3H]` projection), `BertSelfOutput`
 /// (dense + residual + LayerNorm), `BertIntermediate` (dense + GELU), `BertOutput`.
-struct BertLayer {
-    qkv: Linear,
-    attention_output: Linear,
-    attention_ln: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_ln: LayerNorm,
+pub(crate) struct BertLayer {
+    pub(crate) qkv: Linear,
+    pub(crate) attention_output: Linear,
+    pub(crate) attention_ln: LayerNorm,
+    pub(crate) intermediate: Linear,
+    pub(crate) output: Linear,
+    pub(crate) output_ln: LayerNorm,
 }
 
 /// A loaded BERT encoder.
 pub struct BertModel {
     config: BertConfig,
-    word_embeddings: Vec<f32>,
-    position_embeddings: Vec<f32>,
-    token_type_embeddings: Vec<f32>,
-    embeddings_ln: LayerNorm,
-    layers: Vec<BertLayer>,
+    pub(crate) word_embeddings: Vec<f32>,
+    pub(crate) position_embeddings: Vec<f32>,
+    pub(crate) token_type_embeddings: Vec<f32>,
+    pub(crate) embeddings_ln: LayerNorm,
+    pub(crate) layers: Vec<BertLayer>,
 }
 
 struct Weights<'a> {

@@ -80,6 +80,11 @@ impl Packed {
         }
     }
 
+    /// The packed floats, `[ceil(n/16)][k][16]` (the GPU matmul reads this layout too).
+    pub fn as_slice(&self) -> &[f32] {
+        &self.data
+    }
+
     /// Inputs.
     pub fn k(&self) -> usize {
         self.k

@@ -103,6 +103,11 @@ impl CpuEmbedder {
         &self.tokenizer
     }
 
+    /// The BERT model (weights, packed for the CPU kernels; the GPU path uploads these).
+    pub fn bert(&self) -> &BertModel {
+        &self.model
+    }
+
     /// Embeds already-tokenized sequences (ids include `[CLS]`/`[SEP]`).
     pub fn embed_ids(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
         self.model.embed(seqs)

@@ -1,6 +1,8 @@
 // Tiled matrix multiply with fused bias and optional GELU (erf form):
-//   out[M, N] = act(a[M, K] · w[K, N] + bias[N])
-// All row-major f32. Dispatch: (ceil(N / 64), ceil(M / 64), 1) workgroups of 16 × 16 threads.
+//   out[M, N] = act(a[M, K] · W[K, N] + bias[N])
+// a, out: row-major f32. W: the CPU path's packed layout (src/embed/gemm.rs), 16-column panels
+// [ceil(N / 16)][K][16], so W[kk, c] = w[((c / 16) · K + kk) · 16 + c % 16] and both paths
+// share one copy of the weights. Dispatch: (ceil(N / 64), ceil(M / 64), 1) workgroups of 16 × 16 threads.
 // Each workgroup computes a 64 × 64 output tile; each thread a 4 × 4 block of it, from 16-wide
 // K slices of `a` and `w` staged in workgroup memory (2 × 4 KiB).
 
@@ -63,7 +65,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             let c = e % BN;
             var wv = 0.0;
             if (k0 + kw < p.k && col0 + c < p.n) {
-                wv = w[(k0 + kw) * p.n + col0 + c];
+                let gc = col0 + c;
+                wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];
             }
             w_t[kw * BN + c] = wv;
         }
