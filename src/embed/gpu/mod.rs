@@ -1,11 +1,12 @@
-//! The GPU embedder's kernels: WGSL compute shaders dispatched through wgpu (Vulkan natively,
-//! lavapipe on GPU-less machines; WebGPU in the browser once the web side lands).
+//! The GPU embedder: WGSL compute shaders dispatched through wgpu (Vulkan natively, lavapipe on
+//! GPU-less machines; WebGPU in the browser once the web side lands).
 //!
-//! Status (issue 3, first slice): device set-up, pipelines built once, and two kernels — the
-//! tiled matrix multiply with fused bias + GELU ([`MATMUL_WGSL`]) and residual + LayerNorm
-//! ([`LAYERNORM_WGSL`]) — each with a one-shot entry point ([`Gpu::matmul`], [`Gpu::layer_norm`])
-//! that uploads, dispatches and reads back, for the kernel tests. The embedding engine (weights
-//! resident on the GPU, the whole forward pass, length buckets, f16) builds on these.
+//! [`Gpu`] opens a device and builds every pipeline once. [`Gpu::upload`] puts a [`BertModel`]'s
+//! weights on the device ([`GpuBert`]), whose [`GpuBert::embed_ids`] runs the whole forward pass:
+//! embedding gather → LayerNorm → per layer {fused Q/K/V matmul, attention, output matmul,
+//! residual + LayerNorm, FFN matmul with fused GELU, matmul, residual + LayerNorm} → mean pooling
+//! + L2, 3 + 7 per layer dispatches in one command buffer. [`Gpu::matmul`] and
+//! [`Gpu::layer_norm`] are one-shot entry points for the kernel tests.
 //!
 //! Readback is `map_async` + await; only native backends add a blocking `device.poll`.
 use wgpu::util::DeviceExt;
@@ -216,7 +217,7 @@ struct GpuLayer {
 
 /// A BERT model with its weights resident on the GPU (uploaded once); each
 /// [`GpuBert::embed_ids`] moves only ids in and pooled vectors out, and records the whole
-/// forward pass (6 + 8 per layer dispatches) in one command buffer.
+/// forward pass (3 + 7 per layer dispatches) in one command buffer.
 pub struct GpuBert<'g> {
     gpu: &'g Gpu,
     hidden: u32,
