@@ -132,3 +132,37 @@ fn simd_row_kernels_match_scalar() {
     ops::add(&mut a, &g);
     assert!(a.iter().zip(x.iter().zip(&g)).all(|(s, (p, q))| *s == p + q));
 }
+
+/// The whole model on WebGPU (SwiftShader's CPU adapter in headless Chromium) against the golden
+/// vectors: cosine ≥ 0.9999 for the first 12 items in one packed batch (SwiftShader is slow).
+#[wasm_bindgen_test]
+async fn gpu_embeddings_match_golden_in_browser() {
+    let m = model().await;
+    let gpu = webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)");
+    web_sys::console::log_1(&format!("webgpu adapter: {}", gpu.adapter()).into());
+    let bert = gpu.upload(m.bert());
+    let g: serde_json::Value = serde_json::from_slice(
+        &gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
+            .send()
+            .await
+            .expect("fetch golden")
+            .binary()
+            .await
+            .expect("body"),
+    )
+    .expect("json");
+    let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();
+    let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
+    let got = bert.embed_ids(&ids).await.expect("gpu forward");
+    let mut min = f64::MAX;
+    for (i, item) in items.iter().enumerate() {
+        let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
+        let dot: f64 = got[i].iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
+        let na: f64 = got[i].iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
+        let nb: f64 = want.iter().map(|b| b * b).sum::<f64>().sqrt();
+        let c = dot / (na * nb);
+        min = min.min(c);
+        assert!(c >= 0.9999, "item {i}: cosine {c}");
+    }
+    web_sys::console::log_1(&format!("gpu golden in browser: {} items, min cosine {min:.7}", items.len()).into());
+}

@@ -7,8 +7,6 @@
 //! measured against sentence-transformers' own output (`../shared/embeddings/*.golden.json`).
 pub mod bert;
 pub mod gemm;
-/// GPU kernels (native for now; the WebGPU side comes with the browser engine).
-#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod ops;
 pub mod tokenizer;

@@ -1,5 +1,5 @@
-//! The GPU embedder: WGSL compute shaders dispatched through wgpu (Vulkan natively, lavapipe on
-//! GPU-less machines; WebGPU in the browser once the web side lands).
+//! The GPU embedder: WGSL compute shaders dispatched through wgpu (WebGPU in the browser; Vulkan
+//! natively, lavapipe on GPU-less machines). The engine does not use it yet (issue 3).
 //!
 //! [`Gpu`] opens a device and builds every pipeline once. [`Gpu::upload`] puts a [`BertModel`]'s
 //! weights on the device ([`GpuBert`]), whose [`GpuBert::embed_ids`] runs the whole forward pass:
