@@ -53,10 +53,16 @@ async fn idb_open_blocked_by_older_version_is_typed() {
     s.close();
 }
 
-#[wasm_bindgen_test]
-async fn embeddings_match_golden_in_browser() {
-    let m = model().await;
-    let g: serde_json::Value = serde_json::from_slice(
+fn cosine(a: &[f32], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * y).sum();
+    let na: f64 = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// `../shared/embeddings/all-MiniLM-L6-v2.golden.json`, from the test server.
+async fn golden() -> serde_json::Value {
+    serde_json::from_slice(
         &gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
             .send()
             .await
@@ -65,7 +71,13 @@ async fn embeddings_match_golden_in_browser() {
             .await
             .expect("body"),
     )
-    .expect("json");
+    .expect("json")
+}
+
+#[wasm_bindgen_test]
+async fn embeddings_match_golden_in_browser() {
+    let m = model().await;
+    let g = golden().await;
     let mut min = f64::MAX;
     for (i, item) in g["items"].as_array().expect("items").iter().enumerate() {
         let text = item["text"].as_str().expect("text");
@@ -73,10 +85,7 @@ async fn embeddings_match_golden_in_browser() {
         assert_eq!(m.tokenizer().encode(text).expect("encode"), want_ids, "ids of item {i}");
         let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
         let got = m.embed(&[text]).await.expect("embed").pop().expect("one");
-        let dot: f64 = got.iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
-        let na: f64 = got.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
-        let nb: f64 = want.iter().map(|b| b * b).sum::<f64>().sqrt();
-        let c = dot / (na * nb);
+        let c = cosine(&got, &want);
         min = min.min(c);
         assert!(c >= 0.9999, "item {i}: cosine {c}");
     }
@@ -141,26 +150,14 @@ async fn gpu_embeddings_match_golden_in_browser() {
     let gpu = webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)");
     web_sys::console::log_1(&format!("webgpu adapter: {}", gpu.adapter()).into());
     let bert = gpu.upload(m.bert());
-    let g: serde_json::Value = serde_json::from_slice(
-        &gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
-            .send()
-            .await
-            .expect("fetch golden")
-            .binary()
-            .await
-            .expect("body"),
-    )
-    .expect("json");
+    let g = golden().await;
     let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();
     let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
     let got = bert.embed_ids(&ids).await.expect("gpu forward");
     let mut min = f64::MAX;
     for (i, item) in items.iter().enumerate() {
         let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
-        let dot: f64 = got[i].iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
-        let na: f64 = got[i].iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
-        let nb: f64 = want.iter().map(|b| b * b).sum::<f64>().sqrt();
-        let c = dot / (na * nb);
+        let c = cosine(&got[i], &want);
         min = min.min(c);
         assert!(c >= 0.9999, "item {i}: cosine {c}");
     }

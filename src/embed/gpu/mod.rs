@@ -119,10 +119,15 @@ impl Gpu {
         })
     }
 
+    /// One dispatch, then `out`'s first `len` floats copied to a mappable buffer (for [`Gpu::read`]).
     fn run(&self, pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer], groups: (u32, u32, u32), out: &wgpu::Buffer, len: usize) -> wgpu::Buffer {
-        let entries: Vec<wgpu::BindGroupEntry> =
-            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &entries });
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        self.dispatch(&mut enc, pipeline, buffers, groups);
+        self.submit(enc, out, len)
+    }
+
+    /// Records the copy of `out`'s first `len` floats into a new mappable buffer and submits `enc`.
+    fn submit(&self, mut enc: wgpu::CommandEncoder, out: &wgpu::Buffer, len: usize) -> wgpu::Buffer {
         let size = (len.max(1) * 4) as u64;
         let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -130,13 +135,6 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(groups.0, groups.1, groups.2);
-        }
         enc.copy_buffer_to_buffer(out, 0, &readback, 0, size);
         self.queue.submit([enc.finish()]);
         readback
@@ -353,14 +351,7 @@ impl GpuBert<'_> {
         let params = g.uniform(&words(&[seqs.len() as u32, h, 0, 0]));
         g.dispatch(&mut enc, &g.pool, &[&params, &a, &seq_b, &out], (seqs.len() as u32, 1, 1));
         let n = seqs.len() * h as usize;
-        let readback = g.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: (n * 4) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        enc.copy_buffer_to_buffer(&out, 0, &readback, 0, (n * 4) as u64);
-        g.queue.submit([enc.finish()]);
+        let readback = g.submit(enc, &out, n);
         let flat = g.read(readback, n).await?;
         Ok(flat.chunks_exact(h as usize).map(|c| c.to_vec()).collect())
     }
