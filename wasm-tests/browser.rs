@@ -119,7 +119,7 @@ async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
     assert_eq!(e.stats().documents, 1);
 }
 
-/// The SIMD128 row kernels (GELU, softmax, residual add) agree with their scalar definitions.
+/// The SIMD128 row kernels (GELU, softmax, LayerNorm, residual add) agree with their scalar definitions.
 #[wasm_bindgen_test]
 fn simd_row_kernels_match_scalar() {
     use webrag::embed::ops;
@@ -140,6 +140,50 @@ fn simd_row_kernels_match_scalar() {
     let mut a = x.clone();
     ops::add(&mut a, &g);
     assert!(a.iter().zip(x.iter().zip(&g)).all(|(s, (p, q))| *s == p + q));
+    // LayerNorm over two 384-wide rows (the SIMD path needs a width divisible by 4).
+    let (h, rows) = (384, &x[..768]);
+    let (wt, b): (Vec<f32>, Vec<f32>) = ((0..h).map(|i| 1.0 + i as f32 * 0.01).collect(), (0..h).map(|i| (i % 5) as f32 * 0.1).collect());
+    let mut l = rows.to_vec();
+    ops::layer_norm(&mut l, &wt, &b, 1e-12);
+    for (got, row) in l.chunks(h).zip(rows.chunks(h)) {
+        let mean = row.iter().map(|v| *v as f64).sum::<f64>() / h as f64;
+        let var = row.iter().map(|v| (*v as f64 - mean).powi(2)).sum::<f64>() / h as f64;
+        for i in 0..h {
+            let want = (row[i] as f64 - mean) / (var + 1e-12).sqrt() * wt[i] as f64 + b[i] as f64;
+            assert!((got[i] as f64 - want).abs() < 1e-5, "layer_norm[{i}]: {} vs {want}", got[i]);
+        }
+    }
+}
+
+/// The relaxed-SIMD GEMM kernel (2×16 blocks, odd rows, a partial last panel, strided views, GELU
+/// in the store) against a plain triple loop.
+#[wasm_bindgen_test]
+fn simd_gemm_matches_naive() {
+    use webrag::embed::gemm::{Packed, matmul_bias, matmul_bias_gelu, matmul_strided};
+    use webrag::embed::ops::gelu_erf;
+    let (m, k, n) = (7, 37, 21);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7919) % 97) as f32 / 97.0 - 0.5).collect();
+    let w: Vec<f32> = (0..n * k).map(|i| ((i * 104729) % 89) as f32 / 89.0 - 0.5).collect();
+    let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
+    let want: Vec<f32> = (0..m * n).map(|e| bias[e % n] + (0..k).map(|c| a[(e / n) * k + c] * w[(e % n) * k + c]).sum::<f32>()).collect();
+    let p = Packed::from_linear(&w, n, k);
+    let (mut out, mut act) = (vec![f32::NAN; m * n], vec![f32::NAN; m * n]);
+    matmul_bias(&a, m, &p, &bias, &mut out);
+    matmul_bias_gelu(&a, m, &p, &bias, &mut act);
+    for e in 0..m * n {
+        assert!((out[e] - want[e]).abs() < 1e-4, "[{e}] {} vs {}", out[e], want[e]);
+        assert!((act[e] - gelu_erf(want[e])).abs() < 1e-4, "gelu [{e}] {} vs {}", act[e], gelu_erf(want[e]));
+    }
+    // Rows of a with stride 2k; output with stride n + 3 whose padding stays untouched.
+    let wide: Vec<f32> = a.chunks(k).flat_map(|r| r.iter().chain(r.iter()).copied().collect::<Vec<_>>()).collect();
+    let mut strided = vec![-7f32; m * (n + 3)];
+    matmul_strided(&wide, m, 2 * k, &p, &mut strided, n + 3);
+    for i in 0..m {
+        for j in 0..n + 3 {
+            let want = if j < n { want[i * n + j] - bias[j] } else { -7.0 };
+            assert!((strided[i * (n + 3) + j] - want).abs() < 1e-4, "strided [{i},{j}]");
+        }
+    }
 }
 
 /// The whole model on WebGPU (SwiftShader's CPU adapter in headless Chromium) against the golden

@@ -7,7 +7,7 @@
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
-use super::gemm::{Packed, matmul_bias, matmul_strided};
+use super::gemm::{Packed, matmul_bias, matmul_bias_gelu, matmul_strided};
 use super::ops;
 use crate::error::{ModelError, Result};
 
@@ -112,6 +112,12 @@ impl Linear {
     fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
         out.resize(rows * self.w.n(), 0.0);
         matmul_bias(x, rows, &self.w, &self.b, out);
+    }
+
+    /// `gelu_erf(x · W + b)`, GELU fused into the product's store.
+    fn forward_gelu(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        out.resize(rows * self.w.n(), 0.0);
+        matmul_bias_gelu(x, rows, &self.w, &self.b, out);
     }
 }
 
@@ -247,8 +253,7 @@ impl BertModel {
             layer.attention_output.forward(&ctx, total, &mut tmp);
             ops::add(&mut x, &tmp);
             layer.attention_ln.forward(&mut x);
-            layer.intermediate.forward(&x, total, &mut inter);
-            ops::gelu(&mut inter);
+            layer.intermediate.forward_gelu(&x, total, &mut inter);
             layer.output.forward(&inter, total, &mut tmp);
             ops::add(&mut x, &tmp);
             layer.output_ln.forward(&mut x);

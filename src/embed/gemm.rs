@@ -100,12 +100,19 @@ impl Packed {
 ///
 /// Panics when a slice is shorter than its shape says.
 pub fn matmul_bias(a: &[f32], m: usize, w: &Packed, bias: &[f32], out: &mut [f32]) {
+    matmul_bias_act(a, m, w, bias, out, false);
+}
+
+/// `out[m×n] = gelu_erf(a[m×k] · w + bias)`: [`matmul_bias`] with BERT's GELU applied to each
+/// output while it is still in registers (BertIntermediate), saving a pass over `out`.
+pub fn matmul_bias_gelu(a: &[f32], m: usize, w: &Packed, bias: &[f32], out: &mut [f32]) {
+    matmul_bias_act(a, m, w, bias, out, true);
+}
+
+fn matmul_bias_act(a: &[f32], m: usize, w: &Packed, bias: &[f32], out: &mut [f32], gelu: bool) {
     let (k, n) = (w.k, w.n);
     assert!(a.len() >= m * k && out.len() >= m * n && bias.len() == n, "matmul_bias: shapes");
-    for r in 0..m {
-        out[r * n..(r + 1) * n].copy_from_slice(bias);
-    }
-    run(Ctx { a: a.as_ptr(), lda: k, m, k, w: w.data.as_ptr(), n, out: OutPtr(out.as_mut_ptr()), ldo: n });
+    run(Ctx { a: a.as_ptr(), lda: k, m, k, w: w.data.as_ptr(), n, bias: bias.as_ptr(), gelu, out: OutPtr(out.as_mut_ptr()), ldo: n });
 }
 
 /// `out[i·ldo + j] = Σ_c a[i·lda + c] · w[c][j]` for `i < m`, `j < n`: the product on strided
@@ -119,10 +126,7 @@ pub fn matmul_strided(a: &[f32], m: usize, lda: usize, w: &Packed, out: &mut [f3
         return;
     }
     assert!(lda >= k && ldo >= n && a.len() >= (m - 1) * lda + k && out.len() >= (m - 1) * ldo + n, "matmul_strided: shapes");
-    for r in 0..m {
-        out[r * ldo..r * ldo + n].fill(0.0);
-    }
-    run(Ctx { a: a.as_ptr(), lda, m, k, w: w.data.as_ptr(), n, out: OutPtr(out.as_mut_ptr()), ldo });
+    run(Ctx { a: a.as_ptr(), lda, m, k, w: w.data.as_ptr(), n, bias: std::ptr::null(), gelu: false, out: OutPtr(out.as_mut_ptr()), ldo });
 }
 
 fn run(ctx: Ctx) {
@@ -181,28 +185,36 @@ struct Ctx {
     k: usize,
     w: *const f32,
     n: usize,
+    /// `[n]`, or null for no bias.
+    bias: *const f32,
+    gelu: bool,
     out: OutPtr,
     ldo: usize,
 }
-// SAFETY: `a` and `w` are only read; `out` writes are disjoint per panel range.
+// SAFETY: `a`, `w` and `bias` are only read; `out` writes are disjoint per panel range.
 unsafe impl Send for Ctx {}
 unsafe impl Sync for Ctx {}
 
 impl Ctx {
-    /// `out[:, panels] += a · W[:, panels]`, row-blocked by [`MB`].
+    /// `out[:, panels] = act(a · W[:, panels] + bias[panels])`, row-blocked by [`MB`].
     fn run(&self, panels: std::ops::Range<usize>) {
         let mut r0 = 0;
         while r0 < self.m {
             let rows = (self.m - r0).min(MB);
             for p in panels.clone() {
                 let cols = (self.n - p * PANEL).min(PANEL);
+                let mut init = [0f32; PANEL];
+                if !self.bias.is_null() {
+                    // SAFETY: `bias` holds `n` floats and p·16 + cols ≤ n.
+                    init[..cols].copy_from_slice(unsafe { std::slice::from_raw_parts(self.bias.add(p * PANEL), cols) });
+                }
                 // SAFETY: rows r0..r0+rows < m; panel p < ceil(n/16) holds k·16 floats; the
                 // columns p·16..p·16+cols < n of each row are inside `out` (checked by the caller).
                 unsafe {
                     let a = self.a.add(r0 * self.lda);
                     let w = self.w.add(p * self.k * PANEL);
                     let o = self.out.0.add(r0 * self.ldo + p * PANEL);
-                    kernel::panel(a, self.lda, rows, self.k, w, o, self.ldo, cols);
+                    kernel::panel(&Tile { a, lda: self.lda, rows, k: self.k, w, init: &init, o, ldo: self.ldo, cols, gelu: self.gelu });
                 }
             }
             r0 += rows;
@@ -210,102 +222,131 @@ impl Ctx {
     }
 }
 
+/// One micro-kernel call: `o[rows×cols] = act(a[rows×k] · w[k×16] + init)`, where `a` has row
+/// stride `lda`, `o` row stride `ldo`, and `act` is GELU when `gelu` is set, else identity.
+struct Tile<'i> {
+    a: *const f32,
+    lda: usize,
+    rows: usize,
+    k: usize,
+    w: *const f32,
+    init: &'i [f32; PANEL],
+    o: *mut f32,
+    ldo: usize,
+    cols: usize,
+    gelu: bool,
+}
+
+/// Writes `v[..cols]` (after GELU when asked) to `o` (scalar tail of every kernel).
+///
+/// # Safety
+/// `o` is valid for `cols` writes.
+#[inline(always)]
+unsafe fn store_tail(o: *mut f32, v: &[f32; PANEL], cols: usize, gelu: bool) {
+    for (c, &x) in v.iter().enumerate().take(cols) {
+        // SAFETY: c < cols.
+        unsafe { *o.add(c) = if gelu { super::ops::gelu_erf(x) } else { x } };
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernel {
-    use super::PANEL;
+    use super::{PANEL, Tile, store_tail};
     use core::arch::x86_64::*;
 
-    /// `o[rows×cols] += a[rows×k] · w[k×16]` (`o` has row stride `ldo`, `a` row stride `k`).
-    pub unsafe fn panel(a: *const f32, lda: usize, rows: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    /// One tile, on the widest kernel the CPU has.
+    pub unsafe fn panel(t: &Tile) {
         // SAFETY: the caller's bounds; the target features are checked before each call.
         unsafe {
             if is_x86_feature_detected!("avx512f") {
-                avx512(a, lda, rows, k, w, o, ldo, cols)
+                avx512(t)
             } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                avx2(a, lda, rows, k, w, o, ldo, cols)
+                avx2(t)
             } else {
-                super::portable::panel(a, lda, rows, k, w, o, ldo, cols)
+                super::portable::panel(t)
             }
         }
     }
 
     #[target_feature(enable = "avx512f")]
-    unsafe fn avx512(a: *const f32, lda: usize, rows: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    unsafe fn avx512(t: &Tile) {
         let mut i = 0;
         // SAFETY: row i + R ≤ rows for every block.
         unsafe {
-            while i + 12 <= rows {
-                block512::<12>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i + 12 <= t.rows {
+                block512::<12>(t, i);
                 i += 12;
             }
-            while i + 4 <= rows {
-                block512::<4>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i + 4 <= t.rows {
+                block512::<4>(t, i);
                 i += 4;
             }
-            while i < rows {
-                block512::<1>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i < t.rows {
+                block512::<1>(t, i);
                 i += 1;
             }
         }
     }
 
+    /// Rows `i..i+R` of the tile: `R` `zmm` accumulators.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    unsafe fn block512<const R: usize>(a: *const f32, lda: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    unsafe fn block512<const R: usize>(t: &Tile, i: usize) {
         unsafe {
-            let mut acc = [_mm512_setzero_ps(); R];
-            for kk in 0..k {
-                let b = _mm512_loadu_ps(w.add(kk * PANEL));
+            let a = t.a.add(i * t.lda);
+            let mut acc = [_mm512_loadu_ps(t.init.as_ptr()); R];
+            for kk in 0..t.k {
+                let b = _mm512_loadu_ps(t.w.add(kk * PANEL));
                 for (r, acc) in acc.iter_mut().enumerate() {
-                    *acc = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * lda + kk)), b, *acc);
+                    *acc = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(r * t.lda + kk)), b, *acc);
                 }
             }
-            let mask: __mmask16 = if cols >= 16 { 0xffff } else { ((1u32 << cols) - 1) as u16 };
             for (r, acc) in acc.iter().enumerate() {
-                let p = o.add(r * ldo);
-                _mm512_mask_storeu_ps(p, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, p), *acc));
+                let mut v = [0f32; PANEL];
+                _mm512_storeu_ps(v.as_mut_ptr(), *acc);
+                store_tail(t.o.add((i + r) * t.ldo), &v, t.cols, t.gelu);
             }
         }
     }
 
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn avx2(a: *const f32, lda: usize, rows: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    unsafe fn avx2(t: &Tile) {
         let mut i = 0;
         // SAFETY: row i + R ≤ rows for every block.
         unsafe {
-            while i + 6 <= rows {
-                block256::<6>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i + 6 <= t.rows {
+                block256::<6>(t, i);
                 i += 6;
             }
-            while i < rows {
-                block256::<1>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i < t.rows {
+                block256::<1>(t, i);
                 i += 1;
             }
         }
     }
 
+    /// Rows `i..i+R` of the tile: `2R` `ymm` accumulators.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    unsafe fn block256<const R: usize>(a: *const f32, lda: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    unsafe fn block256<const R: usize>(t: &Tile, i: usize) {
         unsafe {
-            let mut acc = [[_mm256_setzero_ps(); 2]; R];
-            for kk in 0..k {
-                let b0 = _mm256_loadu_ps(w.add(kk * PANEL));
-                let b1 = _mm256_loadu_ps(w.add(kk * PANEL + 8));
+            let a = t.a.add(i * t.lda);
+            let init = [_mm256_loadu_ps(t.init.as_ptr()), _mm256_loadu_ps(t.init.as_ptr().add(8))];
+            let mut acc = [init; R];
+            for kk in 0..t.k {
+                let b0 = _mm256_loadu_ps(t.w.add(kk * PANEL));
+                let b1 = _mm256_loadu_ps(t.w.add(kk * PANEL + 8));
                 for (r, acc) in acc.iter_mut().enumerate() {
-                    let av = _mm256_set1_ps(*a.add(r * lda + kk));
+                    let av = _mm256_set1_ps(*a.add(r * t.lda + kk));
                     acc[0] = _mm256_fmadd_ps(av, b0, acc[0]);
                     acc[1] = _mm256_fmadd_ps(av, b1, acc[1]);
                 }
             }
             for (r, acc) in acc.iter().enumerate() {
-                let mut tmp = [0f32; PANEL];
-                _mm256_storeu_ps(tmp.as_mut_ptr(), acc[0]);
-                _mm256_storeu_ps(tmp.as_mut_ptr().add(8), acc[1]);
-                let p = o.add(r * ldo);
-                for (c, t) in tmp.iter().enumerate().take(cols) {
-                    *p.add(c) += t;
-                }
+                let mut v = [0f32; PANEL];
+                _mm256_storeu_ps(v.as_mut_ptr(), acc[0]);
+                _mm256_storeu_ps(v.as_mut_ptr().add(8), acc[1]);
+                store_tail(t.o.add((i + r) * t.ldo), &v, t.cols, t.gelu);
             }
         }
     }
@@ -313,20 +354,20 @@ mod kernel {
 
 #[cfg(target_arch = "wasm32")]
 mod kernel {
-    use super::PANEL;
+    use super::{PANEL, Tile, store_tail};
     use core::arch::wasm32::*;
 
-    /// `o[rows×cols] += a[rows×k] · w[k×16]`, two rows at a time.
-    pub unsafe fn panel(a: *const f32, lda: usize, rows: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    /// One tile, two rows at a time.
+    pub unsafe fn panel(t: &Tile) {
         // SAFETY: the caller's bounds.
         unsafe {
             let mut i = 0;
-            while i + 2 <= rows {
-                block::<2>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            while i + 2 <= t.rows {
+                block::<2>(t, i);
                 i += 2;
             }
-            if i < rows {
-                block::<1>(a.add(i * lda), lda, k, w, o.add(i * ldo), ldo, cols);
+            if i < t.rows {
+                block::<1>(t, i);
             }
         }
     }
@@ -343,18 +384,19 @@ mod kernel {
         }
     }
 
-    /// `R` rows × 16 columns: `4R` accumulators. `v128.load32_splat` broadcasts `a` straight
-    /// from memory (no shuffle). Written out by hand (no arrays, no inner loops) so that the
-    /// accumulators stay in registers whatever the optimisation level of the crate.
+    /// Rows `i..i+R` (`R` ≤ 2) × 16 columns: `4R` accumulators. `v128.load32_splat` broadcasts
+    /// `a` straight from memory (no shuffle). Written out by hand (no arrays, no inner loops) so
+    /// that the accumulators stay in registers whatever the optimisation level of the crate.
     #[inline(always)]
-    unsafe fn block<const R: usize>(a: *const f32, lda: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    unsafe fn block<const R: usize>(t: &Tile, i: usize) {
         unsafe {
-            let z = f32x4_splat(0.0);
-            let (mut c00, mut c01, mut c02, mut c03) = (z, z, z, z);
-            let (mut c10, mut c11, mut c12, mut c13) = (z, z, z, z);
-            let a1 = if R == 2 { a.add(lda) } else { a };
-            let mut bp = w;
-            for kk in 0..k {
+            let a = t.a.add(i * t.lda);
+            let ip = t.init.as_ptr() as *const v128;
+            let (mut c00, mut c01, mut c02, mut c03) = (v128_load(ip), v128_load(ip.add(1)), v128_load(ip.add(2)), v128_load(ip.add(3)));
+            let (mut c10, mut c11, mut c12, mut c13) = (c00, c01, c02, c03);
+            let a1 = if R == 2 { a.add(t.lda) } else { a };
+            let mut bp = t.w;
+            for kk in 0..t.k {
                 let b0 = v128_load(bp as *const v128);
                 let b1 = v128_load(bp.add(4) as *const v128);
                 let b2 = v128_load(bp.add(8) as *const v128);
@@ -373,30 +415,33 @@ mod kernel {
                 }
                 bp = bp.add(PANEL);
             }
-            store_row(o, [c00, c01, c02, c03], cols);
+            let o = t.o.add(i * t.ldo);
+            store_row(o, [c00, c01, c02, c03], t.cols, t.gelu);
             if R == 2 {
-                store_row(o.add(ldo), [c10, c11, c12, c13], cols);
+                store_row(o.add(t.ldo), [c10, c11, c12, c13], t.cols, t.gelu);
             }
         }
     }
 
-    /// `o[..cols] += acc` (16 lanes).
+    /// `o[..cols] = act(acc)` (16 lanes), GELU on four lanes at a time when asked.
     #[inline(always)]
-    unsafe fn store_row(o: *mut f32, acc: [v128; 4], cols: usize) {
+    unsafe fn store_row(o: *mut f32, mut acc: [v128; 4], cols: usize, gelu: bool) {
         unsafe {
+            if gelu {
+                for a in acc.iter_mut() {
+                    *a = crate::embed::ops::gelu4(*a);
+                }
+            }
             if cols == PANEL {
                 for (q, acc) in acc.iter().enumerate() {
-                    let p = o.add(4 * q) as *mut v128;
-                    v128_store(p, f32x4_add(v128_load(p), *acc));
+                    v128_store(o.add(4 * q) as *mut v128, *acc);
                 }
             } else {
-                let mut tmp = [0f32; PANEL];
+                let mut v = [0f32; PANEL];
                 for (q, acc) in acc.iter().enumerate() {
-                    v128_store(tmp.as_mut_ptr().add(4 * q) as *mut v128, *acc);
+                    v128_store(v.as_mut_ptr().add(4 * q) as *mut v128, *acc);
                 }
-                for (c, t) in tmp.iter().enumerate().take(cols) {
-                    *o.add(c) += t;
-                }
+                store_tail(o, &v, cols, false);
             }
         }
     }
@@ -409,25 +454,23 @@ mod kernel {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod portable {
-    use super::PANEL;
+    use super::{PANEL, Tile, store_tail};
 
-    /// `o[rows×cols] += a[rows×k] · w[k×16]`, one row at a time (16 accumulators).
+    /// One tile, one row at a time (16 accumulators).
     #[allow(dead_code)]
-    pub unsafe fn panel(a: *const f32, lda: usize, rows: usize, k: usize, w: *const f32, o: *mut f32, ldo: usize, cols: usize) {
+    pub unsafe fn panel(t: &Tile) {
         // SAFETY: the caller's bounds.
         unsafe {
-            let w = std::slice::from_raw_parts(w, k * PANEL);
-            for r in 0..rows {
-                let row = std::slice::from_raw_parts(a.add(r * lda), k);
-                let mut acc = [0f32; PANEL];
+            let w = std::slice::from_raw_parts(t.w, t.k * PANEL);
+            for r in 0..t.rows {
+                let row = std::slice::from_raw_parts(t.a.add(r * t.lda), t.k);
+                let mut acc = *t.init;
                 for (kk, &x) in row.iter().enumerate() {
                     for (c, acc) in acc.iter_mut().enumerate() {
                         *acc += x * w[kk * PANEL + c];
                     }
                 }
-                for (c, v) in acc.iter().enumerate().take(cols) {
-                    *o.add(r * ldo + c) += v;
-                }
+                store_tail(t.o.add(r * t.ldo), &acc, t.cols, t.gelu);
             }
         }
     }
@@ -456,11 +499,18 @@ mod tests {
             let w: Vec<f32> = (0..n * k).map(|i| ((i * 104729) % 89) as f32 / 89.0 - 0.5).collect();
             let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
             let p = Packed::from_linear(&w, n, k);
-            let mut out = vec![0f32; m * n];
+            // NaN first: every output must be overwritten.
+            let mut out = vec![f32::NAN; m * n];
             matmul_bias(&a, m, &p, &bias, &mut out);
             let want = naive(&a, m, k, &w, n, &bias);
             for (i, (g, w)) in out.iter().zip(&want).enumerate() {
                 assert!((g - w).abs() < 1e-4, "{m}x{k}x{n} [{i}]: {g} vs {w}");
+            }
+            let mut out = vec![f32::NAN; m * n];
+            matmul_bias_gelu(&a, m, &p, &bias, &mut out);
+            for (i, (g, w)) in out.iter().zip(&want).enumerate() {
+                let w = crate::embed::ops::gelu_erf(*w);
+                assert!((g - w).abs() < 1e-4, "gelu {m}x{k}x{n} [{i}]: {g} vs {w}");
             }
         }
         // from_kn packs the transpose of from_linear's input.

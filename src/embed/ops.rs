@@ -82,38 +82,50 @@ pub fn softmax(row: &mut [f32], scale: f32) {
     if row.is_empty() {
         return;
     }
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     #[cfg(target_arch = "wasm32")]
-    let sum = {
+    {
         use core::arch::wasm32::*;
-        let (vmax, vscale) = (f32x4_splat(max), f32x4_splat(scale));
-        let mut acc = f32x4_splat(0.0);
-        let mut chunks = row.chunks_exact_mut(4);
-        for c in &mut chunks {
-            // SAFETY: `c` holds exactly 4 floats.
-            unsafe {
+        // SAFETY: every chunk of `chunks_exact(_mut)(4)` holds exactly 4 floats.
+        unsafe {
+            let mut vmax = f32x4_splat(f32::NEG_INFINITY);
+            let mut chunks = row.chunks_exact(4);
+            for c in &mut chunks {
+                vmax = f32x4_pmax(vmax, w::load(c));
+            }
+            let max = chunks.remainder().iter().copied().fold(w::hmax(vmax), f32::max);
+            let (vmax, vscale) = (f32x4_splat(max), f32x4_splat(scale));
+            let mut acc = f32x4_splat(0.0);
+            let mut chunks = row.chunks_exact_mut(4);
+            for c in &mut chunks {
                 let e = w::exp4(f32x4_mul(f32x4_sub(w::load(c), vmax), vscale));
                 w::store(c, e);
                 acc = f32x4_add(acc, e);
             }
+            let mut sum = w::hsum(acc);
+            for v in chunks.into_remainder() {
+                *v = exp((*v - max) * scale);
+                sum += *v;
+            }
+            let inv = f32x4_splat(1.0 / sum);
+            let mut chunks = row.chunks_exact_mut(4);
+            for c in &mut chunks {
+                w::store(c, f32x4_mul(w::load(c), inv));
+            }
+            for v in chunks.into_remainder() {
+                *v /= sum;
+            }
         }
-        let mut sum = f32x4_extract_lane::<0>(acc) + f32x4_extract_lane::<1>(acc) + f32x4_extract_lane::<2>(acc) + f32x4_extract_lane::<3>(acc);
-        for v in chunks.into_remainder() {
-            *v = exp((*v - max) * scale);
-            sum += *v;
-        }
-        sum
-    };
+    }
     #[cfg(not(target_arch = "wasm32"))]
-    let sum = {
+    {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for v in row.iter_mut() {
             *v = exp((*v - max) * scale);
         }
-        row.iter().sum::<f32>()
-    };
-    let inv = 1.0 / sum;
-    for v in row.iter_mut() {
-        *v *= inv;
+        let inv = 1.0 / row.iter().sum::<f32>();
+        for v in row.iter_mut() {
+            *v *= inv;
+        }
     }
 }
 
@@ -121,6 +133,33 @@ pub fn softmax(row: &mut [f32], scale: f32) {
 /// (biased variance, as PyTorch).
 pub fn layer_norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     let h = weight.len();
+    #[cfg(target_arch = "wasm32")]
+    if h % 4 == 0 {
+        use core::arch::wasm32::*;
+        let n = h as f32;
+        for row in x.chunks_exact_mut(h) {
+            // SAFETY: `h` is a multiple of 4, so every 4-float chunk is whole.
+            unsafe {
+                let mut acc = f32x4_splat(0.0);
+                for c in row.chunks_exact(4) {
+                    acc = f32x4_add(acc, w::load(c));
+                }
+                let mean = w::hsum(acc) / n;
+                let vmean = f32x4_splat(mean);
+                let mut acc = f32x4_splat(0.0);
+                for c in row.chunks_exact(4) {
+                    let d = f32x4_sub(w::load(c), vmean);
+                    acc = f32x4_add(acc, f32x4_mul(d, d));
+                }
+                let inv = f32x4_splat(1.0 / (w::hsum(acc) / n + eps).sqrt());
+                for ((c, g), b) in row.chunks_exact_mut(4).zip(weight.chunks_exact(4)).zip(bias.chunks_exact(4)) {
+                    let d = f32x4_mul(f32x4_sub(w::load(c), vmean), inv);
+                    w::store(c, f32x4_add(f32x4_mul(d, w::load(g)), w::load(b)));
+                }
+            }
+        }
+        return;
+    }
     for row in x.chunks_exact_mut(h) {
         let mean = sum(row) / h as f32;
         let var = sum_sq_dev(row, mean) / h as f32;
@@ -174,6 +213,10 @@ fn sum_sq_dev(x: &[f32], mean: f32) -> f32 {
     acc.iter().sum::<f32>() + chunks.remainder().iter().map(|v| (v - mean) * (v - mean)).sum::<f32>()
 }
 
+/// [`gelu_erf`] on four lanes.
+#[cfg(target_arch = "wasm32")]
+pub use w::gelu4;
+
 #[cfg(target_arch = "wasm32")]
 mod w {
     use super::*;
@@ -191,6 +234,18 @@ mod w {
     #[inline(always)]
     pub unsafe fn store(s: &mut [f32], v: v128) {
         unsafe { v128_store(s.as_mut_ptr() as *mut v128, v) }
+    }
+
+    /// Sum of the four lanes.
+    #[inline(always)]
+    pub fn hsum(v: v128) -> f32 {
+        f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v) + f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v)
+    }
+
+    /// Largest of the four lanes.
+    #[inline(always)]
+    pub fn hmax(v: v128) -> f32 {
+        f32x4_extract_lane::<0>(v).max(f32x4_extract_lane::<1>(v)).max(f32x4_extract_lane::<2>(v).max(f32x4_extract_lane::<3>(v)))
     }
 
     #[inline(always)]
