@@ -117,7 +117,8 @@ test_all() {
   node www/serve.mjs --port 8765 &
   local srv=$!
   trap "kill $srv 2>/dev/null || true" RETURN
-  WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
+  # The runner's 20 s default covers the whole suite; the WebGPU tests on SwiftShader need more.
+  WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
   build
   log "end-to-end demo test (playwright-core + Chromium)"
   node --test tests/e2e/

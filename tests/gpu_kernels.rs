@@ -20,14 +20,14 @@ fn seed() -> u64 {
     s
 }
 
-fn gpu() -> Option<Gpu> {
+fn gpu() -> Option<std::sync::Arc<Gpu>> {
     if std::env::var_os("WEBRAG_SKIP_GPU").is_some() {
         eprintln!("WEBRAG_SKIP_GPU set: skipping");
         return None;
     }
     let g = pollster::block_on(Gpu::new()).unwrap_or_else(|e| panic!("{e} (install mesa-vulkan-drivers: ./webrag.sh setup)"));
     eprintln!("adapter: {}", g.adapter());
-    Some(g)
+    Some(std::sync::Arc::new(g))
 }
 
 fn random(rng: &mut SmallRng, n: usize) -> Vec<f32> {
@@ -137,4 +137,189 @@ fn whole_model_matches_golden_fp32() {
         }
     }
     eprintln!("gpu golden: {} items, min cosine alone {min_alone:.7}, in one batch {min_batch:.7}", items.len());
+    // Batch invariance: an item alone and inside a batch of other lengths.
+    for i in [0, 17, 40] {
+        let alone = pollster::block_on(bert.embed_ids(&ids[i..i + 1])).expect("alone").pop().expect("one");
+        let c = common::cosine(&alone, &batch[i]);
+        assert!(c >= 0.99999, "item {i}: alone vs in batch {c}");
+    }
+    // The workspace now fits 66 items: a warm batch creates no buffer, bind group or pipeline.
+    let before = g.counters();
+    pollster::block_on(bert.embed_ids(&ids[..20])).expect("warm batch");
+    assert_eq!(g.counters(), before, "objects created by a warm batch");
+    assert_eq!(bert.dispatches_per_forward(), 3 + 7 * 6);
+}
+
+/// Reference attention in f64: per sequence and head, softmax(q·kᵀ/√d)·v.
+fn attention_ref(qkv: &[f32], lens: &[usize], h: usize, heads: usize) -> Vec<f64> {
+    let d = h / heads;
+    let t: usize = lens.iter().sum();
+    let mut out = vec![0f64; t * h];
+    let mut start = 0;
+    for &len in lens {
+        for head in 0..heads {
+            for i in start..start + len {
+                let q = |c: usize| qkv[i * 3 * h + head * d + c] as f64;
+                let scores: Vec<f64> = (start..start + len)
+                    .map(|j| (0..d).map(|c| q(c) * qkv[j * 3 * h + h + head * d + c] as f64).sum::<f64>() / (d as f64).sqrt())
+                    .collect();
+                let m = scores.iter().copied().fold(f64::MIN, f64::max);
+                let z: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+                for (jj, s) in scores.iter().enumerate() {
+                    let pj = (s - m).exp() / z;
+                    for c in 0..d {
+                        out[i * h + head * d + c] += pj * qkv[(start + jj) * 3 * h + 2 * h + head * d + c] as f64;
+                    }
+                }
+            }
+        }
+        start += len;
+    }
+    out
+}
+
+/// Tolerance: 1e-5 absolute (inputs in [−1, 1], outputs convex combinations of values).
+#[test]
+fn attention_matches_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(seed());
+    for (h, heads) in [(384usize, 12usize), (768, 12), (64, 1)] {
+        let lens: Vec<usize> = (0..rng.random_range(1..5)).map(|_| rng.random_range(1..40)).collect();
+        let t: usize = lens.iter().sum();
+        let qkv = random(&mut rng, t * 3 * h);
+        let got = pollster::block_on(g.attention(&qkv, &lens, h, heads)).expect("attention");
+        let want = attention_ref(&qkv, &lens, h, heads);
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!((*a as f64 - b).abs() < 1e-5, "h {h} heads {heads} lens {lens:?} [{i}]: {a} vs {b}");
+        }
+    }
+}
+
+/// Mean pooling + L2 and the embedding gather against plain loops. Tolerance 1e-6.
+#[test]
+fn pool_and_gather_match_cpu() {
+    let Some(g) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let h = 384;
+    let lens = vec![1usize, 7, 30, 2];
+    let t: usize = lens.iter().sum();
+    let x = random(&mut rng, t * h);
+    let got = pollster::block_on(g.mean_pool(&x, &lens, h)).expect("pool");
+    let mut start = 0;
+    for (b, &len) in lens.iter().enumerate() {
+        let mean: Vec<f64> = (0..h).map(|c| (start..start + len).map(|r| x[r * h + c] as f64).sum::<f64>() / len as f64).collect();
+        let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for c in 0..h {
+            assert!((got[b * h + c] as f64 - mean[c] / norm).abs() < 1e-6, "pool seq {b} col {c}");
+        }
+        start += len;
+    }
+    let (vocab, max_pos) = (200, 64);
+    let (word, position, token_type) = (random(&mut rng, vocab * h), random(&mut rng, max_pos * h), random(&mut rng, 2 * h));
+    let ids: Vec<u32> = (0..t).map(|i| if i == 3 { 5000 } else { rng.random_range(0..vocab as u32) }).collect();
+    let pos: Vec<u32> = (0..t).map(|i| (i % max_pos) as u32).collect();
+    let got = pollster::block_on(g.embed_gather(&ids, &pos, &word, &position, &token_type, h)).expect("gather");
+    for r in 0..t {
+        let id = if ids[r] as usize >= vocab { 100 } else { ids[r] as usize };
+        for c in 0..h {
+            let want = word[id * h + c] + position[pos[r] as usize * h + c] + token_type[c];
+            assert!((got[r * h + c] - want).abs() < 1e-6, "gather [{r},{c}]");
+        }
+    }
+}
+
+/// The engine's embedder forced onto the GPU (lavapipe here) matches the CPU path; after the
+/// device is destroyed, calls still succeed on the CPU and one `GPU_LOST` warning is emitted.
+/// `auto` does not pick a software adapter.
+#[test]
+fn device_embedder_falls_back_to_cpu_on_device_loss() {
+    use std::{cell::RefCell, rc::Rc};
+    use webrag::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, EmbedPath, Embedder};
+    if std::env::var_os("WEBRAG_SKIP_GPU").is_some() {
+        return;
+    }
+    let load = || CpuEmbedder::from_files(webrag::embed::DEFAULT_MODEL_ID, &common::model_files()).expect("model");
+    let texts = ["Owls hunt at night.", "The bee dances to show where the flowers are."];
+    let cpu = pollster::block_on(common::model().embed(&texts)).expect("cpu");
+    let auto = pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Auto)).expect("auto");
+    eprintln!("auto: {:?}", auto.info());
+    if auto.info().software_adapter {
+        assert_eq!(auto.info().path, EmbedPath::Cpu, "auto must not pick a software adapter");
+    }
+    let e = pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Gpu)).expect("forced gpu");
+    let info = e.info();
+    eprintln!("gpu: {info:?}");
+    assert_eq!(info.path, EmbedPath::Gpu);
+    assert!(info.crossover.is_some());
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = events.clone();
+    e.on_event(move |ev| sink.borrow_mut().push(ev.clone()));
+    let on_gpu = pollster::block_on(e.embed(&texts)).expect("gpu batch");
+    for (a, b) in on_gpu.iter().zip(&cpu) {
+        assert!(common::cosine(a, b) >= 0.9999);
+    }
+    e.gpu().expect("gpu in use").gpu().destroy();
+    let after = pollster::block_on(e.embed(&texts)).expect("falls back instead of failing");
+    assert_eq!(after, cpu);
+    assert_eq!(e.info().path, EmbedPath::Cpu);
+    assert_eq!(events.borrow().len(), 1);
+    assert_eq!(events.borrow()[0].code, "GPU_LOST");
+}
+
+/// A 768-d BERT (12 heads of 64, FFN 3072; 2 layers, random weights, built here as safetensors)
+/// loads on both paths, and the GPU forward pass matches the CPU one (cosine ≥ 0.9999).
+#[test]
+fn bert_768_loads_and_gpu_matches_cpu() {
+    use webrag::embed::{BertConfig, BertModel};
+    let Some(g) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let (h, inter, layers, vocab, max_pos) = (768usize, 3072usize, 2usize, 512usize, 512usize);
+    let config = format!(
+        r#"{{"model_type":"bert","hidden_size":{h},"num_hidden_layers":{layers},"num_attention_heads":12,"intermediate_size":{inter},"max_position_embeddings":{max_pos},"type_vocab_size":2,"vocab_size":{vocab},"layer_norm_eps":1e-12,"hidden_act":"gelu"}}"#
+    );
+    let mut tensors: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
+    let mut t = |name: String, shape: Vec<usize>, scale: f32, offset: f32| {
+        let n = shape.iter().product();
+        let v = (0..n).map(|_| offset + scale * rng.random_range(-1.0f32..1.0)).collect();
+        tensors.push((name, shape, v));
+    };
+    t("embeddings.word_embeddings.weight".into(), vec![vocab, h], 0.5, 0.0);
+    t("embeddings.position_embeddings.weight".into(), vec![max_pos, h], 0.1, 0.0);
+    t("embeddings.token_type_embeddings.weight".into(), vec![2, h], 0.1, 0.0);
+    t("embeddings.LayerNorm.weight".into(), vec![h], 0.1, 1.0);
+    t("embeddings.LayerNorm.bias".into(), vec![h], 0.1, 0.0);
+    for l in 0..layers {
+        let p = format!("encoder.layer.{l}");
+        for part in ["query", "key", "value"] {
+            t(format!("{p}.attention.self.{part}.weight"), vec![h, h], 0.05, 0.0);
+            t(format!("{p}.attention.self.{part}.bias"), vec![h], 0.05, 0.0);
+        }
+        t(format!("{p}.attention.output.dense.weight"), vec![h, h], 0.05, 0.0);
+        t(format!("{p}.attention.output.dense.bias"), vec![h], 0.05, 0.0);
+        t(format!("{p}.attention.output.LayerNorm.weight"), vec![h], 0.1, 1.0);
+        t(format!("{p}.attention.output.LayerNorm.bias"), vec![h], 0.1, 0.0);
+        t(format!("{p}.intermediate.dense.weight"), vec![inter, h], 0.05, 0.0);
+        t(format!("{p}.intermediate.dense.bias"), vec![inter], 0.05, 0.0);
+        t(format!("{p}.output.dense.weight"), vec![h, inter], 0.03, 0.0);
+        t(format!("{p}.output.dense.bias"), vec![h], 0.05, 0.0);
+        t(format!("{p}.output.LayerNorm.weight"), vec![h], 0.1, 1.0);
+        t(format!("{p}.output.LayerNorm.bias"), vec![h], 0.1, 0.0);
+    }
+    let raw: Vec<(String, Vec<usize>, Vec<u8>)> =
+        tensors.into_iter().map(|(n, s, v)| (n, s, v.iter().flat_map(|x| x.to_le_bytes()).collect())).collect();
+    let views: Vec<(String, safetensors::tensor::TensorView)> = raw
+        .iter()
+        .map(|(n, s, b)| (n.clone(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b).expect("view")))
+        .collect();
+    let bytes = safetensors::serialize(views, None).expect("serialize");
+    let model = BertModel::from_safetensors(BertConfig::from_json(config.as_bytes()).expect("config"), &bytes).expect("768-d model");
+    let seqs: Vec<Vec<u32>> = [9usize, 33, 2].iter().map(|&n| (0..n).map(|_| rng.random_range(0..vocab as u32)).collect()).collect();
+    let want = model.embed(&seqs);
+    let bert = g.upload(&model);
+    let got = pollster::block_on(bert.embed_ids(&seqs)).expect("gpu");
+    for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(a.len(), 768);
+        let c = common::cosine(a, b);
+        assert!(c >= 0.9999, "seq {i}: cosine {c}");
+    }
 }

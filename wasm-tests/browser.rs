@@ -191,8 +191,8 @@ fn simd_gemm_matches_naive() {
 #[wasm_bindgen_test]
 async fn gpu_embeddings_match_golden_in_browser() {
     let m = model().await;
-    let gpu = webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)");
-    web_sys::console::log_1(&format!("webgpu adapter: {}", gpu.adapter()).into());
+    let gpu = std::sync::Arc::new(webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)"));
+    web_sys::console::log_1(&format!("webgpu adapter: {} (software: {})", gpu.adapter(), gpu.is_software()).into());
     let bert = gpu.upload(m.bert());
     let g = golden().await;
     let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();
@@ -206,4 +206,45 @@ async fn gpu_embeddings_match_golden_in_browser() {
         assert!(c >= 0.9999, "item {i}: cosine {c}");
     }
     web_sys::console::log_1(&format!("gpu golden in browser: {} items, min cosine {min:.7}", items.len()).into());
+    // A warm batch that fits the workspace creates no buffer, bind group or pipeline.
+    let before = gpu.counters();
+    let again = bert.embed_ids(&ids[..3]).await.expect("warm batch");
+    assert_eq!(gpu.counters(), before, "objects created by a warm batch");
+    for i in 0..3 {
+        assert!(cosine(&again[i], &got[i].iter().map(|v| *v as f64).collect::<Vec<_>>()) >= 0.99999, "item {i} alone vs in batch");
+    }
+}
+
+/// The engine's embedder in the page: forced onto WebGPU it matches the CPU path; when the device
+/// is destroyed mid-session the next call still succeeds (on the CPU), a `GPU_LOST` warning is
+/// emitted and the info says CPU. `auto` never picks a software adapter.
+#[wasm_bindgen_test]
+async fn device_embedder_falls_back_to_cpu_on_device_loss() {
+    use std::{cell::RefCell, rc::Rc};
+    use webrag::embed::{DeviceEmbedder, DevicePreference, EmbedPath};
+    let texts = ["Owls hunt at night.", "The bee dances to show where the flowers are."];
+    let cpu = model().await.embed(&texts).await.expect("cpu");
+    let auto = DeviceEmbedder::open(model().await, DevicePreference::Auto).await.expect("auto");
+    let info = auto.info();
+    web_sys::console::log_1(&format!("auto: {info:?}").into());
+    if info.software_adapter {
+        assert_eq!(info.path, EmbedPath::Cpu, "auto must not pick a software adapter");
+    }
+    let e = DeviceEmbedder::open(model().await, DevicePreference::Gpu).await.expect("forced gpu");
+    assert_eq!(e.info().path, EmbedPath::Gpu);
+    assert!(e.info().crossover.is_some(), "crossover measured");
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = events.clone();
+    e.on_event(move |ev| sink.borrow_mut().push(ev.clone()));
+    let on_gpu = e.embed(&texts).await.expect("gpu batch");
+    for (g, c) in on_gpu.iter().zip(&cpu) {
+        assert!(cosine(g, &c.iter().map(|v| *v as f64).collect::<Vec<_>>()) >= 0.9999);
+    }
+    e.gpu().expect("gpu in use").gpu().destroy();
+    let after = e.embed(&texts).await.expect("falls back instead of failing");
+    assert_eq!(after, cpu, "the fallback is the CPU path");
+    assert_eq!(e.info().path, EmbedPath::Cpu);
+    let ev = events.borrow();
+    assert_eq!(ev.len(), 1, "one warning");
+    assert_eq!((ev[0].kind.as_str(), ev[0].code.as_str()), ("warning", "GPU_LOST"));
 }

@@ -235,9 +235,9 @@ impl BertModel {
                 let we = &self.word_embeddings[id * h..(id + 1) * h];
                 let pe = &self.position_embeddings[pos * h..(pos + 1) * h];
                 let te = &self.token_type_embeddings[..h];
-                for j in 0..h {
-                    dst[j] = we[j] + pe[j] + te[j];
-                }
+                dst.copy_from_slice(we);
+                ops::add(dst, pe);
+                ops::add(dst, te);
                 row += 1;
             }
         }
@@ -281,12 +281,12 @@ impl BertModel {
             let rows = &qkv[start * 3 * h..(start + len) * 3 * h];
             for head in 0..heads {
                 let (qo, ko, vo) = (head * d, h + head * d, 2 * h + head * d);
-                kt.refill(d, len, |c, j| rows[j * 3 * h + ko + c]);
+                kt.refill_strided(rows, d, len, ko, 1, 3 * h);
                 matmul_strided(&rows[qo..], len, 3 * h, &kt, &mut scores, len);
                 for row in scores.chunks_exact_mut(len) {
                     ops::softmax(row, scale);
                 }
-                v.refill(len, d, |j, c| rows[j * 3 * h + vo + c]);
+                v.refill_strided(rows, len, d, vo, 3 * h, 1);
                 matmul_strided(&scores, len, len, &v, &mut ctx[start * h + head * d..], h);
             }
             start += len;

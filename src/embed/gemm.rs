@@ -62,19 +62,31 @@ impl Packed {
         Packed { k, n, data }
     }
 
-    /// Repacks in place (keeping the allocation) as the `[k×n]` matrix `f(i, j)`.
-    #[inline(always)]
-    pub fn refill(&mut self, k: usize, n: usize, f: impl Fn(usize, usize) -> f32) {
+    /// Repacks in place (keeping the allocation) as the `[k×n]` matrix
+    /// `W[i][j] = src[offset + i·stride_k + j·stride_n]`: a strided view such as one head's
+    /// keys, transposed (`stride_k = 1`, `stride_n` = row length), or its values.
+    ///
+    /// Panics when the view runs past `src`.
+    pub fn refill_strided(&mut self, src: &[f32], k: usize, n: usize, offset: usize, stride_k: usize, stride_n: usize) {
         let panels = n.div_ceil(PANEL);
         self.k = k;
         self.n = n;
         self.data.clear();
         self.data.resize(panels * k * PANEL, 0.0);
+        if k == 0 || n == 0 {
+            return;
+        }
+        assert!(offset + (k - 1) * stride_k + (n - 1) * stride_n < src.len(), "refill_strided: view out of bounds");
+        let (sp, dp) = (src.as_ptr(), self.data.as_mut_ptr());
         for p in 0..panels {
+            let cols = (n - p * PANEL).min(PANEL);
             for i in 0..k {
-                let row = &mut self.data[(p * k + i) * PANEL..][..PANEL];
-                for (c, v) in row.iter_mut().enumerate().take((n - p * PANEL).min(PANEL)) {
-                    *v = f(i, p * PANEL + c);
+                let base = offset + i * stride_k + p * PANEL * stride_n;
+                let row = (p * k + i) * PANEL;
+                for c in 0..cols {
+                    // SAFETY: i < k, p·16 + c < n: inside the view checked above; row + c is
+                    // inside the panels·k·16 floats just allocated.
+                    unsafe { *dp.add(row + c) = *sp.add(base + c * stride_n) };
                 }
             }
         }
@@ -524,7 +536,7 @@ mod tests {
         }
         assert_eq!(Packed::from_kn(&w_kn, k, n).data, Packed::from_linear(&w_nk, n, k).data);
         let mut r = Packed::from_kn(&[1.0; 4], 2, 2);
-        r.refill(k, n, |i, j| w_kn[i * n + j]);
+        r.refill_strided(&w_kn, k, n, 0, n, 1);
         assert_eq!(r.data, Packed::from_kn(&w_kn, k, n).data);
     }
 

@@ -6,6 +6,7 @@
 //! Output vectors are L2-normalised, so cosine similarity is a dot product. Correctness is
 //! measured against sentence-transformers' own output (`../shared/embeddings/*.golden.json`).
 pub mod bert;
+pub mod device;
 pub mod gemm;
 pub mod gpu;
 pub mod ops;
@@ -15,6 +16,7 @@ use crate::error::{ModelError, Result};
 use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
+pub use device::{DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
 pub use tokenizer::WordPiece;
 
 /// Model id recorded for the default model (sentence-transformers/all-MiniLM-L6-v2).
@@ -41,8 +43,8 @@ impl std::fmt::Debug for ModelFiles {
     }
 }
 
-/// Turns texts into L2-normalised vectors. The CPU path is [`CpuEmbedder`]; the WebGPU path
-/// (a later milestone) implements the same trait.
+/// Turns texts into L2-normalised vectors. [`CpuEmbedder`] is the CPU path; [`DeviceEmbedder`]
+/// (what the engine uses in the page) adds the GPU path and chooses between them.
 pub trait Embedder {
     /// Model id recorded in the store (e.g. `sentence-transformers/all-MiniLM-L6-v2`).
     fn model_id(&self) -> &str;

@@ -62,12 +62,14 @@ const Q4: f32 = 0.001_097_903;
 pub fn gelu(x: &mut [f32]) {
     #[cfg(target_arch = "wasm32")]
     {
-        let mut chunks = x.chunks_exact_mut(4);
-        for c in &mut chunks {
-            // SAFETY: `c` holds exactly 4 floats; unaligned v128 access is allowed.
-            unsafe { w::store(c, w::gelu4(w::load(c))) };
+        let (n, p) = (x.len(), x.as_mut_ptr());
+        let mut i = 0;
+        while i + 4 <= n {
+            // SAFETY: i + 4 ≤ len; unaligned v128 access is allowed.
+            unsafe { w::st(p.add(i), w::gelu4(w::ld(p.add(i)))) };
+            i += 4;
         }
-        for v in chunks.into_remainder() {
+        for v in &mut x[i..] {
             *v = gelu_erf(*v);
         }
     }
@@ -85,33 +87,38 @@ pub fn softmax(row: &mut [f32], scale: f32) {
     #[cfg(target_arch = "wasm32")]
     {
         use core::arch::wasm32::*;
-        // SAFETY: every chunk of `chunks_exact(_mut)(4)` holds exactly 4 floats.
+        let (n, p) = (row.len(), row.as_mut_ptr());
+        let whole = n - n % 4;
+        // SAFETY: every access below is at i + 4 ≤ whole ≤ len.
         unsafe {
             let mut vmax = f32x4_splat(f32::NEG_INFINITY);
-            let mut chunks = row.chunks_exact(4);
-            for c in &mut chunks {
-                vmax = f32x4_pmax(vmax, w::load(c));
+            let mut i = 0;
+            while i < whole {
+                vmax = f32x4_pmax(vmax, w::ld(p.add(i)));
+                i += 4;
             }
-            let max = chunks.remainder().iter().copied().fold(w::hmax(vmax), f32::max);
+            let max = row[whole..].iter().copied().fold(w::hmax(vmax), f32::max);
             let (vmax, vscale) = (f32x4_splat(max), f32x4_splat(scale));
             let mut acc = f32x4_splat(0.0);
-            let mut chunks = row.chunks_exact_mut(4);
-            for c in &mut chunks {
-                let e = w::exp4(f32x4_mul(f32x4_sub(w::load(c), vmax), vscale));
-                w::store(c, e);
+            let mut i = 0;
+            while i < whole {
+                let e = w::exp4(f32x4_mul(f32x4_sub(w::ld(p.add(i)), vmax), vscale));
+                w::st(p.add(i), e);
                 acc = f32x4_add(acc, e);
+                i += 4;
             }
             let mut sum = w::hsum(acc);
-            for v in chunks.into_remainder() {
+            for v in &mut row[whole..] {
                 *v = exp((*v - max) * scale);
                 sum += *v;
             }
             let inv = f32x4_splat(1.0 / sum);
-            let mut chunks = row.chunks_exact_mut(4);
-            for c in &mut chunks {
-                w::store(c, f32x4_mul(w::load(c), inv));
+            let mut i = 0;
+            while i < whole {
+                w::st(p.add(i), f32x4_mul(w::ld(p.add(i)), inv));
+                i += 4;
             }
-            for v in chunks.into_remainder() {
+            for v in &mut row[whole..] {
                 *v /= sum;
             }
         }
@@ -137,24 +144,31 @@ pub fn layer_norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     if h % 4 == 0 {
         use core::arch::wasm32::*;
         let n = h as f32;
+        let (g, b) = (weight.as_ptr(), bias.as_ptr());
         for row in x.chunks_exact_mut(h) {
-            // SAFETY: `h` is a multiple of 4, so every 4-float chunk is whole.
+            let p = row.as_mut_ptr();
+            // SAFETY: `row`, `weight` and `bias` hold `h` floats, a multiple of 4.
             unsafe {
                 let mut acc = f32x4_splat(0.0);
-                for c in row.chunks_exact(4) {
-                    acc = f32x4_add(acc, w::load(c));
+                let mut i = 0;
+                while i < h {
+                    acc = f32x4_add(acc, w::ld(p.add(i)));
+                    i += 4;
                 }
-                let mean = w::hsum(acc) / n;
-                let vmean = f32x4_splat(mean);
+                let vmean = f32x4_splat(w::hsum(acc) / n);
                 let mut acc = f32x4_splat(0.0);
-                for c in row.chunks_exact(4) {
-                    let d = f32x4_sub(w::load(c), vmean);
+                let mut i = 0;
+                while i < h {
+                    let d = f32x4_sub(w::ld(p.add(i)), vmean);
                     acc = f32x4_add(acc, f32x4_mul(d, d));
+                    i += 4;
                 }
                 let inv = f32x4_splat(1.0 / (w::hsum(acc) / n + eps).sqrt());
-                for ((c, g), b) in row.chunks_exact_mut(4).zip(weight.chunks_exact(4)).zip(bias.chunks_exact(4)) {
-                    let d = f32x4_mul(f32x4_sub(w::load(c), vmean), inv);
-                    w::store(c, f32x4_add(f32x4_mul(d, w::load(g)), w::load(b)));
+                let mut i = 0;
+                while i < h {
+                    let d = f32x4_mul(f32x4_sub(w::ld(p.add(i)), vmean), inv);
+                    w::st(p.add(i), f32x4_add(f32x4_mul(d, w::ld(g.add(i))), w::ld(b.add(i))));
+                    i += 4;
                 }
             }
         }
@@ -175,13 +189,15 @@ pub fn add(a: &mut [f32], b: &[f32]) {
     #[cfg(target_arch = "wasm32")]
     {
         use core::arch::wasm32::*;
-        let mut ac = a.chunks_exact_mut(4);
-        let mut bc = b.chunks_exact(4);
-        for (x, y) in (&mut ac).zip(&mut bc) {
-            // SAFETY: both chunks hold exactly 4 floats.
-            unsafe { w::store(x, f32x4_add(w::load(x), w::load(y))) };
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_mut_ptr(), b.as_ptr());
+        let mut i = 0;
+        while i + 4 <= n {
+            // SAFETY: i + 4 ≤ both lengths.
+            unsafe { w::st(pa.add(i), f32x4_add(w::ld(pa.add(i)), w::ld(pb.add(i)))) };
+            i += 4;
         }
-        for (x, y) in ac.into_remainder().iter_mut().zip(bc.remainder()) {
+        for (x, y) in a[i..n].iter_mut().zip(&b[i..n]) {
             *x += y;
         }
     }
@@ -222,18 +238,22 @@ mod w {
     use super::*;
     use core::arch::wasm32::*;
 
+    /// Four floats from `p` (unaligned).
+    ///
     /// # Safety
-    /// `s` holds at least 4 floats.
+    /// `p` is valid for reading 4 floats.
     #[inline(always)]
-    pub unsafe fn load(s: &[f32]) -> v128 {
-        unsafe { v128_load(s.as_ptr() as *const v128) }
+    pub unsafe fn ld(p: *const f32) -> v128 {
+        unsafe { v128_load(p as *const v128) }
     }
 
+    /// Four floats to `p` (unaligned).
+    ///
     /// # Safety
-    /// `s` holds at least 4 floats.
+    /// `p` is valid for writing 4 floats.
     #[inline(always)]
-    pub unsafe fn store(s: &mut [f32], v: v128) {
-        unsafe { v128_store(s.as_mut_ptr() as *mut v128, v) }
+    pub unsafe fn st(p: *mut f32, v: v128) {
+        unsafe { v128_store(p as *mut v128, v) }
     }
 
     /// Sum of the four lanes.

@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::config::Config;
-use crate::embed::{CpuEmbedder, ModelFiles, file_error};
+use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, Embedder, ModelFiles, file_error};
 use crate::engine::{Engine, SearchOptions, decode_utf8};
 use crate::error::Error;
 use crate::ports::Clock;
@@ -117,7 +117,7 @@ pub async fn fetch_model(base: &str, cb: &Option<Function>) -> Result<ModelFiles
     Ok(ModelFiles { config, tokenizer, weights })
 }
 
-type Core = Engine<IdbStore, CpuEmbedder>;
+type Core = Engine<IdbStore, DeviceEmbedder>;
 
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
@@ -143,8 +143,18 @@ where
 impl WebRagCore {
     /// Opens the knowledge base `name` (one IndexedDB database) with a model given as a base URL
     /// (string) or as `{config, tokenizer, weights}` `Uint8Array`s. `options` is a partial
-    /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`.
-    pub async fn open(name: String, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Result<WebRagCore, JsValue> {
+    /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`. `device` is `"auto"`
+    /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `onEvent` receives embedder
+    /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime.
+    pub async fn open(
+        name: String,
+        model: JsValue,
+        options: JsValue,
+        on_progress: Option<Function>,
+        device: Option<String>,
+        on_event: Option<Function>,
+    ) -> Result<WebRagCore, JsValue> {
+        let preference: DevicePreference = device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let config: Config = if options.is_undefined() || options.is_null() {
             Config::default()
         } else {
@@ -162,7 +172,17 @@ impl WebRagCore {
             };
             ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }
         };
-        let embedder = CpuEmbedder::from_files(crate::embed::DEFAULT_MODEL_ID, &files).map_err(|e| js_error(&e))?;
+        let cpu = CpuEmbedder::from_files(crate::embed::DEFAULT_MODEL_ID, &files).map_err(|e| js_error(&e))?;
+        report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
+        let embedder = DeviceEmbedder::open(cpu, preference).await.map_err(|e| js_error(&e))?;
+        if let Some(f) = on_event {
+            embedder.on_event(move |ev| {
+                if let Ok(v) = to_js(ev) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            });
+        }
+        report(&on_progress, &ProgressEvent { phase: "device".into(), done: 1, total: 1 });
         let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
         let engine = Engine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
@@ -209,7 +229,25 @@ impl WebRagCore {
         run(async move {
             let eng = inner.lock().await;
             let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-            eng.embedder().embed_sync(&refs)
+            eng.embedder().embed(&refs).await
+        })
+    }
+
+    /// The embedding path: `{path: "gpu" | "cpu", queries, adapter, softwareAdapter, reason,
+    /// crossover: {cpuMs, gpuMs} | null}` ([`crate::embed::EmbedderInfo`]).
+    pub fn embedder(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.embedder().info()) })
+    }
+
+    /// Destroys the GPU device (as a driver reset would), to exercise the CPU fallback.
+    /// Resolves to whether a GPU was in use.
+    #[wasm_bindgen(js_name = loseGpuForTesting)]
+    pub fn lose_gpu_for_testing(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            Ok::<_, Error>(eng.embedder().gpu().map(|g| g.gpu().destroy()).is_some())
         })
     }
 

@@ -28,3 +28,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
     d / (na.sqrt() * nb.sqrt()).max(1e-30)
 }
+
+/// The model's files as bytes (for a second, owned embedder).
+pub fn model_files() -> webrag::embed::ModelFiles {
+    webrag::native::read_model_files(&webrag::native::default_model_dir()).expect("model files")
+}

@@ -1,14 +1,26 @@
 //! The GPU embedder: WGSL compute shaders dispatched through wgpu (WebGPU in the browser; Vulkan
-//! natively, lavapipe on GPU-less machines). The engine does not use it yet (issue 3).
+//! natively, lavapipe on GPU-less machines). [`crate::embed::DeviceEmbedder`] puts it behind the
+//! [`crate::embed::Embedder`] port.
 //!
 //! [`Gpu`] opens a device and builds every pipeline once. [`Gpu::upload`] puts a [`BertModel`]'s
 //! weights on the device ([`GpuBert`]), whose [`GpuBert::embed_ids`] runs the whole forward pass:
 //! embedding gather → LayerNorm → per layer {fused Q/K/V matmul, attention, output matmul,
 //! residual + LayerNorm, FFN matmul with fused GELU, matmul, residual + LayerNorm} → mean pooling
-//! + L2, 3 + 7 per layer dispatches in one command buffer. [`Gpu::matmul`] and
-//! [`Gpu::layer_norm`] are one-shot entry points for the kernel tests.
+//! + L2, 3 + 7 per layer dispatches in one command buffer.
+//!
+//! Per batch only activations move: the activation, id, parameter and readback buffers and the
+//! bind groups live in a workspace that is created for the largest batch seen so far (token
+//! capacity rounded up to a power of two) and reused afterwards, so a warm batch creates no
+//! buffer, bind group or pipeline ([`Gpu::counters`] counts them). Sequences are sorted by length
+//! and cut into forward passes of at most [`GpuBert::max_batch_tokens`] tokens (length buckets);
+//! within a pass they are packed end to end, so no padding is computed.
+//!
+//! [`Gpu::matmul`] and [`Gpu::layer_norm`] are one-shot entry points for the kernel tests.
 //!
 //! Readback is `map_async` + await; only native backends add a blocking `device.poll`.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use wgpu::util::DeviceExt;
 
 use crate::embed::bert::BertModel;
@@ -34,11 +46,32 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("pool.wgsl", POOL_WGSL),
 ];
 
+/// GPU objects created so far on one device (a warm batch must add none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuCounters {
+    /// Buffers (weights, activations, parameters, readback).
+    pub buffers: u64,
+    /// Bind groups.
+    pub bind_groups: u64,
+    /// Compute pipelines.
+    pub pipelines: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    buffers: AtomicU64,
+    bind_groups: AtomicU64,
+    pipelines: AtomicU64,
+}
+
 /// A device with the kernels' pipelines, created once.
 pub struct Gpu {
     device: wgpu::Device,
     queue: wgpu::Queue,
     adapter: String,
+    software: bool,
+    lost: Arc<AtomicBool>,
+    counters: Counters,
     matmul: wgpu::ComputePipeline,
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
@@ -69,11 +102,27 @@ impl Gpu {
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let info = adapter.get_info();
-        let name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+        let name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
+        // A CPU implementation of the API (lavapipe, SwiftShader when the browser flags it as a
+        // fallback adapter) is correct but slower than the CPU path.
+        let software = info.device_type == wgpu::DeviceType::Cpu;
+        // Ask for the adapter's own buffer limits (the defaults cap a binding at 128 MiB).
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: adapter.limits().max_storage_buffer_binding_size,
+            max_buffer_size: adapter.limits().max_buffer_size,
+            ..wgpu::Limits::default()
+        };
         let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor::default())
+            .request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() })
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |_, _| flag.store(true, Ordering::SeqCst));
+        // Validation or out-of-memory errors outside an error scope: mark the device unusable
+        // (the embedder then falls back to the CPU) instead of wgpu's default panic.
+        let flag = lost.clone();
+        device.on_uncaptured_error(Arc::new(move |_e: wgpu::Error| flag.store(true, Ordering::SeqCst)));
         let pipeline = |label: &str, src: &str| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -93,12 +142,39 @@ impl Gpu {
         let attention = pipeline("attention", ATTENTION_WGSL);
         let embed = pipeline("embed", EMBED_WGSL);
         let pool = pipeline("pool", POOL_WGSL);
-        Ok(Gpu { device, queue, adapter: name, matmul, layer_norm, attention, embed, pool })
+        let counters = Counters { pipelines: AtomicU64::new(5), ..Default::default() };
+        Ok(Gpu { device, queue, adapter: name, software, lost, counters, matmul, layer_norm, attention, embed, pool })
     }
 
-    /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan, Cpu)`.
+    /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`.
     pub fn adapter(&self) -> &str {
         &self.adapter
+    }
+
+    /// Whether the adapter is a CPU implementation of the API (lavapipe, SwiftShader).
+    pub fn is_software(&self) -> bool {
+        self.software
+    }
+
+    /// Whether the device was lost (or hit an uncaptured error); a lost device is not used again.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
+    /// Destroys the device, as a driver reset or `GPUDevice.destroy()` would: every later
+    /// submission fails and [`Gpu::is_lost`] turns true. (Used to test the CPU fallback.)
+    pub fn destroy(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+        self.device.destroy();
+    }
+
+    /// Buffers, bind groups and pipelines created on this device so far.
+    pub fn counters(&self) -> GpuCounters {
+        GpuCounters {
+            buffers: self.counters.buffers.load(Ordering::Relaxed),
+            bind_groups: self.counters.bind_groups.load(Ordering::Relaxed),
+            pipelines: self.counters.pipelines.load(Ordering::Relaxed),
+        }
     }
 
     fn storage(&self, label: &str, data: &[u8], writable: bool) -> wgpu::Buffer {
@@ -108,10 +184,12 @@ impl Gpu {
         }
         // wgpu rejects zero-sized bindings: keep at least one element.
         let contents = if data.is_empty() { &[0u8; 4][..] } else { data };
+        self.counters.buffers.fetch_add(1, Ordering::Relaxed);
         self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
     }
 
     fn uniform(&self, data: &[u8]) -> wgpu::Buffer {
+        self.counters.buffers.fetch_add(1, Ordering::Relaxed);
         self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
             contents: data,
@@ -119,37 +197,46 @@ impl Gpu {
         })
     }
 
-    /// One dispatch, then `out`'s first `len` floats copied to a mappable buffer (for [`Gpu::read`]).
-    fn run(&self, pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer], groups: (u32, u32, u32), out: &wgpu::Buffer, len: usize) -> wgpu::Buffer {
+    /// One dispatch (one-shot bind group), then `out`'s first `len` floats read back.
+    async fn run(&self, pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer], groups: (u32, u32, u32), out: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+        let entries: Vec<wgpu::BindGroupEntry> =
+            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+        let bind = self.bind_group(pipeline, &entries);
+        let readback = self.scratch((len * 4) as u64, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        self.dispatch(&mut enc, pipeline, buffers, groups);
-        self.submit(enc, out, len)
-    }
-
-    /// Records the copy of `out`'s first `len` floats into a new mappable buffer and submits `enc`.
-    fn submit(&self, mut enc: wgpu::CommandEncoder, out: &wgpu::Buffer, len: usize) -> wgpu::Buffer {
-        let size = (len.max(1) * 4) as u64;
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        enc.copy_buffer_to_buffer(out, 0, &readback, 0, size);
+        dispatch(&mut enc, pipeline, &bind, groups);
+        enc.copy_buffer_to_buffer(out, 0, &readback, 0, (len.max(1) * 4) as u64);
         self.queue.submit([enc.finish()]);
-        readback
+        self.read(&readback, len).await
     }
 
-    async fn read(&self, readback: wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+    /// A buffer without contents (counted).
+    fn scratch(&self, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        self.counters.buffers.fetch_add(1, Ordering::Relaxed);
+        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("scratch"), size: bytes.max(4).next_multiple_of(4), usage, mapped_at_creation: false })
+    }
+
+    /// A bind group for `pipeline`'s group 0 (counted).
+    fn bind_group(&self, pipeline: &wgpu::ComputePipeline, entries: &[wgpu::BindGroupEntry]) -> wgpu::BindGroup {
+        self.counters.bind_groups.fetch_add(1, Ordering::Relaxed);
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries })
+    }
+
+    /// Maps `readback` (`map_async` + await), copies out its first `len` floats, unmaps it.
+    async fn read(&self, readback: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
         let (tx, rx) = futures::channel::oneshot::channel();
-        readback.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let bytes = (len.max(1) * 4) as u64;
+        readback.slice(..bytes).map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
         #[cfg(not(target_arch = "wasm32"))]
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| failed("poll", e))?;
         rx.await.map_err(|_| failed("map_async", "callback dropped"))?.map_err(|e| failed("map_async", e))?;
+        if self.is_lost() {
+            return Err(failed("map_async", "the device was lost"));
+        }
         let out = {
-            let view = readback.slice(..).get_mapped_range().map_err(|e| failed("get_mapped_range", format!("{e:?}")))?;
+            let view = readback.slice(..bytes).get_mapped_range().map_err(|e| failed("get_mapped_range", format!("{e:?}")))?;
             view.chunks_exact(4).take(len).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
         };
         readback.unmap();
@@ -167,8 +254,7 @@ impl Gpu {
         let (ab, wb, bb) = (self.storage("a", &bytes(a), false), self.storage("w", &bytes(w), false), self.storage("bias", &bytes(bias), false));
         let out = self.storage("out", &vec![0u8; m * n * 4], true);
         let groups = ((n as u32).div_ceil(64), (m as u32).div_ceil(64), 1);
-        let rb = self.run(&self.matmul, &[&params, &ab, &wb, &bb, &out], groups, &out, m * n);
-        self.read(rb, m * n).await
+        self.run(&self.matmul, &[&params, &ab, &wb, &bb, &out], groups, &out, m * n).await
     }
 
     /// `LayerNorm(x + res)` over each `h`-wide row (`res` optional), with `gamma`, `beta`, `eps`.
@@ -185,9 +271,74 @@ impl Gpu {
         let xb = self.storage("x", &bytes(x), true);
         let rb_ = self.storage("res", &bytes(res.unwrap_or(&[])), false);
         let (gb, bb) = (self.storage("gamma", &bytes(gamma), false), self.storage("beta", &bytes(beta), false));
-        let rb = self.run(&self.layer_norm, &[&params, &xb, &rb_, &gb, &bb], (rows as u32, 1, 1), &xb, x.len());
-        self.read(rb, x.len()).await
+        self.run(&self.layer_norm, &[&params, &xb, &rb_, &gb, &bb], (rows as u32, 1, 1), &xb, x.len()).await
     }
+}
+
+
+impl Gpu {
+    /// `ctx [T, H] = softmax(QKᵀ/√d) V` per sequence and head of a packed batch; `qkv` is
+    /// `[T, 3H]` (Q | K | V per row), `lens` the sequence lengths (Σ = T).
+    ///
+    /// Panics when the shapes disagree or `H / heads` exceeds 128.
+    pub async fn attention(&self, qkv: &[f32], lens: &[usize], hidden: usize, heads: usize) -> Result<Vec<f32>, GpuError> {
+        let t: usize = lens.iter().sum();
+        assert!(qkv.len() == t * 3 * hidden && heads > 0 && hidden % heads == 0 && hidden / heads <= 128, "attention: shapes");
+        let mut span = Vec::with_capacity(2 * t);
+        let mut start = 0u32;
+        for &len in lens {
+            for _ in 0..len {
+                span.extend([start, len as u32]);
+            }
+            start += len as u32;
+        }
+        let mut p = words(&[t as u32, hidden as u32, heads as u32]);
+        p.extend((1.0 / ((hidden / heads) as f32).sqrt()).to_le_bytes());
+        let params = self.uniform(&p);
+        let (qb, sb) = (self.storage("qkv", &bytes(qkv), false), self.storage("span", &words(&span), false));
+        let out = self.storage("ctx", &vec![0u8; t * hidden * 4], true);
+        self.run(&self.attention, &[&params, &qb, &sb, &out], (((t * heads) as u32).div_ceil(64), 1, 1), &out, t * hidden).await
+    }
+
+    /// Mean of each sequence's rows of `x [T, h]`, L2-normalised: `[B, h]`.
+    ///
+    /// Panics when the shapes disagree.
+    pub async fn mean_pool(&self, x: &[f32], lens: &[usize], h: usize) -> Result<Vec<f32>, GpuError> {
+        let t: usize = lens.iter().sum();
+        assert!(x.len() == t * h, "mean_pool: shapes");
+        let mut span = Vec::with_capacity(2 * lens.len());
+        let mut start = 0u32;
+        for &len in lens {
+            span.extend([start, len as u32]);
+            start += len as u32;
+        }
+        let params = self.uniform(&words(&[lens.len() as u32, h as u32, 0, 0]));
+        let (xb, sb) = (self.storage("x", &bytes(x), false), self.storage("span", &words(&span), false));
+        let out = self.storage("out", &vec![0u8; lens.len() * h * 4], true);
+        self.run(&self.pool, &[&params, &xb, &sb, &out], (lens.len() as u32, 1, 1), &out, lens.len() * h).await
+    }
+
+    /// `word[ids[t]] + position[pos[t]] + token_type[0]` per token (`[T, h]`; ids ≥ the
+    /// vocabulary read as `[UNK]` = 100).
+    ///
+    /// Panics when the shapes disagree.
+    pub async fn embed_gather(&self, ids: &[u32], pos: &[u32], word: &[f32], position: &[f32], token_type: &[f32], h: usize) -> Result<Vec<f32>, GpuError> {
+        let t = ids.len();
+        assert!(pos.len() == t && word.len() % h == 0 && position.len() % h == 0 && token_type.len() >= h, "embed_gather: shapes");
+        let params = self.uniform(&words(&[t as u32, h as u32, (word.len() / h) as u32, 0]));
+        let (ib, pb) = (self.storage("ids", &words(ids), false), self.storage("pos", &words(pos), false));
+        let (wb, qb, tb) = (self.storage("word", &bytes(word), false), self.storage("position", &bytes(position), false), self.storage("token_type", &bytes(token_type), false));
+        let out = self.storage("x", &vec![0u8; t * h * 4], true);
+        self.run(&self.embed, &[&params, &ib, &pb, &wb, &qb, &tb, &out], (((t * h) as u32).div_ceil(256), 1, 1), &out, t * h).await
+    }
+}
+
+/// Records one compute pass with one dispatch.
+fn dispatch(enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, groups: (u32, u32, u32)) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind, &[]);
+    pass.dispatch_workgroups(groups.0, groups.1, groups.2);
 }
 
 /// One linear layer on the GPU: packed weight and bias.
@@ -213,11 +364,43 @@ struct GpuLayer {
     output_ln: GpuNorm,
 }
 
-/// A BERT model with its weights resident on the GPU (uploaded once); each
-/// [`GpuBert::embed_ids`] moves only ids in and pooled vectors out, and records the whole
-/// forward pass (3 + 7 per layer dispatches) in one command buffer.
-pub struct GpuBert<'g> {
-    gpu: &'g Gpu,
+/// Uniform slots (each 16 bytes of parameters at a 256-byte aligned offset), rewritten per batch.
+#[derive(Clone, Copy)]
+enum Slot {
+    Embed,
+    Norm,
+    NormResidual,
+    Qkv,
+    AttentionOutput,
+    Intermediate,
+    Output,
+    Attention,
+    Pool,
+}
+const SLOTS: u64 = 9;
+const SLOT_BYTES: u64 = 256;
+
+/// Per-batch buffers and the bind groups that use them, for up to `tokens` tokens and `seqs`
+/// sequences. Created for the largest batch so far, then reused.
+struct Workspace {
+    tokens: u32,
+    seqs: u32,
+    params: wgpu::Buffer,
+    ids: wgpu::Buffer,
+    pos: wgpu::Buffer,
+    tok_span: wgpu::Buffer,
+    seq_span: wgpu::Buffer,
+    out: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    /// In dispatch order: embed, LayerNorm, then 7 per layer, then pooling.
+    binds: Vec<wgpu::BindGroup>,
+}
+
+/// A BERT model with its weights resident on the GPU (uploaded once). Each
+/// [`GpuBert::embed_ids`] writes ids and parameters, records the forward pass (3 + 7 per layer
+/// dispatches) in one command buffer per length bucket, and reads back the pooled vectors.
+pub struct GpuBert {
+    gpu: Arc<Gpu>,
     hidden: u32,
     heads: u32,
     inter: u32,
@@ -227,13 +410,16 @@ pub struct GpuBert<'g> {
     word: wgpu::Buffer,
     position: wgpu::Buffer,
     token_type: wgpu::Buffer,
+    no_res: wgpu::Buffer,
     embeddings_ln: GpuNorm,
     layers: Vec<GpuLayer>,
+    max_tokens: u32,
+    ws: futures::lock::Mutex<Option<Workspace>>,
 }
 
 impl Gpu {
     /// Uploads `model`'s weights (the CPU path's packed layout, so both share one packing).
-    pub fn upload<'g>(&'g self, model: &BertModel) -> GpuBert<'g> {
+    pub fn upload(self: &Arc<Self>, model: &BertModel) -> GpuBert {
         let c = model.config();
         let lin = |l: &crate::embed::bert::Linear| GpuLinear {
             w: self.storage("w", &bytes(l.w.as_slice()), false),
@@ -245,8 +431,12 @@ impl Gpu {
             gamma: self.storage("gamma", &bytes(&n.weight), false),
             beta: self.storage("beta", &bytes(&n.bias), false),
         };
+        // The largest activation is [tokens, max(3H, I)] floats; keep it within one binding.
+        let widest = (3 * c.hidden_size).max(c.intermediate_size) as u64 * 4;
+        let limit = self.device.limits().max_storage_buffer_binding_size as u64;
+        let max_tokens = (limit / widest).clamp(c.max_seq_len() as u64, GpuBert::MAX_BATCH_TOKENS as u64) as u32;
         GpuBert {
-            gpu: self,
+            gpu: self.clone(),
             hidden: c.hidden_size as u32,
             heads: c.num_attention_heads as u32,
             inter: c.intermediate_size as u32,
@@ -256,6 +446,9 @@ impl Gpu {
             word: self.storage("word", &bytes(&model.word_embeddings), false),
             position: self.storage("position", &bytes(&model.position_embeddings), false),
             token_type: self.storage("token_type", &bytes(&model.token_type_embeddings), false),
+            // The LayerNorm's `res` binding when there is no residual (a buffer may not be bound
+            // both writable and read-only in one dispatch).
+            no_res: self.storage("no_res", &[], false),
             embeddings_ln: norm(&model.embeddings_ln),
             layers: model
                 .layers
@@ -269,38 +462,71 @@ impl Gpu {
                     output_ln: norm(&l.output_ln),
                 })
                 .collect(),
+            max_tokens,
+            ws: futures::lock::Mutex::new(None),
         }
-    }
-
-    fn scratch(&self, floats: usize) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("activations"),
-            size: (floats.max(1) * 4) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        })
-    }
-
-    fn dispatch(&self, enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer], groups: (u32, u32, u32)) {
-        let entries: Vec<wgpu::BindGroupEntry> =
-            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &entries });
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
     }
 }
 
-impl GpuBert<'_> {
+impl GpuBert {
+    /// Upper bound on the tokens of one forward pass (a length bucket).
+    pub const MAX_BATCH_TOKENS: usize = 8192;
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Tokens per forward pass on this device: [`GpuBert::MAX_BATCH_TOKENS`], or fewer when the
+    /// widest activation would exceed the device's storage-binding limit.
+    pub fn max_batch_tokens(&self) -> usize {
+        self.max_tokens as usize
+    }
+
+    /// Compute dispatches per forward pass: embedding, its LayerNorm, 7 per layer, pooling.
+    pub fn dispatches_per_forward(&self) -> usize {
+        3 + 7 * self.layers.len()
+    }
+
     /// Sentence embeddings `[B][H]` (mean pooling, L2-normalised) of token-id sequences (special
     /// tokens included; each cut to the model's maximum length), as [`BertModel::embed`].
+    ///
+    /// Sequences are sorted by length and cut into forward passes of at most
+    /// [`GpuBert::max_batch_tokens`] tokens; results come back in input order.
+    ///
+    /// Errors: [`GpuError::Failed`] when a submission or the readback fails (device lost).
     pub async fn embed_ids(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, GpuError> {
-        if seqs.is_empty() {
-            return Ok(Vec::new());
+        if self.gpu.is_lost() {
+            return Err(failed("embed", "the device was lost"));
         }
-        let g = self.gpu;
-        let (h, heads, inter) = (self.hidden, self.heads, self.inter);
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&i| seqs[i].len());
+        let mut out = vec![Vec::new(); seqs.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            let mut tokens = 0;
+            while end < order.len() {
+                let len = seqs[order[end]].len().clamp(1, self.max_len);
+                if end > start && tokens + len > self.max_tokens as usize {
+                    break;
+                }
+                tokens += len;
+                end += 1;
+            }
+            let bucket: Vec<&[u32]> = order[start..end].iter().map(|&i| seqs[i].as_slice()).collect();
+            for (v, &i) in self.forward(&bucket).await?.into_iter().zip(&order[start..end]) {
+                out[i] = v;
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// One forward pass over a packed batch.
+    async fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, GpuError> {
+        let g = &*self.gpu;
+        let h = self.hidden;
         let (mut ids, mut pos, mut tok_span, mut seq_span) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for s in seqs {
             let start = ids.len() as u32;
@@ -313,46 +539,102 @@ impl GpuBert<'_> {
             seq_span.extend([start, len]);
         }
         let t = ids.len() as u32;
-        let (ids_b, pos_b) = (g.storage("ids", &words(&ids), false), g.storage("pos", &words(&pos), false));
-        let (tok_b, seq_b) = (g.storage("tok_span", &words(&tok_span), false), g.storage("seq_span", &words(&seq_span), false));
-        let (a, b) = (g.scratch((t * h) as usize), g.scratch((t * h) as usize));
-        let (qkv, ctx, mid) = (g.scratch((t * 3 * h) as usize), g.scratch((t * h) as usize), g.scratch((t * inter) as usize));
-        let out = g.scratch(seqs.len() * h as usize);
-        let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        // The LayerNorm's `res` binding when there is no residual (a buffer may not be bound
-        // both writable and read-only in one dispatch).
-        let none = g.storage("no_res", &[], false);
-        let ln = |enc: &mut wgpu::CommandEncoder, x: &wgpu::Buffer, res: Option<&wgpu::Buffer>, n: &GpuNorm| {
-            let mut p = words(&[t, h]);
-            p.extend(self.eps.to_le_bytes());
-            p.extend((res.is_some() as u32).to_le_bytes());
-            let params = g.uniform(&p);
-            g.dispatch(enc, &g.layer_norm, &[&params, x, res.unwrap_or(&none), &n.gamma, &n.beta], (t, 1, 1));
-        };
-        let mm = |enc: &mut wgpu::CommandEncoder, x: &wgpu::Buffer, l: &GpuLinear, y: &wgpu::Buffer, gelu: bool| {
-            let params = g.uniform(&words(&[t, l.n, l.k, gelu as u32]));
-            g.dispatch(enc, &g.matmul, &[&params, x, &l.w, &l.b, y], (l.n.div_ceil(64), t.div_ceil(64), 1));
-        };
-        let params = g.uniform(&words(&[t, h, self.vocab, 0]));
-        g.dispatch(&mut enc, &g.embed, &[&params, &ids_b, &pos_b, &self.word, &self.position, &self.token_type, &a], ((t * h).div_ceil(256), 1, 1));
-        ln(&mut enc, &a, None, &self.embeddings_ln);
-        let mut scale = words(&[t, h, heads]);
-        scale.extend((1.0 / ((h / heads) as f32).sqrt()).to_le_bytes());
-        let attn_params = g.uniform(&scale);
-        for l in &self.layers {
-            mm(&mut enc, &a, &l.qkv, &qkv, false);
-            g.dispatch(&mut enc, &g.attention, &[&attn_params, &qkv, &tok_b, &ctx], ((t * heads).div_ceil(64), 1, 1));
-            mm(&mut enc, &ctx, &l.attention_output, &b, false);
-            ln(&mut enc, &b, Some(&a), &l.attention_ln);
-            mm(&mut enc, &b, &l.intermediate, &mid, true);
-            mm(&mut enc, &mid, &l.output, &a, false);
-            ln(&mut enc, &a, Some(&b), &l.output_ln);
+        let b = seqs.len() as u32;
+        let mut guard = self.ws.lock().await;
+        if guard.as_ref().is_none_or(|w| w.tokens < t || w.seqs < b) {
+            // Grow to the next power of two (at least 512 tokens / 32 sequences): a few sizes
+            // serve every later batch.
+            let (old_t, old_b) = guard.as_ref().map_or((0, 0), |w| (w.tokens, w.seqs));
+            let tokens = t.max(old_t).max(512).next_power_of_two().min(self.max_tokens.max(t));
+            let seqs_cap = b.max(old_b).max(32).next_power_of_two();
+            *guard = Some(self.workspace(tokens, seqs_cap));
         }
-        let params = g.uniform(&words(&[seqs.len() as u32, h, 0, 0]));
-        g.dispatch(&mut enc, &g.pool, &[&params, &a, &seq_b, &out], (seqs.len() as u32, 1, 1));
-        let n = seqs.len() * h as usize;
-        let readback = g.submit(enc, &out, n);
-        let flat = g.read(readback, n).await?;
+        let ws = guard.as_ref().expect("workspace");
+        // Parameters of every slot for this batch.
+        let mut params = vec![0u8; (SLOTS * SLOT_BYTES) as usize];
+        let mut put = |slot: Slot, v: [u32; 4]| {
+            let o = slot as usize * SLOT_BYTES as usize;
+            params[o..o + 16].copy_from_slice(&words(&v));
+        };
+        let eps = self.eps.to_bits();
+        let l0 = &self.layers[0];
+        put(Slot::Embed, [t, h, self.vocab, 0]);
+        put(Slot::Norm, [t, h, eps, 0]);
+        put(Slot::NormResidual, [t, h, eps, 1]);
+        put(Slot::Qkv, [t, l0.qkv.n, l0.qkv.k, 0]);
+        put(Slot::AttentionOutput, [t, l0.attention_output.n, l0.attention_output.k, 0]);
+        put(Slot::Intermediate, [t, l0.intermediate.n, l0.intermediate.k, 1]);
+        put(Slot::Output, [t, l0.output.n, l0.output.k, 0]);
+        put(Slot::Attention, [t, h, self.heads, (1.0 / ((h / self.heads) as f32).sqrt()).to_bits()]);
+        put(Slot::Pool, [b, h, 0, 0]);
+        g.queue.write_buffer(&ws.params, 0, &params);
+        g.queue.write_buffer(&ws.ids, 0, &words(&ids));
+        g.queue.write_buffer(&ws.pos, 0, &words(&pos));
+        g.queue.write_buffer(&ws.tok_span, 0, &words(&tok_span));
+        g.queue.write_buffer(&ws.seq_span, 0, &words(&seq_span));
+        let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        let mut binds = ws.binds.iter();
+        let mut next = |enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, groups: (u32, u32, u32)| {
+            dispatch(enc, pipeline, binds.next().expect("one bind group per dispatch"), groups);
+        };
+        let mm = |l: &GpuLinear| (l.n.div_ceil(64), t.div_ceil(64), 1);
+        next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
+        next(&mut enc, &g.layer_norm, (t, 1, 1));
+        for l in &self.layers {
+            next(&mut enc, &g.matmul, mm(&l.qkv));
+            next(&mut enc, &g.attention, ((t * self.heads).div_ceil(64), 1, 1));
+            next(&mut enc, &g.matmul, mm(&l.attention_output));
+            next(&mut enc, &g.layer_norm, (t, 1, 1));
+            next(&mut enc, &g.matmul, mm(&l.intermediate));
+            next(&mut enc, &g.matmul, mm(&l.output));
+            next(&mut enc, &g.layer_norm, (t, 1, 1));
+        }
+        next(&mut enc, &g.pool, (b, 1, 1));
+        let n = (b * h) as usize;
+        enc.copy_buffer_to_buffer(&ws.out, 0, &ws.readback, 0, (n * 4) as u64);
+        g.queue.submit([enc.finish()]);
+        let flat = g.read(&ws.readback, n).await?;
         Ok(flat.chunks_exact(h as usize).map(|c| c.to_vec()).collect())
+    }
+
+    /// Buffers and bind groups for `tokens` tokens and `seqs` sequences.
+    fn workspace(&self, tokens: u32, seqs: u32) -> Workspace {
+        let g = &*self.gpu;
+        let (t, h) = (tokens as u64, self.hidden as u64);
+        let act = |floats: u64| g.scratch(floats * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
+        let input = |words: u64| g.scratch(words * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        let params = g.scratch(SLOTS * SLOT_BYTES, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+        let (ids, pos, tok_span, seq_span) = (input(t), input(t), input(2 * t), input(2 * seqs as u64));
+        let (a, b) = (act(t * h), act(t * h));
+        let (qkv, ctx, mid) = (act(t * 3 * h), act(t * h), act(t * self.inter as u64));
+        let out = act(seqs as u64 * h);
+        let readback = g.scratch(seqs as u64 * h * 4, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+        let slot = |s: Slot| {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &params,
+                offset: s as u64 * SLOT_BYTES,
+                size: std::num::NonZeroU64::new(16),
+            })
+        };
+        let bind = |pipeline: &wgpu::ComputePipeline, s: Slot, bufs: &[&wgpu::Buffer]| {
+            let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: slot(s) }];
+            entries.extend(bufs.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() }));
+            g.bind_group(pipeline, &entries)
+        };
+        let mut binds = vec![
+            bind(&g.embed, Slot::Embed, &[&ids, &pos, &self.word, &self.position, &self.token_type, &a]),
+            bind(&g.layer_norm, Slot::Norm, &[&a, &self.no_res, &self.embeddings_ln.gamma, &self.embeddings_ln.beta]),
+        ];
+        for l in &self.layers {
+            binds.push(bind(&g.matmul, Slot::Qkv, &[&a, &l.qkv.w, &l.qkv.b, &qkv]));
+            binds.push(bind(&g.attention, Slot::Attention, &[&qkv, &tok_span, &ctx]));
+            binds.push(bind(&g.matmul, Slot::AttentionOutput, &[&ctx, &l.attention_output.w, &l.attention_output.b, &b]));
+            binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&b, &a, &l.attention_ln.gamma, &l.attention_ln.beta]));
+            binds.push(bind(&g.matmul, Slot::Intermediate, &[&b, &l.intermediate.w, &l.intermediate.b, &mid]));
+            binds.push(bind(&g.matmul, Slot::Output, &[&mid, &l.output.w, &l.output.b, &a]));
+            binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&a, &b, &l.output_ln.gamma, &l.output_ln.beta]));
+        }
+        binds.push(bind(&g.pool, Slot::Pool, &[&a, &seq_span, &out]));
+        Workspace { tokens, seqs, params, ids, pos, tok_span, seq_span, out, readback, binds }
     }
 }

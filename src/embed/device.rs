@@ -1,0 +1,273 @@
+//! [`DeviceEmbedder`]: the [`Embedder`] the engine uses, running the forward pass on the GPU
+//! ([`GpuBert`]) when there is a usable adapter and on the CPU ([`CpuEmbedder`]) otherwise.
+//!
+//! Choice of path ([`DevicePreference`]):
+//! - `Auto` (default): the GPU when the adapter is real hardware. A software adapter (lavapipe,
+//!   SwiftShader flagged as a fallback adapter) runs the same kernels on the CPU, many times
+//!   slower than the CPU path, so `Auto` does not use it.
+//! - `Gpu`: the GPU, whatever the adapter ([`GpuError::Unavailable`] when there is none).
+//! - `Cpu`: never touches WebGPU.
+//!
+//! Single texts (search queries) go to whichever path the start-up measurement says is faster:
+//! one short probe sentence, median of 3 runs on each path after a warm-up ([`Crossover`]).
+//! Batches go to the GPU when it is in use.
+//!
+//! Device loss (driver reset, `GPUDevice.destroy()`, an uncaptured GPU error) never fails or
+//! hangs a call: the call is redone on the CPU, the GPU is dropped for good, and listeners get an
+//! [`EmbedderEvent`] with code `GPU_LOST`.
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::gpu::{Gpu, GpuBert};
+use super::{CpuEmbedder, Embedder};
+use crate::error::{GpuError, Result};
+use crate::text::TokenCounter;
+
+/// Where the user wants embeddings computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DevicePreference {
+    /// GPU on a hardware adapter, CPU otherwise.
+    #[default]
+    Auto,
+    /// CPU only.
+    Cpu,
+    /// GPU, including software adapters; an error when there is no adapter.
+    Gpu,
+}
+
+impl std::str::FromStr for DevicePreference {
+    type Err = crate::error::InputError;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            other => Err(crate::error::InputError::InvalidOption { name: "device".into(), reason: format!("{other:?} is not auto, cpu or gpu") }),
+        }
+    }
+}
+
+/// A compute path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedPath {
+    /// WordPiece + BERT on the CPU (wasm SIMD in the page).
+    Cpu,
+    /// WGSL kernels through wgpu (WebGPU in the page, Vulkan natively).
+    Gpu,
+}
+
+/// One-query latency of each path, measured at start-up (milliseconds, median of 3).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Crossover {
+    /// CPU path.
+    pub cpu_ms: f64,
+    /// GPU path (ids in, pooled vector out, readback awaited).
+    pub gpu_ms: f64,
+}
+
+/// Which path is in use, on which adapter, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedderInfo {
+    /// Path for batches (ingest).
+    pub path: EmbedPath,
+    /// Path for single texts (queries), from the crossover.
+    pub queries: EmbedPath,
+    /// The adapter, when one was opened (e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`).
+    pub adapter: Option<String>,
+    /// Whether that adapter is a CPU implementation of the API.
+    pub software_adapter: bool,
+    /// Why this path, in words.
+    pub reason: String,
+    /// The start-up measurement, when both paths were available.
+    pub crossover: Option<Crossover>,
+}
+
+/// Something the embedder tells its listeners about (today: the GPU was lost).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbedderEvent {
+    /// `"warning"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Stable code: `GPU_LOST`.
+    pub code: String,
+    /// What happened, in words.
+    pub message: String,
+}
+
+type Listener = Box<dyn Fn(&EmbedderEvent)>;
+
+/// The engine's embedder: GPU or CPU path behind one [`Embedder`].
+pub struct DeviceEmbedder {
+    cpu: CpuEmbedder,
+    gpu: Option<GpuBert>,
+    /// False once the GPU was lost (then every call runs on the CPU).
+    gpu_ok: Cell<bool>,
+    info: RefCell<EmbedderInfo>,
+    listener: RefCell<Option<Listener>>,
+}
+
+/// Milliseconds from a monotonic clock (`performance.now()` in the page).
+pub fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+            .ok()
+            .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+            .map_or_else(js_sys::Date::now, |p| p.now())
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+/// The probe for the query crossover: a typical short search query.
+const PROBE: &str = "how do I search my notes without a server?";
+
+impl DeviceEmbedder {
+    /// The CPU path only (no WebGPU is touched).
+    pub fn cpu_only(cpu: CpuEmbedder, reason: &str) -> Self {
+        let info = EmbedderInfo {
+            path: EmbedPath::Cpu,
+            queries: EmbedPath::Cpu,
+            adapter: None,
+            software_adapter: false,
+            reason: reason.into(),
+            crossover: None,
+        };
+        DeviceEmbedder { cpu, gpu: None, gpu_ok: Cell::new(false), info: RefCell::new(info), listener: RefCell::new(None) }
+    }
+
+    /// Opens the path `preference` asks for (see the module docs), uploads the weights when the
+    /// GPU is used, and measures the query crossover.
+    ///
+    /// Errors: [`GpuError::Unavailable`] only for [`DevicePreference::Gpu`] with no adapter;
+    /// [`GpuError::Failed`] when the forced GPU fails its first forward pass.
+    pub async fn open(cpu: CpuEmbedder, preference: DevicePreference) -> Result<Self> {
+        if preference == DevicePreference::Cpu {
+            return Ok(Self::cpu_only(cpu, "device: cpu"));
+        }
+        let gpu = match Gpu::new().await {
+            Ok(g) => g,
+            Err(e) if preference == DevicePreference::Auto => return Ok(Self::cpu_only(cpu, &format!("no GPU: {e}"))),
+            Err(e) => return Err(e.into()),
+        };
+        let (adapter, software) = (gpu.adapter().to_string(), gpu.is_software());
+        if software && preference == DevicePreference::Auto {
+            let mut me = Self::cpu_only(cpu, "the only adapter is a software one (slower than the CPU path); device: 'gpu' forces it");
+            me.info.get_mut().adapter = Some(adapter);
+            me.info.get_mut().software_adapter = true;
+            return Ok(me);
+        }
+        let bert = Arc::new(gpu).upload(cpu.bert());
+        let reason = if software { "device: gpu (software adapter)" } else { "hardware GPU adapter" };
+        let info = EmbedderInfo { path: EmbedPath::Gpu, queries: EmbedPath::Gpu, adapter: Some(adapter), software_adapter: software, reason: reason.into(), crossover: None };
+        let me = DeviceEmbedder { cpu, gpu: Some(bert), gpu_ok: Cell::new(true), info: RefCell::new(info), listener: RefCell::new(None) };
+        me.calibrate().await?;
+        Ok(me)
+    }
+
+    /// Times [`PROBE`] on both paths and routes single texts to the faster one.
+    async fn calibrate(&self) -> Result<()> {
+        let Some(gpu) = &self.gpu else { return Ok(()) };
+        let ids = vec![self.cpu.tokenizer().encode(PROBE)?];
+        let mut cpu_t = Vec::new();
+        let mut gpu_t = Vec::new();
+        // The first GPU pass allocates the workspace and finishes pipeline compilation.
+        gpu.embed_ids(&ids).await?;
+        self.cpu.embed_ids(&ids);
+        for _ in 0..3 {
+            let t = now_ms();
+            std::hint::black_box(self.cpu.embed_ids(&ids));
+            cpu_t.push(now_ms() - t);
+            let t = now_ms();
+            std::hint::black_box(gpu.embed_ids(&ids).await?);
+            gpu_t.push(now_ms() - t);
+        }
+        let med = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let c = Crossover { cpu_ms: med(&mut cpu_t), gpu_ms: med(&mut gpu_t) };
+        let mut info = self.info.borrow_mut();
+        info.queries = if c.cpu_ms <= c.gpu_ms { EmbedPath::Cpu } else { EmbedPath::Gpu };
+        info.crossover = Some(c);
+        Ok(())
+    }
+
+    /// Path, adapter, reason and crossover.
+    pub fn info(&self) -> EmbedderInfo {
+        self.info.borrow().clone()
+    }
+
+    /// Calls `f` for every later [`EmbedderEvent`] (replacing any earlier listener).
+    pub fn on_event(&self, f: impl Fn(&EmbedderEvent) + 'static) {
+        *self.listener.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// The CPU path (always loaded: it is the fallback).
+    pub fn cpu(&self) -> &CpuEmbedder {
+        &self.cpu
+    }
+
+    /// The GPU path, while it is usable.
+    pub fn gpu(&self) -> Option<&GpuBert> {
+        self.gpu.as_ref().filter(|_| self.gpu_ok.get())
+    }
+
+    /// Embeds token-id sequences on the path the routing rules pick, falling back to the CPU
+    /// when the GPU fails.
+    pub async fn embed_ids(&self, ids: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        let want = if ids.len() == 1 { self.info.borrow().queries } else { self.info.borrow().path };
+        if let (EmbedPath::Gpu, Some(gpu)) = (want, self.gpu()) {
+            match gpu.embed_ids(ids).await {
+                Ok(v) => return v,
+                Err(e) => self.lose_gpu(&e),
+            }
+        }
+        self.cpu.embed_ids(ids)
+    }
+
+    fn lose_gpu(&self, e: &GpuError) {
+        self.gpu_ok.set(false);
+        let message = format!("the GPU failed ({e}); embedding continues on the CPU");
+        {
+            let mut info = self.info.borrow_mut();
+            info.path = EmbedPath::Cpu;
+            info.queries = EmbedPath::Cpu;
+            info.reason = format!("GPU lost: {e}");
+        }
+        let ev = EmbedderEvent { kind: "warning".into(), code: "GPU_LOST".into(), message };
+        if let Some(f) = self.listener.borrow().as_ref() {
+            f(&ev);
+        }
+    }
+}
+
+impl Embedder for DeviceEmbedder {
+    fn model_id(&self) -> &str {
+        self.cpu.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.cpu.dim()
+    }
+    fn max_tokens(&self) -> usize {
+        self.cpu.max_tokens()
+    }
+    fn token_counter(&self) -> &dyn TokenCounter {
+        self.cpu.token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
+        Ok(self.embed_ids(&ids).await)
+    }
+}
