@@ -152,6 +152,18 @@ pub enum ModelError {
         /// Its dimension.
         loaded_dim: usize,
     },
+    /// A model file's size or SHA-256 differs from the one the caller pinned.
+    #[error("model file {file}: {what} is {found}, expected {expected}")]
+    Integrity {
+        /// File name.
+        file: String,
+        /// `size` or `sha256`.
+        what: String,
+        /// The pinned value.
+        expected: String,
+        /// What was downloaded.
+        found: String,
+    },
 }
 
 /// Errors from a [`crate::ports::Store`] implementation.
@@ -260,6 +272,7 @@ impl Error {
                 ModelError::TensorShape { .. } => "MODEL_TENSOR_SHAPE",
                 ModelError::Tokenize { .. } => "TOKENIZE_FAILED",
                 ModelError::Mismatch { .. } => "MODEL_MISMATCH",
+                ModelError::Integrity { .. } => "MODEL_INTEGRITY",
             },
             Error::Store(e) => match e {
                 StoreError::Blocked { .. } => "STORE_BLOCKED",

@@ -25,7 +25,7 @@ const ASSETS: &str = match option_env!("WEBRAG_ASSETS") {
 };
 
 async fn model() -> CpuEmbedder {
-    let files = webrag::web::fetch_model(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/"), &None).await.expect("model files");
+    let files = webrag::web::fetch_model(&webrag::web::ModelSpec::url(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/")), &None).await.expect("model files");
     CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files).expect("model")
 }
 

@@ -4,7 +4,10 @@ import { WebRag } from '../pkg/index.js';
 
 const $ = (id) => document.getElementById(id);
 const MODEL = new URL('../.models/all-MiniLM-L6-v2/', location.href).href;
-const KB = new URLSearchParams(location.search).get('kb') ?? 'webrag-demo';
+const PARAMS = new URLSearchParams(location.search);
+const KB = PARAMS.get('kb') ?? 'webrag-demo';
+// ?device=cpu|gpu|auto (default auto: the GPU on a hardware adapter).
+const DEVICE = PARAMS.get('device') ?? 'auto';
 
 const status = (text) => { $('status').textContent = text; };
 function progress(ev) {
@@ -12,13 +15,23 @@ function progress(ev) {
   bar.hidden = ev.phase === 'done';
   bar.max = ev.total || 1;
   bar.value = ev.done;
-  const what = { model: 'loading model files', parse: 'parsing', embed: 'embedding chunks', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
-  status(`${what} ${ev.done}/${ev.total}`);
+  const what = { model: 'loading model files', device: 'setting up the embedder', parse: 'parsing', embed: 'embedding chunks', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
+  const mb = (n) => (n / 1048576).toFixed(1);
+  status(ev.phase === 'model' ? `${what} ${mb(ev.done)}/${mb(ev.total)} MB` : `${what} ${ev.done}/${ev.total}`);
 }
 
 let rag;
 const demo = { ready: false };
 window.webragDemo = demo;
+
+/** Shows which path embeds (GPU adapter or CPU) and why. */
+async function showPath() {
+  const e = await rag.embedder();
+  const where = e.path === 'gpu' ? `GPU (WebGPU: ${e.adapter})` : 'CPU (wasm SIMD)';
+  const q = e.crossover ? `; queries on ${e.queries.toUpperCase()} (${e.crossover.cpuMs.toFixed(1)} ms CPU vs ${e.crossover.gpuMs.toFixed(1)} ms GPU)` : '';
+  $('path').textContent = `embedding on ${where} — ${e.reason}${q}`;
+  $('path').dataset.path = e.path;
+}
 
 async function refreshDocs() {
   const [docs, stats] = await Promise.all([rag.documents(), rag.stats()]);
@@ -106,7 +119,10 @@ async function loadDefaultCorpus() {
 async function main() {
   status('loading the model and opening IndexedDB…');
   try {
-    rag = await WebRag.open({ name: KB, model: MODEL, onProgress: progress });
+    rag = await WebRag.open({
+      name: KB, model: MODEL, device: DEVICE, onProgress: progress,
+      onEvent: (ev) => { $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath(); },
+    });
   } catch (e) {
     status(`${e.name} [${e.code}]: ${e.message}`);
     return;
@@ -120,7 +136,8 @@ async function main() {
   await refreshDocs();
   for (const id of ['q', 'add-btn', 'files']) $(id).disabled = false;
   const s = await rag.stats();
-  status(`ready — ${s.documents} documents, ${s.chunks} chunks, model ${s.model} (${s.dim}-d, CPU/wasm)`);
+  status(`ready — ${s.documents} documents, ${s.chunks} chunks, model ${s.model} (${s.dim}-d)`);
+  await showPath();
   demo.ready = true;
   $('q').addEventListener('input', search);
   $('mode').addEventListener('change', search);

@@ -14,7 +14,8 @@
 //!
 //! Device loss (driver reset, `GPUDevice.destroy()`, an uncaptured GPU error) never fails or
 //! hangs a call: the call is redone on the CPU, the GPU is dropped for good, and listeners get an
-//! [`EmbedderEvent`] with code `GPU_LOST`.
+//! [`EmbedderEvent`] with code `GPU_LOST`, at the first call after the loss (whichever path that
+//! call would have taken).
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
@@ -227,6 +228,11 @@ impl DeviceEmbedder {
     /// Embeds token-id sequences on the path the routing rules pick, falling back to the CPU
     /// when the GPU fails.
     pub async fn embed_ids(&self, ids: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        // A loss reported by the device (even while queries ran on the CPU) is announced at the
+        // next call, whichever path that call takes.
+        if self.gpu().is_some_and(|g| g.gpu().is_lost()) {
+            self.lose_gpu(&GpuError::Failed { reason: "the device was lost".into() });
+        }
         let want = if ids.len() == 1 { self.info.borrow().queries } else { self.info.borrow().path };
         if let (EmbedPath::Gpu, Some(gpu)) = (want, self.gpu()) {
             match gpu.embed_ids(ids).await {

@@ -138,6 +138,41 @@ impl Embedder for CpuEmbedder {
     }
 }
 
+/// Expected size and/or SHA-256 of a model file, checked after download.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct FileCheck {
+    /// Size in bytes.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// SHA-256, lowercase hex.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+impl FileCheck {
+    /// Checks `bytes` of `file`.
+    ///
+    /// Errors: [`ModelError::Integrity`] naming the first mismatch (size, then SHA-256).
+    pub fn verify(&self, file: &str, bytes: &[u8]) -> Result<()> {
+        let bad = |what: &str, expected: String, found: String| -> Result<()> {
+            Err(ModelError::Integrity { file: file.into(), what: what.into(), expected, found }.into())
+        };
+        if let Some(size) = self.size {
+            if size != bytes.len() as u64 {
+                return bad("size", size.to_string(), bytes.len().to_string());
+            }
+        }
+        if let Some(want) = &self.sha256 {
+            use sha2::Digest;
+            let got: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+            if !got.eq_ignore_ascii_case(want.trim()) {
+                return bad("sha256", want.clone(), got);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Maps a file-loading failure to a typed error.
 pub fn file_error(file: &str, reason: impl std::fmt::Display) -> crate::Error {
     ModelError::FileUnavailable { file: file.to_string(), reason: reason.to_string() }.into()

@@ -6,6 +6,7 @@
 //! (`src/web/js/worker.js`), which owns one `WebRagCore`. Calls are queued, so the engine sees
 //! one operation at a time.
 pub mod idb_store;
+pub mod model;
 
 use std::rc::Rc;
 
@@ -22,6 +23,7 @@ use crate::error::Error;
 use crate::ports::Clock;
 use crate::types::{DocumentInput, Format, ProgressEvent};
 use idb_store::IdbStore;
+pub use model::{ModelSpec, fetch_model};
 
 /// `Date.now()`.
 struct JsClock;
@@ -53,7 +55,7 @@ fn option_error(name: &str, e: impl std::fmt::Display) -> JsValue {
     js_error(&crate::error::InputError::InvalidOption { name: name.into(), reason: e.to_string() }.into())
 }
 
-fn report(cb: &Option<Function>, ev: &ProgressEvent) {
+pub(crate) fn report(cb: &Option<Function>, ev: &ProgressEvent) {
     if let (Some(f), Ok(v)) = (cb, to_js(ev)) {
         let _ = f.call1(&JsValue::NULL, &v);
     }
@@ -93,30 +95,6 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
     Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url })
 }
 
-async fn fetch_bytes(url: &str) -> Result<Vec<u8>, Error> {
-    let name = url.rsplit('/').next().unwrap_or(url);
-    let resp = gloo_net::http::Request::get(url).send().await.map_err(|e| file_error(name, format!("{url}: {e}")))?;
-    if !resp.ok() {
-        return Err(file_error(name, format!("{url}: HTTP {}", resp.status())));
-    }
-    resp.binary().await.map_err(|e| file_error(name, format!("{url}: {e}")))
-}
-
-/// Fetches `config.json`, `tokenizer.json` and `model.safetensors` from `base` (a URL ending in
-/// `/`), reporting `{phase: "model", done, total: 3}` after each file.
-pub async fn fetch_model(base: &str, cb: &Option<Function>) -> Result<ModelFiles, Error> {
-    let base = if base.ends_with('/') { base.to_string() } else { format!("{base}/") };
-    let mut files = Vec::new();
-    for (i, f) in ["config.json", "tokenizer.json", "model.safetensors"].iter().enumerate() {
-        files.push(fetch_bytes(&format!("{base}{f}")).await?);
-        report(cb, &ProgressEvent { phase: "model".into(), done: i + 1, total: 3 });
-    }
-    let weights = files.pop().unwrap_or_default();
-    let tokenizer = files.pop().unwrap_or_default();
-    let config = files.pop().unwrap_or_default();
-    Ok(ModelFiles { config, tokenizer, weights })
-}
-
 type Core = Engine<IdbStore, DeviceEmbedder>;
 
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
@@ -142,7 +120,8 @@ where
 #[wasm_bindgen]
 impl WebRagCore {
     /// Opens the knowledge base `name` (one IndexedDB database) with a model given as a base URL
-    /// (string) or as `{config, tokenizer, weights}` `Uint8Array`s. `options` is a partial
+    /// (string), as `{url, id?, cache?, files?}` ([`ModelSpec`]: Cache API, pinned sizes and
+    /// SHA-256s) or as `{config, tokenizer, weights, id?}` `Uint8Array`s. `options` is a partial
     /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`. `device` is `"auto"`
     /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `onEvent` receives embedder
     /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime.
@@ -160,8 +139,12 @@ impl WebRagCore {
         } else {
             serde_wasm_bindgen::from_value(options).map_err(|e| option_error("options", e))?
         };
-        let files = if let Some(url) = model.as_string() {
-            fetch_model(&url, &on_progress).await.map_err(|e| js_error(&e))?
+        let has = |k: &str| Reflect::get(&model, &k.into()).is_ok_and(|v| !v.is_undefined());
+        let (files, id) = if let Some(url) = model.as_string() {
+            (fetch_model(&ModelSpec::url(&url), &on_progress).await.map_err(|e| js_error(&e))?, None)
+        } else if model.is_object() && has("url") {
+            let spec: ModelSpec = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
+            (fetch_model(&spec, &on_progress).await.map_err(|e| js_error(&e))?, spec.id)
         } else {
             let get = |k: &str| -> Result<Vec<u8>, JsValue> {
                 let v = Reflect::get(&model, &k.into()).map_err(|_| js_error(&file_error(k, "missing")))?;
@@ -170,9 +153,10 @@ impl WebRagCore {
                 }
                 Ok(js_sys::Uint8Array::new(&v).to_vec())
             };
-            ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }
+            let id = Reflect::get(&model, &"id".into()).ok().and_then(|v| v.as_string());
+            (ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }, id)
         };
-        let cpu = CpuEmbedder::from_files(crate::embed::DEFAULT_MODEL_ID, &files).map_err(|e| js_error(&e))?;
+        let cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
         let embedder = DeviceEmbedder::open(cpu, preference).await.map_err(|e| js_error(&e))?;
         if let Some(f) = on_event {

@@ -102,7 +102,11 @@ impl Gpu {
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let info = adapter.get_info();
-        let name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
+        let mut name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
+        #[cfg(target_arch = "wasm32")]
+        if let Some(n) = web_adapter_name().await {
+            name = n;
+        }
         // A CPU implementation of the API (lavapipe, SwiftShader when the browser flags it as a
         // fallback adapter) is correct but slower than the CPU path.
         let software = info.device_type == wgpu::DeviceType::Cpu;
@@ -331,6 +335,23 @@ impl Gpu {
         let out = self.storage("x", &vec![0u8; t * h * 4], true);
         self.run(&self.embed, &[&params, &ib, &pb, &wb, &qb, &tb, &out], (((t * h) as u32).div_ceil(256), 1, 1), &out, t * h).await
     }
+}
+
+/// `vendor architecture (WebGPU[, fallback adapter])` from `GPUAdapter.info` (wgpu's web backend
+/// leaves the adapter name empty). One extra `requestAdapter()`; `None` when anything is missing.
+#[cfg(target_arch = "wasm32")]
+async fn web_adapter_name() -> Option<String> {
+    use js_sys::Reflect;
+    let get = |o: &wasm_bindgen::JsValue, k: &str| Reflect::get(o, &k.into()).ok().filter(|v| !v.is_undefined() && !v.is_null());
+    let gpu = get(&get(&js_sys::global(), "navigator")?, "gpu")?;
+    let request: js_sys::Function = get(&gpu, "requestAdapter")?.into();
+    let promise: js_sys::Promise = request.call0(&gpu).ok()?.into();
+    let adapter = wasm_bindgen_futures::JsFuture::from(promise).await.ok().filter(|a| !a.is_null())?;
+    let info = get(&adapter, "info")?;
+    let text = |k: &str| get(&info, k).and_then(|v| v.as_string()).unwrap_or_default();
+    let fallback = get(&info, "isFallbackAdapter").and_then(|v| v.as_bool()).unwrap_or(false);
+    let what = [text("vendor"), text("architecture"), text("description")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+    Some(format!("{} (WebGPU{})", if what.is_empty() { "unnamed adapter".into() } else { what }, if fallback { ", fallback adapter" } else { "" }))
 }
 
 /// Records one compute pass with one dispatch.

@@ -66,16 +66,42 @@ export interface Options {
   /** Default 16. */ embedBatch?: number;
 }
 
-export interface ModelBytes { config: Uint8Array; tokenizer: Uint8Array; weights: Uint8Array }
+/** Model files as bytes; `id` is recorded in the knowledge base (default all-MiniLM-L6-v2's). */
+export interface ModelBytes { config: Uint8Array; tokenizer: Uint8Array; weights: Uint8Array; id?: string }
+/** Expected size (bytes) and/or SHA-256 (lowercase hex) of a model file. */
+export interface FileCheck { size?: number; sha256?: string }
+/**
+ * A model folder URL (config.json, tokenizer.json, model.safetensors). Files are kept in the Cache
+ * API ('webrag-models-v1') unless `cache` is false; a mismatch with `files` rejects with
+ * ModelError code MODEL_INTEGRITY (and evicts a stale cached copy).
+ */
+export interface ModelUrl { url: string; id?: string; cache?: boolean; files?: { [file: string]: FileCheck } }
+/** 'auto': GPU on a hardware adapter, else CPU; 'cpu'; 'gpu': any WebGPU adapter (GpuError GPU_UNAVAILABLE if none). */
+export type Device = 'auto' | 'cpu' | 'gpu';
+/** Which path embeds: batches (`path`) and single queries (`queries`, from the measured crossover). */
+export interface EmbedderInfo {
+  path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string;
+  /** One short query's latency on each path at start-up, ms (median of 3); null with one path. */
+  crossover: { cpuMs: number; gpuMs: number } | null;
+}
+/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU. */
+export interface EmbedderEvent { type: 'warning'; code: string; message: string }
+export const MODEL_CACHE: string;
 
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
-  static open(opts: { name?: string; model: string | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL }): Promise<WebRag>;
+  /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), then ingest phases. */
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  /** Deletes the cached model files. */
+  static clearModelCache(): Promise<boolean>;
   add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void }): Promise<AddReport>;
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
   search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
   embed(texts: string[]): Promise<number[][]>;
+  embedder(): Promise<EmbedderInfo>;
+  /** Testing hook: destroys the GPU device (as a driver reset would). */
+  loseGpuForTesting(): Promise<boolean>;
   stats(): Promise<Stats>;
   documents(): Promise<DocumentRecord[]>;
   chunk(id: string): Promise<ChunkRecord | null>;

@@ -27,13 +27,18 @@ function rehydrate({ name, code, message }) {
  *   await rag.add([{ id: 'a.md', text: '# Hello\n\nworld' }], { onProgress: console.log });
  *   const hits = await rag.search('hello', { k: 5 });
  */
-export class WebRag {
-  #worker; #next = 1; #pending = new Map();
+/** Cache API cache that holds downloaded model files. */
+export const MODEL_CACHE = 'webrag-models-v1';
 
-  constructor(worker) {
+export class WebRag {
+  #worker; #next = 1; #pending = new Map(); #onEvent;
+
+  constructor(worker, onEvent) {
     this.#worker = worker;
+    this.#onEvent = onEvent;
     worker.onmessage = (e) => {
-      const { id, ok, value, error, progress } = e.data;
+      const { id, ok, value, error, progress, event } = e.data;
+      if (event) { this.#onEvent?.(event); return; }
       const p = this.#pending.get(id);
       if (!p) return;
       if (progress) { p.onProgress?.(progress); return; }
@@ -56,15 +61,21 @@ export class WebRag {
 
   /**
    * Opens (or creates) the knowledge base `name`. `model` is the base URL of a folder holding
-   * config.json, tokenizer.json and model.safetensors, or `{config, tokenizer, weights}` bytes.
+   * config.json, tokenizer.json and model.safetensors; or `{url, id?, cache?, files?}` to pin
+   * sizes/SHA-256s (`files: {'model.safetensors': {size, sha256}}`) or skip the Cache API; or
+   * `{config, tokenizer, weights, id?}` bytes. `device`: 'auto' (GPU on a hardware adapter,
+   * else CPU), 'cpu' or 'gpu'. `onEvent` receives warnings for the lifetime of the instance,
+   * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
+   * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', onEvent } = {}) {
     const url = workerUrl ?? new URL('./worker.js', import.meta.url);
     const worker = new Worker(url, { type: 'module' });
-    const rag = new WebRag(worker);
-    const m = typeof model === 'string' ? new URL(model, globalThis.location?.href).href : model;
+    const rag = new WebRag(worker, onEvent);
+    const abs = (u) => new URL(u, globalThis.location?.href).href;
+    const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#call('open', { name, model: m, options }, onProgress);
+      await rag.#call('open', { name, model: m, options, device }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -80,6 +91,12 @@ export class WebRag {
   search(query, options = {}) { return this.#call('search', { query, options }); }
   /** Embeds texts with the loaded model (L2-normalised vectors). */
   embed(texts) { return this.#call('embed', { texts }); }
+  /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */
+  embedder() { return this.#call('embedder', {}); }
+  /** Testing hook: destroys the GPU device as a driver reset would; resolves to whether one was in use. */
+  loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
+  /** Deletes the cached model files (the next open downloads them again). */
+  static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
   /** {documents, chunks, terms, dim, model}. */
   stats() { return this.#call('stats', {}); }
   /** Stored document records, newest first. */

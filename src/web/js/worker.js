@@ -1,6 +1,7 @@
 // webrag Web Worker: owns one WebRagCore (wasm) and runs the client's calls one at a time.
 // Protocol: request {id, op, args}; replies {id, ok: true, value} | {id, ok: false, error:
-// {name, code, message}}; progress {id, progress: {phase, done, total}}.
+// {name, code, message}}; progress {id, progress: {phase, done, total}}; embedder events (not tied
+// to a request) {event: {type, code, message}}.
 import init, { WebRagCore } from './webrag.js';
 
 let core = null;
@@ -11,7 +12,8 @@ async function handle(id, op, args) {
   switch (op) {
     case 'open': {
       await init({ module_or_path: new URL('./webrag_bg.wasm', import.meta.url) });
-      core = await WebRagCore.open(args.name, args.model, args.options ?? null, onProgress);
+      const onEvent = (event) => self.postMessage({ event });
+      core = await WebRagCore.open(args.name, args.model, args.options ?? null, onProgress, args.device ?? 'auto', onEvent);
       return await core.stats();
     }
     case 'add': return await core.add(args.docs, onProgress);
@@ -19,6 +21,8 @@ async function handle(id, op, args) {
     case 'search': return await core.search(args.query, args.options ?? null);
     case 'embed': return await core.embed(args.texts);
     case 'stats': return await core.stats();
+    case 'embedder': return await core.embedder();
+    case 'loseGpuForTesting': return await core.loseGpuForTesting();
     case 'documents': return await core.documents();
     case 'chunk': return await core.chunk(args.id);
     case 'clear': return await core.clear();
