@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::{Gpu, GpuBert};
+use super::gpu::{Gpu, GpuBert, GpuCounters, KernelTimes};
 use super::{CpuEmbedder, Embedder};
 use crate::error::{GpuError, Result};
 use crate::text::TokenCounter;
@@ -52,7 +52,7 @@ impl std::str::FromStr for DevicePreference {
 }
 
 /// A compute path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedPath {
     /// WordPiece + BERT on the CPU (wasm SIMD in the page).
@@ -61,7 +61,8 @@ pub enum EmbedPath {
     Gpu,
 }
 
-/// One-query latency of each path, measured at start-up (milliseconds, median of 3).
+/// One-query latency of each path, measured at start-up (milliseconds, median of up to 3 runs;
+/// one run when the paths differ by more than 4×).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Crossover {
@@ -87,6 +88,10 @@ pub struct EmbedderInfo {
     pub reason: String,
     /// The start-up measurement, when both paths were available.
     pub crossover: Option<Crossover>,
+    /// Compute dispatches per forward pass on the GPU (none on the CPU path).
+    pub dispatches_per_forward: Option<usize>,
+    /// Buffers, bind groups and pipelines created on the device so far (a warm batch adds none).
+    pub gpu_objects: Option<GpuCounters>,
 }
 
 /// Something the embedder tells its listeners about (today: the GPU was lost).
@@ -144,6 +149,8 @@ impl DeviceEmbedder {
             software_adapter: false,
             reason: reason.into(),
             crossover: None,
+            dispatches_per_forward: None,
+            gpu_objects: None,
         };
         DeviceEmbedder { cpu, gpu: None, gpu_ok: Cell::new(false), info: RefCell::new(info), listener: RefCell::new(None) }
     }
@@ -171,7 +178,16 @@ impl DeviceEmbedder {
         }
         let bert = Arc::new(gpu).upload(cpu.bert());
         let reason = if software { "device: gpu (software adapter)" } else { "hardware GPU adapter" };
-        let info = EmbedderInfo { path: EmbedPath::Gpu, queries: EmbedPath::Gpu, adapter: Some(adapter), software_adapter: software, reason: reason.into(), crossover: None };
+        let info = EmbedderInfo {
+            path: EmbedPath::Gpu,
+            queries: EmbedPath::Gpu,
+            adapter: Some(adapter),
+            software_adapter: software,
+            reason: reason.into(),
+            crossover: None,
+            dispatches_per_forward: Some(bert.dispatches_per_forward()),
+            gpu_objects: None,
+        };
         let me = DeviceEmbedder { cpu, gpu: Some(bert), gpu_ok: Cell::new(true), info: RefCell::new(info), listener: RefCell::new(None) };
         me.calibrate().await?;
         Ok(me)
@@ -193,6 +209,10 @@ impl DeviceEmbedder {
             let t = now_ms();
             std::hint::black_box(gpu.embed_ids(&ids).await?);
             gpu_t.push(now_ms() - t);
+            // One run decides a 4× gap (a software adapter takes seconds per pass).
+            if gpu_t[0] > 4.0 * cpu_t[0] || cpu_t[0] > 4.0 * gpu_t[0] {
+                break;
+            }
         }
         let med = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
@@ -205,9 +225,19 @@ impl DeviceEmbedder {
         Ok(())
     }
 
-    /// Path, adapter, reason and crossover.
+    /// Path, adapter, reason, crossover and GPU object counts.
     pub fn info(&self) -> EmbedderInfo {
-        self.info.borrow().clone()
+        let mut info = self.info.borrow().clone();
+        info.gpu_objects = self.gpu().map(|g| g.gpu().counters());
+        info
+    }
+
+    /// GPU time per kernel kind for one forward pass over `texts` (timestamp queries); `None` on
+    /// the CPU path or without `TIMESTAMP_QUERY`.
+    pub async fn profile(&self, texts: &[&str]) -> Result<Option<KernelTimes>> {
+        let Some(gpu) = self.gpu() else { return Ok(None) };
+        let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
+        Ok(gpu.profile(&ids).await?)
     }
 
     /// Calls `f` for every later [`EmbedderEvent`] (replacing any earlier listener).
@@ -223,6 +253,28 @@ impl DeviceEmbedder {
     /// The GPU path, while it is usable.
     pub fn gpu(&self) -> Option<&GpuBert> {
         self.gpu.as_ref().filter(|_| self.gpu_ok.get())
+    }
+
+    /// Embeds `texts` on `path` (benchmarks compare the paths this way); `None` follows the
+    /// routing rules, as [`Embedder::embed`].
+    ///
+    /// Errors: [`GpuError::Unavailable`] for [`EmbedPath::Gpu`] when no GPU is in use.
+    pub async fn embed_on(&self, texts: &[&str], path: Option<EmbedPath>) -> Result<Vec<Vec<f32>>> {
+        let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
+        match path {
+            None => Ok(self.embed_ids(&ids).await),
+            Some(EmbedPath::Cpu) => Ok(self.cpu.embed_ids(&ids)),
+            Some(EmbedPath::Gpu) => {
+                let gpu = self.gpu().ok_or_else(|| GpuError::Unavailable { reason: "the GPU path is not in use".into() })?;
+                match gpu.embed_ids(&ids).await {
+                    Ok(v) => Ok(v),
+                    Err(e) => {
+                        self.lose_gpu(&e);
+                        Ok(self.cpu.embed_ids(&ids))
+                    }
+                }
+            }
+        }
     }
 
     /// Embeds token-id sequences on the path the routing rules pick, falling back to the CPU

@@ -64,6 +64,15 @@ enum Cmd {
         #[arg(long, default_value = "../shared")]
         shared: PathBuf,
     },
+    /// Embedding engine figures, CPU and GPU paths at batch 1, 8 and 32.
+    BenchEmbed {
+        /// The shared folder (embeddings/).
+        #[arg(long, default_value = "../shared")]
+        shared: PathBuf,
+        /// Sentences for the GPU rows on a software adapter (lavapipe is slow).
+        #[arg(long, default_value_t = 16)]
+        software_sentences: usize,
+    },
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
@@ -176,6 +185,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
         Cmd::Bench { shared } => {
             let model = load_embedder(&model_dir)?;
             crate::native::bench::run(&model, &shared).await?;
+        }
+        Cmd::BenchEmbed { shared, software_sentences } => {
+            crate::native::bench_embed::run(&model_dir, &shared, software_sentences).await?;
         }
     }
     Ok(())

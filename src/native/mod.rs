@@ -1,6 +1,7 @@
 //! Native adapters (not built for wasm32): a file-backed [`Store`](crate::ports::Store), model
 //! loading from a directory, and the retrieval evaluation used by `webrag eval`.
 pub mod bench;
+pub mod bench_embed;
 pub mod cli;
 pub mod eval;
 mod file_store;

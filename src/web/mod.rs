@@ -207,13 +207,17 @@ impl WebRagCore {
         })
     }
 
-    /// Embeds texts with the engine's model (`string[]` → `number[][]`).
-    pub fn embed(&self, texts: Vec<String>) -> Promise {
+    /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or
+    /// `"gpu"` to bypass the routing (benchmarks), else null.
+    pub fn embed(&self, texts: Vec<String>, path: JsValue) -> Promise {
         let inner = self.inner.clone();
+        let path: Result<Option<crate::embed::EmbedPath>, _> =
+            if path.is_undefined() || path.is_null() { Ok(None) } else { serde_wasm_bindgen::from_value(path).map(Some) };
         run(async move {
+            let path = path.map_err(|e| crate::error::InputError::InvalidOption { name: "path".into(), reason: e.to_string() })?;
             let eng = inner.lock().await;
             let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-            eng.embedder().embed(&refs).await
+            eng.embedder().embed_on(&refs, path).await
         })
     }
 
@@ -222,6 +226,18 @@ impl WebRagCore {
     pub fn embedder(&self) -> Promise {
         let inner = self.inner.clone();
         run(async move { Ok::<_, Error>(inner.lock().await.embedder().info()) })
+    }
+
+    /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,
+    /// layerNormMs, otherMs, wallMs}`), or null on the CPU path / without timestamp queries.
+    #[wasm_bindgen(js_name = profileGpu)]
+    pub fn profile_gpu(&self, texts: Vec<String>) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+            eng.embedder().profile(&refs).await
+        })
     }
 
     /// Destroys the GPU device (as a driver reset would), to exercise the CPU fallback.

@@ -13,7 +13,7 @@ const browser = await launch();
 try {
   const page = await browser.ctx.newPage();
   const t0 = Date.now();
-  await openDemo(page, `${server.url}/www/?kb=bench&empty`);
+  await openDemo(page, `${server.url}/www/?kb=bench&empty&device=cpu`);
   const ready = Date.now() - t0;
   const sentences = JSON.parse(readFileSync(join(SHARED, 'embeddings/bench_sentences.json'), 'utf8'));
   const emb = await page.evaluate(async (s) => {

@@ -46,8 +46,26 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("pool.wgsl", POOL_WGSL),
 ];
 
+/// GPU time of one forward pass by kernel kind (timestamp queries), and its wall time from
+/// submission to readback on the host, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KernelTimes {
+    /// Tiled matrix multiplies (Q/K/V, output, FFN ×2).
+    pub matmul_ms: f64,
+    /// Attention.
+    pub attention_ms: f64,
+    /// Residual + LayerNorm.
+    pub layer_norm_ms: f64,
+    /// Embedding gather and pooling.
+    pub other_ms: f64,
+    /// Host wall time of the whole call (includes launches, transfers, readback).
+    pub wall_ms: f64,
+}
+
 /// GPU objects created so far on one device (a warm batch must add none).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GpuCounters {
     /// Buffers (weights, activations, parameters, readback).
     pub buffers: u64,
@@ -102,11 +120,9 @@ impl Gpu {
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let info = adapter.get_info();
-        let mut name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
+        let name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
         #[cfg(target_arch = "wasm32")]
-        if let Some(n) = web_adapter_name().await {
-            name = n;
-        }
+        let name = web_adapter_name().await.unwrap_or(name);
         // A CPU implementation of the API (lavapipe, SwiftShader when the browser flags it as a
         // fallback adapter) is correct but slower than the CPU path.
         let software = info.device_type == wgpu::DeviceType::Cpu;
@@ -116,8 +132,10 @@ impl Gpu {
             max_buffer_size: adapter.limits().max_buffer_size,
             ..wgpu::Limits::default()
         };
+        // Timestamp queries, where the adapter has them, for the kernel-time split of the benchmark.
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() })
+            .request_device(&wgpu::DeviceDescriptor { required_limits: limits, required_features: features, ..Default::default() })
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let lost = Arc::new(AtomicBool::new(false));
@@ -356,7 +374,17 @@ async fn web_adapter_name() -> Option<String> {
 
 /// Records one compute pass with one dispatch.
 fn dispatch(enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, groups: (u32, u32, u32)) {
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+    dispatch_timed(enc, pipeline, bind, groups, None);
+}
+
+/// [`dispatch`], writing timestamps `2i` and `2i + 1` of `ts = (set, i)` around the pass.
+fn dispatch_timed(enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, groups: (u32, u32, u32), ts: Option<(&wgpu::QuerySet, u32)>) {
+    let timestamp_writes = ts.map(|(query_set, i)| wgpu::ComputePassTimestampWrites {
+        query_set,
+        beginning_of_pass_write_index: Some(2 * i),
+        end_of_pass_write_index: Some(2 * i + 1),
+    });
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
     pass.set_pipeline(pipeline);
     pass.set_bind_group(0, bind, &[]);
     pass.dispatch_workgroups(groups.0, groups.1, groups.2);
@@ -544,8 +572,51 @@ impl GpuBert {
         Ok(out)
     }
 
+    /// GPU time per kernel kind for one forward pass over `seqs` (one packed batch), from
+    /// timestamp queries; `None` when the device has no `TIMESTAMP_QUERY`.
+    pub async fn profile(&self, seqs: &[Vec<u32>]) -> Result<Option<KernelTimes>, GpuError> {
+        if !self.gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return Ok(None);
+        }
+        let refs: Vec<&[u32]> = seqs.iter().map(|s| s.as_slice()).collect();
+        let n = self.dispatches_per_forward() as u32;
+        let set = self.gpu.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("timestamps"), ty: wgpu::QueryType::Timestamp, count: 2 * n });
+        let t0 = crate::embed::device::now_ms();
+        let (_, ticks) = self.forward_with(&refs, Some(&set)).await?;
+        let wall_ms = crate::embed::device::now_ms() - t0;
+        let period = self.gpu.queue.get_timestamp_period() as f64;
+        let kinds = self.kernel_kinds();
+        let mut t = KernelTimes { wall_ms, ..Default::default() };
+        for (i, kind) in kinds.iter().enumerate() {
+            let ms = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period / 1e6;
+            match *kind {
+                "matmul" => t.matmul_ms += ms,
+                "attention" => t.attention_ms += ms,
+                "layernorm" => t.layer_norm_ms += ms,
+                _ => t.other_ms += ms,
+            }
+        }
+        Ok(Some(t))
+    }
+
+    /// Kernel of each dispatch, in order.
+    fn kernel_kinds(&self) -> Vec<&'static str> {
+        let mut k = vec!["embed", "layernorm"];
+        for _ in &self.layers {
+            k.extend(["matmul", "attention", "matmul", "layernorm", "matmul", "matmul", "layernorm"]);
+        }
+        k.push("pool");
+        k
+    }
+
     /// One forward pass over a packed batch.
     async fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, GpuError> {
+        Ok(self.forward_with(seqs, None).await?.0)
+    }
+
+    /// [`GpuBert::forward`], with timestamps around every dispatch when `ts` is given (returned
+    /// as raw ticks, two per dispatch).
+    async fn forward_with(&self, seqs: &[&[u32]], ts: Option<&wgpu::QuerySet>) -> Result<(Vec<Vec<f32>>, Vec<u64>), GpuError> {
         let g = &*self.gpu;
         let h = self.hidden;
         let (mut ids, mut pos, mut tok_span, mut seq_span) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -595,8 +666,10 @@ impl GpuBert {
         g.queue.write_buffer(&ws.seq_span, 0, &words(&seq_span));
         let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
         let mut binds = ws.binds.iter();
+        let mut index = 0u32;
         let mut next = |enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, groups: (u32, u32, u32)| {
-            dispatch(enc, pipeline, binds.next().expect("one bind group per dispatch"), groups);
+            dispatch_timed(enc, pipeline, binds.next().expect("one bind group per dispatch"), groups, ts.map(|set| (set, index)));
+            index += 1;
         };
         let mm = |l: &GpuLinear| (l.n.div_ceil(64), t.div_ceil(64), 1);
         next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
@@ -613,9 +686,24 @@ impl GpuBert {
         next(&mut enc, &g.pool, (b, 1, 1));
         let n = (b * h) as usize;
         enc.copy_buffer_to_buffer(&ws.out, 0, &ws.readback, 0, (n * 4) as u64);
+        // Profiling only: resolve the timestamps into a buffer made for this call.
+        let ticks_rb = ts.map(|set| {
+            let count = 2 * self.dispatches_per_forward() as u64;
+            let resolve = g.scratch(count * 8, wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC);
+            let rb = g.scratch(count * 8, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+            enc.resolve_query_set(set, 0..count as u32, &resolve, 0);
+            enc.copy_buffer_to_buffer(&resolve, 0, &rb, 0, count * 8);
+            (rb, count as usize)
+        });
         g.queue.submit([enc.finish()]);
         let flat = g.read(&ws.readback, n).await?;
-        Ok(flat.chunks_exact(h as usize).map(|c| c.to_vec()).collect())
+        let mut ticks = Vec::new();
+        if let Some((rb, count)) = ticks_rb {
+            // Two f32-sized words per u64 tick.
+            let words = g.read(&rb, 2 * count).await?;
+            ticks = words.chunks_exact(2).map(|w| (w[0].to_bits() as u64) | ((w[1].to_bits() as u64) << 32)).collect();
+        }
+        Ok((flat.chunks_exact(h as usize).map(|c| c.to_vec()).collect(), ticks))
     }
 
     /// Buffers and bind groups for `tokens` tokens and `seqs` sequences.

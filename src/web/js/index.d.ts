@@ -83,7 +83,13 @@ export interface EmbedderInfo {
   path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string;
   /** One short query's latency on each path at start-up, ms (median of 3); null with one path. */
   crossover: { cpuMs: number; gpuMs: number } | null;
+  /** Compute dispatches per forward pass (GPU path only). */
+  dispatchesPerForward: number | null;
+  /** Objects created on the device so far; a warm batch adds none. */
+  gpuObjects: { buffers: number; bindGroups: number; pipelines: number } | null;
 }
+/** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
+export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
 /** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU. */
 export interface EmbedderEvent { type: 'warning'; code: string; message: string }
 export const MODEL_CACHE: string;
@@ -98,8 +104,10 @@ export class WebRag {
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
   search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
-  embed(texts: string[]): Promise<number[][]>;
+  /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
+  embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;
+  profileGpu(texts: string[]): Promise<KernelTimes | null>;
   /** Testing hook: destroys the GPU device (as a driver reset would). */
   loseGpuForTesting(): Promise<boolean>;
   stats(): Promise<Stats>;

@@ -89,10 +89,12 @@ export class WebRag {
   remove(ids) { return this.#call('remove', { ids }); }
   /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense'}. */
   search(query, options = {}) { return this.#call('search', { query, options }); }
-  /** Embeds texts with the loaded model (L2-normalised vectors). */
-  embed(texts) { return this.#call('embed', { texts }); }
+  /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
+  embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
   /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */
   embedder() { return this.#call('embedder', {}); }
+  /** GPU time per kernel kind for one forward pass ({matmulMs, attentionMs, layerNormMs, otherMs, wallMs}), or null. */
+  profileGpu(texts) { return this.#call('profileGpu', { texts }); }
   /** Testing hook: destroys the GPU device as a driver reset would; resolves to whether one was in use. */
   loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
   /** Deletes the cached model files (the next open downloads them again). */

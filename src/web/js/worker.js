@@ -19,9 +19,10 @@ async function handle(id, op, args) {
     case 'add': return await core.add(args.docs, onProgress);
     case 'remove': return await core.remove(args.ids);
     case 'search': return await core.search(args.query, args.options ?? null);
-    case 'embed': return await core.embed(args.texts);
+    case 'embed': return await core.embed(args.texts, args.path ?? null);
     case 'stats': return await core.stats();
     case 'embedder': return await core.embedder();
+    case 'profileGpu': return await core.profileGpu(args.texts);
     case 'loseGpuForTesting': return await core.loseGpuForTesting();
     case 'documents': return await core.documents();
     case 'chunk': return await core.chunk(args.id);
