@@ -8,6 +8,7 @@
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
+#   ./webrag.sh bench-embed  embedding engine: CPU vs GPU path, batch 1/8/32, native and in the page
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -132,6 +133,7 @@ case "$cmd" in
   test) setup; test_all ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
+  bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
   serve) serve ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac

@@ -26,7 +26,7 @@ fn gpu() -> Option<std::sync::Arc<Gpu>> {
         return None;
     }
     let g = pollster::block_on(Gpu::new()).unwrap_or_else(|e| panic!("{e} (install mesa-vulkan-drivers: ./webrag.sh setup)"));
-    eprintln!("adapter: {}", g.adapter());
+    eprintln!("adapter: {} (software: {}, shader-f16: {})", g.adapter(), g.is_software(), g.supports_f16());
     Some(std::sync::Arc::new(g))
 }
 

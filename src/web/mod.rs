@@ -17,7 +17,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::config::Config;
-use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, Embedder, ModelFiles, file_error};
+use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, ModelFiles, file_error};
 use crate::engine::{Engine, SearchOptions, decode_utf8};
 use crate::error::Error;
 use crate::ports::Clock;

@@ -88,6 +88,7 @@ pub struct Gpu {
     queue: wgpu::Queue,
     adapter: String,
     software: bool,
+    f16: bool,
     lost: Arc<AtomicBool>,
     counters: Counters,
     matmul: wgpu::ComputePipeline,
@@ -165,7 +166,8 @@ impl Gpu {
         let embed = pipeline("embed", EMBED_WGSL);
         let pool = pipeline("pool", POOL_WGSL);
         let counters = Counters { pipelines: AtomicU64::new(5), ..Default::default() };
-        Ok(Gpu { device, queue, adapter: name, software, lost, counters, matmul, layer_norm, attention, embed, pool })
+        let f16 = adapter.features().contains(wgpu::Features::SHADER_F16);
+        Ok(Gpu { device, queue, adapter: name, software, f16, lost, counters, matmul, layer_norm, attention, embed, pool })
     }
 
     /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`.
@@ -176,6 +178,12 @@ impl Gpu {
     /// Whether the adapter is a CPU implementation of the API (lavapipe, SwiftShader).
     pub fn is_software(&self) -> bool {
         self.software
+    }
+
+    /// Whether the adapter offers `shader-f16` (the f16 path is not implemented yet; reported so
+    /// benchmarks say whether it could run).
+    pub fn supports_f16(&self) -> bool {
+        self.f16
     }
 
     /// Whether the device was lost (or hit an uncaptured error); a lost device is not used again.
