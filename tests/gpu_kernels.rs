@@ -53,6 +53,41 @@ fn every_wgsl_file_validates_with_naga() {
             .validate(&module)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     }
+    // The f16-weight matmul is derived from matmul.wgsl at run time.
+    let src = webrag::embed::gpu::matmul_f16_wgsl();
+    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul f16: {}", e.emit_to_string(&src)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("matmul f16: {e:?}"));
+}
+
+/// The f16-weight path (where the adapter has `shader-f16`) against the golden vectors: cosine
+/// ≥ 0.999 on every item, in one batch.
+#[test]
+fn whole_model_matches_golden_f16() {
+    let Some(g) = gpu() else { return };
+    if !g.supports_f16() {
+        eprintln!("adapter has no shader-f16: skipping the f16 check");
+        return;
+    }
+    let m = common::model();
+    let bert = g.upload_f16(m.bert());
+    assert!(bert.is_f16());
+    let golden: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json")).expect("golden file"),
+    )
+    .expect("golden json");
+    let items = golden["items"].as_array().expect("items");
+    let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
+    let got = pollster::block_on(bert.embed_ids(&ids)).expect("f16 batch");
+    let mut min = f64::MAX;
+    for (i, item) in items.iter().enumerate() {
+        let want: Vec<f32> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f") as f32).collect();
+        let c = common::cosine(&got[i], &want);
+        min = min.min(c);
+        assert!(c >= 0.999, "item {i}: f16 cosine {c}");
+    }
+    eprintln!("gpu f16 golden: {} items, min cosine {min:.7}", items.len());
 }
 
 /// Tolerance: |gpu − f64 reference| ≤ 1e-5 · (1 + Σ|a·w|) per element (f32 accumulation over k).

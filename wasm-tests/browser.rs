@@ -206,6 +206,19 @@ async fn gpu_embeddings_match_golden_in_browser() {
         assert!(c >= 0.9999, "item {i}: cosine {c}");
     }
     web_sys::console::log_1(&format!("gpu golden in browser: {} items, min cosine {min:.7}", items.len()).into());
+    // The f16-weight path where the adapter has shader-f16: cosine ≥ 0.999.
+    if gpu.supports_f16() {
+        let half = gpu.upload_f16(m.bert());
+        let got16 = half.embed_ids(&ids).await.expect("f16 forward");
+        let mut min16 = f64::MAX;
+        for (i, item) in items.iter().enumerate() {
+            let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
+            let c = cosine(&got16[i], &want);
+            min16 = min16.min(c);
+            assert!(c >= 0.999, "item {i}: f16 cosine {c}");
+        }
+        web_sys::console::log_1(&format!("gpu f16 golden in browser: min cosine {min16:.7}").into());
+    }
     // A warm batch that fits the workspace creates no buffer, bind group or pipeline.
     let before = gpu.counters();
     let again = bert.embed_ids(&ids[..3]).await.expect("warm batch");

@@ -96,6 +96,20 @@ pub async fn run(model_dir: &Path, shared: &Path, software_sentences: usize) -> 
     println!("| gpu ({}) | sentences/s ({what}, median of 3) | {} |", gpu.adapter(), row.join(" | "));
     println!("| gpu | cold start: device + pipelines + weight upload + first embedding, ms | {gpu_cold:.0} | | |");
     println!("| gpu | buffers / bind groups / pipelines created per batch after warm-up | {} |", created.join(" | "));
+    if gpu.supports_f16() {
+        // The f16-weight path, batch 32 only (same sentences).
+        let half = gpu.upload_f16(cpu.bert());
+        half.embed_ids(&sample[..32.min(n)]).await?;
+        let mut rates = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            for b in sample.chunks(32) {
+                std::hint::black_box(half.embed_ids(b).await?);
+            }
+            rates.push(n as f64 / t.elapsed().as_secs_f64());
+        }
+        println!("| gpu, f16 weights | sentences/s ({what}, median of 3) | | | {:.2} |", median(rates));
+    }
     println!("| gpu | compute dispatches per forward pass ({} layers: 3 + 7 per layer) | {} | {} | {} |", cpu.bert().config().num_hidden_layers, bert.dispatches_per_forward(), bert.dispatches_per_forward(), bert.dispatches_per_forward());
     match bert.profile(&sample[..32.min(n)].to_vec()).await? {
         Some(k) => {

@@ -37,6 +37,19 @@ pub const ATTENTION_WGSL: &str = include_str!("attention.wgsl");
 pub const EMBED_WGSL: &str = include_str!("embed.wgsl");
 /// Mean pooling per sequence + L2 normalisation.
 pub const POOL_WGSL: &str = include_str!("pool.wgsl");
+/// The f16-weight variant of [`MATMUL_WGSL`] (weights stored as `f16`, read into `f32`
+/// registers; `a`, bias, accumulation and output stay `f32`). Derived from the f32 source so the
+/// two cannot drift; needs the `shader-f16` feature.
+pub fn matmul_f16_wgsl() -> String {
+    let decl = "var<storage, read> w: array<f32>;";
+    let read = "wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];";
+    assert!(MATMUL_WGSL.matches(decl).count() == 1 && MATMUL_WGSL.matches(read).count() == 1, "matmul.wgsl changed: update matmul_f16_wgsl");
+    format!(
+        "enable f16;\n{}",
+        MATMUL_WGSL.replace(decl, "var<storage, read> w: array<f16>;").replace(read, "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);")
+    )
+}
+
 /// Every kernel, by file name (the naga validation test walks this list).
 pub const KERNELS: &[(&str, &str)] = &[
     ("attention.wgsl", ATTENTION_WGSL),
@@ -92,6 +105,8 @@ pub struct Gpu {
     lost: Arc<AtomicBool>,
     counters: Counters,
     matmul: wgpu::ComputePipeline,
+    /// The f16-weight matmul, where the adapter has `shader-f16`.
+    matmul_f16: Option<wgpu::ComputePipeline>,
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     embed: wgpu::ComputePipeline,
@@ -134,7 +149,7 @@ impl Gpu {
             ..wgpu::Limits::default()
         };
         // Timestamp queries, where the adapter has them, for the kernel-time split of the benchmark.
-        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        let features = adapter.features() & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor { required_limits: limits, required_features: features, ..Default::default() })
             .await
@@ -165,9 +180,10 @@ impl Gpu {
         let attention = pipeline("attention", ATTENTION_WGSL);
         let embed = pipeline("embed", EMBED_WGSL);
         let pool = pipeline("pool", POOL_WGSL);
-        let counters = Counters { pipelines: AtomicU64::new(5), ..Default::default() };
-        let f16 = adapter.features().contains(wgpu::Features::SHADER_F16);
-        Ok(Gpu { device, queue, adapter: name, software, f16, lost, counters, matmul, layer_norm, attention, embed, pool })
+        let f16 = features.contains(wgpu::Features::SHADER_F16);
+        let matmul_f16 = f16.then(|| pipeline("matmul_f16", &matmul_f16_wgsl()));
+        let counters = Counters { pipelines: AtomicU64::new(5 + f16 as u64), ..Default::default() };
+        Ok(Gpu { device, queue, adapter: name, software, f16, lost, counters, matmul, matmul_f16, layer_norm, attention, embed, pool })
     }
 
     /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`.
@@ -180,8 +196,7 @@ impl Gpu {
         self.software
     }
 
-    /// Whether the adapter offers `shader-f16` (the f16 path is not implemented yet; reported so
-    /// benchmarks say whether it could run).
+    /// Whether the adapter offers `shader-f16` (then [`Gpu::upload_f16`] can store weights as f16).
     pub fn supports_f16(&self) -> bool {
         self.f16
     }
@@ -471,15 +486,37 @@ pub struct GpuBert {
     embeddings_ln: GpuNorm,
     layers: Vec<GpuLayer>,
     max_tokens: u32,
+    /// Linear weights stored as f16 (the `matmul_f16` pipeline).
+    f16: bool,
     ws: futures::lock::Mutex<Option<Workspace>>,
 }
 
 impl Gpu {
-    /// Uploads `model`'s weights (the CPU path's packed layout, so both share one packing).
+    /// Uploads `model`'s weights in f32 (the CPU path's packed layout, so both share one packing).
     pub fn upload(self: &Arc<Self>, model: &BertModel) -> GpuBert {
+        self.upload_with(model, false)
+    }
+
+    /// Uploads `model` with the linear layers' weights stored as f16 (half the memory and weight
+    /// traffic; cosine ≥ 0.999 to the f32 result). Falls back to f32 without `shader-f16`.
+    pub fn upload_f16(self: &Arc<Self>, model: &BertModel) -> GpuBert {
+        self.upload_with(model, self.f16)
+    }
+
+    fn upload_with(self: &Arc<Self>, model: &BertModel, f16: bool) -> GpuBert {
         let c = model.config();
+        let weights = |w: &[f32]| -> Vec<u8> {
+            if f16 {
+                let mut b: Vec<u8> = w.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect();
+                // Buffer sizes stay multiples of 4 bytes.
+                b.resize(b.len().next_multiple_of(4), 0);
+                b
+            } else {
+                bytes(w)
+            }
+        };
         let lin = |l: &crate::embed::bert::Linear| GpuLinear {
-            w: self.storage("w", &bytes(l.w.as_slice()), false),
+            w: self.storage("w", &weights(l.w.as_slice()), false),
             b: self.storage("b", &bytes(&l.b), false),
             k: l.w.k() as u32,
             n: l.w.n() as u32,
@@ -520,6 +557,7 @@ impl Gpu {
                 })
                 .collect(),
             max_tokens,
+            f16,
             ws: futures::lock::Mutex::new(None),
         }
     }
@@ -538,6 +576,19 @@ impl GpuBert {
     /// widest activation would exceed the device's storage-binding limit.
     pub fn max_batch_tokens(&self) -> usize {
         self.max_tokens as usize
+    }
+
+    /// Whether the linear weights are stored as f16.
+    pub fn is_f16(&self) -> bool {
+        self.f16
+    }
+
+    /// The matmul pipeline for this model's weight precision.
+    fn matmul(&self) -> &wgpu::ComputePipeline {
+        match (&self.gpu.matmul_f16, self.f16) {
+            (Some(p), true) => p,
+            _ => &self.gpu.matmul,
+        }
     }
 
     /// Compute dispatches per forward pass: embedding, its LayerNorm, 7 per layer, pooling.
@@ -683,12 +734,12 @@ impl GpuBert {
         next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
         next(&mut enc, &g.layer_norm, (t, 1, 1));
         for l in &self.layers {
-            next(&mut enc, &g.matmul, mm(&l.qkv));
+            next(&mut enc, self.matmul(), mm(&l.qkv));
             next(&mut enc, &g.attention, ((t * self.heads).div_ceil(64), 1, 1));
-            next(&mut enc, &g.matmul, mm(&l.attention_output));
+            next(&mut enc, self.matmul(), mm(&l.attention_output));
             next(&mut enc, &g.layer_norm, (t, 1, 1));
-            next(&mut enc, &g.matmul, mm(&l.intermediate));
-            next(&mut enc, &g.matmul, mm(&l.output));
+            next(&mut enc, self.matmul(), mm(&l.intermediate));
+            next(&mut enc, self.matmul(), mm(&l.output));
             next(&mut enc, &g.layer_norm, (t, 1, 1));
         }
         next(&mut enc, &g.pool, (b, 1, 1));
@@ -743,12 +794,13 @@ impl GpuBert {
             bind(&g.layer_norm, Slot::Norm, &[&a, &self.no_res, &self.embeddings_ln.gamma, &self.embeddings_ln.beta]),
         ];
         for l in &self.layers {
-            binds.push(bind(&g.matmul, Slot::Qkv, &[&a, &l.qkv.w, &l.qkv.b, &qkv]));
+            let mm = self.matmul();
+            binds.push(bind(mm, Slot::Qkv, &[&a, &l.qkv.w, &l.qkv.b, &qkv]));
             binds.push(bind(&g.attention, Slot::Attention, &[&qkv, &tok_span, &ctx]));
-            binds.push(bind(&g.matmul, Slot::AttentionOutput, &[&ctx, &l.attention_output.w, &l.attention_output.b, &b]));
+            binds.push(bind(mm, Slot::AttentionOutput, &[&ctx, &l.attention_output.w, &l.attention_output.b, &b]));
             binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&b, &a, &l.attention_ln.gamma, &l.attention_ln.beta]));
-            binds.push(bind(&g.matmul, Slot::Intermediate, &[&b, &l.intermediate.w, &l.intermediate.b, &mid]));
-            binds.push(bind(&g.matmul, Slot::Output, &[&mid, &l.output.w, &l.output.b, &a]));
+            binds.push(bind(mm, Slot::Intermediate, &[&b, &l.intermediate.w, &l.intermediate.b, &mid]));
+            binds.push(bind(mm, Slot::Output, &[&mid, &l.output.w, &l.output.b, &a]));
             binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&a, &b, &l.output_ln.gamma, &l.output_ln.beta]));
         }
         binds.push(bind(&g.pool, Slot::Pool, &[&a, &seq_span, &out]));

@@ -83,6 +83,8 @@ export interface EmbedderInfo {
   path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string;
   /** One short query's latency on each path at start-up, ms (median of 3); null with one path. */
   crossover: { cpuMs: number; gpuMs: number } | null;
+  /** GPU path's linear weights: 'f16' (hardware adapter with shader-f16) or 'f32'. */
+  gpuWeights: 'f16' | 'f32' | null;
   /** Compute dispatches per forward pass (GPU path only). */
   dispatchesPerForward: number | null;
   /** Objects created on the device so far; a warm batch adds none. */
