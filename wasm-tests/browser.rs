@@ -197,27 +197,22 @@ async fn gpu_embeddings_match_golden_in_browser() {
     let g = golden().await;
     let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();
     let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
-    let got = bert.embed_ids(&ids).await.expect("gpu forward");
-    let mut min = f64::MAX;
-    for (i, item) in items.iter().enumerate() {
-        let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
-        let c = cosine(&got[i], &want);
-        min = min.min(c);
-        assert!(c >= 0.9999, "item {i}: cosine {c}");
-    }
-    web_sys::console::log_1(&format!("gpu golden in browser: {} items, min cosine {min:.7}", items.len()).into());
-    // The f16-weight path where the adapter has shader-f16: cosine ≥ 0.999.
-    if gpu.supports_f16() {
-        let half = gpu.upload_f16(m.bert());
-        let got16 = half.embed_ids(&ids).await.expect("f16 forward");
-        let mut min16 = f64::MAX;
+    // Minimum cosine of `got` to the golden vectors, each item checked against `floor`.
+    let check = |got: &[Vec<f32>], floor: f64, what: &str| {
+        let mut min = f64::MAX;
         for (i, item) in items.iter().enumerate() {
             let want: Vec<f64> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f")).collect();
-            let c = cosine(&got16[i], &want);
-            min16 = min16.min(c);
-            assert!(c >= 0.999, "item {i}: f16 cosine {c}");
+            let c = cosine(&got[i], &want);
+            min = min.min(c);
+            assert!(c >= floor, "{what} item {i}: cosine {c}");
         }
-        web_sys::console::log_1(&format!("gpu f16 golden in browser: min cosine {min16:.7}").into());
+        web_sys::console::log_1(&format!("gpu golden in browser ({what}): {} items, min cosine {min:.7}", items.len()).into());
+    };
+    let got = bert.embed_ids(&ids).await.expect("gpu forward");
+    check(&got, 0.9999, "f32");
+    // The f16-weight path where the adapter has shader-f16: cosine ≥ 0.999.
+    if gpu.supports_f16() {
+        check(&gpu.upload_f16(m.bert()).embed_ids(&ids).await.expect("f16 forward"), 0.999, "f16 weights");
     }
     // A warm batch that fits the workspace creates no buffer, bind group or pipeline.
     let before = gpu.counters();
