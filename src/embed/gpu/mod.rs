@@ -130,6 +130,15 @@ impl Gpu {
     ///
     /// Errors: [`GpuError::Unavailable`] when there is no adapter or device.
     pub async fn new() -> Result<Self, GpuError> {
+        // Browsers without WebGPU (no `navigator.gpu`, or an insecure context): say so plainly.
+        #[cfg(target_arch = "wasm32")]
+        {
+            let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok();
+            let has = nav.and_then(|n| js_sys::Reflect::get(&n, &"gpu".into()).ok()).is_some_and(|g| !g.is_undefined() && !g.is_null());
+            if !has {
+                return Err(GpuError::Unavailable { reason: "this browser exposes no WebGPU (navigator.gpu)".into() });
+            }
+        }
         let instance = wgpu::Instance::default();
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions::default())
