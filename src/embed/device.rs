@@ -272,17 +272,8 @@ impl DeviceEmbedder {
         let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
         match path {
             None => Ok(self.embed_ids(&ids).await),
-            Some(EmbedPath::Cpu) => Ok(self.cpu.embed_ids(&ids)),
-            Some(EmbedPath::Gpu) => {
-                let gpu = self.gpu().ok_or_else(|| GpuError::Unavailable { reason: "the GPU path is not in use".into() })?;
-                match gpu.embed_ids(&ids).await {
-                    Ok(v) => Ok(v),
-                    Err(e) => {
-                        self.lose_gpu(&e);
-                        Ok(self.cpu.embed_ids(&ids))
-                    }
-                }
-            }
+            Some(EmbedPath::Gpu) if self.gpu().is_none() => Err(GpuError::Unavailable { reason: "the GPU path is not in use".into() }.into()),
+            Some(p) => Ok(self.run_on(&ids, p).await),
         }
     }
 
@@ -295,6 +286,11 @@ impl DeviceEmbedder {
             self.lose_gpu(&GpuError::Failed { reason: "the device was lost".into() });
         }
         let want = if ids.len() == 1 { self.info.borrow().queries } else { self.info.borrow().path };
+        self.run_on(ids, want).await
+    }
+
+    /// Runs on `want` when it is usable; a GPU failure drops the GPU and redoes the call on the CPU.
+    async fn run_on(&self, ids: &[Vec<u32>], want: EmbedPath) -> Vec<Vec<f32>> {
         if let (EmbedPath::Gpu, Some(gpu)) = (want, self.gpu()) {
             match gpu.embed_ids(ids).await {
                 Ok(v) => return v,
