@@ -29,8 +29,10 @@ pub struct Config {
     pub rrf_k: f32,
     /// How many hits each retriever contributes to fusion. Default 100; range 1..=10000.
     pub fusion_depth: usize,
-    /// Chunks embedded per forward pass at ingest. Default 16; range 1..=256.
+    /// Texts (chunks, then mind-map nodes) embedded per call at ingest. Default 16; range 1..=256.
     pub embed_batch: usize,
+    /// Pseudo-graph and PGR options (DESIGN.md §7).
+    pub graph: crate::graph::index::GraphParams,
 }
 
 /// The BM25 idf formula, for `N` live chunks of which `df` hold the term.
@@ -78,7 +80,7 @@ impl Config {
         if !(1..=256).contains(&self.embed_batch) {
             return bad("embedBatch", format!("{} is outside 1..=256", self.embed_batch));
         }
-        Ok(())
+        self.graph.validate()
     }
 }
 
@@ -95,6 +97,7 @@ impl Default for Config {
             rrf_k: 60.0,
             fusion_depth: 100,
             embed_batch: 16,
+            graph: crate::graph::index::GraphParams::default(),
         }
     }
 }

@@ -12,6 +12,8 @@ use sha2::{Digest, Sha256};
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{InputError, ModelError, Result, StoreError};
+use crate::graph::index::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
+use crate::graph::mindmap;
 use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
 use crate::index::vectors::FlatIndex;
 use crate::index::{Slots, top_k};
@@ -59,6 +61,7 @@ pub struct Engine<S: Store, E: Embedder> {
     slots: Slots,
     bm25: Bm25Index,
     vectors: FlatIndex,
+    graph: PseudoGraph,
 }
 
 fn meta(id: &str, value: serde_json::Value) -> Op {
@@ -94,6 +97,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let contents = store.load().await?;
         let mut eng = Engine {
             vectors: FlatIndex::new(embedder.dim()),
+            graph: PseudoGraph::new(embedder.dim()),
             store,
             embedder,
             config,
@@ -166,6 +170,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         for ids in eng.doc_chunks.values_mut() {
             ids.sort_by_key(|id| id.rsplit('#').next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0));
         }
+        // The pseudo-graph: every stored node with its vector, then every edge.
+        let mut plan = GraphPlan::default();
+        for n in contents.graph_nodes {
+            let v = vectors.remove(&n.id);
+            plan.nodes.push((n, v));
+        }
+        plan.edges = contents.graph_edges;
+        let skipped = eng.graph.apply(plan);
+        if let Some(e) = skipped.first() {
+            return Err(StoreError::Corrupt { collection: "graph_edges".into(), key: e.clone(), reason: "an end of the edge is not stored".into() }.into());
+        }
         Ok(eng)
     }
 
@@ -200,6 +215,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.chunks.remove(&cid);
         }
         self.docs.remove(doc_id);
+    }
+
+    /// The pseudo-graph.
+    pub fn graph(&self) -> &PseudoGraph {
+        &self.graph
     }
 
     /// The embedder.
@@ -310,6 +330,39 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             vectors.extend(self.embedder.embed(part).await?);
             progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
         }
+        // Mind maps (structural), their node embeddings, and the graph plan against the current
+        // graph (documents being replaced are removed first, in the same commit).
+        let mut graph_plan = GraphPlan::default();
+        if self.config.graph.enabled && !pending.is_empty() {
+            let maps: Vec<mindmap::MindMap> = pending
+                .iter()
+                .map(|(rec, cs)| {
+                    let parts: Vec<(Vec<String>, String)> = cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect();
+                    mindmap::structural(&rec.title, &parts)
+                })
+                .collect();
+            let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
+            let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
+            let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
+            for part in flat.chunks(batch) {
+                node_vecs.extend(self.embedder.embed(part).await?);
+                progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
+            }
+            let chunk_ids: Vec<Vec<String>> =
+                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| format!("{}#{o}", rec.id)).collect()).collect();
+            let mut at = 0;
+            let mut new_maps = Vec::new();
+            for (i, (rec, _)) in pending.iter().enumerate() {
+                let n = inputs[i].len();
+                new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &maps[i], vectors: &node_vecs[at..at + n] });
+                at += n;
+            }
+            let replacing: HashSet<String> = report.replaced.iter().cloned().collect();
+            graph_plan = self.graph.plan_remove(&report.replaced);
+            graph_plan.extend(self.graph.plan_add(&new_maps, &replacing, &self.config.graph));
+        } else if !report.replaced.is_empty() {
+            graph_plan = self.graph.plan_remove(&report.replaced);
+        }
         // One atomic batch of writes.
         let mut ops = Vec::new();
         let mut new_chunks = Vec::new();
@@ -343,6 +396,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             ops.push(Op::Put(Record::Document(rec.clone())));
             docs_written.push(rec);
         }
+        ops.extend(graph_plan.ops());
         if ops.is_empty() {
             progress.report(ProgressEvent { phase: "done".into(), done: total, total });
             return Ok(report);
@@ -360,6 +414,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         for d in docs_written {
             self.docs.insert(d.id.clone(), d);
         }
+        self.graph.apply(graph_plan);
         progress.report(ProgressEvent { phase: "done".into(), done: total, total });
         Ok(report)
     }
@@ -384,12 +439,15 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             ops.push(Op::Delete(Collection::Documents, id.clone()));
             report.removed.push(id.clone());
         }
+        let graph_plan = self.graph.plan_remove(&report.removed);
+        ops.extend(graph_plan.ops());
         if !ops.is_empty() {
             self.store.commit(ops).await?;
         }
         for id in &report.removed {
             self.unindex_doc(id);
         }
+        self.graph.apply(graph_plan);
         Ok(report)
     }
 
@@ -404,6 +462,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.slots = Slots::default();
         self.bm25 = Bm25Index::default();
         self.vectors = FlatIndex::new(self.embedder.dim());
+        self.graph = PseudoGraph::new(self.embedder.dim());
         Ok(())
     }
 
@@ -483,8 +542,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let toks = analyze(&c.text);
             q.phrases.iter().all(|p| contains_phrase(&toks, p))
         };
-        let want_bm25 = opts.mode != SearchMode::Dense;
-        let want_dense = opts.mode != SearchMode::Bm25;
+        use SearchMode::*;
+        let want_bm25 = matches!(opts.mode, Bm25 | Hybrid | HybridGraph);
+        let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph);
+        let want_graph = matches!(opts.mode, Graph | HybridGraph);
         let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
             let scores = self.bm25.score(&q, &Bm25Params::of(&self.config));
             top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
@@ -499,6 +560,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             _ => Vec::new(),
         };
+        let graph_list: Vec<(u32, f32)> = match (want_graph, qv) {
+            (true, Some(v)) if v.len() == self.vectors.dim() => {
+                let gs = self.graph.search(query, &[v], depth, &self.config.graph);
+                let mut seen = HashSet::new();
+                gs.hits
+                    .iter()
+                    .filter_map(|h| self.slots.get(&h.chunk_id).map(|s| (s, h.score)))
+                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
+                    .take(depth)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let mut scores: HashMap<u32, Scores> = HashMap::new();
         for (i, (s, v)) in bm25_list.iter().enumerate() {
             let e = scores.entry(*s).or_default();
@@ -510,13 +584,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             e.dense = Some(*v);
             e.dense_rank = Some(i as u32 + 1);
         }
+        for (i, (s, v)) in graph_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.graph = Some(*v);
+            e.graph_rank = Some(i as u32 + 1);
+        }
         let ranked: Vec<(u32, f32)> = match opts.mode {
-            SearchMode::Bm25 => bm25_list,
-            SearchMode::Dense => dense_list,
-            SearchMode::Hybrid => {
-                let a: Vec<u32> = bm25_list.iter().map(|x| x.0).collect();
-                let b: Vec<u32> = dense_list.iter().map(|x| x.0).collect();
-                let fused = rrf(&[&a, &b], self.config.rrf_k);
+            Bm25 => bm25_list,
+            Dense => dense_list,
+            Graph => graph_list,
+            Hybrid | HybridGraph => {
+                let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
+                let (a, b, c) = (ids(&bm25_list), ids(&dense_list), ids(&graph_list));
+                let fused = if opts.mode == Hybrid { rrf(&[&a, &b], self.config.rrf_k) } else { rrf(&[&a, &b, &c], self.config.rrf_k) };
                 for (s, v) in &fused {
                     scores.entry(*s).or_default().rrf = Some(*v);
                 }
@@ -540,6 +620,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             });
         }
         Ok(hits)
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// The graph retriever alone, with its context (the selected fact paths as mind maps) and
+    /// its explain data (candidate topics, anchors, row scores). `qv` is the query embedding.
+    pub fn graph_search(&self, query: &str, qv: &[f32], k: usize) -> GraphSearch {
+        self.graph.search(query, &[qv], k, &self.config.graph)
     }
 }
 

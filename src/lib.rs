@@ -15,6 +15,7 @@ pub mod config;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod graph;
 pub mod index;
 pub mod ports;
 pub mod retrieve;

@@ -7,10 +7,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::error::StoreError;
-use crate::types::{ChunkRecord, DocumentRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
+use crate::types::{ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Object stores (collections) of a knowledge base; DESIGN.md §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -25,12 +25,23 @@ pub enum Collection {
     Vectors,
     /// BM25 term frequencies per chunk.
     Postings,
+    /// Pseudo-graph nodes (schema 2).
+    GraphNodes,
+    /// Pseudo-graph edges (schema 2).
+    GraphEdges,
 }
 
 impl Collection {
     /// Every collection, in schema order.
-    pub const ALL: [Collection; 5] =
-        [Collection::Meta, Collection::Documents, Collection::Chunks, Collection::Vectors, Collection::Postings];
+    pub const ALL: [Collection; 7] = [
+        Collection::Meta,
+        Collection::Documents,
+        Collection::Chunks,
+        Collection::Vectors,
+        Collection::Postings,
+        Collection::GraphNodes,
+        Collection::GraphEdges,
+    ];
     /// The object-store name.
     pub fn name(self) -> &'static str {
         match self {
@@ -39,6 +50,8 @@ impl Collection {
             Collection::Chunks => "chunks",
             Collection::Vectors => "vectors",
             Collection::Postings => "postings",
+            Collection::GraphNodes => "graph_nodes",
+            Collection::GraphEdges => "graph_edges",
         }
     }
 }
@@ -56,6 +69,10 @@ pub enum Record {
     Vector(VectorRecord),
     /// `postings`.
     Posting(PostingRecord),
+    /// `graph_nodes`.
+    GraphNode(GraphNodeRecord),
+    /// `graph_edges`.
+    GraphEdge(GraphEdgeRecord),
 }
 
 impl Record {
@@ -67,6 +84,8 @@ impl Record {
             Record::Chunk(_) => Collection::Chunks,
             Record::Vector(_) => Collection::Vectors,
             Record::Posting(_) => Collection::Postings,
+            Record::GraphNode(_) => Collection::GraphNodes,
+            Record::GraphEdge(_) => Collection::GraphEdges,
         }
     }
     /// The record's key.
@@ -77,6 +96,8 @@ impl Record {
             Record::Chunk(r) => &r.id,
             Record::Vector(r) => &r.id,
             Record::Posting(r) => &r.id,
+            Record::GraphNode(r) => &r.id,
+            Record::GraphEdge(r) => &r.id,
         }
     }
 }
@@ -103,6 +124,12 @@ pub struct Contents {
     pub vectors: Vec<VectorRecord>,
     /// `postings` records.
     pub postings: Vec<PostingRecord>,
+    /// `graph_nodes` records.
+    #[serde(default)]
+    pub graph_nodes: Vec<GraphNodeRecord>,
+    /// `graph_edges` records.
+    #[serde(default)]
+    pub graph_edges: Vec<GraphEdgeRecord>,
 }
 
 impl Contents {
@@ -114,6 +141,8 @@ impl Contents {
         ops.extend(self.chunks.into_iter().map(|r| Op::Put(Record::Chunk(r))));
         ops.extend(self.vectors.into_iter().map(|r| Op::Put(Record::Vector(r))));
         ops.extend(self.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
+        ops.extend(self.graph_nodes.into_iter().map(|r| Op::Put(Record::GraphNode(r))));
+        ops.extend(self.graph_edges.into_iter().map(|r| Op::Put(Record::GraphEdge(r))));
         ops
     }
 }
@@ -186,6 +215,8 @@ impl Store for MemoryStore {
                     Record::Chunk(r) => c.chunks.push(r),
                     Record::Vector(r) => c.vectors.push(r),
                     Record::Posting(r) => c.postings.push(r),
+                    Record::GraphNode(r) => c.graph_nodes.push(r),
+                    Record::GraphEdge(r) => c.graph_edges.push(r),
                 }
             }
         }

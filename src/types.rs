@@ -125,6 +125,82 @@ pub struct PostingRecord {
     pub terms: Vec<(String, u32)>,
 }
 
+/// Kind of a pseudo-graph node (DESIGN.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// A document's title (mind-map root).
+    Topic,
+    /// A sub-topic on the way to facts (a heading).
+    Route,
+    /// A leaf: a sentence or list item.
+    Fact,
+    /// Cluster of topics with cosine > `super_topic_threshold`.
+    SuperTopic,
+    /// Cluster of facts with cosine > `super_fact_threshold`.
+    SuperFact,
+}
+
+/// `graph_nodes` record. Ids: `"{doc}#t"` (topic), `"{doc}#r{n}"` (route), `"{doc}#f{n}"` (fact),
+/// `"st:{first member}"` / `"sf:{first member}"` (super-nodes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNodeRecord {
+    /// Node id.
+    pub id: String,
+    /// Kind.
+    pub kind: NodeKind,
+    /// Title, route label or fact text (empty for super-nodes).
+    pub label: String,
+    /// Owning document (absent for super-nodes).
+    #[serde(default)]
+    pub doc_id: Option<DocId>,
+    /// For a fact: the chunk it comes from (provenance).
+    #[serde(default)]
+    pub chunk_id: Option<ChunkId>,
+}
+
+/// Kind of a pseudo-graph edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// Mind-map edge: topic → route → fact (children in order of `ordinal`).
+    Tree,
+    /// Super-node → member.
+    Similar,
+    /// Entity link: a fact → the topic (another document's title) it mentions.
+    Mention,
+}
+
+/// `graph_edges` record, keyed `"{kind}|{parent}|{child}"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdgeRecord {
+    /// `"{kind}|{parent}|{child}"`.
+    pub id: String,
+    /// Parent (tree), super-node (similar) or mentioning fact (mention).
+    pub parent: String,
+    /// Child, member, or mentioned topic.
+    pub child: String,
+    /// Kind.
+    pub kind: EdgeKind,
+    /// Position among the parent's children (tree edges).
+    #[serde(default)]
+    pub ordinal: u32,
+}
+
+impl GraphEdgeRecord {
+    /// An edge with its key.
+    pub fn new(kind: EdgeKind, parent: &str, child: &str, ordinal: u32) -> Self {
+        let k = match kind {
+            EdgeKind::Tree => "tree",
+            EdgeKind::Similar => "similar",
+            EdgeKind::Mention => "mention",
+        };
+        GraphEdgeRecord { id: format!("{k}|{parent}|{child}"), parent: parent.into(), child: child.into(), kind, ordinal }
+    }
+}
+
 /// `meta` record: a named JSON value (schema version, model id, dimension, counters).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetaRecord {
@@ -145,6 +221,24 @@ pub enum SearchMode {
     /// Both, fused with reciprocal-rank fusion.
     #[default]
     Hybrid,
+    /// The pseudo-graph retriever (PGR, DESIGN.md §7) only.
+    Graph,
+    /// BM25, dense and PGR fused with reciprocal-rank fusion.
+    #[serde(rename = "hybrid+graph")]
+    HybridGraph,
+}
+
+impl SearchMode {
+    /// The name used in options and reports: `bm25`, `dense`, `hybrid`, `graph`, `hybrid+graph`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMode::Bm25 => "bm25",
+            SearchMode::Dense => "dense",
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Graph => "graph",
+            SearchMode::HybridGraph => "hybrid+graph",
+        }
+    }
 }
 
 /// A piece of a snippet; `hit` pieces matched a query term (render them highlighted).
@@ -168,7 +262,12 @@ pub struct Scores {
     pub dense: Option<f32>,
     /// Rank in the dense list.
     pub dense_rank: Option<u32>,
-    /// Reciprocal-rank-fusion score (hybrid mode).
+    /// Aggregated PGR score of the chunk's best fact path (leaf similarity − 2 for candidate
+    /// facts PGR did not select).
+    pub graph: Option<f32>,
+    /// Rank in the graph list.
+    pub graph_rank: Option<u32>,
+    /// Reciprocal-rank-fusion score (hybrid modes).
     pub rrf: Option<f32>,
 }
 
@@ -238,7 +337,8 @@ pub struct RemoveReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressEvent {
-    /// Phase: `"parse"`, `"embed"`, `"store"`, `"done"`, `"model"`.
+    /// Phase: `"parse"`, `"embed"`, `"graph"` (mind-map nodes embedded), `"store"`, `"done"`,
+    /// `"model"`.
     pub phase: String,
     /// Units done in this phase.
     pub done: usize,

@@ -51,6 +51,8 @@ fn record_to_js(r: &Record) -> Result<JsValue, StoreError> {
         Record::Chunk(r) => to_js(r),
         Record::Vector(r) => to_js(r),
         Record::Posting(r) => to_js(r),
+        Record::GraphNode(r) => to_js(r),
+        Record::GraphEdge(r) => to_js(r),
     }
 }
 
@@ -61,6 +63,8 @@ fn record_from_js(c: Collection, v: JsValue) -> Result<Record, StoreError> {
         Collection::Chunks => Record::Chunk(from_js(c, v)?),
         Collection::Vectors => Record::Vector(from_js(c, v)?),
         Collection::Postings => Record::Posting(from_js(c, v)?),
+        Collection::GraphNodes => Record::GraphNode(from_js(c, v)?),
+        Collection::GraphEdges => Record::GraphEdge(from_js(c, v)?),
     })
 }
 
@@ -185,6 +189,8 @@ impl Store for IdbStore {
                     Record::Chunk(r) => out.chunks.push(r),
                     Record::Vector(r) => out.vectors.push(r),
                     Record::Posting(r) => out.postings.push(r),
+                    Record::GraphNode(r) => out.graph_nodes.push(r),
+                    Record::GraphEdge(r) => out.graph_edges.push(r),
                 }
             }
         }

@@ -1,0 +1,267 @@
+//! Matrix-based reverse DFS (PG-RAG's PGR, DESIGN.md §7 steps 3–6; paper §4.2–4.5).
+//!
+//! The candidate topics' fact paths are laid out as a **template**: `R` rows (one per fact path,
+//! in DFS order, so the paths under one node are contiguous rows) × `L` columns (depth, topic at
+//! column 0). Both template matrices are stored **column-major** (`[L, R]`: a column is
+//! contiguous), so every step below is a loop over rows that the compiler vectorises (SIMD128 in
+//! the page, AVX natively):
+//!
+//! - `ID[R×L]`: node ids, `-1` past the end of a row;
+//! - `S[R×L]` per key point: `sim(KP, node)` gathered from one similarity per distinct node, `0` at
+//!   pads.
+//!
+//! Per key point, the `anchors` rows with the highest leaf similarity are **anchors**. For an
+//! anchor at row `r`, leaf column `c`, value `v`, with weight `w(x)` = 1 if `|x − v| ≤ support`,
+//! 0.5 if `≤ continue`, else 0:
+//!
+//! - **control matrix** CM: walking left from `c` while `w > 0` gives the upper bound `col_f` (the
+//!   sub-root `ID[r, col_f]`); on every row, from `col_f` rightwards, `CM[i, j] = w·S[i, j]` until
+//!   the first `w = 0` (or the row's end);
+//! - **path matrix** PM: 1 from `col_f` to each row's end on the contiguous rows whose
+//!   `ID[·, col_f]` is the sub-root (the sub-tree under the upper bound), 0 elsewhere;
+//! - **dyeing matrix** `D = CM ⊙ PM`, added into the **aggregation matrix** F.
+//!
+//! CM is only evaluated on PM's support (the rows `[top, bottom)` from `col_f` on): elsewhere the
+//! product is 0 whatever CM holds. The selected fact paths are the `top_rows` rows with the largest
+//! row sums of F (ties: lower row first; rows summing to 0 are not selected).
+//!
+//! [`super::reference::reverse_dfs`] computes the same thing by walking the tree; a property test
+//! checks they agree bit for bit.
+
+/// PGR thresholds and sizes.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PgrParams {
+    /// Support threshold: `|x − v| ≤ support` gives weight 1.
+    pub support: f32,
+    /// Continue threshold: `support < |x − v| ≤ continue` gives weight 0.5; beyond, 0.
+    pub continue_threshold: f32,
+    /// Anchors per key point (top rows by leaf similarity). Default 8.
+    pub anchors: usize,
+    /// Fact paths returned (top rows by aggregated score). Default 8.
+    pub top_rows: usize,
+}
+
+impl PgrParams {
+    /// The thresholds of the PG-RAG reference code: support 0.01, continue 0.02 (the default).
+    pub const REFERENCE_CODE: (f32, f32) = (0.01, 0.02);
+    /// The thresholds of the PG-RAG paper (§4.3): support 0.03, continue 0.05.
+    pub const PAPER: (f32, f32) = (0.03, 0.05);
+
+    /// Weight of a node of similarity `x` towards an anchor of similarity `v`.
+    #[inline]
+    pub fn weight(&self, x: f32, v: f32) -> f32 {
+        let d = (x - v).abs();
+        if d <= self.support {
+            1.0
+        } else if d <= self.continue_threshold {
+            0.5
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Default for PgrParams {
+    fn default() -> Self {
+        PgrParams { support: 0.01, continue_threshold: 0.02, anchors: 8, top_rows: 8 }
+    }
+}
+
+/// The ID template matrix: fact paths in DFS order, column-major.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Template {
+    rows: usize,
+    cols: usize,
+    /// `[cols, rows]`: `ids[c * rows + r]`, −1 past a row's end.
+    ids: Vec<i32>,
+    /// Length of each row (its leaf is at column `len − 1`).
+    lens: Vec<u32>,
+}
+
+impl Template {
+    /// Lays out paths (root first, leaf last; node ids ≥ 0) as rows, in the order given. Paths
+    /// must come in DFS order (paths sharing a prefix node are contiguous) for the path matrix
+    /// to describe sub-trees; [`super::reference::Forest::paths`] yields them so.
+    pub fn from_paths<'a>(paths: impl IntoIterator<Item = &'a [u32]>) -> Template {
+        let paths: Vec<&[u32]> = paths.into_iter().filter(|p| !p.is_empty()).collect();
+        let rows = paths.len();
+        let cols = paths.iter().map(|p| p.len()).max().unwrap_or(0);
+        let mut ids = vec![-1i32; rows * cols];
+        for (r, p) in paths.iter().enumerate() {
+            for (c, &id) in p.iter().enumerate() {
+                ids[c * rows + r] = id as i32;
+            }
+        }
+        Template { rows, cols, lens: paths.iter().map(|p| p.len() as u32).collect(), ids }
+    }
+    /// Rows (fact paths).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Columns (longest path).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// `ID[r, c]` (−1 at pads).
+    pub fn id(&self, r: usize, c: usize) -> i32 {
+        self.ids[c * self.rows + r]
+    }
+    /// Length of row `r`.
+    pub fn len(&self, r: usize) -> usize {
+        self.lens[r] as usize
+    }
+    /// No rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+    /// The node ids of row `r`, root first.
+    pub fn path(&self, r: usize) -> Vec<u32> {
+        (0..self.len(r)).map(|c| self.id(r, c) as u32).collect()
+    }
+    /// The largest node id + 1 (the length a similarity slice must have).
+    pub fn node_bound(&self) -> usize {
+        self.ids.iter().map(|&i| i + 1).max().unwrap_or(0).max(0) as usize
+    }
+}
+
+/// One anchor and the sub-tree it dyed (for the explain view).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Anchor {
+    /// Key point index.
+    pub kp: u32,
+    /// Anchor row and leaf column.
+    pub row: u32,
+    /// Leaf column of the anchor row.
+    pub col: u32,
+    /// The anchor's similarity `v`.
+    pub value: f32,
+    /// Upper bound column `col_f` (the sub-root's depth).
+    pub sub_root_col: u32,
+    /// First row of the path matrix's support.
+    pub top: u32,
+    /// One past its last row.
+    pub bottom: u32,
+}
+
+/// PGR's result.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PgrResult {
+    /// Selected rows with their aggregated score (row sum of F), best first.
+    pub rows: Vec<(u32, f32)>,
+    /// Every anchor, key point by key point, in rank order.
+    pub anchors: Vec<Anchor>,
+}
+
+/// Anchors of one key point: the `k` rows with the highest leaf similarity (ties: lower row).
+fn anchors_of(t: &Template, s: &[f32], k: usize) -> Vec<(usize, f32)> {
+    let r = t.rows;
+    let mut leaf: Vec<(usize, f32)> = (0..r).map(|i| (i, s[(t.lens[i] as usize - 1) * r + i])).collect();
+    let k = k.min(leaf.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    let cmp = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < leaf.len() {
+        leaf.select_nth_unstable_by(k - 1, cmp);
+        leaf.truncate(k);
+    }
+    leaf.sort_by(cmp);
+    leaf
+}
+
+/// Runs PGR on a template. `sims[kp][node]` is the similarity of key point `kp` to node `node`
+/// (each slice at least [`Template::node_bound`] long).
+pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
+    let (rows, cols) = (t.rows, t.cols);
+    let mut result = PgrResult::default();
+    if rows == 0 {
+        return result;
+    }
+    let mut f = vec![0f32; rows * cols]; // aggregation matrix F, column-major
+    let mut s = vec![0f32; rows * cols]; // similarity template S of the current key point
+    let mut alive = vec![0u8; rows];
+    for (kp, sim) in sims.iter().enumerate() {
+        // S = sim gathered through ID (0 at pads).
+        for (o, &id) in s.iter_mut().zip(&t.ids) {
+            *o = if id >= 0 { sim[id as usize] } else { 0.0 };
+        }
+        for (r, v) in anchors_of(t, &s, p.anchors) {
+            let c = t.lens[r] as usize - 1;
+            // Control matrix on the anchor row: walk left while the weight is positive.
+            let mut col_f = c;
+            while col_f > 0 && p.weight(s[(col_f - 1) * rows + r], v) > 0.0 {
+                col_f -= 1;
+            }
+            // Path matrix: the contiguous rows sharing the sub-root ID[r, col_f].
+            let col = &t.ids[col_f * rows..(col_f + 1) * rows];
+            let root = col[r];
+            let mut top = r;
+            while top > 0 && col[top - 1] == root {
+                top -= 1;
+            }
+            let mut bottom = r + 1;
+            while bottom < rows && col[bottom] == root {
+                bottom += 1;
+            }
+            // D = CM ⊙ PM on the support, column by column: a row stays alive until its first
+            // rejected node or its end.
+            alive[top..bottom].fill(1);
+            for j in col_f..cols {
+                let (sj, fj, idj) = (&s[j * rows + top..j * rows + bottom], &mut f[j * rows + top..j * rows + bottom], &t.ids[j * rows + top..j * rows + bottom]);
+                let mut any = 0u8;
+                for i in 0..bottom - top {
+                    let w = p.weight(sj[i], v);
+                    let a = alive[top + i] & (idj[i] >= 0) as u8 & (w > 0.0) as u8;
+                    alive[top + i] = a;
+                    fj[i] += if a != 0 { w * sj[i] } else { 0.0 };
+                    any |= a;
+                }
+                if any == 0 {
+                    break;
+                }
+            }
+            result.anchors.push(Anchor {
+                kp: kp as u32,
+                row: r as u32,
+                col: c as u32,
+                value: v,
+                sub_root_col: col_f as u32,
+                top: top as u32,
+                bottom: bottom as u32,
+            });
+        }
+    }
+    // Row sums of F, columns in order.
+    let mut sum = vec![0f32; rows];
+    for j in 0..cols {
+        for (acc, x) in sum.iter_mut().zip(&f[j * rows..(j + 1) * rows]) {
+            *acc += *x;
+        }
+    }
+    result.rows = top_rows(&sum, p.top_rows);
+    result
+}
+
+/// The `k` rows with the largest positive score (ties: lower row first).
+pub fn top_rows(sum: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut v: Vec<(u32, f32)> = sum.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(i, s)| (i as u32, *s)).collect();
+    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < v.len() {
+        if k == 0 {
+            return Vec::new();
+        }
+        v.select_nth_unstable_by(k - 1, cmp);
+        v.truncate(k);
+    }
+    v.sort_by(cmp);
+    v
+}
+
+/// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major), with the
+/// SIMD dot product: `out[kp][node]`.
+pub fn node_sims(vectors: &[f32], dim: usize, kps: &[&[f32]]) -> Vec<Vec<f32>> {
+    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::gemm::dot(v, q)).collect()).collect()
+}
