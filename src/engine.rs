@@ -217,6 +217,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.docs.remove(doc_id);
     }
 
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
     /// The pseudo-graph.
     pub fn graph(&self) -> &PseudoGraph {
         &self.graph
@@ -233,7 +238,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
-    /// `fusion_depth`); the others keep their values.
+    /// `fusion_depth`, the graph's seeds, candidates and PGR parameters); the others keep their
+    /// values.
     ///
     /// Errors: [`InputError::InvalidOption`] when `search` fails [`Config::validate`].
     pub fn set_search_config(&mut self, search: &Config) -> Result<()> {
@@ -244,6 +250,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             bm25_epsilon: search.bm25_epsilon,
             rrf_k: search.rrf_k,
             fusion_depth: search.fusion_depth,
+            graph: crate::graph::index::GraphParams {
+                enabled: self.config.graph.enabled,
+                super_topic_threshold: self.config.graph.super_topic_threshold,
+                super_fact_threshold: self.config.graph.super_fact_threshold,
+                ..search.graph
+            },
             ..self.config.clone()
         };
         next.validate()?;

@@ -37,6 +37,11 @@ pub struct GraphParams {
     pub seed_topics: usize,
     /// Candidate topics after the super-topic / entity-link walk. Default 10; range 1..=200.
     pub max_topics: usize,
+    /// A topic reached by the walk (entity link or super-topic) inherits this share of the
+    /// similarity of the node that led to it: its facts rank by `max(own similarity,
+    /// link_decay × linking similarity)` after PGR's selected rows. Default 0.9; range 0..=1
+    /// (0: facts rank by their own similarity only).
+    pub link_decay: f32,
     /// PGR thresholds and sizes.
     pub pgr: PgrParams,
 }
@@ -49,6 +54,7 @@ impl Default for GraphParams {
             super_fact_threshold: 0.98,
             seed_topics: 3,
             max_topics: 10,
+            link_decay: 0.9,
             pgr: PgrParams::default(),
         }
     }
@@ -65,6 +71,9 @@ impl GraphParams {
         }
         if !(0.0..=2.0).contains(&self.pgr.support) || !(self.pgr.support..=2.0).contains(&self.pgr.continue_threshold) {
             return bad("pgr", format!("need 0 ≤ support ({}) ≤ continueThreshold ({}) ≤ 2", self.pgr.support, self.pgr.continue_threshold));
+        }
+        if !(0.0..=1.0).contains(&self.link_decay) {
+            return bad("linkDecay", format!("{} is outside 0..=1", self.link_decay));
         }
         if !(1..=50).contains(&self.seed_topics) {
             return bad("seedTopics", format!("{} is outside 1..=50", self.seed_topics));
@@ -232,16 +241,17 @@ struct TitleMatcher {
     topics: Vec<Vec<u32>>,
 }
 
-/// The key under which a title is matched in text: lowercased, a trailing parenthetical
-/// ("Lilu (mythology)") dropped; `None` when under 4 characters or without a letter (too
-/// ambiguous to link).
+/// The key under which a title is matched in text: the title as written (case matters: titles
+/// are names, and "Time" the magazine is not "time"), a trailing parenthetical ("Lilu
+/// (mythology)") dropped; `None` when under 4 characters or without a letter (too ambiguous to
+/// link).
 pub fn mention_key(title: &str) -> Option<String> {
     let t = title.trim();
     let t = match (t.ends_with(')'), t.rfind(" (")) {
         (true, Some(i)) if i > 0 => &t[..i],
         _ => t,
     };
-    let k = t.trim().to_lowercase();
+    let k = t.trim().to_string();
     (k.chars().count() >= 4 && k.chars().any(|c| c.is_alphabetic())).then_some(k)
 }
 
@@ -257,12 +267,11 @@ fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-/// Finds the keys of `keys` (lowercased titles) in `text`: indices into `keys`.
+/// Finds the keys of `keys` ([`mention_key`]s) in `text`, at word boundaries: indices into `keys`.
 fn find_mentions(ac: &AhoCorasick, text: &str) -> Vec<usize> {
-    let lower = text.to_lowercase();
     let mut out: Vec<usize> = ac
-        .find_overlapping_iter(&lower)
-        .filter(|m| boundary_ok(&lower, m.start(), m.end()))
+        .find_overlapping_iter(text)
+        .filter(|m| boundary_ok(text, m.start(), m.end()))
         .map(|m| m.pattern().as_usize())
         .collect();
     out.sort_unstable();
@@ -804,51 +813,10 @@ impl PseudoGraph {
     pub fn search(&self, query: &str, kps: &[&[f32]], k: usize, p: &GraphParams) -> GraphSearch {
         let mut out = GraphSearch::default();
         let Some(q) = kps.first().filter(|q| q.len() == self.dim) else { return out };
-        let mut cand: Vec<u32> = Vec::new();
-        let mut why: Vec<&'static str> = Vec::new();
-        let push = |cand: &mut Vec<u32>, why: &mut Vec<&'static str>, t: u32, w: &'static str| {
-            if !cand.contains(&t) && cand.len() < p.max_topics {
-                cand.push(t);
-                why.push(w);
-            }
-        };
-        // Topics whose title the query names.
-        let m = self.title_matcher();
-        if let Some(ac) = &m.ac {
-            for i in find_mentions(ac, query) {
-                for &t in &m.topics[i] {
-                    push(&mut cand, &mut why, t, "query");
-                }
-            }
-        }
-        // Seeds: by title similarity and by best fact, interleaved.
-        let by_title: Vec<u32> = self.topics.search(q, p.seed_topics).into_iter().map(|x| x.0).collect();
-        let mut by_fact: Vec<u32> = Vec::new();
-        for (f, _) in self.facts.search(q, p.seed_topics * 8) {
-            let mut t = f;
-            while let Some(up) = self.node(t).parent {
-                t = up;
-            }
-            if !by_fact.contains(&t) {
-                by_fact.push(t);
-                if by_fact.len() == p.seed_topics {
-                    break;
-                }
-            }
-        }
-        for i in 0..p.seed_topics {
-            if let Some(&t) = by_fact.get(i) {
-                push(&mut cand, &mut why, t, "fact");
-            }
-            if let Some(&t) = by_title.get(i) {
-                push(&mut cand, &mut why, t, "title");
-            }
-        }
-        // Walk: neighbours of the seeds through super-topics and entity links (both directions),
-        // best linking node first.
-        let seeds = cand.clone();
-        let mut next: Vec<(f32, u32, &'static str)> = Vec::new();
-        for &s in &seeds {
+        // The walk's neighbours of a topic: super-topic siblings and entity links both ways,
+        // each with the similarity of the node that leads there.
+        let neighbours = |s: u32| -> Vec<(f32, u32, &'static str)> {
+            let mut next = Vec::new();
             if let Some(sup) = self.node(s).sup {
                 for &o in &self.members[&sup] {
                     next.push((dot(self.vec_of(o), q), o, "super_topic"));
@@ -867,11 +835,79 @@ impl PseudoGraph {
                 }
                 next.push((dot(self.vec_of(f), q), t, "mention"));
             }
+            next
+        };
+        let mut cand: Vec<u32> = Vec::new();
+        let mut why: Vec<&'static str> = Vec::new();
+        let mut inherited: HashMap<u32, f32> = HashMap::new();
+        let add = |cand: &mut Vec<u32>, why: &mut Vec<&'static str>, t: u32, w: &'static str, cap: usize| {
+            if !cand.contains(&t) && cand.len() < cap {
+                cand.push(t);
+                why.push(w);
+            }
+        };
+        // Neighbours are taken round-robin over the source topics (each source's best link
+        // first), so one source with many links cannot crowd out another's bridge.
+        let mut walk = |cand: &mut Vec<u32>, why: &mut Vec<&'static str>, from: &[u32], cap: usize| {
+            let mut lists: Vec<Vec<(f32, u32, &'static str)>> = from
+                .iter()
+                .map(|s| {
+                    let mut l = neighbours(*s);
+                    l.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    l
+                })
+                .collect();
+            let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+            for r in 0..longest {
+                for l in lists.iter_mut() {
+                    let Some(&(sim, t, w)) = l.get(r) else { continue };
+                    if cand.len() < cap && !cand.contains(&t) {
+                        inherited.insert(t, sim * p.link_decay);
+                        cand.push(t);
+                        why.push(w);
+                    }
+                }
+            }
+        };
+        // Tier 1: topics the query names, and their neighbours (the likeliest bridges), leaving
+        // room for the similarity seeds.
+        let tier1 = p.max_topics.saturating_sub(p.seed_topics).max(1);
+        let m = self.title_matcher();
+        if let Some(ac) = &m.ac {
+            for i in find_mentions(ac, query) {
+                for &t in &m.topics[i] {
+                    add(&mut cand, &mut why, t, "query", tier1);
+                }
+            }
         }
-        next.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for (_, t, w) in next {
-            push(&mut cand, &mut why, t, w);
+        let named = cand.clone();
+        walk(&mut cand, &mut why, &named, tier1);
+        // Tier 2: seeds by best fact and by title similarity, interleaved, then their neighbours.
+        let by_title: Vec<u32> = self.topics.search(q, p.seed_topics).into_iter().map(|x| x.0).collect();
+        let mut by_fact: Vec<u32> = Vec::new();
+        for (f, _) in self.facts.search(q, p.seed_topics * 8) {
+            let mut t = f;
+            while let Some(up) = self.node(t).parent {
+                t = up;
+            }
+            if !by_fact.contains(&t) {
+                by_fact.push(t);
+                if by_fact.len() == p.seed_topics {
+                    break;
+                }
+            }
         }
+        let before = cand.len();
+        for i in 0..p.seed_topics {
+            if let Some(&t) = by_fact.get(i) {
+                add(&mut cand, &mut why, t, "fact", p.max_topics);
+            }
+            if let Some(&t) = by_title.get(i) {
+                add(&mut cand, &mut why, t, "title", p.max_topics);
+            }
+        }
+        let seeds: Vec<u32> = cand[before..].to_vec();
+        walk(&mut cand, &mut why, &seeds, p.max_topics);
         // Template over the candidates' fact paths, node ids compacted.
         let mut compact: HashMap<u32, u32> = HashMap::new();
         let mut slots: Vec<u32> = Vec::new();
@@ -907,7 +943,11 @@ impl PseudoGraph {
         }
         let mut rest: Vec<(u32, f32)> = (0..rows.len() as u32)
             .filter(|r| !chosen.contains(r))
-            .map(|r| (r, sims[0][*rows[r as usize].last().expect("row") as usize]))
+            .map(|r| {
+                let row = &rows[r as usize];
+                let own = sims[0][*row.last().expect("row") as usize];
+                (r, own.max(inherited.get(&slots[row[0] as usize]).copied().unwrap_or(f32::MIN)))
+            })
             .collect();
         rest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (r, s) in rest.into_iter().take(k.saturating_sub(out.hits.len())) {

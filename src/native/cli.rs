@@ -57,6 +57,13 @@ enum Cmd {
         /// Also write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Keep each indexed set in this folder and reuse it on the next run (saves re-embedding
+        /// when only search options change).
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        /// Search-time graph options as JSON, e.g. '{"maxTopics":12,"pgr":{"support":0.03,"continueThreshold":0.05}}'.
+        #[arg(long)]
+        graph: Option<String>,
     },
     /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
     Bench {
@@ -150,7 +157,11 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json } => {
+        Cmd::Eval { data, dataset, json, cache, graph } => {
+            let graph: Option<crate::graph::index::GraphParams> = graph
+                .map(|g| serde_json::from_str(&g))
+                .transpose()
+                .map_err(|e| crate::error::InputError::InvalidOption { name: "graph".into(), reason: e.to_string() })?;
             let mut rows = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
@@ -160,7 +171,14 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let set = if name == "hotpotqa" { eval::load_hotpotqa(&dir) } else { eval::load_musique(&dir) }
                     .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
                 let t0 = Instant::now();
-                let mut eng = eval::build(&set, load_embedder(&model_dir)?).await?;
+                let cache_file = cache.as_ref().map(|d| {
+                    let _ = std::fs::create_dir_all(d);
+                    d.join(format!("{name}.json"))
+                });
+                let mut eng = eval::build(&set, load_embedder(&model_dir)?, cache_file.as_deref()).await?;
+                if let Some(g) = graph {
+                    eng.set_search_config(&crate::config::Config { graph: g, ..eng.config().clone() })?;
+                }
                 eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
             }

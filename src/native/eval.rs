@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
 use crate::error::Result;
-use crate::ports::{FixedClock, MemoryStore, NoProgress};
+use crate::ports::{FixedClock, MemoryStore, NoProgress, Store};
 use crate::types::{DocumentInput, Format, SearchMode};
 use crate::config::{Bm25Idf, Config};
 
@@ -101,7 +101,7 @@ impl EvalSet {
 pub struct EvalRow {
     /// Dataset name.
     pub dataset: String,
-    /// `bm25`, `dense` or `hybrid`.
+    /// `bm25`, `dense`, `hybrid`, `graph` or `hybrid+graph`.
     pub retriever: String,
     /// Recall@2, in percent.
     pub r2: f64,
@@ -142,27 +142,41 @@ pub fn reference_r5(dataset: &str, retriever: &str) -> Option<f64> {
 pub async fn evaluate_both<E: Embedder>(set: &EvalSet, eng: &mut Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
     let default = eng.config().clone();
     let mut rows = evaluate(set, eng, "default").await?;
-    eng.set_search_config(&reference_config())?;
+    eng.set_search_config(&Config { graph: default.graph, ..reference_config() })?;
     let reference = evaluate(set, eng, "rank_bm25").await;
     eng.set_search_config(&default)?;
-    rows.extend(reference?.into_iter().filter(|r| r.retriever != "dense"));
+    rows.extend(reference?.into_iter().filter(|r| r.retriever != "dense" && r.retriever != "graph"));
     Ok(rows)
 }
 
-/// Indexes the passages ([`EvalSet::documents`]) and returns the engine.
-pub async fn build<E: Embedder>(set: &EvalSet, embedder: E) -> Result<Engine<MemoryStore, E>> {
-    let mut eng = Engine::open(MemoryStore::new(), embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+/// Indexes the passages ([`EvalSet::documents`]) and returns the engine. With `cache`, a
+/// knowledge base saved there by an earlier run (same model) is loaded instead of re-embedding,
+/// and a fresh build is saved there.
+pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>) -> Result<Engine<MemoryStore, E>> {
+    let store = MemoryStore::new();
+    if let Some(bytes) = cache.and_then(|p| std::fs::read(p).ok()) {
+        let c: crate::ports::Contents = serde_json::from_slice(&bytes)
+            .map_err(|e| crate::error::StoreError::Corrupt { collection: "*".into(), key: "eval cache".into(), reason: e.to_string() })?;
+        store.commit(c.into_ops()).await?;
+        return Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await;
+    }
+    let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
     for part in set.documents().chunks(256) {
         eng.add(part.to_vec(), &mut NoProgress).await?;
+    }
+    if let Some(p) = cache {
+        let c = eng.store().load().await?;
+        let _ = std::fs::write(p, serde_json::to_vec(&c).unwrap_or_default());
     }
     Ok(eng)
 }
 
-/// Runs every question through bm25, dense and hybrid (the query is embedded once). Questions are
+/// Runs every question through bm25, dense, hybrid, graph and hybrid+graph (the query is
+/// embedded once). Questions are
 /// read literally (no query syntax), as the reference implementations read them.
 pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, bm25: &str) -> Result<Vec<EvalRow>> {
-    let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid];
-    let mut sums = [[0f64; 3]; 3];
+    let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::Graph, SearchMode::HybridGraph];
+    let mut sums = [[0f64; 3]; 5];
     let mut n = 0;
     for (q, gold) in &set.questions {
         if gold.is_empty() {
@@ -170,6 +184,16 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, 
         }
         n += 1;
         let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
+        if std::env::var("WEBRAG_EVAL_DEBUG").is_ok() {
+            if let Some(v) = qv.as_deref() {
+                let gs = eng.graph_search(q, v, 100);
+                let cands: Vec<String> = gs.explain.topics.iter().map(|(d, w)| format!("{}{}[{}]", if gold.contains(&d.parse().unwrap_or(usize::MAX)) { "*" } else { "" }, set.passages[d.parse::<usize>().unwrap_or(0)].0, w)).collect();
+                let mut docs: Vec<usize> = Vec::new();
+                for h in &gs.hits { let d: usize = h.doc_id.parse().unwrap_or(0); if !docs.contains(&d) { docs.push(d); } }
+                let ranks: Vec<String> = gold.iter().map(|g| format!("{}@{}", set.passages[*g].0, docs.iter().position(|d| d == g).map(|x| (x + 1).to_string()).unwrap_or("-".into()))).collect();
+                eprintln!("Q: {q}\n  gold: {}\n  cands: {}", ranks.join(" | "), cands.join(", "));
+            }
+        }
         for (mi, mode) in modes.iter().enumerate() {
             let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { literal: true, ..SearchOptions::new(100, *mode) })?;
             let mut ranked: Vec<usize> = Vec::new();
@@ -190,13 +214,13 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, 
         .enumerate()
         .map(|(mi, m)| EvalRow {
             dataset: set.name.clone(),
-            retriever: format!("{m:?}").to_lowercase(),
+            retriever: m.name().to_string(),
             r2: 100.0 * sums[mi][0] / n.max(1) as f64,
             r5: 100.0 * sums[mi][1] / n.max(1) as f64,
             r10: 100.0 * sums[mi][2] / n.max(1) as f64,
             questions: n,
             bm25: bm25.to_string(),
-            reference_r5: reference_r5(&set.name, &format!("{m:?}").to_lowercase()),
+            reference_r5: reference_r5(&set.name, m.name()),
         })
         .collect())
 }

@@ -1,0 +1,180 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The pseudo-graph in the engine, with the real model: structural mind maps, super-topics,
+//! entity links, persistence with the chunks (reopen gives the same graph), the graph and
+//! hybrid+graph retrievers with provenance, and removal leaving no dangling id in memory or in
+//! the store.
+mod common;
+
+use std::collections::HashSet;
+
+use webrag::config::Config;
+use webrag::embed::Embedder;
+use webrag::engine::{Engine, SearchOptions};
+use webrag::error::StoreError;
+use webrag::ports::{Contents, FixedClock, MemoryStore, NoProgress, Store};
+use webrag::types::{DocumentInput, EdgeKind, Format, NodeKind, SearchMode};
+
+fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Auto, url: None }
+}
+
+fn corpus() -> Vec<DocumentInput> {
+    vec![
+        DocumentInput { format: Format::Markdown, ..doc("owls", "Owls", "# Owls\n\nOwls are birds of prey that hunt at night.\n\n## Diet\n\n- Field mice\n- Insects\n\nOwls often eat the Harvest mouse.") },
+        doc("mouse", "Harvest mouse", "The Harvest mouse is a small rodent of Europe and Asia. It builds woven nests in tall grass."),
+        doc("owls-2", "Owls", "Owls have very good hearing. Many owls are nocturnal."),
+        doc("tea", "Green tea", "Green tea is steeped at about 80 degrees Celsius. It comes from China."),
+    ]
+}
+
+async fn open(store: &MemoryStore) -> Engine<&MemoryStore, &'static webrag::embed::CpuEmbedder> {
+    Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open")
+}
+
+/// Every stored graph record points at stored records: edge ends are stored nodes, node vectors
+/// belong to stored nodes or chunks, and no record names a document that is not stored.
+fn assert_store_consistent(c: &Contents) {
+    let docs: HashSet<&str> = c.documents.iter().map(|d| d.id.as_str()).collect();
+    let nodes: HashSet<&str> = c.graph_nodes.iter().map(|n| n.id.as_str()).collect();
+    let chunks: HashSet<&str> = c.chunks.iter().map(|x| x.id.as_str()).collect();
+    for n in &c.graph_nodes {
+        if let Some(d) = &n.doc_id {
+            assert!(docs.contains(d.as_str()), "node {} of missing document {d}", n.id);
+        }
+        if let Some(ch) = &n.chunk_id {
+            assert!(chunks.contains(ch.as_str()), "fact {} of missing chunk {ch}", n.id);
+        }
+    }
+    for e in &c.graph_edges {
+        assert!(nodes.contains(e.parent.as_str()) && nodes.contains(e.child.as_str()), "dangling edge {}", e.id);
+    }
+    for v in &c.vectors {
+        assert!(nodes.contains(v.id.as_str()) || chunks.contains(v.id.as_str()), "orphan vector {} ({})", v.id, v.collection);
+    }
+}
+
+fn assert_memory_consistent(ids: &[String], edges: &[(EdgeKind, String, String)]) {
+    let live: HashSet<&str> = ids.iter().map(|s| s.as_str()).collect();
+    for (k, a, b) in edges {
+        assert!(live.contains(a.as_str()) && live.contains(b.as_str()), "dangling {k:?} edge {a} -> {b}");
+    }
+}
+
+#[test]
+fn mind_maps_fusion_links_and_persistence() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(corpus(), &mut NoProgress).await.expect("add");
+        let g = e.graph();
+        let [topics, routes, facts, super_topics, _] = g.counts();
+        assert_eq!(topics, 4);
+        assert_eq!(routes, 1, "the Diet heading is the only route (the first heading repeats the title)");
+        assert_eq!(facts, 4 + 2 + 2 + 2, "sentences and list items");
+        assert_eq!(super_topics, 1, "the two 'Owls' topics share a super-topic");
+        let map = g.mind_map("owls").expect("map");
+        assert_eq!(map.topic, "Owls");
+        assert!(map.children.iter().any(|n| n.label == "Diet" && n.children.iter().any(|f| f.label == "Field mice")));
+        let (ids, edges) = g.dump();
+        assert!(
+            edges.iter().any(|(k, a, b)| *k == EdgeKind::Mention && a.starts_with("owls#f") && b == "mouse#t"),
+            "a fact of 'Owls' names 'Harvest mouse': entity link expected; edges {edges:?}"
+        );
+        assert_memory_consistent(&ids, &edges);
+        assert_store_consistent(&store.load().await.expect("load"));
+        // Reopening from the store gives the same graph.
+        let (mut ids0, mut edges0) = (ids.clone(), edges.clone());
+        let e2 = open(&store).await;
+        let (mut ids1, mut edges1) = e2.graph().dump();
+        ids0.sort();
+        ids1.sort();
+        edges0.sort_by(|a, b| (a.1.as_str(), a.2.as_str()).cmp(&(b.1.as_str(), b.2.as_str())));
+        edges1.sort_by(|a, b| (a.1.as_str(), a.2.as_str()).cmp(&(b.1.as_str(), b.2.as_str())));
+        assert_eq!(ids0, ids1);
+        assert_eq!(edges0, edges1);
+        assert_eq!(e2.graph().mind_map("owls"), Some(map));
+    });
+}
+
+#[test]
+fn graph_retriever_returns_facts_with_provenance() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(corpus(), &mut NoProgress).await.expect("add");
+        let q = "Where do the small rodents that owls eat build their nests?";
+        let qv = e.embedder().embed(&[q]).await.expect("embed").pop().expect("vector");
+        let gs = e.graph_search(q, &qv, 10);
+        assert!(!gs.hits.is_empty());
+        for h in &gs.hits {
+            assert!(e.chunk(&h.chunk_id).is_some_and(|c| c.doc_id == h.doc_id), "fact {} maps to its chunk", h.fact_id);
+        }
+        assert!(!gs.explain.anchors.is_empty() && !gs.context.is_empty());
+        assert!(
+            gs.explain.topics.iter().any(|(d, why)| d == "mouse" && (why == "mention" || why == "fact" || why == "title")),
+            "the walk reaches the Harvest mouse: {:?}",
+            gs.explain.topics
+        );
+        for mode in [SearchMode::Graph, SearchMode::HybridGraph] {
+            let hits = e.search(q, &SearchOptions { literal: true, ..SearchOptions::new(10, mode) }).await.expect("search");
+            assert!(hits.iter().any(|h| h.doc_id == "mouse"), "{mode:?}: {hits:?}");
+            assert!(hits.iter().any(|h| h.scores.graph_rank.is_some()));
+        }
+    });
+}
+
+#[test]
+fn removing_documents_leaves_no_dangling_id() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(corpus(), &mut NoProgress).await.expect("add");
+        // The mentioned topic, one member of the super-topic, then everything.
+        for gone in [vec!["mouse"], vec!["owls"], vec!["owls-2", "tea"]] {
+            let ids: Vec<String> = gone.iter().map(|s| s.to_string()).collect();
+            e.remove(&ids).await.expect("remove");
+            let (nodes, edges) = e.graph().dump();
+            for d in &gone {
+                assert!(!nodes.iter().any(|n| n.starts_with(&format!("{d}#"))), "nodes of {d} remain: {nodes:?}");
+                assert!(!e.graph().has_doc(d));
+            }
+            assert_memory_consistent(&nodes, &edges);
+            let c = store.load().await.expect("load");
+            assert_store_consistent(&c);
+            for d in &gone {
+                let prefix = format!("{d}#");
+                assert!(!c.graph_edges.iter().any(|x| x.parent.starts_with(&prefix) || x.child.starts_with(&prefix)));
+                assert!(!c.vectors.iter().any(|v| v.id.starts_with(&prefix)));
+            }
+        }
+        let c = store.load().await.expect("load");
+        assert!(c.graph_nodes.is_empty() && c.graph_edges.is_empty() && c.vectors.is_empty(), "empty knowledge base: {c:?}");
+        assert_eq!(e.graph().counts(), [0; 5]);
+    });
+}
+
+#[test]
+fn replacing_a_document_relinks_and_a_failed_commit_changes_nothing() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(corpus(), &mut NoProgress).await.expect("add");
+        // The mouse document changes: its old nodes go, the Owls fact links to the new topic.
+        let changed = doc("mouse", "Harvest mouse", "The Harvest mouse weighs about six grams. It lives in fields.");
+        let r = e.add(vec![changed], &mut NoProgress).await.expect("replace");
+        assert_eq!(r.replaced, vec!["mouse".to_string()]);
+        let (nodes, edges) = e.graph().dump();
+        assert!(edges.iter().any(|(k, a, b)| *k == EdgeKind::Mention && a.starts_with("owls#f") && b == "mouse#t"));
+        assert!(e.graph().mind_map("mouse").expect("map").children.iter().any(|n| n.label.contains("six grams")));
+        assert_memory_consistent(&nodes, &edges);
+        assert_store_consistent(&store.load().await.expect("load"));
+        // A commit that fails leaves store and graph as they were.
+        let before = (e.graph().dump(), store.load().await.expect("load"));
+        store.fail_next_commit(StoreError::QuotaExceeded);
+        e.add(vec![doc("bees", "Bees", "Bees make honey. Owls do not eat bees.")], &mut NoProgress).await.expect_err("quota");
+        assert_eq!(before.0, e.graph().dump());
+        assert_eq!(before.1, store.load().await.expect("load"));
+        assert!(e.graph().counts()[NodeKind::Topic as usize] == 4);
+    });
+}
+
