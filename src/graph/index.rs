@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use aho_corasick::AhoCorasick;
 
 use super::mindmap::{MapNode, MindMap};
-use super::pgr::{Anchor, PgrParams, Template, pgr};
+use super::pgr::{Anchor, PgrParams, QuantVectors, Template, node_sims_i8, pgr};
 use crate::embed::gemm::dot;
 use crate::error::InputError;
 use crate::index::vectors::FlatIndex;
@@ -285,8 +285,10 @@ pub struct PseudoGraph {
     nodes: Vec<Option<Node>>,
     free: Vec<u32>,
     by_id: HashMap<String, u32>,
-    /// `[slot, dim]` node vectors (zeros for super-nodes).
+    /// `[slot, dim]` node vectors (zeros for super-nodes): fusion and the candidate walk.
     vecs: Vec<f32>,
+    /// The same, int8: PGR's similarity template.
+    quant: QuantVectors,
     topics: FlatIndex,
     facts: FlatIndex,
     doc_topic: HashMap<String, u32>,
@@ -307,6 +309,7 @@ impl PseudoGraph {
             free: Vec::new(),
             by_id: HashMap::new(),
             vecs: Vec::new(),
+            quant: QuantVectors::new(dim),
             topics: FlatIndex::new(dim),
             facts: FlatIndex::new(dim),
             doc_topic: HashMap::new(),
@@ -606,6 +609,7 @@ impl PseudoGraph {
             None => {
                 self.nodes.push(None);
                 self.vecs.resize(self.nodes.len() * self.dim, 0.0);
+                self.quant.resize(self.nodes.len());
                 (self.nodes.len() - 1) as u32
             }
         };
@@ -693,6 +697,7 @@ impl PseudoGraph {
             });
             let v = v.filter(|v| v.len() == self.dim).unwrap_or_else(|| vec![0.0; self.dim]);
             self.vecs[s as usize * self.dim..(s as usize + 1) * self.dim].copy_from_slice(&v);
+            self.quant.set(s as usize, &v);
             match r.kind {
                 NodeKind::Topic => {
                     self.topics.insert(s, &v);
@@ -927,7 +932,11 @@ impl PseudoGraph {
             }
         }
         let template = Template::from_paths(rows.iter().map(|r| r.as_slice()));
-        let sims: Vec<Vec<f32>> = kps.iter().map(|kp| slots.iter().map(|s| dot(self.vec_of(*s), kp)).collect()).collect();
+        let mut kq = QuantVectors::new(self.dim);
+        for kp in kps.iter().filter(|k| k.len() == self.dim) {
+            kq.push(kp);
+        }
+        let sims = node_sims_i8(&self.quant, &slots, &kq);
         let sim_refs: Vec<&[f32]> = sims.iter().map(|s| s.as_slice()).collect();
         let result = pgr(&template, &sim_refs, &p.pgr);
         // Hits: selected rows, then the other candidate facts by leaf similarity.

@@ -260,8 +260,137 @@ pub fn top_rows(sum: &[f32], k: usize) -> Vec<(u32, f32)> {
     v
 }
 
-/// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major), with the
-/// SIMD dot product: `out[kp][node]`.
+/// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major): `out[kp][node]`,
+/// a matrix–vector product per key point (see [`dot_wide`]). The engine uses the int8 form,
+/// [`node_sims_i8`].
 pub fn node_sims(vectors: &[f32], dim: usize, kps: &[&[f32]]) -> Vec<Vec<f32>> {
-    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::gemm::dot(v, q)).collect()).collect()
+    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| dot_wide(v, q)).collect()).collect()
+}
+
+/// Dot product with 32 independent accumulators: four 8-lane (or eight 4-lane) SIMD chains, so
+/// the adds' latency overlaps; natively the AVX2 build of the same code is chosen at run time.
+#[inline]
+pub fn dot_wide(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dot_wide_avx2(a, b) };
+        }
+    }
+    dot_wide_generic(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_wide_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot_wide_generic(a, b)
+}
+
+#[inline(always)]
+fn dot_wide_generic(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 32];
+    let n = a.len().min(b.len());
+    let chunks = n / 32;
+    for c in 0..chunks {
+        let (x, y) = (&a[c * 32..c * 32 + 32], &b[c * 32..c * 32 + 32]);
+        for l in 0..32 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut s = [0f32; 8];
+    for (l, v) in acc.iter().enumerate() {
+        s[l % 8] += v;
+    }
+    let mut t: f32 = s.iter().sum();
+    for i in chunks * 32..n {
+        t += a[i] * b[i];
+    }
+    t
+}
+
+/// Node vectors quantised to int8 for the similarity template (DESIGN.md §4: vectors may be
+/// stored as int8): `x ≈ q · scale`, one scale per vector. A 384-d dot product of int8 vectors is
+/// exact in i32 and reads a quarter of the bytes of f32, which is what bounds the similarity
+/// step on large templates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuantVectors {
+    dim: usize,
+    data: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl QuantVectors {
+    /// Empty, for `dim`-long vectors.
+    pub fn new(dim: usize) -> Self {
+        QuantVectors { dim, data: Vec::new(), scales: Vec::new() }
+    }
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+    /// No vectors.
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+    /// Appends `v` with its own scale (`max |x| / 127`).
+    pub fn push(&mut self, v: &[f32]) {
+        let m = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if m > 0.0 { m / 127.0 } else { 1.0 };
+        self.push_scaled(v, scale);
+    }
+    /// Appends `v` quantised with a given scale (values are rounded and clamped to ±127).
+    pub fn push_scaled(&mut self, v: &[f32], scale: f32) {
+        assert_eq!(v.len(), self.dim, "vector dimension");
+        self.data.extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+        self.scales.push(scale);
+    }
+    /// Overwrites vector `i` (per-vector scale).
+    pub fn set(&mut self, i: usize, v: &[f32]) {
+        let mut one = QuantVectors::new(self.dim);
+        one.push(v);
+        self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&one.data);
+        self.scales[i] = one.scales[0];
+    }
+    /// Grows to `n` vectors (zeros).
+    pub fn resize(&mut self, n: usize) {
+        self.data.resize(n * self.dim, 0);
+        self.scales.resize(n, 1.0);
+    }
+    /// Similarity of vector `i` to a quantised key point.
+    #[inline]
+    pub fn sim(&self, i: usize, kp: &QuantVectors, k: usize) -> f32 {
+        let (a, b) = (&self.data[i * self.dim..(i + 1) * self.dim], &kp.data[k * kp.dim..(k + 1) * kp.dim]);
+        dot_i8(a, b) as f32 * (self.scales[i] * kp.scales[k])
+    }
+}
+
+/// int8 similarities: `out[kp][j]` for the vectors `ids` of `nodes`.
+pub fn node_sims_i8(nodes: &QuantVectors, ids: &[u32], kps: &QuantVectors) -> Vec<Vec<f32>> {
+    (0..kps.len()).map(|k| ids.iter().map(|&i| nodes.sim(i as usize, kps, k)).collect()).collect()
+}
+
+/// Exact int8 dot product (i32 sums are associative, so this vectorises; the AVX2 build of the
+/// same code is chosen at run time natively).
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dot_i8_avx2(a, b) };
+        }
+    }
+    dot_i8_generic(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_i8_generic(a, b)
+}
+
+#[inline(always)]
+fn dot_i8_generic(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(x, y)| *x as i16 as i32 * *y as i16 as i32).sum()
 }

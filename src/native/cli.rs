@@ -71,6 +71,12 @@ enum Cmd {
         #[arg(long, default_value = "../shared")]
         shared: PathBuf,
     },
+    /// Matrix PGR vs the reference reverse DFS on 1k, 10k and 100k fact paths.
+    BenchGraph {
+        /// Runs per size (the median is printed).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Embedding engine figures, CPU and GPU paths at batch 1, 8 and 32.
     BenchEmbed {
         /// The shared folder (embeddings/).
@@ -204,6 +210,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let model = load_embedder(&model_dir)?;
             crate::native::bench::run(&model, &shared).await?;
         }
+        Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
         Cmd::BenchEmbed { shared, software_sentences } => {
             crate::native::bench_embed::run(&model_dir, &shared, software_sentences).await?;
         }

@@ -2,6 +2,7 @@
 //! loading from a directory, and the retrieval evaluation used by `webrag eval`.
 pub mod bench;
 pub mod bench_embed;
+pub mod bench_graph;
 pub mod cli;
 pub mod eval;
 mod file_store;
