@@ -6,9 +6,10 @@
 #   ./webrag.sh test     native tests + browser tests (headless Chromium) + end-to-end demo test
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding model
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
-#   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid) on HotpotQA / MuSiQue train100
+#   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
 #   ./webrag.sh bench-embed  embedding engine: CPU vs GPU path, batch 1/8/32, native and in the page
+#   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -134,6 +135,7 @@ case "$cmd" in
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
+  bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   serve) serve ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
 esac

@@ -636,6 +636,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Embeds `query` and runs [`Engine::graph_search`]: `k` facts with the mind-map context and
+    /// the explain data (anchors, row scores, candidate topics).
+    pub async fn explain_graph(&self, query: &str, k: usize) -> Result<GraphSearch> {
+        let text = query.trim();
+        if text.is_empty() {
+            return Ok(GraphSearch::default());
+        }
+        let qv = self.embedder.embed(&[text]).await?.pop().unwrap_or_default();
+        Ok(self.graph_search(text, &qv, k))
+    }
+
     /// The graph retriever alone, with its context (the selected fact paths as mind maps) and
     /// its explain data (candidate topics, anchors, row scores). `qv` is the query embedding.
     pub fn graph_search(&self, query: &str, qv: &[f32], k: usize) -> GraphSearch {

@@ -3,7 +3,7 @@
 //! implementation is held to the same contract.
 #![allow(dead_code)]
 use webrag::ports::{Collection, Op, Record, Store};
-use webrag::types::{ChunkRecord, DocumentRecord, MetaRecord, VectorRecord};
+use webrag::types::{ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MetaRecord, NodeKind, VectorRecord};
 
 fn doc(id: &str) -> Record {
     Record::Document(DocumentRecord {
@@ -53,6 +53,22 @@ pub async fn run<S: Store>(store: &S) {
     if let Some(Record::Vector(g)) = got {
         assert_eq!(g.to_f32().expect("f32"), vec![0.5, -1.25, f32::MIN_POSITIVE, 3.0e38]);
     }
+
+    // pseudo-graph records (schema 2), read back exactly
+    let node = Record::GraphNode(GraphNodeRecord {
+        id: "d1#f0".into(),
+        kind: NodeKind::Fact,
+        label: "Owls hunt at night — 夜".into(),
+        doc_id: Some("d1".into()),
+        chunk_id: Some("d1#0".into()),
+    });
+    let edge = Record::GraphEdge(GraphEdgeRecord::new(EdgeKind::Mention, "d1#f0", "d9#t", 0));
+    store.commit(vec![Op::Put(node.clone()), Op::Put(edge.clone())]).await.expect("graph commit");
+    assert_eq!(store.get(Collection::GraphNodes, "d1#f0").await.expect("get"), Some(node));
+    assert_eq!(store.get(Collection::GraphEdges, "mention|d1#f0|d9#t").await.expect("get"), Some(edge));
+    let c = store.load().await.expect("load");
+    assert_eq!((c.graph_nodes.len(), c.graph_edges.len()), (1, 1));
+    store.commit(vec![Op::Delete(Collection::GraphNodes, "d1#f0".into()), Op::Delete(Collection::GraphEdges, "mention|d1#f0|d9#t".into())]).await.expect("graph delete");
 
     // overwrite + ops apply in order (put then delete in one batch = absent)
     store.commit(vec![Op::Put(doc("d2")), Op::Delete(Collection::Documents, "d2".into()), Op::Put(doc("d3"))]).await.expect("commit");

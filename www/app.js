@@ -15,7 +15,7 @@ function progress(ev) {
   bar.hidden = ev.phase === 'done';
   bar.max = ev.total || 1;
   bar.value = ev.done;
-  const what = { model: 'loading model files', device: 'setting up the embedder', parse: 'parsing', embed: 'embedding chunks', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
+  const what = { model: 'loading model files', device: 'setting up the embedder', parse: 'parsing', embed: 'embedding chunks', graph: 'embedding mind-map nodes', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
   const mb = (n) => (n / 1048576).toFixed(1);
   status(ev.phase === 'model' ? `${what} ${mb(ev.done)}/${mb(ev.total)} MB` : `${what} ${ev.done}/${ev.total}`);
 }
@@ -52,9 +52,55 @@ async function refreshDocs() {
   }
 }
 
-function renderHits(hits) {
+/** A mind map as nested lists inside a collapsible <details> (text only, never HTML). */
+function mindMapTree(map) {
+  const det = document.createElement('details');
+  det.className = 'mindmap';
+  const sum = document.createElement('summary');
+  sum.textContent = 'mind-map context';
+  const list = (nodes) => {
+    const ul = document.createElement('ul');
+    for (const n of nodes) {
+      const li = document.createElement('li');
+      li.textContent = n.label;
+      if (n.children?.length) li.append(list(n.children)); else li.className = 'fact';
+      ul.append(li);
+    }
+    return ul;
+  };
+  const root = document.createElement('ul');
+  const top = document.createElement('li');
+  top.textContent = map.topic;
+  top.append(list(map.children));
+  root.append(top);
+  det.append(sum, root);
+  return det;
+}
+
+/** The explain view: candidate topics, anchors and the selected rows' scores. */
+function renderExplain(g) {
+  const det = $('explain');
+  det.replaceChildren();
+  if (!g) { det.hidden = true; return; }
+  det.hidden = false;
+  const sum = document.createElement('summary');
+  sum.textContent = `explain PGR: ${g.explain.topics.length} candidate topics, template ${g.explain.template[0]} × ${g.explain.template[1]}, ${g.explain.anchors.length} anchors`;
+  const topics = document.createElement('p');
+  topics.textContent = 'topics: ' + g.explain.topics.map(([d, how]) => `${d} (${how})`).join(', ');
+  const table = document.createElement('table');
+  const row = (cells, tag = 'td') => { const tr = document.createElement('tr'); for (const c of cells) { const td = document.createElement(tag); td.textContent = c; tr.append(td); } return tr; };
+  table.append(row(['anchor row', 'similarity', 'sub-root column', 'path-matrix rows'], 'th'));
+  for (const a of g.explain.anchors) table.append(row([a.row, a.value.toFixed(3), a.subRootCol, `${a.top}–${a.bottom - 1}`]));
+  const rows = document.createElement('table');
+  rows.append(row(['row', 'score (row sum of F)', 'fact path'], 'th'));
+  for (const [r, score, labels] of g.explain.rows) rows.append(row([r, score.toFixed(3), labels.join(' → ')]));
+  det.append(sum, topics, table, rows);
+}
+
+function renderHits(hits, graph) {
   const ol = $('results');
   ol.replaceChildren();
+  renderExplain(graph);
   for (const h of hits) {
     const li = document.createElement('li');
     const title = document.createElement('div');
@@ -75,8 +121,11 @@ function renderHits(hits) {
     const add = (label, v, r) => { if (v != null) { const s = document.createElement('span'); s.textContent = `${label} ${v.toFixed(3)}${r ? ` (#${r})` : ''}`; sc.append(s); } };
     add('bm25', h.scores.bm25, h.scores.bm25Rank);
     add('dense', h.scores.dense, h.scores.denseRank);
+    add('graph', h.scores.graph, h.scores.graphRank);
     add('rrf', h.scores.rrf);
     li.append(title, path, snip, sc);
+    const map = graph?.context.find((m) => m.topic === h.title);
+    if (map) li.append(mindMapTree(map));
     ol.append(li);
   }
 }
@@ -87,8 +136,10 @@ async function search() {
   const my = ++seq;
   if (!q.trim()) { $('results').replaceChildren(); return; }
   try {
-    const hits = await rag.search(q, { k: 10, mode: $('mode').value });
-    if (my === seq) renderHits(hits);
+    const mode = $('mode').value;
+    const hits = await rag.search(q, { k: 10, mode });
+    const graph = mode.includes('graph') ? await rag.explainGraph(q, { k: 10 }) : null;
+    if (my === seq) renderHits(hits, graph);
   } catch (e) { if (my === seq) status(`${e.name} [${e.code}]: ${e.message}`); }
 }
 

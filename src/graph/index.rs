@@ -12,7 +12,7 @@
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
-use aho_corasick::AhoCorasick;
+use unicode_segmentation::UnicodeSegmentation;
 
 use super::mindmap::{MapNode, MindMap};
 use super::pgr::{Anchor, PgrParams, QuantVectors, Template, node_sims_i8, pgr};
@@ -237,46 +237,67 @@ pub struct GraphSearch {
 }
 
 struct TitleMatcher {
-    ac: Option<AhoCorasick>,
+    words: WordMatcher,
     topics: Vec<Vec<u32>>,
 }
 
-/// The key under which a title is matched in text: the title as written (case matters: titles
-/// are names, and "Time" the magazine is not "time"), a trailing parenthetical ("Lilu
-/// (mythology)") dropped; `None` when under 4 characters or without a letter (too ambiguous to
-/// link).
+/// The words (UAX #29) of a title as one key, as written (case matters: titles are names, and
+/// "Time" the magazine is not "time"), a trailing parenthetical ("Lilu (mythology)") dropped;
+/// `None` when under 4 characters, without a letter, or longer than [`MAX_TITLE_WORDS`] words
+/// (too ambiguous, or too long to be named in a sentence).
 pub fn mention_key(title: &str) -> Option<String> {
     let t = title.trim();
     let t = match (t.ends_with(')'), t.rfind(" (")) {
         (true, Some(i)) if i > 0 => &t[..i],
         _ => t,
     };
-    let k = t.trim().to_string();
-    (k.chars().count() >= 4 && k.chars().any(|c| c.is_alphabetic())).then_some(k)
+    let words: Vec<&str> = t.unicode_words().collect();
+    let k = words.join("\u{1f}");
+    (k.chars().count() >= 4 && k.chars().any(|c| c.is_alphabetic()) && words.len() <= MAX_TITLE_WORDS).then_some(k)
 }
 
-fn boundary_ok(text: &str, start: usize, end: usize) -> bool {
-    let before = text[..start].chars().next_back();
-    let after = text[end..].chars().next();
-    // Word boundaries for alphabetic scripts; CJK has none, so any position is fine there.
-    let wordy = |c: char| c.is_alphanumeric() && !is_cjk(c);
-    !before.is_some_and(wordy) && !after.is_some_and(wordy)
+/// Longest title (in words) that entity links look for.
+pub const MAX_TITLE_WORDS: usize = 12;
+
+/// Finds title keys ([`mention_key`]) in text as whole-word sequences: every run of up to
+/// [`MAX_TITLE_WORDS`] consecutive words is looked up in a hash map.
+struct WordMatcher {
+    keys: HashMap<String, usize>,
+    longest: usize,
 }
 
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
-/// Finds the keys of `keys` ([`mention_key`]s) in `text`, at word boundaries: indices into `keys`.
-fn find_mentions(ac: &AhoCorasick, text: &str) -> Vec<usize> {
-    let mut out: Vec<usize> = ac
-        .find_overlapping_iter(text)
-        .filter(|m| boundary_ok(text, m.start(), m.end()))
-        .map(|m| m.pattern().as_usize())
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+impl WordMatcher {
+    /// Key `i` of `keys` is reported as `i` (a repeated key: its first index).
+    fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut map = HashMap::new();
+        let mut longest = 0;
+        for (i, k) in keys.into_iter().enumerate() {
+            longest = longest.max(k.split('\u{1f}').count());
+            map.entry(k.to_string()).or_insert(i);
+        }
+        WordMatcher { keys: map, longest }
+    }
+    /// Indices of the keys found in `text`, sorted, each once.
+    fn find(&self, text: &str) -> Vec<usize> {
+        let words: Vec<&str> = text.unicode_words().collect();
+        let mut out = Vec::new();
+        let mut key = String::new();
+        for i in 0..words.len() {
+            key.clear();
+            for (n, w) in words[i..].iter().take(self.longest).enumerate() {
+                if n > 0 {
+                    key.push('\u{1f}');
+                }
+                key.push_str(w);
+                if let Some(&k) = self.keys.get(key.as_str()) {
+                    out.push(k);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// The pseudo-graph of a knowledge base.
@@ -526,23 +547,30 @@ impl PseudoGraph {
                 plan.edges.push(GraphEdgeRecord::new(EdgeKind::Mention, fact, &t.1, 0));
             }
         };
+        // Titles sharing a key are all linked: `by_key` lists them.
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, t) in titles.iter().enumerate() {
+            by_key.entry(t.0.as_str()).or_default().push(i);
+        }
         if !titles.is_empty() {
-            if let Ok(ac) = AhoCorasick::new(titles.iter().map(|t| t.0.as_str())) {
-                for n in news.iter().filter(|n| n.kind == NodeKind::Fact) {
-                    for i in find_mentions(&ac, &n.label) {
-                        link(&mut plan, &n.id, &n.doc, &titles[i]);
+            let m = WordMatcher::new(titles.iter().map(|t| t.0.as_str()));
+            for n in news.iter().filter(|n| n.kind == NodeKind::Fact) {
+                for i in m.find(&n.label) {
+                    for &j in &by_key[titles[i].0.as_str()] {
+                        link(&mut plan, &n.id, &n.doc, &titles[j]);
                     }
                 }
             }
         }
         if new_titles > 0 {
-            if let Ok(ac) = AhoCorasick::new(titles[..new_titles].iter().map(|t| t.0.as_str())) {
-                for n in self.nodes.iter().flatten() {
-                    if n.kind != NodeKind::Fact || n.doc.as_ref().is_some_and(|d| replacing.contains(d)) {
-                        continue;
-                    }
-                    for i in find_mentions(&ac, &n.label) {
-                        link(&mut plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[i]);
+            let m = WordMatcher::new(titles[..new_titles].iter().map(|t| t.0.as_str()));
+            for n in self.nodes.iter().flatten() {
+                if n.kind != NodeKind::Fact || n.doc.as_ref().is_some_and(|d| replacing.contains(d)) {
+                    continue;
+                }
+                for i in m.find(&n.label) {
+                    for &j in by_key[titles[i].0.as_str()].iter().filter(|j| **j < new_titles) {
+                        link(&mut plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[j]);
                     }
                 }
             }
@@ -806,7 +834,7 @@ impl PseudoGraph {
                     topics[i].push(s);
                 }
             }
-            TitleMatcher { ac: if keys.is_empty() { None } else { AhoCorasick::new(&keys).ok() }, topics }
+            TitleMatcher { words: WordMatcher::new(keys.iter().map(|k| k.as_str())), topics }
         })
     }
 
@@ -878,11 +906,9 @@ impl PseudoGraph {
         // room for the similarity seeds.
         let tier1 = p.max_topics.saturating_sub(p.seed_topics).max(1);
         let m = self.title_matcher();
-        if let Some(ac) = &m.ac {
-            for i in find_mentions(ac, query) {
-                for &t in &m.topics[i] {
-                    add(&mut cand, &mut why, t, "query", tier1);
-                }
+        for i in m.words.find(query) {
+            for &t in &m.topics[i] {
+                add(&mut cand, &mut why, t, "query", tier1);
             }
         }
         let named = cand.clone();

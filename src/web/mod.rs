@@ -196,7 +196,8 @@ impl WebRagCore {
         })
     }
 
-    /// Searches. `opts`: `{k = 10, mode = "hybrid" | "bm25" | "dense"}`. Resolves to hits.
+    /// Searches. `opts`: `{k = 10, mode = "hybrid" | "bm25" | "dense" | "graph" | "hybrid+graph",
+    /// literal = false}`. Resolves to hits.
     pub fn search(&self, query: String, opts: JsValue) -> Promise {
         let inner = self.inner.clone();
         let opts: Result<SearchOptions, _> =
@@ -205,6 +206,16 @@ impl WebRagCore {
             let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "options".into(), reason: e.to_string() })?;
             inner.lock().await.search(&query, &opts).await
         })
+    }
+
+    /// The pseudo-graph retriever with its context and explain data: `{hits: [{chunkId, docId,
+    /// factId, score, row}], context: [{topic, children: [{label, children?, chunk?}]}], explain:
+    /// {topics: [[docId, how]], template: [rows, cols], anchors: [{kp, row, col, value,
+    /// subRootCol, top, bottom}], rows: [[row, score, labels]]}}` ([`crate::graph::GraphSearch`]).
+    #[wasm_bindgen(js_name = explainGraph)]
+    pub fn explain_graph(&self, query: String, k: usize) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.explain_graph(&query, k.clamp(1, 1000)).await })
     }
 
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or

@@ -41,7 +41,7 @@ test('notes render safely and bad uploads get typed errors without losing notes'
   await page.close();
 });
 
-test('HotpotQA through the page: 994 passages survive a reload; recall@5 (hybrid) >= 78', { timeout: 3_000_000 }, async () => {
+test('HotpotQA through the page: 994 passages and their pseudo-graph survive a reload; recall@5 hybrid >= 78, hybrid+graph >= 85', { timeout: 3_000_000 }, async () => {
   const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
   const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
   const titles = Object.keys(corpus);
@@ -63,7 +63,7 @@ test('HotpotQA through the page: 994 passages survive a reload; recall@5 (hybrid
   const qs = questions.map((q) => ({ q: q.question, gold: [...new Set(q.supporting_facts.map((f) => byTitle.get(f[0])))] }));
   const recall = await page.evaluate(async (qs) => {
     const out = {};
-    for (const mode of ['bm25', 'dense', 'hybrid']) {
+    for (const mode of ['bm25', 'dense', 'hybrid', 'graph', 'hybrid+graph']) {
       let sum = 0;
       for (const { q, gold } of qs) {
         const hits = await window.webragDemo.rag.search(q, { k: 50, mode, literal: true });
@@ -76,7 +76,15 @@ test('HotpotQA through the page: 994 passages survive a reload; recall@5 (hybrid
     }
     return out;
   }, qs);
-  console.log(`browser recall@5 on HotpotQA train100: bm25 ${recall.bm25.toFixed(1)}, dense ${recall.dense.toFixed(1)}, hybrid ${recall.hybrid.toFixed(1)}`);
+  console.log(`browser recall@5 on HotpotQA train100 (index loaded from IndexedDB): bm25 ${recall.bm25.toFixed(1)}, dense ${recall.dense.toFixed(1)}, hybrid ${recall.hybrid.toFixed(1)}, graph ${recall.graph.toFixed(1)}, hybrid+graph ${recall['hybrid+graph'].toFixed(1)}`);
   assert.ok(recall.hybrid >= 78, `hybrid recall@5 ${recall.hybrid}`);
+  assert.ok(recall['hybrid+graph'] >= 85, `hybrid+graph recall@5 ${recall['hybrid+graph']}`);
+  // The demo shows each graph result's mind-map context and the explain view.
+  await page.selectOption('#mode', 'hybrid+graph');
+  await page.fill('#q', questions[0].question);
+  await page.waitForSelector('#results li details.mindmap', { timeout: 60_000 });
+  assert.equal(await page.locator('#explain').isVisible(), true);
+  assert.match(await page.textContent('#explain summary'), /anchors/);
+  assert.ok((await page.locator('#explain table tr').count()) > 2, 'anchor and row tables');
   await page.close();
 });

@@ -13,7 +13,8 @@ export class StoreError extends WebRagError {}
 export class GpuError extends WebRagError {}
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
-export type SearchMode = 'hybrid' | 'bm25' | 'dense';
+/** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF. */
+export type SearchMode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph';
 
 /** A document to add: `text`, or `bytes` (UTF-8, e.g. an uploaded file). */
 export interface DocumentInput {
@@ -27,8 +28,8 @@ export interface DocumentInput {
 }
 
 export interface ProgressEvent {
-  /** `model` (files fetched, of 3), `parse` (documents), `embed` (chunks), `store`, `done`. */
-  phase: 'model' | 'parse' | 'embed' | 'store' | 'done';
+  /** `model` (bytes), `parse` (documents), `embed` (chunks), `graph` (mind-map nodes embedded), `store`, `done`. */
+  phase: 'model' | 'device' | 'parse' | 'embed' | 'graph' | 'store' | 'done';
   done: number;
   total: number;
 }
@@ -43,7 +44,7 @@ export interface Hit {
   headingPath: string[];
   /** RRF score in hybrid mode, else the retriever's own score. */
   score: number;
-  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; rrf: number | null };
+  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; graph: number | null; graphRank: number | null; rrf: number | null };
   /** Plain text parts; render with textContent, never as HTML. */
   snippet: SnippetPart[];
 }
@@ -64,6 +65,40 @@ export interface Options {
   /** Default 60. */ rrfK?: number;
   /** Default 100. */ fusionDepth?: number;
   /** Default 16. */ embedBatch?: number;
+  /** Pseudo-graph (PG-RAG) options. */
+  graph?: GraphOptions;
+}
+
+/** A mind map: topic (title) → routes (headings) → facts (leaves; `chunk` = chunk ordinal). */
+export interface MindMap { topic: string; children: MapNode[] }
+export interface MapNode { label: string; children?: MapNode[]; chunk?: number }
+
+/** `explainGraph()`'s answer. Scores: PGR row sums (selected rows), else leaf cosine − 2. */
+export interface GraphSearch {
+  hits: { chunkId: string; docId: string; factId: string; score: number; row: number }[];
+  context: MindMap[];
+  explain: {
+    /** Candidate topics as [docId, how reached: 'query' | 'fact' | 'title' | 'mention' | 'super_topic']. */
+    topics: [string, string][];
+    /** Template matrix size [rows (fact paths), columns (depth)]. */
+    template: [number, number];
+    /** Per anchor: key point, row, leaf column, similarity, sub-root column, path-matrix rows [top, bottom). */
+    anchors: { kp: number; row: number; col: number; value: number; subRootCol: number; top: number; bottom: number }[];
+    /** Selected rows: [row, aggregated score, node labels topic first]. */
+    rows: [number, number, string[]][];
+  };
+}
+
+/** Pseudo-graph options (DESIGN.md §7). Thresholds are cosines. */
+export interface GraphOptions {
+  /** Build mind maps at ingest (one embedding per topic, route and fact). Default true. */ enabled?: boolean;
+  /** Default 0.92. */ superTopicThreshold?: number;
+  /** Default 0.98. */ superFactThreshold?: number;
+  /** Seed topics by title and by best fact. Default 3. */ seedTopics?: number;
+  /** Candidate topics after the super-topic / entity-link walk. Default 10. */ maxTopics?: number;
+  /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9. */ linkDecay?: number;
+  /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
+  pgr?: { support?: number; continueThreshold?: number; anchors?: number; topRows?: number };
 }
 
 /** Model files as bytes; `id` is recorded in the knowledge base (default all-MiniLM-L6-v2's). */
@@ -106,6 +141,8 @@ export class WebRag {
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
   search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
+  /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
+  explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;

@@ -87,8 +87,10 @@ export class WebRag {
   add(docs, { onProgress } = {}) { return this.#call('add', { docs }, onProgress); }
   /** Removes documents; resolves to {removed, unknown}. */
   remove(ids) { return this.#call('remove', { ids }); }
-  /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense'}. */
+  /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph', literal = false}. */
   search(query, options = {}) { return this.#call('search', { query, options }); }
+  /** The pseudo-graph retriever's facts, mind-map context and explain data (anchors, row scores). */
+  explainGraph(query, { k = 10 } = {}) { return this.#call('explainGraph', { query, k }); }
   /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
   embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
   /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */

@@ -19,6 +19,7 @@ async function handle(id, op, args) {
     case 'add': return await core.add(args.docs, onProgress);
     case 'remove': return await core.remove(args.ids);
     case 'search': return await core.search(args.query, args.options ?? null);
+    case 'explainGraph': return await core.explainGraph(args.query, args.k ?? 10);
     case 'embed': return await core.embed(args.texts, args.path ?? null);
     case 'stats': return await core.stats();
     case 'embedder': return await core.embedder();
