@@ -178,3 +178,27 @@ fn replacing_a_document_relinks_and_a_failed_commit_changes_nothing() {
     });
 }
 
+
+#[test]
+fn bad_graph_options_get_typed_errors() {
+    pollster::block_on(async {
+        use webrag::error::{Error, InputError};
+        use webrag::graph::index::GraphParams;
+        use webrag::graph::pgr::PgrParams;
+        let cases = [
+            GraphParams { super_topic_threshold: 1.5, ..Default::default() },
+            GraphParams { max_topics: 0, ..Default::default() },
+            GraphParams { link_decay: -0.1, ..Default::default() },
+            GraphParams { pgr: PgrParams { support: 0.05, continue_threshold: 0.02, ..Default::default() }, ..Default::default() },
+            GraphParams { pgr: PgrParams { anchors: 0, ..Default::default() }, ..Default::default() },
+        ];
+        for g in cases {
+            let cfg = Config { graph: g, ..Config::default() };
+            let err = Engine::open(MemoryStore::new(), common::model(), cfg, Box::new(FixedClock(1.0))).await.err().expect("rejected");
+            match err {
+                Error::Input(InputError::InvalidOption { name, .. }) => assert!(name.starts_with("graph."), "{name}"),
+                other => panic!("expected INVALID_OPTION, got {other:?}"),
+            }
+        }
+    });
+}

@@ -260,53 +260,10 @@ pub fn top_rows(sum: &[f32], k: usize) -> Vec<(u32, f32)> {
     v
 }
 
-/// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major): `out[kp][node]`,
-/// a matrix–vector product per key point (see [`dot_wide`]). The engine uses the int8 form,
-/// [`node_sims_i8`].
+/// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major), in f32:
+/// `out[kp][node]`. The engine uses the int8 form, [`node_sims_i8`].
 pub fn node_sims(vectors: &[f32], dim: usize, kps: &[&[f32]]) -> Vec<Vec<f32>> {
-    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| dot_wide(v, q)).collect()).collect()
-}
-
-/// Dot product with 32 independent accumulators: four 8-lane (or eight 4-lane) SIMD chains, so
-/// the adds' latency overlaps; natively the AVX2 build of the same code is chosen at run time.
-#[inline]
-pub fn dot_wide(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { dot_wide_avx2(a, b) };
-        }
-    }
-    dot_wide_generic(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dot_wide_avx2(a: &[f32], b: &[f32]) -> f32 {
-    dot_wide_generic(a, b)
-}
-
-#[inline(always)]
-fn dot_wide_generic(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 32];
-    let n = a.len().min(b.len());
-    let chunks = n / 32;
-    for c in 0..chunks {
-        let (x, y) = (&a[c * 32..c * 32 + 32], &b[c * 32..c * 32 + 32]);
-        for l in 0..32 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let mut s = [0f32; 8];
-    for (l, v) in acc.iter().enumerate() {
-        s[l % 8] += v;
-    }
-    let mut t: f32 = s.iter().sum();
-    for i in chunks * 32..n {
-        t += a[i] * b[i];
-    }
-    t
+    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::gemm::dot(v, q)).collect()).collect()
 }
 
 /// Node vectors quantised to int8 for the similarity template (DESIGN.md §4: vectors may be

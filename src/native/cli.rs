@@ -39,8 +39,8 @@ enum Cmd {
         /// Hits.
         #[arg(short, long, default_value_t = 5)]
         k: usize,
-        /// bm25, dense or hybrid.
-        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid"])]
+        /// bm25, dense, hybrid, graph or hybrid+graph.
+        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid", "graph", "hybrid+graph"])]
         mode: String,
         /// Read the query as plain text (no phrases, -term or ^ boosts).
         #[arg(long)]
@@ -132,9 +132,10 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut last = 0;
             let report = eng
                 .add(docs, &mut |e: ProgressEvent| {
-                    if e.phase == "embed" && e.done >= last + 32 {
+                    if (e.phase == "embed" || e.phase == "graph") && (e.done >= last + 32 || e.done < last) {
                         last = e.done;
-                        eprintln!("embedded {}/{} chunks", e.done, e.total);
+                        let what = if e.phase == "embed" { "chunks" } else { "mind-map nodes" };
+                        eprintln!("embedded {}/{} {what}", e.done, e.total);
                     }
                 })
                 .await?;
@@ -149,6 +150,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mode = match mode.as_str() {
                 "bm25" => SearchMode::Bm25,
                 "dense" => SearchMode::Dense,
+                "graph" => SearchMode::Graph,
+                "hybrid+graph" => SearchMode::HybridGraph,
                 _ => SearchMode::Hybrid,
             };
             let embedder = load_embedder(&model_dir)?;
