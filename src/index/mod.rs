@@ -3,6 +3,7 @@
 //!
 //! Both address chunks by a dense `u32` slot; [`Slots`] maps chunk ids to slots and recycles the
 //! slots of removed chunks, so adding one note never rebuilds anything.
+pub mod ann;
 pub mod bm25;
 pub mod vectors;
 

@@ -54,6 +54,14 @@ impl FlatIndex {
         self.slots.pop();
         self.data.truncate(last * self.dim);
     }
+    /// Every `(slot, vector)`, in row order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &[f32])> + '_ {
+        self.slots.iter().copied().zip(self.data.chunks_exact(self.dim.max(1)))
+    }
+    /// Whether `slot` has a vector here.
+    pub fn contains(&self, slot: u32) -> bool {
+        self.row_of.contains_key(&slot)
+    }
     /// The `k` rows with the highest dot product with `q` (= cosine, vectors being normalised):
     /// `(slot, score)`, best first.
     pub fn search(&self, q: &[f32], k: usize) -> Vec<(u32, f32)> {
