@@ -1,31 +1,17 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! HNSW recall: a [`SegmentedIndex`] sealed into segments vs an exact scan of the same vectors,
 //! recall@10 over 200 queries, printed and asserted ≥ 0.98 (issue 4). The vectors are
 //! clustered like sentence embeddings (a unit centre per cluster plus noise, normalised);
 //! uniformly random 384-d vectors have no neighbourhood structure for any index to find.
 use webrag::index::ann::{AnnParams, SegmentedIndex};
 use webrag::index::vectors::FlatIndex;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    }
-    fn unit_near(&mut self, c: &[f32], noise: f32) -> Vec<f32> {
-        let mut v: Vec<f32> = c.iter().map(|x| x + noise * self.next()).collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    }
-}
+use webrag::native::XorShift as Rng;
 
 #[test]
 fn hnsw_recall_at_10_vs_exact() {
     let (dim, n, clusters, k) = (384, 12_000, 300, 10);
     let mut rng = Rng(0x5eed);
-    let centres: Vec<Vec<f32>> = (0..clusters).map(|_| (0..dim).map(|_| rng.next()).collect()).collect();
+    let centres: Vec<Vec<f32>> = (0..clusters).map(|_| (0..dim).map(|_| rng.next_f32()).collect()).collect();
     let params = AnnParams { seal_at: 5_000, ..Default::default() };
     let mut ann = SegmentedIndex::new(dim, params);
     let mut exact = FlatIndex::new(dim);

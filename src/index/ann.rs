@@ -137,18 +137,7 @@ mod tests {
     use super::*;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
+        crate::native::XorShift(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1).unit(dim)
     }
 
     #[test]

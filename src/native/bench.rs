@@ -44,17 +44,7 @@ impl Embedder for HashEmbedder<'_> {
                 for b in t.bytes() {
                     s = (s ^ b as u64).wrapping_mul(0x100000001b3);
                 }
-                let mut v: Vec<f32> = (0..self.dim())
-                    .map(|_| {
-                        s ^= s << 13;
-                        s ^= s >> 7;
-                        s ^= s << 17;
-                        (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-                    })
-                    .collect();
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                v.iter_mut().for_each(|x| *x /= n);
-                v
+                super::XorShift(s).unit(self.dim())
             })
             .collect())
     }

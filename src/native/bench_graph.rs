@@ -17,16 +17,7 @@ use std::time::Instant;
 use crate::graph::pgr::{PgrParams, QuantVectors, Template, node_sims_i8, pgr};
 use crate::graph::reference::{Forest, reverse_dfs};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    }
-}
+use super::XorShift as Rng;
 
 fn quantise_unit(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
@@ -36,7 +27,7 @@ fn quantise_unit(v: &mut [f32]) {
 }
 
 fn noisy(rng: &mut Rng, base: &[f32], noise: f32) -> Vec<f32> {
-    let mut v: Vec<f32> = base.iter().map(|x| x + noise * rng.next()).collect();
+    let mut v: Vec<f32> = base.iter().map(|x| x + noise * rng.next_f32()).collect();
     quantise_unit(&mut v);
     v
 }
@@ -49,7 +40,7 @@ pub fn synthetic(paths: usize, dim: usize, seed: u64) -> (Forest, Vec<f32>) {
     let mut made = 0;
     let mut t = 0;
     while made < paths {
-        let topic: Vec<f32> = (0..dim).map(|_| rng.next()).collect();
+        let topic: Vec<f32> = (0..dim).map(|_| rng.next_f32()).collect();
         let root = f.push(None);
         vecs.extend(noisy(&mut rng, &topic, 0.0));
         let routes = if t % 2 == 0 { vec![Some(5), Some(5)] } else { vec![None] };

@@ -5,11 +5,13 @@ pub mod bench_embed;
 pub mod bench_graph;
 pub mod cli;
 pub mod eval;
+mod rng;
 mod file_store;
 
 use std::path::{Path, PathBuf};
 
 pub use file_store::FileStore;
+pub use rng::XorShift;
 
 use crate::embed::{CpuEmbedder, ModelFiles, file_error};
 use crate::error::Result;
