@@ -361,7 +361,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
             }
             let chunk_ids: Vec<Vec<String>> =
-                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| format!("{}#{o}", rec.id)).collect()).collect();
+                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
             let mut at = 0;
             let mut new_maps = Vec::new();
             for (i, (rec, _)) in pending.iter().enumerate() {
@@ -387,7 +387,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 }
             }
             for (ordinal, c) in chunks.into_iter().enumerate() {
-                let id = format!("{}#{ordinal}", rec.id);
+                let id = chunk_id(&rec.id, ordinal);
                 let v = vi.next().unwrap_or_default();
                 // BM25 indexes the heading prefix (title, headings) with the text, as a field.
                 let (terms, length) = term_frequencies(&c.embed_input);

@@ -81,6 +81,11 @@ pub struct ChunkRecord {
     pub token_count: u32,
 }
 
+/// The id of a document's chunk: `"{doc_id}#{ordinal}"`.
+pub fn chunk_id(doc_id: &str, ordinal: usize) -> ChunkId {
+    format!("{doc_id}#{ordinal}")
+}
+
 /// `vectors` record: one embedding, keyed by its owner id (a chunk id here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

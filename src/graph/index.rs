@@ -582,7 +582,6 @@ impl PseudoGraph {
     /// entity links in both directions, and super-nodes left without members.
     pub fn plan_remove(&self, docs: &[String]) -> GraphPlan {
         let mut plan = GraphPlan::default();
-        let gone: HashSet<&str> = docs.iter().map(|d| d.as_str()).collect();
         let mut gone_nodes: HashSet<u32> = HashSet::new();
         for d in docs {
             let Some(&t) = self.doc_topic.get(d) else { continue };
@@ -622,7 +621,6 @@ impl PseudoGraph {
             let n = self.node(s);
             plan.delete_nodes.push((n.id.clone(), n.kind));
         }
-        let _ = gone;
         edges.sort();
         edges.dedup();
         plan.delete_edges = edges;

@@ -178,21 +178,16 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, 
     let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::Graph, SearchMode::HybridGraph];
     let mut sums = [[0f64; 3]; 5];
     let mut n = 0;
+    // Once per set (the default pass), not again for the rank_bm25 pass.
+    let debug = bm25 == "default" && std::env::var_os("WEBRAG_EVAL_DEBUG").is_some();
     for (q, gold) in &set.questions {
         if gold.is_empty() {
             continue;
         }
         n += 1;
         let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
-        if std::env::var("WEBRAG_EVAL_DEBUG").is_ok() {
-            if let Some(v) = qv.as_deref() {
-                let gs = eng.graph_search(q, v, 100);
-                let cands: Vec<String> = gs.explain.topics.iter().map(|(d, w)| format!("{}{}[{}]", if gold.contains(&d.parse().unwrap_or(usize::MAX)) { "*" } else { "" }, set.passages[d.parse::<usize>().unwrap_or(0)].0, w)).collect();
-                let mut docs: Vec<usize> = Vec::new();
-                for h in &gs.hits { let d: usize = h.doc_id.parse().unwrap_or(0); if !docs.contains(&d) { docs.push(d); } }
-                let ranks: Vec<String> = gold.iter().map(|g| format!("{}@{}", set.passages[*g].0, docs.iter().position(|d| d == g).map(|x| (x + 1).to_string()).unwrap_or("-".into()))).collect();
-                eprintln!("Q: {q}\n  gold: {}\n  cands: {}", ranks.join(" | "), cands.join(", "));
-            }
+        if let (true, Some(v)) = (debug, qv.as_deref()) {
+            print_graph_diagnosis(set, eng, q, v, gold);
         }
         for (mi, mode) in modes.iter().enumerate() {
             let hits = eng.search_with(q, qv.as_deref(), &SearchOptions { literal: true, ..SearchOptions::new(100, *mode) })?;
@@ -223,4 +218,35 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, 
             reference_r5: reference_r5(&set.name, m.name()),
         })
         .collect())
+}
+
+/// `WEBRAG_EVAL_DEBUG=1`: one question's candidate topics (gold ones starred, with how the walk
+/// reached them) and the rank of each gold passage in the graph retriever's list (`-`: absent),
+/// on stderr.
+fn print_graph_diagnosis<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, q: &str, qv: &[f32], gold: &[usize]) {
+    let title = |d: &str| d.parse::<usize>().ok().and_then(|i| set.passages.get(i)).map_or("?", |p| p.0.as_str());
+    let gs = eng.graph_search(q, qv, 100);
+    let cands: Vec<String> = gs
+        .explain
+        .topics
+        .iter()
+        .map(|(d, how)| {
+            let star = if d.parse().is_ok_and(|i: usize| gold.contains(&i)) { "*" } else { "" };
+            format!("{star}{}[{how}]", title(d))
+        })
+        .collect();
+    let mut docs: Vec<&str> = Vec::new();
+    for h in &gs.hits {
+        if !docs.contains(&h.doc_id.as_str()) {
+            docs.push(&h.doc_id);
+        }
+    }
+    let ranks: Vec<String> = gold
+        .iter()
+        .map(|g| {
+            let rank = docs.iter().position(|d| *d == g.to_string()).map_or("-".to_string(), |x| (x + 1).to_string());
+            format!("{}@{rank}", set.passages[*g].0)
+        })
+        .collect();
+    eprintln!("Q: {q}\n  gold: {}\n  cands: {}", ranks.join(" | "), cands.join(", "));
 }
