@@ -33,6 +33,9 @@ pub struct Config {
     pub embed_batch: usize,
     /// Pseudo-graph and PGR options (DESIGN.md §7).
     pub graph: crate::graph::index::GraphParams,
+    /// HNSW segments of the vector collections (chunks, topics, facts): `efConstruction`,
+    /// `efSearch`, `sealAt`, `seed` ([`crate::index::ann::AnnParams`]).
+    pub ann: crate::index::ann::AnnParams,
 }
 
 /// The BM25 idf formula, for `N` live chunks of which `df` hold the term.
@@ -80,6 +83,7 @@ impl Config {
         if !(1..=256).contains(&self.embed_batch) {
             return bad("embedBatch", format!("{} is outside 1..=256", self.embed_batch));
         }
+        self.ann.validate()?;
         self.graph.validate()
     }
 }
@@ -98,6 +102,7 @@ impl Default for Config {
             fusion_depth: 100,
             embed_batch: 16,
             graph: crate::graph::index::GraphParams::default(),
+            ann: crate::index::ann::AnnParams::default(),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::error::{InputError, ModelError, Result, StoreError};
 use crate::graph::index::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
 use crate::graph::mindmap;
 use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
-use crate::index::vectors::FlatIndex;
+use crate::index::ann::SegmentedIndex;
 use crate::index::{Slots, top_k};
 use crate::ports::{Clock, Collection, Op, Progress, Record, SCHEMA_VERSION, Store};
 use crate::retrieve::{rrf, snippet};
@@ -60,8 +60,25 @@ pub struct Engine<S: Store, E: Embedder> {
     postings: HashMap<ChunkId, PostingRecord>,
     slots: Slots,
     bm25: Bm25Index,
-    vectors: FlatIndex,
+    vectors: SegmentedIndex,
     graph: PseudoGraph,
+    /// `ann` records that failed to load (deleted by the next [`Engine::maintain`]).
+    stale_ann: Vec<String>,
+}
+
+/// What one [`Engine::maintain`] step did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SealReport {
+    /// The vector collection sealed: `"chunks"`, `"topics"` or `"facts"` (empty when the step
+    /// only deleted unreadable segments).
+    pub collection: String,
+    /// Vectors in the new segment.
+    pub vectors: usize,
+    /// Older segments merged into it.
+    pub merged: usize,
+    /// Sealed segments of the collection afterwards.
+    pub segments: usize,
 }
 
 fn meta(id: &str, value: serde_json::Value) -> Op {
@@ -96,8 +113,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         config.validate()?;
         let contents = store.load().await?;
         let mut eng = Engine {
-            vectors: FlatIndex::new(embedder.dim()),
-            graph: PseudoGraph::new(embedder.dim()),
+            vectors: SegmentedIndex::new(embedder.dim(), config.ann),
+            graph: PseudoGraph::with_ann(embedder.dim(), config.ann),
+            stale_ann: Vec::new(),
             store,
             embedder,
             config,
@@ -180,6 +198,25 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let skipped = eng.graph.apply(plan);
         if let Some(e) = skipped.first() {
             return Err(StoreError::Corrupt { collection: "graph_edges".into(), key: e.clone(), reason: "an end of the edge is not stored".into() }.into());
+        }
+        // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
+        // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
+        for r in contents.ann {
+            let attached = match r.collection.as_str() {
+                "chunks" => {
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.slots.get(id)).collect();
+                    eng.vectors.attach(r.seq, &r.data, &slots).is_ok()
+                }
+                "topics" | "facts" => {
+                    let kind = if r.collection == "topics" { NodeKind::Topic } else { NodeKind::Fact };
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.graph.slot_of(id)).collect();
+                    eng.graph.ann_mut(kind).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
+                }
+                _ => false,
+            };
+            if !attached {
+                eng.stale_ann.push(r.id);
+            }
         }
         Ok(eng)
     }
@@ -473,9 +510,80 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.postings.clear();
         self.slots = Slots::default();
         self.bm25 = Bm25Index::default();
-        self.vectors = FlatIndex::new(self.embedder.dim());
-        self.graph = PseudoGraph::new(self.embedder.dim());
+        self.vectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
+        self.graph = PseudoGraph::with_ann(self.embedder.dim(), self.config.ann);
+        self.stale_ann.clear();
         Ok(())
+    }
+
+    /// Whether [`Engine::maintain`] has work: a fresh buffer at `ann.sealAt`, or unreadable
+    /// segments to delete.
+    pub fn needs_maintenance(&self) -> bool {
+        !self.stale_ann.is_empty()
+            || self.vectors.needs_seal()
+            || [NodeKind::Topic, NodeKind::Fact].iter().any(|&k| self.graph.ann(k).is_some_and(|ix| ix.needs_seal()))
+    }
+
+    /// One step of background upkeep (the worker runs it when idle): deletes unreadable `ann`
+    /// records, else seals the fresh buffer of one vector collection (chunks, topics, facts) that
+    /// reached `ann.sealAt` — or, with `force`, any non-empty one, also rebuilding every segment
+    /// that holds a removed vector — into an HNSW segment, merging segments by tier, and writes
+    /// it (and deletes the merged ones) in one commit. `None`: nothing
+    /// to do. Searches see the segment at once; if the commit fails, the next open searches those
+    /// vectors exactly again (segments are derived data).
+    pub async fn maintain(&mut self, force: bool) -> Result<Option<SealReport>> {
+        if !self.stale_ann.is_empty() {
+            let ops = self.stale_ann.drain(..).map(|id| Op::Delete(Collection::Ann, id)).collect();
+            self.store.commit(ops).await?;
+            return Ok(Some(SealReport { collection: String::new(), vectors: 0, merged: 0, segments: 0 }));
+        }
+        let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
+        let (name, outcome, ids, bytes, segments) = if due(&self.vectors) {
+            let o = self.vectors.seal_purging(force).expect("due: something to seal");
+            let ids: Vec<String> =
+                self.vectors.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.slots.id(s).unwrap_or_default().to_string()).collect();
+            ("chunks", o.clone(), ids, self.vectors.segment_bytes(o.created), self.vectors.shape().1)
+        } else if let Some((name, kind)) =
+            [("topics", NodeKind::Topic), ("facts", NodeKind::Fact)].into_iter().find(|(_, k)| self.graph.ann(*k).is_some_and(due))
+        {
+            let ix = self.graph.ann_mut(kind).expect("topics and facts have one");
+            let o = ix.seal_purging(force).expect("due: something to seal");
+            let ix = self.graph.ann(kind).expect("topics and facts have one");
+            let ids: Vec<String> =
+                ix.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.graph.id_of(s).unwrap_or_default().to_string()).collect();
+            (name, o.clone(), ids, ix.segment_bytes(o.created), ix.shape().1)
+        } else {
+            return Ok(None);
+        };
+        let mut ops: Vec<Op> = outcome.dropped.iter().map(|&seq| Op::Delete(Collection::Ann, AnnSegmentRecord::key(name, seq))).collect();
+        if let Some(data) = bytes {
+            ops.push(Op::Put(Record::Ann(AnnSegmentRecord {
+                id: AnnSegmentRecord::key(name, outcome.created),
+                collection: name.into(),
+                seq: outcome.created,
+                ids,
+                data,
+            })));
+        }
+        self.store.commit(ops).await?;
+        Ok(Some(SealReport { collection: name.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments }))
+    }
+
+    /// Runs [`Engine::maintain`] until nothing is left (`force`: seal every non-empty buffer).
+    /// Returns the steps taken.
+    pub async fn maintain_all(&mut self, force: bool) -> Result<Vec<SealReport>> {
+        let mut out = Vec::new();
+        while let Some(r) = self.maintain(force).await? {
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    /// `(fresh vectors, sealed segments, tombstones)` of each vector collection: chunks, topics,
+    /// facts.
+    pub fn ann_shape(&self) -> [(usize, usize, usize); 3] {
+        let g = |k| self.graph.ann(k).map(|ix: &SegmentedIndex| ix.shape()).unwrap_or_default();
+        [self.vectors.shape(), g(NodeKind::Topic), g(NodeKind::Fact)]
     }
 
     /// Counters.
@@ -486,6 +594,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             terms: self.bm25.terms(),
             dim: self.embedder.dim(),
             model: self.embedder.model_id().to_string(),
+            ann: {
+                let [c, t, f] = self.ann_shape();
+                let a = |x: (usize, usize, usize)| [x.0, x.1, x.2];
+                AnnStats { chunks: a(c), topics: a(t), facts: a(f) }
+            },
         }
     }
 

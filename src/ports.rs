@@ -7,10 +7,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::error::StoreError;
-use crate::types::{ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
+use crate::types::{AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Object stores (collections) of a knowledge base; DESIGN.md §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,11 +29,13 @@ pub enum Collection {
     GraphNodes,
     /// Pseudo-graph edges (schema 2).
     GraphEdges,
+    /// Sealed HNSW segments of the vector collections (schema 3).
+    Ann,
 }
 
 impl Collection {
     /// Every collection, in schema order.
-    pub const ALL: [Collection; 7] = [
+    pub const ALL: [Collection; 8] = [
         Collection::Meta,
         Collection::Documents,
         Collection::Chunks,
@@ -41,6 +43,7 @@ impl Collection {
         Collection::Postings,
         Collection::GraphNodes,
         Collection::GraphEdges,
+        Collection::Ann,
     ];
     /// The object-store name.
     pub fn name(self) -> &'static str {
@@ -52,6 +55,7 @@ impl Collection {
             Collection::Postings => "postings",
             Collection::GraphNodes => "graph_nodes",
             Collection::GraphEdges => "graph_edges",
+            Collection::Ann => "ann",
         }
     }
 }
@@ -73,6 +77,8 @@ pub enum Record {
     GraphNode(GraphNodeRecord),
     /// `graph_edges`.
     GraphEdge(GraphEdgeRecord),
+    /// `ann`.
+    Ann(AnnSegmentRecord),
 }
 
 impl Record {
@@ -86,6 +92,7 @@ impl Record {
             Record::Posting(_) => Collection::Postings,
             Record::GraphNode(_) => Collection::GraphNodes,
             Record::GraphEdge(_) => Collection::GraphEdges,
+            Record::Ann(_) => Collection::Ann,
         }
     }
     /// The record's key.
@@ -98,6 +105,7 @@ impl Record {
             Record::Posting(r) => &r.id,
             Record::GraphNode(r) => &r.id,
             Record::GraphEdge(r) => &r.id,
+            Record::Ann(r) => &r.id,
         }
     }
 }
@@ -130,6 +138,9 @@ pub struct Contents {
     /// `graph_edges` records.
     #[serde(default)]
     pub graph_edges: Vec<GraphEdgeRecord>,
+    /// `ann` records.
+    #[serde(default)]
+    pub ann: Vec<AnnSegmentRecord>,
 }
 
 impl Contents {
@@ -143,6 +154,7 @@ impl Contents {
         ops.extend(self.postings.into_iter().map(|r| Op::Put(Record::Posting(r))));
         ops.extend(self.graph_nodes.into_iter().map(|r| Op::Put(Record::GraphNode(r))));
         ops.extend(self.graph_edges.into_iter().map(|r| Op::Put(Record::GraphEdge(r))));
+        ops.extend(self.ann.into_iter().map(|r| Op::Put(Record::Ann(r))));
         ops
     }
 }
@@ -217,6 +229,7 @@ impl Store for MemoryStore {
                     Record::Posting(r) => c.postings.push(r),
                     Record::GraphNode(r) => c.graph_nodes.push(r),
                     Record::GraphEdge(r) => c.graph_edges.push(r),
+                    Record::Ann(r) => c.ann.push(r),
                 }
             }
         }

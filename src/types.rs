@@ -117,6 +117,32 @@ impl VectorRecord {
     }
 }
 
+/// `ann` record: one sealed HNSW segment of a vector collection (schema 3;
+/// [`crate::index::ann`]). Derived data: deleting every `ann` record loses nothing (the vectors
+/// stay in `vectors` and are searched exactly until sealed again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnSegmentRecord {
+    /// `"{collection}/{seq}"`, `seq` zero-padded to 10 digits.
+    pub id: String,
+    /// The vector collection: `"chunks"`, `"topics"` or `"facts"`.
+    pub collection: String,
+    /// Segment number within the collection (increasing).
+    pub seq: u64,
+    /// Owner id (chunk or node id) of each point, by the segment's local index.
+    pub ids: Vec<String>,
+    /// The instant-distance map (points = the vectors as f32, values = local indexes), postcard.
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+impl AnnSegmentRecord {
+    /// The record id of segment `seq` of `collection`.
+    pub fn key(collection: &str, seq: u64) -> String {
+        format!("{collection}/{seq:010}")
+    }
+}
+
 /// `postings` record: the analysed terms of one chunk with their frequencies (the forward form of
 /// the BM25 postings; the inverted lists are rebuilt in memory at open).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -312,6 +338,21 @@ pub struct Stats {
     pub dim: usize,
     /// Model id.
     pub model: String,
+    /// Vector collections (chunks, topics, facts): vectors in the exact fresh buffer, sealed
+    /// HNSW segments, tombstones.
+    pub ann: AnnStats,
+}
+
+/// Shape of the segmented vector collections ([`crate::index::ann`]): `[fresh vectors, sealed
+/// segments, tombstones]` each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct AnnStats {
+    /// Chunk vectors.
+    pub chunks: [usize; 3],
+    /// Topic vectors.
+    pub topics: [usize; 3],
+    /// Fact vectors.
+    pub facts: [usize; 3],
 }
 
 /// Outcome of an `add()` batch.

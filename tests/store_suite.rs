@@ -3,7 +3,7 @@
 //! implementation is held to the same contract.
 #![allow(dead_code)]
 use webrag::ports::{Collection, Op, Record, Store};
-use webrag::types::{ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MetaRecord, NodeKind, VectorRecord};
+use webrag::types::{AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MetaRecord, NodeKind, VectorRecord};
 
 fn doc(id: &str) -> Record {
     Record::Document(DocumentRecord {
@@ -69,6 +69,19 @@ pub async fn run<S: Store>(store: &S) {
     let c = store.load().await.expect("load");
     assert_eq!((c.graph_nodes.len(), c.graph_edges.len()), (1, 1));
     store.commit(vec![Op::Delete(Collection::GraphNodes, "d1#f0".into()), Op::Delete(Collection::GraphEdges, "mention|d1#f0|d9#t".into())]).await.expect("graph delete");
+
+    // HNSW segment records (schema 3): bytes (every value 0..=255) and ids read back exactly
+    let seg = Record::Ann(AnnSegmentRecord {
+        id: AnnSegmentRecord::key("facts", 7),
+        collection: "facts".into(),
+        seq: 7,
+        ids: vec!["d1#f0".into(), "d1#f1".into()],
+        data: (0..=255u8).chain(0..=255u8).collect(),
+    });
+    store.commit(vec![Op::Put(seg.clone())]).await.expect("ann commit");
+    assert_eq!(store.get(Collection::Ann, "facts/0000000007").await.expect("get"), Some(seg));
+    assert_eq!(store.load().await.expect("load").ann.len(), 1);
+    store.commit(vec![Op::Delete(Collection::Ann, "facts/0000000007".into())]).await.expect("ann delete");
 
     // overwrite + ops apply in order (put then delete in one batch = absent)
     store.commit(vec![Op::Put(doc("d2")), Op::Delete(Collection::Documents, "d2".into()), Op::Put(doc("d3"))]).await.expect("commit");

@@ -18,6 +18,7 @@ use super::mindmap::{MapNode, MindMap};
 use super::pgr::{Anchor, PgrParams, QuantVectors, Template, node_sims_i8, pgr};
 use crate::embed::gemm::dot;
 use crate::error::InputError;
+use crate::index::ann::{AnnParams, SegmentedIndex};
 use crate::index::vectors::FlatIndex;
 use crate::ports::{Collection, Op, Record};
 use crate::types::{EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeKind, VectorRecord};
@@ -310,8 +311,10 @@ pub struct PseudoGraph {
     vecs: Vec<f32>,
     /// The same, int8: PGR's similarity template.
     quant: QuantVectors,
-    topics: FlatIndex,
-    facts: FlatIndex,
+    /// Topic (title) vectors: seeds by title, super-topic fusion.
+    topics: SegmentedIndex,
+    /// Fact vectors: seeds by best fact, super-fact fusion.
+    facts: SegmentedIndex,
     doc_topic: HashMap<String, u32>,
     /// Fact paths (slots, topic first) per topic, DFS order.
     paths: HashMap<u32, Vec<Vec<u32>>>,
@@ -322,8 +325,13 @@ pub struct PseudoGraph {
 }
 
 impl PseudoGraph {
-    /// An empty graph for `dim`-dimensional vectors.
+    /// An empty graph for `dim`-dimensional vectors, with default HNSW parameters.
     pub fn new(dim: usize) -> Self {
+        Self::with_ann(dim, AnnParams::default())
+    }
+
+    /// An empty graph whose topic and fact collections use `ann`.
+    pub fn with_ann(dim: usize, ann: AnnParams) -> Self {
         PseudoGraph {
             dim,
             nodes: Vec::new(),
@@ -331,8 +339,8 @@ impl PseudoGraph {
             by_id: HashMap::new(),
             vecs: Vec::new(),
             quant: QuantVectors::new(dim),
-            topics: FlatIndex::new(dim),
-            facts: FlatIndex::new(dim),
+            topics: SegmentedIndex::new(dim, ann),
+            facts: SegmentedIndex::new(dim, ann),
             doc_topic: HashMap::new(),
             paths: HashMap::new(),
             members: HashMap::new(),
@@ -340,6 +348,34 @@ impl PseudoGraph {
             mentioned_by: HashMap::new(),
             matcher: OnceCell::new(),
         }
+    }
+
+    /// The segmented vector collection of `kind`'s nodes (topics or facts; the others have none).
+    pub fn ann(&self, kind: NodeKind) -> Option<&SegmentedIndex> {
+        match kind {
+            NodeKind::Topic => Some(&self.topics),
+            NodeKind::Fact => Some(&self.facts),
+            _ => None,
+        }
+    }
+
+    /// Mutable [`PseudoGraph::ann`]: to seal a collection or attach a stored segment.
+    pub fn ann_mut(&mut self, kind: NodeKind) -> Option<&mut SegmentedIndex> {
+        match kind {
+            NodeKind::Topic => Some(&mut self.topics),
+            NodeKind::Fact => Some(&mut self.facts),
+            _ => None,
+        }
+    }
+
+    /// Slot of node `id`.
+    pub fn slot_of(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Id of the node in `slot`.
+    pub fn id_of(&self, slot: u32) -> Option<&str> {
+        self.nodes.get(slot as usize).and_then(|n| n.as_ref()).map(|n| n.id.as_str())
     }
 
     fn node(&self, s: u32) -> &Node {

@@ -58,6 +58,11 @@ impl FlatIndex {
     pub fn iter(&self) -> impl Iterator<Item = (u32, &[f32])> + '_ {
         self.slots.iter().copied().zip(self.data.chunks_exact(self.dim.max(1)))
     }
+    /// The vector of `slot`.
+    pub fn get(&self, slot: u32) -> Option<&[f32]> {
+        let r = *self.row_of.get(&slot)?;
+        Some(&self.data[r * self.dim..(r + 1) * self.dim])
+    }
     /// Whether `slot` has a vector here.
     pub fn contains(&self, slot: u32) -> bool {
         self.row_of.contains_key(&slot)

@@ -139,6 +139,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     }
                 })
                 .await?;
+            for step in eng.maintain_all(false).await? {
+                eprintln!("sealed {} {} vectors into an HNSW segment ({} merged; {} segments)", step.vectors, step.collection, step.merged, step.segments);
+            }
             let s = eng.stats();
             println!(
                 "indexed {} files ({} new, {} replaced, {} unchanged, {} chunks written) into {} in {:.1}s; store holds {} documents, {} chunks",

@@ -158,11 +158,15 @@ pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>
         let c: crate::ports::Contents = serde_json::from_slice(&bytes)
             .map_err(|e| crate::error::StoreError::Corrupt { collection: "*".into(), key: "eval cache".into(), reason: e.to_string() })?;
         store.commit(c.into_ops()).await?;
-        return Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await;
+        let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+        eng.maintain_all(false).await?;
+        return Ok(eng);
     }
     let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+    // Each add is followed by the idle-time sealing the browser's worker runs.
     for part in set.documents().chunks(256) {
         eng.add(part.to_vec(), &mut NoProgress).await?;
+        eng.maintain_all(false).await?;
     }
     if let Some(p) = cache {
         let c = eng.store().load().await?;

@@ -53,6 +53,7 @@ fn record_to_js(r: &Record) -> Result<JsValue, StoreError> {
         Record::Posting(r) => to_js(r),
         Record::GraphNode(r) => to_js(r),
         Record::GraphEdge(r) => to_js(r),
+        Record::Ann(r) => to_js(r),
     }
 }
 
@@ -65,6 +66,7 @@ fn record_from_js(c: Collection, v: JsValue) -> Result<Record, StoreError> {
         Collection::Postings => Record::Posting(from_js(c, v)?),
         Collection::GraphNodes => Record::GraphNode(from_js(c, v)?),
         Collection::GraphEdges => Record::GraphEdge(from_js(c, v)?),
+        Collection::Ann => Record::Ann(from_js(c, v)?),
     })
 }
 
@@ -191,6 +193,7 @@ impl Store for IdbStore {
                     Record::Posting(r) => out.postings.push(r),
                     Record::GraphNode(r) => out.graph_nodes.push(r),
                     Record::GraphEdge(r) => out.graph_edges.push(r),
+                    Record::Ann(r) => out.ann.push(r),
                 }
             }
         }

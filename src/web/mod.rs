@@ -268,6 +268,25 @@ impl WebRagCore {
         run(async move { Ok::<_, Error>(inner.lock().await.stats()) })
     }
 
+    /// One step of background upkeep (`force`: seal every non-empty buffer and purge removed
+    /// vectors from segments, to completion). Resolves to `null` when there was nothing to do,
+    /// else `{collection, vectors, merged, segments}` (with `force`, an array of them).
+    pub fn maintain(&self, force: bool) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut eng = inner.lock().await;
+            let r = if force {
+                eng.maintain_all(true).await.map(|v| to_js(&v))
+            } else {
+                eng.maintain(false).await.map(|v| to_js(&v))
+            };
+            match r {
+                Ok(v) => v,
+                Err(e) => Err(js_error(&e)),
+            }
+        })
+    }
+
     /// Stored documents, newest first.
     pub fn documents(&self) -> Promise {
         let inner = self.inner.clone();

@@ -49,7 +49,11 @@ export interface Hit {
   snippet: SnippetPart[];
 }
 
-export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string }
+/** Per vector collection: [vectors in the exact fresh buffer, sealed HNSW segments, tombstones]. */
+export interface AnnStats { chunks: [number, number, number]; topics: [number, number, number]; facts: [number, number, number] }
+export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats }
+/** One sealing step: the collection, vectors in the new segment, older segments merged into it, segments after. */
+export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | ''; vectors: number; merged: number; segments: number }
 export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number }
 export interface RemoveReport { removed: string[]; unknown: string[] }
 export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string }
@@ -67,6 +71,16 @@ export interface Options {
   /** Default 16. */ embedBatch?: number;
   /** Pseudo-graph (PG-RAG) options. */
   graph?: GraphOptions;
+  /** HNSW segments of the vector collections (chunks, topics, facts). */
+  ann?: AnnOptions;
+}
+
+/** instant-distance HNSW (Malkov & Yashunin 2018). Bad values: InputError INVALID_OPTION `ann.<field>`. */
+export interface AnnOptions {
+  /** Candidate list while building a segment. Default 100; 1..=1000. */ efConstruction?: number;
+  /** Candidate list while searching a segment. Default 100; 1..=1000. */ efSearch?: number;
+  /** Vectors in the exact fresh buffer before it is sealed into a segment. Default 4096; 16..=1000000. */ sealAt?: number;
+  /** Seed of the layer assignment. Default 1. */ seed?: number;
 }
 
 /** A mind map: topic (title) → routes (headings) → facts (leaves; `chunk` = chunk ordinal). */
@@ -127,8 +141,8 @@ export interface EmbedderInfo {
 }
 /** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
 export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
-/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU. */
-export interface EmbedderEvent { type: 'warning'; code: string; message: string }
+/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'sealed', ...} after each idle-time sealing step. */
+export type EmbedderEvent = { type: 'warning'; code: string; message: string } | ({ type: 'sealed' } & SealReport);
 export const MODEL_CACHE: string;
 
 export class WebRag {
@@ -150,6 +164,8 @@ export class WebRag {
   /** Testing hook: destroys the GPU device (as a driver reset would). */
   loseGpuForTesting(): Promise<boolean>;
   stats(): Promise<Stats>;
+  /** Seals vector buffers into HNSW segments now (also done when the worker is idle); `force` seals every buffer and purges removed vectors. */
+  maintain(opts?: { force?: boolean }): Promise<SealReport | SealReport[] | null>;
   documents(): Promise<DocumentRecord[]>;
   chunk(id: string): Promise<ChunkRecord | null>;
   clear(): Promise<void>;

@@ -101,8 +101,14 @@ export class WebRag {
   loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
   /** Deletes the cached model files (the next open downloads them again). */
   static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
-  /** {documents, chunks, terms, dim, model}. */
+  /** {documents, chunks, terms, dim, model, ann: {chunks, topics, facts: [fresh, segments, tombstones]}}. */
   stats() { return this.#call('stats', {}); }
+  /**
+   * Seals vector buffers into HNSW segments now (the worker also does it when idle). `force`:
+   * seal every non-empty buffer and rebuild segments that still hold removed vectors; resolves to
+   * the steps taken. Without it, one step or null.
+   */
+  maintain({ force = false } = {}) { return this.#call('maintain', { force }); }
   /** Stored document records, newest first. */
   documents() { return this.#call('documents', {}); }
   /** One chunk record by id, or null. */

@@ -2,10 +2,36 @@
 // Protocol: request {id, op, args}; replies {id, ok: true, value} | {id, ok: false, error:
 // {name, code, message}}; progress {id, progress: {phase, done, total}}; embedder events (not tied
 // to a request) {event: {type, code, message}}.
+//
+// Idle-time upkeep: after a write (open, add, remove) and once no request is waiting, the worker
+// seals grown fresh vector buffers into HNSW segments one step at a time (`core.maintain`),
+// each step queued behind any request that arrived meanwhile; each step posts
+// {event: {type: 'sealed', collection, vectors, merged, segments}}.
 import init, { WebRagCore } from './webrag.js';
 
 let core = null;
 let queue = Promise.resolve();
+let waiting = 0;       // requests received and not yet answered
+let upkeepTimer = 0;
+
+function scheduleUpkeep(delay = 50) {
+  clearTimeout(upkeepTimer);
+  upkeepTimer = setTimeout(() => {
+    if (!core) return;
+    if (waiting > 0) return scheduleUpkeep(delay);
+    queue = queue.then(async () => {
+      let more = false;
+      try {
+        const step = await core.maintain(false);
+        more = step != null;
+        if (more) self.postMessage({ event: { type: 'sealed', ...step } });
+      } catch (err) {
+        self.postMessage({ event: { type: 'warning', code: err?.code ?? 'INTERNAL', message: `background sealing failed: ${err?.message ?? err}` } });
+      }
+      if (more) scheduleUpkeep(0);
+    });
+  }, delay);
+}
 
 async function handle(id, op, args) {
   const onProgress = (ev) => self.postMessage({ id, progress: ev });
@@ -28,12 +54,14 @@ async function handle(id, op, args) {
     case 'documents': return await core.documents();
     case 'chunk': return await core.chunk(args.id);
     case 'clear': return await core.clear();
+    case 'maintain': return await core.maintain(args.force ?? false);
     default: throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
   }
 }
 
 self.onmessage = (e) => {
   const { id, op, args } = e.data;
+  waiting++;
   queue = queue.then(async () => {
     try {
       if (op !== 'open' && !core) throw Object.assign(new Error('not open'), { name: 'StoreError', code: 'NOT_OPEN' });
@@ -41,6 +69,9 @@ self.onmessage = (e) => {
       self.postMessage({ id, ok: true, value });
     } catch (err) {
       self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
+    } finally {
+      waiting--;
+      if (op === 'open' || op === 'add' || op === 'remove') scheduleUpkeep();
     }
   });
 };
