@@ -10,6 +10,7 @@
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
 #   ./webrag.sh bench-embed  embedding engine: CPU vs GPU path, batch 1/8/32, native and in the page
 #   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
+#   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -135,6 +136,7 @@ case "$cmd" in
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
+  bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   serve) serve ;;
   *) sed -n '2,14p' "$0"; exit 2 ;;

@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 const MODEL = new URL('../.models/all-MiniLM-L6-v2/', location.href).href;
 const PARAMS = new URLSearchParams(location.search);
 const KB = PARAMS.get('kb') ?? 'webrag-demo';
-// ?device=cpu|gpu|auto (default auto: the GPU on a hardware adapter).
+// ?device=cpu|gpu|auto (default auto: the GPU on a hardware adapter); 'hashing' is for benchmarks.
 const DEVICE = PARAMS.get('device') ?? 'auto';
 
 const status = (text) => { $('status').textContent = text; };
@@ -15,7 +15,7 @@ function progress(ev) {
   bar.hidden = ev.phase === 'done';
   bar.max = ev.total || 1;
   bar.value = ev.done;
-  const what = { model: 'loading model files', device: 'setting up the embedder', parse: 'parsing', embed: 'embedding chunks', graph: 'embedding mind-map nodes', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
+  const what = { model: 'loading model files', device: 'setting up the embedder', index: 'reading the index from IndexedDB', parse: 'parsing', embed: 'embedding chunks', graph: 'embedding mind-map nodes', store: 'saving to IndexedDB', done: 'done' }[ev.phase] ?? ev.phase;
   const mb = (n) => (n / 1048576).toFixed(1);
   status(ev.phase === 'model' ? `${what} ${mb(ev.done)}/${mb(ev.total)} MB` : `${what} ${ev.done}/${ev.total}`);
 }
@@ -172,7 +172,10 @@ async function main() {
   try {
     rag = await WebRag.open({
       name: KB, model: MODEL, device: DEVICE, onProgress: progress,
-      onEvent: (ev) => { $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath(); },
+      onEvent: (ev) => {
+        if (ev.type !== 'warning') return; // 'sealed': idle-time HNSW sealing, nothing to show
+        $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath();
+      },
     });
   } catch (e) {
     status(`${e.name} [${e.code}]: ${e.message}`);

@@ -39,6 +39,9 @@ pub enum DevicePreference {
     Cpu,
     /// GPU, including software adapters; an error when there is no adapter.
     Gpu,
+    /// No transformer: sparse random-indexing vectors of the word pieces
+    /// ([`super::hashing`]), model id `…+hashing`. For benchmarks at scale only.
+    Hashing,
 }
 
 impl std::str::FromStr for DevicePreference {
@@ -48,7 +51,8 @@ impl std::str::FromStr for DevicePreference {
             "auto" => Ok(Self::Auto),
             "cpu" => Ok(Self::Cpu),
             "gpu" => Ok(Self::Gpu),
-            other => Err(crate::error::InputError::InvalidOption { name: "device".into(), reason: format!("{other:?} is not auto, cpu or gpu") }),
+            "hashing" => Ok(Self::Hashing),
+            other => Err(crate::error::InputError::InvalidOption { name: "device".into(), reason: format!("{other:?} is not auto, cpu, gpu or hashing") }),
         }
     }
 }
@@ -120,6 +124,8 @@ pub struct DeviceEmbedder {
     gpu_ok: Cell<bool>,
     info: RefCell<EmbedderInfo>,
     listener: RefCell<Option<Listener>>,
+    /// With [`DevicePreference::Hashing`]: the model id (`…+hashing`).
+    hashing: Option<String>,
 }
 
 /// Milliseconds from a monotonic clock (`performance.now()` in the page).
@@ -157,7 +163,7 @@ impl DeviceEmbedder {
             dispatches_per_forward: None,
             gpu_objects: None,
         };
-        DeviceEmbedder { cpu, gpu: None, gpu_ok: Cell::new(false), info: RefCell::new(info), listener: RefCell::new(None) }
+        DeviceEmbedder { cpu, gpu: None, gpu_ok: Cell::new(false), info: RefCell::new(info), listener: RefCell::new(None), hashing: None }
     }
 
     /// Opens the path `preference` asks for (see the module docs), uploads the weights when the
@@ -168,6 +174,12 @@ impl DeviceEmbedder {
     pub async fn open(cpu: CpuEmbedder, preference: DevicePreference) -> Result<Self> {
         if preference == DevicePreference::Cpu {
             return Ok(Self::cpu_only(cpu, "device: cpu"));
+        }
+        if preference == DevicePreference::Hashing {
+            let id = format!("{}+hashing", cpu.model_id());
+            let mut me = Self::cpu_only(cpu, "device: hashing (benchmarks only: sparse random indexing of word pieces, not the transformer)");
+            me.hashing = Some(id);
+            return Ok(me);
         }
         let gpu = match Gpu::new().await {
             Ok(g) => g,
@@ -197,7 +209,7 @@ impl DeviceEmbedder {
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
             gpu_objects: None,
         };
-        let me = DeviceEmbedder { cpu, gpu: Some(bert), gpu_ok: Cell::new(true), info: RefCell::new(info), listener: RefCell::new(None) };
+        let me = DeviceEmbedder { cpu, gpu: Some(bert), gpu_ok: Cell::new(true), info: RefCell::new(info), listener: RefCell::new(None), hashing: None };
         me.calibrate().await?;
         Ok(me)
     }
@@ -280,6 +292,9 @@ impl DeviceEmbedder {
     /// Embeds token-id sequences on the path the routing rules pick, falling back to the CPU
     /// when the GPU fails.
     pub async fn embed_ids(&self, ids: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        if self.hashing.is_some() {
+            return ids.iter().map(|t| super::hashing::hashing_vector(t, self.cpu.dim())).collect();
+        }
         // A loss reported by the device (even while queries ran on the CPU) is announced at the
         // next call, whichever path that call takes.
         if self.gpu().is_some_and(|g| g.gpu().is_lost()) {
@@ -318,7 +333,7 @@ impl DeviceEmbedder {
 
 impl Embedder for DeviceEmbedder {
     fn model_id(&self) -> &str {
-        self.cpu.model_id()
+        self.hashing.as_deref().unwrap_or(self.cpu.model_id())
     }
     fn dim(&self) -> usize {
         self.cpu.dim()

@@ -9,6 +9,7 @@ pub mod bert;
 pub mod device;
 pub mod gemm;
 pub mod gpu;
+pub mod hashing;
 pub mod ops;
 pub mod tokenizer;
 

@@ -43,6 +43,12 @@ pub struct GraphParams {
     /// link_decay × linking similarity)` after PGR's selected rows. Default 0.9; range 0..=1
     /// (0: facts rank by their own similarity only).
     pub link_decay: f32,
+    /// Dense hops per walked topic: from a topic's fact most similar to the query `f`, the
+    /// topics owning the facts nearest to `normalise(q + f)` (other than itself) are neighbours
+    /// too — a bridge through an entity that is nobody's title, in the manner of multi-hop dense
+    /// retrieval (Xiong et al. 2021, query + first-hop passage) without re-encoding. Default 0
+    /// (off); range 0..=10.
+    pub dense_hops: usize,
     /// PGR thresholds and sizes.
     pub pgr: PgrParams,
 }
@@ -56,6 +62,7 @@ impl Default for GraphParams {
             seed_topics: 3,
             max_topics: 10,
             link_decay: 0.9,
+            dense_hops: 0,
             pgr: PgrParams::default(),
         }
     }
@@ -75,6 +82,9 @@ impl GraphParams {
         }
         if !(0.0..=1.0).contains(&self.link_decay) {
             return bad("linkDecay", format!("{} is outside 0..=1", self.link_decay));
+        }
+        if self.dense_hops > 10 {
+            return bad("denseHops", format!("{} is outside 0..=10", self.dense_hops));
         }
         if !(1..=50).contains(&self.seed_topics) {
             return bad("seedTopics", format!("{} is outside 1..=50", self.seed_topics));
@@ -376,6 +386,15 @@ impl PseudoGraph {
     /// Id of the node in `slot`.
     pub fn id_of(&self, slot: u32) -> Option<&str> {
         self.nodes.get(slot as usize).and_then(|n| n.as_ref()).map(|n| n.id.as_str())
+    }
+
+    /// The topic (mind-map root) above node `s`.
+    fn topic_of(&self, s: u32) -> u32 {
+        let mut t = s;
+        while let Some(up) = self.node(t).parent {
+            t = up;
+        }
+        t
     }
 
     fn node(&self, s: u32) -> &Node {
@@ -901,6 +920,32 @@ impl PseudoGraph {
                     t = up;
                 }
                 next.push((dot(self.vec_of(f), q), t, "mention"));
+            }
+            if p.dense_hops > 0 {
+                let best = self
+                    .paths
+                    .get(&s)
+                    .into_iter()
+                    .flatten()
+                    .map(|path| *path.last().expect("non-empty path"))
+                    .map(|f| (dot(self.vec_of(f), q), f))
+                    .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+                if let Some((sim, f)) = best {
+                    let mut q2: Vec<f32> = q.iter().zip(self.vec_of(f)).map(|(a, b)| a + b).collect();
+                    let n = q2.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                    q2.iter_mut().for_each(|x| *x /= n);
+                    let mut hops: Vec<u32> = Vec::new();
+                    for (g, _) in self.facts.search(&q2, 8 * p.dense_hops) {
+                        let t = self.topic_of(g);
+                        if t != s && !hops.contains(&t) {
+                            hops.push(t);
+                            next.push((sim, t, "hop"));
+                            if hops.len() == p.dense_hops {
+                                break;
+                            }
+                        }
+                    }
+                }
             }
             next
         };

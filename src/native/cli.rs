@@ -71,6 +71,14 @@ enum Cmd {
         #[arg(long, default_value = "../shared")]
         shared: PathBuf,
     },
+    /// Search latency natively at 120k chunks (the CRUD news articles twice, hashing vectors,
+    /// graph off): ingest, sealing, reopen and p50 / p95 per mode. The page's figures come from
+    /// `tests/e2e/bench-scale.mjs`.
+    BenchScale {
+        /// The shared folder (data/crud_news).
+        #[arg(long, default_value = "../shared")]
+        shared: PathBuf,
+    },
     /// Matrix PGR vs the reference reverse DFS on 1k, 10k and 100k fact paths.
     BenchGraph {
         /// Runs per size (the median is printed).
@@ -215,6 +223,10 @@ async fn run(cli: Cli) -> crate::Result<()> {
         Cmd::Bench { shared } => {
             let model = load_embedder(&model_dir)?;
             crate::native::bench::run(&model, &shared).await?;
+        }
+        Cmd::BenchScale { shared } => {
+            let model = load_embedder(&model_dir)?;
+            crate::native::bench::scale(&model, &shared).await?;
         }
         Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
         Cmd::BenchEmbed { shared, software_sentences } => {

@@ -122,7 +122,8 @@ impl WebRagCore {
     /// Opens the knowledge base `name` (one IndexedDB database) with a model given as a base URL
     /// (string), as `{url, id?, cache?, files?}` ([`ModelSpec`]: Cache API, pinned sizes and
     /// SHA-256s) or as `{config, tokenizer, weights, id?}` `Uint8Array`s. `options` is a partial
-    /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`. `device` is `"auto"`
+    /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`: `model` (bytes),
+    /// `device`, then `index` 0/1 and 1/1 around reading the store and rebuilding the indexes. `device` is `"auto"`
     /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `onEvent` receives embedder
     /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime.
     pub async fn open(
@@ -167,8 +168,10 @@ impl WebRagCore {
             });
         }
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 1, total: 1 });
+        report(&on_progress, &ProgressEvent { phase: "index".into(), done: 0, total: 1 });
         let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
         let engine = Engine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
+        report(&on_progress, &ProgressEvent { phase: "index".into(), done: 1, total: 1 });
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
     }
 

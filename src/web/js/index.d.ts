@@ -29,7 +29,7 @@ export interface DocumentInput {
 
 export interface ProgressEvent {
   /** `model` (bytes), `parse` (documents), `embed` (chunks), `graph` (mind-map nodes embedded), `store`, `done`. */
-  phase: 'model' | 'device' | 'parse' | 'embed' | 'graph' | 'store' | 'done';
+  phase: 'model' | 'device' | 'index' | 'parse' | 'embed' | 'graph' | 'store' | 'done';
   done: number;
   total: number;
 }
@@ -77,7 +77,7 @@ export interface Options {
 
 /** instant-distance HNSW (Malkov & Yashunin 2018). Bad values: InputError INVALID_OPTION `ann.<field>`. */
 export interface AnnOptions {
-  /** Candidate list while building a segment. Default 100; 1..=1000. */ efConstruction?: number;
+  /** Candidate list while building a segment. Default 40; 1..=1000. */ efConstruction?: number;
   /** Candidate list while searching a segment. Default 100; 1..=1000. */ efSearch?: number;
   /** Vectors in the exact fresh buffer before it is sealed into a segment. Default 4096; 16..=1000000. */ sealAt?: number;
   /** Seed of the layer assignment. Default 1. */ seed?: number;
@@ -111,6 +111,7 @@ export interface GraphOptions {
   /** Seed topics by title and by best fact. Default 3. */ seedTopics?: number;
   /** Candidate topics after the super-topic / entity-link walk. Default 10. */ maxTopics?: number;
   /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9. */ linkDecay?: number;
+  /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
   /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
   pgr?: { support?: number; continueThreshold?: number; anchors?: number; topRows?: number };
 }
@@ -125,8 +126,8 @@ export interface FileCheck { size?: number; sha256?: string }
  * ModelError code MODEL_INTEGRITY (and evicts a stale cached copy).
  */
 export interface ModelUrl { url: string; id?: string; cache?: boolean; files?: { [file: string]: FileCheck } }
-/** 'auto': GPU on a hardware adapter, else CPU; 'cpu'; 'gpu': any WebGPU adapter (GpuError GPU_UNAVAILABLE if none). */
-export type Device = 'auto' | 'cpu' | 'gpu';
+/** 'auto': GPU on a hardware adapter, else CPU; 'cpu'; 'gpu': any WebGPU adapter (GpuError GPU_UNAVAILABLE if none); 'hashing': benchmarks only, no transformer (sparse random indexing of word pieces; model id '…+hashing'). */
+export type Device = 'auto' | 'cpu' | 'gpu' | 'hashing';
 /** Which path embeds: batches (`path`) and single queries (`queries`, from the measured crossover). */
 export interface EmbedderInfo {
   path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string;
@@ -147,7 +148,7 @@ export const MODEL_CACHE: string;
 
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
-  /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), then ingest phases. */
+  /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
   static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;

@@ -1,0 +1,114 @@
+// Browser benchmark at scale (issue 4): search latency at more than 100k chunks in headless
+// Chromium, with the index loaded from IndexedDB, and that load time.
+//
+// Corpus: the 17,364 CRUD news articles of ../shared/data/crud_news, twice — the second copy has
+// its sentences in reverse order, so it chunks and embeds differently — about 120k chunks.
+// Vectors: `device: 'hashing'` (sparse random indexing of the real tokenizer's word pieces, see
+// src/embed/hashing.rs): embedding 35k articles with MiniLM in one browser thread would take about
+// 90 minutes, and the latency target excludes query embedding. The pseudo-graph is off (its
+// scaling is `bench-graph`'s); BM25, the segmented vector index (exact fresh buffer + HNSW
+// segments) and RRF are what a default `hybrid` search runs.
+//
+// Steps: ingest in batches of 1,000 articles through the worker (`add`), seal the fresh buffers
+// (`maintain`, which the worker otherwise does when idle), close; open a new instance on the same
+// IndexedDB database (timed: wasm + model files from the Cache API + reading every record +
+// rebuilding BM25 + attaching the stored HNSW segments); then 200 queries (12-character spans of
+// articles, as in the native bench) per mode, timed in the page around `rag.search` (worker round
+// trip and the query's hashing vector included), p50 / p95.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHARED, startServer, launch, openDemo } from './harness.mjs';
+
+const dir = join(SHARED, 'data/crud_news');
+const articles = readdirSync(dir).sort().flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l.trim()));
+const reversed = (a) => a.split(/(?<=。)/).reverse().join('');
+const docs = [
+  ...articles.map((text, i) => ({ id: `n${i}`, text, format: 'text' })),
+  ...articles.map((text, i) => ({ id: `r${i}`, text: reversed(text), format: 'text' })),
+];
+const queries = articles.filter((_, i) => i % Math.floor(articles.length / 200) === 0).slice(0, 200).map((a) => [...a].slice(40, 52).join(''));
+
+const server = await startServer(19000 + Math.floor(Math.random() * 1000));
+const browser = await launch();
+const t0 = Date.now();
+const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
+try {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=bench-scale-demo&empty&device=cpu`);
+  const OPEN = async () => {
+    const { WebRag } = await import('/pkg/index.js');
+    const t = performance.now();
+    const at = {};
+    window.scaleRag = await WebRag.open({
+      name: 'bench-scale', model: new URL('/.models/all-MiniLM-L6-v2/', location.href).href, device: 'hashing',
+      options: { graph: { enabled: false } },
+      onProgress: (e) => { if (e.phase === 'index') at[e.done] = performance.now(); },
+    });
+    return { ms: performance.now() - t, indexMs: at[1] - at[0], stats: await window.scaleRag.stats() };
+  };
+  const first = await page.evaluate(OPEN);
+  if (first.stats.documents !== 0) throw new Error('the benchmark database is not empty');
+  let ingestMs = 0;
+  for (let i = 0; i < docs.length; i += 1000) {
+    ingestMs += await page.evaluate(async (batch) => {
+      const t = performance.now();
+      await window.scaleRag.add(batch);
+      return performance.now() - t;
+    }, docs.slice(i, i + 1000));
+    if ((i / 1000) % 5 === 4) log(`ingested ${Math.min(i + 1000, docs.length)} / ${docs.length} articles`);
+  }
+  const sealed = await page.evaluate(async () => {
+    const t = performance.now();
+    const steps = [];
+    for (let s; (s = await window.scaleRag.maintain()) != null;) steps.push(s);
+    return { ms: performance.now() - t, steps, stats: await window.scaleRag.stats(), usage: (await navigator.storage.estimate()).usage };
+  });
+  log(`sealed: ${JSON.stringify(sealed.stats.ann)}`);
+  await page.evaluate(() => window.scaleRag.close());
+  const loads = [];
+  for (let r = 0; r < 3; r++) {
+    const again = await page.evaluate(OPEN);
+    loads.push(again);
+    if (r < 2) await page.evaluate(() => window.scaleRag.close());
+  }
+  const lat = await page.evaluate(async (qs) => {
+    const rag = window.scaleRag;
+    const out = {};
+    const pct = (v, p) => v[Math.round((v.length - 1) * p)];
+    for (const mode of ['bm25', 'dense', 'hybrid']) {
+      for (const q of qs.slice(0, 10)) await rag.search(q, { k: 10, mode }); // warm-up
+      const t = [];
+      for (const q of qs) {
+        const a = performance.now(); await rag.search(q, { k: 10, mode }); t.push(performance.now() - a);
+      }
+      t.sort((a, b) => a - b);
+      out[mode] = [pct(t, 0.5), pct(t, 0.95)];
+    }
+    const e = [];
+    for (const q of qs) { const a = performance.now(); await rag.embed([q]); e.push(performance.now() - a); }
+    e.sort((a, b) => a - b);
+    out.embed = [pct(e, 0.5), pct(e, 0.95)];
+    return out;
+  }, queries);
+  const s = loads[0].stats;
+  const loadMs = loads.map((l) => l.ms).sort((a, b) => a - b);
+  const indexMs = loads.map((l) => l.indexMs).sort((a, b) => a - b);
+  const f = (x) => x.toFixed(2);
+  console.log('| figure (headless Chromium, wasm, 1 thread; hashing vectors, graph off) | value |');
+  console.log('|---|---|');
+  console.log(`| corpus | ${s.documents} documents, ${s.chunks} chunks, ${s.terms} terms |`);
+  console.log(`| ingest through the worker (batches of 1,000 articles) | ${(ingestMs / 1000).toFixed(0)} s (${(s.chunks / (ingestMs / 1000)).toFixed(0)} chunks/s) |`);
+  console.log(`| sealing what was left in the fresh buffers (ef_construction 40; the rest was sealed while idle between adds) | ${(sealed.ms / 1000).toFixed(0)} s, ${sealed.steps.length} steps |`);
+  console.log(`| IndexedDB usage (navigator.storage.estimate) | ${(sealed.usage / 1048576).toFixed(0)} MiB |`);
+  console.log(`| vector collection after reopen: [fresh, segments, tombstones] | chunks ${JSON.stringify(s.ann.chunks)} |`);
+  console.log(`| index load from IndexedDB (read every record + rebuild BM25 + attach HNSW segments), median of 3 | ${(indexMs[1] / 1000).toFixed(1)} s (runs: ${indexMs.map((x) => (x / 1000).toFixed(1)).join(', ')}) |`);
+  console.log(`| whole open (worker + wasm init + model files from the Cache API + index load), median of 3 | ${(loadMs[1] / 1000).toFixed(1)} s |`);
+  for (const m of ['bm25', 'dense', 'hybrid']) {
+    console.log(`| search ${m} k=10, 200 queries: p50 / p95 ms (worker round trip incl.) | ${f(lat[m][0])} / ${f(lat[m][1])} |`);
+  }
+  console.log(`| query encoding alone (rag.embed round trip, hashing): p50 / p95 ms | ${f(lat.embed[0])} / ${f(lat.embed[1])} |`);
+  log('done');
+} finally {
+  await browser.close();
+  server.stop();
+}
