@@ -41,7 +41,7 @@ test('notes render safely and bad uploads get typed errors without losing notes'
   await page.close();
 });
 
-test('HotpotQA through the page: 994 passages and their pseudo-graph survive a reload; recall@5 hybrid >= 78, hybrid+graph >= 85', { timeout: 3_000_000 }, async () => {
+test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= 85', { timeout: 3_000_000 }, async () => {
   const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
   const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
   const titles = Object.keys(corpus);
@@ -55,10 +55,23 @@ test('HotpotQA through the page: 994 passages and their pseudo-graph survive a r
   }
   const secs = (Date.now() - t0) / 1000;
   console.log(`browser ingest: ${docs.length} passages in ${secs.toFixed(1)} s (${(docs.length / secs).toFixed(1)} documents/s)`);
+  // The ~4,500 fact vectors pass ann.sealAt (4,096): the idle worker seals them into an HNSW
+  // segment and writes it to IndexedDB; the reload must attach that segment, not rebuild it.
+  const sealed = await page.evaluate(async () => {
+    for (let i = 0; i < 600; i++) {
+      const { ann } = await window.webragDemo.rag.stats();
+      if (ann.facts[1] > 0 && ann.facts[0] < 4096) return ann;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return (await window.webragDemo.rag.stats()).ann;
+  });
+  assert.ok(sealed.facts[1] >= 1 && sealed.facts[0] < 4096, `the idle worker sealed the facts: ${JSON.stringify(sealed)}`);
   await page.reload();
   await openDemo(page, url);
   const count = await page.getAttribute('#count', 'data-documents');
   assert.equal(count, String(docs.length), 'documents survived the reload');
+  const reopened = await page.evaluate(async () => (await window.webragDemo.rag.stats()).ann);
+  assert.deepEqual(reopened.facts, sealed.facts, 'the stored HNSW segment is attached at open (same fresh buffer, segments, tombstones)');
   const byTitle = new Map(titles.map((t, i) => [t, String(i)]));
   const qs = questions.map((q) => ({ q: q.question, gold: [...new Set(q.supporting_facts.map((f) => byTitle.get(f[0])))] }));
   const recall = await page.evaluate(async (qs) => {
