@@ -190,6 +190,7 @@ fn bad_graph_options_get_typed_errors() {
             GraphParams { max_topics: 0, ..Default::default() },
             GraphParams { link_decay: -0.1, ..Default::default() },
             GraphParams { dense_hops: 11, ..Default::default() },
+            GraphParams { entity_max_topics: 1001, ..Default::default() },
             GraphParams { pgr: PgrParams { support: 0.05, continue_threshold: 0.02, ..Default::default() }, ..Default::default() },
             GraphParams { pgr: PgrParams { anchors: 0, ..Default::default() }, ..Default::default() },
         ];

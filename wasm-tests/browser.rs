@@ -155,6 +155,30 @@ fn simd_row_kernels_match_scalar() {
     }
 }
 
+/// The SIMD128 dot product (vector search: the fresh buffer's exact scan, HNSW distances, the
+/// graph) equals its scalar definition bit for bit: 8 lane sums, the lanes in order, the tail.
+#[wasm_bindgen_test]
+fn simd_dot_matches_scalar_bit_for_bit() {
+    use webrag::embed::gemm::dot;
+    let x: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.37).sin() * 6.0 + (i % 7) as f32).collect();
+    let y: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.11).cos() - 0.5).collect();
+    for n in [0, 1, 7, 8, 9, 384, 385, 1001] {
+        let (a, b) = (&x[..n], &y[..n]);
+        let mut lanes = [0f32; 8];
+        for c in 0..n / 8 {
+            for l in 0..8 {
+                lanes[l] += a[c * 8 + l] * b[c * 8 + l];
+            }
+        }
+        let mut want: f32 = lanes.iter().sum();
+        for i in n / 8 * 8..n {
+            want += a[i] * b[i];
+        }
+        assert_eq!(dot(a, b).to_bits(), want.to_bits(), "dot over {n}");
+    }
+    assert_eq!(dot(&x[..10], &y[..4]), dot(&x[..4], &y[..4]), "the shorter length counts");
+}
+
 /// The relaxed-SIMD GEMM kernel (2×16 blocks, odd rows, a partial last panel, strided views, GELU
 /// in the store) against a plain triple loop.
 #[wasm_bindgen_test]

@@ -152,13 +152,17 @@ impl Bm25Index {
         self.postings.get(term).into_iter().flatten().map(|&(s, _)| s)
     }
 
-    /// Scores every chunk matching at least one query term. Returns `slot → score`;
-    /// excluded terms and phrases are applied by the caller (they need chunk text).
-    pub fn score(&self, query: &Query, params: &Bm25Params) -> HashMap<u32, f32> {
+    /// Scores every chunk matching at least one query term: `(slot, score)` pairs, each slot
+    /// once, in the order first reached (deterministic). Excluded terms and phrases are applied
+    /// by the caller (they need chunk text).
+    ///
+    /// Term-at-a-time over a dense accumulator (one `f32` per slot, allocated per query), so the
+    /// cost is one array update per posting: at 120k chunks a `HashMap` accumulator was the
+    /// whole of BM25's tail latency in wasm.
+    pub fn score(&self, query: &Query, params: &Bm25Params) -> Vec<(u32, f32)> {
         let (k1, b) = (params.k1, params.b);
-        let mut acc: HashMap<u32, f32> = HashMap::new();
         if self.live == 0 {
-            return acc;
+            return Vec::new();
         }
         let n = self.live as f32;
         let avgdl = self.total_len as f32 / n;
@@ -171,11 +175,20 @@ impl Bm25Index {
                 params.epsilon * (sum / self.postings.len().max(1) as f64) as f32
             }
         };
-        // Merge duplicate query terms: boosts add up (a term typed twice counts twice).
-        let mut weights: HashMap<&str, f32> = HashMap::new();
+        // Merge duplicate query terms (boosts add up: a term typed twice counts twice), keeping
+        // the order of first occurrence so the float sums are the same on every run.
+        let mut weights: Vec<(&str, f32)> = Vec::new();
         for (t, w) in &query.terms {
-            *weights.entry(t.as_str()).or_default() += w;
+            match weights.iter_mut().find(|(u, _)| *u == t.as_str()) {
+                Some(e) => e.1 += w,
+                None => weights.push((t.as_str(), *w)),
+            }
         }
+        // NEG_INFINITY marks a slot no term has reached yet.
+        let mut acc = vec![f32::NEG_INFINITY; self.lengths.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let norm = k1 / avgdl * b;
+        let base = k1 * (1.0 - b);
         for (t, w) in weights {
             let Some(p) = self.postings.get(t) else { continue };
             let df = p.len() as f32;
@@ -183,14 +196,20 @@ impl Bm25Index {
                 Bm25Idf::Plus1 => (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
                 Bm25Idf::Okapi => Some(okapi(df)).filter(|x| *x >= 0.0).unwrap_or(floor),
             };
+            let scale = w * idf * (k1 + 1.0);
             for &(slot, tf) in p {
                 let tf = tf as f32;
                 let dl = self.lengths[slot as usize] as f32;
-                let s = w * idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
-                *acc.entry(slot).or_default() += s;
+                let s = scale * tf / (tf + base + norm * dl);
+                let a = &mut acc[slot as usize];
+                if *a == f32::NEG_INFINITY {
+                    touched.push(slot);
+                    *a = 0.0;
+                }
+                *a += s;
             }
         }
-        acc
+        touched.into_iter().map(|s| (s, acc[s as usize])).collect()
     }
 }
 
@@ -239,7 +258,7 @@ mod tests {
             ix.insert(i as u32, &t, l);
         }
         let p = Bm25Params { k1: 1.2, b: 0.75, idf: Bm25Idf::Plus1, epsilon: 0.25 };
-        let s = ix.score(&parse_query("apple"), &p);
+        let s: HashMap<u32, f32> = ix.score(&parse_query("apple"), &p).into_iter().collect();
         assert!(s[&1] > s[&0]);
         assert!(!s.contains_key(&2));
         let (t, _) = term_frequencies(docs[1]);
@@ -266,7 +285,7 @@ mod tests {
             ("cherry apple", [0.4580250341440595, 0.1617219495238073, 0.13554393611168022, 0.4653339442633796, 0.1166601060032418]),
         ];
         for (q, want) in expect {
-            let got = ix.score(&parse_query(q), &p);
+            let got: HashMap<u32, f32> = ix.score(&parse_query(q), &p).into_iter().collect();
             for (slot, w) in want.iter().enumerate() {
                 let g = got.get(&(slot as u32)).copied().unwrap_or(0.0) as f64;
                 assert!((g - w).abs() < 1e-5, "{q:?} slot {slot}: {g} vs rank_bm25 {w}");

@@ -91,6 +91,10 @@ pub fn top_k(scores: impl Iterator<Item = (u32, f32)>, k: usize) -> Vec<(u32, f3
         if v.is_nan() {
             continue;
         }
+        // A full heap's root is the k-th best: anything not better is skipped without a push.
+        if heap.len() == k && heap.peek().is_some_and(|m: &E| E(v, s).cmp(m) != Ordering::Less) {
+            continue;
+        }
         heap.push(E(v, s));
         if heap.len() > k {
             heap.pop();

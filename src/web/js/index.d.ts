@@ -112,6 +112,7 @@ export interface GraphOptions {
   /** Candidate topics after the super-topic / entity-link walk. Default 10. */ maxTopics?: number;
   /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9. */ linkDecay?: number;
   /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
+  /** Shared-entity links in the walk: topics whose facts name the same proper name (a run of capitalised words) that at most this many topics name. Default 20; 0 turns them off; 0..=1000. */ entityMaxTopics?: number;
   /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
   pgr?: { support?: number; continueThreshold?: number; anchors?: number; topRows?: number };
 }
