@@ -213,6 +213,72 @@ pub enum StoreError {
     },
 }
 
+/// Errors from the language-model endpoint (OpenAI-compatible `/chat/completions`, or a JS
+/// callback) and from reading its structured output.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum LlmError {
+    /// The endpoint refused the credentials (HTTP 401 or 403). Not retried.
+    #[error("LLM endpoint refused the request (HTTP {status}): check the API key")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+    },
+    /// Still HTTP 429 after every retry.
+    #[error("LLM endpoint rate-limited the request {attempts} times (HTTP 429)")]
+    RateLimited {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Still a server error (5xx) after every retry, or another unexpected status.
+    #[error("LLM endpoint failed with HTTP {status} after {attempts} attempts: {body}")]
+    Http {
+        /// The last status.
+        status: u16,
+        /// Attempts made.
+        attempts: u32,
+        /// The start of the last response body.
+        body: String,
+    },
+    /// No complete answer within the configured timeout.
+    #[error("LLM request timed out after {ms} ms")]
+    Timeout {
+        /// The configured timeout.
+        ms: u64,
+    },
+    /// The endpoint could not be reached (connection refused, DNS, CORS in the browser).
+    #[error("LLM endpoint unreachable: {reason}")]
+    Network {
+        /// What the platform said.
+        reason: String,
+    },
+    /// The response is not an OpenAI-compatible chat completion (bad JSON, no choices).
+    #[error("LLM endpoint sent an unreadable response: {reason}")]
+    BadResponse {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A stream ended before its `[DONE]` marker or finish reason.
+    #[error("LLM stream ended early after {received} characters")]
+    Truncated {
+        /// Characters received before the end.
+        received: usize,
+    },
+    /// The model's text did not hold the expected JSON even after one repair attempt.
+    #[error("LLM output for {step} is not the expected JSON: {reason}")]
+    BadOutput {
+        /// The pipeline step that asked.
+        step: String,
+        /// What was wrong with the last attempt.
+        reason: String,
+    },
+    /// No language model is configured, or the configuration is invalid.
+    #[error("LLM not configured: {reason}")]
+    NotConfigured {
+        /// What is missing.
+        reason: String,
+    },
+}
+
 /// Crate-level error: every public fallible function returns this.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum Error {
@@ -228,6 +294,9 @@ pub enum Error {
     /// GPU problem.
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// Language-model endpoint problem.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
     /// The operation was cancelled by the caller.
     #[error("operation cancelled")]
     Cancelled,
@@ -235,13 +304,14 @@ pub enum Error {
 
 impl Error {
     /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,
-    /// `GpuError`, `AbortError`).
+    /// `GpuError`, `LlmError`, `AbortError`).
     pub fn name(&self) -> &'static str {
         match self {
             Error::Input(_) => "InputError",
             Error::Model(_) => "ModelError",
             Error::Store(_) => "StoreError",
             Error::Gpu(_) => "GpuError",
+            Error::Llm(_) => "LlmError",
             Error::Cancelled => "AbortError",
         }
     }
@@ -261,6 +331,17 @@ impl Error {
             Error::Gpu(e) => match e {
                 GpuError::Unavailable { .. } => "GPU_UNAVAILABLE",
                 GpuError::Failed { .. } => "GPU_FAILED",
+            },
+            Error::Llm(e) => match e {
+                LlmError::Unauthorized { .. } => "LLM_UNAUTHORIZED",
+                LlmError::RateLimited { .. } => "LLM_RATE_LIMITED",
+                LlmError::Http { .. } => "LLM_HTTP",
+                LlmError::Timeout { .. } => "LLM_TIMEOUT",
+                LlmError::Network { .. } => "LLM_NETWORK",
+                LlmError::BadResponse { .. } => "LLM_BAD_RESPONSE",
+                LlmError::Truncated { .. } => "LLM_TRUNCATED",
+                LlmError::BadOutput { .. } => "LLM_BAD_OUTPUT",
+                LlmError::NotConfigured { .. } => "LLM_NOT_CONFIGURED",
             },
             Error::Model(e) => match e {
                 ModelError::FileUnavailable { .. } => "MODEL_FILE_UNAVAILABLE",

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod error;
 pub mod graph;
 pub mod index;
+pub mod llm;
 pub mod ports;
 pub mod retrieve;
 pub mod text;

@@ -5,6 +5,7 @@ pub mod bench_embed;
 pub mod bench_graph;
 pub mod cli;
 pub mod eval;
+pub mod http;
 mod rng;
 mod file_store;
 

@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 use std::sync::OnceLock;
 
+pub mod llm_server;
+
 use webrag::embed::CpuEmbedder;
 
 /// all-MiniLM-L6-v2 from `.models/` (installed by `./webrag.sh setup`) or `$WEBRAG_MODEL`.

@@ -1,0 +1,230 @@
+//! Language-model access (DESIGN.md §8, "LLM access"): the [`LanguageModel`] port the ask
+//! pipeline talks to, an OpenAI-compatible `/chat/completions` client over a small HTTP port
+//! ([`openai`]), and tolerant reading of structured (JSON) output ([`json`]).
+//!
+//! Platform adapters implement [`HttpTransport`]: natively over `ureq` (`native::http`), in the
+//! page over `fetch`. Everything that decides — request bodies, retries with backoff on 429 / 5xx
+//! honouring `Retry-After`, the concurrency limit, SSE parsing, error mapping — lives here, once.
+pub mod json;
+pub mod openai;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LlmError;
+
+/// Who says a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The asker (and retrieved data, delimited).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One chat message, as OpenAI's `messages[]` holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who says it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        ChatMessage { role: Role::System, content: content.into() }
+    }
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage { role: Role::User, content: content.into() }
+    }
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage { role: Role::Assistant, content: content.into() }
+    }
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatOptions {
+    /// Sampling temperature (`None`: the endpoint configuration's).
+    pub temperature: Option<f32>,
+    /// Completion length cap in tokens (`None`: the endpoint configuration's).
+    pub max_tokens: Option<u32>,
+    /// The pipeline step asking (traces, error messages).
+    pub step: String,
+}
+
+impl ChatOptions {
+    /// Options for `step` with the configured defaults.
+    pub fn step(step: &str) -> Self {
+        ChatOptions { step: step.to_string(), ..Default::default() }
+    }
+}
+
+/// A chat model: the port the ask pipeline uses. Implemented by [`openai::OpenAiClient`] (any
+/// OpenAI-compatible endpoint), by the page's JS callback (an in-page model such as WebLLM), and
+/// by the scripted models of the tests and of `eval`.
+pub trait LanguageModel {
+    /// The whole reply to `messages`.
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError>;
+
+    /// The reply, with each piece of text passed to `on_token` as it arrives (server-sent events
+    /// where the endpoint streams). The default calls [`LanguageModel::chat`] and reports the
+    /// whole reply as one piece.
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        let text = self.chat(messages, opts).await?;
+        on_token(&text);
+        Ok(text)
+    }
+}
+
+impl<M: LanguageModel + ?Sized> LanguageModel for &M {
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError> {
+        (**self).chat(messages, opts).await
+    }
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        (**self).chat_stream(messages, opts, on_token).await
+    }
+}
+
+/// An OpenAI-compatible endpoint. The API key is held in memory only; it is never logged and
+/// never appears in `Debug` output or traces.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct LlmConfig {
+    /// Base URL up to the API version, e.g. `https://api.openai.com/v1` or
+    /// `http://127.0.0.1:8000/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    /// Model name sent as `model`.
+    pub model: String,
+    /// Bearer token (`Authorization: Bearer …`); empty: no header.
+    #[serde(skip_serializing)]
+    pub api_key: String,
+    /// Extra request headers (e.g. an organisation or a proxy's key).
+    pub headers: Vec<(String, String)>,
+    /// Default sampling temperature. Default 0; range 0..=2.
+    pub temperature: f32,
+    /// Default completion cap in tokens. Default 1024; range 1..=131072.
+    pub max_tokens: u32,
+    /// Per-attempt timeout in milliseconds (the whole reply, streamed or not). Default 60,000;
+    /// range 1..=600,000.
+    pub timeout_ms: u64,
+    /// Retries after a 429, a 5xx or a network error (not after 4xx or a timeout). Default 3;
+    /// range 0..=10.
+    pub retries: u32,
+    /// First backoff in milliseconds, doubled per retry (a `Retry-After` header wins, capped at
+    /// `max_backoff_ms`). Default 500.
+    pub backoff_ms: u64,
+    /// Longest single wait between attempts. Default 20,000.
+    pub max_backoff_ms: u64,
+    /// Requests in flight at once from this client. Default 4; range 1..=64.
+    pub concurrency: usize,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            headers: Vec::new(),
+            temperature: 0.0,
+            max_tokens: 1024,
+            timeout_ms: 60_000,
+            retries: 3,
+            backoff_ms: 500,
+            max_backoff_ms: 20_000,
+            concurrency: 4,
+        }
+    }
+}
+
+impl std::fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &if self.api_key.is_empty() { "" } else { "<redacted>" })
+            .field("headers", &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("timeout_ms", &self.timeout_ms)
+            .field("retries", &self.retries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmConfig {
+    /// Checks the configuration: a base URL with a scheme, a model name, ranges.
+    pub fn validate(&self) -> Result<(), LlmError> {
+        let bad = |reason: String| Err(LlmError::NotConfigured { reason });
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return bad(format!("baseUrl {:?} must start with http:// or https://", self.base_url));
+        }
+        if self.model.trim().is_empty() {
+            return bad("model is empty".into());
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return bad(format!("temperature {} is outside 0..=2", self.temperature));
+        }
+        if !(1..=131_072).contains(&self.max_tokens) {
+            return bad(format!("maxTokens {} is outside 1..=131072", self.max_tokens));
+        }
+        if !(1..=600_000).contains(&self.timeout_ms) {
+            return bad(format!("timeoutMs {} is outside 1..=600000", self.timeout_ms));
+        }
+        if self.retries > 10 {
+            return bad(format!("retries {} is outside 0..=10", self.retries));
+        }
+        if !(1..=64).contains(&self.concurrency) {
+            return bad(format!("concurrency {} is outside 1..=64", self.concurrency));
+        }
+        Ok(())
+    }
+
+    /// `{base_url}/chat/completions` (one slash between them).
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+}
+
+/// An HTTP POST as the client sends it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    /// Absolute URL.
+    pub url: String,
+    /// Headers (the API key among them: never log this struct's headers).
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: String,
+    /// The whole exchange must finish within this.
+    pub timeout_ms: u64,
+}
+
+/// Transport failures (before or while reading a response).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportError {
+    /// The deadline passed.
+    Timeout,
+    /// Connection refused, reset, DNS, CORS...
+    Network(String),
+}
+
+/// The body of a response, read piece by piece (a stream's events arrive as they are sent).
+pub trait HttpBody {
+    /// The next piece of the body, `None` at its end.
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError>;
+}
+
+/// The platform's HTTP client and timer.
+pub trait HttpTransport {
+    /// The body type of a response.
+    type Body: HttpBody;
+    /// Sends `req`; returns the status, the headers (names lowercase) and the body to read.
+    async fn post(&self, req: &HttpRequest) -> Result<(u16, Vec<(String, String)>, Self::Body), TransportError>;
+    /// Waits `ms` milliseconds (between retries).
+    async fn sleep(&self, ms: u64);
+}

@@ -1,0 +1,273 @@
+//! OpenAI-compatible `/chat/completions` client (the request and response shapes of OpenAI's
+//! Chat Completions API, which llama.cpp's server, vLLM, Ollama and most gateways speak).
+//!
+//! - Request: `{model, messages, temperature, max_tokens, stream}` as JSON, `Authorization:
+//!   Bearer <key>` when a key is set, plus the configured extra headers.
+//! - Reply: `choices[0].message.content`; streamed (`stream: true`): server-sent events, one
+//!   `data: {json}` line per event with `choices[0].delta.content`, ending with `data: [DONE]`. A
+//!   stream that ends before `[DONE]` or a `finish_reason` is [`LlmError::Truncated`].
+//! - Retries: a 429, a 5xx or a network error is retried up to `retries` times, waiting
+//!   `Retry-After` (seconds) when the server sends it, else `backoff_ms · 2^(attempt−1)`, capped at
+//!   `max_backoff_ms`. 401 / 403 is [`LlmError::Unauthorized`] at once; other statuses are
+//!   [`LlmError::Http`]; a timeout is not retried (the timeout is the caller's budget per attempt).
+//! - At most `concurrency` requests are in flight from one client; the others wait their turn.
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::task::{Poll, Waker};
+
+use serde_json::{Value, json};
+
+use super::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
+use crate::error::LlmError;
+
+/// A counting semaphore for one thread (the page's worker; native callers block anyway).
+struct Gate {
+    free: Cell<usize>,
+    waiters: RefCell<VecDeque<Waker>>,
+}
+
+struct Permit<'a>(&'a Gate);
+
+impl Gate {
+    fn new(n: usize) -> Self {
+        Gate { free: Cell::new(n), waiters: RefCell::new(VecDeque::new()) }
+    }
+    async fn acquire(&self) -> Permit<'_> {
+        poll_fn(|cx| {
+            if self.free.get() > 0 {
+                self.free.set(self.free.get() - 1);
+                Poll::Ready(())
+            } else {
+                self.waiters.borrow_mut().push_back(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.free.set(self.0.free.get() + 1);
+        if let Some(w) = self.0.waiters.borrow_mut().pop_front() {
+            w.wake();
+        }
+    }
+}
+
+/// A client for one endpoint over transport `T`.
+pub struct OpenAiClient<T: HttpTransport> {
+    cfg: LlmConfig,
+    transport: T,
+    gate: Gate,
+}
+
+/// `Retry-After` as milliseconds: delta-seconds (`"2"`, `"0.5"`); an HTTP date is not read
+/// (the exponential backoff applies instead).
+pub fn retry_after_ms(headers: &[(String, String)]) -> Option<u64> {
+    let v = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))?.1.trim();
+    let secs: f64 = v.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
+    Some((secs * 1000.0).round() as u64)
+}
+
+/// The wait before attempt `attempt + 1` (`attempt` ≥ 1 failed ones so far).
+pub fn backoff_ms(cfg: &LlmConfig, attempt: u32, headers: &[(String, String)]) -> u64 {
+    let exp = cfg.backoff_ms.saturating_mul(1u64 << (attempt - 1).min(20));
+    retry_after_ms(headers).unwrap_or(exp).min(cfg.max_backoff_ms)
+}
+
+/// Reads server-sent events: complete lines are parsed as they arrive.
+#[derive(Default)]
+pub struct SseReader {
+    pending: Vec<u8>,
+    /// The text so far.
+    pub text: String,
+    /// `[DONE]` or a `finish_reason` was seen.
+    pub finished: bool,
+}
+
+impl SseReader {
+    /// Feeds bytes; each new piece of content goes to `on_token`.
+    pub fn feed(&mut self, bytes: &[u8], on_token: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
+        self.pending.extend_from_slice(bytes);
+        while let Some(nl) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            let line = String::from_utf8_lossy(&line);
+            let Some(data) = line.trim_end_matches(['\r', '\n']).strip_prefix("data:") else { continue };
+            let data = data.trim();
+            if data == "[DONE]" {
+                self.finished = true;
+                continue;
+            }
+            let v: Value = serde_json::from_str(data).map_err(|e| LlmError::BadResponse { reason: format!("stream event is not JSON: {e}") })?;
+            if let Some(err) = v.get("error") {
+                return Err(LlmError::BadResponse { reason: format!("stream error event: {err}") });
+            }
+            let choice = &v["choices"][0];
+            if let Some(piece) = choice["delta"]["content"].as_str().filter(|p| !p.is_empty()) {
+                self.text.push_str(piece);
+                on_token(piece);
+            }
+            if choice["finish_reason"].is_string() {
+                self.finished = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn read_all<B: HttpBody>(body: &mut B) -> Result<Vec<u8>, TransportError> {
+    let mut all = Vec::new();
+    while let Some(piece) = body.next_chunk().await? {
+        all.extend_from_slice(&piece);
+    }
+    Ok(all)
+}
+
+/// `choices[0].message.content` of a (non-streamed) chat completion body.
+pub fn completion_text(body: &[u8]) -> Result<String, LlmError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| LlmError::BadResponse { reason: format!("body is not JSON: {e}") })?;
+    v["choices"][0]["message"]["content"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| LlmError::BadResponse { reason: "no choices[0].message.content".into() })
+}
+
+fn transport_error(e: TransportError, cfg: &LlmConfig) -> LlmError {
+    match e {
+        TransportError::Timeout => LlmError::Timeout { ms: cfg.timeout_ms },
+        TransportError::Network(reason) => LlmError::Network { reason },
+    }
+}
+
+impl<T: HttpTransport> OpenAiClient<T> {
+    /// A client for `cfg` (validated) over `transport`.
+    pub fn new(cfg: LlmConfig, transport: T) -> Result<Self, LlmError> {
+        cfg.validate()?;
+        let gate = Gate::new(cfg.concurrency);
+        Ok(OpenAiClient { cfg, transport, gate })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.cfg
+    }
+
+    /// The HTTP request for `messages` (the API key is in its headers: never log them).
+    pub fn request(&self, messages: &[ChatMessage], opts: &ChatOptions, stream: bool) -> HttpRequest {
+        let body = json!({
+            "model": self.cfg.model,
+            "messages": messages,
+            "temperature": opts.temperature.unwrap_or(self.cfg.temperature),
+            "max_tokens": opts.max_tokens.unwrap_or(self.cfg.max_tokens),
+            "stream": stream,
+        });
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if !self.cfg.api_key.is_empty() {
+            headers.push(("authorization".to_string(), format!("Bearer {}", self.cfg.api_key)));
+        }
+        headers.extend(self.cfg.headers.iter().cloned());
+        HttpRequest { url: self.cfg.endpoint(), headers, body: body.to_string(), timeout_ms: self.cfg.timeout_ms }
+    }
+
+    async fn send(&self, messages: &[ChatMessage], opts: &ChatOptions, mut on_token: Option<&mut dyn FnMut(&str)>) -> Result<String, LlmError> {
+        let req = self.request(messages, opts, on_token.is_some());
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let permit = self.gate.acquire().await;
+            let (status, headers, mut body) = match self.transport.post(&req).await {
+                Ok(r) => r,
+                Err(TransportError::Network(_)) if attempt <= self.cfg.retries => {
+                    drop(permit);
+                    self.transport.sleep(backoff_ms(&self.cfg, attempt, &[])).await;
+                    continue;
+                }
+                Err(e) => return Err(transport_error(e, &self.cfg)),
+            };
+            match status {
+                200..=299 => {
+                    let Some(sink) = on_token.as_deref_mut() else {
+                        let all = read_all(&mut body).await.map_err(|e| transport_error(e, &self.cfg))?;
+                        return completion_text(&all);
+                    };
+                    let mut sse = SseReader::default();
+                    loop {
+                        match body.next_chunk().await {
+                            Ok(Some(piece)) => sse.feed(&piece, sink)?,
+                            Ok(None) => break,
+                            Err(TransportError::Network(_)) => return Err(LlmError::Truncated { received: sse.text.chars().count() }),
+                            Err(e) => return Err(transport_error(e, &self.cfg)),
+                        }
+                    }
+                    return if sse.finished { Ok(sse.text) } else { Err(LlmError::Truncated { received: sse.text.chars().count() }) };
+                }
+                401 | 403 => return Err(LlmError::Unauthorized { status }),
+                429 | 500..=599 if attempt <= self.cfg.retries => {
+                    drop(permit);
+                    self.transport.sleep(backoff_ms(&self.cfg, attempt, &headers)).await;
+                }
+                429 => return Err(LlmError::RateLimited { attempts: attempt }),
+                _ => {
+                    let all = read_all(&mut body).await.unwrap_or_default();
+                    let text: String = String::from_utf8_lossy(&all).chars().take(300).collect();
+                    return Err(LlmError::Http { status, attempts: attempt, body: text });
+                }
+            }
+        }
+    }
+}
+
+impl<T: HttpTransport> LanguageModel for OpenAiClient<T> {
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError> {
+        self.send(messages, opts, None).await
+    }
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        self.send(messages, opts, Some(on_token)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_and_backoff() {
+        let cfg = LlmConfig { backoff_ms: 100, max_backoff_ms: 1500, ..Default::default() };
+        let h = |v: &str| vec![("Retry-After".to_string(), v.to_string())];
+        assert_eq!(backoff_ms(&cfg, 1, &[]), 100);
+        assert_eq!(backoff_ms(&cfg, 3, &[]), 400);
+        assert_eq!(backoff_ms(&cfg, 9, &[]), 1500, "capped");
+        assert_eq!(backoff_ms(&cfg, 1, &h("1")), 1000, "Retry-After wins");
+        assert_eq!(backoff_ms(&cfg, 1, &h("0.25")), 250);
+        assert_eq!(backoff_ms(&cfg, 1, &h("120")), 1500, "capped too");
+        assert_eq!(backoff_ms(&cfg, 2, &h("Wed, 21 Oct 2015 07:28:00 GMT")), 200, "a date falls back to the backoff");
+    }
+
+    #[test]
+    fn sse_across_chunk_boundaries() {
+        let mut r = SseReader::default();
+        let mut got = Vec::new();
+        let events = "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo ✓\"}}]}\n\n: keep-alive\n\ndata: [DONE]\n\n";
+        for piece in events.as_bytes().chunks(7) {
+            r.feed(piece, &mut |t| got.push(t.to_string())).unwrap();
+        }
+        assert_eq!(r.text, "Hello ✓");
+        assert_eq!(got, vec!["Hel", "lo ✓"]);
+        assert!(r.finished);
+        let mut r = SseReader::default();
+        r.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n", &mut |_| {}).unwrap();
+        assert!(!r.finished, "no [DONE] yet");
+        assert!(matches!(r.feed(b"data: {oops\n", &mut |_| {}), Err(LlmError::BadResponse { .. })));
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let cfg = LlmConfig { api_key: "sk-secret".into(), headers: vec![("x-api-key".into(), "hidden".into())], ..Default::default() };
+        let d = format!("{cfg:?}");
+        assert!(!d.contains("sk-secret") && !d.contains("hidden"), "{d}");
+        assert!(!serde_json::to_string(&cfg).unwrap().contains("sk-secret"), "not serialised either");
+    }
+}

@@ -1,0 +1,50 @@
+//! The scripted OpenAI-compatible server (`tests/llm/server.mjs`) as a child process on
+//! 127.0.0.1, stopped when dropped.
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+pub struct LlmServer {
+    child: Child,
+    pub port: u16,
+}
+
+impl LlmServer {
+    /// Starts a server on a free port and waits until it listens.
+    pub fn start() -> Self {
+        let mut child = Command::new("node")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/llm/server.mjs"))
+            .args(["--port", "0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node (installed by ./webrag.sh setup)");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("server output");
+        let port = line.trim().strip_prefix("LISTENING ").and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("server said {line:?}"));
+        LlmServer { child, port }
+    }
+
+    /// The base URL clients are configured with.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Queues scripted replies.
+    pub fn script(&self, replies: Value) {
+        ureq::post(&format!("http://127.0.0.1:{}/__script", self.port)).send(replies.to_string()).expect("script");
+    }
+
+    /// The chat requests received so far.
+    pub fn log(&self) -> Vec<Value> {
+        let body = ureq::get(&format!("http://127.0.0.1:{}/__log", self.port)).call().expect("log").into_body().read_to_string().expect("log body");
+        serde_json::from_str::<Value>(&body).expect("log JSON").as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,99 @@
+// A scripted OpenAI-compatible chat server for tests (it stands for a remote LLM endpoint, which
+// these machines cannot reach). Real HTTP on 127.0.0.1; speaks POST /v1/chat/completions, plain
+// and streamed (server-sent events), with CORS so a page on another port can call it.
+//
+//   node tests/llm/server.mjs [--port 0]      prints "LISTENING <port>" once ready
+//
+// Control endpoints (tests drive the server with them):
+//   POST /__script  [reply, ...]   queue replies, used in order by the next chat requests
+//   POST /__reset                  empty the queue and the log
+//   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
+//
+// A reply: {status, headers, content, body, stream: [pieces], delayMs, tokenDelayMs, truncate,
+// reset, hang}. `content` becomes a normal completion (or, when the request asks to stream and no
+// `stream` is given, one event per word); `body` is sent as is (malformed JSON, say); `status`
+// other than 200 sends `body` (default an OpenAI-style error) with `headers` (Retry-After, say);
+// `stream` sends each piece as one event, `tokenDelayMs` apart; `truncate` ends the stream
+// without a finish reason or [DONE]; `reset` drops the connection after the pieces; `hang` never answers; `delayMs` waits before the head.
+// With nothing queued the reply is `{"echo": <last user message>}` as JSON content.
+import http from 'node:http';
+
+const args = process.argv.slice(2);
+const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
+let queue = [];
+let log = [];
+
+const cors = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': '*',
+  'access-control-allow-methods': 'POST, GET, OPTIONS',
+  'access-control-expose-headers': 'retry-after',
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const readBody = (req) => new Promise((resolve) => {
+  const parts = [];
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+});
+const completion = (model, content) => JSON.stringify({
+  id: 'chatcmpl-test', object: 'chat.completion', created: 0, model,
+  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+});
+const event = (model, delta, finish = null) => `data: ${JSON.stringify({
+  id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model,
+  choices: [{ index: 0, delta, finish_reason: finish }],
+})}\n\n`;
+
+const server = http.createServer(async (req, res) => {
+  if (req.method === 'OPTIONS') { res.writeHead(204, cors); res.end(); return; }
+  const url = new URL(req.url, 'http://x');
+  const text = await readBody(req);
+  if (url.pathname === '/__script') { queue.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__reset') { queue = []; log = []; res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__log') { res.writeHead(200, { ...cors, 'content-type': 'application/json' }); res.end(JSON.stringify(log)); return; }
+  if (!url.pathname.endsWith('/chat/completions') || req.method !== 'POST') { res.writeHead(404, cors); res.end('{"error":{"message":"not found"}}'); return; }
+  let body;
+  try { body = JSON.parse(text); } catch { res.writeHead(400, cors); res.end('{"error":{"message":"request body is not JSON"}}'); return; }
+  const headers = { ...req.headers };
+  const auth = headers.authorization || null;
+  delete headers.authorization;
+  log.push({ at: Date.now(), auth, headers, body });
+  const reply = queue.shift() ?? {
+    content: JSON.stringify({ echo: [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '' }),
+  };
+  if (reply.hang) return; // never answers; the client's timeout must end it
+  if (reply.delayMs) await sleep(reply.delayMs);
+  const status = reply.status ?? 200;
+  if (status !== 200) {
+    res.writeHead(status, { ...cors, 'content-type': 'application/json', ...(reply.headers || {}) });
+    res.end(reply.body ?? JSON.stringify({ error: { message: `scripted ${status}`, type: 'scripted' } }));
+    return;
+  }
+  if (reply.body !== undefined) {
+    res.writeHead(200, { ...cors, 'content-type': 'application/json', ...(reply.headers || {}) });
+    res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    return;
+  }
+  if (!body.stream) {
+    res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+    res.end(completion(body.model, reply.content ?? ''));
+    return;
+  }
+  res.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const pieces = reply.stream ?? (reply.content ?? '').split(/(?<= )/);
+  res.write(event(body.model, { role: 'assistant' }));
+  for (const p of pieces) {
+    if (reply.tokenDelayMs) await sleep(reply.tokenDelayMs);
+    if (res.destroyed) return;
+    res.write(event(body.model, { content: p }));
+  }
+  if (reply.truncate) { res.end(); return; } // a clean end, but no finish reason and no [DONE]
+  if (reply.reset) { res.write('', () => res.socket.destroy()); return; } // the connection drops mid-stream
+  res.write(event(body.model, {}, 'stop'));
+  res.end('data: [DONE]\n\n');
+});
+
+server.listen(port, '127.0.0.1', () => {
+  console.log(`LISTENING ${server.address().port}`);
+});
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { server.close(); process.exit(0); });

@@ -1,0 +1,176 @@
+//! The OpenAI-compatible client against the scripted server over real HTTP on 127.0.0.1: every
+//! injected fault ends in a typed error (or the documented retry) within the configured timeout.
+mod common;
+
+use std::time::Instant;
+
+use common::llm_server::LlmServer;
+use serde_json::json;
+use webrag::error::LlmError;
+use webrag::llm::json::structured;
+use webrag::llm::openai::OpenAiClient;
+use webrag::llm::{ChatMessage, ChatOptions, LanguageModel, LlmConfig};
+use webrag::native::http::UreqTransport;
+
+fn client(s: &LlmServer, tweak: impl FnOnce(&mut LlmConfig)) -> OpenAiClient<UreqTransport> {
+    let mut cfg = LlmConfig {
+        base_url: s.base_url(),
+        model: "scripted".into(),
+        api_key: "sk-test-key".into(),
+        headers: vec![("x-extra".into(), "yes".into())],
+        timeout_ms: 3_000,
+        retries: 2,
+        backoff_ms: 50,
+        ..Default::default()
+    };
+    tweak(&mut cfg);
+    OpenAiClient::new(cfg, UreqTransport).expect("valid config")
+}
+
+fn ask(c: &OpenAiClient<UreqTransport>) -> Result<String, LlmError> {
+    pollster::block_on(c.chat(&[ChatMessage::system("be brief"), ChatMessage::user("hello")], &ChatOptions::step("test")))
+}
+
+#[test]
+fn plain_reply_sends_model_key_and_headers() {
+    let s = LlmServer::start();
+    s.script(json!([{ "content": "Hi there." }]));
+    assert_eq!(ask(&client(&s, |_| {})).unwrap(), "Hi there.");
+    let log = s.log();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["auth"], "Bearer sk-test-key");
+    assert_eq!(log[0]["headers"]["x-extra"], "yes");
+    assert_eq!(log[0]["body"]["model"], "scripted");
+    assert_eq!(log[0]["body"]["messages"][1], json!({"role": "user", "content": "hello"}));
+    assert_eq!(log[0]["body"]["stream"], false);
+}
+
+#[test]
+fn unauthorized_is_typed_and_not_retried() {
+    let s = LlmServer::start();
+    s.script(json!([{ "status": 401 }]));
+    assert_eq!(ask(&client(&s, |_| {})), Err(LlmError::Unauthorized { status: 401 }));
+    assert_eq!(s.log().len(), 1);
+}
+
+#[test]
+fn rate_limit_honours_retry_after_then_succeeds() {
+    let s = LlmServer::start();
+    s.script(json!([{ "status": 429, "headers": { "retry-after": "1" } }, { "content": "ok" }]));
+    assert_eq!(ask(&client(&s, |_| {})).unwrap(), "ok");
+    let log = s.log();
+    assert_eq!(log.len(), 2);
+    let waited = log[1]["at"].as_i64().unwrap() - log[0]["at"].as_i64().unwrap();
+    assert!(waited >= 950, "Retry-After: 1 was not honoured (retried after {waited} ms)");
+}
+
+#[test]
+fn persistent_rate_limit_and_server_errors_give_up_after_the_retries() {
+    let s = LlmServer::start();
+    s.script(json!([{ "status": 429 }, { "status": 429 }, { "status": 429 }]));
+    assert_eq!(ask(&client(&s, |_| {})), Err(LlmError::RateLimited { attempts: 3 }));
+    s.script(json!([{ "status": 500 }, { "status": 503 }, { "status": 500 }]));
+    match ask(&client(&s, |_| {})) {
+        Err(LlmError::Http { status: 500, attempts: 3, body }) => assert!(body.contains("scripted 500"), "{body}"),
+        other => panic!("expected LLM_HTTP, got {other:?}"),
+    }
+    s.script(json!([{ "status": 502 }, { "content": "recovered" }]));
+    assert_eq!(ask(&client(&s, |_| {})).unwrap(), "recovered");
+    assert_eq!(s.log().len(), 8);
+}
+
+#[test]
+fn timeouts_end_within_the_configured_budget() {
+    let s = LlmServer::start();
+    s.script(json!([{ "hang": true }]));
+    let c = client(&s, |c| c.timeout_ms = 400);
+    let t = Instant::now();
+    assert_eq!(ask(&c), Err(LlmError::Timeout { ms: 400 }));
+    assert!(t.elapsed().as_millis() < 2_000, "a hung server held the call {} ms", t.elapsed().as_millis());
+    // Very slow tokens: the stream outlives the deadline.
+    s.script(json!([{ "stream": ["a ", "b ", "c ", "d ", "e "], "tokenDelayMs": 200 }]));
+    let t = Instant::now();
+    let r = pollster::block_on(c.chat_stream(&[ChatMessage::user("x")], &ChatOptions::step("answer"), &mut |_| {}));
+    assert_eq!(r, Err(LlmError::Timeout { ms: 400 }));
+    assert!(t.elapsed().as_millis() < 2_000);
+}
+
+#[test]
+fn malformed_bodies_are_bad_responses() {
+    let s = LlmServer::start();
+    s.script(json!([{ "body": "{\"choices\": [" }, { "body": { "choices": [] } }]));
+    let c = client(&s, |_| {});
+    assert!(matches!(ask(&c), Err(LlmError::BadResponse { .. })));
+    assert!(matches!(ask(&c), Err(LlmError::BadResponse { .. })));
+}
+
+#[test]
+fn streams_arrive_in_pieces_and_truncation_is_typed() {
+    let s = LlmServer::start();
+    s.script(json!([{ "stream": ["The ", "answer ", "is ", "42."], "tokenDelayMs": 20 }, { "stream": ["cut ", "off"], "truncate": true }, { "stream": ["dropped ", "mid"], "reset": true }]));
+    let c = client(&s, |_| {});
+    let mut pieces = Vec::new();
+    let text = pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |t| pieces.push(t.to_string()))).unwrap();
+    assert_eq!(text, "The answer is 42.");
+    assert_eq!(pieces, vec!["The ", "answer ", "is ", "42."]);
+    assert_eq!(s.log()[0]["body"]["stream"], true);
+    let r = pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |_| {}));
+    assert_eq!(r, Err(LlmError::Truncated { received: 7 }));
+    let r = pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |_| {}));
+    assert_eq!(r, Err(LlmError::Truncated { received: 11 }));
+    assert_eq!(s.log().len(), 3, "a stream that started is never retried");
+}
+
+#[test]
+fn unreachable_endpoint_is_a_network_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cfg = LlmConfig { base_url: format!("http://127.0.0.1:{port}/v1"), model: "m".into(), retries: 1, backoff_ms: 10, ..Default::default() };
+    let c = OpenAiClient::new(cfg, UreqTransport).unwrap();
+    assert!(matches!(ask(&c), Err(LlmError::Network { .. })));
+}
+
+#[test]
+fn structured_output_takes_the_last_object_and_repairs_once() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Plan {
+        questions: Vec<String>,
+    }
+    let ok = |_: &Plan| Ok(());
+    let s = LlmServer::start();
+    let c = client(&s, |_| {});
+    let msgs = [ChatMessage::user("plan")];
+    let opts = ChatOptions::step("propose");
+    // Prose around a fenced object: read on the first try.
+    s.script(json!([{ "content": "Let me think.\n```json\n{\"questions\": [\"Who founded X?\"]}\n```\nDone." }]));
+    let (p, raw) = pollster::block_on(structured::<Plan, _>(&c, &msgs, &opts, &ok)).unwrap();
+    assert_eq!((p.questions.len(), raw.len()), (1, 1));
+    // Malformed, then repaired: the repair request carries the reason.
+    s.script(json!([{ "content": "{\"questions\": \"not a list\"}" }, { "content": "{\"questions\": [\"a\", \"b\"]}" }]));
+    let (p, raw) = pollster::block_on(structured::<Plan, _>(&c, &msgs, &opts, &ok)).unwrap();
+    assert_eq!((p.questions, raw.len()), (vec!["a".to_string(), "b".to_string()], 2));
+    let log = s.log();
+    let repair = log.last().unwrap()["body"]["messages"].as_array().unwrap().clone();
+    assert_eq!(repair.len(), 3);
+    assert!(repair[2]["content"].as_str().unwrap().contains("expected shape"));
+    // Malformed twice: a typed error naming the step.
+    s.script(json!([{ "content": "no json" }, { "content": "still {no json" }]));
+    match pollster::block_on(structured::<Plan, _>(&c, &msgs, &opts, &ok)) {
+        Err(LlmError::BadOutput { step, .. }) => assert_eq!(step, "propose"),
+        other => panic!("expected LLM_BAD_OUTPUT, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_configurations_are_typed() {
+    for cfg in [
+        LlmConfig { base_url: "ftp://x".into(), model: "m".into(), ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: " ".into(), ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: "m".into(), timeout_ms: 0, ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: "m".into(), concurrency: 0, ..Default::default() },
+    ] {
+        assert!(matches!(OpenAiClient::new(cfg, UreqTransport), Err(LlmError::NotConfigured { .. })));
+    }
+}
