@@ -609,6 +609,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         v
     }
 
+    /// One document by id.
+    pub fn document(&self, id: &str) -> Option<&DocumentRecord> {
+        self.docs.get(id)
+    }
+
     /// One chunk by id.
     pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
         self.chunks.get(id)

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 #![allow(async_fn_in_trait)] // single-threaded wasm: ports are not Send by design
 
+pub mod ask;
 pub mod config;
 pub mod embed;
 pub mod engine;

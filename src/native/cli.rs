@@ -64,6 +64,14 @@ enum Cmd {
         /// Search-time graph options as JSON, e.g. '{"maxTopics":12,"pgr":{"support":0.03,"continueThreshold":0.05}}'.
         #[arg(long)]
         graph: Option<String>,
+        /// Also run knowledge-aware decomposition (PIKE-RAG Algorithm 1) on MuSiQue with the
+        /// oracle decomposer (MuSiQue's own question_decomposition) and print the share of gold
+        /// passages in the final context.
+        #[arg(long)]
+        decompose: bool,
+        /// With --decompose: write the trajectories as SFT pairs (<decompose> format, JSONL) here.
+        #[arg(long)]
+        sft: Option<PathBuf>,
     },
     /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
     Bench {
@@ -177,12 +185,13 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph } => {
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, sft } => {
             let graph: Option<crate::graph::index::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
                 .map_err(|e| crate::error::InputError::InvalidOption { name: "graph".into(), reason: e.to_string() })?;
             let mut rows = Vec::new();
+            let mut decomposition = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -201,6 +210,18 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 }
                 eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
+                if decompose && name == "musique" {
+                    let oracle = crate::native::oracle::MusiqueOracle::load(&dir).map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
+                    let mut params = crate::ask::DecomposeParams::default();
+                    if let Ok(j) = std::env::var("WEBRAG_DECOMPOSE") {
+                        params = serde_json::from_str(&j).map_err(|e| crate::error::InputError::InvalidOption { name: "WEBRAG_DECOMPOSE".into(), reason: e.to_string() })?;
+                    }
+                    let (row, trajectories) = eval::evaluate_decomposition(&set, &eng, &oracle, &params).await?;
+                    decomposition.push(row);
+                    if let Some(p) = &sft {
+                        std::fs::write(p, crate::ask::sft_jsonl(&trajectories)).map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
+                    }
+                }
             }
             println!("| dataset | retriever | BM25 settings | R@2 | R@5 | R@10 | reference R@5 | Δ R@5 | questions |");
             println!("|---|---|---|---|---|---|---|---|---|");
@@ -214,6 +235,31 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
                     r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions
                 );
+            }
+            if !decomposition.is_empty() {
+                println!();
+                println!("Knowledge-aware decomposition (PIKE-RAG Algorithm 1) with the oracle decomposer (MuSiQue's question_decomposition; picks the first candidate containing the hop's answer):");
+                println!();
+                println!("| dataset | rounds N / candidates K / retriever | gold passages in the final context (mean per question) | pooled | mean / max context chunks | stops: nothing proposed / found / selected / rounds | questions |");
+                println!("|---|---|---|---|---|---|---|");
+                for d in &decomposition {
+                    println!(
+                        "| {} | {} / {} / {} | {:.1}% | {:.1}% | {:.2} / {} | {} / {} / {} / {} | {} |",
+                        d.dataset,
+                        d.params.rounds,
+                        d.params.candidates,
+                        d.params.retriever.name(),
+                        d.gold_in_context,
+                        d.gold_pooled,
+                        d.mean_context,
+                        d.max_context,
+                        d.stops[0],
+                        d.stops[1],
+                        d.stops[2],
+                        d.stops[3],
+                        d.questions
+                    );
+                }
             }
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())

@@ -254,3 +254,78 @@ fn print_graph_diagnosis<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E
         .collect();
     eprintln!("Q: {q}\n  gold: {}\n  cands: {}", ranks.join(" | "), cands.join(", "));
 }
+
+/// `eval --decompose`: PIKE-RAG's Algorithm 1 run by the real pipeline ([`crate::ask::decompose`])
+/// with `model` as the decomposer, on every question with gold passages.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DecomposeRow {
+    /// Dataset name.
+    pub dataset: String,
+    /// Mean over questions of the share of their gold passages in the final context, in percent.
+    pub gold_in_context: f64,
+    /// Gold passages in the final contexts over all gold passages, in percent.
+    pub gold_pooled: f64,
+    /// Mean chunks in the final context.
+    pub mean_context: f64,
+    /// Largest final context.
+    pub max_context: usize,
+    /// How the loops ended: nothing proposed / nothing found / nothing selected / rounds used up.
+    pub stops: [usize; 4],
+    /// Questions evaluated.
+    pub questions: usize,
+    /// The parameters used.
+    pub params: crate::ask::DecomposeParams,
+}
+
+/// Runs the decomposition loop for every question of `set` and scores the final contexts.
+pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
+    set: &EvalSet,
+    eng: &Engine<MemoryStore, E>,
+    model: &M,
+    params: &crate::ask::DecomposeParams,
+) -> Result<(DecomposeRow, Vec<crate::ask::Trajectory>)> {
+    use crate::ask::Stop;
+    let clock = FixedClock(0.0);
+    let (mut share, mut found, mut total, mut ctx, mut max_ctx, mut n) = (0f64, 0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut stops = [0usize; 4];
+    let mut trajectories = Vec::new();
+    for (q, gold) in &set.questions {
+        if gold.is_empty() {
+            continue;
+        }
+        n += 1;
+        let t = crate::ask::decompose(model, eng, q, params, &clock, &mut |_| {}).await?;
+        let docs: Vec<usize> = t.context.iter().filter_map(|c| eng.chunk(c)).filter_map(|c| c.doc_id.parse().ok()).collect();
+        let hit = gold.iter().filter(|g| docs.contains(g)).count();
+        if std::env::var_os("WEBRAG_EVAL_DEBUG").is_some() && hit < gold.len() {
+            eprintln!("Q: {q}\n  stop {:?}; gold {gold:?}; context {docs:?}", t.stop);
+            for r in &t.rounds {
+                let cands: Vec<String> = r.candidates.iter().map(|c| format!("{}", eng.chunk(&c.chunk_id).map(|c| c.doc_id.as_str()).unwrap_or("?"))).collect();
+                eprintln!("  {:?} -> [{}] selected {:?}", r.proposals, cands.join(", "), r.selected);
+            }
+        }
+        share += hit as f64 / gold.len() as f64;
+        found += hit;
+        total += gold.len();
+        ctx += t.context.len();
+        max_ctx = max_ctx.max(t.context.len());
+        stops[match t.stop {
+            Stop::NothingProposed => 0,
+            Stop::NothingFound => 1,
+            Stop::NothingSelected => 2,
+            Stop::Rounds => 3,
+        }] += 1;
+        trajectories.push(t);
+    }
+    let row = DecomposeRow {
+        dataset: set.name.clone(),
+        gold_in_context: 100.0 * share / n.max(1) as f64,
+        gold_pooled: 100.0 * found as f64 / total.max(1) as f64,
+        mean_context: ctx as f64 / n.max(1) as f64,
+        max_context: max_ctx,
+        stops,
+        questions: n,
+        params: *params,
+    };
+    Ok((row, trajectories))
+}

@@ -6,6 +6,7 @@ pub mod bench_graph;
 pub mod cli;
 pub mod eval;
 pub mod http;
+pub mod oracle;
 mod rng;
 mod file_store;
 
