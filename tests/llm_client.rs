@@ -17,7 +17,7 @@ fn client(s: &LlmServer, tweak: impl FnOnce(&mut LlmConfig)) -> OpenAiClient<Ure
         base_url: s.base_url(),
         model: "scripted".into(),
         api_key: "sk-test-key".into(),
-        headers: vec![("x-extra".into(), "yes".into())],
+        headers: [("x-extra".to_string(), "yes".to_string())].into(),
         timeout_ms: 3_000,
         retries: 2,
         backoff_ms: 50,

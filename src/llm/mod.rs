@@ -105,8 +105,8 @@ pub struct LlmConfig {
     /// Bearer token (`Authorization: Bearer …`); empty: no header.
     #[serde(skip_serializing)]
     pub api_key: String,
-    /// Extra request headers (e.g. an organisation or a proxy's key).
-    pub headers: Vec<(String, String)>,
+    /// Extra request headers (e.g. an organisation or a proxy's key), name → value.
+    pub headers: std::collections::BTreeMap<String, String>,
     /// Default sampling temperature. Default 0; range 0..=2.
     pub temperature: f32,
     /// Default completion cap in tokens. Default 1024; range 1..=131072.
@@ -132,7 +132,7 @@ impl Default for LlmConfig {
             base_url: String::new(),
             model: String::new(),
             api_key: String::new(),
-            headers: Vec::new(),
+            headers: Default::default(),
             temperature: 0.0,
             max_tokens: 1024,
             timeout_ms: 60_000,
@@ -150,7 +150,7 @@ impl std::fmt::Debug for LlmConfig {
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("api_key", &if self.api_key.is_empty() { "" } else { "<redacted>" })
-            .field("headers", &self.headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("timeout_ms", &self.timeout_ms)
             .field("retries", &self.retries)
             .finish_non_exhaustive()

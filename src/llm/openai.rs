@@ -168,7 +168,7 @@ impl<T: HttpTransport> OpenAiClient<T> {
         if !self.cfg.api_key.is_empty() {
             headers.push(("authorization".to_string(), format!("Bearer {}", self.cfg.api_key)));
         }
-        headers.extend(self.cfg.headers.iter().cloned());
+        headers.extend(self.cfg.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
         HttpRequest { url: self.cfg.endpoint(), headers, body: body.to_string(), timeout_ms: self.cfg.timeout_ms }
     }
 
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_key() {
-        let cfg = LlmConfig { api_key: "sk-secret".into(), headers: vec![("x-api-key".into(), "hidden".into())], ..Default::default() };
+        let cfg = LlmConfig { api_key: "sk-secret".into(), headers: [("x-api-key".to_string(), "hidden".to_string())].into(), ..Default::default() };
         let d = format!("{cfg:?}");
         assert!(!d.contains("sk-secret") && !d.contains("hidden"), "{d}");
         assert!(!serde_json::to_string(&cfg).unwrap().contains("sk-secret"), "not serialised either");

@@ -6,6 +6,7 @@
 //! (`src/web/js/worker.js`), which owns one `WebRagCore`. Calls are queued, so the engine sees
 //! one operation at a time.
 pub mod idb_store;
+pub mod llm;
 pub mod model;
 
 use std::rc::Rc;
@@ -219,6 +220,33 @@ impl WebRagCore {
     pub fn explain_graph(&self, query: String, k: usize) -> Promise {
         let inner = self.inner.clone();
         run(async move { inner.lock().await.explain_graph(&query, k.clamp(1, 1000)).await })
+    }
+
+    /// Knowledge-aware decomposition (PIKE-RAG Algorithm 1, [`crate::ask::decompose`]) of
+    /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
+    /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,
+    /// backoffMs?, maxBackoffMs?, concurrency?}`, [`crate::llm::LlmConfig`]; the key stays in this
+    /// worker's memory) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?}`).
+    /// `onTrace` receives `{step, round, input, output, ms}` per step. Resolves to the trajectory
+    /// `{question, rounds: [{proposals, candidates, selected, subQuestion, answer}], context,
+    /// stop}`; rejects with `LlmError` (`LLM_UNAUTHORIZED`, `LLM_TIMEOUT`, `LLM_BAD_OUTPUT`, ...).
+    pub fn decompose(&self, question: String, llm: JsValue, options: JsValue, on_trace: Option<Function>) -> Promise {
+        let inner = self.inner.clone();
+        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        let params: Result<crate::ask::DecomposeParams, _> =
+            if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
+        run(async move {
+            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
+            let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "decompose".into(), reason: e.to_string() })?;
+            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
+            let eng = inner.lock().await;
+            let mut trace = |ev: crate::ask::TraceEvent| {
+                if let (Some(f), Ok(v)) = (&on_trace, to_js(&ev)) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            crate::ask::decompose(&client, &*eng, &question, &params, &JsClock, &mut trace).await
+        })
     }
 
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or

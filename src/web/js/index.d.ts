@@ -11,6 +11,42 @@ export class ModelError extends WebRagError {}
 export class StoreError extends WebRagError {}
 /** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}
+/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair), LLM_NOT_CONFIGURED. */
+export class LlmError extends WebRagError {}
+
+/** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
+export interface LlmConfig {
+  /** e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
+  baseUrl: string;
+  model: string;
+  /** Sent as `Authorization: Bearer …`; kept in the worker's memory only, never logged. */
+  apiKey?: string;
+  /** Extra request headers, name → value. */
+  headers?: Record<string, string>;
+  /** Default 0; 0..=2. */ temperature?: number;
+  /** Default 1024. */ maxTokens?: number;
+  /** Per attempt, the whole reply included. Default 60000 ms. */ timeoutMs?: number;
+  /** Retries after 429, 5xx or a network error. Default 3. */ retries?: number;
+  /** First backoff, doubled per retry; `Retry-After` wins. Default 500 ms. */ backoffMs?: number;
+  /** Longest wait between attempts. Default 20000 ms. */ maxBackoffMs?: number;
+  /** Requests in flight at once. Default 4. */ concurrency?: number;
+}
+
+/** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */
+export interface DecomposeOptions {
+  /** Rounds N (each adds at most one chunk to the context). Default 5. */ rounds?: number;
+  /** Candidates K per proposal. Default 10. */ candidates?: number;
+  /** Similarity threshold δ for atomic-question candidates. Default 0.5. */ delta?: number;
+  /** Proposals read per round. Default 3. */ proposals?: number;
+  /** Retriever of chunk candidates. Default 'hybrid+graph'. */ retriever?: SearchMode;
+}
+
+export interface DecomposeCandidate { question: string; chunkId: string; score: number; via: 'atomic' | 'question' | 'chunk' }
+export interface DecomposeRound { proposals: string[]; candidates: DecomposeCandidate[]; selected: number | null; subQuestion: string | null; answer: string | null }
+/** `stop`: why the loop ended. `context`: chunk ids, in the order they joined. */
+export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' }
+/** One pipeline step: `propose`, `retrieve` or `select`, with its inputs, outputs and time. */
+export interface TraceEvent { step: string; round: number; input: unknown; output: unknown; ms: number }
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
 /** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF. */
@@ -159,6 +195,8 @@ export class WebRag {
   search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
+  /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
+  decompose(question: string, opts: { llm: LlmConfig; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;

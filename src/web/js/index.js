@@ -12,8 +12,10 @@ export class ModelError extends WebRagError { constructor(m, c) { super(m, c); t
 /** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
 export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
 export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
+/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, ...). */
+export class LlmError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'LlmError'; } }
 
-const CLASSES = { InputError, ModelError, StoreError, GpuError };
+const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError };
 
 function rehydrate({ name, code, message }) {
   const C = CLASSES[name] ?? WebRagError;
@@ -91,6 +93,14 @@ export class WebRag {
   search(query, options = {}) { return this.#call('search', { query, options }); }
   /** The pseudo-graph retriever's facts, mind-map context and explain data (anchors, row scores). */
   explainGraph(query, { k = 10 } = {}) { return this.#call('explainGraph', { query, k }); }
+  /**
+   * Knowledge-aware decomposition (PIKE-RAG Algorithm 1) of `question` over this knowledge base:
+   * `llm` is an OpenAI-compatible endpoint `{baseUrl, model, apiKey?, headers?, timeoutMs?, ...}`
+   * (the key is kept in the worker's memory only), `options` `{rounds?, candidates?, delta?,
+   * proposals?, retriever?}`, `onTrace` receives each step `{step, round, input, output, ms}`.
+   * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
+   */
+  decompose(question, { llm, options, onTrace } = {}) { return this.#call('decompose', { question, llm, options }, onTrace); }
   /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
   embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
   /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */
