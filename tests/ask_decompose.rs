@@ -167,3 +167,44 @@ fn when_nothing_found_for_the_proposal_helps_the_original_question_is_searched()
         assert_eq!(t.stop, Stop::NothingProposed);
     });
 }
+
+#[test]
+fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() {
+    use webrag::ask::answer::{AnswerParams, Confidence, UNKNOWN};
+    use webrag::ask::ask;
+    pollster::block_on(async {
+        let eng = engine().await;
+        let s = LlmServer::start();
+        s.script(json!([
+            { "content": "{\"decompose\": true, \"questions\": [\"Who founded Acme Corporation?\"]}" },
+            { "content": "{\"choice\": 0, \"answer\": \"Jane Roe\"}" },
+            { "content": "{\"decompose\": false}" },
+            { "stream": ["Acme ", "was founded ", "by Jane Roe ", "[S1] ", "(not [S7]).", "\nConfidence: high"], "tokenDelayMs": 5 }
+        ]));
+        let mut tokens = Vec::new();
+        let mut steps = Vec::new();
+        let r = ask(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &AnswerParams::default(), &FixedClock(0.0), &mut |t| tokens.push(t.to_string()), &mut |e| steps.push(e.step))
+            .await
+            .unwrap();
+        assert_eq!(tokens.len(), 6, "the answer arrives piece by piece: {tokens:?}");
+        assert_eq!(r.answer.text, "Acme was founded by Jane Roe [S1] (not [S7]).");
+        assert_eq!(r.answer.confidence, Confidence::High);
+        assert!(r.answer.known);
+        assert_eq!(r.answer.citations, r.trajectory.context, "[S1] is the first context chunk; [S7] names no source");
+        assert_eq!(eng.chunk(&r.answer.citations[0]).unwrap().doc_id, "acme");
+        assert_eq!(steps.last().map(String::as_str), Some("answer"));
+        let answer_req = &s.log()[3]["body"];
+        assert_eq!(answer_req["stream"], true);
+        assert!(answer_req["messages"][1]["content"].as_str().unwrap().contains("[S1] (Acme Corporation) <data>Acme Corporation was founded"));
+        // Low confidence: "I don't know." with the sources it had.
+        s.script(json!([{ "content": "{\"decompose\": false}" }, { "content": "Perhaps Lyon [S1]?\nConfidence: low" }]));
+        let r = ask(&client(&s), &eng, "Where is Acme's head office?", &DecomposeParams::default(), &AnswerParams { min_confidence: Confidence::Medium }, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!((r.answer.text.as_str(), r.answer.known, r.answer.citations.len()), (UNKNOWN, false, 0));
+        // A stream cut short is a typed error.
+        s.script(json!([{ "content": "{\"decompose\": false}" }, { "stream": ["Acme was "], "truncate": true }]));
+        let e = ask(&client(&s), &eng, "q", &DecomposeParams::default(), &AnswerParams::default(), &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err();
+        assert_eq!(e.code(), "LLM_TRUNCATED");
+    });
+}

@@ -249,6 +249,38 @@ impl WebRagCore {
         })
     }
 
+    /// Decomposition, then a cited answer streamed token by token ([`crate::ask::ask`]). `llm` as
+    /// for [`WebRagCore::decompose`]; `options` `{decompose?: {...}, answer?: {minConfidence?:
+    /// "low" | "medium" | "high"}}`. `onEvent` receives the trace events and `{token}` pieces of
+    /// the answer as they stream. Resolves to `{answer: {text, citations, confidence, known,
+    /// sources}, trajectory}`.
+    pub fn ask(&self, question: String, llm: JsValue, options: JsValue, on_event: Option<Function>) -> Promise {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct AskOptions {
+            decompose: crate::ask::DecomposeParams,
+            answer: crate::ask::answer::AnswerParams,
+        }
+        let inner = self.inner.clone();
+        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        let opts: Result<AskOptions, _> =
+            if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
+        run(async move {
+            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
+            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
+            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
+            let eng = inner.lock().await;
+            let emit = |v: Result<JsValue, JsValue>| {
+                if let (Some(f), Ok(v)) = (&on_event, v) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
+            let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
+            crate::ask::ask(&client, &*eng, &question, &opts.decompose, &opts.answer, &JsClock, &mut token, &mut trace).await
+        })
+    }
+
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or
     /// `"gpu"` to bypass the routing (benchmarks), else null.
     pub fn embed(&self, texts: Vec<String>, path: JsValue) -> Promise {

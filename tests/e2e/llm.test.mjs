@@ -63,6 +63,24 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.equal(sent[0].auth, 'Bearer sk-page-key', 'the key is sent as a bearer token');
   assert.match(sent[1].body.messages[1].content, /<data>Acme Corporation was founded/);
 
+  // ask: the same loop, then a streamed answer citing the context.
+  await script([
+    { content: '{"decompose": true, "questions": ["Who founded Acme Corporation?"]}' },
+    { content: '{"choice": 0, "answer": "Jane Roe"}' },
+    { content: '{"decompose": false}' },
+    { stream: ['Acme ', 'was founded ', 'by Jane Roe ', '[S1].', '\nConfidence: high'], tokenDelayMs: 20 },
+  ]);
+  const asked = await page.evaluate(async (c) => {
+    const tokens = [];
+    const steps = [];
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: c, onToken: (t) => tokens.push(t), onTrace: (e) => steps.push(e.step) });
+    return { tokens, steps, text: r.answer.text, cited: (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId, confidence: r.answer.confidence };
+  }, cfg);
+  assert.deepEqual(asked.tokens, ['Acme ', 'was founded ', 'by Jane Roe ', '[S1].', '\nConfidence: high'], 'tokens arrive as streamed');
+  assert.equal(asked.text, 'Acme was founded by Jane Roe [S1].');
+  assert.deepEqual([asked.cited, asked.confidence], ['acme', 'high']);
+  assert.equal(asked.steps.at(-1), 'answer');
+
   // Faults: 401 → LLM_UNAUTHORIZED; a hung server → LLM_TIMEOUT within the configured timeout;
   // 429 then 200 → retried and answered; prose twice → LLM_BAD_OUTPUT. Nothing stored is lost.
   await script([{ status: 401 }]);

@@ -45,7 +45,9 @@ export interface DecomposeCandidate { question: string; chunkId: string; score: 
 export interface DecomposeRound { proposals: string[]; candidates: DecomposeCandidate[]; selected: number | null; subQuestion: string | null; answer: string | null }
 /** `stop`: why the loop ended. `context`: chunk ids, in the order they joined. */
 export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' }
-/** One pipeline step: `propose`, `retrieve` or `select`, with its inputs, outputs and time. */
+/** The cited answer: `text` cites `sources` as [S1], [S2]...; "I don't know." when `known` is false. */
+export interface Answer { text: string; citations: string[]; confidence: 'low' | 'medium' | 'high'; known: boolean; sources: string[] }
+/** One pipeline step: `propose`, `retrieve`, `select` or `answer`, with its inputs, outputs and time. */
 export interface TraceEvent { step: string; round: number; input: unknown; output: unknown; ms: number }
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
@@ -197,6 +199,8 @@ export class WebRag {
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
   decompose(question: string, opts: { llm: LlmConfig; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
+  /** Decomposition, then a streamed answer citing the gathered chunks; rejects with LlmError (LLM_TRUNCATED when the stream is cut). */
+  ask(question: string, opts: { llm: LlmConfig; options?: { decompose?: DecomposeOptions; answer?: { minConfidence?: 'low' | 'medium' | 'high' } }; onTrace?: (e: TraceEvent) => void; onToken?: (piece: string) => void }): Promise<{ answer: Answer; trajectory: Trajectory }>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;

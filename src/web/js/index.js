@@ -101,6 +101,15 @@ export class WebRag {
    * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
    */
   decompose(question, { llm, options, onTrace } = {}) { return this.#call('decompose', { question, llm, options }, onTrace); }
+  /**
+   * Decomposition, then an answer from the gathered chunks that cites them as [S1], [S2] (in
+   * `answer.sources` order) with a self-assessed confidence; below `options.answer.minConfidence`
+   * (default 'medium') the text is "I don't know.". `onToken` receives the answer as it streams.
+   * Resolves to `{answer: {text, citations, confidence, known, sources}, trajectory}`.
+   */
+  ask(question, { llm, options, onTrace, onToken } = {}) {
+    return this.#call('ask', { question, llm, options }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : onTrace?.(ev)));
+  }
   /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
   embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
   /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */
