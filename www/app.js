@@ -167,6 +167,84 @@ async function loadDefaultCorpus() {
   await addDocs(docs);
 }
 
+// ---- Ask: an OpenAI-compatible endpoint, the streamed answer, citations, the trace. ----
+// The endpoint and model are remembered in localStorage; the API key only when the user ticks
+// "remember" (else it lives in this page's memory and the worker's).
+const LLM_KEY = 'webrag-llm';
+let llmKey = '';
+function llmConfig() {
+  return { baseUrl: $('llm-base').value.trim(), model: $('llm-model').value.trim(), apiKey: llmKey || $('llm-key').value, timeoutMs: 60000 };
+}
+function saveLlm() {
+  const c = llmConfig();
+  llmKey = $('llm-key').value;
+  const keep = $('llm-remember').checked;
+  localStorage.setItem(LLM_KEY, JSON.stringify({ baseUrl: c.baseUrl, model: c.model, ...(keep ? { apiKey: llmKey } : {}) }));
+  $('llm-summary').textContent = c.baseUrl ? `${c.model || '(no model)'} at ${c.baseUrl}` : 'not set';
+}
+function loadLlm() {
+  try {
+    const c = JSON.parse(localStorage.getItem(LLM_KEY) ?? '{}');
+    $('llm-base').value = c.baseUrl ?? '';
+    $('llm-model').value = c.model ?? '';
+    if (c.apiKey) { $('llm-key').value = c.apiKey; $('llm-remember').checked = true; llmKey = c.apiKey; }
+  } catch { /* a corrupt entry is ignored */ }
+  saveLlm();
+}
+
+/** One trace event as a line of the timeline (text only). */
+function traceLine(e) {
+  const o = e.output ?? {};
+  const what = {
+    propose: () => (o.proposals?.length ? `sub-questions: ${o.proposals.join(' | ')}` : 'no further sub-question'),
+    retrieve: () => `${o.length ?? 0} candidates: ${(o ?? []).slice(0, 5).map((c) => c.question).join(' | ')}`,
+    select: () => (o.choice == null ? 'none selected' : `selected [${o.choice}] → ${o.answer ?? ''}`),
+    answer: () => `answer (${o.answer?.confidence ?? '?'} confidence) citing ${o.answer?.citations?.length ?? 0} source(s)`,
+  }[e.step];
+  return `${e.round ? `round ${e.round} · ` : ''}${e.step}: ${what ? what() : ''} (${e.ms.toFixed(0)} ms)`;
+}
+
+/** The finished answer with its [S1] markers as buttons that open the cited chunk. */
+function renderAnswer(a) {
+  const box = $('answer');
+  box.replaceChildren();
+  for (const part of a.text.split(/(\[S\d+\])/)) {
+    const m = /^\[S(\d+)\]$/.exec(part);
+    const id = m ? a.sources[Number(m[1]) - 1] : null;
+    if (!id) { box.append(document.createTextNode(part)); continue; }
+    const b = document.createElement('button');
+    b.type = 'button'; b.className = 'cite'; b.textContent = part; b.dataset.chunk = id;
+    b.onclick = async () => {
+      const c = await rag.chunk(id);
+      const src = $('source');
+      src.hidden = false;
+      src.textContent = c ? `${c.headingPath.join(' › ') || c.docId}\n\n${c.text}` : `(chunk ${id} is gone)`;
+    };
+    box.append(b);
+  }
+  $('answer-meta').textContent = `confidence: ${a.confidence}${a.known ? '' : ' (below the threshold: "I don\'t know")'} · sources: ${a.sources.length}`;
+  $('answer-meta').dataset.confidence = a.confidence;
+}
+
+async function askQuestion(q) {
+  $('ask-error').textContent = '';
+  $('answer').textContent = '';
+  $('answer-meta').textContent = '';
+  $('source').hidden = true;
+  $('trace').replaceChildren();
+  $('trace-box').open = true;
+  try {
+    const r = await rag.ask(q, {
+      llm: llmConfig(),
+      onToken: (t) => $('answer').append(document.createTextNode(t)),
+      onTrace: (e) => { const li = document.createElement('li'); li.textContent = traceLine(e); li.dataset.step = e.step; $('trace').append(li); },
+    });
+    renderAnswer(r.answer);
+  } catch (e) {
+    $('ask-error').textContent = `${e.name} [${e.code}]: ${e.message}`;
+  }
+}
+
 async function main() {
   status('loading the model and opening IndexedDB…');
   try {
@@ -188,7 +266,18 @@ async function main() {
     await loadDefaultCorpus().catch(() => {});
   }
   await refreshDocs();
-  for (const id of ['q', 'add-btn', 'files']) $(id).disabled = false;
+  for (const id of ['q', 'add-btn', 'files', 'ask-q', 'ask-btn']) $(id).disabled = false;
+  loadLlm();
+  for (const id of ['llm-base', 'llm-model', 'llm-key', 'llm-remember']) $(id).addEventListener('change', saveLlm);
+  $('llm-test').addEventListener('click', async () => {
+    saveLlm();
+    $('llm-test-result').textContent = 'testing…';
+    try {
+      const r = await rag.testLlm(llmConfig());
+      $('llm-test-result').textContent = `connected (${r.ms.toFixed(0)} ms): ${r.reply.slice(0, 60)}`;
+    } catch (e) { $('llm-test-result').textContent = `${e.name} [${e.code}]: ${e.message}`; }
+  });
+  $('ask-form').addEventListener('submit', (ev) => { ev.preventDefault(); saveLlm(); askQuestion($('ask-q').value); });
   const s = await rag.stats();
   status(`ready — ${s.documents} documents, ${s.chunks} chunks, model ${s.model} (${s.dim}-d)`);
   await showPath();

@@ -249,6 +249,27 @@ impl WebRagCore {
         })
     }
 
+    /// "Test connection": one short chat with the endpoint `llm`. Resolves to `{reply, ms}`;
+    /// rejects with the endpoint's `LlmError`.
+    #[wasm_bindgen(js_name = testLlm)]
+    pub fn test_llm(&self, llm: JsValue) -> Promise {
+        #[derive(serde::Serialize)]
+        struct Pong {
+            reply: String,
+            ms: f64,
+        }
+        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        run(async move {
+            use crate::llm::LanguageModel;
+            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
+            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
+            let t0 = js_sys::Date::now();
+            let msgs = [crate::llm::ChatMessage::user("Reply with the single word OK.")];
+            let reply = client.chat(&msgs, &crate::llm::ChatOptions { max_tokens: Some(8), ..crate::llm::ChatOptions::step("test") }).await?;
+            Ok(Pong { reply, ms: js_sys::Date::now() - t0 })
+        })
+    }
+
     /// Decomposition, then a cited answer streamed token by token ([`crate::ask::ask`]). `llm` as
     /// for [`WebRagCore::decompose`]; `options` `{decompose?: {...}, answer?: {minConfidence?:
     /// "low" | "medium" | "high"}}`. `onEvent` receives the trace events and `{token}` pieces of

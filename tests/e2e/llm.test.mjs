@@ -102,3 +102,53 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.deepEqual([misconfigured.name, misconfigured.code], ['LlmError', 'LLM_NOT_CONFIGURED']);
   assert.equal(await page.evaluate(async () => (await window.webragDemo.rag.stats()).documents), 3);
 });
+
+test('the demo Ask panel: endpoint settings, test connection, streamed answer, citations that open the source, trace', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-ask&empty&device=cpu`);
+  await page.evaluate(async () => {
+    await window.webragDemo.rag.add([
+      { id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931 in Springfield.', format: 'text' },
+      { id: 'roe', title: 'Jane Roe', text: 'Jane Roe was an engineer born in Lyon, France.', format: 'text' },
+    ]);
+  });
+  await reset();
+  await page.click('#llm-settings summary');
+  await page.fill('#llm-base', `${llmUrl}/v1`);
+  await page.fill('#llm-model', 'scripted');
+  await page.fill('#llm-key', 'sk-demo-secret');
+  await script([{ content: 'OK' }]);
+  await page.click('#llm-test');
+  await page.waitForFunction(() => /connected/.test(document.getElementById('llm-test-result').textContent));
+  assert.equal(await page.evaluate(() => localStorage.getItem('webrag-llm').includes('sk-demo-secret')), false, 'the key is not stored unless "remember" is ticked');
+  await script([
+    { content: '{"decompose": true, "questions": ["Who founded Acme Corporation?"]}' },
+    { content: '{"choice": 0, "answer": "Jane Roe"}' },
+    { content: '{"decompose": false}' },
+    { stream: ['Acme ', 'was founded ', 'by <b>Jane Roe</b> ', '[S1].', '\nConfidence: high'], tokenDelayMs: 150 },
+  ]);
+  await page.fill('#ask-q', 'Who founded Acme?');
+  await page.click('#ask-btn');
+  // The answer streams: part of it shows before the end.
+  await page.waitForFunction(() => document.getElementById('answer').textContent.includes('was founded'));
+  assert.equal(await page.textContent('#answer-meta'), '', 'still streaming');
+  await page.waitForFunction(() => document.getElementById('answer-meta').dataset.confidence === 'high');
+  assert.equal(await page.textContent('#answer'), 'Acme was founded by <b>Jane Roe</b> [S1].', 'model text is shown as text');
+  assert.equal(await page.locator('#answer b').count(), 0);
+  await page.click('#answer button.cite');
+  await page.waitForFunction(() => !document.getElementById('source').hidden);
+  assert.match(await page.textContent('#source'), /Acme Corporation was founded by Jane Roe/);
+  const steps = await page.$$eval('#trace li', (lis) => lis.map((li) => li.dataset.step));
+  assert.deepEqual(steps, ['propose', 'retrieve', 'select', 'propose', 'answer']);
+  assert.match(await page.textContent('#trace'), /selected \[0\] → Jane Roe/);
+  // A refused key shows a typed error in the panel.
+  await script([{ status: 401 }]);
+  await page.click('#ask-btn');
+  await page.waitForFunction(() => document.getElementById('ask-error').textContent.includes('LLM_UNAUTHORIZED'));
+  // "remember" keeps the key across a reload.
+  await page.check('#llm-remember');
+  await page.reload();
+  await page.waitForFunction(() => window.webragDemo?.ready === true, null, { timeout: 300_000 });
+  assert.equal(await page.inputValue('#llm-key'), 'sk-demo-secret');
+  assert.equal(await page.inputValue('#llm-base'), `${llmUrl}/v1`);
+});

@@ -199,6 +199,8 @@ export class WebRag {
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
   decompose(question: string, opts: { llm: LlmConfig; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
+  /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
+  testLlm(llm: LlmConfig): Promise<{ reply: string; ms: number }>;
   /** Decomposition, then a streamed answer citing the gathered chunks; rejects with LlmError (LLM_TRUNCATED when the stream is cut). */
   ask(question: string, opts: { llm: LlmConfig; options?: { decompose?: DecomposeOptions; answer?: { minConfidence?: 'low' | 'medium' | 'high' } }; onTrace?: (e: TraceEvent) => void; onToken?: (piece: string) => void }): Promise<{ answer: Answer; trajectory: Trajectory }>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */

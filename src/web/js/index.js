@@ -101,6 +101,8 @@ export class WebRag {
    * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
    */
   decompose(question, { llm, options, onTrace } = {}) { return this.#call('decompose', { question, llm, options }, onTrace); }
+  /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
+  testLlm(llm) { return this.#call('testLlm', { llm }); }
   /**
    * Decomposition, then an answer from the gathered chunks that cites them as [S1], [S2] (in
    * `answer.sources` order) with a self-assessed confidence; below `options.answer.minConfidence`

@@ -46,6 +46,7 @@ async function handle(id, op, args) {
     case 'remove': return await core.remove(args.ids);
     case 'search': return await core.search(args.query, args.options ?? null);
     case 'explainGraph': return await core.explainGraph(args.query, args.k ?? 10);
+    case 'testLlm': return await core.testLlm(args.llm ?? null);
     case 'ask': return await core.ask(args.question, args.llm ?? null, args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
     case 'decompose': return await core.decompose(args.question, args.llm ?? null, args.options ?? null, (trace) => self.postMessage({ id, progress: trace }));
     case 'embed': return await core.embed(args.texts, args.path ?? null);
