@@ -271,6 +271,12 @@ pub enum LlmError {
         /// What was wrong with the last attempt.
         reason: String,
     },
+    /// The page's own model (a JS callback) threw or returned something other than text.
+    #[error("the LLM callback failed: {reason}")]
+    Callback {
+        /// What it threw or returned.
+        reason: String,
+    },
     /// No language model is configured, or the configuration is invalid.
     #[error("LLM not configured: {reason}")]
     NotConfigured {
@@ -342,6 +348,7 @@ impl Error {
                 LlmError::Truncated { .. } => "LLM_TRUNCATED",
                 LlmError::BadOutput { .. } => "LLM_BAD_OUTPUT",
                 LlmError::NotConfigured { .. } => "LLM_NOT_CONFIGURED",
+                LlmError::Callback { .. } => "LLM_CALLBACK_FAILED",
             },
             Error::Model(e) => match e {
                 ModelError::FileUnavailable { .. } => "MODEL_FILE_UNAVAILABLE",

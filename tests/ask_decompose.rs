@@ -159,7 +159,7 @@ fn when_nothing_found_for_the_proposal_helps_the_original_question_is_searched()
         .await
         .unwrap();
         assert_eq!(selects.len(), 2, "a second selection over the fallback candidates");
-        assert_eq!(eng.chunk(&selects[0][0]["chunkId"].as_str().unwrap().to_string()).unwrap().doc_id, "lyon");
+        assert_eq!(eng.chunk(selects[0][0]["chunkId"].as_str().unwrap()).unwrap().doc_id, "lyon");
         assert_eq!(selects[1][0]["via"], "question");
         assert_eq!(t.context.iter().map(|c| eng.chunk(c).unwrap().doc_id.clone()).collect::<Vec<_>>(), vec!["acme"]);
         assert_eq!(t.rounds[0].candidates.len(), 2);

@@ -300,7 +300,7 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
         if std::env::var_os("WEBRAG_EVAL_DEBUG").is_some() && hit < gold.len() {
             eprintln!("Q: {q}\n  stop {:?}; gold {gold:?}; context {docs:?}", t.stop);
             for r in &t.rounds {
-                let cands: Vec<String> = r.candidates.iter().map(|c| format!("{}", eng.chunk(&c.chunk_id).map(|c| c.doc_id.as_str()).unwrap_or("?"))).collect();
+                let cands: Vec<String> = r.candidates.iter().map(|c| eng.chunk(&c.chunk_id).map_or("?", |c| c.doc_id.as_str()).to_string()).collect();
                 eprintln!("  {:?} -> [{}] selected {:?}", r.proposals, cands.join(", "), r.selected);
             }
         }

@@ -1,3 +1,7 @@
+//! The page's language models: [`PageModel`] is either the OpenAI-compatible client over
+//! [`FetchTransport`] or [`JsCallbackModel`], a model the page supplies as a JS function (an
+//! in-page model such as WebLLM).
+//!
 //! [`HttpTransport`] in the page: `fetch` through gloo-net, with an `AbortController` whose
 //! timer aborts the request when `timeout_ms` passes, body included (a stream read then rejects
 //! with `AbortError`, which becomes [`TransportError::Timeout`]). A request the browser refuses
@@ -7,7 +11,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::llm::{HttpBody, HttpRequest, HttpTransport, TransportError};
+use crate::error::LlmError;
+use crate::llm::openai::OpenAiClient;
+use crate::llm::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
 
 #[wasm_bindgen]
 extern "C" {
@@ -92,5 +98,76 @@ impl HttpTransport for FetchTransport {
             set_timeout(&resolve, ms as f64);
         });
         let _ = JsFuture::from(p).await;
+    }
+}
+
+/// A model given by the page: `f(messages, {step})` returns an async iterator (`{next():
+/// Promise<{done, value}>}`) over pieces of the reply (the worker builds it from the page's
+/// `llm(messages, opts) => string | AsyncIterable<string>`). No timeout or retry applies: the
+/// page's model is the page's to manage.
+pub struct JsCallbackModel(pub js_sys::Function);
+
+fn callback_error(e: JsValue) -> LlmError {
+    let reason = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"));
+    LlmError::Callback { reason }
+}
+
+impl LanguageModel for JsCallbackModel {
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError> {
+        self.chat_stream(messages, opts, &mut |_| {}).await
+    }
+
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        let ser = serde_wasm_bindgen::Serializer::json_compatible();
+        let msgs = serde::Serialize::serialize(messages, &ser).map_err(|e| LlmError::Callback { reason: e.to_string() })?;
+        let o = js_sys::Object::new();
+        let _ = Reflect::set(&o, &"step".into(), &opts.step.as_str().into());
+        let it = self.0.call2(&JsValue::NULL, &msgs, &o).map_err(callback_error)?;
+        let next: js_sys::Function = Reflect::get(&it, &"next".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(|| LlmError::Callback { reason: "not an iterator".into() })?;
+        let mut text = String::new();
+        loop {
+            let p: Promise = next.call0(&it).map_err(callback_error)?.dyn_into().map_err(callback_error)?;
+            let r = JsFuture::from(p).await.map_err(callback_error)?;
+            if Reflect::get(&r, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                return Ok(text);
+            }
+            let piece = Reflect::get(&r, &"value".into()).ok().and_then(|v| v.as_string()).ok_or_else(|| LlmError::Callback { reason: "the model produced something other than text".into() })?;
+            text.push_str(&piece);
+            on_token(&piece);
+        }
+    }
+}
+
+/// The model a call names: an endpoint configuration, or a JS function.
+pub enum PageModel {
+    /// An OpenAI-compatible endpoint over `fetch`.
+    Http(OpenAiClient<FetchTransport>),
+    /// The page's own model.
+    Js(JsCallbackModel),
+}
+
+impl PageModel {
+    /// From `llm`: a function (the page's model) or `{baseUrl, model, ...}`.
+    pub fn from_js(llm: JsValue) -> Result<Self, LlmError> {
+        if let Ok(f) = llm.clone().dyn_into::<js_sys::Function>() {
+            return Ok(PageModel::Js(JsCallbackModel(f)));
+        }
+        let cfg: LlmConfig = serde_wasm_bindgen::from_value(llm).map_err(|e| LlmError::NotConfigured { reason: e.to_string() })?;
+        Ok(PageModel::Http(OpenAiClient::new(cfg, FetchTransport)?))
+    }
+}
+
+impl LanguageModel for PageModel {
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError> {
+        match self {
+            PageModel::Http(m) => m.chat(messages, opts).await,
+            PageModel::Js(m) => m.chat(messages, opts).await,
+        }
+    }
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        match self {
+            PageModel::Http(m) => m.chat_stream(messages, opts, on_token).await,
+            PageModel::Js(m) => m.chat_stream(messages, opts, on_token).await,
+        }
     }
 }

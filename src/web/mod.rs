@@ -226,19 +226,18 @@ impl WebRagCore {
     /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
     /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,
     /// backoffMs?, maxBackoffMs?, concurrency?}`, [`crate::llm::LlmConfig`]; the key stays in this
-    /// worker's memory) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?}`).
+    /// worker's memory), or with a model function ([`llm::JsCallbackModel`]) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?}`).
     /// `onTrace` receives `{step, round, input, output, ms}` per step. Resolves to the trajectory
     /// `{question, rounds: [{proposals, candidates, selected, subQuestion, answer}], context,
     /// stop}`; rejects with `LlmError` (`LLM_UNAUTHORIZED`, `LLM_TIMEOUT`, `LLM_BAD_OUTPUT`, ...).
     pub fn decompose(&self, question: String, llm: JsValue, options: JsValue, on_trace: Option<Function>) -> Promise {
         let inner = self.inner.clone();
-        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        let model = llm::PageModel::from_js(llm);
         let params: Result<crate::ask::DecomposeParams, _> =
             if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
         run(async move {
-            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
+            let client = model?;
             let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "decompose".into(), reason: e.to_string() })?;
-            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
             let eng = inner.lock().await;
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_trace, to_js(&ev)) {
@@ -258,11 +257,10 @@ impl WebRagCore {
             reply: String,
             ms: f64,
         }
-        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        let model = llm::PageModel::from_js(llm);
         run(async move {
             use crate::llm::LanguageModel;
-            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
-            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
+            let client = model?;
             let t0 = js_sys::Date::now();
             let msgs = [crate::llm::ChatMessage::user("Reply with the single word OK.")];
             let reply = client.chat(&msgs, &crate::llm::ChatOptions { max_tokens: Some(8), ..crate::llm::ChatOptions::step("test") }).await?;
@@ -283,13 +281,12 @@ impl WebRagCore {
             answer: crate::ask::answer::AnswerParams,
         }
         let inner = self.inner.clone();
-        let cfg: Result<crate::llm::LlmConfig, _> = serde_wasm_bindgen::from_value(llm);
+        let model = llm::PageModel::from_js(llm);
         let opts: Result<AskOptions, _> =
             if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
         run(async move {
-            let cfg = cfg.map_err(|e| crate::error::LlmError::NotConfigured { reason: e.to_string() })?;
+            let client = model?;
             let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
-            let client = crate::llm::openai::OpenAiClient::new(cfg, llm::FetchTransport)?;
             let eng = inner.lock().await;
             let emit = |v: Result<JsValue, JsValue>| {
                 if let (Some(f), Ok(v)) = (&on_event, v) {

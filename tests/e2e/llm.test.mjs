@@ -81,6 +81,31 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.deepEqual([asked.cited, asked.confidence], ['acme', 'high']);
   assert.equal(asked.steps.at(-1), 'answer');
 
+  // The page's own model as a function (as WebLLM would be): JSON replies for the loop, an
+  // async generator for the streamed answer; a model that throws is LLM_CALLBACK_FAILED.
+  const viaFunction = await page.evaluate(async () => {
+    const steps = [];
+    const model = async (messages, { step }) => {
+      steps.push(step);
+      const user = messages.at(-1).content;
+      if (step === 'propose') return user.includes('Known so far: nothing yet') ? '{"questions": ["Who founded Acme Corporation?"]}' : '{"decompose": false}';
+      if (step === 'select') return '{"choice": 0, "answer": "Jane Roe"}';
+      return (async function* () { yield 'Jane Roe '; yield 'founded it [S1].'; yield '\nConfidence: medium'; })();
+    };
+    const tokens = [];
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: model, onToken: (t) => tokens.push(t) });
+    let err;
+    try { await window.webragDemo.rag.ask('q', { llm: async () => { throw new Error('model crashed'); } }); } catch (e) { err = { name: e.name, code: e.code, message: e.message }; }
+    const cited = (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId;
+    return { steps, tokens, text: r.answer.text, confidence: r.answer.confidence, cited, err };
+  });
+  assert.deepEqual(viaFunction.steps, ['propose', 'select', 'propose', 'answer']);
+  assert.deepEqual(viaFunction.tokens, ['Jane Roe ', 'founded it [S1].', '\nConfidence: medium']);
+  assert.deepEqual([viaFunction.text, viaFunction.confidence, viaFunction.cited], ['Jane Roe founded it [S1].', 'medium', 'acme']);
+  assert.equal(viaFunction.err.name, 'LlmError');
+  assert.equal(viaFunction.err.code, 'LLM_CALLBACK_FAILED');
+  assert.match(viaFunction.err.message, /model crashed/);
+
   // Faults: 401 → LLM_UNAUTHORIZED; a hung server → LLM_TIMEOUT within the configured timeout;
   // 429 then 200 → retried and answered; prose twice → LLM_BAD_OUTPUT. Nothing stored is lost.
   await script([{ status: 401 }]);

@@ -11,7 +11,7 @@ export class ModelError extends WebRagError {}
 export class StoreError extends WebRagError {}
 /** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}
-/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair), LLM_NOT_CONFIGURED. */
+/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text). */
 export class LlmError extends WebRagError {}
 
 /** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
@@ -31,6 +31,11 @@ export interface LlmConfig {
   /** Longest wait between attempts. Default 20000 ms. */ maxBackoffMs?: number;
   /** Requests in flight at once. Default 4. */ concurrency?: number;
 }
+
+/** A chat message as the model function receives it. */
+export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
+/** The page's own model (e.g. WebLLM), run in the page: a whole reply, or its pieces as they come (streamed answers). No timeout or retry applies. */
+export type ModelFunction = (messages: ChatMessage[], opts: { step: string }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
 
 /** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */
 export interface DecomposeOptions {
@@ -198,11 +203,11 @@ export class WebRag {
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
-  decompose(question: string, opts: { llm: LlmConfig; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
+  decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
-  testLlm(llm: LlmConfig): Promise<{ reply: string; ms: number }>;
+  testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
   /** Decomposition, then a streamed answer citing the gathered chunks; rejects with LlmError (LLM_TRUNCATED when the stream is cut). */
-  ask(question: string, opts: { llm: LlmConfig; options?: { decompose?: DecomposeOptions; answer?: { minConfidence?: 'low' | 'medium' | 'high' } }; onTrace?: (e: TraceEvent) => void; onToken?: (piece: string) => void }): Promise<{ answer: Answer; trajectory: Trajectory }>;
+  ask(question: string, opts: { llm: LlmConfig | ModelFunction; options?: { decompose?: DecomposeOptions; answer?: { minConfidence?: 'low' | 'medium' | 'high' } }; onTrace?: (e: TraceEvent) => void; onToken?: (piece: string) => void }): Promise<{ answer: Answer; trajectory: Trajectory }>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;

@@ -12,7 +12,7 @@ export class ModelError extends WebRagError { constructor(m, c) { super(m, c); t
 /** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
 export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
 export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
-/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, ...). */
+/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, LLM_CALLBACK_FAILED, ...). */
 export class LlmError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'LlmError'; } }
 
 const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError };
@@ -33,14 +33,15 @@ function rehydrate({ name, code, message }) {
 export const MODEL_CACHE = 'webrag-models-v1';
 
 export class WebRag {
-  #worker; #next = 1; #pending = new Map(); #onEvent;
+  #worker; #next = 1; #pending = new Map(); #onEvent; #models = new Map(); #nextModel = 1;
 
   constructor(worker, onEvent) {
     this.#worker = worker;
     this.#onEvent = onEvent;
     worker.onmessage = (e) => {
-      const { id, ok, value, error, progress, event } = e.data;
+      const { id, ok, value, error, progress, event, llmRequest } = e.data;
       if (event) { this.#onEvent?.(event); return; }
+      if (llmRequest) { this.#runModel(llmRequest); return; }
       const p = this.#pending.get(id);
       if (!p) return;
       if (progress) { p.onProgress?.(progress); return; }
@@ -51,6 +52,40 @@ export class WebRag {
       for (const p of this.#pending.values()) p.reject(new WebRagError(`worker failed: ${e.message}`, 'WORKER_FAILED'));
       this.#pending.clear();
     };
+  }
+
+  // A model given as a function runs here, in the page; its reply (a string, or an async
+  // iterable of pieces) goes back to the worker piece by piece.
+  async #runModel({ cb, reqId, messages, step }) {
+    const post = (m) => this.#worker.postMessage(m);
+    try {
+      const fn = this.#models.get(cb);
+      if (!fn) throw new Error('the model function is gone');
+      const r = await fn(messages, { step });
+      if (typeof r === 'string') post({ llmToken: { reqId, token: r } });
+      else if (r && typeof r[Symbol.asyncIterator] === 'function') {
+        for await (const piece of r) {
+          if (typeof piece !== 'string') throw new Error('the model yielded something other than a string');
+          post({ llmToken: { reqId, token: piece } });
+        }
+      } else throw new Error('the model returned neither a string nor an async iterable of strings');
+      post({ llmEnd: { reqId } });
+    } catch (err) {
+      post({ llmError: { reqId, message: String(err?.message ?? err) } });
+    }
+  }
+
+  // `llm` as posted: a config object as is; a function stays here and the worker gets its number.
+  #model(llm) {
+    if (typeof llm !== 'function') return llm;
+    const cb = this.#nextModel++;
+    this.#models.set(cb, llm);
+    return { callback: cb };
+  }
+
+  async #withModel(llm, f) {
+    const m = this.#model(llm);
+    try { return await f(m); } finally { if (m?.callback) this.#models.delete(m.callback); }
   }
 
   #call(op, args, onProgress) {
@@ -96,13 +131,14 @@ export class WebRag {
   /**
    * Knowledge-aware decomposition (PIKE-RAG Algorithm 1) of `question` over this knowledge base:
    * `llm` is an OpenAI-compatible endpoint `{baseUrl, model, apiKey?, headers?, timeoutMs?, ...}`
-   * (the key is kept in the worker's memory only), `options` `{rounds?, candidates?, delta?,
+   * (the key is kept in the worker's memory only), or the page's own model as a function
+   * `async (messages, {step}) => string | AsyncIterable<string>` (e.g. WebLLM; it runs in the page), `options` `{rounds?, candidates?, delta?,
    * proposals?, retriever?}`, `onTrace` receives each step `{step, round, input, output, ms}`.
    * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
    */
-  decompose(question, { llm, options, onTrace } = {}) { return this.#call('decompose', { question, llm, options }, onTrace); }
+  decompose(question, { llm, options, onTrace } = {}) { return this.#withModel(llm, (m) => this.#call('decompose', { question, llm: m, options }, onTrace)); }
   /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
-  testLlm(llm) { return this.#call('testLlm', { llm }); }
+  testLlm(llm) { return this.#withModel(llm, (m) => this.#call('testLlm', { llm: m })); }
   /**
    * Decomposition, then an answer from the gathered chunks that cites them as [S1], [S2] (in
    * `answer.sources` order) with a self-assessed confidence; below `options.answer.minConfidence`
@@ -110,7 +146,7 @@ export class WebRag {
    * Resolves to `{answer: {text, citations, confidence, known, sources}, trajectory}`.
    */
   ask(question, { llm, options, onTrace, onToken } = {}) {
-    return this.#call('ask', { question, llm, options }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : onTrace?.(ev)));
+    return this.#withModel(llm, (m) => this.#call('ask', { question, llm: m, options }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : onTrace?.(ev))));
   }
   /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
   embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }

@@ -10,6 +10,37 @@
 import init, { WebRagCore } from './webrag.js';
 
 let core = null;
+
+// Models given by the page as JS functions (e.g. WebLLM) run in the page: the worker asks for
+// each reply with {llmRequest: {cb, reqId, messages, step}} and the page answers with
+// {llmToken: {reqId, token}}... then {llmEnd: {reqId}} or {llmError: {reqId, message}}. These
+// messages bypass the request queue (the request that waits for them holds it).
+const llmCalls = new Map();
+let nextLlmCall = 1;
+function pageModel(cb) {
+  return (messages, opts) => {
+    const reqId = nextLlmCall++;
+    const pieces = [];
+    let done = false; let error = null; let wake = null;
+    llmCalls.set(reqId, {
+      token: (t) => { pieces.push(t); wake?.(); },
+      end: () => { done = true; wake?.(); },
+      fail: (m) => { error = new Error(m); done = true; wake?.(); },
+    });
+    self.postMessage({ llmRequest: { cb, reqId, messages, step: opts?.step } });
+    return {
+      async next() {
+        while (!pieces.length && !done) await new Promise((r) => { wake = r; });
+        wake = null;
+        if (pieces.length) return { done: false, value: pieces.shift() };
+        llmCalls.delete(reqId);
+        if (error) throw error;
+        return { done: true, value: undefined };
+      },
+    };
+  };
+}
+const modelArg = (llm) => (llm && typeof llm.callback === 'number' ? pageModel(llm.callback) : llm ?? null);
 let queue = Promise.resolve();
 let waiting = 0;       // requests received and not yet answered
 let upkeepTimer = 0;
@@ -46,9 +77,9 @@ async function handle(id, op, args) {
     case 'remove': return await core.remove(args.ids);
     case 'search': return await core.search(args.query, args.options ?? null);
     case 'explainGraph': return await core.explainGraph(args.query, args.k ?? 10);
-    case 'testLlm': return await core.testLlm(args.llm ?? null);
-    case 'ask': return await core.ask(args.question, args.llm ?? null, args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
-    case 'decompose': return await core.decompose(args.question, args.llm ?? null, args.options ?? null, (trace) => self.postMessage({ id, progress: trace }));
+    case 'testLlm': return await core.testLlm(modelArg(args.llm));
+    case 'ask': return await core.ask(args.question, modelArg(args.llm), args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
+    case 'decompose': return await core.decompose(args.question, modelArg(args.llm), args.options ?? null, (trace) => self.postMessage({ id, progress: trace }));
     case 'embed': return await core.embed(args.texts, args.path ?? null);
     case 'stats': return await core.stats();
     case 'embedder': return await core.embedder();
@@ -63,6 +94,10 @@ async function handle(id, op, args) {
 }
 
 self.onmessage = (e) => {
+  const { llmToken, llmEnd, llmError } = e.data;
+  if (llmToken) { llmCalls.get(llmToken.reqId)?.token(llmToken.token); return; }
+  if (llmEnd) { llmCalls.get(llmEnd.reqId)?.end(); return; }
+  if (llmError) { llmCalls.get(llmError.reqId)?.fail(llmError.message); return; }
   const { id, op, args } = e.data;
   waiting++;
   queue = queue.then(async () => {
