@@ -64,6 +64,33 @@ pub struct Engine<S: Store, E: Embedder> {
     graph: PseudoGraph,
     /// `ann` records that failed to load (deleted by the next [`Engine::maintain`]).
     stale_ann: Vec<String>,
+    /// Atomic questions by chunk (a chunk with an entry is atomized; DESIGN.md §5 step 6).
+    atoms: HashMap<ChunkId, Vec<String>>,
+    /// Slots of the atomic questions, ids `"{chunk_id}?{i}"`.
+    qslots: Slots,
+    /// Their embeddings (HNSW segments + fresh buffer).
+    qvectors: SegmentedIndex,
+    /// The memory knowledge base, with each title's embedding.
+    memory: Vec<(MemoryRecord, Vec<f32>)>,
+    /// Kept ask traces, oldest first.
+    traces: Vec<TraceRecord>,
+}
+
+/// The id of atomic question `i` of chunk `chunk_id` (its `vectors` key).
+pub fn question_id(chunk_id: &str, i: usize) -> String {
+    format!("{chunk_id}?{i}")
+}
+
+/// An atomic question found for a query (PIKE-RAG path (b)).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtomicHit {
+    /// The question.
+    pub question: String,
+    /// The chunk that answers it.
+    pub chunk_id: ChunkId,
+    /// Cosine similarity of the question to the query.
+    pub score: f32,
 }
 
 /// What one [`Engine::maintain`] step did.
@@ -116,6 +143,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             vectors: SegmentedIndex::new(embedder.dim(), config.ann),
             graph: PseudoGraph::with_ann(embedder.dim(), config.ann),
             stale_ann: Vec::new(),
+            atoms: HashMap::new(),
+            qslots: Slots::default(),
+            qvectors: SegmentedIndex::new(embedder.dim(), config.ann),
+            memory: Vec::new(),
+            traces: Vec::new(),
             store,
             embedder,
             config,
@@ -199,6 +231,25 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if let Some(e) = skipped.first() {
             return Err(StoreError::Corrupt { collection: "graph_edges".into(), key: e.clone(), reason: "an end of the edge is not stored".into() }.into());
         }
+        // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
+        // (the chunk counts as not atomized, so the next pass redoes it).
+        for q in contents.questions {
+            if !eng.chunks.contains_key(&q.id) {
+                continue;
+            }
+            let vs: Option<Vec<Vec<f32>>> = (0..q.questions.len()).map(|i| vectors.remove(&question_id(&q.id, i))).collect();
+            if let Some(vs) = vs {
+                eng.index_questions(&q.id, q.questions, &vs);
+            }
+        }
+        for m in contents.memory {
+            let v = VectorRecord { id: m.id.clone(), collection: "memory".into(), data: m.embedding.clone() }.to_f32().unwrap_or_default();
+            if v.len() == eng.embedder.dim() {
+                eng.memory.push((m, v));
+            }
+        }
+        eng.memory.sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+        eng.traces = contents.traces;
         // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
         // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
         for r in contents.ann {
@@ -206,6 +257,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 "chunks" => {
                     let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.slots.get(id)).collect();
                     eng.vectors.attach(r.seq, &r.data, &slots).is_ok()
+                }
+                "questions" => {
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.qslots.get(id)).collect();
+                    eng.qvectors.attach(r.seq, &r.data, &slots).is_ok()
                 }
                 "topics" | "facts" => {
                     let kind = if r.collection == "topics" { NodeKind::Topic } else { NodeKind::Fact };
@@ -241,8 +296,38 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.chunks.insert(c.id.clone(), c);
     }
 
+    fn index_questions(&mut self, cid: &str, qs: Vec<String>, vs: &[Vec<f32>]) {
+        self.unindex_questions(cid);
+        for (i, v) in vs.iter().enumerate() {
+            let slot = self.qslots.insert(&question_id(cid, i));
+            self.qvectors.insert(slot, v);
+        }
+        self.atoms.insert(cid.to_string(), qs);
+    }
+
+    fn unindex_questions(&mut self, cid: &str) {
+        if let Some(qs) = self.atoms.remove(cid) {
+            for i in 0..qs.len() {
+                if let Some(slot) = self.qslots.remove(&question_id(cid, i)) {
+                    self.qvectors.remove(slot);
+                }
+            }
+        }
+    }
+
+    /// Store deletes of a chunk's atomic questions and their vectors.
+    fn question_deletes(&self, cid: &str, ops: &mut Vec<Op>) {
+        if let Some(qs) = self.atoms.get(cid) {
+            ops.push(Op::Delete(Collection::Questions, cid.to_string()));
+            for i in 0..qs.len() {
+                ops.push(Op::Delete(Collection::Vectors, question_id(cid, i)));
+            }
+        }
+    }
+
     fn unindex_doc(&mut self, doc_id: &str) {
         for cid in self.doc_chunks.remove(doc_id).unwrap_or_default() {
+            self.unindex_questions(&cid);
             if let Some(slot) = self.slots.remove(&cid) {
                 if let Some(p) = self.postings.remove(&cid) {
                     self.bm25.remove(slot, &p.terms);
@@ -362,6 +447,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 added_at: self.clock.now_ms(),
                 chunk_count: chunks.len() as u32,
                 status: "indexed".into(),
+                mind_map: None,
             };
             if self.docs.contains_key(&d.id) {
                 report.replaced.push(d.id);
@@ -422,6 +508,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
                     ops.push(Op::Delete(c, cid.clone()));
                 }
+                self.question_deletes(cid, &mut ops);
             }
             for (ordinal, c) in chunks.into_iter().enumerate() {
                 let id = chunk_id(&rec.id, ordinal);
@@ -484,6 +571,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
                     ops.push(Op::Delete(c, cid.clone()));
                 }
+                self.question_deletes(cid, &mut ops);
             }
             ops.push(Op::Delete(Collection::Documents, id.clone()));
             report.removed.push(id.clone());
@@ -513,6 +601,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.vectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
         self.graph = PseudoGraph::with_ann(self.embedder.dim(), self.config.ann);
         self.stale_ann.clear();
+        self.atoms.clear();
+        self.qslots = Slots::default();
+        self.qvectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
+        self.memory.clear();
+        self.traces.clear();
         Ok(())
     }
 
@@ -521,6 +614,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn needs_maintenance(&self) -> bool {
         !self.stale_ann.is_empty()
             || self.vectors.needs_seal()
+            || self.qvectors.needs_seal()
             || [NodeKind::Topic, NodeKind::Fact].iter().any(|&k| self.graph.ann(k).is_some_and(|ix| ix.needs_seal()))
     }
 
@@ -552,6 +646,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let ids: Vec<String> =
                 ix.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.graph.id_of(s).unwrap_or_default().to_string()).collect();
             (name, o.clone(), ids, ix.segment_bytes(o.created), ix.shape().1)
+        } else if due(&self.qvectors) {
+            let o = self.qvectors.seal_purging(force).expect("due: something to seal");
+            let ids: Vec<String> =
+                self.qvectors.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.qslots.id(s).unwrap_or_default().to_string()).collect();
+            ("questions", o.clone(), ids, self.qvectors.segment_bytes(o.created), self.qvectors.shape().1)
         } else {
             return Ok(None);
         };
@@ -597,8 +696,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             ann: {
                 let [c, t, f] = self.ann_shape();
                 let a = |x: (usize, usize, usize)| [x.0, x.1, x.2];
-                AnnStats { chunks: a(c), topics: a(t), facts: a(f) }
+                AnnStats { chunks: a(c), topics: a(t), facts: a(f), questions: a(self.qvectors.shape()) }
             },
+            atomized_chunks: self.atoms.len(),
+            questions: self.qslots.len(),
+            memory: self.memory.len(),
         }
     }
 
@@ -779,4 +881,199 @@ pub fn dense_query_text(query: &str) -> String {
         return query.trim().to_string();
     }
     q.terms.iter().map(|t| t.0.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+/// The LLM-built parts of a knowledge base: atomic questions (PIKE-RAG knowledge atomizing), the
+/// memory knowledge base, kept traces, and replacing a document's mind map (PG-RAG). The model
+/// calls that produce them live in [`crate::ask`]; this is where they are stored and indexed.
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Chunks without atomic questions, in document order (documents by id, chunks by
+    /// ordinal): the work an atomizing pass has left, so a pass that stopped resumes here.
+    pub fn unatomized(&self) -> Vec<ChunkId> {
+        let mut docs: Vec<&DocId> = self.doc_chunks.keys().collect();
+        docs.sort();
+        docs.into_iter().flat_map(|d| self.doc_chunks[d].iter()).filter(|c| !self.atoms.contains_key(*c)).cloned().collect()
+    }
+
+    /// The atomic questions of a chunk (`None`: not atomized).
+    pub fn questions(&self, chunk_id: &str) -> Option<&[String]> {
+        self.atoms.get(chunk_id).map(Vec::as_slice)
+    }
+
+    /// Stores the atomic questions of chunks (replacing any they had), embedded, in one atomic
+    /// commit. Chunks that no longer exist are skipped. Returns the questions stored.
+    ///
+    /// Errors: model and store errors (nothing is written).
+    pub async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize> {
+        let items: Vec<(ChunkId, Vec<String>)> = items.into_iter().filter(|(c, _)| self.chunks.contains_key(c)).collect();
+        let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
+        let total = flat.len();
+        let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(total);
+        for part in flat.chunks(self.config.embed_batch.max(1)) {
+            vecs.extend(self.embedder.embed(part).await?);
+        }
+        drop(flat);
+        let mut ops = Vec::new();
+        for (cid, _) in &items {
+            self.question_deletes(cid, &mut ops);
+        }
+        let mut at = 0;
+        for (cid, qs) in &items {
+            let doc_id = self.chunks[cid].doc_id.clone();
+            ops.push(Op::Put(Record::Question(QuestionRecord { id: cid.clone(), doc_id, questions: qs.clone() })));
+            for i in 0..qs.len() {
+                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&question_id(cid, i), "questions", &vecs[at + i]))));
+            }
+            at += qs.len();
+        }
+        self.store.commit(ops).await?;
+        let mut at = 0;
+        for (cid, qs) in items {
+            let n = qs.len();
+            self.index_questions(&cid, qs, &vecs[at..at + n]);
+            at += n;
+        }
+        Ok(total)
+    }
+
+    /// Atomic questions nearest the query embedding `qv` with cosine ≥ `delta`, at most `k`,
+    /// best first (HNSW over sealed segments, exact over the fresh buffer).
+    pub fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Vec<AtomicHit> {
+        if self.qslots.is_empty() || qv.len() != self.qvectors.dim() {
+            return Vec::new();
+        }
+        self.qvectors
+            .search(qv, k)
+            .into_iter()
+            .filter(|(_, s)| *s >= delta)
+            .filter_map(|(slot, score)| {
+                let qid = self.qslots.id(slot)?;
+                let (cid, i) = qid.rsplit_once('?')?;
+                let question = self.atoms.get(cid)?.get(i.parse::<usize>().ok()?)?.clone();
+                Some(AtomicHit { question, chunk_id: cid.to_string(), score })
+            })
+            .collect()
+    }
+
+    /// Replaces a document's mind map in the pseudo-graph (embedding its nodes; fusion with the
+    /// other documents as at ingest) and records which map it is (`kind`: `"llm"` or
+    /// `"structural-fallback"`) in the document record, in one atomic commit.
+    ///
+    /// `map: None` keeps the graph as it is and only records `kind`.
+    ///
+    /// Errors: [`InputError::InvalidId`] for an unknown document; model and store errors
+    /// (nothing is written).
+    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: &str) -> Result<()> {
+        let Some(rec) = self.docs.get(doc_id).cloned() else {
+            return Err(InputError::InvalidId { id: doc_id.chars().take(64).collect() }.into());
+        };
+        let mut ops = Vec::new();
+        let mut plan = GraphPlan::default();
+        if let (true, Some(map)) = (self.config.graph.enabled, map) {
+            let inputs = node_inputs(map);
+            let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
+            for part in inputs.chunks(self.config.embed_batch.max(1)) {
+                let refs: Vec<&str> = part.iter().map(String::as_str).collect();
+                vecs.extend(self.embedder.embed(&refs).await?);
+            }
+            let chunk_ids = self.doc_chunks.get(doc_id).cloned().unwrap_or_default();
+            let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
+            plan = self.graph.plan_remove(&[doc_id.to_string()]);
+            plan.extend(self.graph.plan_add(&[NewMap { doc_id, chunk_ids: &chunk_ids, map, vectors: &vecs }], &replacing, &self.config.graph));
+            ops.extend(plan.ops());
+        }
+        let rec = DocumentRecord { mind_map: Some(kind.to_string()), ..rec };
+        ops.push(Op::Put(Record::Document(rec.clone())));
+        self.store.commit(ops).await?;
+        self.graph.apply(plan);
+        self.docs.insert(rec.id.clone(), rec);
+        Ok(())
+    }
+
+    /// Memory entries whose title has cosine ≥ `tau` with the query embedding `qv`, best first
+    /// (the retrieval trigger, DESIGN.md §8 step 1).
+    pub fn memory_matches(&self, qv: &[f32], tau: f32) -> Vec<(MemoryRecord, f32)> {
+        let mut out: Vec<(MemoryRecord, f32)> = self
+            .memory
+            .iter()
+            .map(|(m, v)| (m, crate::embed::gemm::dot(qv, v)))
+            .filter(|(_, s)| *s >= tau)
+            .map(|(m, s)| (m.clone(), s))
+            .collect();
+        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+        out
+    }
+
+    /// Every memory entry, oldest first.
+    pub fn memory(&self) -> Vec<MemoryRecord> {
+        self.memory.iter().map(|(m, _)| m.clone()).collect()
+    }
+
+    /// Saves title–content pairs to the memory knowledge base (DESIGN.md §8 step 7), each title
+    /// embedded, in one commit. Returns the new records.
+    pub async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let titles: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+        let vecs = self.embedder.embed(&titles).await?;
+        let now = self.clock.now_ms();
+        let base = self.memory.len();
+        let mut recs = Vec::new();
+        for (i, ((title, content, sources), v)) in entries.into_iter().zip(vecs).enumerate() {
+            let embedding = VectorRecord::from_f32("", "memory", &v).data;
+            recs.push((MemoryRecord { id: format!("m{:015}-{}", now as u64, base + i), title, content, sources, created_at: now, embedding }, v));
+        }
+        self.store.commit(recs.iter().map(|(r, _)| Op::Put(Record::Memory(r.clone()))).collect()).await?;
+        let out = recs.iter().map(|(r, _)| r.clone()).collect();
+        self.memory.extend(recs);
+        Ok(out)
+    }
+
+    /// Deletes every memory entry.
+    pub async fn forget(&mut self) -> Result<usize> {
+        let ops: Vec<Op> = self.memory.iter().map(|(m, _)| Op::Delete(Collection::Memory, m.id.clone())).collect();
+        let n = ops.len();
+        if n > 0 {
+            self.store.commit(ops).await?;
+        }
+        self.memory.clear();
+        Ok(n)
+    }
+
+    /// Keeps one ask trace (`json`: the trace object) in the `traces` collection.
+    pub async fn keep_trace(&mut self, question: &str, json: String) -> Result<TraceRecord> {
+        let now = self.clock.now_ms();
+        let id = format!("t{:015}-{:06}", now as u64, self.traces.len());
+        let rec = TraceRecord { id, created_at: now, question: question.to_string(), json };
+        self.store.commit(vec![Op::Put(Record::Trace(rec.clone()))]).await?;
+        self.traces.push(rec.clone());
+        Ok(rec)
+    }
+
+    /// Kept traces, oldest first.
+    pub fn traces(&self) -> &[TraceRecord] {
+        &self.traces
+    }
+
+    /// Deletes every kept trace.
+    pub async fn clear_traces(&mut self) -> Result<usize> {
+        let ops: Vec<Op> = self.traces.iter().map(|t| Op::Delete(Collection::Traces, t.id.clone())).collect();
+        let n = ops.len();
+        if n > 0 {
+            self.store.commit(ops).await?;
+        }
+        self.traces.clear();
+        Ok(n)
+    }
+
+    /// The chunk ids of a document, by ordinal.
+    pub fn doc_chunk_ids(&self, doc_id: &str) -> &[ChunkId] {
+        self.doc_chunks.get(doc_id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// A stored vector of a chunk (its embedding), if any.
+    pub fn chunk_vector(&self, chunk_id: &str) -> Option<&[f32]> {
+        self.slots.get(chunk_id).and_then(|s| self.vectors.get(s))
+    }
 }

@@ -277,6 +277,10 @@ pub enum LlmError {
         /// What it threw or returned.
         reason: String,
     },
+    /// The caller cancelled (an `AbortSignal` in the page): in-flight requests were aborted
+    /// and no further call was made. Work committed before it stays.
+    #[error("LLM work cancelled")]
+    Cancelled,
     /// No language model is configured, or the configuration is invalid.
     #[error("LLM not configured: {reason}")]
     NotConfigured {
@@ -349,6 +353,7 @@ impl Error {
                 LlmError::BadOutput { .. } => "LLM_BAD_OUTPUT",
                 LlmError::NotConfigured { .. } => "LLM_NOT_CONFIGURED",
                 LlmError::Callback { .. } => "LLM_CALLBACK_FAILED",
+                LlmError::Cancelled => "LLM_CANCELLED",
             },
             Error::Model(e) => match e {
                 ModelError::FileUnavailable { .. } => "MODEL_FILE_UNAVAILABLE",

@@ -7,10 +7,13 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::error::StoreError;
-use crate::types::{AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MetaRecord, PostingRecord, ProgressEvent, VectorRecord};
+use crate::types::{
+    AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord, ProgressEvent, QuestionRecord,
+    TraceRecord, VectorRecord,
+};
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Object stores (collections) of a knowledge base; DESIGN.md §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,11 +34,17 @@ pub enum Collection {
     GraphEdges,
     /// Sealed HNSW segments of the vector collections (schema 3).
     Ann,
+    /// Atomic questions per chunk (schema 4).
+    Questions,
+    /// The memory knowledge base (schema 4).
+    Memory,
+    /// Kept ask traces (schema 4).
+    Traces,
 }
 
 impl Collection {
     /// Every collection, in schema order.
-    pub const ALL: [Collection; 8] = [
+    pub const ALL: [Collection; 11] = [
         Collection::Meta,
         Collection::Documents,
         Collection::Chunks,
@@ -44,6 +53,9 @@ impl Collection {
         Collection::GraphNodes,
         Collection::GraphEdges,
         Collection::Ann,
+        Collection::Questions,
+        Collection::Memory,
+        Collection::Traces,
     ];
     /// The object-store name.
     pub fn name(self) -> &'static str {
@@ -56,6 +68,9 @@ impl Collection {
             Collection::GraphNodes => "graph_nodes",
             Collection::GraphEdges => "graph_edges",
             Collection::Ann => "ann",
+            Collection::Questions => "questions",
+            Collection::Memory => "memory",
+            Collection::Traces => "traces",
         }
     }
 }
@@ -79,6 +94,12 @@ pub enum Record {
     GraphEdge(GraphEdgeRecord),
     /// `ann`.
     Ann(AnnSegmentRecord),
+    /// `questions`.
+    Question(QuestionRecord),
+    /// `memory`.
+    Memory(MemoryRecord),
+    /// `traces`.
+    Trace(TraceRecord),
 }
 
 impl Record {
@@ -93,6 +114,9 @@ impl Record {
             Record::GraphNode(_) => Collection::GraphNodes,
             Record::GraphEdge(_) => Collection::GraphEdges,
             Record::Ann(_) => Collection::Ann,
+            Record::Question(_) => Collection::Questions,
+            Record::Memory(_) => Collection::Memory,
+            Record::Trace(_) => Collection::Traces,
         }
     }
     /// The record's key.
@@ -106,6 +130,9 @@ impl Record {
             Record::GraphNode(r) => &r.id,
             Record::GraphEdge(r) => &r.id,
             Record::Ann(r) => &r.id,
+            Record::Question(r) => &r.id,
+            Record::Memory(r) => &r.id,
+            Record::Trace(r) => &r.id,
         }
     }
 }
@@ -141,6 +168,15 @@ pub struct Contents {
     /// `ann` records.
     #[serde(default)]
     pub ann: Vec<AnnSegmentRecord>,
+    /// `questions` records.
+    #[serde(default)]
+    pub questions: Vec<QuestionRecord>,
+    /// `memory` records.
+    #[serde(default)]
+    pub memory: Vec<MemoryRecord>,
+    /// `traces` records.
+    #[serde(default)]
+    pub traces: Vec<TraceRecord>,
 }
 
 impl Contents {
@@ -155,6 +191,9 @@ impl Contents {
         ops.extend(self.graph_nodes.into_iter().map(|r| Op::Put(Record::GraphNode(r))));
         ops.extend(self.graph_edges.into_iter().map(|r| Op::Put(Record::GraphEdge(r))));
         ops.extend(self.ann.into_iter().map(|r| Op::Put(Record::Ann(r))));
+        ops.extend(self.questions.into_iter().map(|r| Op::Put(Record::Question(r))));
+        ops.extend(self.memory.into_iter().map(|r| Op::Put(Record::Memory(r))));
+        ops.extend(self.traces.into_iter().map(|r| Op::Put(Record::Trace(r))));
         ops
     }
 }
@@ -230,6 +269,9 @@ impl Store for MemoryStore {
                     Record::GraphNode(r) => c.graph_nodes.push(r),
                     Record::GraphEdge(r) => c.graph_edges.push(r),
                     Record::Ann(r) => c.ann.push(r),
+                    Record::Question(r) => c.questions.push(r),
+                    Record::Memory(r) => c.memory.push(r),
+                    Record::Trace(r) => c.traces.push(r),
                 }
             }
         }

@@ -61,6 +61,61 @@ pub struct DocumentRecord {
     pub chunk_count: u32,
     /// `"indexed"`.
     pub status: String,
+    /// Which mind map the pseudo-graph holds for the document: `"structural"` (absent in
+    /// older records), `"llm"` (PG-RAG's FCI-verified map), or `"structural-fallback"` (the LLM
+    /// map failed after its repair attempt; the structural map was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mind_map: Option<String>,
+}
+
+/// `questions` record (schema 4): the atomic questions one chunk answers (PIKE-RAG §4.2.6,
+/// knowledge atomizing), keyed by the chunk id. Its presence marks the chunk as atomized (an
+/// empty list: the model found none), which is how an interrupted pass resumes. Question `i`'s
+/// embedding is the `vectors` record `"{chunk_id}?{i}"` of collection `"questions"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRecord {
+    /// The chunk id.
+    pub id: ChunkId,
+    /// Owning document.
+    pub doc_id: DocId,
+    /// The questions, in the model's order.
+    pub questions: Vec<String>,
+}
+
+/// `memory` record (schema 4): one entry of the memory knowledge base (DESIGN.md §8 steps 1 and
+/// 7): knowledge the ask pipeline kept, as a title–content pair with the title's embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryRecord {
+    /// `"m{created_at}-{n}"`.
+    pub id: String,
+    /// The title (a question) the retrieval trigger compares queries with.
+    pub title: String,
+    /// The knowledge (an answer, with its sources' chunk ids in `sources`).
+    pub content: String,
+    /// Chunk ids the content came from.
+    #[serde(default)]
+    pub sources: Vec<ChunkId>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+    /// The title's embedding, little-endian f32.
+    #[serde(with = "serde_bytes")]
+    pub embedding: Vec<u8>,
+}
+
+/// `traces` record (schema 4): one kept ask trace (opt-in), for export as JSONL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceRecord {
+    /// `"t{created_at}"` (zero-padded, so keys sort by time).
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+    /// The question asked.
+    pub question: String,
+    /// The trace as JSON: `{question, events: [...], trajectory?, answer?}`.
+    pub json: String,
 }
 
 /// `chunks` record.
@@ -341,6 +396,12 @@ pub struct Stats {
     /// Vector collections (chunks, topics, facts): vectors in the exact fresh buffer, sealed
     /// HNSW segments, tombstones.
     pub ann: AnnStats,
+    /// Chunks atomized (with a `questions` record).
+    pub atomized_chunks: usize,
+    /// Atomic questions indexed.
+    pub questions: usize,
+    /// Memory knowledge-base entries.
+    pub memory: usize,
 }
 
 /// Shape of the segmented vector collections ([`crate::index::ann`]): `[fresh vectors, sealed
@@ -353,6 +414,8 @@ pub struct AnnStats {
     pub topics: [usize; 3],
     /// Fact vectors.
     pub facts: [usize; 3],
+    /// Atomic questions.
+    pub questions: [usize; 3],
 }
 
 /// Outcome of an `add()` batch.

@@ -3,7 +3,10 @@
 //! implementation is held to the same contract.
 #![allow(dead_code)]
 use webrag::ports::{Collection, Op, Record, Store};
-use webrag::types::{AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MetaRecord, NodeKind, VectorRecord};
+use webrag::types::{
+    AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, NodeKind, QuestionRecord, TraceRecord,
+    VectorRecord,
+};
 
 fn doc(id: &str) -> Record {
     Record::Document(DocumentRecord {
@@ -14,6 +17,7 @@ fn doc(id: &str) -> Record {
         added_at: 1.0,
         chunk_count: 1,
         status: "indexed".into(),
+        mind_map: Some("llm".into()),
     })
 }
 
@@ -82,6 +86,28 @@ pub async fn run<S: Store>(store: &S) {
     assert_eq!(store.get(Collection::Ann, "facts/0000000007").await.expect("get"), Some(seg));
     assert_eq!(store.load().await.expect("load").ann.len(), 1);
     store.commit(vec![Op::Delete(Collection::Ann, "facts/0000000007".into())]).await.expect("ann delete");
+
+    // Schema 4: atomic questions, memory entries (embedding bytes), kept traces
+    let q = Record::Question(QuestionRecord { id: "d1#0".into(), doc_id: "d1".into(), questions: vec!["Who? — ü".into(), "中文？".into()] });
+    let m = Record::Memory(MemoryRecord {
+        id: "m1".into(),
+        title: "Who founded Acme?".into(),
+        content: "Jane Roe".into(),
+        sources: vec!["d1#0".into()],
+        created_at: 2.5,
+        embedding: (0..=255u8).collect(),
+    });
+    let t = Record::Trace(TraceRecord { id: "t1".into(), created_at: 3.0, question: "q".into(), json: "{\"events\":[]}".into() });
+    store.commit(vec![Op::Put(q.clone()), Op::Put(m.clone()), Op::Put(t.clone())]).await.expect("schema 4 commit");
+    assert_eq!(store.get(Collection::Questions, "d1#0").await.expect("get"), Some(q));
+    assert_eq!(store.get(Collection::Memory, "m1").await.expect("get"), Some(m));
+    assert_eq!(store.get(Collection::Traces, "t1").await.expect("get"), Some(t));
+    let c = store.load().await.expect("load");
+    assert_eq!((c.questions.len(), c.memory.len(), c.traces.len()), (1, 1, 1));
+    store
+        .commit(vec![Op::Delete(Collection::Questions, "d1#0".into()), Op::Delete(Collection::Memory, "m1".into()), Op::Delete(Collection::Traces, "t1".into())])
+        .await
+        .expect("schema 4 delete");
 
     // overwrite + ops apply in order (put then delete in one batch = absent)
     store.commit(vec![Op::Put(doc("d2")), Op::Delete(Collection::Documents, "d2".into()), Op::Put(doc("d3"))]).await.expect("commit");

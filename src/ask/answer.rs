@@ -57,12 +57,38 @@ pub struct Answer {
 /// "I don't know." — the answer below the configured confidence.
 pub const UNKNOWN: &str = "I don't know.";
 
+/// One source of an answer: a chunk, the graph retriever's mind-map context, a memory entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// What a citation names: a chunk id, `"graph:{n}"`, `"memory:{id}"`.
+    pub id: String,
+    /// Shown in parentheses before the text (the document title).
+    pub title: String,
+    /// The text given to the model.
+    pub text: String,
+}
+
+/// The chunks `ids` as sources.
+pub fn chunk_sources<K: KnowledgeBase>(kb: &K, ids: &[String]) -> Vec<Source> {
+    ids.iter()
+        .map(|c| {
+            let (title, text) = kb.chunk_text(c).unwrap_or_default();
+            Source { id: c.clone(), title, text }
+        })
+        .collect()
+}
+
 /// The answer prompt over `sources` (chunk ids, `[S1]` first).
 pub fn answer_messages<K: KnowledgeBase>(question: &str, kb: &K, sources: &[String]) -> Vec<ChatMessage> {
+    source_messages(question, &chunk_sources(kb, sources))
+}
+
+/// The answer prompt over `sources` (`[S1]` first).
+pub fn source_messages(question: &str, sources: &[Source]) -> Vec<ChatMessage> {
     let mut list = String::new();
-    for (i, c) in sources.iter().enumerate() {
-        let (title, text) = kb.chunk_text(c).unwrap_or_default();
-        list.push_str(&format!("[S{}] ({title}) {}\n", i + 1, data(&text)));
+    for (i, s) in sources.iter().enumerate() {
+        list.push_str(&format!("[S{}] ({}) {}\n", i + 1, s.title, data(&s.text)));
     }
     vec![
         ChatMessage::system(
@@ -120,8 +146,23 @@ pub async fn answer<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     on_token: &mut dyn FnMut(&str),
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<Answer> {
+    answer_from(model, question, &chunk_sources(kb, sources), p, clock, on_token, trace).await
+}
+
+/// [`answer`] over any [`Source`]s; citations name the sources' ids.
+pub async fn answer_from<M: LanguageModel + ?Sized>(
+    model: &M,
+    question: &str,
+    sources: &[Source],
+    p: &AnswerParams,
+    clock: &dyn Clock,
+    on_token: &mut dyn FnMut(&str),
+    trace: &mut dyn FnMut(TraceEvent),
+) -> Result<Answer> {
     let t0 = clock.now_ms();
-    let msgs = answer_messages(question, kb, sources);
+    let msgs = source_messages(question, sources);
+    let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
+    let sources = &ids;
     let reply = model.chat_stream(&msgs, &ChatOptions::step("answer"), on_token).await?;
     let (text, cited, confidence) = read_answer(&reply, sources.len());
     let known = confidence >= p.min_confidence;

@@ -20,6 +20,8 @@
 //! Every model call and every retrieval is traced ([`TraceEvent`]). Retrieved text is always
 //! inside `<data>` tags and the system prompt says it is data, never instructions.
 pub mod answer;
+pub mod ingest;
+pub mod pipeline;
 
 use std::collections::HashSet;
 
@@ -457,10 +459,23 @@ pub fn sft_jsonl(trajectories: &[Trajectory]) -> String {
     s
 }
 
-/// The engine as the pipeline's knowledge base: chunks by search (the question read literally); no atomic questions until the knowledge base is atomized.
+/// The engine as the pipeline's knowledge base: atomic questions from its question index (none
+/// until [`ingest::atomize`] ran), chunks by search (the question read literally).
 impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate::engine::Engine<S, E> {
-    async fn atomic_candidates(&self, _query: &str, _k: usize, _delta: f32) -> Result<Vec<Candidate>> {
-        Ok(Vec::new())
+    async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
+        if self.stats().questions == 0 || query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let qv = self.embedder().embed(&[query.trim()]).await?.pop().unwrap_or_default();
+        // Several questions of one chunk count once (its best), so ask for more than k.
+        let mut seen = HashSet::new();
+        Ok(self
+            .atomic_search(&qv, k * 3, delta)
+            .into_iter()
+            .filter(|h| seen.insert(h.chunk_id.clone()))
+            .take(k)
+            .map(|h| Candidate { question: h.question, chunk_id: h.chunk_id, score: h.score, via: Via::Atomic })
+            .collect())
     }
 
     async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>> {

@@ -228,3 +228,75 @@ pub trait HttpTransport {
     /// Waits `ms` milliseconds (between retries).
     async fn sleep(&self, ms: u64);
 }
+
+/// A cancellation token shared by one piece of work (an `ask`, an atomizing pass): once
+/// [`Cancel::cancel`] runs, the hooks registered by in-flight requests run (the page aborts its
+/// `fetch`es) and every later model call through [`WithCancel`] fails with
+/// [`LlmError::Cancelled`]. Single-threaded, like the rest of the engine.
+#[derive(Clone, Default)]
+pub struct Cancel(std::rc::Rc<CancelInner>);
+
+#[derive(Default)]
+struct CancelInner {
+    flag: std::cell::Cell<bool>,
+    hooks: std::cell::RefCell<Vec<Box<dyn FnOnce()>>>,
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cancel({})", self.is_cancelled())
+    }
+}
+
+impl Cancel {
+    /// A fresh token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Cancels: sets the flag and runs the registered hooks (once).
+    pub fn cancel(&self) {
+        self.0.flag.set(true);
+        let hooks: Vec<Box<dyn FnOnce()>> = self.0.hooks.borrow_mut().drain(..).collect();
+        for h in hooks {
+            h();
+        }
+    }
+    /// Whether [`Cancel::cancel`] ran.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.flag.get()
+    }
+    /// `Err(Cancelled)` once cancelled.
+    pub fn check(&self) -> Result<(), LlmError> {
+        if self.is_cancelled() { Err(LlmError::Cancelled) } else { Ok(()) }
+    }
+    /// Runs `f` on cancellation (at once if already cancelled).
+    pub fn on_cancel(&self, f: impl FnOnce() + 'static) {
+        if self.is_cancelled() {
+            f();
+        } else {
+            self.0.hooks.borrow_mut().push(Box::new(f));
+        }
+    }
+}
+
+/// A model whose calls honour a [`Cancel`]: none starts after cancellation, and one that fails
+/// after it (its request aborted) reports [`LlmError::Cancelled`].
+pub struct WithCancel<M> {
+    /// The model.
+    pub inner: M,
+    /// The token.
+    pub cancel: Cancel,
+}
+
+impl<M: LanguageModel> LanguageModel for WithCancel<M> {
+    async fn chat(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String, LlmError> {
+        self.cancel.check()?;
+        let r = self.inner.chat(messages, opts).await;
+        if r.is_err() { self.cancel.check().and(r) } else { r }
+    }
+    async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
+        self.cancel.check()?;
+        let r = self.inner.chat_stream(messages, opts, on_token).await;
+        if r.is_err() { self.cancel.check().and(r) } else { r }
+    }
+}

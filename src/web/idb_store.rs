@@ -54,6 +54,9 @@ fn record_to_js(r: &Record) -> Result<JsValue, StoreError> {
         Record::GraphNode(r) => to_js(r),
         Record::GraphEdge(r) => to_js(r),
         Record::Ann(r) => to_js(r),
+        Record::Question(r) => to_js(r),
+        Record::Memory(r) => to_js(r),
+        Record::Trace(r) => to_js(r),
     }
 }
 
@@ -67,6 +70,9 @@ fn record_from_js(c: Collection, v: JsValue) -> Result<Record, StoreError> {
         Collection::GraphNodes => Record::GraphNode(from_js(c, v)?),
         Collection::GraphEdges => Record::GraphEdge(from_js(c, v)?),
         Collection::Ann => Record::Ann(from_js(c, v)?),
+        Collection::Questions => Record::Question(from_js(c, v)?),
+        Collection::Memory => Record::Memory(from_js(c, v)?),
+        Collection::Traces => Record::Trace(from_js(c, v)?),
     })
 }
 
@@ -194,6 +200,9 @@ impl Store for IdbStore {
                     Record::GraphNode(r) => out.graph_nodes.push(r),
                     Record::GraphEdge(r) => out.graph_edges.push(r),
                     Record::Ann(r) => out.ann.push(r),
+                    Record::Question(r) => out.questions.push(r),
+                    Record::Memory(r) => out.memory.push(r),
+                    Record::Trace(r) => out.traces.push(r),
                 }
             }
         }

@@ -35,6 +35,19 @@ impl LlmServer {
         ureq::post(&format!("http://127.0.0.1:{}/__script", self.port)).send(replies.to_string()).expect("script");
     }
 
+    /// Adds rules: `[{match, reply, times?}]`, answering by the last user message once the
+    /// queue is empty.
+    #[allow(dead_code)]
+    pub fn rules(&self, rules: Value) {
+        ureq::post(&format!("http://127.0.0.1:{}/__rules", self.port)).send(rules.to_string()).expect("rules");
+    }
+
+    /// Empties the queue, the rules and the log.
+    #[allow(dead_code)]
+    pub fn reset(&self) {
+        ureq::post(&format!("http://127.0.0.1:{}/__reset", self.port)).send("").expect("reset");
+    }
+
     /// The chat requests received so far.
     pub fn log(&self) -> Vec<Value> {
         let body = ureq::get(&format!("http://127.0.0.1:{}/__log", self.port)).call().expect("log").into_body().read_to_string().expect("log body");

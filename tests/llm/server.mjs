@@ -8,6 +8,10 @@
 //   POST /__script  [reply, ...]   queue replies, used in order by the next chat requests
 //   POST /__reset                  empty the queue and the log
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
+//   POST /__rules [{match, reply, times?}, ...]
+//                                  when the queue is empty, the first rule whose `match` occurs in
+//                                  the last user message answers (`times`: how often, default
+//                                  always); for requests sent concurrently, where order is not fixed
 //
 // A reply: {status, headers, content, body, stream: [pieces], delayMs, tokenDelayMs, truncate,
 // reset, hang}. `content` becomes a normal completion (or, when the request asks to stream and no
@@ -21,6 +25,7 @@ import http from 'node:http';
 const args = process.argv.slice(2);
 const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
 let queue = [];
+let rules = [];
 let log = [];
 
 const cors = {
@@ -49,7 +54,8 @@ const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   const text = await readBody(req);
   if (url.pathname === '/__script') { queue.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
-  if (url.pathname === '/__reset') { queue = []; log = []; res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__rules') { rules.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__reset') { queue = []; rules = []; log = []; res.writeHead(200, cors); res.end('{}'); return; }
   if (url.pathname === '/__log') { res.writeHead(200, { ...cors, 'content-type': 'application/json' }); res.end(JSON.stringify(log)); return; }
   if (!url.pathname.endsWith('/chat/completions') || req.method !== 'POST') { res.writeHead(404, cors); res.end('{"error":{"message":"not found"}}'); return; }
   let body;
@@ -58,7 +64,10 @@ const server = http.createServer(async (req, res) => {
   const auth = headers.authorization || null;
   delete headers.authorization;
   log.push({ at: Date.now(), auth, headers, body });
-  const reply = queue.shift() ?? {
+  const lastUser = [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const rule = queue.length ? null : rules.find((r) => lastUser.includes(r.match) && (r.times === undefined || r.times > 0));
+  if (rule && rule.times !== undefined) rule.times -= 1;
+  const reply = queue.shift() ?? rule?.reply ?? {
     content: JSON.stringify({ echo: [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '' }),
   };
   if (reply.hang) return; // never answers; the client's timeout must end it

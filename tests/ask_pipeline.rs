@@ -1,0 +1,326 @@
+//! Ingest-time LLM stages (knowledge atomizing, LLM mind maps) and the whole ask pipeline,
+//! through the real OpenAI-compatible client against the scripted server over HTTP on
+//! 127.0.0.1, on engines with the real model: resumable atomizing, FCI verification with
+//! bounded regeneration and the structural fallback, every pipeline step with its trace, the
+//! retrieval trigger, presets, cancellation, and nothing stored lost on faults.
+mod common;
+
+use common::llm_server::LlmServer;
+use serde_json::json;
+use webrag::ask::ingest::{AtomizeParams, MindMapParams, atomize, build_mind_maps, rouge_l};
+use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
+use webrag::ask::{DecomposeParams, TraceEvent, Via, decompose};
+use webrag::config::Config;
+use webrag::engine::Engine;
+use webrag::llm::openai::OpenAiClient;
+use webrag::llm::{Cancel, LlmConfig, WithCancel};
+use webrag::native::http::UreqTransport;
+use webrag::ports::{FixedClock, MemoryStore, NoProgress};
+use webrag::types::{DocumentInput, Format};
+
+type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
+
+fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Text, url: None }
+}
+
+const ACME: &str = "Acme Corporation was founded by Jane Roe in 1931 in Springfield.";
+const ROE: &str = "Jane Roe was an engineer born in Lyon, France, who later moved to Springfield.";
+const LYON: &str = "Lyon is a city in France at the confluence of the Rhône and the Saône.";
+const TEA: &str = "Green tea is made from leaves that are steamed or pan-fired soon after picking.";
+
+async fn engine(store: &MemoryStore) -> Eng<'_> {
+    let mut eng = Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+    eng.add(vec![doc("acme", "Acme Corporation", ACME), doc("lyon", "Lyon", LYON), doc("roe", "Jane Roe", ROE), doc("tea", "Green tea", TEA)], &mut NoProgress)
+        .await
+        .expect("add");
+    eng
+}
+
+fn client(s: &LlmServer) -> OpenAiClient<UreqTransport> {
+    let cfg = LlmConfig { base_url: s.base_url(), model: "scripted".into(), timeout_ms: 5_000, retries: 0, ..Default::default() };
+    OpenAiClient::new(cfg, UreqTransport).unwrap()
+}
+
+fn q(list: &[&str]) -> serde_json::Value {
+    json!({ "content": json!({ "questions": list }).to_string() })
+}
+
+#[test]
+fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        assert_eq!(eng.unatomized().len(), 4);
+        let s = LlmServer::start();
+        // Chunks in document order: acme, lyon, roe, tea; two per commit. The third call fails
+        // with a 500 (no retries configured): the pass ends with LLM_HTTP after committing
+        // acme, lyon (first batch) and tea (its batch-mate).
+        s.script(json!([
+            q(&["Who founded Acme Corporation?", "When was Acme Corporation founded?"]),
+            q(&["Which rivers meet at Lyon?"]),
+            { "status": 500 },
+            q(&["How is green tea made?"])
+        ]));
+        let p = AtomizeParams { batch: 2, ..Default::default() };
+        let mut events: Vec<TraceEvent> = Vec::new();
+        let mut phases = Vec::new();
+        let e = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut |ev: webrag::types::ProgressEvent| phases.push((ev.done, ev.total)), &mut |ev| events.push(ev))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "LLM_HTTP");
+        assert_eq!(phases, vec![(0, 4), (2, 4), (4, 4)]);
+        assert_eq!(events.iter().map(|e| e.step.as_str()).collect::<Vec<_>>(), vec!["atomize", "atomize"]);
+        let roe = eng.doc_chunk_ids("roe")[0].clone();
+        assert_eq!(eng.unatomized(), vec![roe.clone()], "only the failed chunk is left");
+        assert_eq!(eng.stats().questions, 4);
+        assert_eq!(eng.stats().documents, 4, "nothing stored is lost");
+        let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
+        assert!(prompt.starts_with("Task: atomize\nDocument: Acme Corporation\nPassage: <data>Acme Corporation was founded"), "{prompt}");
+
+        // The questions are stored: a reopened engine has them and resumes with the one chunk.
+        drop(eng);
+        let mut eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
+        assert_eq!(eng.stats().questions, 4);
+        assert_eq!(eng.questions(&eng.doc_chunk_ids("acme")[0].clone()).unwrap().len(), 2);
+        assert_eq!(eng.unatomized(), vec![roe.clone()]);
+        let before = s.log().len();
+        // An unreadable reply (twice: the repair attempt too) leaves the chunk for later.
+        s.script(json!([{ "content": "no idea" }, { "content": "still no JSON" }]));
+        let r = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        assert_eq!((r.chunks, r.failed.clone(), r.remaining), (0, vec![roe.clone()], 1));
+        s.script(json!([q(&["Where was Jane Roe born?"])]));
+        let r = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        assert_eq!((r.chunks, r.questions, r.remaining), (1, 1, 0));
+        assert_eq!(s.log().len(), before + 3, "the resumed passes asked only about the chunk left");
+
+        // Path (b): the decomposer's candidates now come from atomic questions.
+        s.script(json!([
+            { "content": "{\"decompose\": true, \"questions\": [\"In which city was Jane Roe born?\"]}" },
+            { "content": "{\"choice\": 0, \"answer\": \"Lyon\"}" },
+            { "content": "{\"decompose\": false}" }
+        ]));
+        let t = decompose(&client(&s), &eng, "Where was Jane Roe born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await.unwrap();
+        let first = &t.rounds[0].candidates[0];
+        assert_eq!((first.via, first.question.as_str(), first.chunk_id.as_str()), (Via::Atomic, "Where was Jane Roe born?", roe.as_str()));
+        assert_eq!(t.context, vec![roe.clone()]);
+
+        // Replacing a document drops its questions (store and index); removing one too.
+        eng.add(vec![doc("roe", "Jane Roe", "Jane Roe was an engineer.")], &mut NoProgress).await.unwrap();
+        assert_eq!((eng.stats().questions, eng.unatomized().len()), (4, 1));
+        eng.remove(&["acme".to_string()]).await.unwrap();
+        assert_eq!(eng.stats().questions, 2);
+        drop(eng);
+        let eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
+        assert_eq!((eng.stats().questions, eng.stats().atomized_chunks), (2, 2));
+    });
+}
+
+#[test]
+fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        let items = |v: &[&str]| json!({ "content": json!({ "items": v }).to_string() });
+        // Documents in id order: acme, lyon, roe, tea (one chunk each).
+        s.script(json!([
+            // acme: the first items are not in the text (verification fails), the regeneration is.
+            items(&["Bananas are yellow and rich in potassium."]),
+            items(&["Acme Corporation was founded by Jane Roe in 1931.", "Acme Corporation was founded in Springfield."]),
+            { "content": "```json\n{\"Acme Corporation\": {\"History\": {\"Founding\": [\"Founded by Jane Roe\", \"in 1931\"], \"Place\": \"Founded in Springfield.\"}}}\n```" },
+            // lyon: verified at once; the mind map stays unreadable after its repair → structural.
+            items(&["Lyon is a city in France.", "Lyon is at the confluence of the Rhône and the Saône."]),
+            { "content": "a mind map, roughly" },
+            { "content": "{\"Lyon\": {}}" },
+            // roe: the endpoint refuses: the pass ends, acme and lyon stay done.
+            { "status": 401 }
+        ]));
+        let mut events: Vec<TraceEvent> = Vec::new();
+        let e = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |ev| events.push(ev)).await.unwrap_err();
+        assert_eq!(e.code(), "LLM_UNAUTHORIZED");
+        let fci = &events[0].output[0];
+        assert_eq!(fci["verified"], true);
+        let scores = fci["scores"].as_array().unwrap();
+        assert_eq!(scores.len(), 2, "one regeneration: {fci}");
+        assert!(scores[0][0].as_f64().unwrap() < 0.15 && scores[1][0].as_f64().unwrap() >= 0.15 && scores[1][1].as_f64().unwrap() >= 0.85, "{scores:?}");
+        let regen = s.log()[1]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
+        assert!(regen.contains("did not match the text closely enough (ROUGE-L"), "{regen}");
+
+        assert_eq!(eng.document("acme").unwrap().mind_map.as_deref(), Some("llm"));
+        let map = eng.graph().mind_map("acme").expect("acme's map");
+        let paths: Vec<Vec<String>> = map.fact_paths().into_iter().map(|p| p.0.into_iter().map(String::from).collect()).collect();
+        assert_eq!(paths, vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]);
+        assert_eq!(eng.document("lyon").unwrap().mind_map.as_deref(), Some("structural-fallback"));
+        assert!(eng.graph().mind_map("lyon").unwrap().facts() > 0, "the structural map stays");
+        assert_eq!(eng.document("roe").unwrap().mind_map, None);
+        // The LLM facts are searchable through the graph, with chunk provenance.
+        let gs = eng.explain_graph("When was Acme founded?", 3).await.unwrap();
+        assert_eq!(gs.hits[0].doc_id, "acme");
+        assert_eq!(gs.hits[0].chunk_id, eng.doc_chunk_ids("acme")[0]);
+        // Persisted: a reopened engine has the LLM map and resumes with roe and tea.
+        drop(eng);
+        let mut eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
+        assert_eq!(eng.graph().mind_map("acme").unwrap().fact_paths().len(), 2);
+        s.script(json!([
+            items(&["Jane Roe was an engineer born in Lyon, France.", "Jane Roe later moved to Springfield."]),
+            { "content": "{\"Jane Roe\": {\"Life\": {\"Birth\": \"Born in Lyon, France.\", \"Career\": \"An engineer.\"}}}" },
+            items(&["Green tea is made from leaves steamed or pan-fired soon after picking."]),
+            { "content": "{\"Green tea\": {\"Making\": \"Leaves are steamed or pan-fired after picking.\"}}" }
+        ]));
+        let before = s.log().len();
+        let r = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
+        assert_eq!(s.log().len(), before + 4);
+        assert_eq!(eng.document("roe").unwrap().mind_map.as_deref(), Some("llm"));
+        assert!(rouge_l("Jane Roe was an engineer born in Lyon", ROE) > 0.5);
+    });
+}
+
+fn pipeline_script() -> serde_json::Value {
+    json!([
+        { "content": "{\"question\": \"Where was the founder of Acme Corporation born?\", \"queries\": [\"Acme Corporation founder\"]}" },
+        { "content": "{\"route\": \"both\"}" },
+        { "content": "{\"keyPoints\": [\"founder of Acme Corporation\", \"birthplace of Jane Roe\"]}" },
+        { "content": "{\"decompose\": true, \"questions\": [\"Where was Jane Roe born?\"]}" },
+        { "content": "{\"choice\": 0, \"answer\": \"Lyon\"}" },
+        { "content": "{\"decompose\": false}" },
+        { "content": "{\"sufficient\": false, \"queries\": [\"Lyon France city\"]}" },
+        { "content": "{\"query\": \"\\\"Lyon\\\" city^2 -tea\"}" },
+        { "content": "{\"relevant\": true}" },
+        { "content": "{\"document\": \"Lyon is a large city in France, where two rivers meet.\"}" },
+        // One label per source, filled in by the test from the filter prompt.
+    ])
+}
+
+#[test]
+fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        s.script(pipeline_script());
+        // Filter: the scripted labels drop the graph's source (second); then the answer.
+        s.rules(json!([
+            { "match": "Task: filter", "times": 1, "reply": { "content": "{\"labels\": [\"entailment\", \"contradiction\", \"neutral\", \"entailment\"]}" } },
+            { "match": "Task: answer", "times": 1, "reply": { "stream": ["Jane Roe, ", "Acme's founder [S1], ", "was born in Lyon [S2].", "\nConfidence: high"] } }
+        ]));
+        let mut events: Vec<TraceEvent> = Vec::new();
+        let mut tokens = String::new();
+        let p = PipelineParams { keep_trace: true, ..Default::default() };
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Where was Acme's founder born?", &p, &FixedClock(0.0), &mut |t| tokens.push_str(t), &mut |e| events.push(e))
+            .await
+            .unwrap();
+        let steps: Vec<&str> = events.iter().map(|e| e.step.as_str()).collect();
+        assert_eq!(
+            steps,
+            vec!["rewrite", "route", "retrieve", "keyPoints", "propose", "retrieve", "select", "propose", "verify", "sparse", "dense", "filter", "answer", "memory"],
+        );
+        assert_eq!(r.clarified, "Where was the founder of Acme Corporation born?");
+        assert_eq!(r.route, "both");
+        // Key points went to PGR together.
+        assert_eq!(events[3].output["keyPoints"], json!(["founder of Acme Corporation", "birthplace of Jane Roe"]));
+        // The sparse searcher used the BM25 syntax the model wrote.
+        assert_eq!(events[9].output["queries"], json!(["\"Lyon\" city^2 -tea"]));
+        let log = s.log();
+        let filter_prompt = log.iter().find_map(|l| l["body"]["messages"][1]["content"].as_str().filter(|c| c.starts_with("Task: filter"))).unwrap().to_string();
+        assert_eq!(filter_prompt.matches("<data>").count(), 4, "four sources were judged: {filter_prompt}");
+        assert!(filter_prompt.contains("[1] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "), "the graph's mind-map context: {filter_prompt}");
+        let vias: Vec<&str> = r.context.iter().map(|c| c.via.as_str()).collect();
+        assert_eq!(vias, vec!["rewrite", "decompose", "sparse"], "the contradiction (the graph's source) was filtered out; neutral kept (lenient)");
+        let a = r.answer.as_ref().unwrap();
+        assert_eq!(tokens, "Jane Roe, Acme's founder [S1], was born in Lyon [S2].\nConfidence: high");
+        assert_eq!(a.citations, vec![r.context[0].source.id.clone(), r.context[1].source.id.clone()]);
+        // Memory: the answered sub-question and the answer; the trace was kept.
+        assert_eq!(r.remembered, 2);
+        let titles: Vec<String> = eng.memory().into_iter().map(|m| m.title).collect();
+        assert_eq!(titles, vec!["Where was Jane Roe born?".to_string(), "Where was the founder of Acme Corporation born?".to_string()]);
+        assert_eq!(eng.traces().len(), 1);
+        let kept: serde_json::Value = serde_json::from_str(&eng.traces()[0].json).unwrap();
+        assert_eq!(kept["events"].as_array().unwrap().len(), steps.len());
+
+        // Retrieval trigger: with θ = 2 the two memory entries answer a close question, no
+        // retrieval and no other step runs.
+        s.reset();
+        s.script(json!([{ "content": "{\"labels\": [\"entailment\", \"neutral\"]}" }, { "content": "Lyon [S1].\nConfidence: high" }]));
+        let p = PipelineParams { theta: 2, ..Default::default() };
+        let mut steps = Vec::new();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Where was Jane Roe, the founder of Acme, born?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| steps.push(e.step))
+            .await
+            .unwrap();
+        assert_eq!(r.route, "memory");
+        assert_eq!(steps, vec!["trigger", "filter", "answer"], "the trigger fired: no rewrite, retrieval or decomposition");
+        assert!(r.context.iter().all(|c| c.via == "memory") && r.context.len() == 2);
+        assert_eq!(eng.memory().len(), 2, "an answer from memory is not remembered again");
+    });
+}
+
+#[test]
+fn the_search_preset_makes_no_model_call_and_steps_switch_individually() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        let p: PipelineParams = serde_json::from_value(json!({"preset": "search"})).unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        assert!(r.answer.is_none());
+        assert!(s.log().is_empty(), "no model call");
+        assert!(r.context.iter().any(|c| eng.chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")));
+        // The search preset with only the answer on: one call.
+        s.script(json!([{ "content": "Jane Roe [S2].\nConfidence: medium" }]));
+        let p: PipelineParams = serde_json::from_value(json!({"preset": "search", "steps": {"answer": true}})).unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        assert_eq!(s.log().len(), 1);
+        assert!(r.answer.unwrap().known);
+        // Bad options are typed errors.
+        let p: PipelineParams = serde_json::from_value(json!({"steps": {"rewrit": false}})).unwrap();
+        let e = run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err();
+        assert_eq!(e.code(), "INVALID_OPTION");
+        let p: PipelineParams = serde_json::from_value(json!({"preset": "chat"})).unwrap();
+        assert_eq!(run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err().code(), "INVALID_OPTION");
+    });
+}
+
+#[test]
+fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_run() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        // Every structured step answers prose (twice: the repair too); the answer is readable.
+        s.rules(json!([
+            { "match": "Task: answer", "reply": { "content": "Jane Roe [S1].\nConfidence: high" } },
+            { "match": "Task: propose", "reply": { "content": "{\"decompose\": false}" } },
+            { "match": "Task:", "reply": { "content": "I would rather not use JSON." } }
+        ]));
+        let mut events: Vec<TraceEvent> = Vec::new();
+        let p: PipelineParams = serde_json::from_value(json!({"steps": {"memory": false}})).unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| events.push(e)).await.unwrap();
+        assert_eq!(r.clarified, "Who founded Acme Corporation?", "rewrite fallback: the question as is");
+        assert_eq!(r.route, "both", "route fallback: both");
+        let kp = events.iter().find(|e| e.step == "keyPoints").unwrap();
+        assert_eq!(kp.output["keyPoints"], json!(["Who founded Acme Corporation?"]), "key-point fallback: the question");
+        let v = events.iter().find(|e| e.step == "verify").unwrap();
+        assert_eq!(v.output["sufficient"], true, "verify fallback: sufficient");
+        let f = events.iter().find(|e| e.step == "filter").unwrap();
+        assert!(f.output["labels"].is_null() && !r.context.is_empty(), "filter fallback: keep all");
+        assert!(r.answer.unwrap().known);
+        assert_eq!(eng.stats().documents, 4);
+
+        // Cancellation: once cancelled (here when the route event arrives), no further call is
+        // made and the run ends with LLM_CANCELLED.
+        s.reset();
+        s.rules(json!([{ "match": "Task:", "reply": { "content": "{\"route\": \"both\", \"question\": \"q\", \"queries\": []}" } }]));
+        let cancel = Cancel::new();
+        let model = WithCancel { inner: client(&s), cancel: cancel.clone() };
+        let e = run(&model, &mut eng, None::<&NoWeb>, "Who founded Acme?", &PipelineParams::default(), &FixedClock(0.0), &mut |_| {}, &mut |e| {
+            if e.step == "route" {
+                cancel.cancel();
+            }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), "LLM_CANCELLED");
+        assert_eq!(s.log().len(), 2, "rewrite and route only");
+    });
+}
