@@ -200,9 +200,9 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         let mut eng = engine(&store).await;
         let s = LlmServer::start();
         s.script(pipeline_script());
-        // Filter: the scripted labels drop the graph's source (second); then the answer.
+        // Filter: the scripted labels drop the graph's source (third); then the answer.
         s.rules(json!([
-            { "match": "Task: filter", "times": 1, "reply": { "content": "{\"labels\": [\"entailment\", \"contradiction\", \"neutral\", \"entailment\"]}" } },
+            { "match": "Task: filter", "times": 1, "reply": { "content": "{\"labels\": [\"entailment\", \"neutral\", \"contradiction\", \"entailment\"]}" } },
             { "match": "Task: answer", "times": 1, "reply": { "stream": ["Jane Roe, ", "Acme's founder [S1], ", "was born in Lyon [S2].", "\nConfidence: high"] } }
         ]));
         let mut events: Vec<TraceEvent> = Vec::new();
@@ -225,9 +225,9 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         let log = s.log();
         let filter_prompt = log.iter().find_map(|l| l["body"]["messages"][1]["content"].as_str().filter(|c| c.starts_with("Task: filter"))).unwrap().to_string();
         assert_eq!(filter_prompt.matches("<data>").count(), 4, "four sources were judged: {filter_prompt}");
-        assert!(filter_prompt.contains("[1] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "), "the graph's mind-map context: {filter_prompt}");
+        assert!(filter_prompt.contains("[2] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "), "the graph's mind-map context: {filter_prompt}");
         let vias: Vec<&str> = r.context.iter().map(|c| c.via.as_str()).collect();
-        assert_eq!(vias, vec!["rewrite", "decompose", "sparse"], "the contradiction (the graph's source) was filtered out; neutral kept (lenient)");
+        assert_eq!(vias, vec!["decompose", "rewrite", "sparse"], "decomposition's sources first; the contradiction (the graph's source) was filtered out; neutral kept (lenient)");
         let a = r.answer.as_ref().unwrap();
         assert_eq!(tokens, "Jane Roe, Acme's founder [S1], was born in Lyon [S2].\nConfidence: high");
         assert_eq!(a.citations, vec![r.context[0].source.id.clone(), r.context[1].source.id.clone()]);

@@ -47,6 +47,8 @@ async function refreshDocs() {
     const del = document.createElement('button');
     del.textContent = 'delete';
     del.onclick = async () => { await rag.remove([d.id]); await refreshDocs(); search(); };
+    li.dataset.mindMap = d.mindMap ?? 'structural';
+    if (d.mindMap === 'llm') { const tag = document.createElement('small'); tag.className = 'tag'; tag.textContent = 'LLM map'; name.append(' ', tag); }
     li.append(name, del);
     ul.append(li);
   }
@@ -149,6 +151,7 @@ async function addDocs(docs) {
     const r = await rag.add(docs, { onProgress: progress });
     status(`added ${r.added.length}, replaced ${r.replaced.length}, unchanged ${r.unchanged.length} (${r.chunks} chunks)`);
     await refreshDocs();
+    if ($('enrich-auto').checked && r.chunks > 0) enrich();
     return r;
   } catch (e) {
     $('add-error').textContent = `${e.name} [${e.code}]: ${e.message}`;
@@ -197,15 +200,34 @@ function traceLine(e) {
   const o = e.output ?? {};
   const what = {
     propose: () => (o.proposals?.length ? `sub-questions: ${o.proposals.join(' | ')}` : 'no further sub-question'),
-    retrieve: () => `${o.length ?? 0} candidates: ${(o ?? []).slice(0, 5).map((c) => c.question).join(' | ')}`,
+    retrieve: () => (Array.isArray(o) ? `${o.length} candidates: ${o.slice(0, 5).map((c) => c.question).join(' | ')}` : `chunks for the rewritten queries: ${(o.chunks ?? []).join(', ')}`),
     select: () => (o.choice == null ? 'none selected' : `selected [${o.choice}] → ${o.answer ?? ''}`),
     answer: () => `answer (${o.answer?.confidence ?? '?'} confidence) citing ${o.answer?.citations?.length ?? 0} source(s)`,
+    trigger: () => `${o.matches?.length ?? 0} memory match(es)${o.fired ? ' — answering from memory' : ''}`,
+    rewrite: () => `clarified: ${o.clarified}; queries: ${(o.queries ?? []).join(' | ')}`,
+    route: () => `route: ${o.route}`,
+    keyPoints: () => `key points: ${(o.keyPoints ?? []).join(' | ')}`,
+    search: () => `${o.chunks?.length ?? 0} chunks`,
+    verify: () => (o.sufficient ? 'context sufficient' : `insufficient; sub-queries: ${(o.queries ?? []).join(' | ')}`),
+    sparse: () => `keyword queries: ${(o.queries ?? []).join(' → ')}${o.feedback ? ` (${o.feedback})` : ''}; added ${o.added ?? 'nothing'}`,
+    dense: () => `pseudo-document; added ${o.added ?? 'nothing'}`,
+    filter: () => `kept ${o.kept?.length ?? 0} source(s)${o.labels ? `: ${o.labels.join(', ')}` : ' (unreadable labels: all kept)'}`,
+    memory: () => `remembered: ${(o.saved ?? []).join(' | ')}`,
   }[e.step];
   return `${e.round ? `round ${e.round} · ` : ''}${e.step}: ${what ? what() : ''} (${e.ms.toFixed(0)} ms)`;
 }
 
-/** The finished answer with its [S1] markers as buttons that open the cited chunk. */
-function renderAnswer(a) {
+/** One trace event as a timeline entry; the key-points step shows its mind-map context. */
+function traceItem(e) {
+  const li = document.createElement('li');
+  li.dataset.step = e.step;
+  li.append(document.createTextNode(traceLine(e)));
+  if (e.step === 'keyPoints' && e.output?.context?.length) for (const m of e.output.context) li.append(mindMapTree(m));
+  return li;
+}
+
+/** The finished answer with its [S1] markers as buttons that open the cited source. */
+function renderAnswer(a, context = []) {
   const box = $('answer');
   box.replaceChildren();
   for (const part of a.text.split(/(\[S\d+\])/)) {
@@ -215,10 +237,15 @@ function renderAnswer(a) {
     const b = document.createElement('button');
     b.type = 'button'; b.className = 'cite'; b.textContent = part; b.dataset.chunk = id;
     b.onclick = async () => {
-      const c = await rag.chunk(id);
       const src = $('source');
+      const item = context.find((x) => x.id === id);
+      if (item && ['graph', 'memory', 'web'].includes(item.via)) {
+        src.textContent = `${item.title} (${item.via})\n\n${item.text}`;
+      } else {
+        const c = await rag.chunk(id);
+        src.textContent = c ? `${c.headingPath.join(' › ') || c.docId}\n\n${c.text}` : `(chunk ${id} is gone)`;
+      }
       src.hidden = false;
-      src.textContent = c ? `${c.headingPath.join(' › ') || c.docId}\n\n${c.text}` : `(chunk ${id} is gone)`;
     };
     box.append(b);
   }
@@ -233,16 +260,66 @@ async function askQuestion(q) {
   $('source').hidden = true;
   $('trace').replaceChildren();
   $('trace-box').open = true;
+  const steps = {};
+  for (const box of document.querySelectorAll('#ask-steps input[data-step]')) steps[box.dataset.step] = box.checked;
+  const ctl = new AbortController();
+  $('ask-stop').hidden = false;
+  $('ask-stop').onclick = () => ctl.abort();
   try {
     const r = await rag.ask(q, {
       llm: llmConfig(),
+      options: { steps, keepTrace: $('keep-trace').checked },
+      signal: ctl.signal,
       onToken: (t) => $('answer').append(document.createTextNode(t)),
-      onTrace: (e) => { const li = document.createElement('li'); li.textContent = traceLine(e); li.dataset.step = e.step; $('trace').append(li); },
+      onTrace: (e) => $('trace').append(traceItem(e)),
     });
-    renderAnswer(r.answer);
+    if (r.answer) renderAnswer(r.answer, r.context);
   } catch (e) {
     $('ask-error').textContent = `${e.name} [${e.code}]: ${e.message}`;
+  } finally {
+    $('ask-stop').hidden = true;
   }
+}
+
+/** Runs the ingest-time LLM stages (resumable) with progress and a Stop button. */
+async function enrich() {
+  const ctl = new AbortController();
+  $('enrich-stop').hidden = false;
+  $('enrich-stop').onclick = () => ctl.abort();
+  $('enrich-btn').disabled = true;
+  const st = $('enrich-status');
+  st.textContent = 'starting…';
+  delete st.dataset.done;
+  try {
+    const r = await rag.enrich({
+      llm: llmConfig(),
+      atomize: $('enrich-atomize').checked,
+      mindMaps: $('enrich-maps').checked,
+      signal: ctl.signal,
+      onProgress: (ev) => { if (ev.phase) st.textContent = `${ev.phase === 'atomize' ? 'atomic questions' : 'LLM mind maps'}: ${ev.done}/${ev.total}`; },
+    });
+    const a = r.atomize ? `${r.atomize.chunks} chunks atomized (${r.atomize.questions} questions, ${r.atomize.remaining} left)` : '';
+    const m = r.mindMaps ? `${r.mindMaps.documents} LLM mind maps (${r.mindMaps.fallbacks.length} kept structural, ${r.mindMaps.regenerations} regenerations)` : '';
+    st.textContent = [a, m].filter(Boolean).join('; ');
+    st.dataset.done = 'ok';
+  } catch (e) {
+    st.textContent = `${e.name} [${e.code}]: ${e.message} — run again to resume`;
+    st.dataset.done = e.code;
+  } finally {
+    $('enrich-stop').hidden = true;
+    $('enrich-btn').disabled = false;
+    await refreshDocs();
+  }
+}
+
+/** Downloads kept traces as JSONL ('events' or 'sft'). */
+async function exportTraces(format) {
+  const text = await rag.exportTraces({ format });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  a.download = format === 'sft' ? 'webrag-decompose-sft.jsonl' : 'webrag-traces.jsonl';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
 async function main() {
@@ -266,7 +343,10 @@ async function main() {
     await loadDefaultCorpus().catch(() => {});
   }
   await refreshDocs();
-  for (const id of ['q', 'add-btn', 'files', 'ask-q', 'ask-btn']) $(id).disabled = false;
+  for (const id of ['q', 'add-btn', 'files', 'ask-q', 'ask-btn', 'enrich-btn']) $(id).disabled = false;
+  $('enrich-btn').addEventListener('click', () => { saveLlm(); enrich(); });
+  $('export-events').addEventListener('click', (ev) => { ev.preventDefault(); exportTraces('events'); });
+  $('export-sft').addEventListener('click', (ev) => { ev.preventDefault(); exportTraces('sft'); });
   loadLlm();
   for (const id of ['llm-base', 'llm-model', 'llm-key', 'llm-remember']) $(id).addEventListener('change', saveLlm);
   $('llm-test').addEventListener('click', async () => {

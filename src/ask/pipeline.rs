@@ -515,7 +515,12 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 let mut sub = |e: TraceEvent| emit(e, &mut events);
                 let t = decompose(model, &*eng, &q, &p.decompose, clock, &mut sub).await?;
                 for c in &t.context {
-                    ctx.push(chunk_source(&*eng, c), "decompose");
+                    if !ctx.push(chunk_source(&*eng, c), "decompose") {
+                        // Found by a rewritten query too: decomposition chose it.
+                        if let Some(i) = ctx.items.iter_mut().find(|i| &i.source.id == c) {
+                            i.via = "decompose".into();
+                        }
+                    }
                 }
                 result.trajectory = Some(t);
             } else {
@@ -528,6 +533,16 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 emit(ev("search", serde_json::json!({"query": q}), serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()}), t0), &mut events);
             }
         }
+
+        // The most targeted sources first: decomposition's (or the search's), then the
+        // rewritten queries', then the graph's mind-map context.
+        let rank = |via: &str| match via {
+            "decompose" | "search" => 0,
+            "rewrite" => 1,
+            "graph" => 2,
+            _ => 3,
+        };
+        ctx.items.sort_by_key(|c| rank(&c.via));
 
         // Web (routing chose it).
         if result.route == "web" {

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::error::LlmError;
 use crate::llm::openai::OpenAiClient;
-use crate::llm::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
+use crate::llm::{Cancel, ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError, WithCancel};
 
 #[wasm_bindgen]
 extern "C" {
@@ -23,9 +23,12 @@ extern "C" {
     fn clear_timeout(id: f64);
 }
 
-/// The page's HTTP client.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct FetchTransport;
+/// The page's HTTP client. With a [`Cancel`], cancelling aborts every request in flight.
+#[derive(Debug, Default, Clone)]
+pub struct FetchTransport {
+    /// Aborts in-flight requests when cancelled.
+    pub cancel: Option<Cancel>,
+}
 
 /// A response body read from its `ReadableStream`; the deadline timer lives as long as it does.
 pub struct FetchBody {
@@ -67,6 +70,10 @@ impl HttpTransport for FetchTransport {
         let c2 = controller.clone();
         let abort = Closure::<dyn FnMut()>::new(move || c2.abort());
         let timer = set_timeout(abort.as_ref().unchecked_ref(), req.timeout_ms as f64);
+        if let Some(c) = &self.cancel {
+            let c3 = controller.clone();
+            c.on_cancel(move || c3.abort());
+        }
         let signal = controller.signal();
         let mut b = gloo_net::http::Request::post(&req.url).abort_signal(Some(&signal));
         for (k, v) in &req.headers {
@@ -149,11 +156,21 @@ pub enum PageModel {
 impl PageModel {
     /// From `llm`: a function (the page's model) or `{baseUrl, model, ...}`.
     pub fn from_js(llm: JsValue) -> Result<Self, LlmError> {
+        Self::build(llm, None)
+    }
+
+    /// [`PageModel::from_js`] under `cancel`: once cancelled, requests in flight are aborted and
+    /// every call fails with [`LlmError::Cancelled`].
+    pub fn cancellable(llm: JsValue, cancel: Cancel) -> Result<WithCancel<Self>, LlmError> {
+        Ok(WithCancel { inner: Self::build(llm, Some(cancel.clone()))?, cancel })
+    }
+
+    fn build(llm: JsValue, cancel: Option<Cancel>) -> Result<Self, LlmError> {
         if let Ok(f) = llm.clone().dyn_into::<js_sys::Function>() {
             return Ok(PageModel::Js(JsCallbackModel(f)));
         }
         let cfg: LlmConfig = serde_wasm_bindgen::from_value(llm).map_err(|e| LlmError::NotConfigured { reason: e.to_string() })?;
-        Ok(PageModel::Http(OpenAiClient::new(cfg, FetchTransport)?))
+        Ok(PageModel::Http(OpenAiClient::new(cfg, FetchTransport { cancel })?))
     }
 }
 

@@ -98,6 +98,53 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
 
 type Core = Engine<IdbStore, DeviceEmbedder>;
 
+thread_local! {
+    /// Cancellation tokens of the runs in progress, by the caller's `cancelId`.
+    static CANCELS: std::cell::RefCell<std::collections::HashMap<String, crate::llm::Cancel>> = Default::default();
+}
+
+/// Removes a run's token when the run ends.
+struct CancelGuard(Option<String>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.0.take() {
+            CANCELS.with(|c| c.borrow_mut().remove(&id));
+        }
+    }
+}
+
+/// The token for `options.cancelId` (registered until the guard drops), or a private one.
+fn cancel_token(options: &JsValue) -> (crate::llm::Cancel, CancelGuard) {
+    let token = crate::llm::Cancel::new();
+    let id = if options.is_object() { Reflect::get(options, &"cancelId".into()).ok().and_then(|v| v.as_string()) } else { None };
+    if let Some(id) = &id {
+        CANCELS.with(|c| c.borrow_mut().insert(id.clone(), token.clone()));
+    }
+    (token, CancelGuard(id))
+}
+
+/// Cancels the run started with `cancelId` `id` (an `AbortSignal` fired in the page): its
+/// requests in flight are aborted and it rejects with `LlmError` `LLM_CANCELLED`; what it
+/// committed stays. Unknown ids are ignored (the run already ended).
+#[wasm_bindgen]
+pub fn cancel(id: &str) {
+    let t = CANCELS.with(|c| c.borrow().get(id).cloned());
+    if let Some(t) = t {
+        t.cancel();
+    }
+}
+
+/// Options as `T`, absent = default; `cancelId` is ignored.
+fn parse_options<T: serde::de::DeserializeOwned + Default>(options: &JsValue) -> Result<T, serde_wasm_bindgen::Error> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(T::default());
+    }
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
+    let _ = Reflect::delete_property(&copy, &"cancelId".into());
+    serde_wasm_bindgen::from_value(copy.into())
+}
+
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
 #[wasm_bindgen]
@@ -268,26 +315,24 @@ impl WebRagCore {
         })
     }
 
-    /// Decomposition, then a cited answer streamed token by token ([`crate::ask::ask`]). `llm` as
-    /// for [`WebRagCore::decompose`]; `options` `{decompose?: {...}, answer?: {minConfidence?:
-    /// "low" | "medium" | "high"}}`. `onEvent` receives the trace events and `{token}` pieces of
-    /// the answer as they stream. Resolves to `{answer: {text, citations, confidence, known,
-    /// sources}, trajectory}`.
+    /// The ask pipeline ([`crate::ask::pipeline::run`]; DESIGN.md §8): `llm` as for
+    /// [`WebRagCore::decompose`]; `options` a partial `PipelineParams` (`{preset?: "ask" |
+    /// "search", steps?: {trigger?, rewrite?, route?, keyPoints?, decompose?, verify?, filter?,
+    /// answer?, memory?}, tau?, theta?, ..., decompose?: {...}, answer?: {minConfidence?},
+    /// keepTrace?}`) plus `cancelId?` (a string; [`cancel`] with it stops the run). `onEvent`
+    /// receives each step's trace event and `{token}` pieces of the answer as they stream.
+    /// Resolves to `{question, clarified, answer: {text, citations, confidence, known, sources}
+    /// | null, context: [{id, title, text, via}], trajectory | null, route, remembered}`.
     pub fn ask(&self, question: String, llm: JsValue, options: JsValue, on_event: Option<Function>) -> Promise {
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct AskOptions {
-            decompose: crate::ask::DecomposeParams,
-            answer: crate::ask::answer::AnswerParams,
-        }
         let inner = self.inner.clone();
-        let model = llm::PageModel::from_js(llm);
-        let opts: Result<AskOptions, _> =
-            if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
+        let (cancel, guard) = cancel_token(&options);
+        let model = llm::PageModel::cancellable(llm, cancel);
+        let opts: Result<crate::ask::pipeline::PipelineParams, _> = parse_options(&options);
         run(async move {
+            let _guard = guard;
             let client = model?;
             let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
-            let eng = inner.lock().await;
+            let mut eng = inner.lock().await;
             let emit = |v: Result<JsValue, JsValue>| {
                 if let (Some(f), Ok(v)) = (&on_event, v) {
                     let _ = f.call1(&JsValue::NULL, &v);
@@ -295,8 +340,145 @@ impl WebRagCore {
             };
             let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
             let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
-            crate::ask::ask(&client, &*eng, &question, &opts.decompose, &opts.answer, &JsClock, &mut token, &mut trace).await
+            crate::ask::pipeline::run(&client, &mut *eng, None::<&crate::ask::pipeline::NoWeb>, &question, &opts, &JsClock, &mut token, &mut trace).await
         })
+    }
+
+    /// The ingest-time LLM stages over what is stored ([`crate::ask::ingest`]): `options`
+    /// `{atomize?: boolean | {maxQuestions?, batch?}, mindMaps?: boolean | {minRougeL?,
+    /// minCosine?, regenerations?, maxItems?}, cancelId?}` (both default on). Each stage does only
+    /// what is left (chunks without questions, documents without an LLM map), so calling again
+    /// after a failure or a cancel resumes. `onProgress` receives `{phase: "atomize" |
+    /// "mindmap", done, total}` and the stages' trace events (`{step, round, input, output,
+    /// ms}`). Resolves to `{atomize: {chunks, questions, failed, remaining} | null, mindMaps:
+    /// {documents, fallbacks, items, unverifiedChunks, regenerations} | null}`.
+    pub fn enrich(&self, llm: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stage<T> {
+            On(bool),
+            With(T),
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct EnrichOptions {
+            #[serde(default)]
+            atomize: Option<Stage<crate::ask::ingest::AtomizeParams>>,
+            #[serde(default)]
+            mind_maps: Option<Stage<crate::ask::ingest::MindMapParams>>,
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct EnrichReport {
+            atomize: Option<crate::ask::ingest::AtomizeReport>,
+            mind_maps: Option<crate::ask::ingest::MindMapReport>,
+        }
+        fn stage<T: Default>(s: Option<Stage<T>>) -> Option<T> {
+            match s {
+                None | Some(Stage::On(true)) => Some(T::default()),
+                Some(Stage::On(false)) => None,
+                Some(Stage::With(t)) => Some(t),
+            }
+        }
+        let inner = self.inner.clone();
+        let (cancel, guard) = cancel_token(&options);
+        let model = llm::PageModel::cancellable(llm, cancel);
+        let opts: Result<EnrichOptions, _> =
+            if options.is_undefined() || options.is_null() { Ok(EnrichOptions { atomize: None, mind_maps: None }) } else { serde_wasm_bindgen::from_value(options) };
+        run(async move {
+            let _guard = guard;
+            let client = model?;
+            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
+            let (ap, mp) = (stage(opts.atomize), stage(opts.mind_maps));
+            let mut eng = inner.lock().await;
+            let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
+            let mut trace = |ev: crate::ask::TraceEvent| {
+                if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            let mut out = EnrichReport { atomize: None, mind_maps: None };
+            if let Some(p) = ap {
+                out.atomize = Some(crate::ask::ingest::atomize(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
+            }
+            if let Some(p) = mp {
+                out.mind_maps = Some(crate::ask::ingest::build_mind_maps(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Kept traces (`keepTrace` in ask options), oldest first: `[{id, createdAt, question,
+    /// json}]`.
+    pub fn traces(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.traces().to_vec()) })
+    }
+
+    /// Kept traces as JSONL: `format` `"events"` (one `{question, events, trajectory, answer,
+    /// route}` object per line) or `"sft"` (the decomposition trajectories as PIKE-RAG Algorithm 3
+    /// pairs `{prompt, completion}`, `t + 1` lines per trajectory of `t` sub-questions).
+    #[wasm_bindgen(js_name = exportTraces)]
+    pub fn export_traces(&self, format: String) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            match format.as_str() {
+                "events" => Ok(eng.traces().iter().map(|t| format!("{}\n", t.json)).collect::<String>()),
+                "sft" => {
+                    let ts: Vec<crate::ask::Trajectory> = eng
+                        .traces()
+                        .iter()
+                        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t.json).ok())
+                        .filter_map(|v| serde_json::from_value(v["trajectory"].clone()).ok())
+                        .collect();
+                    Ok(crate::ask::sft_jsonl(&ts))
+                }
+                other => Err(crate::error::InputError::InvalidOption { name: "format".into(), reason: format!("{other:?} is not \"events\" or \"sft\"") }.into()),
+            }
+        })
+    }
+
+    /// Deletes every kept trace; resolves to how many.
+    #[wasm_bindgen(js_name = clearTraces)]
+    pub fn clear_traces(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.clear_traces().await })
+    }
+
+    /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
+    /// left out), oldest first.
+    pub fn memory(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let v: Vec<serde_json::Value> = inner
+                .lock()
+                .await
+                .memory()
+                .into_iter()
+                .map(|m| serde_json::json!({"id": m.id, "title": m.title, "content": m.content, "sources": m.sources, "createdAt": m.created_at}))
+                .collect();
+            Ok::<_, Error>(v)
+        })
+    }
+
+    /// Deletes every memory entry; resolves to how many.
+    pub fn forget(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.forget().await })
+    }
+
+    /// Atomic questions of a chunk (`null`: not atomized).
+    pub fn questions(&self, chunk_id: String) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.questions(&chunk_id).map(<[String]>::to_vec)) })
+    }
+
+    /// The mind map the pseudo-graph holds for a document (`null`: none).
+    #[wasm_bindgen(js_name = mindMap)]
+    pub fn mind_map(&self, doc_id: String) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.graph().mind_map(&doc_id)) })
     }
 
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or

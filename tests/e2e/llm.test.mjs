@@ -63,7 +63,8 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.equal(sent[0].auth, 'Bearer sk-page-key', 'the key is sent as a bearer token');
   assert.match(sent[1].body.messages[1].content, /<data>Acme Corporation was founded/);
 
-  // ask: the same loop, then a streamed answer citing the context.
+  // ask with only decomposition and the answer: the same loop, then a streamed answer citing
+  // the context (the whole pipeline is driven through the demo in the next test).
   await script([
     { content: '{"decompose": true, "questions": ["Who founded Acme Corporation?"]}' },
     { content: '{"choice": 0, "answer": "Jane Roe"}' },
@@ -73,7 +74,7 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   const asked = await page.evaluate(async (c) => {
     const tokens = [];
     const steps = [];
-    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: c, onToken: (t) => tokens.push(t), onTrace: (e) => steps.push(e.step) });
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: c, options: { preset: 'search', steps: { decompose: true, answer: true } }, onToken: (t) => tokens.push(t), onTrace: (e) => steps.push(e.step) });
     return { tokens, steps, text: r.answer.text, cited: (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId, confidence: r.answer.confidence };
   }, cfg);
   assert.deepEqual(asked.tokens, ['Acme ', 'was founded ', 'by Jane Roe ', '[S1].', '\nConfidence: high'], 'tokens arrive as streamed');
@@ -93,9 +94,10 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
       return (async function* () { yield 'Jane Roe '; yield 'founded it [S1].'; yield '\nConfidence: medium'; })();
     };
     const tokens = [];
-    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: model, onToken: (t) => tokens.push(t) });
+    const options = { preset: 'search', steps: { decompose: true, answer: true } };
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: model, options, onToken: (t) => tokens.push(t) });
     let err;
-    try { await window.webragDemo.rag.ask('q', { llm: async () => { throw new Error('model crashed'); } }); } catch (e) { err = { name: e.name, code: e.code, message: e.message }; }
+    try { await window.webragDemo.rag.ask('q', { llm: async () => { throw new Error('model crashed'); }, options }); } catch (e) { err = { name: e.name, code: e.code, message: e.message }; }
     const cited = (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId;
     return { steps, tokens, text: r.answer.text, confidence: r.answer.confidence, cited, err };
   });
@@ -128,13 +130,17 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.equal(await page.evaluate(async () => (await window.webragDemo.rag.stats()).documents), 3);
 });
 
-test('the demo Ask panel: endpoint settings, test connection, streamed answer, citations that open the source, trace', { timeout: 600_000 }, async () => {
+const rules = (r) => fetch(`${llmUrl}/__rules`, { method: 'POST', body: JSON.stringify(r) });
+const json = (v) => ({ content: JSON.stringify(v) });
+
+test('the demo: LLM stages at ingest (resumable), the whole ask pipeline streamed with citations and trace, export, stop, settings', { timeout: 600_000 }, async () => {
   const page = await browser.ctx.newPage();
   await openDemo(page, `${server.url}/www/?kb=e2e-ask&empty&device=cpu`);
   await page.evaluate(async () => {
     await window.webragDemo.rag.add([
       { id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931 in Springfield.', format: 'text' },
       { id: 'roe', title: 'Jane Roe', text: 'Jane Roe was an engineer born in Lyon, France.', format: 'text' },
+      { id: 'lyon', title: 'Lyon', text: 'Lyon is a city in France at the confluence of the Rhône and the Saône.', format: 'text' },
     ]);
   });
   await reset();
@@ -146,13 +152,63 @@ test('the demo Ask panel: endpoint settings, test connection, streamed answer, c
   await page.click('#llm-test');
   await page.waitForFunction(() => /connected/.test(document.getElementById('llm-test-result').textContent));
   assert.equal(await page.evaluate(() => localStorage.getItem('webrag-llm').includes('sk-demo-secret')), false, 'the key is not stored unless "remember" is ticked');
-  await script([
-    { content: '{"decompose": true, "questions": ["Who founded Acme Corporation?"]}' },
-    { content: '{"choice": 0, "answer": "Jane Roe"}' },
-    { content: '{"decompose": false}' },
-    { stream: ['Acme ', 'was founded ', 'by <b>Jane Roe</b> ', '[S1].', '\nConfidence: high'], tokenDelayMs: 150 },
+
+  // Ingest-time LLM stages. The atomizing calls run concurrently, so the server answers by
+  // rules. Jane Roe's first call is refused: the pass stops with a typed error, the others'
+  // questions are kept, and the second run asks only about the chunk left.
+  await reset();
+  await rules([
+    { match: 'Task: atomize\nDocument: Jane Roe', times: 1, reply: { status: 401 } },
+    { match: 'Task: atomize\nDocument: Acme', reply: json({ questions: ['Who founded Acme Corporation?', 'When was Acme Corporation founded?'] }) },
+    { match: 'Task: atomize\nDocument: Jane Roe', reply: json({ questions: ['Where was Jane Roe born?'] }) },
+    { match: 'Task: atomize\nDocument: Lyon', reply: json({ questions: ['Which rivers meet at Lyon?'] }) },
+    { match: 'Task: fact-check items\nDocument: Acme', reply: json({ items: ['Acme Corporation was founded by Jane Roe in 1931.', 'Acme Corporation was founded in Springfield.'] }) },
+    { match: 'Task: fact-check items\nDocument: Jane Roe', reply: json({ items: ['Jane Roe was an engineer born in Lyon, France.'] }) },
+    { match: 'Task: fact-check items\nDocument: Lyon', reply: json({ items: ['Lyon is a city in France at the confluence of the Rhône and the Saône.'] }) },
+    { match: 'Task: mind map\nTopic: Acme', reply: { content: '```json\n{"Acme Corporation": {"History": {"Founding": "Founded by Jane Roe in 1931.", "Place": "Founded in Springfield."}}}\n```' } },
+    { match: 'Task: mind map\nTopic: Jane Roe', reply: json({ 'Jane Roe': { Life: { Birth: 'Born in Lyon, France.', Work: 'An engineer.' } } }) },
+    { match: 'Task: mind map\nTopic: Lyon', reply: { content: 'Lyon is lovely; no JSON today.' } },
+    { match: 'Your reply could not be used', reply: { content: 'Still no JSON, sorry.' } },
   ]);
-  await page.fill('#ask-q', 'Who founded Acme?');
+  await page.click('#enrich-btn');
+  await page.waitForFunction(() => document.getElementById('enrich-status').dataset.done);
+  assert.equal(await page.getAttribute('#enrich-status', 'data-done'), 'LLM_UNAUTHORIZED');
+  assert.match(await page.textContent('#enrich-status'), /run again to resume/);
+  const mid = await page.evaluate(async () => (await window.webragDemo.rag.stats()));
+  assert.deepEqual([mid.documents, mid.atomizedChunks, mid.questions], [3, 2, 3], 'the two readable batch-mates were kept');
+  const asked = (await log()).filter((r) => r.body.messages[1].content.startsWith('Task: atomize')).length;
+  assert.equal(asked, 3);
+  await page.click('#enrich-btn');
+  await page.waitForFunction(() => document.getElementById('enrich-status').dataset.done === 'ok', null, { timeout: 120_000 });
+  const sent = await log();
+  assert.equal(sent.filter((r) => r.body.messages[1].content.startsWith('Task: atomize')).length, 4, 'the resumed pass asked once more, for the chunk left');
+  assert.match(await page.textContent('#enrich-status'), /1 chunks atomized \(1 questions, 0 left\); 2 LLM mind maps \(1 kept structural/);
+  const after = await page.evaluate(async () => {
+    const rag = window.webragDemo.rag;
+    const s = await rag.stats();
+    const docs = await rag.documents();
+    return { s, kinds: Object.fromEntries(docs.map((d) => [d.id, d.mindMap])), map: await rag.mindMap('acme'), qs: await rag.questions('acme#0') };
+  });
+  assert.deepEqual([after.s.atomizedChunks, after.s.questions], [3, 4]);
+  assert.deepEqual(after.kinds, { acme: 'llm', roe: 'llm', lyon: 'structural-fallback' });
+  assert.deepEqual(after.map.children.map((n) => n.label), ['History']);
+  assert.deepEqual(after.qs, ['Who founded Acme Corporation?', 'When was Acme Corporation founded?']);
+  assert.equal(await page.locator('#docs li[data-mind-map="llm"]').count(), 2);
+
+  // The whole pipeline from the Ask panel (every step on by default).
+  await reset();
+  await rules([
+    { match: 'Task: rewrite', reply: json({ question: 'Where was the founder of Acme Corporation born?', queries: ['Acme Corporation founder'] }) },
+    { match: 'Task: route', reply: json({ route: 'both' }) },
+    { match: 'Task: key points', reply: json({ keyPoints: ['founder of Acme Corporation', 'birthplace of Jane Roe'] }) },
+    { match: 'Known so far: nothing yet.\n\nList up to', reply: json({ decompose: true, questions: ['Who founded Acme Corporation?'] }) },
+    { match: 'Task: propose', reply: json({ decompose: false, questions: [] }) },
+    { match: 'Task: select', reply: json({ choice: 0, answer: 'Jane Roe' }) },
+    { match: 'Task: verify', reply: json({ sufficient: true }) },
+    { match: 'Task: filter', reply: { fillLabels: 'entailment' } },
+    { match: 'Task: answer', reply: { stream: ['Acme ', 'was founded ', 'by <b>Jane Roe</b> ', '[S1].', '\nConfidence: high'], tokenDelayMs: 150 } },
+  ]);
+  await page.fill('#ask-q', 'Where was the founder of Acme born?');
   await page.click('#ask-btn');
   // The answer streams: part of it shows before the end.
   await page.waitForFunction(() => document.getElementById('answer').textContent.includes('was founded'));
@@ -163,13 +219,36 @@ test('the demo Ask panel: endpoint settings, test connection, streamed answer, c
   await page.click('#answer button.cite');
   await page.waitForFunction(() => !document.getElementById('source').hidden);
   assert.match(await page.textContent('#source'), /Acme Corporation was founded by Jane Roe/);
-  const steps = await page.$$eval('#trace li', (lis) => lis.map((li) => li.dataset.step));
-  assert.deepEqual(steps, ['propose', 'retrieve', 'select', 'propose', 'answer']);
-  assert.match(await page.textContent('#trace'), /selected \[0\] → Jane Roe/);
-  // A refused key shows a typed error in the panel.
+  const steps = await page.$$eval('#trace > li', (lis) => lis.map((li) => li.dataset.step));
+  assert.deepEqual(steps, ['rewrite', 'route', 'retrieve', 'keyPoints', 'propose', 'retrieve', 'select', 'propose', 'verify', 'filter', 'answer', 'memory']);
+  const trace = await page.textContent('#trace');
+  assert.match(trace, /key points: founder of Acme Corporation \| birthplace of Jane Roe/);
+  assert.match(trace, /candidates: Who founded Acme Corporation\?/, 'atomic questions are the candidates');
+  assert.match(trace, /selected \[0\] → Jane Roe/);
+  assert.ok(await page.locator('#trace li[data-step="keyPoints"] details.mindmap').count() >= 1, 'the mind-map context is in the timeline');
+  // Traces are kept and export as JSONL: events, and t + 1 = 2 <decompose> pairs.
+  const exported = await page.evaluate(async () => ({ events: await window.webragDemo.rag.exportTraces(), sft: await window.webragDemo.rag.exportTraces({ format: 'sft' }), memory: await window.webragDemo.rag.memory() }));
+  assert.equal(exported.events.trim().split('\n').length, 1);
+  assert.equal(JSON.parse(exported.events).events.length, steps.length);
+  const pairs = exported.sft.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(pairs.map((p) => p.completion), ['<decompose>True</decompose>\n<sub-question>Who founded Acme Corporation?</sub-question>', '<decompose>False</decompose>']);
+  assert.deepEqual(exported.memory.map((m) => m.title), ['Who founded Acme Corporation?', 'Where was the founder of Acme Corporation born?']);
+
+  // Stop: an AbortSignal cancels the run in the worker (the request in flight is aborted).
+  await reset();
+  await rules([{ match: 'Task:', reply: { ...json({ question: 'q', queries: [] }), delayMs: 4000 } }]);
+  const t0 = Date.now();
+  await page.click('#ask-btn');
+  await page.waitForFunction(() => !document.getElementById('ask-stop').hidden);
+  await page.click('#ask-stop');
+  await page.waitForFunction(() => document.getElementById('ask-error').textContent.includes('LLM_CANCELLED'));
+  assert.ok(Date.now() - t0 < 3500, `cancelled after ${Date.now() - t0} ms, before the reply`);
+  // A refused key shows a typed error in the panel; nothing stored is lost.
+  await reset();
   await script([{ status: 401 }]);
   await page.click('#ask-btn');
   await page.waitForFunction(() => document.getElementById('ask-error').textContent.includes('LLM_UNAUTHORIZED'));
+  assert.equal(await page.evaluate(async () => (await window.webragDemo.rag.stats()).questions), 4);
   // "remember" keeps the key across a reload.
   await page.check('#llm-remember');
   await page.reload();

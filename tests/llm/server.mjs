@@ -14,7 +14,7 @@
 //                                  always); for requests sent concurrently, where order is not fixed
 //
 // A reply: {status, headers, content, body, stream: [pieces], delayMs, tokenDelayMs, truncate,
-// reset, hang}. `content` becomes a normal completion (or, when the request asks to stream and no
+// reset, hang, fillLabels}. `content` becomes a normal completion (or, when the request asks to stream and no
 // `stream` is given, one event per word); `body` is sent as is (malformed JSON, say); `status`
 // other than 200 sends `body` (default an OpenAI-style error) with `headers` (Retry-After, say);
 // `stream` sends each piece as one event, `tokenDelayMs` apart; `truncate` ends the stream
@@ -67,9 +67,11 @@ const server = http.createServer(async (req, res) => {
   const lastUser = [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '';
   const rule = queue.length ? null : rules.find((r) => lastUser.includes(r.match) && (r.times === undefined || r.times > 0));
   if (rule && rule.times !== undefined) rule.times -= 1;
-  const reply = queue.shift() ?? rule?.reply ?? {
+  let reply = queue.shift() ?? rule?.reply ?? {
     content: JSON.stringify({ echo: [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '' }),
   };
+  // `fillLabels`: a knowledge-filter reply with one label per <data> source of the prompt.
+  if (reply.fillLabels) reply = { ...reply, content: JSON.stringify({ labels: Array(lastUser.split('<data>').length - 1).fill(reply.fillLabels) }) };
   if (reply.hang) return; // never answers; the client's timeout must end it
   if (reply.delayMs) await sleep(reply.delayMs);
   const status = reply.status ?? 200;

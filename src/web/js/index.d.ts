@@ -11,7 +11,7 @@ export class ModelError extends WebRagError {}
 export class StoreError extends WebRagError {}
 /** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}
-/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text). */
+/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text), LLM_CANCELLED (an AbortSignal fired). */
 export class LlmError extends WebRagError {}
 
 /** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
@@ -35,7 +35,7 @@ export interface LlmConfig {
 /** A chat message as the model function receives it. */
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 /** The page's own model (e.g. WebLLM), run in the page: a whole reply, or its pieces as they come (streamed answers). No timeout or retry applies. */
-export type ModelFunction = (messages: ChatMessage[], opts: { step: string }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
+export type ModelFunction = (messages: ChatMessage[], opts: { step: string; signal?: AbortSignal }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
 
 /** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */
 export interface DecomposeOptions {
@@ -52,8 +52,36 @@ export interface DecomposeRound { proposals: string[]; candidates: DecomposeCand
 export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' }
 /** The cited answer: `text` cites `sources` as [S1], [S2]...; "I don't know." when `known` is false. */
 export interface Answer { text: string; citations: string[]; confidence: 'low' | 'medium' | 'high'; known: boolean; sources: string[] }
-/** One pipeline step: `propose`, `retrieve`, `select` or `answer`, with its inputs, outputs and time. */
+/** One pipeline step (`trigger`, `rewrite`, `route`, `retrieve`, `keyPoints`, `propose`, `select`, `verify`, `sparse`, `dense`, `filter`, `answer`, `memory`; at ingest `atomize`, `fci`, `mindmap`) with its inputs, outputs and time (ms). */
 export interface TraceEvent { step: string; round: number; input: unknown; output: unknown; ms: number }
+
+/** Pipeline steps; each boolean overrides the preset. */
+export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
+/** Ask-pipeline options (DESIGN.md §8). */
+export interface AskOptions {
+  /** 'ask' (default): every step; 'search': no model call (context only, `answer` null). */ preset?: 'ask' | 'search';
+  /** Per-step switches over the preset. */ steps?: PipelineSteps;
+  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.4. */ tau?: number;
+  /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3. */ theta?: number;
+  /** Queries asked of Query Rewriter+. Default 3. */ rewriteQueries?: number;
+  /** Key points for the graph retriever. Default 4. */ keyPoints?: number;
+  /** Facts the graph retriever puts in its context. Default 8. */ graphFacts?: number;
+  /** Verify-and-supplement rounds. Default 1. */ verifyRounds?: number;
+  /** Sub-queries per supplement. Default 2. */ supplementQueries?: number;
+  /** Knowledge filter: 'strict' keeps entailment only, 'lenient' (default) also neutral. */ filter?: 'strict' | 'lenient';
+  /** Sources given to the answer at most. Default 8. */ maxSources?: number;
+  /** Keep the trace for exportTraces(). Default false. */ keepTrace?: boolean;
+  decompose?: DecomposeOptions;
+  answer?: { minConfidence?: 'low' | 'medium' | 'high' };
+}
+/** A source of the answer and the step that brought it (`memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`). */
+export interface ContextItem { id: string; title: string; text: string; via: string }
+export interface AskResult { question: string; clarified: string; answer: Answer | null; context: ContextItem[]; trajectory: Trajectory | null; route: 'graph' | 'chunks' | 'both' | 'web' | 'memory'; remembered: number }
+export interface EnrichReport {
+  atomize: { chunks: number; questions: number; failed: string[]; remaining: number } | null;
+  mindMaps: { documents: number; fallbacks: string[]; items: number; unverifiedChunks: number; regenerations: number } | null;
+}
+export interface MemoryEntry { id: string; title: string; content: string; sources: string[]; createdAt: number }
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
 /** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF. */
@@ -93,13 +121,13 @@ export interface Hit {
 }
 
 /** Per vector collection: [vectors in the exact fresh buffer, sealed HNSW segments, tombstones]. */
-export interface AnnStats { chunks: [number, number, number]; topics: [number, number, number]; facts: [number, number, number] }
-export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats }
+export interface AnnStats { chunks: [number, number, number]; topics: [number, number, number]; facts: [number, number, number]; questions: [number, number, number] }
+export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats; atomizedChunks: number; questions: number; memory: number }
 /** One sealing step: the collection, vectors in the new segment, older segments merged into it, segments after. */
 export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | ''; vectors: number; merged: number; segments: number }
 export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number }
 export interface RemoveReport { removed: string[]; unknown: string[] }
-export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string }
+export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string; mindMap?: 'structural' | 'llm' | 'structural-fallback' }
 export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number }
 
 /** Engine options (all optional). */
@@ -206,8 +234,24 @@ export class WebRag {
   decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
   testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
-  /** Decomposition, then a streamed answer citing the gathered chunks; rejects with LlmError (LLM_TRUNCATED when the stream is cut). */
-  ask(question: string, opts: { llm: LlmConfig | ModelFunction; options?: { decompose?: DecomposeOptions; answer?: { minConfidence?: 'low' | 'medium' | 'high' } }; onTrace?: (e: TraceEvent) => void; onToken?: (piece: string) => void }): Promise<{ answer: Answer; trajectory: Trajectory }>;
+  /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts). */
+  ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string) => void; signal?: AbortSignal }): Promise<AskResult>;
+  /** Ingest-time LLM stages over what is stored (knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. */
+  enrich(opts: {
+    llm: LlmConfig | ModelFunction;
+    atomize?: boolean | { maxQuestions?: number; batch?: number };
+    mindMaps?: boolean | { minRougeL?: number; minCosine?: number; regenerations?: number; maxItems?: number };
+    onProgress?: (e: ProgressEvent | TraceEvent) => void;
+    signal?: AbortSignal;
+  }): Promise<EnrichReport>;
+  traces(): Promise<{ id: string; createdAt: number; question: string; json: string }[]>;
+  /** Kept traces as JSONL: 'events' or 'sft' (PIKE-RAG `<decompose>` pairs). */
+  exportTraces(opts?: { format?: 'events' | 'sft' }): Promise<string>;
+  clearTraces(): Promise<number>;
+  memory(): Promise<MemoryEntry[]>;
+  forget(): Promise<number>;
+  questions(chunkId: string): Promise<string[] | null>;
+  mindMap(docId: string): Promise<MindMap | null>;
   /** `path` bypasses the routing (GpuError GPU_UNAVAILABLE for 'gpu' on the CPU path). */
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;

@@ -12,7 +12,7 @@ export class ModelError extends WebRagError { constructor(m, c) { super(m, c); t
 /** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
 export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
 export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
-/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, LLM_CALLBACK_FAILED, ...). */
+/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, LLM_CALLBACK_FAILED, LLM_CANCELLED, ...). */
 export class LlmError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'LlmError'; } }
 
 const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError };
@@ -33,7 +33,7 @@ function rehydrate({ name, code, message }) {
 export const MODEL_CACHE = 'webrag-models-v1';
 
 export class WebRag {
-  #worker; #next = 1; #pending = new Map(); #onEvent; #models = new Map(); #nextModel = 1;
+  #worker; #next = 1; #pending = new Map(); #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
 
   constructor(worker, onEvent) {
     this.#worker = worker;
@@ -61,7 +61,7 @@ export class WebRag {
     try {
       const fn = this.#models.get(cb);
       if (!fn) throw new Error('the model function is gone');
-      const r = await fn(messages, { step });
+      const r = await fn(messages, { step, signal: this.#signals.get(cb) });
       if (typeof r === 'string') post({ llmToken: { reqId, token: r } });
       else if (r && typeof r[Symbol.asyncIterator] === 'function') {
         for await (const piece of r) {
@@ -83,9 +83,20 @@ export class WebRag {
     return { callback: cb };
   }
 
-  async #withModel(llm, f) {
+  async #withModel(llm, f, signal) {
     const m = this.#model(llm);
-    try { return await f(m); } finally { if (m?.callback) this.#models.delete(m.callback); }
+    if (m?.callback && signal) this.#signals.set(m.callback, signal);
+    try { return await f(m); } finally { if (m?.callback) { this.#models.delete(m.callback); this.#signals.delete(m.callback); } }
+  }
+
+  // Runs `f(cancelId)` so that `signal` aborting cancels it in the worker (LLM_CANCELLED).
+  async #cancellable(signal, f) {
+    if (!signal) return f(undefined);
+    if (signal.aborted) throw new LlmError('LLM work cancelled', 'LLM_CANCELLED');
+    const cancelId = `c${this.#nextCancel++}`;
+    const onAbort = () => this.#worker.postMessage({ cancelId });
+    signal.addEventListener('abort', onAbort, { once: true });
+    try { return await f(cancelId); } finally { signal.removeEventListener('abort', onAbort); }
   }
 
   #call(op, args, onProgress) {
@@ -140,14 +151,55 @@ export class WebRag {
   /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
   testLlm(llm) { return this.#withModel(llm, (m) => this.#call('testLlm', { llm: m })); }
   /**
-   * Decomposition, then an answer from the gathered chunks that cites them as [S1], [S2] (in
-   * `answer.sources` order) with a self-assessed confidence; below `options.answer.minConfidence`
-   * (default 'medium') the text is "I don't know.". `onToken` receives the answer as it streams.
-   * Resolves to `{answer: {text, citations, confidence, known, sources}, trajectory}`.
+   * The ask pipeline (DESIGN.md §8): retrieval trigger over the memory knowledge base, Query
+   * Rewriter+, domain routing, key points into the graph retriever, knowledge-aware
+   * decomposition, verify and supplement, knowledge filter, a cited answer streamed to
+   * `onToken`, memory update. `options`: `{preset: 'ask' (every step) | 'search' (no model
+   * call), steps: {trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory}
+   * (booleans over the preset), tau, theta, rewriteQueries, keyPoints, graphFacts, verifyRounds,
+   * supplementQueries, filter: 'strict' | 'lenient', maxSources, keepTrace, decompose: {...},
+   * answer: {minConfidence}}`. `onTrace` (alias `onEvent`) receives each step's `{step, round,
+   * input, output, ms}`. `signal` (AbortSignal) cancels: requests in flight are aborted and the
+   * promise rejects with LlmError LLM_CANCELLED. Resolves to `{question, clarified, answer:
+   * {text, citations, confidence, known, sources} | null, context: [{id, title, text, via}],
+   * trajectory | null, route, remembered}`; citations are `answer.sources` ids (chunk ids,
+   * `graph:1`, `memory:<id>`).
    */
-  ask(question, { llm, options, onTrace, onToken } = {}) {
-    return this.#withModel(llm, (m) => this.#call('ask', { question, llm: m, options }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : onTrace?.(ev))));
+  ask(question, { llm, options, onTrace, onEvent, onToken, signal } = {}) {
+    const trace = onTrace ?? onEvent;
+    return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
+      this.#call('ask', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : trace?.(ev)))), signal);
   }
+  /**
+   * The ingest-time LLM stages over what is stored: knowledge atomizing (the questions each
+   * chunk answers, embedded and indexed) and LLM mind maps (verified fact-check items → JSON
+   * mind map replacing the structural one). `atomize` / `mindMaps`: `true` (default), `false`,
+   * or their options. Resumable: each call does only what is left, so after an error or an
+   * abort, call again. `onProgress` receives `{phase: 'atomize' | 'mindmap', done, total}` and
+   * the stages' trace events. Resolves to `{atomize: {chunks, questions, failed, remaining},
+   * mindMaps: {documents, fallbacks, items, unverifiedChunks, regenerations}}`.
+   */
+  enrich({ llm, atomize = true, mindMaps = true, onProgress, signal } = {}) {
+    return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
+      this.#call('enrich', { llm: m, options: { atomize, mindMaps, ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
+  }
+  /** Kept ask traces (`options.keepTrace`), oldest first: `[{id, createdAt, question, json}]`. */
+  traces() { return this.#call('traces', {}); }
+  /**
+   * Kept traces as JSONL text: `format` 'events' (one trace per line) or 'sft' (decomposition
+   * trajectories as PIKE-RAG `<decompose>` fine-tuning pairs `{prompt, completion}`).
+   */
+  exportTraces({ format = 'events' } = {}) { return this.#call('exportTraces', { format }); }
+  /** Deletes every kept trace; resolves to how many. */
+  clearTraces() { return this.#call('clearTraces', {}); }
+  /** The memory knowledge base `[{id, title, content, sources, createdAt}]`, oldest first. */
+  memory() { return this.#call('memory', {}); }
+  /** Deletes every memory entry; resolves to how many. */
+  forget() { return this.#call('forget', {}); }
+  /** A chunk's atomic questions, or null when it is not atomized. */
+  questions(chunkId) { return this.#call('questions', { chunkId }); }
+  /** The mind map the pseudo-graph holds for a document `{topic, children}`, or null. */
+  mindMap(docId) { return this.#call('mindMap', { docId }); }
   /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
   embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
   /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */

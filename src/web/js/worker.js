@@ -7,14 +7,15 @@
 // seals grown fresh vector buffers into HNSW segments one step at a time (`core.maintain`),
 // each step queued behind any request that arrived meanwhile; each step posts
 // {event: {type: 'sealed', collection, vectors, merged, segments}}.
-import init, { WebRagCore } from './webrag.js';
+import init, { WebRagCore, cancel } from './webrag.js';
 
 let core = null;
 
 // Models given by the page as JS functions (e.g. WebLLM) run in the page: the worker asks for
 // each reply with {llmRequest: {cb, reqId, messages, step}} and the page answers with
 // {llmToken: {reqId, token}}... then {llmEnd: {reqId}} or {llmError: {reqId, message}}. These
-// messages bypass the request queue (the request that waits for them holds it).
+// messages bypass the request queue (the request that waits for them holds it), as does
+// {cancelId}: the page's AbortSignal fired for the run started with options.cancelId.
 const llmCalls = new Map();
 let nextLlmCall = 1;
 function pageModel(cb) {
@@ -79,6 +80,14 @@ async function handle(id, op, args) {
     case 'explainGraph': return await core.explainGraph(args.query, args.k ?? 10);
     case 'testLlm': return await core.testLlm(modelArg(args.llm));
     case 'ask': return await core.ask(args.question, modelArg(args.llm), args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
+    case 'enrich': return await core.enrich(modelArg(args.llm), args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
+    case 'traces': return await core.traces();
+    case 'exportTraces': return await core.exportTraces(args.format ?? 'events');
+    case 'clearTraces': return await core.clearTraces();
+    case 'memory': return await core.memory();
+    case 'forget': return await core.forget();
+    case 'questions': return await core.questions(args.chunkId);
+    case 'mindMap': return await core.mindMap(args.docId);
     case 'decompose': return await core.decompose(args.question, modelArg(args.llm), args.options ?? null, (trace) => self.postMessage({ id, progress: trace }));
     case 'embed': return await core.embed(args.texts, args.path ?? null);
     case 'stats': return await core.stats();
@@ -94,7 +103,9 @@ async function handle(id, op, args) {
 }
 
 self.onmessage = (e) => {
-  const { llmToken, llmEnd, llmError } = e.data;
+  const { llmToken, llmEnd, llmError, cancelId } = e.data;
+  // A cancel bypasses the queue: the run it stops holds the queue.
+  if (cancelId) { if (core) cancel(cancelId); return; }
   if (llmToken) { llmCalls.get(llmToken.reqId)?.token(llmToken.token); return; }
   if (llmEnd) { llmCalls.get(llmEnd.reqId)?.end(); return; }
   if (llmError) { llmCalls.get(llmError.reqId)?.fail(llmError.message); return; }
