@@ -324,3 +324,33 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
         assert_eq!(s.log().len(), 2, "rewrite and route only");
     });
 }
+
+#[test]
+fn routing_to_the_web_searcher_answers_from_its_results() {
+    use webrag::ask::pipeline::{HttpWebSearch, WebSearchConfig};
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        s.script(json!([
+            { "content": "{\"route\": \"web\"}" },
+            { "content": "Acme opened an office in Lyon [S1].\nConfidence: high" }
+        ]));
+        let web = HttpWebSearch { cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search", s.port), headers: Default::default(), timeout_ms: 5_000 }, transport: UreqTransport };
+        let p: PipelineParams = serde_json::from_value(json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}})).unwrap();
+        let mut steps = Vec::new();
+        let r = run(&client(&s), &mut eng, Some(&web), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| steps.push(e.step)).await.unwrap();
+        assert_eq!(r.route, "web");
+        assert_eq!(steps, vec!["route", "web", "answer"]);
+        assert_eq!((r.context[0].source.id.as_str(), r.context[0].via.as_str()), ("web:1", "web"));
+        assert!(r.context[0].source.text.contains("What is Acme doing today?"));
+        assert_eq!(r.answer.unwrap().citations, vec!["web:1".to_string()]);
+        let route_prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
+        assert!(route_prompt.contains("\"web\""), "web is offered only with a searcher: {route_prompt}");
+        // Without a searcher, "web" is not a valid route: the repair, then the fallback (both).
+        s.script(json!([{ "content": "{\"route\": \"web\"}" }, { "content": "{\"route\": \"web\"}" }, { "content": "x [S1].\nConfidence: high" }]));
+        let p: PipelineParams = serde_json::from_value(json!({"steps": {"trigger": false, "rewrite": false, "keyPoints": false, "decompose": false, "verify": false, "filter": false, "memory": false}})).unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        assert_eq!(r.route, "both");
+    });
+}

@@ -118,7 +118,7 @@ impl SseReader {
     }
 }
 
-async fn read_all<B: HttpBody>(body: &mut B) -> Result<Vec<u8>, TransportError> {
+pub(crate) async fn read_all<B: HttpBody>(body: &mut B) -> Result<Vec<u8>, TransportError> {
     let mut all = Vec::new();
     while let Some(piece) = body.next_chunk().await? {
         all.extend_from_slice(&piece);

@@ -319,13 +319,14 @@ impl WebRagCore {
     /// [`WebRagCore::decompose`]; `options` a partial `PipelineParams` (`{preset?: "ask" |
     /// "search", steps?: {trigger?, rewrite?, route?, keyPoints?, decompose?, verify?, filter?,
     /// answer?, memory?}, tau?, theta?, ..., decompose?: {...}, answer?: {minConfidence?},
-    /// keepTrace?}`) plus `cancelId?` (a string; [`cancel`] with it stops the run). `onEvent`
+    /// keepTrace?, webSearch?: {url, headers?, timeoutMs?}}`) plus `cancelId?` (a string; [`cancel`] with it stops the run). `onEvent`
     /// receives each step's trace event and `{token}` pieces of the answer as they stream.
     /// Resolves to `{question, clarified, answer: {text, citations, confidence, known, sources}
     /// | null, context: [{id, title, text, via}], trajectory | null, route, remembered}`.
     pub fn ask(&self, question: String, llm: JsValue, options: JsValue, on_event: Option<Function>) -> Promise {
         let inner = self.inner.clone();
         let (cancel, guard) = cancel_token(&options);
+        let cancel2 = cancel.clone();
         let model = llm::PageModel::cancellable(llm, cancel);
         let opts: Result<crate::ask::pipeline::PipelineParams, _> = parse_options(&options);
         run(async move {
@@ -340,7 +341,8 @@ impl WebRagCore {
             };
             let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
             let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
-            crate::ask::pipeline::run(&client, &mut *eng, None::<&crate::ask::pipeline::NoWeb>, &question, &opts, &JsClock, &mut token, &mut trace).await
+            let web = opts.web_search.clone().map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
+            crate::ask::pipeline::run(&client, &mut *eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
         })
     }
 

@@ -8,6 +8,7 @@
 //   POST /__script  [reply, ...]   queue replies, used in order by the next chat requests
 //   POST /__reset                  empty the queue and the log
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
+//   POST /search {query, k}        a web-search endpoint: one result naming the query
 //   POST /__rules [{match, reply, times?}, ...]
 //                                  when the queue is empty, the first rule whose `match` occurs in
 //                                  the last user message answers (`times`: how often, default
@@ -57,6 +58,14 @@ const server = http.createServer(async (req, res) => {
   if (url.pathname === '/__rules') { rules.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
   if (url.pathname === '/__reset') { queue = []; rules = []; log = []; res.writeHead(200, cors); res.end('{}'); return; }
   if (url.pathname === '/__log') { res.writeHead(200, { ...cors, 'content-type': 'application/json' }); res.end(JSON.stringify(log)); return; }
+  // A web-search endpoint for domain routing: {query, k} → {results: [{title, url, text}]}.
+  if (url.pathname === '/search' && req.method === 'POST') {
+    const { query } = JSON.parse(text || '{}');
+    log.push({ at: Date.now(), search: query });
+    res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+    res.end(JSON.stringify({ results: [{ title: 'Acme news', url: 'https://news.example/acme', text: `Today: Acme Corporation opened an office in Lyon. (${query})` }] }));
+    return;
+  }
   if (!url.pathname.endsWith('/chat/completions') || req.method !== 'POST') { res.writeHead(404, cors); res.end('{"error":{"message":"not found"}}'); return; }
   let body;
   try { body = JSON.parse(text); } catch { res.writeHead(400, cors); res.end('{"error":{"message":"request body is not JSON"}}'); return; }

@@ -71,6 +71,7 @@ export interface AskOptions {
   /** Knowledge filter: 'strict' keeps entailment only, 'lenient' (default) also neutral. */ filter?: 'strict' | 'lenient';
   /** Sources given to the answer at most. Default 8. */ maxSources?: number;
   /** Keep the trace for exportTraces(). Default false. */ keepTrace?: boolean;
+  /** A web-search endpoint routing may pick: POST {query, k} → {results: [{title, url, text}]}. */ webSearch?: { url: string; headers?: Record<string, string>; timeoutMs?: number };
   decompose?: DecomposeOptions;
   answer?: { minConfidence?: 'low' | 'medium' | 'high' };
 }
