@@ -776,7 +776,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         };
         use SearchMode::*;
         let want_bm25 = matches!(opts.mode, Bm25 | Hybrid | HybridGraph);
-        let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph);
+        let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic);
         let want_graph = matches!(opts.mode, Graph | HybridGraph);
         let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
             let scores = self.bm25.score(&q, &Bm25Params::of(&self.config));
@@ -805,7 +805,31 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             _ => Vec::new(),
         };
+        // Atomic questions (path (b)): each chunk ranked by its best question; in `atomic` mode
+        // and, once the knowledge base is atomized, in the hybrid modes.
+        let want_atomic = matches!(opts.mode, Atomic | Hybrid | HybridGraph);
+        let atomic_list: Vec<(u32, f32)> = match (want_atomic, qv) {
+            (true, Some(v)) if !self.qslots.is_empty() && v.len() == self.qvectors.dim() => {
+                let mut seen = HashSet::new();
+                self.qvectors
+                    .search(v, depth * 3)
+                    .into_iter()
+                    .filter_map(|(s, score)| {
+                        let cid = self.qslots.id(s)?.rsplit_once('?')?.0;
+                        Some((self.slots.get(cid)?, score))
+                    })
+                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
+                    .take(depth)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let mut scores: HashMap<u32, Scores> = HashMap::new();
+        for (i, (s, v)) in atomic_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.atomic = Some(*v);
+            e.atomic_rank = Some(i as u32 + 1);
+        }
         for (i, (s, v)) in bm25_list.iter().enumerate() {
             let e = scores.entry(*s).or_default();
             e.bm25 = Some(*v);
@@ -825,10 +849,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             Bm25 => bm25_list,
             Dense => dense_list,
             Graph => graph_list,
-            Hybrid | HybridGraph => {
+            Atomic if atomic_list.is_empty() => dense_list,
+            Hybrid | HybridGraph | Atomic => {
                 let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
-                let (a, b, c) = (ids(&bm25_list), ids(&dense_list), ids(&graph_list));
-                let fused = if opts.mode == Hybrid { rrf(&[&a, &b], self.config.rrf_k) } else { rrf(&[&a, &b, &c], self.config.rrf_k) };
+                let (a, b, c, d) = (ids(&bm25_list), ids(&dense_list), ids(&graph_list), ids(&atomic_list));
+                let mut lists: Vec<&[u32]> = match opts.mode {
+                    Hybrid => vec![&a, &b],
+                    HybridGraph => vec![&a, &b, &c],
+                    _ => vec![&b],
+                };
+                if !d.is_empty() {
+                    lists.push(&d);
+                }
+                let fused = rrf(&lists, self.config.rrf_k);
                 for (s, v) in &fused {
                     scores.entry(*s).or_default().rrf = Some(*v);
                 }

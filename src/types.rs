@@ -312,10 +312,14 @@ pub enum SearchMode {
     /// BM25, dense and PGR fused with reciprocal-rank fusion.
     #[serde(rename = "hybrid+graph")]
     HybridGraph,
+    /// PIKE-RAG's atomic retrieval: query → nearest atomic questions → their chunks (path (b)),
+    /// fused by RRF with query → chunks (dense, path (a)). Without atomic questions, dense.
+    Atomic,
 }
 
 impl SearchMode {
-    /// The name used in options and reports: `bm25`, `dense`, `hybrid`, `graph`, `hybrid+graph`.
+    /// The name used in options and reports: `bm25`, `dense`, `hybrid`, `graph`, `hybrid+graph`,
+    /// `atomic`.
     pub fn name(self) -> &'static str {
         match self {
             SearchMode::Bm25 => "bm25",
@@ -323,6 +327,7 @@ impl SearchMode {
             SearchMode::Hybrid => "hybrid",
             SearchMode::Graph => "graph",
             SearchMode::HybridGraph => "hybrid+graph",
+            SearchMode::Atomic => "atomic",
         }
     }
 }
@@ -353,6 +358,12 @@ pub struct Scores {
     pub graph: Option<f32>,
     /// Rank in the graph list.
     pub graph_rank: Option<u32>,
+    /// Cosine of the chunk's best atomic question to the query (path (b)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<f32>,
+    /// Rank in the atomic list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_rank: Option<u32>,
     /// Reciprocal-rank-fusion score (hybrid modes).
     pub rrf: Option<f32>,
 }

@@ -94,6 +94,11 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         assert_eq!((r.chunks, r.questions, r.remaining), (1, 1, 0));
         assert_eq!(s.log().len(), before + 3, "the resumed passes asked only about the chunk left");
 
+        // Search mode `atomic`: query → questions → chunks (b) fused with query → chunks (a).
+        let hits = eng.search("Which rivers meet at Lyon?", &webrag::engine::SearchOptions::new(2, webrag::types::SearchMode::Atomic)).await.unwrap();
+        assert_eq!(hits[0].doc_id, "lyon");
+        assert!(hits[0].scores.atomic.unwrap() > 0.99 && hits[0].scores.atomic_rank == Some(1) && hits[0].scores.dense.is_some(), "{:?}", hits[0].scores);
+
         // Path (b): the decomposer's candidates now come from atomic questions.
         s.script(json!([
             { "content": "{\"decompose\": true, \"questions\": [\"In which city was Jane Roe born?\"]}" },

@@ -39,8 +39,8 @@ enum Cmd {
         /// Hits.
         #[arg(short, long, default_value_t = 5)]
         k: usize,
-        /// bm25, dense, hybrid, graph or hybrid+graph.
-        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid", "graph", "hybrid+graph"])]
+        /// bm25, dense, hybrid, graph, hybrid+graph or atomic.
+        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid", "graph", "hybrid+graph", "atomic"])]
         mode: String,
         /// Read the query as plain text (no phrases, -term or ^ boosts).
         #[arg(long)]
@@ -171,6 +171,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 "dense" => SearchMode::Dense,
                 "graph" => SearchMode::Graph,
                 "hybrid+graph" => SearchMode::HybridGraph,
+                "atomic" => SearchMode::Atomic,
                 _ => SearchMode::Hybrid,
             };
             let embedder = load_embedder(&model_dir)?;

@@ -151,6 +151,9 @@ pub enum PageModel {
     Http(OpenAiClient<FetchTransport>),
     /// The page's own model.
     Js(JsCallbackModel),
+    /// None given (`llm` null or undefined): fine for runs that make no call (the `search`
+    /// preset); a call is `LLM_NOT_CONFIGURED`.
+    None,
 }
 
 impl PageModel {
@@ -166,6 +169,9 @@ impl PageModel {
     }
 
     fn build(llm: JsValue, cancel: Option<Cancel>) -> Result<Self, LlmError> {
+        if llm.is_undefined() || llm.is_null() {
+            return Ok(PageModel::None);
+        }
         if let Ok(f) = llm.clone().dyn_into::<js_sys::Function>() {
             return Ok(PageModel::Js(JsCallbackModel(f)));
         }
@@ -179,12 +185,14 @@ impl LanguageModel for PageModel {
         match self {
             PageModel::Http(m) => m.chat(messages, opts).await,
             PageModel::Js(m) => m.chat(messages, opts).await,
+            PageModel::None => Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() }),
         }
     }
     async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
         match self {
             PageModel::Http(m) => m.chat_stream(messages, opts, on_token).await,
             PageModel::Js(m) => m.chat_stream(messages, opts, on_token).await,
+            PageModel::None => Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() }),
         }
     }
 }

@@ -127,6 +127,16 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.deepEqual([down.name, down.code], ['LlmError', 'LLM_NETWORK']);
   const misconfigured = await run({ baseUrl: 'ftp://x', model: 'm' }, 'q');
   assert.deepEqual([misconfigured.name, misconfigured.code], ['LlmError', 'LLM_NOT_CONFIGURED']);
+  // The `search` preset needs no model; the `ask` preset without one is LLM_NOT_CONFIGURED.
+  const noLlm = await page.evaluate(async () => {
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { options: { preset: 'search' } });
+    let err;
+    try { await window.webragDemo.rag.ask('Who founded Acme?'); } catch (e) { err = `${e.name} ${e.code}`; }
+    return { answer: r.answer, first: r.context[0]?.id, err };
+  });
+  assert.equal(noLlm.answer, null);
+  assert.equal(noLlm.first, 'acme#0');
+  assert.equal(noLlm.err, 'LlmError LLM_NOT_CONFIGURED');
   assert.equal(await page.evaluate(async () => (await window.webragDemo.rag.stats()).documents), 3);
 });
 

@@ -85,8 +85,8 @@ export interface EnrichReport {
 export interface MemoryEntry { id: string; title: string; content: string; sources: string[]; createdAt: number }
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
-/** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF. */
-export type SearchMode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph';
+/** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF; `atomic`: query → atomic questions → chunks fused with dense (PIKE-RAG; the hybrid modes fuse the atomic list too once the KB is atomized). */
+export type SearchMode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph' | 'atomic';
 
 /** A document to add: `text`, or `bytes` (UTF-8, e.g. an uploaded file). */
 export interface DocumentInput {
