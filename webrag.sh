@@ -83,7 +83,7 @@ build() {
   wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
     --enable-sign-ext --enable-mutable-globals pkg/webrag_bg.wasm -o pkg/webrag_bg.opt.wasm
   mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts pkg/
+  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/static.js src/web/js/static.d.ts pkg/
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",
@@ -92,8 +92,14 @@ build() {
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
-  "exports": { ".": { "types": "./index.d.ts", "default": "./index.js" }, "./worker.js": "./worker.js" },
-  "files": ["index.js", "index.d.ts", "worker.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts"],
+  "exports": {
+    ".": { "types": "./index.d.ts", "default": "./index.js" },
+    "./static": { "types": "./static.d.ts", "default": "./static.js" },
+    "./worker.js": "./worker.js",
+    "./webrag.js": "./webrag.js",
+    "./webrag_bg.wasm": "./webrag_bg.wasm"
+  },
+  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "README.md"],
   "sideEffects": false,
   "license": "MIT OR Apache-2.0"
 }

@@ -1105,6 +1105,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.doc_chunks.get(doc_id).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// A chunk's BM25 terms with their frequencies, and its length.
+    pub fn posting(&self, chunk_id: &str) -> Option<&PostingRecord> {
+        self.postings.get(chunk_id)
+    }
+
     /// A stored vector of a chunk (its embedding), if any.
     pub fn chunk_vector(&self, chunk_id: &str) -> Option<&[f32]> {
         self.slots.get(chunk_id).and_then(|s| self.vectors.get(s))

@@ -21,13 +21,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Index files or directories (.md, .markdown, .html, .htm, .txt) into a knowledge-base file.
+    /// Index files or directories (.md, .markdown, .html, .htm, .txt) into a knowledge-base file;
+    /// with `--out`, index a built static site (one directory) into a snapshot for the browser.
     Index {
-        /// Files or directories (searched recursively).
+        /// Files or directories (searched recursively); with --out, the site's root directory.
         paths: Vec<PathBuf>,
         /// Knowledge-base file (JSON).
         #[arg(long, default_value = "target/webrag-kb.json")]
         db: PathBuf,
+        /// Static-site mode: write the snapshot (manifest.json + content-hashed shards) here,
+        /// e.g. <site>/webrag.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Search a knowledge-base file.
     Search {
@@ -130,7 +135,30 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, db } => {
+        Cmd::Index { paths, out: Some(out), .. } => {
+            let [site] = paths.as_slice() else {
+                return Err(crate::error::InputError::InvalidOption { name: "paths".into(), reason: "static-site mode indexes one directory (the site root)".into() }.into());
+            };
+            let t0 = Instant::now();
+            let docs = crate::native::site::crawl(site, &out)?;
+            let n = docs.len();
+            eprintln!("crawled {n} pages under {}", site.display());
+            let embedder = load_embedder(&model_dir)?;
+            let mut eng = Engine::open(crate::ports::MemoryStore::new(), embedder, Config::default(), Box::new(SystemClock)).await?;
+            let mut done = 0;
+            for batch in docs.chunks(256) {
+                eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
+                done += batch.len();
+                eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
+            }
+            let (snap, summary) = crate::native::site::build_snapshot(&eng, &crate::native::site::SnapshotParams::default())?;
+            crate::native::site::write_snapshot(&snap, &out)?;
+            println!(
+                "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} bytes; {:.1} s",
+                summary.documents, summary.chunks, out.display(), summary.term_shards, summary.fragments, summary.lists, summary.bytes, t0.elapsed().as_secs_f64()
+            );
+        }
+        Cmd::Index { paths, db, out: None } => {
             let t0 = Instant::now();
             let embedder = load_embedder(&model_dir)?;
             let mut eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;

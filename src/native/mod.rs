@@ -7,6 +7,7 @@ pub mod cli;
 pub mod eval;
 pub mod http;
 pub mod oracle;
+pub mod site;
 mod rng;
 mod file_store;
 

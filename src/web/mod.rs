@@ -135,6 +135,13 @@ pub fn cancel(id: &str) {
     }
 }
 
+/// The BM25 analyzer's terms for `text` (the static-site loader's JavaScript analyzer is
+/// checked against this).
+#[wasm_bindgen(js_name = analyzeTerms)]
+pub fn analyze_terms(text: &str) -> Vec<String> {
+    crate::text::analyze::analyze(text)
+}
+
 /// Options as `T`, absent = default; `cancelId` is ignored.
 fn parse_options<T: serde::de::DeserializeOwned + Default>(options: &JsValue) -> Result<T, serde_wasm_bindgen::Error> {
     if options.is_undefined() || options.is_null() {

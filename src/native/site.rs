@@ -1,0 +1,393 @@
+//! Static-site mode (DESIGN.md §10): crawl a built site (HTML and Markdown), index it with the
+//! engine, and write a **snapshot** the browser loads piece by piece (`pkg/static.js`):
+//!
+//! - `manifest.json` — the only fixed name: model, counts, BM25 parameters, and the file names
+//!   of every shard;
+//! - `t/{i}-{hash}.json.gz` — BM25 postings partitioned by term (shard = FNV-1a 32 of the term's
+//!   UTF-8 bytes mod the shard count), each posting `(chunk, w)` with `w` the term's BM25
+//!   tf-part `tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl))` quantized to 0..=255 over 0..k1+1, so a
+//!   query reads only its terms' shards and needs no document lengths;
+//! - `f/{i}-{hash}.json.gz` — fragments: `[title, url, heading path, excerpt]` of
+//!   `fragments.size` consecutive chunks, fetched only for the hits shown;
+//! - `v/c-{hash}.bin.gz` and `v/{i}-{hash}.bin.gz` — the chunk embeddings quantized to int8
+//!   (a scale per vector) and partitioned by k-means (an inverted file, IVF): the centroids, then
+//!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists.
+//!
+//! File names carry the first 12 hex digits of the SHA-256 of their bytes, so an unchanged shard
+//! keeps its name (cache-friendly, `Cache-Control: immutable`), and building an unchanged site
+//! twice gives byte-identical files: everything is ordered (documents by URL, terms sorted),
+//! gzip headers carry no time, and k-means starts from fixed points.
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::embed::Embedder;
+use crate::engine::Engine;
+use crate::error::{Error, InputError, Result, StoreError};
+use crate::ports::Store;
+use crate::types::{DocumentInput, Format};
+
+/// Snapshot options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SnapshotParams {
+    /// Target uncompressed size of a term shard, bytes (sets the shard count). Default 48 KiB.
+    pub term_shard_bytes: usize,
+    /// Chunks per fragment file. Default 16.
+    pub fragment_size: usize,
+    /// Characters of chunk text kept as the excerpt. Default 280.
+    pub excerpt_chars: usize,
+    /// Vectors per IVF list on average (sets the list count). Default 128.
+    pub list_size: usize,
+    /// Lists a query reads by default (written to the manifest). Default 3.
+    pub nprobe: usize,
+    /// k-means iterations. Default 8.
+    pub kmeans_iterations: usize,
+}
+
+impl Default for SnapshotParams {
+    fn default() -> Self {
+        SnapshotParams { term_shard_bytes: 48 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8 }
+    }
+}
+
+/// The URL of a page from its path relative to the site root: `a/b/index.html` → `/a/b/`,
+/// `a/page.html` → `/a/page.html`.
+pub fn url_of(rel: &Path) -> String {
+    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let mut url = format!("/{}", parts.join("/"));
+    if url.ends_with("/index.html") || url.ends_with("/index.htm") {
+        url.truncate(url.rfind('/').unwrap_or(0) + 1);
+    }
+    url
+}
+
+fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for e in entries {
+        if e == skip {
+            continue;
+        }
+        if e.is_dir() {
+            collect(&e, skip, out);
+        } else if let Some(ext) = e.extension().and_then(|x| x.to_str()) {
+            if ["html", "htm", "md", "markdown"].contains(&ext.to_ascii_lowercase().as_str()) {
+                out.push(e);
+            }
+        }
+    }
+}
+
+/// The pages of a built site: every `.html`/`.htm` (title, headings and text; `nav`, `footer`,
+/// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
+/// `.md` file under `site`, except under `out`, in path order, with their URLs as ids.
+///
+/// Errors: [`InputError::InvalidUtf8`] for a page that is not UTF-8; I/O errors as model-file
+/// errors naming the path.
+pub fn crawl(site: &Path, out: &Path) -> Result<Vec<DocumentInput>> {
+    let mut files = Vec::new();
+    collect(site, out, &mut files);
+    let mut docs = Vec::with_capacity(files.len());
+    for f in files {
+        let bytes = std::fs::read(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
+        let url = url_of(f.strip_prefix(site).unwrap_or(&f));
+        let text = crate::engine::decode_utf8(&url, &bytes)?;
+        let format = if url.ends_with(".md") || url.ends_with(".markdown") { Format::Markdown } else { Format::Html };
+        docs.push(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url) });
+    }
+    Ok(docs)
+}
+
+/// FNV-1a, 32 bits, over the UTF-8 bytes (the term → shard hash; `static.js` computes the same).
+pub fn fnv1a(s: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.as_bytes() {
+        h ^= *b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::GzBuilder::new().mtime(0).operating_system(255).write(Vec::new(), flate2::Compression::best());
+    e.write_all(bytes).expect("writing to memory");
+    e.finish().expect("writing to memory")
+}
+
+fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
+    let h = Sha256::digest(bytes);
+    let hex: String = h.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{dir}/{stem}-{hex}.{ext}")
+}
+
+/// Symmetric int8 quantization with one scale per vector: `v ≈ scale · q`.
+pub fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 127.0;
+    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+}
+
+/// k-means on unit vectors (cosine), `k` centroids from evenly spaced starting points, `iters`
+/// rounds; returns the centroids (unit length) and each vector's list.
+pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
+    let n = vectors.len();
+    let k = k.clamp(1, n.max(1));
+    let dim = vectors.first().map_or(0, Vec::len);
+    let mut cents: Vec<Vec<f32>> = (0..k).map(|i| vectors[i * n / k].clone()).collect();
+    let mut assign = vec![0usize; n];
+    for it in 0..=iters {
+        for (i, v) in vectors.iter().enumerate() {
+            let mut best = (f32::MIN, 0);
+            for (c, cv) in cents.iter().enumerate() {
+                let s = crate::embed::gemm::dot(v, cv);
+                if s > best.0 {
+                    best = (s, c);
+                }
+            }
+            assign[i] = best.1;
+        }
+        if it == iters {
+            break;
+        }
+        let mut sums = vec![vec![0.0f32; dim]; k];
+        let mut counts = vec![0usize; k];
+        for (v, &a) in vectors.iter().zip(&assign) {
+            counts[a] += 1;
+            for (s, x) in sums[a].iter_mut().zip(v) {
+                *s += x;
+            }
+        }
+        for c in 0..k {
+            let norm = sums[c].iter().map(|x| x * x).sum::<f32>().sqrt();
+            if counts[c] > 0 && norm > 0.0 {
+                cents[c] = sums[c].iter().map(|x| x / norm).collect();
+            }
+        }
+    }
+    (cents, assign)
+}
+
+/// A snapshot in memory: relative path → bytes (the manifest at `manifest.json`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Every file.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// What a snapshot holds (printed by the CLI).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SnapshotSummary {
+    /// Pages.
+    pub documents: usize,
+    /// Chunks.
+    pub chunks: usize,
+    /// Term shards.
+    pub term_shards: usize,
+    /// Fragment files.
+    pub fragments: usize,
+    /// IVF lists.
+    pub lists: usize,
+    /// Bytes on disk, all files.
+    pub bytes: usize,
+}
+
+fn vec_file(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
+    b.extend_from_slice(magic);
+    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(dim as u32).to_le_bytes());
+    for id in ids {
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+    for (s, _) in rows {
+        b.extend_from_slice(&s.to_le_bytes());
+    }
+    for (_, q) in rows {
+        b.extend(q.iter().map(|x| *x as u8));
+    }
+    b
+}
+
+/// Builds the snapshot of everything `eng` holds.
+pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+    let cfg = eng.config();
+    let (k1, b) = (cfg.bm25_k1, cfg.bm25_b);
+    let mut docs = eng.documents();
+    docs.sort_by(|a, b| a.id.cmp(&b.id));
+    // Chunks in document order: their index is their number everywhere in the snapshot.
+    let mut chunks = Vec::new();
+    for d in &docs {
+        for cid in eng.doc_chunk_ids(&d.id) {
+            if let Some(c) = eng.chunk(cid) {
+                chunks.push((d, c));
+            }
+        }
+    }
+    let total_len: u64 = chunks.iter().map(|(_, c)| eng.posting(&c.id).map_or(0, |p| p.length as u64)).sum();
+    let avgdl = if chunks.is_empty() { 1.0 } else { (total_len as f64 / chunks.len() as f64).max(1.0) as f32 };
+    // Postings: term → [(chunk, w)].
+    let mut postings: BTreeMap<&str, Vec<(u32, u8)>> = BTreeMap::new();
+    for (i, (_, c)) in chunks.iter().enumerate() {
+        let Some(pr) = eng.posting(&c.id) else { continue };
+        let norm = k1 * (1.0 - b + b * pr.length as f32 / avgdl);
+        for (t, tf) in &pr.terms {
+            let tf = *tf as f32;
+            let w = tf * (k1 + 1.0) / (tf + norm) / (k1 + 1.0);
+            postings.entry(t.as_str()).or_default().push((i as u32, (w * 255.0).round().clamp(1.0, 255.0) as u8));
+        }
+    }
+    let est: usize = postings.iter().map(|(t, l)| t.len() + 8 + l.len() * 7).sum();
+    let shards = (est / p.term_shard_bytes.max(1)).max(1).next_power_of_two();
+    let mut shard_terms: Vec<BTreeMap<&str, &Vec<(u32, u8)>>> = vec![BTreeMap::new(); shards];
+    for (t, l) in &postings {
+        shard_terms[(fnv1a(t) as usize) % shards].insert(t, l);
+    }
+    let mut snap = Snapshot::default();
+    let mut term_files = Vec::with_capacity(shards);
+    for (i, terms) in shard_terms.iter().enumerate() {
+        // {"t": {term: [df, Δchunk, w, Δchunk, w, ...]}}
+        let mut obj = serde_json::Map::new();
+        for (t, l) in terms {
+            let mut arr = Vec::with_capacity(1 + l.len() * 2);
+            arr.push(serde_json::Value::from(l.len()));
+            let mut prev = 0u32;
+            for (c, w) in l.iter() {
+                arr.push((c - prev).into());
+                arr.push((*w).into());
+                prev = *c;
+            }
+            obj.insert((*t).to_string(), serde_json::Value::Array(arr));
+        }
+        let bytes = gzip(serde_json::json!({ "t": obj }).to_string().as_bytes());
+        let name = hashed("t", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        term_files.push(name);
+    }
+    // Fragments.
+    let mut frag_files = Vec::new();
+    for (i, group) in chunks.chunks(p.fragment_size.max(1)).enumerate() {
+        let rows: Vec<serde_json::Value> = group
+            .iter()
+            .map(|(d, c)| {
+                let excerpt: String = c.text.chars().take(p.excerpt_chars).collect();
+                serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt])
+            })
+            .collect();
+        let bytes = gzip(serde_json::json!({ "c": rows }).to_string().as_bytes());
+        let name = hashed("f", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        frag_files.push(name);
+    }
+    // Vectors: int8, IVF lists by k-means.
+    let dim = eng.embedder().dim();
+    let vecs: Vec<Vec<f32>> = chunks
+        .iter()
+        .map(|(_, c)| eng.chunk_vector(&c.id).map(<[f32]>::to_vec))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: "*".into(), reason: "a chunk has no vector".into() })?;
+    let mut list_files = Vec::new();
+    let mut centroid_file = String::new();
+    let lists = if vecs.is_empty() { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
+    if lists > 0 {
+        let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
+        let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
+        let cbytes = gzip(&vec_file(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
+        centroid_file = hashed("v", "c", "bin.gz", &cbytes);
+        snap.files.insert(centroid_file.clone(), cbytes);
+        for l in 0..cents.len() {
+            let ids: Vec<u32> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
+            let rows: Vec<(f32, Vec<i8>)> = ids.iter().map(|&i| quantize(&vecs[i as usize])).collect();
+            let bytes = gzip(&vec_file(b"WRV1", &ids, &rows, dim));
+            let name = hashed("v", &l.to_string(), "bin.gz", &bytes);
+            snap.files.insert(name.clone(), bytes);
+            list_files.push(name);
+        }
+    }
+    let manifest = serde_json::json!({
+        "format": "webrag-snapshot",
+        "version": 1,
+        "model": { "id": eng.embedder().model_id(), "dim": dim },
+        "documents": docs.len(),
+        "chunks": chunks.len(),
+        "analyzer": "webrag-1",
+        "bm25": { "k1": k1, "b": b, "avgdl": avgdl, "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
+        "terms": { "hash": "fnv1a32", "shards": shards, "files": term_files },
+        "fragments": { "size": p.fragment_size, "files": frag_files },
+        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "files": list_files },
+    });
+    let mbytes = serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
+    snap.files.insert("manifest.json".into(), mbytes);
+    let summary = SnapshotSummary {
+        documents: docs.len(),
+        chunks: chunks.len(),
+        term_shards: shards,
+        fragments: frag_files.len(),
+        lists: list_files.len(),
+        bytes: snap.files.values().map(Vec::len).sum(),
+    };
+    Ok((snap, summary))
+}
+
+/// Writes `snap` into `out`, then deletes the files of earlier snapshots that it no longer names
+/// (under `t/`, `f/`, `v/`), so `out` holds exactly this snapshot.
+///
+/// Errors: I/O errors as [`StoreError::Backend`] naming the path.
+pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
+    let io = |p: &Path, e: std::io::Error| -> Error { StoreError::Backend { reason: format!("{}: {e}", p.display()) }.into() };
+    for (name, bytes) in &snap.files {
+        let path = out.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        }
+        if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
+            std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+        }
+    }
+    let keep: BTreeSet<&str> = snap.files.keys().map(String::as_str).collect();
+    for dir in ["t", "f", "v"] {
+        for e in std::fs::read_dir(out.join(dir)).into_iter().flatten().flatten() {
+            let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
+            if !keep.contains(rel.as_str()) {
+                std::fs::remove_file(e.path()).map_err(|err| io(&e.path(), err))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_hash() {
+        assert_eq!(url_of(Path::new("a/b/index.html")), "/a/b/");
+        assert_eq!(url_of(Path::new("index.html")), "/");
+        assert_eq!(url_of(Path::new("news/2023/p1.html")), "/news/2023/p1.html");
+        // Reference values of FNV-1a 32 (the empty string is the offset basis).
+        assert_eq!(fnv1a(""), 0x811c9dc5);
+        assert_eq!(fnv1a("a"), 0xe40c292c);
+        assert_eq!(fnv1a("foobar"), 0xbf9cf968);
+    }
+
+    #[test]
+    fn quantization_round_trips_within_half_a_step() {
+        let v = [0.5f32, -0.25, 0.0, 0.125];
+        let (s, q) = quantize(&v);
+        for (x, y) in v.iter().zip(&q) {
+            assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
+        }
+        assert_eq!(q[0], 127);
+    }
+
+    #[test]
+    fn gzip_is_deterministic() {
+        assert_eq!(gzip(b"same bytes"), gzip(b"same bytes"));
+        assert_eq!(&gzip(b"x")[4..8], &[0, 0, 0, 0], "no modification time in the header");
+    }
+}
