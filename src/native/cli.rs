@@ -33,6 +33,10 @@ enum Cmd {
         /// e.g. <site>/webrag.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Static-site mode: `chunks` (embed every chunk with the model: semantic search) or
+        /// `none` (keyword search only; no model run, fast).
+        #[arg(long, default_value = "chunks", value_parser = ["chunks", "none"])]
+        vectors: String,
     },
     /// Search a knowledge-base file.
     Search {
@@ -123,6 +127,31 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Indexes a crawled site with `embedder` and writes its snapshot to `out`.
+async fn site_snapshot<E: crate::embed::Embedder>(
+    embedder: E,
+    docs: Vec<DocumentInput>,
+    out: &Path,
+    p: &crate::native::site::SnapshotParams,
+    t0: Instant,
+) -> crate::Result<crate::native::site::SnapshotSummary> {
+    // The snapshot has no graph shards yet: skip the mind maps (their node embeddings would cost
+    // more than the chunks').
+    let mut config = Config::default();
+    config.graph.enabled = false;
+    let mut eng = Engine::open(crate::ports::MemoryStore::new(), embedder, config, Box::new(SystemClock)).await?;
+    let n = docs.len();
+    let mut done = 0;
+    for batch in docs.chunks(256) {
+        eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
+        done += batch.len();
+        eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
+    }
+    let (snap, summary) = crate::native::site::build_snapshot(&eng, p)?;
+    crate::native::site::write_snapshot(&snap, out)?;
+    Ok(summary)
+}
+
 /// Entry point of the `webrag` binary.
 pub fn main() {
     let cli = Cli::parse();
@@ -135,30 +164,27 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), .. } => {
+        Cmd::Index { paths, out: Some(out), vectors, .. } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption { name: "paths".into(), reason: "static-site mode indexes one directory (the site root)".into() }.into());
             };
             let t0 = Instant::now();
             let docs = crate::native::site::crawl(site, &out)?;
-            let n = docs.len();
-            eprintln!("crawled {n} pages under {}", site.display());
-            let embedder = load_embedder(&model_dir)?;
-            let mut eng = Engine::open(crate::ports::MemoryStore::new(), embedder, Config::default(), Box::new(SystemClock)).await?;
-            let mut done = 0;
-            for batch in docs.chunks(256) {
-                eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
-                done += batch.len();
-                eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
-            }
-            let (snap, summary) = crate::native::site::build_snapshot(&eng, &crate::native::site::SnapshotParams::default())?;
-            crate::native::site::write_snapshot(&snap, &out)?;
+            eprintln!("crawled {} pages under {}", docs.len(), site.display());
+            let model = load_embedder(&model_dir)?;
+            let p = crate::native::site::SnapshotParams { vectors: vectors == "chunks", ..Default::default() };
+            let summary = if p.vectors {
+                site_snapshot(&model, docs, &out, &p, t0).await?
+            } else {
+                // Keyword only: the tokenizer still bounds the chunks; no model runs.
+                site_snapshot(crate::embed::hashing::HashingEmbedder::new(&model), docs, &out, &p, t0).await?
+            };
             println!(
                 "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} bytes; {:.1} s",
                 summary.documents, summary.chunks, out.display(), summary.term_shards, summary.fragments, summary.lists, summary.bytes, t0.elapsed().as_secs_f64()
             );
         }
-        Cmd::Index { paths, db, out: None } => {
+        Cmd::Index { paths, db, out: None, .. } => {
             let t0 = Instant::now();
             let embedder = load_embedder(&model_dir)?;
             let mut eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;

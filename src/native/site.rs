@@ -44,11 +44,13 @@ pub struct SnapshotParams {
     pub nprobe: usize,
     /// k-means iterations. Default 8.
     pub kmeans_iterations: usize,
+    /// Write the vector shards (semantic search). Default true.
+    pub vectors: bool,
 }
 
 impl Default for SnapshotParams {
     fn default() -> Self {
-        SnapshotParams { term_shard_bytes: 48 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8 }
+        SnapshotParams { term_shard_bytes: 48 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true }
     }
 }
 
@@ -285,14 +287,14 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
     }
     // Vectors: int8, IVF lists by k-means.
     let dim = eng.embedder().dim();
-    let vecs: Vec<Vec<f32>> = chunks
+    let vecs: Vec<Vec<f32>> = if !p.vectors { Vec::new() } else { chunks
         .iter()
         .map(|(_, c)| eng.chunk_vector(&c.id).map(<[f32]>::to_vec))
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: "*".into(), reason: "a chunk has no vector".into() })?;
+        .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: "*".into(), reason: "a chunk has no vector".into() })? };
     let mut list_files = Vec::new();
     let mut centroid_file = String::new();
-    let lists = if vecs.is_empty() { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
+    let lists = if vecs.is_empty() || !p.vectors { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
     if lists > 0 {
         let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
         let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
@@ -311,7 +313,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
     let manifest = serde_json::json!({
         "format": "webrag-snapshot",
         "version": 1,
-        "model": { "id": eng.embedder().model_id(), "dim": dim },
+        "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": dim },
         "documents": docs.len(),
         "chunks": chunks.len(),
         "analyzer": "webrag-1",

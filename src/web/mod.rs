@@ -139,7 +139,7 @@ pub fn cancel(id: &str) {
 /// checked against this).
 #[wasm_bindgen(js_name = analyzeTerms)]
 pub fn analyze_terms(text: &str) -> Vec<String> {
-    crate::text::analyze::analyze(text)
+    crate::text::analyze(text)
 }
 
 /// Options as `T`, absent = default; `cancelId` is ignored.

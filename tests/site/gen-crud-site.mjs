@@ -24,9 +24,10 @@ outer: for (const p of parts) {
   const lines = readFileSync(join(data, `documents_dup_part_${p}`), 'utf8').split('\n').filter((l) => l.trim());
   for (const [i, line] of lines.entries()) {
     if (n >= limit) break outer;
-    const m = /^\[\s*([^\]]*?)\s*\]\s*[，,]?\s*正文[：:]\s*(.*)$/s.exec(line);
-    const date = m ? m[1] : '';
-    const body = (m ? m[2] : line).trim();
+    // "[ 2023-07-28 16：40 ] ，正文：text", "07-20 23:59，正文：text", "，正文：text", ...
+    const at = line.search(/正文[：:]/);
+    const date = at >= 0 ? line.slice(0, at).replace(/[[\]，,\s]+/g, ' ').trim() : '';
+    const body = (at >= 0 ? line.slice(at + 3) : line).trim();
     const sentences = body.split(/(?<=[。！？])/).filter((s) => s.trim());
     const title = (sentences[0] ?? body).replace(/^[^：:]{0,20}电\s*(（[^）]*）)?/, '').slice(0, 40) || `新闻 ${n + 1}`;
     const paras = [];
@@ -36,13 +37,13 @@ outer: for (const p of parts) {
 <html lang="zh">
 <head><meta charset="utf-8"><title>${esc(title)}</title></head>
 <body>
-<nav><a href="/">首页</a> · <a href="/news/">新闻</a> · <a href="/about/">关于本站</a></nav>
+<nav><a href="/">首页</a> · <a href="/news/">新闻</a> · <a href="/about/">关于本站</a> · sitenavigationmenu</nav>
 <main>
 <h1>${esc(title)}</h1>
 <p class="date">${esc(date)}</p>
 ${paras.map((t) => `<p>${esc(t)}</p>`).join('\n')}
 </main>
-<footer>版权所有 © 示例新闻网站 · 联系我们</footer>
+<footer>版权所有 © 示例新闻网站 · 联系我们 · sitefooterlinks</footer>
 </body>
 </html>
 `;

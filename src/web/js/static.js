@@ -21,12 +21,22 @@ const MID_PUNCT = /[!-/:-@[-^`{-~\u00B7\u0387\u05F3\u05F4\u2018\u2019\u2024\u202
 const ALNUM = /[\p{Alphabetic}\p{N}]/u;
 let segmenter;
 
+// Katakana that UAX #29 joins into one word (Word_Break=Katakana, within the CJK ranges).
+const isKatakanaWord = (cp) => (cp >= 0x30a0 && cp <= 0x30fa) || (cp >= 0x30fc && cp <= 0x30ff) || cp === 0x309b || cp === 0x309c;
+// Scripts that ICU segments with a dictionary but UAX #29 (the Rust side) by grapheme cluster.
+const DICTIONARY_SCRIPT = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tai_Tham}\p{Script=Tai_Viet}\p{Script=New_Tai_Lue}]/u;
+let graphemes;
+
 /**
  * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
- * runs of CJK characters as overlapping bigrams (a lone character as itself).
+ * runs of CJK characters as overlapping bigrams (a lone character as itself). The same terms as
+ * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
+ * read character by character here (Katakana runs are one word, as in UAX #29), whatever
+ * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
  */
 export function analyze(text) {
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
   const out = [];
   let run = [];
   let runEnd = -1;
@@ -35,29 +45,61 @@ export function analyze(text) {
     else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
     run = [];
   };
+  const lower = (s) => { let r = ''; for (const c of s) r += c.toLowerCase(); return r; };
   const word = (w) => {
     if (!ALNUM.test(w)) return;
-    for (const p of w.normalize('NFKC').toLowerCase().split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
+    if (run.length) flush();
+    for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
+  };
+  // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.
+  let kata = null; // the Katakana word being read: {start, chars, end}
+  const endKata = () => {
+    if (!kata) return;
+    if (kata.chars.length === 1) cjkChar(kata.chars[0], kata.start);
+    else {
+      if (run.length) flush();
+      let at = kata.start;
+      for (const c of kata.chars) { if (at !== runEnd && run.length) flush(); run.push(c); at += c.length; runEnd = at; }
+    }
+    kata = null;
+  };
+  const cjkChar = (ch, at) => {
+    if (at !== runEnd && run.length) flush();
+    run.push(ch);
+    runEnd = at + ch.length;
   };
   for (const { segment, index } of segmenter.segment(text)) {
-    // A segment may mix CJK with other characters (dictionary segmentation): CJK characters
-    // extend the current run when adjacent to it; the rest are words of their own.
     let off = 0;
     let plain = '';
+    let plainAt = 0;
+    const endPlain = () => {
+      if (!plain) return;
+      if (DICTIONARY_SCRIPT.test(plain)) for (const { segment: g } of graphemes.segment(plain)) word(g);
+      else word(plain);
+      plain = '';
+    };
     for (const ch of segment) {
       const cp = ch.codePointAt(0);
+      const at = index + off;
       if (isCjk(cp)) {
-        if (plain) { if (run.length) flush(); word(plain); plain = ''; }
-        if (index + off !== runEnd && run.length) flush();
-        run.push(ch);
-        runEnd = index + off + ch.length;
+        endPlain();
+        if (isKatakanaWord(cp) && kata && kata.end === at) { kata.chars.push(ch); kata.end = at + ch.length; }
+        else {
+          endKata();
+          if (isKatakanaWord(cp)) kata = { start: at, chars: [ch], end: at + ch.length };
+          else cjkChar(ch, at);
+        }
       } else {
+        endKata();
+        if (!plain) plainAt = at;
         plain += ch;
       }
       off += ch.length;
     }
-    if (plain) { if (run.length && ALNUM.test(plain)) flush(); word(plain); }
+    endPlain();
+    void plainAt;
   }
+  endKata();
   if (run.length) flush();
   return out;
 }
