@@ -11,6 +11,8 @@
 #   ./webrag.sh bench-embed  embedding engine: CPU vs GPU path, batch 1/8/32, native and in the page
 #   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
+#   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
+#   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -112,6 +114,14 @@ index_default_corpus() {
   cargo run --quiet --bin webrag -- index README.md ARCHITECTURE.md docs --db target/default-kb.json
 }
 
+site_demo() {  # the CRUD news corpus as a static site, its snapshot, and the site-search page
+  log "render the CRUD news site into target/crud-site and index it"
+  node tests/site/gen-crud-site.mjs target/crud-site "$@"
+  cargo run --quiet --bin webrag -- index target/crud-site --out target/crud-site/webrag --vectors "${WEBRAG_SITE_VECTORS:-none}"
+  echo "site search: http://127.0.0.1:${PORT:-8080}/www/site.html   (WEBRAG_SITE_VECTORS=chunks for semantic search too: hours for all 17,364 pages on a CPU; try --limit 500)"
+  serve
+}
+
 serve() {
   local port="${PORT:-8080}"
   echo
@@ -144,6 +154,8 @@ case "$cmd" in
   bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
   bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
+  bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
+  site) setup; build; site_demo "$@" ;;
   serve) serve ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

@@ -246,6 +246,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 .transpose()
                 .map_err(|e| crate::error::InputError::InvalidOption { name: "graph".into(), reason: e.to_string() })?;
             let mut rows = Vec::new();
+            let mut snapshot_rows = Vec::new();
             let mut decomposition = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
@@ -265,6 +266,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 }
                 eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
+                snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng).await?);
                 if decompose && name == "musique" {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir).map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
                     let mut params = crate::ask::DecomposeParams::default();
@@ -290,6 +292,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
                     r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions
                 );
+            }
+            println!();
+            println!("Static-site snapshot vectors (int8, IVF as static.js reads them) against f32, all exact except the IVF row:");
+            println!();
+            println!("| dataset | vectors | R@2 | R@5 | R@10 | Δ R@5 vs f32 exact |");
+            println!("|---|---|---|---|---|---|");
+            for r in &snapshot_rows {
+                let base = snapshot_rows.iter().find(|b| b.dataset == r.dataset).map_or(r.r5, |b| b.r5);
+                println!("| {} | {} | {:.1} | {:.1} | {:.1} | {:+.1} |", r.dataset, r.retriever, r.r2, r.r5, r.r10, r.r5 - base);
             }
             if !decomposition.is_empty() {
                 println!();

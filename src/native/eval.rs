@@ -329,3 +329,75 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
     };
     Ok((row, trajectories))
 }
+
+/// The recall cost of the static-site snapshot's vectors: dense R@2/5/10 with the f32 chunk
+/// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize`])
+/// scanned exactly, and with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
+/// list size) read `nprobe` at a time, as `static.js` reads them.
+pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
+    use crate::native::site::{SnapshotParams, kmeans, quantize};
+    let p = SnapshotParams::default();
+    let mut ids: Vec<usize> = Vec::new();
+    let mut vecs: Vec<Vec<f32>> = Vec::new();
+    for d in eng.documents() {
+        for cid in eng.doc_chunk_ids(&d.id) {
+            if let Some(v) = eng.chunk_vector(cid) {
+                ids.push(d.id.parse().unwrap_or(usize::MAX));
+                vecs.push(v.to_vec());
+            }
+        }
+    }
+    let q8: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| quantize(v)).collect();
+    let lists = (vecs.len() / p.list_size).max(1);
+    let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
+    let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
+    let dot8 = |q: &[f32], (s, x): &(f32, Vec<i8>)| s * x.iter().zip(q).map(|(a, b)| *a as f32 * b).sum::<f32>();
+    let mut sums = [[0f64; 3]; 3];
+    let mut n = 0;
+    for (q, gold) in &set.questions {
+        if gold.is_empty() {
+            continue;
+        }
+        n += 1;
+        let qv = eng.embedder().embed(&[q.as_str()]).await?.pop().unwrap_or_default();
+        let mut probe: Vec<(usize, f32)> = c8.iter().enumerate().map(|(i, c)| (i, dot8(&qv, c))).collect();
+        probe.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let probed: std::collections::HashSet<usize> = probe.iter().take(p.nprobe).map(|x| x.0).collect();
+        let scored: [Vec<(usize, f32)>; 3] = [
+            vecs.iter().enumerate().map(|(i, v)| (i, crate::embed::gemm::dot(&qv, v))).collect(),
+            q8.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
+            q8.iter().enumerate().filter(|(i, _)| probed.contains(&assign[*i])).map(|(i, v)| (i, dot8(&qv, v))).collect(),
+        ];
+        for (mi, mut s) in scored.into_iter().enumerate() {
+            s.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let mut ranked: Vec<usize> = Vec::new();
+            for (i, _) in s {
+                if !ranked.contains(&ids[i]) {
+                    ranked.push(ids[i]);
+                    if ranked.len() == 10 {
+                        break;
+                    }
+                }
+            }
+            for (ki, k) in [2usize, 5, 10].iter().enumerate() {
+                let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
+                sums[mi][ki] += found as f64 / gold.len() as f64;
+            }
+        }
+    }
+    let names = ["dense f32, exact scan".to_string(), "dense int8 (snapshot), exact scan".to_string(), format!("dense int8 IVF ({lists} lists, nprobe {})", p.nprobe)];
+    Ok(names
+        .into_iter()
+        .enumerate()
+        .map(|(mi, name)| EvalRow {
+            dataset: set.name.clone(),
+            retriever: name,
+            r2: 100.0 * sums[mi][0] / n.max(1) as f64,
+            r5: 100.0 * sums[mi][1] / n.max(1) as f64,
+            r10: 100.0 * sums[mi][2] / n.max(1) as f64,
+            questions: n,
+            bm25: String::new(),
+            reference_r5: None,
+        })
+        .collect())
+}

@@ -13,7 +13,11 @@
 //!   (a scale per vector) and partitioned by k-means (an inverted file, IVF): the centroids, then
 //!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists.
 //!
-//! File names carry the first 12 hex digits of the SHA-256 of their bytes, so an unchanged shard
+//! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`) directory pages
+//! hold the 4-byte name hashes of 256 shards each, so the manifest stays small (it names the
+//! pages) and a query reads one page per 256 shards it touches.
+//!
+//! File names carry the first 8 hex digits of the SHA-256 of their bytes, so an unchanged shard
 //! keeps its name (cache-friendly, `Cache-Control: immutable`), and building an unchanged site
 //! twice gives byte-identical files: everything is ordered (documents by URL, terms sorted),
 //! gzip headers carry no time, and k-means starts from fixed points.
@@ -32,7 +36,7 @@ use crate::types::{DocumentInput, Format};
 /// Snapshot options.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnapshotParams {
-    /// Target uncompressed size of a term shard, bytes (sets the shard count). Default 48 KiB.
+    /// Target uncompressed size of a term shard, bytes (sets the shard count). Default 24 KiB.
     pub term_shard_bytes: usize,
     /// Chunks per fragment file. Default 16.
     pub fragment_size: usize,
@@ -50,7 +54,7 @@ pub struct SnapshotParams {
 
 impl Default for SnapshotParams {
     fn default() -> Self {
-        SnapshotParams { term_shard_bytes: 48 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true }
+        SnapshotParams { term_shard_bytes: 24 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true }
     }
 }
 
@@ -120,7 +124,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
     let h = Sha256::digest(bytes);
-    let hex: String = h.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
     format!("{dir}/{stem}-{hex}.{ext}")
 }
 
@@ -172,6 +176,33 @@ pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, V
         }
     }
     (cents, assign)
+}
+
+/// Files per directory page.
+pub const DIR_GROUP: usize = 256;
+
+/// The hash part of a content-hashed name (`t/12-89abcdef.json.gz` → its 4 bytes).
+fn name_hash(name: &str) -> [u8; 4] {
+    let hex = name.rsplit('-').next().and_then(|t| t.split('.').next()).unwrap_or("");
+    let mut out = [0u8; 4];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("00"), 16).unwrap_or(0);
+    }
+    out
+}
+
+/// Directory pages of a numbered shard series: page `g` holds the 4-byte name hashes of shards
+/// `g·256 .. g·256 + 255`, so the manifest names only the pages (a few per thousand shards) and
+/// the loader rebuilds a shard's name `{dir}/{i}-{hash}.{ext}` from one small page.
+fn directory(snap: &mut Snapshot, dir: &str, names: &[String]) -> Vec<String> {
+    let mut pages = Vec::new();
+    for (g, group) in names.chunks(DIR_GROUP).enumerate() {
+        let bytes: Vec<u8> = group.iter().flat_map(|n| name_hash(n)).collect();
+        let name = hashed(dir, &format!("d{g}"), "bin", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        pages.push(name);
+    }
+    pages
 }
 
 /// A snapshot in memory: relative path → bytes (the manifest at `manifest.json`).
@@ -310,17 +341,21 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
             list_files.push(name);
         }
     }
+    let term_dirs = directory(&mut snap, "t", &term_files);
+    let frag_dirs = directory(&mut snap, "f", &frag_files);
+    let list_dirs = directory(&mut snap, "v", &list_files);
     let manifest = serde_json::json!({
         "format": "webrag-snapshot",
-        "version": 1,
+        "version": 2,
         "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": dim },
         "documents": docs.len(),
         "chunks": chunks.len(),
         "analyzer": "webrag-1",
         "bm25": { "k1": k1, "b": b, "avgdl": avgdl, "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
-        "terms": { "hash": "fnv1a32", "shards": shards, "files": term_files },
-        "fragments": { "size": p.fragment_size, "files": frag_files },
-        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "files": list_files },
+        "directory": { "group": DIR_GROUP, "hashBytes": 4 },
+        "terms": { "hash": "fnv1a32", "shards": shards, "ext": "json.gz", "dirs": term_dirs },
+        "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
+        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs },
     });
     let mbytes = serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
     snap.files.insert("manifest.json".into(), mbytes);

@@ -25,6 +25,14 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.stop(); });
 
+// A shard's file name, from its directory page (as the loader resolves it).
+function shardName(kind, i) {
+  const k = manifest[kind];
+  const group = manifest.directory.group;
+  const page = readFileSync(join(SITE, 'webrag', k.dirs[Math.floor(i / group)]));
+  const h = [...page.subarray(4 * (i % group), 4 * (i % group) + 4)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${{ terms: 't', fragments: 'f', vectors: 'v' }[kind]}/${i}-${h}.${k.ext}`;
+}
 const titleOf = (file) => /<title>(.*?)<\/title>/.exec(readFileSync(join(SITE, 'news/1_part_1', file), 'utf8'))[1];
 
 test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_000 }, async () => {
@@ -68,8 +76,9 @@ test('site search as you type over the snapshot, keyword first, semantic with th
   // Only the manifest, the query's term shards and the shown hits' fragment files were fetched.
   const fetched = await page.evaluate(() => window.siteDemo.site.transferred);
   const shards = new Set(analyze(title).map((t) => fnv1a(t) % manifest.terms.shards)).size;
-  assert.ok(fetched.files <= 1 + shards + 10, JSON.stringify(fetched));
-  assert.ok(fetched.files < manifest.terms.files.length + manifest.fragments.files.length, 'not the whole index');
+  const dirs = manifest.terms.dirs.length + manifest.fragments.dirs.length;
+  assert.ok(fetched.files <= 1 + dirs + shards + 10, JSON.stringify(fetched));
+  assert.ok(fetched.files < manifest.terms.shards + manifest.fragments.count, 'not the whole index');
   // Navigation and footer text were not indexed.
   await page.fill('#q', 'sitenavigationmenu sitefooterlinks');
   await page.waitForFunction(() => window.siteDemo.searches > 0 && document.querySelectorAll('#results li').length === 0);
@@ -92,7 +101,7 @@ test('a corrupt or truncated shard gives a typed error and the rest of the searc
   const title = titleOf(pages[11]);
   const shardsOf = [...new Set(analyze(title).map((t) => fnv1a(t) % manifest.terms.shards))];
   assert.ok(shardsOf.length >= 2, 'the query spans several shards');
-  const truncated = manifest.terms.files[shardsOf[0]];
+  const truncated = shardName('terms', shardsOf[0]);
   const bytes = readFileSync(join(BAD, 'webrag', truncated));
   writeFileSync(join(BAD, 'webrag', truncated), bytes.subarray(0, bytes.length >> 1));
   const page = await browser.ctx.newPage();
@@ -106,7 +115,7 @@ test('a corrupt or truncated shard gives a typed error and the rest of the searc
   assert.ok(r.urls[0].endsWith(pages[11]), `the other shards still find the page: ${JSON.stringify(r.urls)}`);
   // A fragment file with flipped bytes: its hits are left out with a typed error, others shown.
   const { hits } = await page.evaluate(async (q) => window.siteDemo.site.keyword(q, { k: 5 }), title);
-  const frag = manifest.fragments.files[Math.floor(hits[0].chunk / manifest.fragments.size)];
+  const frag = shardName('fragments', Math.floor(hits[0].chunk / manifest.fragments.size));
   const fb = readFileSync(join(BAD, 'webrag', frag));
   fb[fb.length - 10] ^= 0xff;
   writeFileSync(join(BAD, 'webrag', frag), fb);

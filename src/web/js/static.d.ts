@@ -10,14 +10,16 @@ export class SnapshotError extends Error {
 
 export interface Manifest {
   format: 'webrag-snapshot';
-  version: 1;
+  version: 2;
+  /** Directory pages: each holds the 4-byte name hashes of `group` shards. */
+  directory: { group: number; hashBytes: 4 };
   model: { id: string; dim: number };
   documents: number;
   chunks: number;
   bm25: { k1: number; b: number; avgdl: number };
-  terms: { hash: 'fnv1a32'; shards: number; files: string[] };
-  fragments: { size: number; files: string[] };
-  vectors: { quant: 'int8'; metric: 'cosine'; lists: number; nprobe: number; centroids: string; files: string[] };
+  terms: { hash: 'fnv1a32'; shards: number; ext: string; dirs: string[] };
+  fragments: { size: number; count: number; ext: string; dirs: string[] };
+  vectors: { quant: 'int8'; metric: 'cosine'; lists: number; nprobe: number; centroids: string; ext: string; dirs: string[] };
 }
 
 /** A hit: the chunk's number in the snapshot and its score (BM25, cosine or RRF). */
@@ -42,6 +44,8 @@ export class StaticSearch {
   readonly manifest: Manifest;
   /** Compressed bytes and files fetched so far. */
   readonly transferred: { bytes: number; files: number };
+  /** The content-hashed file name of shard `i` of a series (read from its directory page). */
+  shardName(kind: 'terms' | 'fragments' | 'vectors', i: number): Promise<string>;
   /** Enables semantic search with a query embedder, e.g. `(texts) => rag.embed(texts)` from `webrag`. */
   setEmbedder(embed: (texts: string[]) => Promise<number[][]>): void;
   keyword(query: string, opts?: { k?: number }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;

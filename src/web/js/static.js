@@ -144,7 +144,7 @@ export class StaticSearch {
     const text = await res.text();
     let m;
     try { m = JSON.parse(text); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); }
-    if (m.format !== 'webrag-snapshot' || m.version !== 1) throw new SnapshotError(`manifest.json: format ${m.format} version ${m.version} is not webrag-snapshot 1`, 'SNAPSHOT_VERSION', 'manifest.json');
+    if (m.format !== 'webrag-snapshot' || m.version !== 2) throw new SnapshotError(`manifest.json: format ${m.format} version ${m.version} is not webrag-snapshot 2`, 'SNAPSHOT_VERSION', 'manifest.json');
     const s = new StaticSearch(base, m, fetchFn);
     s.transferred.bytes += new TextEncoder().encode(text).length;
     s.transferred.files += 1;
@@ -154,8 +154,8 @@ export class StaticSearch {
   /** Sets the query embedder for semantic search: `async (texts) => number[][]` (unit vectors). */
   setEmbedder(embed) { this.#embed = embed; }
 
-  /** Fetches a shard once (cached by its content-hashed name), checks its hash, gunzips it. */
-  #file(name) {
+  /** Fetches a shard once (cached by its content-hashed name), checks its hash, gunzips it (`gz`). */
+  #file(name, gz = true) {
     if (!this.#cache.has(name)) {
       const p = (async () => {
         let res;
@@ -164,17 +164,34 @@ export class StaticSearch {
         const raw = new Uint8Array(await res.arrayBuffer());
         this.transferred.bytes += raw.length;
         this.transferred.files += 1;
-        const want = /-([0-9a-f]{12})\./.exec(name)?.[1];
+        const want = /-([0-9a-f]{8})\./.exec(name)?.[1];
         if (want && globalThis.crypto?.subtle) {
-          const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 12);
+          const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 8);
           if (got !== want) throw new SnapshotError(`${name}: content hash ${got} does not match its name`, 'SNAPSHOT_CORRUPT', name);
         }
+        if (!gz) return raw;
         try { return await gunzip(raw); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_CORRUPT', name); }
       })();
       p.catch(() => this.#cache.delete(name)); // a failed fetch may be retried
       this.#cache.set(name, p);
     }
     return this.#cache.get(name);
+  }
+
+  /**
+   * The file name of shard `i` of a series (`terms`, `fragments`, `vectors`): its directory page
+   * (fetched once, cached) holds the 4-byte hash that ends the name.
+   */
+  async shardName(kind, i) {
+    const k = this.manifest[kind];
+    const prefix = { terms: 't', fragments: 'f', vectors: 'v' }[kind];
+    const group = this.manifest.directory.group;
+    const page = k.dirs[Math.floor(i / group)];
+    if (!page) throw new SnapshotError(`${kind} ${i}: no such shard`, 'SNAPSHOT_CORRUPT', 'manifest.json');
+    const bytes = await this.#file(page, false);
+    const at = 4 * (i % group);
+    if (bytes.length < at + 4) throw new SnapshotError(`${page}: too short for shard ${i}`, 'SNAPSHOT_CORRUPT', page);
+    return `${prefix}/${i}-${hex(bytes.subarray(at, at + 4))}.${k.ext}`;
   }
 
   async #json(name) {
@@ -197,7 +214,7 @@ export class StaticSearch {
     const k1 = m.bm25.k1;
     await Promise.all([...byShard].map(async ([s, ts]) => {
       let shard;
-      try { shard = await this.#json(m.terms.files[s]); } catch (e) { errors.push(e); return; }
+      try { shard = await this.#json(await this.shardName('terms', s)); } catch (e) { errors.push(e); return; }
       for (const t of ts) {
         const list = shard.t?.[t];
         if (!list) continue;
@@ -243,7 +260,8 @@ export class StaticSearch {
     const all = [];
     await Promise.all(probe.map(async (l) => {
       try {
-        const { ids, dots } = read(await this.#file(v.files[l]), 'WRV1', v.files[l]);
+        const name = await this.shardName('vectors', l);
+        const { ids, dots } = read(await this.#file(name), 'WRV1', name);
         for (let i = 0; i < ids.length; i++) all.push([ids[i], dots[i]]);
       } catch (e) { errors.push(e); }
     }));
@@ -255,7 +273,7 @@ export class StaticSearch {
   async fragments(chunks) {
     const size = this.manifest.fragments.size;
     return Promise.all(chunks.map(async (c) => {
-      const name = this.manifest.fragments.files[Math.floor(c / size)];
+      const name = await this.shardName('fragments', Math.floor(c / size));
       const f = await this.#json(name);
       const row = f.c?.[c % size];
       if (!Array.isArray(row)) throw new SnapshotError(`${name}: no chunk ${c}`, 'SNAPSHOT_CORRUPT', name);

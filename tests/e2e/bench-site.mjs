@@ -1,0 +1,180 @@
+// Static-site benchmark: webrag vs Pagefind on the same generated site (the CRUD news corpus as
+// HTML pages, 17,364 by default), side by side in one run: index size on disk, build time, and,
+// per query in a fresh browser context (cold cache), bytes transferred and milliseconds until the
+// first keyword result is shown (its title and excerpt loaded); for webrag also the bytes until
+// the first semantic result, the model and the embedder excluded.
+//
+//   node tests/e2e/bench-site.mjs [--pages N] [--semantic-pages N] [--queries N]
+//
+// Pagefind comes from its npm package (which ships its binary). The site is served by a small
+// server here that counts the bytes it sends per run (under /c/<run>/, so requests made by
+// workers count too: Pagefind searches in a Web Worker); no compression, no COOP/COEP, so bytes
+// are file sizes as stored: Pagefind's
+// shards are gzip files, webrag's too; Pagefind's JS is minified, so webrag's static.js is
+// minified with esbuild for the run. The semantic snapshot is built over the first
+// `--semantic-pages` pages (embedding every chunk of the whole site with the CPU model takes hours
+// on 2 cores); the bytes it reports are for that snapshot and are labelled so.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { normalize } from 'node:path';
+import { ROOT } from './harness.mjs';
+
+const args = process.argv.slice(2);
+const opt = (n, d) => (args.includes(n) ? Number(args[args.indexOf(n) + 1]) : d);
+const PAGES = opt('--pages', 17364);
+const SEM_PAGES = opt('--semantic-pages', 300);
+const QUERIES = opt('--queries', 20);
+const SITE = join(ROOT, 'target/bench-site');
+const SEM = join(ROOT, 'target/bench-site-semantic');
+const BIN = join(ROOT, 'target/debug/webrag');
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : NaN; };
+function du(dir) {
+  let bytes = 0, files = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) { const d = du(p); bytes += d.bytes; files += d.files; } else { bytes += statSync(p).size; files++; }
+  }
+  return { bytes, files };
+}
+const time = (f) => { const t0 = performance.now(); f(); return (performance.now() - t0) / 1000; };
+
+console.log(`generating ${PAGES} pages…`);
+execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', String(PAGES)], { stdio: 'inherit' });
+execFileSync('cargo', ['build', '--quiet', '--bin', 'webrag'], { cwd: ROOT, stdio: 'inherit' });
+const env = { ...process.env, WEBRAG_MODEL: process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2') };
+const webragSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'none'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
+const pagefindSecs = time(() => execFileSync(join(ROOT, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
+console.log(`semantic snapshot over the first ${SEM_PAGES} pages…`);
+execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SEM, '--limit', String(SEM_PAGES)], { stdio: 'ignore' });
+const semSecs = time(() => execFileSync(BIN, ['index', SEM, '--out', join(SEM, 'webrag')], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
+// webrag's loader, minified as a site would deploy it.
+mkdirSync(join(SITE, 'js'), { recursive: true });
+execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [join(ROOT, 'src/web/js/static.js'), '--minify', '--format=esm', `--outfile=${join(SITE, 'js/static.min.js')}`], { stdio: 'ignore' });
+writeFileSync(join(SITE, 'bench.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
+
+// Queries: the first 6 characters of the titles of pages spread over the site (a user typing
+// the start of a headline), deterministic.
+const files = [];
+for (const d of readdirSync(join(SITE, 'news')).sort()) for (const f of readdirSync(join(SITE, 'news', d)).sort()) files.push(`news/${d}/${f}`);
+const queries = [];
+for (let i = 0; i < QUERIES; i++) {
+  const f = files[Math.floor((i + 0.5) * files.length / QUERIES)];
+  const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(SITE, f), 'utf8'))[1];
+  queries.push({ q: title.replace(/[，。、“”：《》（）\s]/g, '').slice(0, 6), page: `/${f}` });
+}
+const semFiles = readdirSync(join(SEM, 'news/1_part_1')).sort().slice(0, Math.min(QUERIES, SEM_PAGES));
+
+const sent = new Map();
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json', '.wasm': 'application/wasm' };
+const server = await new Promise((ok) => {
+  const srv = createServer((req, res) => {
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const m = /^\/c\/([^/]+)(\/.*)$/.exec(path);
+    const run = m?.[1];
+    if (m) path = m[2];
+    const file = normalize(join(ROOT, path));
+    let st;
+    try { st = statSync(file); } catch { res.writeHead(404).end(); return; }
+    if (!file.startsWith(ROOT) || st.isDirectory()) { res.writeHead(404).end(); return; }
+    if (run && !path.endsWith('/bench.html')) sent.set(run, (sent.get(run) ?? 0) + st.size);
+    res.writeHead(200, { 'Content-Type': TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', 'Content-Length': st.size, 'Cache-Control': 'no-cache' });
+    createReadStream(file).pipe(res);
+  });
+  srv.listen(0, '127.0.0.1', () => ok({ url: `http://127.0.0.1:${srv.address().port}`, stop: () => srv.close() }));
+});
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
+});
+let runs = 0;
+const bytesSince = () => 0; // bytes are counted by the server
+
+async function cold(fn, arg) {
+  const ctx = await browser.newContext(); // a fresh context: empty HTTP cache
+  const page = await ctx.newPage();
+  const run = `r${runs++}`;
+  await page.goto(`${server.url}/c/${run}/target/bench-site/bench.html`);
+  const r = await page.evaluate(fn, arg);
+  await ctx.close();
+  return { ...r, bytes: sent.get(run) ?? 0 };
+}
+
+const rows = { webrag: [], pagefind: [], semantic: [] };
+for (const { q, page } of queries) {
+  const w = await cold(async ([q, bytesSrc]) => {
+    const bytes = new Function(`return (${bytesSrc})()`);
+    const t0 = performance.now();
+    const { StaticSearch } = await import('./js/static.min.js');
+    const site = await StaticSearch.open('./webrag/');
+    const { hits } = await site.keyword(q, { k: 10 });
+    const first = hits.length ? (await site.fragments([hits[0].chunk]))[0] : null;
+    return { ms: performance.now() - t0, bytes: bytes(), url: first?.url ?? null, n: hits.length };
+  }, [q, bytesSince.toString()]);
+  const p = await cold(async ([q, bytesSrc]) => {
+    const bytes = new Function(`return (${bytesSrc})()`);
+    const t0 = performance.now();
+    const pf = await import('./pagefind/pagefind.js');
+    await pf.init?.();
+    const s = await pf.search(q);
+    const first = s.results.length ? await s.results[0].data() : null;
+    return { ms: performance.now() - t0, bytes: bytes(), url: first?.url ?? null, n: s.results.length };
+  }, [q, bytesSince.toString()]);
+  rows.webrag.push({ ...w, hit: (w.url ?? '') === page });
+  rows.pagefind.push({ ...p, hit: (p.url ?? '').replace(/\.html$/, '').endsWith(page.replace(/\.html$/, '')) });
+  console.log(`${q}\twebrag ${w.bytes} B ${w.ms.toFixed(0)} ms ${w.url === page ? 'top-1 ✓' : `top-1 ${w.url}`}\tpagefind ${p.bytes} B ${p.ms.toFixed(0)} ms ${rows.pagefind.at(-1).hit ? 'top-1 ✓' : `top-1 ${p.url}`}`);
+}
+
+// Semantic: query vectors from the embedder first (warm, not counted), then cold contexts that
+// read keyword + semantic shards and the first result's fragment.
+const warmCtx = await browser.newContext();
+const warm = await warmCtx.newPage();
+await warm.goto(`${server.url}/www/site.html?snapshot=../target/bench-site-semantic/webrag/&device=cpu`);
+await warm.waitForFunction(() => window.siteDemo?.ready);
+const semQueries = semFiles.map((f) => /<p>([^<]{10,60}?)[。，]/.exec(readFileSync(join(SEM, 'news/1_part_1', f), 'utf8').split('</h1>')[1])?.[1] ?? '新闻').map((s) => s.slice(0, 16));
+const vectors = await warm.evaluate(async (qs) => {
+  const { WebRag } = await import('/pkg/index.js');
+  const rag = await WebRag.open({ name: 'bench-embedder', model: '/.models/all-MiniLM-L6-v2/', device: 'cpu' });
+  return rag.embed(qs);
+}, semQueries);
+for (const [i, q] of semQueries.entries()) {
+  const s = await cold(async ([q, v, bytesSrc]) => {
+    const bytes = new Function(`return (${bytesSrc})()`);
+    const t0 = performance.now();
+    const { StaticSearch } = await import('./js/static.min.js');
+    const site = await StaticSearch.open('../bench-site-semantic/webrag/');
+    const kw = await site.keyword(q, { k: 10 });
+    const afterKeyword = site.transferred.bytes;
+    const sem = await site.semantic(v, { k: 10 });
+    const first = sem.hits.length ? (await site.fragments([sem.hits[0].chunk]))[0] : null;
+    return { ms: performance.now() - t0, keywordBytes: afterKeyword, url: first?.url ?? null, kw: kw.hits.length };
+  }, [q, vectors[i], bytesSince.toString()]);
+  rows.semantic.push({ ...s, hit: (s.url ?? '').endsWith(semFiles[i]) });
+}
+await browser.close();
+server.stop();
+
+const wSize = du(join(SITE, 'webrag'));
+const pSize = du(join(SITE, 'pagefind'));
+const sSize = du(join(SEM, 'webrag'));
+const pct = (rs) => `${rs.filter((r) => r.hit).length}/${rs.length}`;
+const m = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
+console.log(`
+site: ${PAGES} pages (${m.chunks} chunks); ${QUERIES} queries (6-character headline starts), each in a fresh browser context
+| | webrag (keyword snapshot) | Pagefind ${JSON.parse(readFileSync(join(ROOT, 'node_modules/pagefind/package.json'), 'utf8')).version} |
+|---|---|---|
+| index on disk | ${wSize.bytes.toLocaleString('en')} bytes in ${wSize.files} files | ${pSize.bytes.toLocaleString('en')} bytes in ${pSize.files} files |
+| build time | ${webragSecs.toFixed(1)} s | ${pagefindSecs.toFixed(1)} s |
+| bytes to the first keyword result, median (min–max) | ${median(rows.webrag.map((r) => r.bytes)).toLocaleString('en')} (${Math.min(...rows.webrag.map((r) => r.bytes)).toLocaleString('en')}–${Math.max(...rows.webrag.map((r) => r.bytes)).toLocaleString('en')}) | ${median(rows.pagefind.map((r) => r.bytes)).toLocaleString('en')} (${Math.min(...rows.pagefind.map((r) => r.bytes)).toLocaleString('en')}–${Math.max(...rows.pagefind.map((r) => r.bytes)).toLocaleString('en')}) |
+| ms to the first keyword result, median | ${median(rows.webrag.map((r) => r.ms)).toFixed(0)} | ${median(rows.pagefind.map((r) => r.ms)).toFixed(0)} |
+| top-1 is the page the query came from | ${pct(rows.webrag)} | ${pct(rows.pagefind)} |
+| ratio webrag / Pagefind, bytes to first keyword result (median) | ${(median(rows.webrag.map((r) => r.bytes)) / median(rows.pagefind.map((r) => r.bytes))).toFixed(2)} | |
+
+semantic snapshot: first ${SEM_PAGES} pages (${JSON.parse(readFileSync(join(SEM, 'webrag/manifest.json'), 'utf8')).chunks} chunks), ${sSize.bytes.toLocaleString('en')} bytes in ${sSize.files} files, built in ${semSecs.toFixed(1)} s with the model
+| bytes to the first semantic result (keyword + semantic shards + its fragment; model and embedder excluded), median | ${median(rows.semantic.map((r) => r.bytes)).toLocaleString('en')} (of which keyword snapshot files ${median(rows.semantic.map((r) => r.keywordBytes)).toLocaleString("en")}) |
+| top-1 of the semantic list is the query's page | ${pct(rows.semantic)} |`);
