@@ -6,7 +6,7 @@
 //
 //   node tests/e2e/bench-site.mjs [--pages N] [--semantic-pages N] [--queries N]
 //
-// Pagefind comes from its npm package (which ships its binary). The site is served by a small
+// Pagefind comes from its npm package (which ships its binary), installed on first use. The site is served by a small
 // server here that counts the bytes it sends per run (under /c/<run>/, so requests made by
 // workers count too: Pagefind searches in a Web Worker); no compression, no COOP/COEP, so bytes
 // are file sizes as stored: Pagefind's
@@ -15,7 +15,7 @@
 // `--semantic-pages` pages (embedding every chunk of the whole site with the CPU model takes hours
 // on 2 cores); the bytes it reports are for that snapshot and are labelled so.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
@@ -48,7 +48,14 @@ execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE
 execFileSync('cargo', ['build', '--quiet', '--bin', 'webrag'], { cwd: ROOT, stdio: 'inherit' });
 const env = { ...process.env, WEBRAG_MODEL: process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2') };
 const webragSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'none'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
-const pagefindSecs = time(() => execFileSync(join(ROOT, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
+// Pagefind from npm into target/pagefind-tool (not in package-lock.json: the registry mirror here
+// lacks its other platforms' binaries, which would break `npm ci`).
+const PF = join(ROOT, 'target/pagefind-tool');
+if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
+  mkdirSync(PF, { recursive: true });
+  execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
+}
+const pagefindSecs = time(() => execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
 console.log(`semantic snapshot over the first ${SEM_PAGES} pages…`);
 execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SEM, '--limit', String(SEM_PAGES)], { stdio: 'ignore' });
 const semSecs = time(() => execFileSync(BIN, ['index', SEM, '--out', join(SEM, 'webrag')], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
@@ -166,7 +173,7 @@ const pct = (rs) => `${rs.filter((r) => r.hit).length}/${rs.length}`;
 const m = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
 console.log(`
 site: ${PAGES} pages (${m.chunks} chunks); ${QUERIES} queries (6-character headline starts), each in a fresh browser context
-| | webrag (keyword snapshot) | Pagefind ${JSON.parse(readFileSync(join(ROOT, 'node_modules/pagefind/package.json'), 'utf8')).version} |
+| | webrag (keyword snapshot) | Pagefind ${JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version} |
 |---|---|---|
 | index on disk | ${wSize.bytes.toLocaleString('en')} bytes in ${wSize.files} files | ${pSize.bytes.toLocaleString('en')} bytes in ${pSize.files} files |
 | build time | ${webragSecs.toFixed(1)} s | ${pagefindSecs.toFixed(1)} s |
