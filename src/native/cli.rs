@@ -33,9 +33,10 @@ enum Cmd {
         /// e.g. <site>/webrag.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Static-site mode: `chunks` (embed every chunk with the model: semantic search) or
-        /// `none` (keyword search only; no model run, fast).
-        #[arg(long, default_value = "chunks", value_parser = ["chunks", "none"])]
+        /// Static-site mode: `chunks` (embed every chunk with the model: semantic search), `none`
+        /// (keyword search only; no model run, fast) or `hashing` (vector shards of the real
+        /// sizes and layout from the hashing embedder, for benchmarks of bytes only).
+        #[arg(long, default_value = "chunks", value_parser = ["chunks", "none", "hashing"])]
         vectors: String,
     },
     /// Search a knowledge-base file.
@@ -172,8 +173,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let docs = crate::native::site::crawl(site, &out)?;
             eprintln!("crawled {} pages under {}", docs.len(), site.display());
             let model = load_embedder(&model_dir)?;
-            let p = crate::native::site::SnapshotParams { vectors: vectors == "chunks", ..Default::default() };
-            let summary = if p.vectors {
+            let p = crate::native::site::SnapshotParams { vectors: vectors != "none", ..Default::default() };
+            let summary = if vectors == "chunks" {
                 site_snapshot(&model, docs, &out, &p, t0).await?
             } else {
                 // Keyword only: the tokenizer still bounds the chunks; no model runs.

@@ -55,6 +55,10 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
   mkdirSync(PF, { recursive: true });
   execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
 }
+// Vector shards for the whole site from the hashing embedder: the real sizes and layout (for the
+// bytes of the semantic path at full scale), not the model's meaning.
+const HV = join(ROOT, 'target/bench-site-hv');
+const hashingSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', HV, '--vectors', 'hashing'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
 const pagefindSecs = time(() => execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
 console.log(`semantic snapshot over the first ${SEM_PAGES} pages…`);
 execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SEM, '--limit', String(SEM_PAGES)], { stdio: 'ignore' });
@@ -163,6 +167,19 @@ for (const [i, q] of semQueries.entries()) {
   }, [q, vectors[i], bytesSince.toString()]);
   rows.semantic.push({ ...s, hit: (s.url ?? '').endsWith(semFiles[i]) });
 }
+// The semantic path's bytes on the whole site (hashing-embedder shards, the same sizes).
+const fullSem = [];
+for (const [i, q] of semQueries.entries()) {
+  const s = await cold(async ([q, v]) => {
+    const { StaticSearch } = await import('./js/static.min.js');
+    const site = await StaticSearch.open('../bench-site-hv/');
+    await site.keyword(q, { k: 10 });
+    const sem = await site.semantic(v, { k: 10 });
+    if (sem.hits.length) await site.fragments([sem.hits[0].chunk]);
+    return { n: sem.hits.length };
+  }, [q, vectors[i]]);
+  fullSem.push(s);
+}
 await browser.close();
 server.stop();
 
@@ -184,4 +201,8 @@ site: ${PAGES} pages (${m.chunks} chunks); ${QUERIES} queries (6-character headl
 
 semantic snapshot: first ${SEM_PAGES} pages (${JSON.parse(readFileSync(join(SEM, 'webrag/manifest.json'), 'utf8')).chunks} chunks), ${sSize.bytes.toLocaleString('en')} bytes in ${sSize.files} files, built in ${semSecs.toFixed(1)} s with the model
 | bytes to the first semantic result (keyword + semantic shards + its fragment; model and embedder excluded), median | ${median(rows.semantic.map((r) => r.bytes)).toLocaleString('en')} (of which keyword snapshot files ${median(rows.semantic.map((r) => r.keywordBytes)).toLocaleString("en")}) |
-| top-1 of the semantic list is the query's page | ${pct(rows.semantic)} |`);
+| top-1 of the semantic list is the query's page | ${pct(rows.semantic)} |
+
+whole site with vector shards from the hashing embedder (${JSON.parse(readFileSync(join(HV, 'manifest.json'), 'utf8')).vectors.lists} IVF lists; built in ${hashingSecs.toFixed(1)} s; sizes and layout as with the model, meaning aside):
+| bytes to the first semantic result (keyword + semantic shards + its fragment; model and embedder excluded), median | ${median(fullSem.map((r) => r.bytes)).toLocaleString('en')} | 2 × Pagefind's keyword bytes: ${(2 * median(rows.pagefind.map((r) => r.bytes))).toLocaleString('en')} |
+| index on disk with vectors | ${du(HV).bytes.toLocaleString('en')} bytes in ${du(HV).files} files | |`);
