@@ -699,8 +699,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 AnnStats { chunks: a(c), topics: a(t), facts: a(f), questions: a(self.qvectors.shape()) }
             },
             atomized_chunks: self.atoms.len(),
-            questions: self.qslots.len(),
-            memory: self.memory.len(),
+            questions: self.question_count(),
+            memory: self.memory_len(),
         }
     }
 
@@ -1035,6 +1035,16 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             .collect();
         out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
         out
+    }
+
+    /// Memory entries stored.
+    pub fn memory_len(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// Atomic questions indexed.
+    pub fn question_count(&self) -> usize {
+        self.qslots.len()
     }
 
     /// Every memory entry, oldest first.

@@ -9,9 +9,6 @@ use webrag::ask::{DecomposeParams, Stop, TraceEvent, decompose, sft_jsonl};
 use webrag::config::Config;
 use webrag::engine::Engine;
 use webrag::error::{Error, LlmError};
-use webrag::llm::LlmConfig;
-use webrag::llm::openai::OpenAiClient;
-use webrag::native::http::UreqTransport;
 use webrag::ports::{FixedClock, MemoryStore, NoProgress};
 use webrag::types::{DocumentInput, Format};
 
@@ -35,9 +32,8 @@ async fn engine() -> Engine<MemoryStore, &'static webrag::embed::CpuEmbedder> {
     eng
 }
 
-fn client(s: &LlmServer) -> OpenAiClient<UreqTransport> {
-    let cfg = LlmConfig { base_url: s.base_url(), model: "scripted".into(), timeout_ms: 5_000, retries: 0, ..Default::default() };
-    OpenAiClient::new(cfg, UreqTransport).unwrap()
+fn client(s: &LlmServer) -> impl webrag::llm::LanguageModel {
+    s.client()
 }
 
 #[test]

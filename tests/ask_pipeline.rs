@@ -12,8 +12,7 @@ use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::ask::{DecomposeParams, TraceEvent, Via, decompose};
 use webrag::config::Config;
 use webrag::engine::Engine;
-use webrag::llm::openai::OpenAiClient;
-use webrag::llm::{Cancel, LlmConfig, WithCancel};
+use webrag::llm::{Cancel, WithCancel};
 use webrag::native::http::UreqTransport;
 use webrag::ports::{FixedClock, MemoryStore, NoProgress};
 use webrag::types::{DocumentInput, Format};
@@ -37,9 +36,8 @@ async fn engine(store: &MemoryStore) -> Eng<'_> {
     eng
 }
 
-fn client(s: &LlmServer) -> OpenAiClient<UreqTransport> {
-    let cfg = LlmConfig { base_url: s.base_url(), model: "scripted".into(), timeout_ms: 5_000, retries: 0, ..Default::default() };
-    OpenAiClient::new(cfg, UreqTransport).unwrap()
+fn client(s: &LlmServer) -> impl webrag::llm::LanguageModel {
+    s.client()
 }
 
 fn q(list: &[&str]) -> serde_json::Value {

@@ -463,7 +463,7 @@ pub fn sft_jsonl(trajectories: &[Trajectory]) -> String {
 /// until [`ingest::atomize`] ran), chunks by search (the question read literally).
 impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate::engine::Engine<S, E> {
     async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
-        if self.stats().questions == 0 || query.trim().is_empty() {
+        if self.question_count() == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
         let qv = self.embedder().embed(&[query.trim()]).await?.pop().unwrap_or_default();

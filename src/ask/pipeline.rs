@@ -415,7 +415,7 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
 
     // 1. Retrieval trigger.
     let mut from_memory = false;
-    if steps.trigger && !eng.memory().is_empty() {
+    if steps.trigger && eng.memory_len() > 0 {
         let t0 = ctx.clock.now_ms();
         let qv = eng.embedder().embed(&[question]).await?.pop().unwrap_or_default();
         let hits = eng.memory_matches(&qv, p.tau);

@@ -104,7 +104,6 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-dev-shm-usage'],
 });
 let runs = 0;
-const bytesSince = () => 0; // bytes are counted by the server
 
 async function cold(fn, arg) {
   const ctx = await browser.newContext(); // a fresh context: empty HTTP cache
@@ -118,24 +117,22 @@ async function cold(fn, arg) {
 
 const rows = { webrag: [], pagefind: [], semantic: [] };
 for (const { q, page } of queries) {
-  const w = await cold(async ([q, bytesSrc]) => {
-    const bytes = new Function(`return (${bytesSrc})()`);
+  const w = await cold(async (q) => {
     const t0 = performance.now();
     const { StaticSearch } = await import('./js/static.min.js');
     const site = await StaticSearch.open('./webrag/');
     const { hits } = await site.keyword(q, { k: 10 });
     const first = hits.length ? (await site.fragments([hits[0].chunk]))[0] : null;
-    return { ms: performance.now() - t0, bytes: bytes(), url: first?.url ?? null, n: hits.length };
-  }, [q, bytesSince.toString()]);
-  const p = await cold(async ([q, bytesSrc]) => {
-    const bytes = new Function(`return (${bytesSrc})()`);
+    return { ms: performance.now() - t0, url: first?.url ?? null, n: hits.length };
+  }, q);
+  const p = await cold(async (q) => {
     const t0 = performance.now();
     const pf = await import('./pagefind/pagefind.js');
     await pf.init?.();
     const s = await pf.search(q);
     const first = s.results.length ? await s.results[0].data() : null;
-    return { ms: performance.now() - t0, bytes: bytes(), url: first?.url ?? null, n: s.results.length };
-  }, [q, bytesSince.toString()]);
+    return { ms: performance.now() - t0, url: first?.url ?? null, n: s.results.length };
+  }, q);
   rows.webrag.push({ ...w, hit: (w.url ?? '') === page });
   rows.pagefind.push({ ...p, hit: (p.url ?? '').replace(/\.html$/, '').endsWith(page.replace(/\.html$/, '')) });
   console.log(`${q}\twebrag ${w.bytes} B ${w.ms.toFixed(0)} ms ${w.url === page ? 'top-1 ✓' : `top-1 ${w.url}`}\tpagefind ${p.bytes} B ${p.ms.toFixed(0)} ms ${rows.pagefind.at(-1).hit ? 'top-1 ✓' : `top-1 ${p.url}`}`);
@@ -154,8 +151,7 @@ const vectors = await warm.evaluate(async (qs) => {
   return rag.embed(qs);
 }, semQueries);
 for (const [i, q] of semQueries.entries()) {
-  const s = await cold(async ([q, v, bytesSrc]) => {
-    const bytes = new Function(`return (${bytesSrc})()`);
+  const s = await cold(async ([q, v]) => {
     const t0 = performance.now();
     const { StaticSearch } = await import('./js/static.min.js');
     const site = await StaticSearch.open('../bench-site-semantic/webrag/');
@@ -164,7 +160,7 @@ for (const [i, q] of semQueries.entries()) {
     const sem = await site.semantic(v, { k: 10 });
     const first = sem.hits.length ? (await site.fragments([sem.hits[0].chunk]))[0] : null;
     return { ms: performance.now() - t0, keywordBytes: afterKeyword, url: first?.url ?? null, kw: kw.hits.length };
-  }, [q, vectors[i], bytesSince.toString()]);
+  }, [q, vectors[i]]);
   rows.semantic.push({ ...s, hit: (s.url ?? '').endsWith(semFiles[i]) });
 }
 // The semantic path's bytes on the whole site (hashing-embedder shards, the same sizes).

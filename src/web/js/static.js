@@ -71,7 +71,6 @@ export function analyze(text) {
   for (const { segment, index } of segmenter.segment(text)) {
     let off = 0;
     let plain = '';
-    let plainAt = 0;
     const endPlain = () => {
       if (!plain) return;
       if (DICTIONARY_SCRIPT.test(plain)) for (const { segment: g } of graphemes.segment(plain)) word(g);
@@ -91,13 +90,11 @@ export function analyze(text) {
         }
       } else {
         endKata();
-        if (!plain) plainAt = at;
         plain += ch;
       }
       off += ch.length;
     }
     endPlain();
-    void plainAt;
   }
   endKata();
   if (run.length) flush();
