@@ -102,6 +102,7 @@ build() {
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
   "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "README.md"],
+  "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
   "license": "MIT OR Apache-2.0"
 }

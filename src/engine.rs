@@ -1124,4 +1124,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn chunk_vector(&self, chunk_id: &str) -> Option<&[f32]> {
         self.slots.get(chunk_id).and_then(|s| self.vectors.get(s))
     }
+
+    /// The embedding of a chunk's `i`-th atomic question.
+    pub fn question_vector(&self, chunk_id: &str, i: usize) -> Option<&[f32]> {
+        self.qslots.get(&question_id(chunk_id, i)).and_then(|s| self.qvectors.get(s))
+    }
 }

@@ -1,7 +1,10 @@
 //! Static-site mode: `webrag index <site> --out <site>/webrag` (the real binary and model) on a
 //! small site of HTML and Markdown pages: byte-identical output on an unchanged site, what is
-//! indexed and what is skipped, URLs, a changed page touching only its shards, stale files
-//! removed.
+//! indexed and what is skipped, URLs, the graph files, a changed page touching only its shards,
+//! stale files removed; with `--llm-url` (the scripted OpenAI-compatible server on 127.0.0.1),
+//! the ingest-time LLM stages in the snapshot, and a model error leaving the last snapshot intact.
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -43,6 +46,86 @@ fn index(site: &Path, out: &Path) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The JSON header of a graph file (gzipped `WRG1`).
+fn graph_header(gz: &[u8]) -> serde_json::Value {
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(gz).read_to_end(&mut raw).unwrap();
+    assert_eq!(&raw[..4], b"WRG1");
+    let len = u32::from_le_bytes(raw[4..8].try_into().unwrap()) as usize;
+    serde_json::from_slice(&raw[8..8 + len]).unwrap()
+}
+
+/// The file of page `i` of a series, by its directory page.
+fn shard(files: &BTreeMap<String, Vec<u8>>, manifest: &serde_json::Value, kind: &str, prefix: &str, i: usize) -> String {
+    let page = &files[manifest[kind]["dirs"][i / 256].as_str().unwrap()];
+    let h: String = page[4 * (i % 256)..4 * (i % 256) + 4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}/{i}-{h}.{}", manifest[kind]["ext"].as_str().unwrap())
+}
+
+#[test]
+fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_one() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-site-llm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    site(&dir);
+    let out = dir.join("webrag");
+    let s = common::llm_server::LlmServer::start();
+    s.rules(serde_json::json!([
+        { "match": "Task: atomize", "reply": { "content": "{\"questions\": [\"When do owls hunt?\", \"Where do herons wade?\"]}" } },
+        { "match": "Task: fact-check items", "reply": { "content": "{\"items\": [\"Owls hunt at night with silent flight.\", \"Herons wade in shallow water.\"]}" } },
+        { "match": "Topic: Birds", "reply": { "content": "{\"Birds\": {\"Night hunters\": \"Owls hunt at night with silent flight.\", \"Waders\": \"Herons wade in shallow water.\"}}" } },
+        { "match": "Task: mind map", "reply": { "content": "no map today" } },
+        { "match": "Your reply could not be used", "reply": { "content": "still no map" } }
+    ]));
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+            .arg("index")
+            .arg(&dir)
+            .arg("--out")
+            .arg(&out)
+            .args(["--llm-url", &s.base_url(), "--llm-model", "scripted"])
+            .args(extra)
+            .output()
+            .expect("run webrag")
+    };
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("atomized 5 chunks: 10 questions") && said.contains("LLM mind maps for 1 pages") && said.contains("3 structural fallbacks"), "{said}");
+    let log = s.log();
+    let prompts: Vec<String> = log.iter().map(|r| r["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()).collect();
+    let atomize = prompts.iter().filter(|p| p.starts_with("Task: atomize")).count();
+    assert_eq!(atomize, 5, "a request per chunk");
+    assert_eq!(log[0]["body"]["model"], "scripted");
+
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    // Atomic questions: two rows per chunk join the chunks' rows in the IVF lists.
+    let chunks = manifest["chunks"].as_u64().unwrap();
+    assert_eq!((chunks, manifest["vectors"]["questions"].as_u64()), (5, Some(10)));
+    // The LLM's mind map is the page's graph file (its routes are not headings of the page); a
+    // page whose map was unreadable keeps its structural map.
+    let birds = graph_header(&files[&shard(&files, &manifest, "graph", "g", 1)]);
+    let labels: Vec<&str> = birds["nodes"].as_array().unwrap().iter().map(|n| n[2].as_str().unwrap()).collect();
+    assert!(labels.contains(&"Night hunters") && labels.contains(&"Waders"), "{labels:?}");
+    let kestrel = graph_header(&files[&shard(&files, &manifest, "graph", "g", 2)]);
+    assert_eq!(kestrel["nodes"][0][2], "Kestrel");
+    assert!(kestrel["nodes"].as_array().unwrap().iter().any(|n| n[2].as_str().unwrap().contains("kestrel hovers")), "{kestrel}");
+
+    // A model error (401) stops the build before anything is written: the snapshot is intact.
+    s.reset();
+    s.rules(serde_json::json!([{ "match": "Task:", "reply": { "status": 401 } }]));
+    std::fs::write(dir.join("birds/kestrel.html"), "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>").unwrap();
+    let o = run(&[]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error [LLM_UNAUTHORIZED]"), "{err}");
+    assert_eq!(tree(&out), files, "the last snapshot is untouched");
+    // The LLM stages need vectors.
+    let o = run(&["--vectors", "none"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("INVALID_OPTION"), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn gunzip(b: &[u8]) -> serde_json::Value {
     let mut s = String::new();
     flate2::read::GzDecoder::new(b).read_to_string(&mut s).unwrap();
@@ -62,7 +145,7 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!(tree(&out), first, "a second build of the unchanged site is byte-identical");
 
     let manifest: serde_json::Value = serde_json::from_slice(&first["manifest.json"]).unwrap();
-    assert_eq!((manifest["format"].as_str(), manifest["version"].as_u64(), manifest["documents"].as_u64()), (Some("webrag-snapshot"), Some(2), Some(4)));
+    assert_eq!((manifest["format"].as_str(), manifest["version"].as_u64(), manifest["documents"].as_u64()), (Some("webrag-snapshot"), Some(3), Some(4)));
     // Every shard exists under the name its directory page gives, and names carry content hashes.
     let shard_names = |kind: &str, prefix: &str, count: usize| -> Vec<String> {
         let k = &manifest[kind];
@@ -81,7 +164,10 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     named.extend(frag_files.clone());
     named.extend(shard_names("vectors", "v", manifest["vectors"]["lists"].as_u64().unwrap() as usize));
     named.push(manifest["vectors"]["centroids"].as_str().unwrap().to_string());
-    for key in ["terms", "fragments", "vectors"] {
+    let graph_files = shard_names("graph", "g", manifest["graph"]["topics"].as_u64().unwrap() as usize);
+    assert_eq!(graph_files.len(), 4, "a graph file per page");
+    named.extend(graph_files.clone());
+    for key in ["terms", "fragments", "vectors", "graph"] {
         named.extend(manifest[key]["dirs"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()));
     }
     for f in &named {
@@ -112,6 +198,23 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     }
     urls.dedup();
     assert_eq!(urls, vec!["/", "/birds/", "/birds/kestrel.html", "/notes.md"]);
+    // Graph files (pages in URL order): `WRG1`, a JSON header with the mind map (topic → route →
+    // fact, facts naming their chunk), then one int8 vector per node.
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(first[&graph_files[1]].as_slice()).read_to_end(&mut raw).unwrap();
+    assert_eq!(&raw[..4], b"WRG1");
+    let len = u32::from_le_bytes(raw[4..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&raw[8..8 + len]).unwrap();
+    let nodes = header["nodes"].as_array().unwrap();
+    let label = |n: &serde_json::Value| n[2].as_str().unwrap().to_string();
+    assert_eq!((nodes[0][0].as_i64(), nodes[0][1].as_i64(), label(&nodes[0])), (Some(-1), Some(0), "Birds".to_string()), "the topic first");
+    let owls = nodes.iter().position(|n| label(n) == "Owls").expect("a route per heading");
+    let fact = nodes.iter().find(|n| n[0].as_i64() == Some(owls as i64)).expect("a fact under Owls");
+    assert_eq!((fact[1].as_i64(), label(fact).as_str()), (Some(2), "Owls hunt at night with silent flight."));
+    let chunk0 = header["chunk0"].as_u64().unwrap();
+    assert!(fact[3].as_u64().unwrap() >= chunk0, "the fact's chunk is one of the page's");
+    let vecs = &raw[8 + len..];
+    assert_eq!((&vecs[..4], u32::from_le_bytes(vecs[4..8].try_into().unwrap()) as usize), (&b"WRV1"[..], nodes.len()));
 
     // A changed page: new shard names where its content went, the old files are gone.
     std::fs::write(dir.join("birds/kestrel.html"), "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>").unwrap();

@@ -1,6 +1,7 @@
 // Static-site search demo: webrag/static over a snapshot, search as you type. Keyword results
 // show first; with "semantic" ticked, the embedder (webrag's worker + model) loads and semantic
-// results are fused in when ready. Text is rendered with textContent only.
+// and graph results are fused in when ready (staged: keyword → semantic → graph). "Save for
+// offline" copies the snapshot into IndexedDB. Text is rendered with textContent only.
 import { StaticSearch } from '../pkg/static.js';
 
 const $ = (id) => document.getElementById(id);
@@ -26,6 +27,12 @@ function render(results, errors) {
     const p = document.createElement('p');
     p.textContent = r.excerpt;
     li.append(a, meta, p);
+    if (r.path) {
+      const path = document.createElement('p');
+      path.className = 'path';
+      path.textContent = `graph: ${r.path.join(' › ')}`;
+      li.append(path);
+    }
     li.dataset.found = r.found.join(' ');
     ol.append(li);
   }
@@ -38,24 +45,46 @@ async function search() {
   const my = ++seq;
   if (!q) { render([], []); return; }
   const t0 = performance.now();
+  const stages = [];
   const { results, errors } = await site.search(q, {
     k: 10,
-    onKeyword: (kw) => { if (my === seq) { render(kw, []); $('status').textContent = `keyword results in ${(performance.now() - t0).toFixed(0)} ms · ${site.transferred.bytes} bytes fetched so far`; } },
+    onProgress: ({ stage, results: rs }) => {
+      if (my !== seq) return;
+      stages.push(stage);
+      render(rs, []);
+      $('status').textContent = `${stage} results in ${(performance.now() - t0).toFixed(0)} ms · ${site.transferred.bytes} bytes fetched so far`;
+    },
   });
   if (my !== seq) return;
   render(results, errors);
   demo.searches++;
-  $('status').textContent = `${results.length} results in ${(performance.now() - t0).toFixed(0)} ms${demo.semanticReady ? ' (keyword + semantic)' : ''} · ${site.transferred.bytes} bytes in ${site.transferred.files} files fetched so far`;
+  demo.stages = stages;
+  const offline = site.offlineReads ? ` · ${site.offlineReads} files read from the offline copy` : '';
+  $('status').textContent = `${results.length} results in ${(performance.now() - t0).toFixed(0)} ms (${stages.join(' → ') || 'keyword'}) · ${site.transferred.bytes} bytes in ${site.transferred.files} files fetched so far${offline}`;
 }
 
 async function enableSemantic() {
   $('status').textContent = 'loading the embedder…';
   const { WebRag } = await import('../pkg/index.js');
   const rag = await WebRag.open({ name: 'webrag-site-embedder', model: new URL('../.models/all-MiniLM-L6-v2/', location.href).href, device: PARAMS.get('device') ?? 'auto' });
-  site.setEmbedder((texts) => rag.embed(texts));
+  demo.embed = (texts) => rag.embed(texts);
+  site.setEmbedder(demo.embed);
   demo.semanticReady = true;
   $('status').textContent = 'semantic search ready';
   search();
+}
+
+async function saveOffline() {
+  $('offline').disabled = true;
+  try {
+    const r = await site.importOffline({ onProgress: ({ done, total }) => { $('status').textContent = `saving for offline: ${done}/${total} files`; } });
+    $('status').textContent = `saved for offline: ${r.files} files, ${r.bytes} bytes in IndexedDB`;
+    demo.saved = r;
+  } catch (e) {
+    $('status').textContent = `${e.name} [${e.code}]: ${e.message}`;
+  } finally {
+    $('offline').disabled = false;
+  }
 }
 
 async function main() {
@@ -68,6 +97,8 @@ async function main() {
   const m = site.manifest;
   $('status').textContent = `${m.documents} pages, ${m.chunks} chunks — manifest ${site.transferred.bytes} bytes`;
   $('q').disabled = false;
+  $('offline').disabled = false;
+  $('offline').addEventListener('click', saveOffline);
   $('q').addEventListener('input', search);
   $('semantic').addEventListener('change', () => { if ($('semantic').checked && !demo.semanticReady) enableSemantic(); });
   demo.site = site;

@@ -380,6 +380,31 @@ impl WordMatcher {
     }
 }
 
+/// A mind-map node of [`TopicExport`].
+#[derive(Debug, Clone, Copy)]
+pub struct ExportNode<'a> {
+    /// Parent's index in the export (`None` for the topic).
+    pub parent: Option<u32>,
+    /// Label (topic title, route heading, or the fact).
+    pub label: &'a str,
+    /// Topic, route or fact.
+    pub kind: NodeKind,
+    /// A fact's chunk id.
+    pub chunk: Option<&'a str>,
+    /// The node's embedding.
+    pub vector: &'a [f32],
+}
+
+/// [`PseudoGraph::export_topic`]'s result.
+#[derive(Debug, Clone)]
+pub struct TopicExport<'a> {
+    /// The topic first, then its routes and facts in pre-order.
+    pub nodes: Vec<ExportNode<'a>>,
+    /// Neighbour documents: `(doc id, kind of the first link, indexes of this topic's nodes that
+    /// lead there)` (at most 8 per neighbour), kinds `super_topic`, `mention`, `entity`.
+    pub links: Vec<(String, &'static str, Vec<u32>)>,
+}
+
 /// The pseudo-graph of a knowledge base.
 pub struct PseudoGraph {
     dim: usize,
@@ -533,6 +558,77 @@ impl PseudoGraph {
         }
         let n = self.node(t);
         Some(MindMap { topic: n.label.clone(), children: n.children.iter().map(|c| build(self, *c)).collect() })
+    }
+
+    /// A topic's part of a static-site snapshot (`webrag index --out`, DESIGN.md §10): its
+    /// mind-map nodes in pre-order with their vectors, and its neighbours in the candidate walk
+    /// of [`PseudoGraph::search`] — super-topic siblings, mentions both ways and shared-entity
+    /// links (`p.entity_max_topics`) — each with the nodes **of this topic** that lead there, so
+    /// a loader can rank neighbours before fetching them (the live search scores some links by
+    /// the neighbour's own node instead). `None` when `doc` has no mind map.
+    pub fn export_topic(&self, doc: &str, p: &GraphParams) -> Option<TopicExport<'_>> {
+        let t = *self.doc_topic.get(doc)?;
+        let mut order: Vec<u32> = Vec::new();
+        let mut stack = vec![t];
+        while let Some(s) = stack.pop() {
+            order.push(s);
+            stack.extend(self.node(s).children.iter().rev());
+        }
+        let local: HashMap<u32, u32> = order.iter().enumerate().map(|(i, s)| (*s, i as u32)).collect();
+        let nodes = order
+            .iter()
+            .map(|&s| {
+                let n = self.node(s);
+                ExportNode {
+                    parent: n.parent.and_then(|p| local.get(&p).copied()),
+                    label: &n.label,
+                    kind: n.kind,
+                    chunk: n.chunk.as_deref(),
+                    vector: self.vec_of(s),
+                }
+            })
+            .collect();
+        let mut links: Vec<(String, &'static str, Vec<u32>)> = Vec::new();
+        let mut link = |to: u32, kind: &'static str, via: u32| {
+            let Some(to_doc) = self.node(to).doc.clone() else { return };
+            if to == t {
+                return;
+            }
+            match links.iter_mut().find(|l| l.0 == to_doc) {
+                Some(l) if !l.2.contains(&via) && l.2.len() < 8 => l.2.push(via),
+                Some(_) => {}
+                None => links.push((to_doc, kind, vec![via])),
+            }
+        };
+        if let Some(sup) = self.node(t).sup {
+            for &o in &self.members[&sup] {
+                link(o, "super_topic", 0);
+            }
+        }
+        for path in self.paths.get(&t).into_iter().flatten() {
+            let f = *path.last().expect("non-empty path");
+            for &o in self.mentions.get(&f).into_iter().flatten() {
+                link(o, "mention", local[&f]);
+            }
+        }
+        for &f in self.mentioned_by.get(&t).into_iter().flatten() {
+            link(self.topic_of(f), "mention", 0);
+        }
+        if p.entity_max_topics > 0 {
+            let ents = self.entity_index();
+            for path in self.paths.get(&t).into_iter().flatten() {
+                let f = *path.last().expect("non-empty path");
+                for &e in ents.of_fact.get(&f).into_iter().flatten() {
+                    if ents.topics[e as usize] > p.entity_max_topics {
+                        continue;
+                    }
+                    for &g in &ents.facts[e as usize] {
+                        link(self.topic_of(g), "entity", local[&f]);
+                    }
+                }
+            }
+        }
+        Some(TopicExport { nodes, links })
     }
 
     // ---- planning ----

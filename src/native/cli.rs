@@ -38,6 +38,21 @@ enum Cmd {
         /// sizes and layout from the hashing embedder, for benchmarks of bytes only).
         #[arg(long, default_value = "chunks", value_parser = ["chunks", "none", "hashing"])]
         vectors: String,
+        /// Static-site mode: leave out the graph shards (the pseudo-graph's mind maps; written
+        /// by default when there are vectors).
+        #[arg(long)]
+        no_graph: bool,
+        /// Static-site mode: an OpenAI-compatible endpoint (up to the API version, e.g.
+        /// http://127.0.0.1:8000/v1) for the ingest-time LLM stages: knowledge atomizing (atomic
+        /// questions join the vector lists) and LLM mind maps (the graph shards). Needs vectors.
+        #[arg(long)]
+        llm_url: Option<String>,
+        /// The endpoint's model name.
+        #[arg(long, default_value = "gpt-4o-mini")]
+        llm_model: String,
+        /// The environment variable holding the endpoint's API key (none: no key is sent).
+        #[arg(long, default_value = "WEBRAG_LLM_KEY")]
+        llm_key_env: String,
     },
     /// Search a knowledge-base file.
     Search {
@@ -134,12 +149,12 @@ async fn site_snapshot<E: crate::embed::Embedder>(
     docs: Vec<DocumentInput>,
     out: &Path,
     p: &crate::native::site::SnapshotParams,
+    llm: Option<crate::llm::LlmConfig>,
     t0: Instant,
 ) -> crate::Result<crate::native::site::SnapshotSummary> {
-    // The snapshot has no graph shards yet: skip the mind maps (their node embeddings would cost
-    // more than the chunks').
+    // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
     let mut config = Config::default();
-    config.graph.enabled = false;
+    config.graph.enabled = p.graph;
     let mut eng = Engine::open(crate::ports::MemoryStore::new(), embedder, config, Box::new(SystemClock)).await?;
     let n = docs.len();
     let mut done = 0;
@@ -147,6 +162,22 @@ async fn site_snapshot<E: crate::embed::Embedder>(
         eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
         done += batch.len();
         eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
+    }
+    if let Some(cfg) = llm {
+        // Ingest-time LLM stages (DESIGN.md §8): a model error stops here, before anything is
+        // written, so the previous snapshot stays as it was.
+        let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+        let a = crate::ask::ingest::atomize(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
+        eprintln!("atomized {} chunks: {} questions ({} unreadable replies); {:.0} s", a.chunks, a.questions, a.failed.len(), t0.elapsed().as_secs_f64());
+        let m = crate::ask::ingest::build_mind_maps(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
+        eprintln!(
+            "LLM mind maps for {} pages ({} fact-check items, {} regenerations, {} structural fallbacks); {:.0} s",
+            m.documents,
+            m.items,
+            m.regenerations,
+            m.fallbacks.len(),
+            t0.elapsed().as_secs_f64()
+        );
     }
     let (snap, summary) = crate::native::site::build_snapshot(&eng, p)?;
     crate::native::site::write_snapshot(&snap, out)?;
@@ -165,24 +196,35 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), vectors, .. } => {
+        Cmd::Index { paths, out: Some(out), vectors, no_graph, llm_url, llm_model, llm_key_env, .. } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption { name: "paths".into(), reason: "static-site mode indexes one directory (the site root)".into() }.into());
             };
             let t0 = Instant::now();
             let docs = crate::native::site::crawl(site, &out)?;
             eprintln!("crawled {} pages under {}", docs.len(), site.display());
+            let llm = match llm_url {
+                Some(_) if vectors == "none" => {
+                    return Err(crate::error::InputError::InvalidOption { name: "llm-url".into(), reason: "the LLM stages need vectors (--vectors chunks)".into() }.into());
+                }
+                Some(base_url) => {
+                    let cfg = crate::llm::LlmConfig { base_url, model: llm_model, api_key: std::env::var(&llm_key_env).unwrap_or_default(), ..Default::default() };
+                    cfg.validate()?;
+                    Some(cfg)
+                }
+                None => None,
+            };
             let model = load_embedder(&model_dir)?;
-            let p = crate::native::site::SnapshotParams { vectors: vectors != "none", ..Default::default() };
+            let p = crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, ..Default::default() };
             let summary = if vectors == "chunks" {
-                site_snapshot(&model, docs, &out, &p, t0).await?
+                site_snapshot(&model, docs, &out, &p, llm, t0).await?
             } else {
                 // Keyword only: the tokenizer still bounds the chunks; no model runs.
-                site_snapshot(crate::embed::hashing::HashingEmbedder::new(&model), docs, &out, &p, t0).await?
+                site_snapshot(crate::embed::hashing::HashingEmbedder::new(&model), docs, &out, &p, llm, t0).await?
             };
             println!(
-                "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} bytes; {:.1} s",
-                summary.documents, summary.chunks, out.display(), summary.term_shards, summary.fragments, summary.lists, summary.bytes, t0.elapsed().as_secs_f64()
+                "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} graph files, {} bytes; {:.1} s",
+                summary.documents, summary.chunks, out.display(), summary.term_shards, summary.fragments, summary.lists, summary.topics, summary.bytes, t0.elapsed().as_secs_f64()
             );
         }
         Cmd::Index { paths, db, out: None, .. } => {

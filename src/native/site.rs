@@ -11,7 +11,12 @@
 //!   `fragments.size` consecutive chunks, fetched only for the hits shown;
 //! - `v/c-{hash}.bin.gz` and `v/{i}-{hash}.bin.gz` — the chunk embeddings quantized to int8
 //!   (a scale per vector) and partitioned by k-means (an inverted file, IVF): the centroids, then
-//!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists.
+//!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists. When an
+//!   LLM atomized the site (`--llm-url`), the atomic questions' embeddings join the lists under
+//!   their chunk's number (PIKE-RAG's atomic path, a chunk found by its best row);
+//! - `g/{i}-{hash}.bin.gz` — the pseudo-graph: page `i`'s mind map (topic → routes → facts, the
+//!   LLM's when one was given, else the structural one) with int8 node vectors and its
+//!   neighbours, for PGR in the page ([`graph_file`]).
 //!
 //! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`) directory pages
 //! hold the 4-byte name hashes of 256 shards each, so the manifest stays small (it names the
@@ -50,11 +55,14 @@ pub struct SnapshotParams {
     pub kmeans_iterations: usize,
     /// Write the vector shards (semantic search). Default true.
     pub vectors: bool,
+    /// Write the graph shards (the pseudo-graph's mind maps, one file per page; needs `vectors`
+    /// and an engine that built the graph). Default true.
+    pub graph: bool,
 }
 
 impl Default for SnapshotParams {
     fn default() -> Self {
-        SnapshotParams { term_shard_bytes: 24 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true }
+        SnapshotParams { term_shard_bytes: 24 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true, graph: true }
     }
 }
 
@@ -225,6 +233,8 @@ pub struct SnapshotSummary {
     pub fragments: usize,
     /// IVF lists.
     pub lists: usize,
+    /// Graph files (pages with a topic file; 0 without the graph).
+    pub topics: usize,
     /// Bytes on disk, all files.
     pub bytes: usize,
 }
@@ -246,6 +256,62 @@ fn vec_file(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -
     b
 }
 
+/// A page's graph file, `WRG1`: magic, u32 length of a JSON header, the header
+/// `{"chunk0", "nodes": [[parent, kind, label, chunk]…], "links": [[doc, kind, via…]…]}`
+/// (`parent` −1 for the topic; `kind` 0 topic, 1 route, 2 fact; `chunk` the fact's chunk number,
+/// −1 otherwise; `links` name neighbour pages by number, `via` the nodes here leading there),
+/// then the nodes' int8 vectors as a `WRV1` block (ids = node indexes). A page without a mind
+/// map has no nodes.
+fn graph_file(
+    t: Option<&crate::graph::index::TopicExport<'_>>,
+    docs: &[crate::types::DocumentRecord],
+    chunk_no: &std::collections::HashMap<&str, usize>,
+    chunk0: usize,
+    dim: usize,
+) -> Vec<u8> {
+    let doc_no = |id: &str| docs.binary_search_by(|d| d.id.as_str().cmp(id)).ok();
+    let (nodes, links, rows) = match t {
+        None => (Vec::new(), Vec::new(), Vec::new()),
+        Some(t) => {
+            let nodes: Vec<serde_json::Value> = t
+                .nodes
+                .iter()
+                .map(|n| {
+                    let kind = match n.kind {
+                        crate::types::NodeKind::Topic => 0,
+                        crate::types::NodeKind::Route => 1,
+                        _ => 2,
+                    };
+                    let chunk = n.chunk.and_then(|c| chunk_no.get(c)).map_or(-1, |c| *c as i64);
+                    serde_json::json!([n.parent.map_or(-1, i64::from), kind, n.label, chunk])
+                })
+                .collect();
+            let links: Vec<serde_json::Value> = t
+                .links
+                .iter()
+                .filter_map(|(d, kind, via)| {
+                    let mut row = vec![serde_json::Value::from(doc_no(d)?), serde_json::Value::from(*kind)];
+                    row.extend(via.iter().map(|v| serde_json::Value::from(*v)));
+                    Some(serde_json::Value::Array(row))
+                })
+                .collect();
+            (nodes, links, t.nodes.iter().map(|n| quantize(n.vector)).collect::<Vec<_>>())
+        }
+    };
+    let header = serde_json::json!({ "chunk0": chunk0, "nodes": nodes, "links": links }).to_string();
+    let mut b = Vec::with_capacity(8 + header.len() + rows.len() * (8 + dim));
+    b.extend_from_slice(b"WRG1");
+    b.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    b.extend_from_slice(header.as_bytes());
+    b.extend(vec_file(b"WRV1", &(0..rows.len() as u32).collect::<Vec<_>>(), &rows, dim));
+    b
+}
+
+/// An `f32` as the shortest decimal that reads back as the same `f32` (0.01, not 0.0099999998).
+fn short(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
+}
+
 /// Builds the snapshot of everything `eng` holds.
 pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
     let cfg = eng.config();
@@ -254,18 +320,20 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
     docs.sort_by(|a, b| a.id.cmp(&b.id));
     // Chunks in document order: their index is their number everywhere in the snapshot.
     let mut chunks = Vec::new();
-    for d in &docs {
+    let mut first_chunk = Vec::with_capacity(docs.len());
+    for (i, d) in docs.iter().enumerate() {
+        first_chunk.push(chunks.len());
         for cid in eng.doc_chunk_ids(&d.id) {
             if let Some(c) = eng.chunk(cid) {
-                chunks.push((d, c));
+                chunks.push((i, d, c));
             }
         }
     }
-    let total_len: u64 = chunks.iter().map(|(_, c)| eng.posting(&c.id).map_or(0, |p| p.length as u64)).sum();
+    let total_len: u64 = chunks.iter().map(|(_, _, c)| eng.posting(&c.id).map_or(0, |p| p.length as u64)).sum();
     let avgdl = if chunks.is_empty() { 1.0 } else { (total_len as f64 / chunks.len() as f64).max(1.0) as f32 };
     // Postings: term → [(chunk, w)].
     let mut postings: BTreeMap<&str, Vec<(u32, u8)>> = BTreeMap::new();
-    for (i, (_, c)) in chunks.iter().enumerate() {
+    for (i, (_, _, c)) in chunks.iter().enumerate() {
         let Some(pr) = eng.posting(&c.id) else { continue };
         let norm = k1 * (1.0 - b + b * pr.length as f32 / avgdl);
         for (t, tf) in &pr.terms {
@@ -306,9 +374,9 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
     for (i, group) in chunks.chunks(p.fragment_size.max(1)).enumerate() {
         let rows: Vec<serde_json::Value> = group
             .iter()
-            .map(|(d, c)| {
+            .map(|(i, d, c)| {
                 let excerpt: String = c.text.chars().take(p.excerpt_chars).collect();
-                serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt])
+                serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt, i])
             })
             .collect();
         let bytes = gzip(serde_json::json!({ "c": rows }).to_string().as_bytes());
@@ -316,13 +384,29 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         snap.files.insert(name.clone(), bytes);
         frag_files.push(name);
     }
-    // Vectors: int8, IVF lists by k-means.
+    // Vectors: int8, IVF lists by k-means. Rows are the chunks' embeddings, then the atomic
+    // questions' (PIKE-RAG, when an LLM atomized the site), each carrying its chunk's number.
     let dim = eng.embedder().dim();
-    let vecs: Vec<Vec<f32>> = if !p.vectors { Vec::new() } else { chunks
-        .iter()
-        .map(|(_, c)| eng.chunk_vector(&c.id).map(<[f32]>::to_vec))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: "*".into(), reason: "a chunk has no vector".into() })? };
+    let mut row_chunk: Vec<u32> = Vec::new();
+    let mut vecs: Vec<Vec<f32>> = Vec::new();
+    if p.vectors {
+        for (i, (_, _, c)) in chunks.iter().enumerate() {
+            let v = eng
+                .chunk_vector(&c.id)
+                .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: c.id.clone(), reason: "a chunk has no vector".into() })?;
+            vecs.push(v.to_vec());
+            row_chunk.push(i as u32);
+        }
+        for (i, (_, _, c)) in chunks.iter().enumerate() {
+            for q in 0..eng.questions(&c.id).map_or(0, <[String]>::len) {
+                if let Some(v) = eng.question_vector(&c.id, q) {
+                    vecs.push(v.to_vec());
+                    row_chunk.push(i as u32);
+                }
+            }
+        }
+    }
+    let question_rows = vecs.len().saturating_sub(if p.vectors { chunks.len() } else { 0 });
     let mut list_files = Vec::new();
     let mut centroid_file = String::new();
     let lists = if vecs.is_empty() || !p.vectors { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
@@ -333,29 +417,54 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         centroid_file = hashed("v", "c", "bin.gz", &cbytes);
         snap.files.insert(centroid_file.clone(), cbytes);
         for l in 0..cents.len() {
-            let ids: Vec<u32> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
-            let rows: Vec<(f32, Vec<i8>)> = ids.iter().map(|&i| quantize(&vecs[i as usize])).collect();
+            let members: Vec<usize> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i).collect();
+            let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
+            let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(&vecs[i])).collect();
             let bytes = gzip(&vec_file(b"WRV1", &ids, &rows, dim));
             let name = hashed("v", &l.to_string(), "bin.gz", &bytes);
             snap.files.insert(name.clone(), bytes);
             list_files.push(name);
         }
     }
+    // Graph: one file per page (its topic), numbered like the pages.
+    let graph_on = p.graph && p.vectors && cfg.graph.enabled;
+    let mut graph_files = Vec::new();
+    if graph_on {
+        let chunk_no: std::collections::HashMap<&str, usize> = chunks.iter().enumerate().map(|(i, (_, _, c))| (c.id.as_str(), i)).collect();
+        for (i, d) in docs.iter().enumerate() {
+            let bytes = gzip(&graph_file(eng.graph().export_topic(&d.id, &cfg.graph).as_ref(), &docs, &chunk_no, first_chunk[i], dim));
+            let name = hashed("g", &i.to_string(), "bin.gz", &bytes);
+            snap.files.insert(name.clone(), bytes);
+            graph_files.push(name);
+        }
+    }
     let term_dirs = directory(&mut snap, "t", &term_files);
     let frag_dirs = directory(&mut snap, "f", &frag_files);
     let list_dirs = directory(&mut snap, "v", &list_files);
+    let graph_dirs = directory(&mut snap, "g", &graph_files);
+    let g = &cfg.graph;
+    let graph = if graph_on {
+        serde_json::json!({
+            "topics": graph_files.len(), "ext": "bin.gz", "dirs": graph_dirs,
+            "seedTopics": g.seed_topics, "maxTopics": g.max_topics, "linkDecay": short(g.link_decay),
+            "pgr": { "support": short(g.pgr.support), "continueThreshold": short(g.pgr.continue_threshold), "anchors": g.pgr.anchors, "topRows": g.pgr.top_rows },
+        })
+    } else {
+        serde_json::Value::Null
+    };
     let manifest = serde_json::json!({
         "format": "webrag-snapshot",
-        "version": 2,
+        "version": 3,
         "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": dim },
         "documents": docs.len(),
         "chunks": chunks.len(),
         "analyzer": "webrag-1",
-        "bm25": { "k1": k1, "b": b, "avgdl": avgdl, "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
+        "bm25": { "k1": short(k1), "b": short(b), "avgdl": short(avgdl), "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
         "directory": { "group": DIR_GROUP, "hashBytes": 4 },
         "terms": { "hash": "fnv1a32", "shards": shards, "ext": "json.gz", "dirs": term_dirs },
         "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
-        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs },
+        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
+        "graph": graph,
     });
     let mbytes = serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
     snap.files.insert("manifest.json".into(), mbytes);
@@ -365,13 +474,14 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         term_shards: shards,
         fragments: frag_files.len(),
         lists: list_files.len(),
+        topics: graph_files.len(),
         bytes: snap.files.values().map(Vec::len).sum(),
     };
     Ok((snap, summary))
 }
 
 /// Writes `snap` into `out`, then deletes the files of earlier snapshots that it no longer names
-/// (under `t/`, `f/`, `v/`), so `out` holds exactly this snapshot.
+/// (under `t/`, `f/`, `v/`, `g/`), so `out` holds exactly this snapshot.
 ///
 /// Errors: I/O errors as [`StoreError::Backend`] naming the path.
 pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
@@ -386,7 +496,7 @@ pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
         }
     }
     let keep: BTreeSet<&str> = snap.files.keys().map(String::as_str).collect();
-    for dir in ["t", "f", "v"] {
+    for dir in ["t", "f", "v", "g"] {
         for e in std::fs::read_dir(out.join(dir)).into_iter().flatten().flatten() {
             let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
             if !keep.contains(rel.as_str()) {

@@ -142,6 +142,26 @@ pub fn analyze_terms(text: &str) -> Vec<String> {
     crate::text::analyze(text)
 }
 
+/// PGR (`graph::pgr::pgr`) on fact paths given flat (`paths` concatenated, `lens` their lengths,
+/// DFS order) with `sims` = `kps` rows of similarities per node id: the selected rows as
+/// `[row, score, row, score…]` (the static-site loader's JavaScript PGR is checked against this).
+#[wasm_bindgen(js_name = pgrRows)]
+#[allow(clippy::too_many_arguments)]
+pub fn pgr_rows(paths: Vec<u32>, lens: Vec<u32>, sims: Vec<f32>, kps: usize, support: f32, continue_threshold: f32, anchors: usize, top_rows: usize) -> Vec<f32> {
+    let mut rows = Vec::with_capacity(lens.len());
+    let mut at = 0usize;
+    for &l in &lens {
+        let end = (at + l as usize).min(paths.len());
+        rows.push(&paths[at..end]);
+        at = end;
+    }
+    let t = crate::graph::pgr::Template::from_paths(rows);
+    let n = if kps == 0 { 0 } else { sims.len() / kps };
+    let sim_rows: Vec<&[f32]> = (0..kps).map(|k| &sims[k * n..(k + 1) * n]).collect();
+    let p = crate::graph::pgr::PgrParams { support, continue_threshold, anchors, top_rows };
+    crate::graph::pgr::pgr(&t, &sim_rows, &p).rows.into_iter().flat_map(|(r, s)| [r as f32, s]).collect()
+}
+
 /// Options as `T`, absent = default; `cancelId` is ignored.
 fn parse_options<T: serde::de::DeserializeOwned + Default>(options: &JsValue) -> Result<T, serde_wasm_bindgen::Error> {
     if options.is_undefined() || options.is_null() {

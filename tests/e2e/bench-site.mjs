@@ -65,7 +65,7 @@ execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SEM,
 const semSecs = time(() => execFileSync(BIN, ['index', SEM, '--out', join(SEM, 'webrag')], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
 // webrag's loader, minified as a site would deploy it.
 mkdirSync(join(SITE, 'js'), { recursive: true });
-execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [join(ROOT, 'src/web/js/static.js'), '--minify', '--format=esm', `--outfile=${join(SITE, 'js/static.min.js')}`], { stdio: 'ignore' });
+execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [join(ROOT, 'src/web/js/static.js'), '--bundle', '--minify', '--format=esm', `--outfile=${join(SITE, 'js/static.min.js')}`], { stdio: 'ignore' });
 writeFileSync(join(SITE, 'bench.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
 
 // Queries: the first 6 characters of the titles of pages spread over the site (a user typing

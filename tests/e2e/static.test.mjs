@@ -1,8 +1,9 @@
 // End-to-end: static-site mode. An 80-page site rendered from the CRUD news corpus is indexed by
 // `webrag index <site> --out <site>/webrag`; the page searches the snapshot with webrag/static:
 // the JavaScript analyzer gives the Rust analyzer's terms, search as you type on the demo's
-// site page, semantic results with the embedder, and corrupt or truncated shards giving typed
-// errors while the rest of the search still works.
+// site page, semantic and graph results with the embedder (in stages), the JavaScript PGR
+// giving the Rust PGR's rows, corrupt or truncated shards giving typed errors while the rest of
+// the search still works, and the snapshot imported into IndexedDB searching with no network.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -31,7 +32,7 @@ function shardName(kind, i) {
   const group = manifest.directory.group;
   const page = readFileSync(join(SITE, 'webrag', k.dirs[Math.floor(i / group)]));
   const h = [...page.subarray(4 * (i % group), 4 * (i % group) + 4)].map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `${{ terms: 't', fragments: 'f', vectors: 'v' }[kind]}/${i}-${h}.${k.ext}`;
+  return `${{ terms: 't', fragments: 'f', vectors: 'v', graph: 'g' }[kind]}/${i}-${h}.${k.ext}`;
 }
 const titleOf = (file) => /<title>(.*?)<\/title>/.exec(readFileSync(join(SITE, 'news/1_part_1', file), 'utf8'))[1];
 
@@ -90,9 +91,76 @@ test('site search as you type over the snapshot, keyword first, semantic with th
   const r = await page.evaluate(async (q) => (await window.siteDemo.site.search(q, { k: 5 })).results.map((x) => ({ url: x.url, found: x.found })), sentence);
   const hit = r.find((x) => x.url.endsWith(pages[7]));
   assert.ok(hit, JSON.stringify(r));
-  assert.deepEqual(hit.found, ['keyword', 'semantic']);
+  assert.ok(hit.found.includes('keyword') && hit.found.includes('semantic'), JSON.stringify(hit));
   const sem = await page.evaluate(async (q) => (await window.siteDemo.site.search(q, { k: 5, mode: 'semantic' })).results.map((x) => x.url), sentence);
   assert.ok(sem.some((u) => u.endsWith(pages[7])), JSON.stringify(sem));
+  // Graph: results come in stages, and PGR over the page's mind map finds the sentence's fact,
+  // its path starting at the page's title.
+  const g = await page.evaluate(async (q) => {
+    const site = window.siteDemo.site;
+    const stages = [];
+    const out = await site.search(q, { k: 10, onProgress: ({ stage, results }) => stages.push([stage, results.length]) });
+    const graphHits = out.results.filter((x) => x.found.includes('graph')).map((x) => ({ url: x.url, path: x.path, page: x.page }));
+    const [v] = await window.siteDemo.embed([q]);
+    const before = site.transferred.files;
+    const direct = await site.graph(v, [graphHits[0]?.page ?? 0], { k: 5 });
+    return { stages, graphHits, topics: direct.topics, direct: direct.hits, errors: [...out.errors, ...direct.errors].map((e) => e.message), newFiles: site.transferred.files - before };
+  }, sentence);
+  assert.deepEqual(g.stages.map((x) => x[0]), ['keyword', 'semantic', 'graph'], JSON.stringify(g.stages));
+  assert.deepEqual(g.errors, []);
+  const mine = g.graphHits.find((x) => x.url.endsWith(pages[7]));
+  assert.ok(mine, `a graph hit on the page: ${JSON.stringify(g.graphHits)}`);
+  assert.equal(mine.path[0], titleOf(pages[7]), 'the fact path starts at the topic (the title)');
+  assert.ok(html.includes(mine.path.at(-1).slice(0, 20)), `the path ends at a fact of the page: ${mine.path.at(-1)}`);
+  assert.ok(g.topics.length >= 1 && g.topics.length <= manifest.graph.maxTopics && g.topics[0] === mine.page, JSON.stringify(g.topics));
+  assert.ok(g.direct.length > 0 && g.direct.every((h) => h.path.length >= 2));
+  assert.ok(g.newFiles <= manifest.graph.maxTopics + 1, `a graph search reads its topics' files only: ${g.newFiles}`);
+});
+
+test('the JavaScript PGR selects the same rows and scores as the Rust PGR', { timeout: 120_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
+  const r = await page.evaluate(async () => {
+    const wasm = await import('/pkg/webrag.js');
+    await wasm.default();
+    const { pgrRows } = await import('/pkg/static.js');
+    let seed = 7;
+    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const bad = [];
+    let selected = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      // A random forest of fact paths (DFS order), node similarities on a 0.005 grid so many
+      // differences fall exactly on the support and continue thresholds.
+      const paths = [];
+      let next = 0;
+      const grow = (prefix, depth) => {
+        const kids = 1 + Math.floor(rand() * 3);
+        for (let i = 0; i < kids; i++) {
+          const id = next++;
+          if (depth >= 3 || rand() < 0.35) paths.push([...prefix, id]);
+          else grow([...prefix, id], depth + 1);
+        }
+      };
+      for (let t = 0; t < 1 + Math.floor(rand() * 4); t++) { const root = next++; grow([root], 1); }
+      const kps = 1 + Math.floor(rand() * 3);
+      const sims = Array.from({ length: kps }, () => Float32Array.from({ length: next }, () => Math.round(rand() * 40) * 0.005 + 0.4));
+      const p = { support: [0.01, 0.03][trial % 2], continueThreshold: [0.02, 0.05][trial % 2], anchors: 1 + (trial % 8), topRows: 1 + (trial % 10) };
+      const cols = Math.max(...paths.map((x) => x.length));
+      const ids = new Int32Array(cols * paths.length).fill(-1);
+      paths.forEach((x, r) => x.forEach((id, c) => { ids[c * paths.length + r] = id; }));
+      const js = pgrRows(ids, paths.map((x) => x.length), sims, p);
+      const flat = new Float32Array(kps * next);
+      sims.forEach((s, k) => flat.set(s, k * next));
+      const rs = wasm.pgrRows(Uint32Array.from(paths.flat()), Uint32Array.from(paths.map((x) => x.length)), flat, kps, Math.fround(p.support), Math.fround(p.continueThreshold), p.anchors, p.topRows);
+      const rust = [];
+      for (let i = 0; i < rs.length; i += 2) rust.push([rs[i], rs[i + 1]]);
+      selected += rust.length;
+      if (JSON.stringify(js) !== JSON.stringify(rust)) bad.push({ trial, js, rust });
+    }
+    return { bad: bad.slice(0, 3), nbad: bad.length, selected };
+  });
+  assert.equal(r.nbad, 0, JSON.stringify(r.bad));
+  assert.ok(r.selected > 300, `rows were selected (${r.selected})`);
 });
 
 test('a corrupt or truncated shard gives a typed error and the rest of the search still works', { timeout: 300_000 }, async () => {
@@ -139,4 +207,62 @@ test('a corrupt or truncated shard gives a typed error and the rest of the searc
     return out;
   });
   assert.deepEqual(codes, ['SnapshotError SNAPSHOT_VERSION', 'SnapshotError SNAPSHOT_UNAVAILABLE']);
+  // Importing a snapshot with a bad shard for offline use rejects with that shard's typed error
+  // and leaves no manifest behind: with no network, opening it stays SNAPSHOT_UNAVAILABLE.
+  writeFileSync(join(BAD, 'webrag/manifest.json'), readFileSync(join(SITE, 'webrag/manifest.json')));
+  const imp = await page2.evaluate(async () => {
+    const { StaticSearch } = await import('/pkg/static.js');
+    const site = await StaticSearch.open('/target/e2e-site-bad/webrag/');
+    try { await site.importOffline(); return 'imported'; } catch (e) { return `${e.name} ${e.code} ${e.file}`; }
+  });
+  assert.match(imp, /^SnapshotError SNAPSHOT_CORRUPT [tf]\//);
+  await page2.context().setOffline(true);
+  try {
+    const off = await page2.evaluate(async () => {
+      const { StaticSearch } = await import('/pkg/static.js');
+      try { await StaticSearch.open('/target/e2e-site-bad/webrag/'); return 'opened'; } catch (e) { return `${e.name} ${e.code}`; }
+    });
+    assert.equal(off, 'SnapshotError SNAPSHOT_UNAVAILABLE');
+  } finally {
+    await page2.context().setOffline(false);
+  }
+});
+
+test('a snapshot imported into IndexedDB searches with no network', { timeout: 300_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  page.on('pageerror', (e) => console.error('pageerror:', e.message));
+  await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
+  await page.waitForFunction(() => window.siteDemo?.ready);
+  await page.click('#offline');
+  await page.waitForFunction(() => window.siteDemo.saved, null, { timeout: 120_000 });
+  const saved = await page.evaluate(() => window.siteDemo.saved);
+  const total = readdirSync(join(SITE, 'webrag'), { recursive: true }).filter((f) => /\./.test(f)).length;
+  assert.equal(saved.files, total, 'every file of the snapshot');
+  const title = titleOf(pages[23]);
+  await page.context().setOffline(true);
+  try {
+    const r = await page.evaluate(async (q) => {
+      const { StaticSearch } = await import('/pkg/static.js');
+      const site = await StaticSearch.open('/target/e2e-site/webrag/');
+      const out = await site.search(q, { k: 3 });
+      return { urls: out.results.map((x) => x.url), errors: out.errors.map((e) => e.message), transferred: site.transferred, offlineReads: site.offlineReads };
+    }, title);
+    assert.deepEqual(r.errors, []);
+    assert.ok(r.urls[0]?.endsWith(pages[23]), JSON.stringify(r));
+    assert.equal(r.transferred.bytes, 0, 'nothing from the network');
+    assert.ok(r.offlineReads >= 3, JSON.stringify(r));
+  } finally {
+    await page.context().setOffline(false);
+  }
+  // Removed, the copy is no longer read.
+  const after = await page.evaluate(async (q) => {
+    const site = window.siteDemo.site;
+    await site.removeOffline();
+    const { StaticSearch } = await import('/pkg/static.js');
+    const fresh = await StaticSearch.open('/target/e2e-site/webrag/');
+    await fresh.search(q);
+    return { reads: fresh.offlineReads, files: fresh.transferred.files };
+  }, title);
+  assert.equal(after.reads, 0);
+  assert.ok(after.files > 1);
 });

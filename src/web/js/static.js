@@ -2,12 +2,17 @@
 // (manifest.json + content-hashed shards) and fetches only what a query needs. Keyword search
 // (BM25) is plain JavaScript — no WebAssembly, no model — so the first results come after a few
 // kilobytes; semantic search joins once an embedder is set (`setEmbedder`, e.g. WebRag's
-// `rag.embed`), reading the int8 IVF centroids and the `nprobe` nearest lists.
+// `rag.embed`), reading the int8 IVF centroids and the `nprobe` nearest lists; graph results
+// (PG-RAG's PGR over the mind maps of the pages the first hits come from and of their
+// neighbours) join with them. `importOffline()` copies the whole snapshot into IndexedDB, after
+// which the same site searches with no network.
 //
 // Errors are `SnapshotError`s with a stable `code`: SNAPSHOT_UNAVAILABLE (a file could not be
 // fetched), SNAPSHOT_CORRUPT (hash mismatch, truncated gzip, bad JSON or binary), SNAPSHOT_VERSION
 // (a manifest this loader does not read). A shard that fails does not fail the search: its error
 // is reported in `errors` and the other shards' results stand.
+
+import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT or SNAPSHOT_VERSION, `file` the file. */
 export class SnapshotError extends Error {
@@ -115,75 +120,195 @@ async function gunzip(bytes) {
 const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 /** Reciprocal-rank fusion of ranked id lists (k = 60). */
+// ---- PGR: matrix-based reverse DFS (PG-RAG §4.2–4.5), the same computation as the Rust
+// src/graph/pgr.rs (checked against the wasm `pgrRows` in the browser tests) -----------------
+
+/**
+ * Runs PGR on a template of fact paths: `ids` column-major `[cols × rows]` node ids (−1 pads),
+ * `lens[r]` the length of row `r`, `sims[kp][node]` similarities; `p` = {support,
+ * continueThreshold, anchors, topRows}. Returns the selected rows `[[row, score]…]`, best first.
+ */
+export function pgrRows(ids, lens, sims, p) {
+  const rows = lens.length;
+  if (!rows) return [];
+  const cols = ids.length / rows;
+  const [support, cont] = [Math.fround(p.support), Math.fround(p.continueThreshold)]; // f32, as in Rust
+  const weight = (x, v) => { const d = Math.abs(Math.fround(x - v)); return d <= support ? 1 : d <= cont ? 0.5 : 0; };
+  const f = new Float32Array(rows * cols);
+  const s = new Float32Array(rows * cols);
+  const alive = new Uint8Array(rows);
+  for (const sim of sims) {
+    for (let i = 0; i < s.length; i++) s[i] = ids[i] >= 0 ? sim[ids[i]] : 0;
+    const leaf = [];
+    for (let r = 0; r < rows; r++) leaf.push([r, s[(lens[r] - 1) * rows + r]]);
+    leaf.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    for (const [r, v] of leaf.slice(0, p.anchors)) {
+      let colF = lens[r] - 1;
+      while (colF > 0 && weight(s[(colF - 1) * rows + r], v) > 0) colF--;
+      const root = ids[colF * rows + r];
+      let top = r;
+      while (top > 0 && ids[colF * rows + top - 1] === root) top--;
+      let bottom = r + 1;
+      while (bottom < rows && ids[colF * rows + bottom] === root) bottom++;
+      alive.fill(1, top, bottom);
+      for (let j = colF; j < cols; j++) {
+        let any = 0;
+        for (let i = top; i < bottom; i++) {
+          const x = s[j * rows + i];
+          const w = weight(x, v);
+          const a = alive[i] & (ids[j * rows + i] >= 0 ? 1 : 0) & (w > 0 ? 1 : 0);
+          alive[i] = a;
+          if (a) f[j * rows + i] = Math.fround(f[j * rows + i] + Math.fround(w * x));
+          any |= a;
+        }
+        if (!any) break;
+      }
+    }
+  }
+  const sum = new Float32Array(rows);
+  for (let j = 0; j < cols; j++) for (let r = 0; r < rows; r++) sum[r] = Math.fround(sum[r] + f[j * rows + r]);
+  const out = [];
+  for (let r = 0; r < rows; r++) if (sum[r] > 0) out.push([r, sum[r]]);
+  return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, p.topRows);
+}
+
+/** Reads a `WRV1`/`WRC1` block of int8 vectors: `{ids, scales, q, count, dim}`. */
+function readVectors(bytes, magic, name, dim) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tag = String.fromCharCode(...bytes.subarray(0, 4));
+  const count = bytes.length >= 12 ? dv.getUint32(4, true) : 0;
+  const d = bytes.length >= 12 ? dv.getUint32(8, true) : 0;
+  if (tag !== magic || d !== dim || bytes.length !== 12 + count * (8 + dim)) throw new SnapshotError(`${name}: not a ${magic} file of ${dim}-d vectors`, 'SNAPSHOT_CORRUPT', name);
+  return {
+    count,
+    ids: new Uint32Array(bytes.slice(12, 12 + 4 * count).buffer),
+    scales: new Float32Array(bytes.slice(12 + 4 * count, 12 + 8 * count).buffer),
+    q: new Int8Array(bytes.buffer, bytes.byteOffset + 12 + 8 * count, count * dim),
+  };
+}
+
+/** Dot products of `vector` with every row of a `readVectors` block. */
+function dots({ count, scales, q }, vector) {
+  const dim = vector.length;
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    let s = 0;
+    const o = i * dim;
+    for (let j = 0; j < dim; j++) s += q[o + j] * vector[j];
+    out[i] = s * scales[i];
+  }
+  return out;
+}
+
 function rrf(lists, k = 60) {
   const score = new Map();
   for (const list of lists) list.forEach((id, i) => score.set(id, (score.get(id) ?? 0) + 1 / (k + i + 1)));
   return [...score].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
 }
 
+/** The IndexedDB store of an imported snapshot (one database per snapshot URL). */
+const offlineStore = (base) => createStore(`webrag-snapshot ${base}`, 'files');
+const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g' };
+
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null;
   /** The manifest. */ manifest;
-  /** Bytes fetched so far (compressed, as transferred), and files. */ transferred = { bytes: 0, files: 0 };
+  /** Bytes fetched from the network so far (compressed, as transferred), and files. */ transferred = { bytes: 0, files: 0 };
+  /** Files read from the IndexedDB copy (`importOffline`) instead of the network. */ offlineReads = 0;
 
-  constructor(base, manifest, fetchFn) { this.#base = base; this.manifest = manifest; this.#fetch = fetchFn; }
+  constructor(base, manifest, fetchFn, idb) { this.#base = base; this.manifest = manifest; this.#fetch = fetchFn; this.#idb = idb; }
 
   /**
    * Opens the snapshot at `baseUrl` (the folder holding manifest.json). `fetch` may be replaced
-   * (tests, service workers).
+   * (tests, service workers). With `offline` (default true), a copy imported earlier by
+   * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
+   * fetched (no network) the imported manifest is used instead.
    */
-  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis) } = {}) {
+  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true } = {}) {
     const base = new URL(baseUrl, globalThis.location?.href).href.replace(/\/?$/, '/');
-    let res;
-    try { res = await fetchFn(`${base}manifest.json`); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_UNAVAILABLE', 'manifest.json'); }
-    if (!res.ok) throw new SnapshotError(`manifest.json: HTTP ${res.status}`, 'SNAPSHOT_UNAVAILABLE', 'manifest.json');
-    const text = await res.text();
+    let idb = null;
+    if (offline && globalThis.indexedDB) {
+      // Only open the database when an import made it (no empty database per visitor).
+      const names = indexedDB.databases ? (await indexedDB.databases()).map((d) => d.name) : null;
+      if (!names || names.includes(`webrag-snapshot ${base}`)) idb = offlineStore(base);
+    }
+    let text;
+    let fromNetwork = true;
+    try {
+      let res;
+      try { res = await fetchFn(`${base}manifest.json`); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_UNAVAILABLE', 'manifest.json'); }
+      if (!res.ok) throw new SnapshotError(`manifest.json: HTTP ${res.status}`, 'SNAPSHOT_UNAVAILABLE', 'manifest.json');
+      text = await res.text();
+    } catch (e) {
+      const saved = idb && await get('manifest.json', idb).catch(() => undefined);
+      if (!saved) throw e;
+      text = saved;
+      fromNetwork = false;
+    }
     let m;
     try { m = JSON.parse(text); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); }
-    if (m.format !== 'webrag-snapshot' || m.version !== 2) throw new SnapshotError(`manifest.json: format ${m.format} version ${m.version} is not webrag-snapshot 2`, 'SNAPSHOT_VERSION', 'manifest.json');
-    const s = new StaticSearch(base, m, fetchFn);
-    s.transferred.bytes += new TextEncoder().encode(text).length;
-    s.transferred.files += 1;
+    if (m.format !== 'webrag-snapshot' || m.version !== 3) throw new SnapshotError(`manifest.json: format ${m.format} version ${m.version} is not webrag-snapshot 3`, 'SNAPSHOT_VERSION', 'manifest.json');
+    const s = new StaticSearch(base, m, fetchFn, idb);
+    if (fromNetwork) {
+      s.transferred.bytes += new TextEncoder().encode(text).length;
+      s.transferred.files += 1;
+    } else s.offlineReads += 1;
     return s;
   }
 
-  /** Sets the query embedder for semantic search: `async (texts) => number[][]` (unit vectors). */
+  /** Sets the query embedder for semantic and graph search: `async (texts) => number[][]` (unit vectors). */
   setEmbedder(embed) { this.#embed = embed; }
+
+  /** A file's bytes as stored (compressed): from the IndexedDB copy if it holds them, else fetched. */
+  async #raw(name) {
+    if (this.#idb) {
+      const saved = await get(name, this.#idb).catch(() => undefined);
+      if (saved instanceof Uint8Array) { this.offlineReads += 1; return saved; }
+    }
+    let res;
+    try { res = await this.#fetch(this.#base + name); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_UNAVAILABLE', name); }
+    if (!res.ok) throw new SnapshotError(`${name}: HTTP ${res.status}`, 'SNAPSHOT_UNAVAILABLE', name);
+    const raw = new Uint8Array(await res.arrayBuffer());
+    this.transferred.bytes += raw.length;
+    this.transferred.files += 1;
+    return raw;
+  }
+
+  /** Checks a file's bytes against the hash in its name (`…-{8 hex}.…`). */
+  static async #check(name, raw) {
+    const want = /-([0-9a-f]{8})\./.exec(name)?.[1];
+    if (want && globalThis.crypto?.subtle) {
+      const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 8);
+      if (got !== want) throw new SnapshotError(`${name}: content hash ${got} does not match its name`, 'SNAPSHOT_CORRUPT', name);
+    }
+  }
 
   /** Fetches a shard once (cached by its content-hashed name), checks its hash, gunzips it (`gz`). */
   #file(name, gz = true) {
-    if (!this.#cache.has(name)) {
+    const key = `${gz ? 'z' : 'r'}:${name}`;
+    if (!this.#cache.has(key)) {
       const p = (async () => {
-        let res;
-        try { res = await this.#fetch(this.#base + name); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_UNAVAILABLE', name); }
-        if (!res.ok) throw new SnapshotError(`${name}: HTTP ${res.status}`, 'SNAPSHOT_UNAVAILABLE', name);
-        const raw = new Uint8Array(await res.arrayBuffer());
-        this.transferred.bytes += raw.length;
-        this.transferred.files += 1;
-        const want = /-([0-9a-f]{8})\./.exec(name)?.[1];
-        if (want && globalThis.crypto?.subtle) {
-          const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 8);
-          if (got !== want) throw new SnapshotError(`${name}: content hash ${got} does not match its name`, 'SNAPSHOT_CORRUPT', name);
-        }
+        const raw = await this.#raw(name);
+        await StaticSearch.#check(name, raw);
         if (!gz) return raw;
         try { return await gunzip(raw); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_CORRUPT', name); }
       })();
-      p.catch(() => this.#cache.delete(name)); // a failed fetch may be retried
-      this.#cache.set(name, p);
+      p.catch(() => this.#cache.delete(key)); // a failed fetch may be retried
+      this.#cache.set(key, p);
     }
-    return this.#cache.get(name);
+    return this.#cache.get(key);
   }
 
   /**
-   * The file name of shard `i` of a series (`terms`, `fragments`, `vectors`): its directory page
-   * (fetched once, cached) holds the 4-byte hash that ends the name.
+   * The file name of shard `i` of a series (`terms`, `fragments`, `vectors`, `graph`): its
+   * directory page (fetched once, cached) holds the 4-byte hash that ends the name.
    */
   async shardName(kind, i) {
     const k = this.manifest[kind];
-    const prefix = { terms: 't', fragments: 'f', vectors: 'v' }[kind];
+    const prefix = SERIES[kind];
     const group = this.manifest.directory.group;
-    const page = k.dirs[Math.floor(i / group)];
+    const page = k?.dirs[Math.floor(i / group)];
     if (!page) throw new SnapshotError(`${kind} ${i}: no such shard`, 'SNAPSHOT_CORRUPT', 'manifest.json');
     const bytes = await this.#file(page, false);
     const at = 4 * (i % group);
@@ -194,6 +319,56 @@ export class StaticSearch {
   async #json(name) {
     const bytes = await this.#file(name);
     try { return JSON.parse(new TextDecoder().decode(bytes)); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_CORRUPT', name); }
+  }
+
+  /** Every file of the snapshot (directory pages read to name the shards), manifest excluded. */
+  async files() {
+    const m = this.manifest;
+    const names = [];
+    const counts = { terms: m.terms.shards, fragments: m.fragments.count, vectors: m.vectors?.lists ?? 0, graph: m.graph?.topics ?? 0 };
+    for (const [kind, n] of Object.entries(counts)) {
+      names.push(...(m[kind]?.dirs ?? []));
+      for (let i = 0; i < n; i++) names.push(await this.shardName(kind, i));
+    }
+    if (m.vectors?.centroids) names.push(m.vectors.centroids);
+    return names;
+  }
+
+  /**
+   * Copies the whole snapshot into IndexedDB (database `webrag-snapshot {snapshot URL}`) for
+   * offline use: every file is fetched, checked against its hash and stored as fetched; the
+   * manifest goes last, so an interrupted import is never taken for a complete one (the files
+   * it stored are kept and count next time: names are content hashes). `onProgress({done,
+   * total, bytes})` after each batch. Resolves to `{files, bytes}`; a file that cannot be
+   * fetched or fails its check rejects with its `SnapshotError`.
+   */
+  async importOffline({ onProgress } = {}) {
+    const store = this.#idb ?? offlineStore(this.#base);
+    const names = await this.files();
+    const have = new Set((await getMany(names, store)).map((v, i) => (v instanceof Uint8Array ? names[i] : null)).filter(Boolean));
+    let bytes = 0;
+    let done = 0;
+    for (let i = 0; i < names.length; i += 32) {
+      const batch = names.slice(i, i + 32);
+      const rows = await Promise.all(batch.filter((n) => !have.has(n)).map(async (n) => {
+        const raw = await this.#raw(n);
+        await StaticSearch.#check(n, raw);
+        bytes += raw.length;
+        return [n, raw];
+      }));
+      await setMany(rows, store);
+      done += batch.length;
+      onProgress?.({ done, total: names.length, bytes });
+    }
+    await setMany([['manifest.json', JSON.stringify(this.manifest)]], store);
+    this.#idb = store;
+    return { files: names.length + 1, bytes };
+  }
+
+  /** Deletes the IndexedDB copy made by `importOffline` (later reads use the network). */
+  async removeOffline() {
+    await clear(this.#idb ?? offlineStore(this.#base));
+    this.#idb = null;
   }
 
   /** BM25 over the terms' shards: `{hits: [{chunk, score}], errors}`. */
@@ -233,40 +408,91 @@ export class StaticSearch {
     const v = this.manifest.vectors;
     const errors = [];
     if (!v?.lists) return { hits: [], errors };
-    const read = (bytes, magic, name) => {
-      const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const tag = String.fromCharCode(...bytes.subarray(0, 4));
-      const count = bytes.length >= 12 ? dv.getUint32(4, true) : 0;
-      const dim = bytes.length >= 12 ? dv.getUint32(8, true) : 0;
-      if (tag !== magic || dim !== vector.length || bytes.length !== 12 + count * (8 + dim)) throw new SnapshotError(`${name}: not a ${magic} file of ${vector.length}-d vectors`, 'SNAPSHOT_CORRUPT', name);
-      const ids = new Uint32Array(bytes.slice(12, 12 + 4 * count).buffer);
-      const scales = new Float32Array(bytes.slice(12 + 4 * count, 12 + 8 * count).buffer);
-      const q = new Int8Array(bytes.buffer, bytes.byteOffset + 12 + 8 * count, count * dim);
-      const dots = new Float32Array(count);
-      for (let i = 0; i < count; i++) {
-        let s = 0;
-        const o = i * dim;
-        for (let j = 0; j < dim; j++) s += q[o + j] * vector[j];
-        dots[i] = s * scales[i];
-      }
-      return { ids, dots };
-    };
     let cents;
-    try { cents = read(await this.#file(v.centroids), 'WRC1', v.centroids); } catch (e) { errors.push(e); return { hits: [], errors }; }
-    const probe = [...cents.dots.keys()].sort((a, b) => cents.dots[b] - cents.dots[a]).slice(0, nprobe ?? v.nprobe);
-    const all = [];
+    try { cents = dots(readVectors(await this.#file(v.centroids), 'WRC1', v.centroids, vector.length), vector); } catch (e) { errors.push(e); return { hits: [], errors }; }
+    const probe = [...cents.keys()].sort((a, b) => cents[b] - cents[a]).slice(0, nprobe ?? v.nprobe);
+    const best = new Map(); // chunk → its best row (a chunk's own vector or one of its atomic questions)
     await Promise.all(probe.map(async (l) => {
       try {
         const name = await this.shardName('vectors', l);
-        const { ids, dots } = read(await this.#file(name), 'WRV1', name);
-        for (let i = 0; i < ids.length; i++) all.push([ids[i], dots[i]]);
+        const block = readVectors(await this.#file(name), 'WRV1', name, vector.length);
+        const d = dots(block, vector);
+        for (let i = 0; i < block.count; i++) if (!(best.get(block.ids[i]) >= d[i])) best.set(block.ids[i], d[i]);
       } catch (e) { errors.push(e); }
     }));
-    const hits = all.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
+    const hits = [...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
   }
 
-  /** `{title, url, heading, excerpt}` of chunks (fetching their fragment files). */
+  /** A page's graph file: `{chunk0, nodes: [[parent, kind, label, chunk]…], links, vectors}`. */
+  async #topic(page, dim) {
+    const name = await this.shardName('graph', page);
+    const bytes = await this.#file(name);
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const len = bytes.length >= 8 ? dv.getUint32(4, true) : 0;
+    if (String.fromCharCode(...bytes.subarray(0, 4)) !== 'WRG1' || bytes.length < 8 + len) throw new SnapshotError(`${name}: not a WRG1 graph file`, 'SNAPSHOT_CORRUPT', name);
+    let t;
+    try { t = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + len))); } catch (e) { throw new SnapshotError(`${name}: ${e.message}`, 'SNAPSHOT_CORRUPT', name); }
+    const vectors = readVectors(bytes.subarray(8 + len), 'WRV1', name, dim);
+    if (vectors.count !== t.nodes?.length) throw new SnapshotError(`${name}: ${t.nodes?.length} nodes but ${vectors.count} vectors`, 'SNAPSHOT_CORRUPT', name);
+    return { ...t, vectors, page };
+  }
+
+  /**
+   * Graph search (PG-RAG's PGR, DESIGN.md §7) over the snapshot's mind maps: the pages
+   * `seedPages` (e.g. those of the first keyword and semantic hits; `seedTopics` of them) are the
+   * seed topics; their neighbours (super-topic siblings, mentions, shared entities), ranked by
+   * the query's similarity to the seed node that links to them, are taken round-robin up to
+   * `maxTopics`; PGR then selects fact paths over all their mind maps with the query as the key
+   * point. Resolves to `{hits: [{chunk, score, path: [topic, route…, fact]}], topics, errors}`
+   * (one hit per chunk, its best path).
+   */
+  async graph(vector, seedPages, { k = 10 } = {}) {
+    const g = this.manifest.graph;
+    const errors = [];
+    if (!g?.topics) return { hits: [], topics: [], errors };
+    const load = async (pages) => (await Promise.all(pages.map((p) => this.#topic(p, vector.length).catch((e) => { errors.push(e); return null; })))).filter(Boolean);
+    const seeds = await load([...new Set(seedPages)].slice(0, g.seedTopics));
+    const cand = seeds.map((t) => t.page);
+    const lists = seeds.map((t) => {
+      const sims = dots(t.vectors, vector);
+      return (t.links ?? []).map(([page, , ...via]) => [Math.max(...via.map((n) => sims[n] ?? -1)), page]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+    });
+    const more = [];
+    for (let r = 0; cand.length + more.length < g.maxTopics && lists.some((l) => r < l.length); r++) {
+      for (const l of lists) {
+        const p = l[r]?.[1];
+        if (p !== undefined && cand.length + more.length < g.maxTopics && !cand.includes(p) && !more.includes(p)) more.push(p);
+      }
+    }
+    const topics = [...seeds, ...await load(more)];
+    // Template: one row per fact path (topic first, pre-order = DFS), node ids numbered across topics.
+    const paths = [];
+    const sims = [];
+    const nodes = [];
+    for (const t of topics) {
+      const base = nodes.length;
+      const s = dots(t.vectors, vector);
+      t.nodes.forEach((n, i) => { nodes.push({ t, n }); sims.push(s[i]); });
+      const up = (i) => { const p = []; for (let x = i; x >= 0; x = t.nodes[x][0]) p.unshift(base + x); return p; };
+      t.nodes.forEach((n, i) => { if (n[1] === 2) paths.push(up(i)); });
+    }
+    const cols = Math.max(0, ...paths.map((p) => p.length));
+    const ids = new Int32Array(cols * paths.length).fill(-1);
+    paths.forEach((p, r) => p.forEach((id, c) => { ids[c * paths.length + r] = id; }));
+    const rows = pgrRows(ids, paths.map((p) => p.length), [Float32Array.from(sims)], g.pgr);
+    const hits = [];
+    const seen = new Set();
+    for (const [r, score] of rows) {
+      const leaf = nodes[paths[r].at(-1)].n;
+      if (leaf[3] < 0 || seen.has(leaf[3])) continue;
+      seen.add(leaf[3]);
+      hits.push({ chunk: leaf[3], score, path: paths[r].map((id) => nodes[id].n[2]) });
+    }
+    return { hits: hits.slice(0, k), topics: topics.map((t) => t.page), errors };
+  }
+
+  /** `{title, url, heading, excerpt, page}` of chunks (fetching their fragment files). */
   async fragments(chunks) {
     const size = this.manifest.fragments.size;
     return Promise.all(chunks.map(async (c) => {
@@ -274,19 +500,22 @@ export class StaticSearch {
       const f = await this.#json(name);
       const row = f.c?.[c % size];
       if (!Array.isArray(row)) throw new SnapshotError(`${name}: no chunk ${c}`, 'SNAPSHOT_CORRUPT', name);
-      const [title, url, heading, excerpt] = row;
-      return { title, url, heading, excerpt };
+      const [title, url, heading, excerpt, page] = row;
+      return { title, url, heading, excerpt, page };
     }));
   }
 
   /**
    * Searches: `mode` 'keyword' (BM25 only), 'semantic' (needs an embedder) or 'hybrid' (default:
-   * keyword, plus semantic fused by RRF when an embedder is set). `onKeyword` receives the
-   * keyword results as soon as they are ready (before the semantic part). Resolves to `{results:
-   * [{chunk, score, title, url, heading, excerpt, found: ['keyword'|'semantic']}], errors}`;
-   * results whose fragment file fails are left out (their error is in `errors`).
+   * keyword, plus semantic and graph fused by RRF when an embedder is set). Results come in
+   * stages: `onProgress({stage, results})` is called with 'keyword' as soon as the keyword
+   * results are ready, then 'semantic' (keyword + semantic), then 'graph' (all three, when the
+   * snapshot has a graph); `onKeyword(results)` is the first stage alone. Resolves to the last
+   * stage's `{results: [{chunk, score, title, url, heading, excerpt, page, found:
+   * ['keyword'|'semantic'|'graph'], path?}], errors}`; results whose fragment file fails are
+   * left out (their error is in `errors`).
    */
-  async search(query, { k = 10, mode = 'hybrid', onKeyword } = {}) {
+  async search(query, { k = 10, mode = 'hybrid', onKeyword, onProgress } = {}) {
     const errors = [];
     const withText = async (hits, found) => {
       const out = [];
@@ -295,11 +524,12 @@ export class StaticSearch {
       }));
       return out.filter(Boolean);
     };
+    const stage = (name, results) => { if (name === 'keyword') onKeyword?.(results); onProgress?.({ stage: name, results }); return results; };
     let kw = { hits: [], errors: [] };
     if (mode !== 'semantic') {
       kw = await this.keyword(query, { k });
       errors.push(...kw.errors);
-      if (onKeyword) onKeyword(await withText(kw.hits, () => ['keyword']));
+      if (onKeyword || onProgress) stage('keyword', await withText(kw.hits, () => ['keyword']));
     }
     if (mode === 'keyword' || !this.#embed) {
       if (mode === 'semantic') throw new SnapshotError('semantic search needs an embedder (setEmbedder)', 'SNAPSHOT_NO_EMBEDDER', '');
@@ -309,10 +539,19 @@ export class StaticSearch {
     const sem = await this.semantic(qv, { k });
     errors.push(...sem.errors);
     if (mode === 'semantic') return { results: await withText(sem.hits, () => ['semantic']), errors };
-    const kwSet = new Set(kw.hits.map((h) => h.chunk));
-    const semSet = new Set(sem.hits.map((h) => h.chunk));
-    const fused = rrf([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk)]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
-    const found = (c) => [...(kwSet.has(c) ? ['keyword'] : []), ...(semSet.has(c) ? ['semantic'] : [])];
-    return { results: await withText(fused, found), errors };
+    const sets = { keyword: new Set(kw.hits.map((h) => h.chunk)), semantic: new Set(sem.hits.map((h) => h.chunk)), graph: new Set() };
+    const found = (c) => Object.keys(sets).filter((n) => sets[n].has(c));
+    const fuse = (lists) => rrf(lists).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
+    const first = await withText(fuse([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk)]), found);
+    stage('semantic', first);
+    if (!this.manifest.graph?.topics) return { results: first, errors };
+    // Seed topics: the pages of the first fused results.
+    const gr = await this.graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), { k });
+    errors.push(...gr.errors);
+    for (const h of gr.hits) sets.graph.add(h.chunk);
+    const paths = new Map(gr.hits.map((h) => [h.chunk, h.path]));
+    const all = await withText(fuse([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk), gr.hits.map((h) => h.chunk)]), found);
+    for (const r of all) if (paths.has(r.chunk)) r.path = paths.get(r.chunk);
+    return { results: stage('graph', all), errors };
   }
 }
