@@ -58,7 +58,7 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
 // Vector shards for the whole site from the hashing embedder: the real sizes and layout (for the
 // bytes of the semantic path at full scale), not the model's meaning.
 const HV = join(ROOT, 'target/bench-site-hv');
-const hashingSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', HV, '--vectors', 'hashing'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
+const hashingSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', HV, '--vectors', 'hashing', '--no-graph'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
 const pagefindSecs = time(() => execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
 console.log(`semantic snapshot over the first ${SEM_PAGES} pages…`);
 execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SEM, '--limit', String(SEM_PAGES)], { stdio: 'ignore' });
@@ -159,7 +159,12 @@ for (const [i, q] of semQueries.entries()) {
     const afterKeyword = site.transferred.bytes;
     const sem = await site.semantic(v, { k: 10 });
     const first = sem.hits.length ? (await site.fragments([sem.hits[0].chunk]))[0] : null;
-    return { ms: performance.now() - t0, keywordBytes: afterKeyword, url: first?.url ?? null, kw: kw.hits.length };
+    const semanticBytes = site.transferred.bytes;
+    // Graph stage: PGR over the mind maps of the first semantic hits' pages and their neighbours.
+    const seeds = (await site.fragments(sem.hits.slice(0, 3).map((h) => h.chunk))).map((f) => f.page);
+    const g = await site.graph(v, seeds, { k: 10 });
+    if (g.hits.length) await site.fragments([g.hits[0].chunk]);
+    return { ms: performance.now() - t0, keywordBytes: afterKeyword, semanticBytes, graphBytes: site.transferred.bytes, topics: g.topics.length, url: first?.url ?? null, kw: kw.hits.length };
   }, [q, vectors[i]]);
   rows.semantic.push({ ...s, hit: (s.url ?? '').endsWith(semFiles[i]) });
 }
@@ -195,10 +200,11 @@ site: ${PAGES} pages (${m.chunks} chunks); ${QUERIES} queries (6-character headl
 | top-1 is the page the query came from | ${pct(rows.webrag)} | ${pct(rows.pagefind)} |
 | ratio webrag / Pagefind, bytes to first keyword result (median) | ${(median(rows.webrag.map((r) => r.bytes)) / median(rows.pagefind.map((r) => r.bytes))).toFixed(2)} | |
 
-semantic snapshot: first ${SEM_PAGES} pages (${JSON.parse(readFileSync(join(SEM, 'webrag/manifest.json'), 'utf8')).chunks} chunks), ${sSize.bytes.toLocaleString('en')} bytes in ${sSize.files} files, built in ${semSecs.toFixed(1)} s with the model
+semantic snapshot: first ${SEM_PAGES} pages (${JSON.parse(readFileSync(join(SEM, 'webrag/manifest.json'), 'utf8')).chunks} chunks), ${sSize.bytes.toLocaleString('en')} bytes in ${sSize.files} files, built in ${semSecs.toFixed(1)} s with the model (chunk vectors and graph shards)
 | bytes to the first semantic result (keyword + semantic shards + its fragment; model and embedder excluded), median | ${median(rows.semantic.map((r) => r.bytes)).toLocaleString('en')} (of which keyword snapshot files ${median(rows.semantic.map((r) => r.keywordBytes)).toLocaleString("en")}) |
 | top-1 of the semantic list is the query's page | ${pct(rows.semantic)} |
+| snapshot bytes after the graph stage (PGR over the seed pages' mind maps and their neighbours, median ${median(rows.semantic.map((r) => r.topics))} topics), median | ${median(rows.semantic.map((r) => r.graphBytes)).toLocaleString('en')} (after the semantic stage ${median(rows.semantic.map((r) => r.semanticBytes)).toLocaleString('en')}) |
 
-whole site with vector shards from the hashing embedder (${JSON.parse(readFileSync(join(HV, 'manifest.json'), 'utf8')).vectors.lists} IVF lists; built in ${hashingSecs.toFixed(1)} s; sizes and layout as with the model, meaning aside):
+whole site with vector shards from the hashing embedder, no graph shards (${JSON.parse(readFileSync(join(HV, 'manifest.json'), 'utf8')).vectors.lists} IVF lists; built in ${hashingSecs.toFixed(1)} s; sizes and layout as with the model, meaning aside):
 | bytes to the first semantic result (keyword + semantic shards + its fragment; model and embedder excluded), median | ${median(fullSem.map((r) => r.bytes)).toLocaleString('en')} | 2 × Pagefind's keyword bytes: ${(2 * median(rows.pagefind.map((r) => r.bytes))).toLocaleString('en')} |
 | index on disk with vectors | ${du(HV).bytes.toLocaleString('en')} bytes in ${du(HV).files} files | |`);
