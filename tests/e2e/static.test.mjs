@@ -63,7 +63,7 @@ test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_
   assert.ok(mismatches.bad.length <= 1, `${mismatches.bad.length} Myanmar text(s) differ`);
 });
 
-test('site search as you type over the snapshot, keyword first, semantic with the embedder', { timeout: 600_000 }, async () => {
+test('site search as you type over the snapshot, keyword first, then semantic and graph with the embedder', { timeout: 600_000 }, async () => {
   const page = await browser.ctx.newPage();
   page.on('pageerror', (e) => console.error('pageerror:', e.message));
   await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/&device=cpu`);
