@@ -46,13 +46,13 @@ fn index(site: &Path, out: &Path) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The JSON header of a graph file (gzipped `WRG1`).
-fn graph_header(gz: &[u8]) -> serde_json::Value {
+/// A graph file (gzipped `WRG1`): its JSON header and the vector block after it.
+fn graph_file(gz: &[u8]) -> (serde_json::Value, Vec<u8>) {
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(gz).read_to_end(&mut raw).unwrap();
     assert_eq!(&raw[..4], b"WRG1");
     let len = u32::from_le_bytes(raw[4..8].try_into().unwrap()) as usize;
-    serde_json::from_slice(&raw[8..8 + len]).unwrap()
+    (serde_json::from_slice(&raw[8..8 + len]).unwrap(), raw[8 + len..].to_vec())
 }
 
 /// The file of page `i` of a series, by its directory page.
@@ -104,10 +104,10 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
     assert_eq!((chunks, manifest["vectors"]["questions"].as_u64()), (5, Some(10)));
     // The LLM's mind map is the page's graph file (its routes are not headings of the page); a
     // page whose map was unreadable keeps its structural map.
-    let birds = graph_header(&files[&shard(&files, &manifest, "graph", "g", 1)]);
+    let birds = graph_file(&files[&shard(&files, &manifest, "graph", "g", 1)]).0;
     let labels: Vec<&str> = birds["nodes"].as_array().unwrap().iter().map(|n| n[2].as_str().unwrap()).collect();
     assert!(labels.contains(&"Night hunters") && labels.contains(&"Waders"), "{labels:?}");
-    let kestrel = graph_header(&files[&shard(&files, &manifest, "graph", "g", 2)]);
+    let kestrel = graph_file(&files[&shard(&files, &manifest, "graph", "g", 2)]).0;
     assert_eq!(kestrel["nodes"][0][2], "Kestrel");
     assert!(kestrel["nodes"].as_array().unwrap().iter().any(|n| n[2].as_str().unwrap().contains("kestrel hovers")), "{kestrel}");
 
@@ -147,17 +147,7 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     let manifest: serde_json::Value = serde_json::from_slice(&first["manifest.json"]).unwrap();
     assert_eq!((manifest["format"].as_str(), manifest["version"].as_u64(), manifest["documents"].as_u64()), (Some("webrag-snapshot"), Some(3), Some(4)));
     // Every shard exists under the name its directory page gives, and names carry content hashes.
-    let shard_names = |kind: &str, prefix: &str, count: usize| -> Vec<String> {
-        let k = &manifest[kind];
-        let pages: Vec<&str> = k["dirs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
-        (0..count)
-            .map(|i| {
-                let page = &first[pages[i / 256]];
-                let h: String = page[4 * (i % 256)..4 * (i % 256) + 4].iter().map(|b| format!("{b:02x}")).collect();
-                format!("{prefix}/{i}-{h}.{}", k["ext"].as_str().unwrap())
-            })
-            .collect()
-    };
+    let shard_names = |kind: &str, prefix: &str, count: usize| -> Vec<String> { (0..count).map(|i| shard(&first, &manifest, kind, prefix, i)).collect() };
     let terms_files = shard_names("terms", "t", manifest["terms"]["shards"].as_u64().unwrap() as usize);
     let frag_files = shard_names("fragments", "f", manifest["fragments"]["count"].as_u64().unwrap() as usize);
     let mut named: Vec<String> = terms_files.clone();
@@ -200,11 +190,7 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!(urls, vec!["/", "/birds/", "/birds/kestrel.html", "/notes.md"]);
     // Graph files (pages in URL order): `WRG1`, a JSON header with the mind map (topic → route →
     // fact, facts naming their chunk), then one int8 vector per node.
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(first[&graph_files[1]].as_slice()).read_to_end(&mut raw).unwrap();
-    assert_eq!(&raw[..4], b"WRG1");
-    let len = u32::from_le_bytes(raw[4..8].try_into().unwrap()) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&raw[8..8 + len]).unwrap();
+    let (header, vecs) = graph_file(&first[&graph_files[1]]);
     let nodes = header["nodes"].as_array().unwrap();
     let label = |n: &serde_json::Value| n[2].as_str().unwrap().to_string();
     assert_eq!((nodes[0][0].as_i64(), nodes[0][1].as_i64(), label(&nodes[0])), (Some(-1), Some(0), "Birds".to_string()), "the topic first");
@@ -213,7 +199,6 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!((fact[1].as_i64(), label(fact).as_str()), (Some(2), "Owls hunt at night with silent flight."));
     let chunk0 = header["chunk0"].as_u64().unwrap();
     assert!(fact[3].as_u64().unwrap() >= chunk0, "the fact's chunk is one of the page's");
-    let vecs = &raw[8 + len..];
     assert_eq!((&vecs[..4], u32::from_le_bytes(vecs[4..8].try_into().unwrap()) as usize), (&b"WRV1"[..], nodes.len()));
 
     // A changed page: new shard names where its content went, the old files are gone.

@@ -380,6 +380,19 @@ impl WordMatcher {
     }
 }
 
+/// A neighbour in the candidate walk ([`PseudoGraph::links`]).
+struct Link {
+    /// The neighbour topic.
+    to: u32,
+    /// `super_topic`, `mention` or `entity`.
+    kind: &'static str,
+    /// The node whose similarity to the query scores the link in [`PseudoGraph::search`].
+    scored_by: u32,
+    /// The node of the source topic that leads there (the topic itself for super-topic
+    /// siblings and incoming mentions).
+    from: u32,
+}
+
 /// A mind-map node of [`TopicExport`].
 #[derive(Debug, Clone, Copy)]
 pub struct ExportNode<'a> {
@@ -560,6 +573,45 @@ impl PseudoGraph {
         Some(MindMap { topic: n.label.clone(), children: n.children.iter().map(|c| build(self, *c)).collect() })
     }
 
+    /// The neighbours of topic `s` in the candidate walk: super-topic siblings (`s` itself
+    /// among them), the topics its facts mention, the topics whose facts mention it, and topics
+    /// sharing a proper name named by at most `p.entity_max_topics` topics.
+    fn links(&self, s: u32, p: &GraphParams) -> Vec<Link> {
+        let mut out = Vec::new();
+        if let Some(sup) = self.node(s).sup {
+            for &o in &self.members[&sup] {
+                out.push(Link { to: o, kind: "super_topic", scored_by: o, from: s });
+            }
+        }
+        for path in self.paths.get(&s).into_iter().flatten() {
+            let f = *path.last().expect("non-empty path");
+            for &t in self.mentions.get(&f).into_iter().flatten() {
+                out.push(Link { to: t, kind: "mention", scored_by: f, from: f });
+            }
+        }
+        for &f in self.mentioned_by.get(&s).into_iter().flatten() {
+            out.push(Link { to: self.topic_of(f), kind: "mention", scored_by: f, from: s });
+        }
+        if p.entity_max_topics > 0 {
+            let ents = self.entity_index();
+            for path in self.paths.get(&s).into_iter().flatten() {
+                let f = *path.last().expect("non-empty path");
+                for &e in ents.of_fact.get(&f).into_iter().flatten() {
+                    if ents.topics[e as usize] > p.entity_max_topics {
+                        continue;
+                    }
+                    for &g in &ents.facts[e as usize] {
+                        let t = self.topic_of(g);
+                        if t != s {
+                            out.push(Link { to: t, kind: "entity", scored_by: g, from: f });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// A topic's part of a static-site snapshot (`webrag index --out`, DESIGN.md §10): its
     /// mind-map nodes in pre-order with their vectors, and its neighbours in the candidate walk
     /// of [`PseudoGraph::search`] — super-topic siblings, mentions both ways and shared-entity
@@ -589,43 +641,15 @@ impl PseudoGraph {
             })
             .collect();
         let mut links: Vec<(String, &'static str, Vec<u32>)> = Vec::new();
-        let mut link = |to: u32, kind: &'static str, via: u32| {
-            let Some(to_doc) = self.node(to).doc.clone() else { return };
-            if to == t {
-                return;
+        for l in self.links(t, p) {
+            let (Some(to_doc), Some(&via)) = (self.node(l.to).doc.as_ref(), local.get(&l.from)) else { continue };
+            if l.to == t {
+                continue;
             }
-            match links.iter_mut().find(|l| l.0 == to_doc) {
-                Some(l) if !l.2.contains(&via) && l.2.len() < 8 => l.2.push(via),
+            match links.iter_mut().find(|x| &x.0 == to_doc) {
+                Some(x) if !x.2.contains(&via) && x.2.len() < 8 => x.2.push(via),
                 Some(_) => {}
-                None => links.push((to_doc, kind, vec![via])),
-            }
-        };
-        if let Some(sup) = self.node(t).sup {
-            for &o in &self.members[&sup] {
-                link(o, "super_topic", 0);
-            }
-        }
-        for path in self.paths.get(&t).into_iter().flatten() {
-            let f = *path.last().expect("non-empty path");
-            for &o in self.mentions.get(&f).into_iter().flatten() {
-                link(o, "mention", local[&f]);
-            }
-        }
-        for &f in self.mentioned_by.get(&t).into_iter().flatten() {
-            link(self.topic_of(f), "mention", 0);
-        }
-        if p.entity_max_topics > 0 {
-            let ents = self.entity_index();
-            for path in self.paths.get(&t).into_iter().flatten() {
-                let f = *path.last().expect("non-empty path");
-                for &e in ents.of_fact.get(&f).into_iter().flatten() {
-                    if ents.topics[e as usize] > p.entity_max_topics {
-                        continue;
-                    }
-                    for &g in &ents.facts[e as usize] {
-                        link(self.topic_of(g), "entity", local[&f]);
-                    }
-                }
+                None => links.push((to_doc.clone(), l.kind, vec![via])),
             }
         }
         Some(TopicExport { nodes, links })
@@ -1104,42 +1128,7 @@ impl PseudoGraph {
         // The walk's neighbours of a topic: super-topic siblings and entity links both ways,
         // each with the similarity of the node that leads there.
         let neighbours = |s: u32| -> Vec<(f32, u32, &'static str)> {
-            let mut next = Vec::new();
-            if let Some(sup) = self.node(s).sup {
-                for &o in &self.members[&sup] {
-                    next.push((dot(self.vec_of(o), q), o, "super_topic"));
-                }
-            }
-            for path in self.paths.get(&s).into_iter().flatten() {
-                let f = *path.last().expect("non-empty path");
-                for &t in self.mentions.get(&f).into_iter().flatten() {
-                    next.push((dot(self.vec_of(f), q), t, "mention"));
-                }
-            }
-            for &f in self.mentioned_by.get(&s).into_iter().flatten() {
-                let mut t = f;
-                while let Some(up) = self.node(t).parent {
-                    t = up;
-                }
-                next.push((dot(self.vec_of(f), q), t, "mention"));
-            }
-            if p.entity_max_topics > 0 {
-                let ents = self.entity_index();
-                for path in self.paths.get(&s).into_iter().flatten() {
-                    let f = *path.last().expect("non-empty path");
-                    for &e in ents.of_fact.get(&f).into_iter().flatten() {
-                        if ents.topics[e as usize] > p.entity_max_topics {
-                            continue;
-                        }
-                        for &g in &ents.facts[e as usize] {
-                            let t = self.topic_of(g);
-                            if t != s {
-                                next.push((dot(self.vec_of(g), q), t, "entity"));
-                            }
-                        }
-                    }
-                }
-            }
+            let mut next: Vec<(f32, u32, &'static str)> = self.links(s, p).into_iter().map(|l| (dot(self.vec_of(l.scored_by), q), l.to, l.kind)).collect();
             if p.dense_hops > 0 {
                 let best = self
                     .paths

@@ -18,7 +18,7 @@
 //!   LLM's when one was given, else the structural one) with int8 node vectors and its
 //!   neighbours, for PGR in the page ([`graph_file`]).
 //!
-//! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`) directory pages
+//! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`, `g/…`) directory pages
 //! hold the 4-byte name hashes of 256 shards each, so the manifest stays small (it names the
 //! pages) and a query reads one page per 256 shards it touches.
 //!
