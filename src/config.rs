@@ -63,7 +63,10 @@ impl Config {
             return bad("maxChunkTokens", format!("{} is below 32", self.max_chunk_tokens));
         }
         if self.target_chunk_tokens == 0 || self.target_chunk_tokens > self.max_chunk_tokens {
-            return bad("targetChunkTokens", format!("{} is outside 1..=maxChunkTokens ({})", self.target_chunk_tokens, self.max_chunk_tokens));
+            return bad(
+                "targetChunkTokens",
+                format!("{} is outside 1..=maxChunkTokens ({})", self.target_chunk_tokens, self.max_chunk_tokens),
+            );
         }
         if !(0.0..=3.0).contains(&self.bm25_k1) {
             return bad("bm25K1", format!("{} is outside 0..=3", self.bm25_k1));

@@ -14,8 +14,8 @@ use crate::embed::Embedder;
 use crate::error::{InputError, ModelError, Result, StoreError};
 use crate::graph::index::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
 use crate::graph::mindmap;
-use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
 use crate::index::ann::SegmentedIndex;
+use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
 use crate::index::{Slots, top_k};
 use crate::ports::{Clock, Collection, Op, Progress, Record, SCHEMA_VERSION, Store};
 use crate::retrieve::{rrf, snippet};
@@ -172,11 +172,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                     .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
                     .transpose()?
                     .unwrap_or_default();
-                let dim: usize = metas
-                    .get("dim")
-                    .map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string())))
-                    .transpose()?
-                    .unwrap_or(0);
+                let dim: usize =
+                    metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
                 if model != eng.embedder.model_id() || dim != eng.embedder.dim() {
                     return Err(ModelError::Mismatch {
                         stored: model,
@@ -229,7 +226,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         plan.edges = contents.graph_edges;
         let skipped = eng.graph.apply(plan);
         if let Some(e) = skipped.first() {
-            return Err(StoreError::Corrupt { collection: "graph_edges".into(), key: e.clone(), reason: "an end of the edge is not stored".into() }.into());
+            return Err(StoreError::Corrupt {
+                collection: "graph_edges".into(),
+                key: e.clone(),
+                reason: "an end of the edge is not stored".into(),
+            }
+            .into());
         }
         // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
         // (the chunk counts as not atomized, so the next pass redoes it).
@@ -248,7 +250,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 eng.memory.push((m, v));
             }
         }
-        eng.memory.sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+        eng.memory
+            .sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
         eng.traces = contents.traces;
         // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
         // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
@@ -423,12 +426,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 continue;
             }
             let parsed = text::parse(&d.text, format);
-            let title = d
-                .title
-                .clone()
-                .filter(|t| !t.trim().is_empty())
-                .or(parsed.title.clone())
-                .unwrap_or_else(|| d.id.clone());
+            let title = d.title.clone().filter(|t| !t.trim().is_empty()).or(parsed.title.clone()).unwrap_or_else(|| d.id.clone());
             let chunks = text::chunk(
                 &title,
                 &parsed.blocks,
@@ -634,8 +632,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
         let (name, outcome, ids, bytes, segments) = if due(&self.vectors) {
             let o = self.vectors.seal_purging(force).expect("due: something to seal");
-            let ids: Vec<String> =
-                self.vectors.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.slots.id(s).unwrap_or_default().to_string()).collect();
+            let ids: Vec<String> = self
+                .vectors
+                .segment_slots(o.created)
+                .unwrap_or(&[])
+                .iter()
+                .map(|&s| self.slots.id(s).unwrap_or_default().to_string())
+                .collect();
             ("chunks", o.clone(), ids, self.vectors.segment_bytes(o.created), self.vectors.shape().1)
         } else if let Some((name, kind)) =
             [("topics", NodeKind::Topic), ("facts", NodeKind::Fact)].into_iter().find(|(_, k)| self.graph.ann(*k).is_some_and(due))
@@ -648,8 +651,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             (name, o.clone(), ids, ix.segment_bytes(o.created), ix.shape().1)
         } else if due(&self.qvectors) {
             let o = self.qvectors.seal_purging(force).expect("due: something to seal");
-            let ids: Vec<String> =
-                self.qvectors.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.qslots.id(s).unwrap_or_default().to_string()).collect();
+            let ids: Vec<String> = self
+                .qvectors
+                .segment_slots(o.created)
+                .unwrap_or(&[])
+                .iter()
+                .map(|&s| self.qslots.id(s).unwrap_or_default().to_string())
+                .collect();
             ("questions", o.clone(), ids, self.qvectors.segment_bytes(o.created), self.qvectors.shape().1)
         } else {
             return Ok(None);
@@ -1012,7 +1020,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let chunk_ids = self.doc_chunks.get(doc_id).cloned().unwrap_or_default();
             let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
             plan = self.graph.plan_remove(&[doc_id.to_string()]);
-            plan.extend(self.graph.plan_add(&[NewMap { doc_id, chunk_ids: &chunk_ids, map, vectors: &vecs }], &replacing, &self.config.graph));
+            plan.extend(self.graph.plan_add(
+                &[NewMap { doc_id, chunk_ids: &chunk_ids, map, vectors: &vecs }],
+                &replacing,
+                &self.config.graph,
+            ));
             ops.extend(plan.ops());
         }
         let rec = DocumentRecord { mind_map: Some(kind.to_string()), ..rec };
@@ -1065,7 +1077,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut recs = Vec::new();
         for (i, ((title, content, sources), v)) in entries.into_iter().zip(vecs).enumerate() {
             let embedding = VectorRecord::from_f32("", "memory", &v).data;
-            recs.push((MemoryRecord { id: format!("m{:015}-{}", now as u64, base + i), title, content, sources, created_at: now, embedding }, v));
+            recs.push((
+                MemoryRecord { id: format!("m{:015}-{}", now as u64, base + i), title, content, sources, created_at: now, embedding },
+                v,
+            ));
         }
         self.store.commit(recs.iter().map(|(r, _)| Op::Put(Record::Memory(r.clone()))).collect()).await?;
         let out = recs.iter().map(|(r, _)| r.clone()).collect();

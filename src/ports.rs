@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::error::StoreError;
 use crate::types::{
-    AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord, ProgressEvent, QuestionRecord,
-    TraceRecord, VectorRecord,
+    AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord,
+    ProgressEvent, QuestionRecord, TraceRecord, VectorRecord,
 };
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
@@ -337,10 +337,7 @@ pub struct SystemClock;
 #[cfg(not(target_arch = "wasm32"))]
 impl Clock for SystemClock {
     fn now_ms(&self) -> f64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64() * 1000.0)
-            .unwrap_or(0.0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
     }
 }
 

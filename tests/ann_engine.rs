@@ -77,7 +77,9 @@ fn segments_seal_persist_and_reattach() {
             steps.extend(e.maintain_all(false).await.expect("maintain"));
         }
         let exact = {
-            let mut x = Engine::open(MemoryStore::new(), common::model(), Config::default(), Box::new(webrag::ports::FixedClock(1.0))).await.unwrap();
+            let mut x = Engine::open(MemoryStore::new(), common::model(), Config::default(), Box::new(webrag::ports::FixedClock(1.0)))
+                .await
+                .unwrap();
             x.add(docs.clone(), &mut NoProgress).await.unwrap();
             (dense_ids_of(&x, SearchMode::Dense).await, dense_ids_of(&x, SearchMode::Graph).await)
         };
@@ -142,7 +144,8 @@ fn unreadable_segment_is_dropped_without_loss() {
         let chunks = c.iter_mut().find(|r| r.collection == "chunks").expect("a chunk segment");
         chunks.data.truncate(chunks.data.len() / 2);
         let broken = chunks.id.clone();
-        let junk = AnnSegmentRecord { id: "nonsense/0000000000".into(), collection: "nonsense".into(), seq: 0, ids: vec![], data: vec![1, 2, 3] };
+        let junk =
+            AnnSegmentRecord { id: "nonsense/0000000000".into(), collection: "nonsense".into(), seq: 0, ids: vec![], data: vec![1, 2, 3] };
         store.commit(vec![Op::Put(Record::Ann(chunks.clone())), Op::Put(Record::Ann(junk))]).await.unwrap();
         let mut e = open(&store).await;
         let (fresh, segments, _) = e.ann_shape()[0];

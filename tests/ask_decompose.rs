@@ -49,13 +49,26 @@ fn the_loop_fills_the_context_traces_every_step_and_exports_sft_pairs() {
             { "content": "{\"decompose\": false, \"questions\": []}" }
         ]));
         let mut events: Vec<TraceEvent> = Vec::new();
-        let t = decompose(&client(&s), &eng, "Where was the founder of Acme Corporation born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |e| events.push(e))
-            .await
-            .expect("decompose");
+        let t = decompose(
+            &client(&s),
+            &eng,
+            "Where was the founder of Acme Corporation born?",
+            &DecomposeParams::default(),
+            &FixedClock(0.0),
+            &mut |e| events.push(e),
+        )
+        .await
+        .expect("decompose");
         assert_eq!(t.stop, Stop::NothingProposed);
         let docs: Vec<&str> = t.context.iter().map(|c| eng.chunk(c).unwrap().doc_id.as_str()).collect();
         assert_eq!(docs, vec!["acme", "roe"], "each selected candidate's chunk joins the context, in order");
-        assert_eq!(t.steps(), vec![("Who founded Acme Corporation?".to_string(), "Jane Roe".to_string()), ("Where was Jane Roe born?".to_string(), "Lyon".to_string())]);
+        assert_eq!(
+            t.steps(),
+            vec![
+                ("Who founded Acme Corporation?".to_string(), "Jane Roe".to_string()),
+                ("Where was Jane Roe born?".to_string(), "Lyon".to_string())
+            ]
+        );
         let steps: Vec<&str> = events.iter().map(|e| e.step.as_str()).collect();
         assert_eq!(steps, vec!["propose", "retrieve", "select", "propose", "retrieve", "select", "propose"]);
         // The second round excludes the chunk already in the context.
@@ -66,14 +79,21 @@ fn the_loop_fills_the_context_traces_every_step_and_exports_sft_pairs() {
         let select = log[1]["body"]["messages"][1]["content"].as_str().unwrap();
         assert!(select.starts_with("Task: select") && select.contains("<data>Acme Corporation was founded"), "{select}");
         let third = log[4]["body"]["messages"][1]["content"].as_str().unwrap();
-        assert!(third.contains("1. Q: Who founded Acme Corporation?\n   A: Jane Roe") && third.contains("2. Q: Where was Jane Roe born?"), "{third}");
+        assert!(
+            third.contains("1. Q: Who founded Acme Corporation?\n   A: Jane Roe") && third.contains("2. Q: Where was Jane Roe born?"),
+            "{third}"
+        );
         // Algorithm 3: t sub-questions give t + 1 pairs.
         let pairs = t.sft_pairs();
         assert_eq!(pairs.len(), 3);
         assert_eq!(pairs[0].completion, "<decompose>True</decompose>\n<sub-question>Who founded Acme Corporation?</sub-question>");
         assert_eq!(pairs[1].completion, "<decompose>True</decompose>\n<sub-question>Where was Jane Roe born?</sub-question>");
         assert_eq!(pairs[2].completion, "<decompose>False</decompose>");
-        assert!(pairs[0].prompt.contains("**Original Question**\nWhere was the founder of Acme Corporation born?\n**Existing Context**\nMake sure"));
+        assert!(
+            pairs[0]
+                .prompt
+                .contains("**Original Question**\nWhere was the founder of Acme Corporation born?\n**Existing Context**\nMake sure")
+        );
         assert!(pairs[2].prompt.contains("- Who founded Acme Corporation? Jane Roe\n- Where was Jane Roe born? Lyon\n"));
         let jsonl = sft_jsonl(&[t.clone(), t]);
         assert_eq!(jsonl.lines().count(), 6);
@@ -96,7 +116,8 @@ fn bad_output_is_repaired_once_then_typed_and_nothing_stored_is_lost() {
             { "content": "{\"choice\": 99}" },
             { "content": "{\"choice\": null}" }
         ]));
-        let t = decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await.unwrap();
+        let t =
+            decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await.unwrap();
         assert_eq!((t.stop, t.context.len()), (Stop::NothingSelected, 0));
         let repair = s.log()[2]["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
         assert!(repair.contains("choice 99 is not one of the candidates"), "{repair}");
@@ -110,7 +131,9 @@ fn bad_output_is_repaired_once_then_typed_and_nothing_stored_is_lost() {
         }
         // An endpoint fault surfaces typed.
         s.script(json!([{ "status": 401 }]));
-        let e = decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await.unwrap_err();
+        let e = decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {})
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "LLM_UNAUTHORIZED");
         assert_eq!(eng.stats(), before, "the knowledge base is untouched");
         assert!(matches!(
@@ -179,9 +202,18 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
         ]));
         let mut tokens = Vec::new();
         let mut steps = Vec::new();
-        let r = ask(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &AnswerParams::default(), &FixedClock(0.0), &mut |t| tokens.push(t.to_string()), &mut |e| steps.push(e.step))
-            .await
-            .unwrap();
+        let r = ask(
+            &client(&s),
+            &eng,
+            "Who founded Acme?",
+            &DecomposeParams::default(),
+            &AnswerParams::default(),
+            &FixedClock(0.0),
+            &mut |t| tokens.push(t.to_string()),
+            &mut |e| steps.push(e.step),
+        )
+        .await
+        .unwrap();
         assert_eq!(tokens.len(), 6, "the answer arrives piece by piece: {tokens:?}");
         assert_eq!(r.answer.text, "Acme was founded by Jane Roe [S1] (not [S7]).");
         assert_eq!(r.answer.confidence, Confidence::High);
@@ -191,16 +223,30 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
         assert_eq!(steps.last().map(String::as_str), Some("answer"));
         let answer_req = &s.log()[3]["body"];
         assert_eq!(answer_req["stream"], true);
-        assert!(answer_req["messages"][1]["content"].as_str().unwrap().contains("[S1] (Acme Corporation) <data>Acme Corporation was founded"));
+        assert!(
+            answer_req["messages"][1]["content"].as_str().unwrap().contains("[S1] (Acme Corporation) <data>Acme Corporation was founded")
+        );
         // Low confidence: "I don't know." with the sources it had.
         s.script(json!([{ "content": "{\"decompose\": false}" }, { "content": "Perhaps Lyon [S1]?\nConfidence: low" }]));
-        let r = ask(&client(&s), &eng, "Where is Acme's head office?", &DecomposeParams::default(), &AnswerParams { min_confidence: Confidence::Medium }, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
-            .await
-            .unwrap();
+        let r = ask(
+            &client(&s),
+            &eng,
+            "Where is Acme's head office?",
+            &DecomposeParams::default(),
+            &AnswerParams { min_confidence: Confidence::Medium },
+            &FixedClock(0.0),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
         assert_eq!((r.answer.text.as_str(), r.answer.known, r.answer.citations.len()), (UNKNOWN, false, 0));
         // A stream cut short is a typed error.
         s.script(json!([{ "content": "{\"decompose\": false}" }, { "stream": ["Acme was "], "truncate": true }]));
-        let e = ask(&client(&s), &eng, "q", &DecomposeParams::default(), &AnswerParams::default(), &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err();
+        let e =
+            ask(&client(&s), &eng, "q", &DecomposeParams::default(), &AnswerParams::default(), &FixedClock(0.0), &mut |_| {}, &mut |_| {})
+                .await
+                .unwrap_err();
         assert_eq!(e.code(), "LLM_TRUNCATED");
     });
 }

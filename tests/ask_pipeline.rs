@@ -30,9 +30,12 @@ const TEA: &str = "Green tea is made from leaves that are steamed or pan-fired s
 
 async fn engine(store: &MemoryStore) -> Eng<'_> {
     let mut eng = Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
-    eng.add(vec![doc("acme", "Acme Corporation", ACME), doc("lyon", "Lyon", LYON), doc("roe", "Jane Roe", ROE), doc("tea", "Green tea", TEA)], &mut NoProgress)
-        .await
-        .expect("add");
+    eng.add(
+        vec![doc("acme", "Acme Corporation", ACME), doc("lyon", "Lyon", LYON), doc("roe", "Jane Roe", ROE), doc("tea", "Green tea", TEA)],
+        &mut NoProgress,
+    )
+    .await
+    .expect("add");
     eng
 }
 
@@ -63,9 +66,16 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         let p = AtomizeParams { batch: 2, ..Default::default() };
         let mut events: Vec<TraceEvent> = Vec::new();
         let mut phases = Vec::new();
-        let e = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut |ev: webrag::types::ProgressEvent| phases.push((ev.done, ev.total)), &mut |ev| events.push(ev))
-            .await
-            .unwrap_err();
+        let e = atomize(
+            &mut eng,
+            &client(&s),
+            &p,
+            &FixedClock(0.0),
+            &mut |ev: webrag::types::ProgressEvent| phases.push((ev.done, ev.total)),
+            &mut |ev| events.push(ev),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code(), "LLM_HTTP");
         assert_eq!(phases, vec![(0, 4), (2, 4), (4, 4)]);
         assert_eq!(events.iter().map(|e| e.step.as_str()).collect::<Vec<_>>(), vec!["atomize", "atomize"]);
@@ -93,9 +103,16 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         assert_eq!(s.log().len(), before + 3, "the resumed passes asked only about the chunk left");
 
         // Search mode `atomic`: query → questions → chunks (b) fused with query → chunks (a).
-        let hits = eng.search("Which rivers meet at Lyon?", &webrag::engine::SearchOptions::new(2, webrag::types::SearchMode::Atomic)).await.unwrap();
+        let hits = eng
+            .search("Which rivers meet at Lyon?", &webrag::engine::SearchOptions::new(2, webrag::types::SearchMode::Atomic))
+            .await
+            .unwrap();
         assert_eq!(hits[0].doc_id, "lyon");
-        assert!(hits[0].scores.atomic.unwrap() > 0.99 && hits[0].scores.atomic_rank == Some(1) && hits[0].scores.dense.is_some(), "{:?}", hits[0].scores);
+        assert!(
+            hits[0].scores.atomic.unwrap() > 0.99 && hits[0].scores.atomic_rank == Some(1) && hits[0].scores.dense.is_some(),
+            "{:?}",
+            hits[0].scores
+        );
 
         // Path (b): the decomposer's candidates now come from atomic questions.
         s.script(json!([
@@ -103,7 +120,9 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
             { "content": "{\"choice\": 0, \"answer\": \"Lyon\"}" },
             { "content": "{\"decompose\": false}" }
         ]));
-        let t = decompose(&client(&s), &eng, "Where was Jane Roe born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await.unwrap();
+        let t = decompose(&client(&s), &eng, "Where was Jane Roe born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {})
+            .await
+            .unwrap();
         let first = &t.rounds[0].candidates[0];
         assert_eq!((first.via, first.question.as_str(), first.chunk_id.as_str()), (Via::Atomic, "Where was Jane Roe born?", roe.as_str()));
         assert_eq!(t.context, vec![roe.clone()]);
@@ -140,20 +159,29 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             { "status": 401 }
         ]));
         let mut events: Vec<TraceEvent> = Vec::new();
-        let e = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |ev| events.push(ev)).await.unwrap_err();
+        let e =
+            build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |ev| events.push(ev))
+                .await
+                .unwrap_err();
         assert_eq!(e.code(), "LLM_UNAUTHORIZED");
         let fci = &events[0].output[0];
         assert_eq!(fci["verified"], true);
         let scores = fci["scores"].as_array().unwrap();
         assert_eq!(scores.len(), 2, "one regeneration: {fci}");
-        assert!(scores[0][0].as_f64().unwrap() < 0.15 && scores[1][0].as_f64().unwrap() >= 0.15 && scores[1][1].as_f64().unwrap() >= 0.85, "{scores:?}");
+        assert!(
+            scores[0][0].as_f64().unwrap() < 0.15 && scores[1][0].as_f64().unwrap() >= 0.15 && scores[1][1].as_f64().unwrap() >= 0.85,
+            "{scores:?}"
+        );
         let regen = s.log()[1]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(regen.contains("did not match the text closely enough (ROUGE-L"), "{regen}");
 
         assert_eq!(eng.document("acme").unwrap().mind_map.as_deref(), Some("llm"));
         let map = eng.graph().mind_map("acme").expect("acme's map");
         let paths: Vec<Vec<String>> = map.fact_paths().into_iter().map(|p| p.0.into_iter().map(String::from).collect()).collect();
-        assert_eq!(paths, vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]);
+        assert_eq!(
+            paths,
+            vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]
+        );
         assert_eq!(eng.document("lyon").unwrap().mind_map.as_deref(), Some("structural-fallback"));
         assert!(eng.graph().mind_map("lyon").unwrap().facts() > 0, "the structural map stays");
         assert_eq!(eng.document("roe").unwrap().mind_map, None);
@@ -172,7 +200,9 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             { "content": "{\"Green tea\": {\"Making\": \"Leaves are steamed or pan-fired after picking.\"}}" }
         ]));
         let before = s.log().len();
-        let r = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |_| {})
+            .await
+            .unwrap();
         assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
         assert_eq!(s.log().len(), before + 4);
         assert_eq!(eng.document("roe").unwrap().mind_map.as_deref(), Some("llm"));
@@ -211,13 +241,37 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         let mut events: Vec<TraceEvent> = Vec::new();
         let mut tokens = String::new();
         let p = PipelineParams { keep_trace: true, ..Default::default() };
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Where was Acme's founder born?", &p, &FixedClock(0.0), &mut |t| tokens.push_str(t), &mut |e| events.push(e))
-            .await
-            .unwrap();
+        let r = run(
+            &client(&s),
+            &mut eng,
+            None::<&NoWeb>,
+            "Where was Acme's founder born?",
+            &p,
+            &FixedClock(0.0),
+            &mut |t| tokens.push_str(t),
+            &mut |e| events.push(e),
+        )
+        .await
+        .unwrap();
         let steps: Vec<&str> = events.iter().map(|e| e.step.as_str()).collect();
         assert_eq!(
             steps,
-            vec!["rewrite", "route", "retrieve", "keyPoints", "propose", "retrieve", "select", "propose", "verify", "sparse", "dense", "filter", "answer", "memory"],
+            vec![
+                "rewrite",
+                "route",
+                "retrieve",
+                "keyPoints",
+                "propose",
+                "retrieve",
+                "select",
+                "propose",
+                "verify",
+                "sparse",
+                "dense",
+                "filter",
+                "answer",
+                "memory"
+            ],
         );
         assert_eq!(r.clarified, "Where was the founder of Acme Corporation born?");
         assert_eq!(r.route, "both");
@@ -226,11 +280,22 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         // The sparse searcher used the BM25 syntax the model wrote.
         assert_eq!(events[9].output["queries"], json!(["\"Lyon\" city^2 -tea"]));
         let log = s.log();
-        let filter_prompt = log.iter().find_map(|l| l["body"]["messages"][1]["content"].as_str().filter(|c| c.starts_with("Task: filter"))).unwrap().to_string();
+        let filter_prompt = log
+            .iter()
+            .find_map(|l| l["body"]["messages"][1]["content"].as_str().filter(|c| c.starts_with("Task: filter")))
+            .unwrap()
+            .to_string();
         assert_eq!(filter_prompt.matches("<data>").count(), 4, "four sources were judged: {filter_prompt}");
-        assert!(filter_prompt.contains("[2] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "), "the graph's mind-map context: {filter_prompt}");
+        assert!(
+            filter_prompt.contains("[2] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "),
+            "the graph's mind-map context: {filter_prompt}"
+        );
         let vias: Vec<&str> = r.context.iter().map(|c| c.via.as_str()).collect();
-        assert_eq!(vias, vec!["decompose", "rewrite", "sparse"], "decomposition's sources first; the contradiction (the graph's source) was filtered out; neutral kept (lenient)");
+        assert_eq!(
+            vias,
+            vec!["decompose", "rewrite", "sparse"],
+            "decomposition's sources first; the contradiction (the graph's source) was filtered out; neutral kept (lenient)"
+        );
         let a = r.answer.as_ref().unwrap();
         assert_eq!(tokens, "Jane Roe, Acme's founder [S1], was born in Lyon [S2].\nConfidence: high");
         assert_eq!(a.citations, vec![r.context[0].source.id.clone(), r.context[1].source.id.clone()]);
@@ -248,9 +313,18 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         s.script(json!([{ "content": "{\"labels\": [\"entailment\", \"neutral\"]}" }, { "content": "Lyon [S1].\nConfidence: high" }]));
         let p = PipelineParams { theta: 2, ..Default::default() };
         let mut steps = Vec::new();
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Where was Jane Roe, the founder of Acme, born?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| steps.push(e.step))
-            .await
-            .unwrap();
+        let r = run(
+            &client(&s),
+            &mut eng,
+            None::<&NoWeb>,
+            "Where was Jane Roe, the founder of Acme, born?",
+            &p,
+            &FixedClock(0.0),
+            &mut |_| {},
+            &mut |e| steps.push(e.step),
+        )
+        .await
+        .unwrap();
         assert_eq!(r.route, "memory");
         assert_eq!(steps, vec!["trigger", "filter", "answer"], "the trigger fired: no rewrite, retrieval or decomposition");
         assert!(r.context.iter().all(|c| c.via == "memory") && r.context.len() == 2);
@@ -265,14 +339,18 @@ fn the_search_preset_makes_no_model_call_and_steps_switch_individually() {
         let mut eng = engine(&store).await;
         let s = LlmServer::start();
         let p: PipelineParams = serde_json::from_value(json!({"preset": "search"})).unwrap();
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
+            .await
+            .unwrap();
         assert!(r.answer.is_none());
         assert!(s.log().is_empty(), "no model call");
         assert!(r.context.iter().any(|c| eng.chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")));
         // The search preset with only the answer on: one call.
         s.script(json!([{ "content": "Jane Roe [S2].\nConfidence: medium" }]));
         let p: PipelineParams = serde_json::from_value(json!({"preset": "search", "steps": {"answer": true}})).unwrap();
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
+            .await
+            .unwrap();
         assert_eq!(s.log().len(), 1);
         assert!(r.answer.unwrap().known);
         // Bad options are typed errors.
@@ -280,7 +358,10 @@ fn the_search_preset_makes_no_model_call_and_steps_switch_individually() {
         let e = run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err();
         assert_eq!(e.code(), "INVALID_OPTION");
         let p: PipelineParams = serde_json::from_value(json!({"preset": "chat"})).unwrap();
-        assert_eq!(run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err().code(), "INVALID_OPTION");
+        assert_eq!(
+            run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err().code(),
+            "INVALID_OPTION"
+        );
     });
 }
 
@@ -298,7 +379,11 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
         ]));
         let mut events: Vec<TraceEvent> = Vec::new();
         let p: PipelineParams = serde_json::from_value(json!({"steps": {"memory": false}})).unwrap();
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| events.push(e)).await.unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
+            events.push(e)
+        })
+        .await
+        .unwrap();
         assert_eq!(r.clarified, "Who founded Acme Corporation?", "rewrite fallback: the question as is");
         assert_eq!(r.route, "both", "route fallback: both");
         let kp = events.iter().find(|e| e.step == "keyPoints").unwrap();
@@ -316,11 +401,20 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
         s.rules(json!([{ "match": "Task:", "reply": { "content": "{\"route\": \"both\", \"question\": \"q\", \"queries\": []}" } }]));
         let cancel = Cancel::new();
         let model = WithCancel { inner: client(&s), cancel: cancel.clone() };
-        let e = run(&model, &mut eng, None::<&NoWeb>, "Who founded Acme?", &PipelineParams::default(), &FixedClock(0.0), &mut |_| {}, &mut |e| {
-            if e.step == "route" {
-                cancel.cancel();
-            }
-        })
+        let e = run(
+            &model,
+            &mut eng,
+            None::<&NoWeb>,
+            "Who founded Acme?",
+            &PipelineParams::default(),
+            &FixedClock(0.0),
+            &mut |_| {},
+            &mut |e| {
+                if e.step == "route" {
+                    cancel.cancel();
+                }
+            },
+        )
         .await
         .unwrap_err();
         assert_eq!(e.code(), "LLM_CANCELLED");
@@ -339,10 +433,20 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
             { "content": "{\"route\": \"web\"}" },
             { "content": "Acme opened an office in Lyon [S1].\nConfidence: high" }
         ]));
-        let web = HttpWebSearch { cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search", s.port), headers: Default::default(), timeout_ms: 5_000 }, transport: UreqTransport };
-        let p: PipelineParams = serde_json::from_value(json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}})).unwrap();
+        let web = HttpWebSearch {
+            cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search", s.port), headers: Default::default(), timeout_ms: 5_000 },
+            transport: UreqTransport,
+        };
+        let p: PipelineParams = serde_json::from_value(
+            json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}}),
+        )
+        .unwrap();
         let mut steps = Vec::new();
-        let r = run(&client(&s), &mut eng, Some(&web), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| steps.push(e.step)).await.unwrap();
+        let r = run(&client(&s), &mut eng, Some(&web), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
+            steps.push(e.step)
+        })
+        .await
+        .unwrap();
         assert_eq!(r.route, "web");
         assert_eq!(steps, vec!["route", "web", "answer"]);
         assert_eq!((r.context[0].source.id.as_str(), r.context[0].via.as_str()), ("web:1", "web"));
@@ -353,7 +457,9 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
         // Without a searcher, "web" is not a valid route: the repair, then the fallback (both).
         s.script(json!([{ "content": "{\"route\": \"web\"}" }, { "content": "{\"route\": \"web\"}" }, { "content": "x [S1].\nConfidence: high" }]));
         let p: PipelineParams = serde_json::from_value(json!({"steps": {"trigger": false, "rewrite": false, "keyPoints": false, "decompose": false, "verify": false, "filter": false, "memory": false}})).unwrap();
-        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap();
+        let r = run(&client(&s), &mut eng, None::<&NoWeb>, "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
+            .await
+            .unwrap();
         assert_eq!(r.route, "both");
     });
 }

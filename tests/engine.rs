@@ -21,8 +21,14 @@ async fn open() -> Eng {
 }
 
 const NOTES: [(&str, &str); 3] = [
-    ("rust.md", "# Rust\n\nRust is a systems programming language focused on safety.\n\n## Ownership\n\nEvery value has a single owner; the borrow checker enforces it."),
-    ("bread.md", "# Baking bread\n\nFlour, water, salt and yeast make a simple loaf.\n\n## Proofing\n\nLet the dough rise in a warm place for an hour."),
+    (
+        "rust.md",
+        "# Rust\n\nRust is a systems programming language focused on safety.\n\n## Ownership\n\nEvery value has a single owner; the borrow checker enforces it.",
+    ),
+    (
+        "bread.md",
+        "# Baking bread\n\nFlour, water, salt and yeast make a simple loaf.\n\n## Proofing\n\nLet the dough rise in a warm place for an hour.",
+    ),
     ("tea.txt", "Green tea is steeped in water at about 80 degrees Celsius for two minutes."),
 ];
 

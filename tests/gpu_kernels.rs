@@ -13,9 +13,10 @@ use webrag::embed::gpu::{Gpu, KERNELS};
 use webrag::embed::ops;
 
 fn seed() -> u64 {
-    let s = std::env::var("WEBRAG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7)
-    });
+    let s = std::env::var("WEBRAG_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
     eprintln!("seed {s} (WEBRAG_SEED={s} reproduces)");
     s
 }
@@ -73,10 +74,9 @@ fn whole_model_matches_golden_f16() {
     let m = common::model();
     let bert = g.upload_f16(m.bert());
     assert!(bert.is_f16());
-    let golden: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json")).expect("golden file"),
-    )
-    .expect("golden json");
+    let golden: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json")).expect("golden file"))
+            .expect("golden json");
     let items = golden["items"].as_array().expect("items");
     let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
     let got = pollster::block_on(bert.embed_ids(&ids)).expect("f16 batch");
@@ -150,10 +150,9 @@ fn whole_model_matches_golden_fp32() {
     let Some(g) = gpu() else { return };
     let m = common::model();
     let bert = g.upload(m.bert());
-    let golden: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json")).expect("golden file"),
-    )
-    .expect("golden json");
+    let golden: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(common::shared().join("embeddings/all-MiniLM-L6-v2.golden.json")).expect("golden file"))
+            .expect("golden json");
     let items = golden["items"].as_array().expect("items");
     let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
     let want: Vec<Vec<f32>> =

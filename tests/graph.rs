@@ -20,7 +20,14 @@ fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
 
 fn corpus() -> Vec<DocumentInput> {
     vec![
-        DocumentInput { format: Format::Markdown, ..doc("owls", "Owls", "# Owls\n\nOwls are birds of prey that hunt at night.\n\n## Diet\n\n- Field mice\n- Insects\n\nOwls often eat the Harvest mouse.") },
+        DocumentInput {
+            format: Format::Markdown,
+            ..doc(
+                "owls",
+                "Owls",
+                "# Owls\n\nOwls are birds of prey that hunt at night.\n\n## Diet\n\n- Field mice\n- Insects\n\nOwls often eat the Harvest mouse.",
+            )
+        },
         doc("mouse", "Harvest mouse", "The Harvest mouse is a small rodent of Europe and Asia. It builds woven nests in tall grass."),
         doc("owls-2", "Owls", "Owls have very good hearing. Many owls are nocturnal."),
         doc("tea", "Green tea", "Green tea is steeped at about 80 degrees Celsius. It comes from China."),
@@ -177,7 +184,6 @@ fn replacing_a_document_relinks_and_a_failed_commit_changes_nothing() {
         assert!(e.graph().counts()[NodeKind::Topic as usize] == 4);
     });
 }
-
 
 #[test]
 fn bad_graph_options_get_typed_errors() {

@@ -110,7 +110,9 @@ fn streams_arrive_in_pieces_and_truncation_is_typed() {
     s.script(json!([{ "stream": ["The ", "answer ", "is ", "42."], "tokenDelayMs": 20 }, { "stream": ["cut ", "off"], "truncate": true }, { "stream": ["dropped ", "mid"], "reset": true }]));
     let c = client(&s, |_| {});
     let mut pieces = Vec::new();
-    let text = pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |t| pieces.push(t.to_string()))).unwrap();
+    let text =
+        pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |t| pieces.push(t.to_string())))
+            .unwrap();
     assert_eq!(text, "The answer is 42.");
     assert_eq!(pieces, vec!["The ", "answer ", "is ", "42."]);
     assert_eq!(s.log()[0]["body"]["stream"], true);
@@ -127,7 +129,8 @@ fn unreachable_endpoint_is_a_network_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let cfg = LlmConfig { base_url: format!("http://127.0.0.1:{port}/v1"), model: "m".into(), retries: 1, backoff_ms: 10, ..Default::default() };
+    let cfg =
+        LlmConfig { base_url: format!("http://127.0.0.1:{port}/v1"), model: "m".into(), retries: 1, backoff_ms: 10, ..Default::default() };
     let c = OpenAiClient::new(cfg, UreqTransport).unwrap();
     assert!(matches!(ask(&c), Err(LlmError::Network { .. })));
 }

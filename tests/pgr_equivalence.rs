@@ -47,9 +47,10 @@ fn random_vectors(rng: &mut SmallRng, n: usize, dim: usize, bases: &[Vec<i32>]) 
 
 #[test]
 fn matrix_pgr_equals_reference_reverse_dfs() {
-    let seed: u64 = std::env::var("WEBRAG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let seed: u64 = std::env::var("WEBRAG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let cases: usize = std::env::var("WEBRAG_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
     println!("pgr equivalence: seed {seed} (WEBRAG_SEED={seed} reproduces), {cases} cases");
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -89,7 +90,9 @@ fn matrix_pgr_equals_reference_reverse_dfs() {
         nonempty += (!got.rows.is_empty()) as usize;
         partial_walks += got.anchors.iter().filter(|a| a.sub_root_col > 0 && a.sub_root_col < a.col).count();
     }
-    println!("pgr equivalence: {cases} cases, {nonempty} with selected rows, {rows_checked} rows compared, {partial_walks} anchors stopped between topic and leaf");
+    println!(
+        "pgr equivalence: {cases} cases, {nonempty} with selected rows, {rows_checked} rows compared, {partial_walks} anchors stopped between topic and leaf"
+    );
     assert!(nonempty > cases / 2, "too few cases select anything: the generator does not exercise PGR");
     assert!(partial_walks > 0, "no anchor stopped below the topic: thresholds never bite");
 }

@@ -18,7 +18,11 @@ fn site(dir: &Path) {
     };
     std::fs::create_dir_all(dir.join("birds")).unwrap();
     std::fs::write(dir.join("index.html"), page("Home", "<p>Welcome to the owl and heron pages.</p>")).unwrap();
-    std::fs::write(dir.join("birds/index.html"), page("Birds", "<h2>Owls</h2><p>Owls hunt at night with silent flight.</p><h2>Herons</h2><p>Herons wade in shallow water.</p>")).unwrap();
+    std::fs::write(
+        dir.join("birds/index.html"),
+        page("Birds", "<h2>Owls</h2><p>Owls hunt at night with silent flight.</p><h2>Herons</h2><p>Herons wade in shallow water.</p>"),
+    )
+    .unwrap();
     std::fs::write(dir.join("birds/kestrel.html"), page("Kestrel", "<p>The kestrel hovers before it dives on voles.</p>")).unwrap();
     std::fs::write(dir.join("notes.md"), "# Notes\n\nMarkdown pages are indexed too: 自然语言处理.\n").unwrap();
     std::fs::write(dir.join("style.css"), "body { color: red }").unwrap();
@@ -41,7 +45,8 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn index(site: &Path, out: &Path) -> String {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag")).arg("index").arg(site).arg("--out").arg(out).output().expect("run webrag");
+    let o =
+        std::process::Command::new(env!("CARGO_BIN_EXE_webrag")).arg("index").arg(site).arg("--out").arg(out).output().expect("run webrag");
     assert!(o.status.success(), "webrag index failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -90,9 +95,15 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
     let o = run(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let said = String::from_utf8_lossy(&o.stderr);
-    assert!(said.contains("atomized 5 chunks: 10 questions") && said.contains("LLM mind maps for 1 pages") && said.contains("3 structural fallbacks"), "{said}");
+    assert!(
+        said.contains("atomized 5 chunks: 10 questions")
+            && said.contains("LLM mind maps for 1 pages")
+            && said.contains("3 structural fallbacks"),
+        "{said}"
+    );
     let log = s.log();
-    let prompts: Vec<String> = log.iter().map(|r| r["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()).collect();
+    let prompts: Vec<String> =
+        log.iter().map(|r| r["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()).collect();
     let atomize = prompts.iter().filter(|p| p.starts_with("Task: atomize")).count();
     assert_eq!(atomize, 5, "a request per chunk");
     assert_eq!(log[0]["body"]["model"], "scripted");
@@ -114,7 +125,11 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
     // A model error (401) stops the build before anything is written: the snapshot is intact.
     s.reset();
     s.rules(serde_json::json!([{ "match": "Task:", "reply": { "status": 401 } }]));
-    std::fs::write(dir.join("birds/kestrel.html"), "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>").unwrap();
+    std::fs::write(
+        dir.join("birds/kestrel.html"),
+        "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>",
+    )
+    .unwrap();
     let o = run(&[]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
@@ -145,9 +160,13 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!(tree(&out), first, "a second build of the unchanged site is byte-identical");
 
     let manifest: serde_json::Value = serde_json::from_slice(&first["manifest.json"]).unwrap();
-    assert_eq!((manifest["format"].as_str(), manifest["version"].as_u64(), manifest["documents"].as_u64()), (Some("webrag-snapshot"), Some(3), Some(4)));
+    assert_eq!(
+        (manifest["format"].as_str(), manifest["version"].as_u64(), manifest["documents"].as_u64()),
+        (Some("webrag-snapshot"), Some(3), Some(4))
+    );
     // Every shard exists under the name its directory page gives, and names carry content hashes.
-    let shard_names = |kind: &str, prefix: &str, count: usize| -> Vec<String> { (0..count).map(|i| shard(&first, &manifest, kind, prefix, i)).collect() };
+    let shard_names =
+        |kind: &str, prefix: &str, count: usize| -> Vec<String> { (0..count).map(|i| shard(&first, &manifest, kind, prefix, i)).collect() };
     let terms_files = shard_names("terms", "t", manifest["terms"]["shards"].as_u64().unwrap() as usize);
     let frag_files = shard_names("fragments", "f", manifest["fragments"]["count"].as_u64().unwrap() as usize);
     let mut named: Vec<String> = terms_files.clone();
@@ -202,7 +221,11 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!((&vecs[..4], u32::from_le_bytes(vecs[4..8].try_into().unwrap()) as usize), (&b"WRV1"[..], nodes.len()));
 
     // A changed page: new shard names where its content went, the old files are gone.
-    std::fs::write(dir.join("birds/kestrel.html"), "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>").unwrap();
+    std::fs::write(
+        dir.join("birds/kestrel.html"),
+        "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>",
+    )
+    .unwrap();
     index(&dir, &out);
     let second = tree(&out);
     assert_ne!(second, first);

@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 use webrag::ports::{Collection, Op, Record, Store};
 use webrag::types::{
-    AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, NodeKind, QuestionRecord, TraceRecord,
-    VectorRecord,
+    AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, NodeKind,
+    QuestionRecord, TraceRecord, VectorRecord,
 };
 
 fn doc(id: &str) -> Record {
@@ -72,7 +72,10 @@ pub async fn run<S: Store>(store: &S) {
     assert_eq!(store.get(Collection::GraphEdges, "mention|d1#f0|d9#t").await.expect("get"), Some(edge));
     let c = store.load().await.expect("load");
     assert_eq!((c.graph_nodes.len(), c.graph_edges.len()), (1, 1));
-    store.commit(vec![Op::Delete(Collection::GraphNodes, "d1#f0".into()), Op::Delete(Collection::GraphEdges, "mention|d1#f0|d9#t".into())]).await.expect("graph delete");
+    store
+        .commit(vec![Op::Delete(Collection::GraphNodes, "d1#f0".into()), Op::Delete(Collection::GraphEdges, "mention|d1#f0|d9#t".into())])
+        .await
+        .expect("graph delete");
 
     // HNSW segment records (schema 3): bytes (every value 0..=255) and ids read back exactly
     let seg = Record::Ann(AnnSegmentRecord {
@@ -88,7 +91,10 @@ pub async fn run<S: Store>(store: &S) {
     store.commit(vec![Op::Delete(Collection::Ann, "facts/0000000007".into())]).await.expect("ann delete");
 
     // Schema 4: atomic questions, memory entries (embedding bytes), kept traces
-    let q = Record::Question(QuestionRecord { id: "d1#0".into(), doc_id: "d1".into(), questions: vec!["Who? — ü".into(), "中文？".into()] });
+    let q =
+        Record::Question(QuestionRecord {
+            id: "d1#0".into(), doc_id: "d1".into(), questions: vec!["Who? — ü".into(), "中文？".into()]
+        });
     let m = Record::Memory(MemoryRecord {
         id: "m1".into(),
         title: "Who founded Acme?".into(),
@@ -105,7 +111,11 @@ pub async fn run<S: Store>(store: &S) {
     let c = store.load().await.expect("load");
     assert_eq!((c.questions.len(), c.memory.len(), c.traces.len()), (1, 1, 1));
     store
-        .commit(vec![Op::Delete(Collection::Questions, "d1#0".into()), Op::Delete(Collection::Memory, "m1".into()), Op::Delete(Collection::Traces, "t1".into())])
+        .commit(vec![
+            Op::Delete(Collection::Questions, "d1#0".into()),
+            Op::Delete(Collection::Memory, "m1".into()),
+            Op::Delete(Collection::Traces, "t1".into()),
+        ])
         .await
         .expect("schema 4 delete");
 

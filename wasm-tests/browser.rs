@@ -25,7 +25,9 @@ const ASSETS: &str = match option_env!("WEBRAG_ASSETS") {
 };
 
 async fn model() -> CpuEmbedder {
-    let files = webrag::web::fetch_model(&webrag::web::ModelSpec::url(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/")), &None).await.expect("model files");
+    let files = webrag::web::fetch_model(&webrag::web::ModelSpec::url(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/")), &None)
+        .await
+        .expect("model files");
     CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files).expect("model")
 }
 
@@ -216,7 +218,9 @@ fn simd_gemm_matches_naive() {
 async fn gpu_embeddings_match_golden_in_browser() {
     let m = model().await;
     let gpu = std::sync::Arc::new(webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)"));
-    web_sys::console::log_1(&format!("webgpu adapter: {} (software: {}, shader-f16: {})", gpu.adapter(), gpu.is_software(), gpu.supports_f16()).into());
+    web_sys::console::log_1(
+        &format!("webgpu adapter: {} (software: {}, shader-f16: {})", gpu.adapter(), gpu.is_software(), gpu.supports_f16()).into(),
+    );
     let bert = gpu.upload(m.bert());
     let g = golden().await;
     let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();

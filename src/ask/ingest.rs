@@ -166,7 +166,13 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 Some((cid.clone(), atomize_messages(&title, &c.text, p.max_questions)))
             })
             .collect();
-        let nonempty = |a: &Atoms| if a.questions.iter().any(|q| !q.trim().is_empty()) || a.questions.is_empty() { Ok(()) } else { Err("the questions are empty strings".to_string()) };
+        let nonempty = |a: &Atoms| {
+            if a.questions.iter().any(|q| !q.trim().is_empty()) || a.questions.is_empty() {
+                Ok(())
+            } else {
+                Err("the questions are empty strings".to_string())
+            }
+        };
         let opts = ChatOptions::step("atomize");
         let replies = join_all(prompts.iter().map(|(_, m)| structured::<Atoms, _>(model, m, &opts, &nonempty))).await;
         let mut ok: Vec<(ChunkId, Vec<String>)> = Vec::new();
@@ -323,7 +329,13 @@ fn attach_chunks(map: &mut MindMap, items: &[(String, u32)]) {
     fn walk(n: &mut MapNode, sets: &[(HashSet<String>, u32)]) {
         if n.children.is_empty() {
             let w: HashSet<String> = words(&n.label).into_iter().collect();
-            n.chunk = sets.iter().map(|(s, o)| (s.intersection(&w).count(), *o)).filter(|(c, _)| *c > 0).max_by_key(|(c, o)| (*c, std::cmp::Reverse(*o))).map(|x| x.1).or(Some(0));
+            n.chunk = sets
+                .iter()
+                .map(|(s, o)| (s.intersection(&w).count(), *o))
+                .filter(|(c, _)| *c > 0)
+                .max_by_key(|(c, o)| (*c, std::cmp::Reverse(*o)))
+                .map(|x| x.1)
+                .or(Some(0));
         }
         for c in &mut n.children {
             walk(c, sets);
@@ -427,7 +439,13 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             checks.push(serde_json::json!({"chunk": cids[ordinal], "verified": verified, "scores": scores, "items": its}));
             items.extend(its.into_iter().map(|i| (i, ordinal as u32)));
         }
-        trace(TraceEvent { step: "fci".into(), round: n + 1, input: serde_json::json!({"doc": doc}), output: serde_json::json!(checks), ms: clock.now_ms() - t0 });
+        trace(TraceEvent {
+            step: "fci".into(),
+            round: n + 1,
+            input: serde_json::json!({"doc": doc}),
+            output: serde_json::json!(checks),
+            ms: clock.now_ms() - t0,
+        });
         let t1 = clock.now_ms();
         let texts: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
         let msgs = map_messages(title, &texts);
@@ -440,12 +458,24 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 eng.set_mind_map(doc, Some(&map), "llm").await?;
                 report.documents += 1;
                 report.items += texts.len();
-                trace(TraceEvent { step: "mindmap".into(), round: n + 1, input: serde_json::json!({"doc": doc, "items": texts.len()}), output: serde_json::json!({"map": map, "raw": raw}), ms: clock.now_ms() - t1 });
+                trace(TraceEvent {
+                    step: "mindmap".into(),
+                    round: n + 1,
+                    input: serde_json::json!({"doc": doc, "items": texts.len()}),
+                    output: serde_json::json!({"map": map, "raw": raw}),
+                    ms: clock.now_ms() - t1,
+                });
             }
             Err(LlmError::BadOutput { reason, .. }) => {
                 eng.set_mind_map(doc, None, "structural-fallback").await?;
                 report.fallbacks.push(doc.clone());
-                trace(TraceEvent { step: "mindmap".into(), round: n + 1, input: serde_json::json!({"doc": doc}), output: serde_json::json!({"fallback": "structural", "reason": reason}), ms: clock.now_ms() - t1 });
+                trace(TraceEvent {
+                    step: "mindmap".into(),
+                    round: n + 1,
+                    input: serde_json::json!({"doc": doc}),
+                    output: serde_json::json!({"fallback": "structural", "reason": reason}),
+                    ms: clock.now_ms() - t1,
+                });
             }
             Err(e) => return Err(e.into()),
         }

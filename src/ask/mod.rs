@@ -276,9 +276,21 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
         let proposals: Vec<String> = if prop.decompose == Some(false) {
             Vec::new()
         } else {
-            prop.questions.unwrap_or_default().into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.proposals).collect()
+            prop.questions
+                .unwrap_or_default()
+                .into_iter()
+                .map(|q| q.trim().to_string())
+                .filter(|q| !q.is_empty())
+                .take(p.proposals)
+                .collect()
         };
-        trace(TraceEvent { step: "propose".into(), round: t, input: serde_json::json!({"question": question, "known": context.len()}), output: serde_json::json!({"proposals": proposals, "raw": raw}), ms: clock.now_ms() - t0 });
+        trace(TraceEvent {
+            step: "propose".into(),
+            round: t,
+            input: serde_json::json!({"question": question, "known": context.len()}),
+            output: serde_json::json!({"proposals": proposals, "raw": raw}),
+            ms: clock.now_ms() - t0,
+        });
         if proposals.is_empty() {
             stop = Stop::NothingProposed;
             break;

@@ -67,9 +67,29 @@ pub struct Steps {
 
 impl Steps {
     /// Every step on (the `ask` preset).
-    pub const ALL: Steps = Steps { trigger: true, rewrite: true, route: true, key_points: true, decompose: true, verify: true, filter: true, answer: true, memory: true };
+    pub const ALL: Steps = Steps {
+        trigger: true,
+        rewrite: true,
+        route: true,
+        key_points: true,
+        decompose: true,
+        verify: true,
+        filter: true,
+        answer: true,
+        memory: true,
+    };
     /// No step (the `search` preset).
-    pub const NONE: Steps = Steps { trigger: false, rewrite: false, route: false, key_points: false, decompose: false, verify: false, filter: false, answer: false, memory: false };
+    pub const NONE: Steps = Steps {
+        trigger: false,
+        rewrite: false,
+        route: false,
+        key_points: false,
+        decompose: false,
+        verify: false,
+        filter: false,
+        answer: false,
+        memory: false,
+    };
 }
 
 /// How strict the knowledge filter is.
@@ -165,7 +185,12 @@ impl PipelineParams {
                 "filter" => &mut s.filter,
                 "answer" => &mut s.answer,
                 "memory" => &mut s.memory,
-                _ => return Err(bad(&format!("steps.{k}"), "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory)".into())),
+                _ => {
+                    return Err(bad(
+                        &format!("steps.{k}"),
+                        "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory)".into(),
+                    ));
+                }
             };
             *f = b;
         }
@@ -175,7 +200,9 @@ impl PipelineParams {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<Steps> {
         let steps = self.resolved_steps()?;
-        let range = |name: &str, v: usize, lo: usize, hi: usize| if (lo..=hi).contains(&v) { Ok(()) } else { Err(bad(name, format!("{v} is outside {lo}..={hi}"))) };
+        let range = |name: &str, v: usize, lo: usize, hi: usize| {
+            if (lo..=hi).contains(&v) { Ok(()) } else { Err(bad(name, format!("{v} is outside {lo}..={hi}"))) }
+        };
         if !(0.0..=1.0).contains(&self.tau) {
             return Err(bad("tau", format!("{} is outside 0..=1", self.tau)));
         }
@@ -400,7 +427,13 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
         trace(e.clone());
         events.push(e);
     };
-    let ev = |step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64| TraceEvent { step: step.into(), round: 0, input, output, ms: clock.now_ms() - t0 };
+    let ev = |step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64| TraceEvent {
+        step: step.into(),
+        round: 0,
+        input,
+        output,
+        ms: clock.now_ms() - t0,
+    };
     let mut ctx = Ctx { items: Vec::new(), seen: HashSet::new(), clock };
     let mut result = PipelineResult {
         question: question.into(),
@@ -427,7 +460,15 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
             result.route = "memory".into();
         }
         let shown: Vec<serde_json::Value> = hits.iter().map(|(m, s)| serde_json::json!({"title": m.title, "score": s})).collect();
-        emit(ev("trigger", serde_json::json!({"tau": p.tau, "theta": p.theta}), serde_json::json!({"matches": shown, "fired": from_memory}), t0), &mut events);
+        emit(
+            ev(
+                "trigger",
+                serde_json::json!({"tau": p.tau, "theta": p.theta}),
+                serde_json::json!({"matches": shown, "fired": from_memory}),
+                t0,
+            ),
+            &mut events,
+        );
     }
 
     if !from_memory {
@@ -449,17 +490,31 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 }
                 queries = r.queries.into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.rewrite_queries).collect();
             }
-            emit(ev("rewrite", serde_json::json!({"question": question}), serde_json::json!({"clarified": result.clarified, "queries": queries, "raw": raw}), t0), &mut events);
+            emit(
+                ev(
+                    "rewrite",
+                    serde_json::json!({"question": question}),
+                    serde_json::json!({"clarified": result.clarified, "queries": queries, "raw": raw}),
+                    t0,
+                ),
+                &mut events,
+            );
         }
         let q = result.clarified.clone();
 
         // 3. Domain routing.
         if steps.route {
             let t0 = clock.now_ms();
-            let domains = if web.is_some() { "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), \"both\", or \"web\" (current events, not in the knowledge base)" } else { "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), or \"both\"" };
+            let domains = if web.is_some() {
+                "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), \"both\", or \"web\" (current events, not in the knowledge base)"
+            } else {
+                "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), or \"both\""
+            };
             let m = msgs("route", format!("Question: {q}\nWhich source should answer it: {domains}? Reply {{\"route\": \"...\"}}."));
             let allowed: &[&str] = if web.is_some() { &["graph", "chunks", "both", "web"] } else { &["graph", "chunks", "both"] };
-            let check = |r: &Route| if allowed.contains(&r.route.as_str()) { Ok(()) } else { Err(format!("route {:?} is not one of {allowed:?}", r.route)) };
+            let check = |r: &Route| {
+                if allowed.contains(&r.route.as_str()) { Ok(()) } else { Err(format!("route {:?} is not one of {allowed:?}", r.route)) }
+            };
             if let Some(r) = step::<Route, _>(model, "route", &m, &check, &mut raw).await? {
                 result.route = r.route;
             }
@@ -493,9 +548,14 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             if steps.key_points {
                 let m = msgs(
                     "key points",
-                    format!("Question: {q}\nList up to {} key points an answer must cover, each a short phrase naming its entities. Reply {{\"keyPoints\": [\"...\"]}}.", p.key_points),
+                    format!(
+                        "Question: {q}\nList up to {} key points an answer must cover, each a short phrase naming its entities. Reply {{\"keyPoints\": [\"...\"]}}.",
+                        p.key_points
+                    ),
                 );
-                let nonempty = |k: &KeyPoints| if k.key_points.iter().any(|s| !s.trim().is_empty()) { Ok(()) } else { Err("no key point".to_string()) };
+                let nonempty = |k: &KeyPoints| {
+                    if k.key_points.iter().any(|s| !s.trim().is_empty()) { Ok(()) } else { Err("no key point".to_string()) }
+                };
                 if let Some(k) = step::<KeyPoints, _>(model, "keyPoints", &m, &nonempty, &mut raw).await? {
                     kps = k.key_points.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).take(p.key_points).collect();
                 }
@@ -510,7 +570,15 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 ctx.push(Source { id: "graph:1".into(), title, text: text.clone() }, "graph");
             }
             let facts: Vec<&str> = gs.hits.iter().map(|h| h.chunk_id.as_str()).collect();
-            emit(ev("keyPoints", serde_json::json!({"question": q, "on": steps.key_points}), serde_json::json!({"keyPoints": kps, "context": gs.context, "chunks": facts, "raw": raw}), t0), &mut events);
+            emit(
+                ev(
+                    "keyPoints",
+                    serde_json::json!({"question": q, "on": steps.key_points}),
+                    serde_json::json!({"keyPoints": kps, "context": gs.context, "chunks": facts, "raw": raw}),
+                    t0,
+                ),
+                &mut events,
+            );
         }
 
         // 5. Decomposition (or a plain search).
@@ -534,7 +602,15 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 for h in &hits {
                     ctx.push(chunk_source(&*eng, &h.chunk_id), "search");
                 }
-                emit(ev("search", serde_json::json!({"query": q}), serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()}), t0), &mut events);
+                emit(
+                    ev(
+                        "search",
+                        serde_json::json!({"query": q}),
+                        serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()}),
+                        t0,
+                    ),
+                    &mut events,
+                );
             }
         }
 
@@ -554,7 +630,10 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 let t0 = clock.now_ms();
                 let rs = w.search(&q, p.max_sources).await?;
                 for (i, r) in rs.iter().enumerate() {
-                    ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
+                    ctx.push(
+                        Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() },
+                        "web",
+                    );
                 }
                 emit(ev("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0), &mut events);
             }
@@ -575,11 +654,25 @@ sub-queries for what is missing.",
                 );
                 let v = step::<Verify, _>(model, "verify", &m, &|_| Ok(()), &mut raw).await?;
                 let (sufficient, subs) = match v {
-                    Some(v) => (v.sufficient, v.queries.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).take(p.supplement_queries).collect::<Vec<_>>()),
+                    Some(v) => (
+                        v.sufficient,
+                        v.queries
+                            .into_iter()
+                            .map(|s| s.trim().to_string())
+                            .filter(|s| !s.is_empty())
+                            .take(p.supplement_queries)
+                            .collect::<Vec<_>>(),
+                    ),
                     None => (true, Vec::new()),
                 };
                 emit(
-                    TraceEvent { step: "verify".into(), round, input: serde_json::json!({"sources": ctx.items.len()}), output: serde_json::json!({"sufficient": sufficient, "queries": subs, "raw": raw}), ms: clock.now_ms() - t0 },
+                    TraceEvent {
+                        step: "verify".into(),
+                        round,
+                        input: serde_json::json!({"sources": ctx.items.len()}),
+                        output: serde_json::json!({"sufficient": sufficient, "queries": subs, "raw": raw}),
+                        ms: clock.now_ms() - t0,
+                    },
                     &mut events,
                 );
                 if sufficient || subs.is_empty() {
@@ -618,7 +711,12 @@ sub-queries for what is missing.",
         }
         let kept: Vec<&String> = ctx.items.iter().map(|c| &c.source.id).collect();
         emit(
-            ev("filter", serde_json::json!({"sources": before, "strength": p.filter}), serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": raw}), t0),
+            ev(
+                "filter",
+                serde_json::json!({"sources": before, "strength": p.filter}),
+                serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": raw}),
+                t0,
+            ),
             &mut events,
         );
     }
@@ -650,7 +748,10 @@ sub-queries for what is missing.",
             entries.push((result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
             let saved = eng.remember(entries).await?;
             result.remembered = saved.len();
-            emit(ev("memory", serde_json::json!({}), serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()}), t0), &mut events);
+            emit(
+                ev("memory", serde_json::json!({}), serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()}), t0),
+                &mut events,
+            );
         }
     }
 
@@ -677,16 +778,28 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let t0 = clock.now_ms();
     let m = msgs(
         "keyword query",
-        format!("Sub-query: {sq}\nWrite a keyword query for a BM25 search engine. Syntax: \"exact phrase\", -excluded, term^2 to emphasize. Reply {{\"query\": \"...\"}}."),
+        format!(
+            "Sub-query: {sq}\nWrite a keyword query for a BM25 search engine. Syntax: \"exact phrase\", -excluded, term^2 to emphasize. Reply {{\"query\": \"...\"}}."
+        ),
     );
-    let mut kw = step::<Keyword, _>(model, "sparse", &m, &|k: &Keyword| if k.query.trim().is_empty() { Err("empty query".into()) } else { Ok(()) }, &mut raw)
-        .await?
-        .map(|k| k.query)
-        .unwrap_or_else(|| sq.to_string());
+    let mut kw = step::<Keyword, _>(
+        model,
+        "sparse",
+        &m,
+        &|k: &Keyword| if k.query.trim().is_empty() { Err("empty query".into()) } else { Ok(()) },
+        &mut raw,
+    )
+    .await?
+    .map(|k| k.query)
+    .unwrap_or_else(|| sq.to_string());
     let mut tried = vec![kw.clone()];
     let bm25 = SearchOptions::new(3, SearchMode::Bm25);
     let mut hits = eng.search(&kw, &bm25).await.unwrap_or_default();
-    let shown: String = hits.iter().enumerate().map(|(i, h)| format!("[{i}] ({}) {}\n", h.title, data(&h.snippet.iter().map(|s| s.text.as_str()).collect::<String>()))).collect();
+    let shown: String = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| format!("[{i}] ({}) {}\n", h.title, data(&h.snippet.iter().map(|s| s.text.as_str()).collect::<String>())))
+        .collect();
     let m = msgs(
         "keyword feedback",
         format!(
@@ -708,10 +821,19 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c), "sparse");
     }
-    emit(TraceEvent { step: "sparse".into(), round, input: serde_json::json!({"subQuery": sq}), output: serde_json::json!({"queries": tried, "feedback": action, "added": added}), ms: clock.now_ms() - t0 });
+    emit(TraceEvent {
+        step: "sparse".into(),
+        round,
+        input: serde_json::json!({"subQuery": sq}),
+        output: serde_json::json!({"queries": tried, "feedback": action, "added": added}),
+        ms: clock.now_ms() - t0,
+    });
     // Dense (HyDE).
     let t0 = clock.now_ms();
-    let m = msgs("pseudo-document", format!("Sub-query: {sq}\nWrite a short passage that would answer it, as an encyclopedia would. Reply {{\"document\": \"...\"}}."));
+    let m = msgs(
+        "pseudo-document",
+        format!("Sub-query: {sq}\nWrite a short passage that would answer it, as an encyclopedia would. Reply {{\"document\": \"...\"}}."),
+    );
     let doc = step::<Pseudo, _>(model, "dense", &m, &|_| Ok(()), &mut raw).await?.map(|d| d.document).unwrap_or_else(|| sq.to_string());
     let qv = eng.embedder().embed(&[doc.as_str()]).await?.pop().unwrap_or_default();
     let hits = eng.search_with(&doc, Some(&qv), &SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::Dense) })?;
@@ -719,7 +841,13 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c), "dense");
     }
-    emit(TraceEvent { step: "dense".into(), round, input: serde_json::json!({"subQuery": sq}), output: serde_json::json!({"pseudoDocument": doc, "added": added}), ms: clock.now_ms() - t0 });
+    emit(TraceEvent {
+        step: "dense".into(),
+        round,
+        input: serde_json::json!({"subQuery": sq}),
+        output: serde_json::json!({"pseudoDocument": doc, "added": added}),
+        ms: clock.now_ms() - t0,
+    });
     Ok(())
 }
 
@@ -756,11 +884,18 @@ impl<T: crate::llm::HttpTransport> WebSearch for HttpWebSearch<T> {
     async fn search(&self, query: &str, k: usize) -> std::result::Result<Vec<WebResult>, LlmError> {
         use crate::llm::TransportError;
         if !(self.cfg.url.starts_with("http://") || self.cfg.url.starts_with("https://")) {
-            return Err(LlmError::NotConfigured { reason: format!("webSearch.url {:?} must start with http:// or https://", self.cfg.url) });
+            return Err(LlmError::NotConfigured {
+                reason: format!("webSearch.url {:?} must start with http:// or https://", self.cfg.url),
+            });
         }
         let mut headers: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
         headers.extend(self.cfg.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let req = crate::llm::HttpRequest { url: self.cfg.url.clone(), headers, body: serde_json::json!({"query": query, "k": k}).to_string(), timeout_ms: self.cfg.timeout_ms };
+        let req = crate::llm::HttpRequest {
+            url: self.cfg.url.clone(),
+            headers,
+            body: serde_json::json!({"query": query, "k": k}).to_string(),
+            timeout_ms: self.cfg.timeout_ms,
+        };
         let map = |e: TransportError| match e {
             TransportError::Timeout => LlmError::Timeout { ms: self.cfg.timeout_ms },
             TransportError::Network(reason) => LlmError::Network { reason },

@@ -56,8 +56,7 @@ fn gelu() -> String {
 impl BertConfig {
     /// Parses and validates `config.json`.
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
-        let c: BertConfig =
-            serde_json::from_slice(bytes).map_err(|e| ModelError::InvalidConfig { reason: e.to_string() })?;
+        let c: BertConfig = serde_json::from_slice(bytes).map_err(|e| ModelError::InvalidConfig { reason: e.to_string() })?;
         let unsupported = |reason: String| -> Result<Self> { Err(ModelError::Unsupported { reason }.into()) };
         if let Some(t) = &c.model_type {
             if t != "bert" {
@@ -73,10 +72,7 @@ impl BertConfig {
             }
         }
         if c.num_attention_heads == 0 || c.hidden_size == 0 || c.hidden_size % c.num_attention_heads != 0 {
-            return unsupported(format!(
-                "hidden_size {} not divisible by num_attention_heads {}",
-                c.hidden_size, c.num_attention_heads
-            ));
+            return unsupported(format!("hidden_size {} not divisible by num_attention_heads {}", c.hidden_size, c.num_attention_heads));
         }
         if c.num_hidden_layers == 0 || c.intermediate_size == 0 || c.max_position_embeddings < 2 {
             return unsupported("empty layer, intermediate or position sizes".into());

@@ -52,7 +52,10 @@ impl std::str::FromStr for DevicePreference {
             "cpu" => Ok(Self::Cpu),
             "gpu" => Ok(Self::Gpu),
             "hashing" => Ok(Self::Hashing),
-            other => Err(crate::error::InputError::InvalidOption { name: "device".into(), reason: format!("{other:?} is not auto, cpu, gpu or hashing") }),
+            other => Err(crate::error::InputError::InvalidOption {
+                name: "device".into(),
+                reason: format!("{other:?} is not auto, cpu, gpu or hashing"),
+            }),
         }
     }
 }
@@ -177,7 +180,8 @@ impl DeviceEmbedder {
         }
         if preference == DevicePreference::Hashing {
             let id = format!("{}+hashing", cpu.model_id());
-            let mut me = Self::cpu_only(cpu, "device: hashing (benchmarks only: sparse random indexing of word pieces, not the transformer)");
+            let mut me =
+                Self::cpu_only(cpu, "device: hashing (benchmarks only: sparse random indexing of word pieces, not the transformer)");
             me.hashing = Some(id);
             return Ok(me);
         }
@@ -209,7 +213,14 @@ impl DeviceEmbedder {
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
             gpu_objects: None,
         };
-        let me = DeviceEmbedder { cpu, gpu: Some(bert), gpu_ok: Cell::new(true), info: RefCell::new(info), listener: RefCell::new(None), hashing: None };
+        let me = DeviceEmbedder {
+            cpu,
+            gpu: Some(bert),
+            gpu_ok: Cell::new(true),
+            info: RefCell::new(info),
+            listener: RefCell::new(None),
+            hashing: None,
+        };
         me.calibrate().await?;
         Ok(me)
     }
@@ -284,7 +295,9 @@ impl DeviceEmbedder {
         let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
         match path {
             None => Ok(self.embed_ids(&ids).await),
-            Some(EmbedPath::Gpu) if self.gpu().is_none() => Err(GpuError::Unavailable { reason: "the GPU path is not in use".into() }.into()),
+            Some(EmbedPath::Gpu) if self.gpu().is_none() => {
+                Err(GpuError::Unavailable { reason: "the GPU path is not in use".into() }.into())
+            }
             Some(p) => Ok(self.run_on(&ids, p).await),
         }
     }

@@ -24,9 +24,7 @@ impl WordPiece {
         counting.with_padding(None);
         counting.with_truncation(None).map_err(invalid)?;
         let mut truncating = counting.clone();
-        truncating
-            .with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() }))
-            .map_err(invalid)?;
+        truncating.with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() })).map_err(invalid)?;
         Ok(WordPiece { truncating, counting, max_len })
     }
 
@@ -37,19 +35,13 @@ impl WordPiece {
 
     /// Token ids with `[CLS]`/`[SEP]`, truncated to `max_len` (first `max_len - 1` ids, `[SEP]`).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self
-            .truncating
-            .encode(text, true)
-            .map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
+        let enc = self.truncating.encode(text, true).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
         Ok(enc.get_ids().to_vec())
     }
 
     /// Token strings with special tokens (for debugging and tests).
     pub fn tokens(&self, text: &str) -> Result<Vec<String>> {
-        let enc = self
-            .truncating
-            .encode(text, true)
-            .map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
+        let enc = self.truncating.encode(text, true).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
         Ok(enc.get_tokens().to_vec())
     }
 }

@@ -87,7 +87,10 @@ impl GraphParams {
             }
         }
         if !(0.0..=2.0).contains(&self.pgr.support) || !(self.pgr.support..=2.0).contains(&self.pgr.continue_threshold) {
-            return bad("pgr", format!("need 0 ≤ support ({}) ≤ continueThreshold ({}) ≤ 2", self.pgr.support, self.pgr.continue_threshold));
+            return bad(
+                "pgr",
+                format!("need 0 ≤ support ({}) ≤ continueThreshold ({}) ≤ 2", self.pgr.support, self.pgr.continue_threshold),
+            );
         }
         if !(0.0..=1.0).contains(&self.link_decay) {
             return bad("linkDecay", format!("{} is outside 0..=1", self.link_decay));
@@ -286,8 +289,8 @@ pub fn mention_key(title: &str) -> Option<String> {
 pub fn entity_spans(text: &str) -> Vec<String> {
     const INNER: [&str; 8] = ["of", "the", "de", "von", "van", "der", "la", "du"];
     const LEADING: [&str; 30] = [
-        "The", "A", "An", "In", "On", "At", "He", "She", "It", "They", "His", "Her", "Its", "Their", "This", "That", "These",
-        "Those", "There", "After", "Before", "During", "When", "While", "As", "By", "For", "From", "With", "Of",
+        "The", "A", "An", "In", "On", "At", "He", "She", "It", "They", "His", "Her", "Its", "Their", "This", "That", "These", "Those",
+        "There", "After", "Before", "During", "When", "While", "As", "By", "For", "From", "With", "Of",
     ];
     let capital = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
     let mut out: Vec<String> = Vec::new();
@@ -661,7 +664,8 @@ impl PseudoGraph {
     /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
     pub fn plan_add(&self, maps: &[NewMap<'_>], replacing: &HashSet<String>, p: &GraphParams) -> GraphPlan {
         let mut plan = GraphPlan::default();
-        let live = |s: u32| -> bool { self.nodes[s as usize].as_ref().is_some_and(|n| n.doc.as_ref().is_none_or(|d| !replacing.contains(d))) };
+        let live =
+            |s: u32| -> bool { self.nodes[s as usize].as_ref().is_some_and(|n| n.doc.as_ref().is_none_or(|d| !replacing.contains(d))) };
         // New nodes, pre-order, with tree edges.
         struct New {
             id: String,
@@ -674,7 +678,13 @@ impl PseudoGraph {
         for m in maps {
             let mut vi = m.vectors.iter();
             let topic_id = format!("{}#t", m.doc_id);
-            news.push(New { id: topic_id.clone(), kind: NodeKind::Topic, label: m.map.topic.clone(), doc: m.doc_id.into(), v: vi.next().cloned().unwrap_or_default() });
+            news.push(New {
+                id: topic_id.clone(),
+                kind: NodeKind::Topic,
+                label: m.map.topic.clone(),
+                doc: m.doc_id.into(),
+                v: vi.next().cloned().unwrap_or_default(),
+            });
             let (mut nr, mut nf) = (0, 0);
             #[allow(clippy::too_many_arguments)]
             fn walk(
@@ -699,7 +709,13 @@ impl PseudoGraph {
                 if let Some(c) = n.chunk.and_then(|o| m.chunk_ids.get(o as usize)) {
                     chunks.insert(id.clone(), c.clone());
                 }
-                news.push(New { id: id.clone(), kind, label: n.label.clone(), doc: m.doc_id.into(), v: vi.next().cloned().unwrap_or_default() });
+                news.push(New {
+                    id: id.clone(),
+                    kind,
+                    label: n.label.clone(),
+                    doc: m.doc_id.into(),
+                    v: vi.next().cloned().unwrap_or_default(),
+                });
                 edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
                 for (i, c) in n.children.iter().enumerate() {
                     walk(c, &id, i as u32, m, vi, nr, nf, news, edges, chunks);
@@ -712,7 +728,13 @@ impl PseudoGraph {
             let start = news.len() - (nr + nf) as usize - 1;
             for n in &news[start..] {
                 plan.nodes.push((
-                    GraphNodeRecord { id: n.id.clone(), kind: n.kind, label: n.label.clone(), doc_id: Some(n.doc.clone()), chunk_id: chunks.get(&n.id).cloned() },
+                    GraphNodeRecord {
+                        id: n.id.clone(),
+                        kind: n.kind,
+                        label: n.label.clone(),
+                        doc_id: Some(n.doc.clone()),
+                        chunk_id: chunks.get(&n.id).cloned(),
+                    },
                     Some(n.v.clone()),
                 ));
             }
@@ -759,7 +781,10 @@ impl PseudoGraph {
                             k += 1;
                         }
                         taken.insert(id.clone());
-                        plan.nodes.push((GraphNodeRecord { id: id.clone(), kind: sup_kind, label: String::new(), doc_id: None, chunk_id: None }, None));
+                        plan.nodes.push((
+                            GraphNodeRecord { id: id.clone(), kind: sup_kind, label: String::new(), doc_id: None, chunk_id: None },
+                            None,
+                        ));
                         plan.edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &id, &other, 0));
                         sup_of.insert(other.clone(), id.clone());
                         id
@@ -1128,7 +1153,8 @@ impl PseudoGraph {
         // The walk's neighbours of a topic: super-topic siblings and entity links both ways,
         // each with the similarity of the node that leads there.
         let neighbours = |s: u32| -> Vec<(f32, u32, &'static str)> {
-            let mut next: Vec<(f32, u32, &'static str)> = self.links(s, p).into_iter().map(|l| (dot(self.vec_of(l.scored_by), q), l.to, l.kind)).collect();
+            let mut next: Vec<(f32, u32, &'static str)> =
+                self.links(s, p).into_iter().map(|l| (dot(self.vec_of(l.scored_by), q), l.to, l.kind)).collect();
             if p.dense_hops > 0 {
                 let best = self
                     .paths
@@ -1279,7 +1305,11 @@ impl PseudoGraph {
         let mut maps: Vec<MindMap> = Vec::new();
         for &(r, _) in &result.rows {
             let labels: Vec<&str> = rows[r as usize].iter().map(|c| self.node(slots[*c as usize]).label.as_str()).collect();
-            let chunk = self.node(slots[*rows[r as usize].last().expect("row") as usize]).chunk.as_ref().and_then(|c| c.rsplit('#').next()?.parse().ok());
+            let chunk = self
+                .node(slots[*rows[r as usize].last().expect("row") as usize])
+                .chunk
+                .as_ref()
+                .and_then(|c| c.rsplit('#').next()?.parse().ok());
             let map = match maps.iter_mut().find(|m| m.topic == labels[0]) {
                 Some(m) => m,
                 None => {
@@ -1327,7 +1357,10 @@ mod tests {
             entity_spans("The Bubye River is a river in Zimbabwe, near Harare, Zimbabwe. It joins the Limpopo."),
             vec!["Bubye River", "Zimbabwe", "Harare", "Limpopo"]
         );
-        assert_eq!(entity_spans("He led the Church of England and the Anglican Communion of the"), vec!["Church of England", "Anglican Communion"]);
+        assert_eq!(
+            entity_spans("He led the Church of England and the Anglican Communion of the"),
+            vec!["Church of England", "Anglican Communion"]
+        );
         assert_eq!(entity_spans("In 1960 it was published by Wiley-Blackwell."), vec!["Wiley", "Blackwell"]);
         assert!(entity_spans("no names here at all. A b").is_empty());
     }

@@ -210,7 +210,11 @@ pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
             // rejected node or its end.
             alive[top..bottom].fill(1);
             for j in col_f..cols {
-                let (sj, fj, idj) = (&s[j * rows + top..j * rows + bottom], &mut f[j * rows + top..j * rows + bottom], &t.ids[j * rows + top..j * rows + bottom]);
+                let (sj, fj, idj) = (
+                    &s[j * rows + top..j * rows + bottom],
+                    &mut f[j * rows + top..j * rows + bottom],
+                    &t.ids[j * rows + top..j * rows + bottom],
+                );
                 let mut any = 0u8;
                 for i in 0..bottom - top {
                     let w = p.weight(sj[i], v);

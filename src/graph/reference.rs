@@ -159,7 +159,13 @@ fn descend(
     }
 }
 
-fn descend_stopped(forest: &Forest, node: u32, path: &[(usize, f32)], row_of: &std::collections::HashMap<u32, usize>, credit: &mut [Vec<f32>]) {
+fn descend_stopped(
+    forest: &Forest,
+    node: u32,
+    path: &[(usize, f32)],
+    row_of: &std::collections::HashMap<u32, usize>,
+    credit: &mut [Vec<f32>],
+) {
     if forest.children[node as usize].is_empty() {
         for &(d, x) in path {
             credit[row_of[&node]][d] += x;

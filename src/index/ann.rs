@@ -235,7 +235,8 @@ impl SegmentedIndex {
         let mut len = self.fresh.len() + take.iter().map(|&i| self.segments[i].live).sum::<usize>();
         loop {
             let t = tier(len, seal_at);
-            let mates: Vec<usize> = (0..self.segments.len()).filter(|i| !take.contains(i) && self.segments[*i].tier(seal_at) == t).collect();
+            let mates: Vec<usize> =
+                (0..self.segments.len()).filter(|i| !take.contains(i) && self.segments[*i].tier(seal_at) == t).collect();
             if mates.len() < 3 {
                 break;
             }

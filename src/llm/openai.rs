@@ -101,7 +101,8 @@ impl SseReader {
                 self.finished = true;
                 continue;
             }
-            let v: Value = serde_json::from_str(data).map_err(|e| LlmError::BadResponse { reason: format!("stream event is not JSON: {e}") })?;
+            let v: Value =
+                serde_json::from_str(data).map_err(|e| LlmError::BadResponse { reason: format!("stream event is not JSON: {e}") })?;
             if let Some(err) = v.get("error") {
                 return Err(LlmError::BadResponse { reason: format!("stream error event: {err}") });
             }
@@ -172,7 +173,12 @@ impl<T: HttpTransport> OpenAiClient<T> {
         HttpRequest { url: self.cfg.endpoint(), headers, body: body.to_string(), timeout_ms: self.cfg.timeout_ms }
     }
 
-    async fn send(&self, messages: &[ChatMessage], opts: &ChatOptions, mut on_token: Option<&mut dyn FnMut(&str)>) -> Result<String, LlmError> {
+    async fn send(
+        &self,
+        messages: &[ChatMessage],
+        opts: &ChatOptions,
+        mut on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<String, LlmError> {
         let req = self.request(messages, opts, on_token.is_some());
         let mut attempt = 0u32;
         loop {
@@ -265,7 +271,11 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_key() {
-        let cfg = LlmConfig { api_key: "sk-secret".into(), headers: [("x-api-key".to_string(), "hidden".to_string())].into(), ..Default::default() };
+        let cfg = LlmConfig {
+            api_key: "sk-secret".into(),
+            headers: [("x-api-key".to_string(), "hidden".to_string())].into(),
+            ..Default::default()
+        };
         let d = format!("{cfg:?}");
         assert!(!d.contains("sk-secret") && !d.contains("hidden"), "{d}");
         assert!(!serde_json::to_string(&cfg).unwrap().contains("sk-secret"), "not serialised either");

@@ -58,9 +58,8 @@ async fn latency<E: Embedder>(eng: &Engine<MemoryStore, E>, queries: &[String]) 
 /// Runs the native benchmark and prints a table.
 pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     let io = |e: std::io::Error| crate::embed::file_error("bench data", e);
-    let sentences: Vec<String> =
-        serde_json::from_slice(&std::fs::read(shared.join("embeddings/bench_sentences.json")).map_err(io)?)
-            .map_err(|e| crate::embed::file_error("bench_sentences.json", e))?;
+    let sentences: Vec<String> = serde_json::from_slice(&std::fs::read(shared.join("embeddings/bench_sentences.json")).map_err(io)?)
+        .map_err(|e| crate::embed::file_error("bench_sentences.json", e))?;
     println!("| figure | native |");
     println!("|---|---|");
     // All 1,000 sentences (the set the references were measured on): three runs, each over one
@@ -88,7 +87,10 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     let mut eng = Engine::open(MemoryStore::new(), model, Config::default(), Box::new(FixedClock(0.0))).await?;
     let t = Instant::now();
     eng.add(docs.clone(), &mut NoProgress).await?;
-    println!("| ingest (parse + chunk + embed + mind maps + store), HotpotQA passages: documents/s | {:.1} |", docs.len() as f64 / t.elapsed().as_secs_f64());
+    println!(
+        "| ingest (parse + chunk + embed + mind maps + store), HotpotQA passages: documents/s | {:.1} |",
+        docs.len() as f64 / t.elapsed().as_secs_f64()
+    );
     // Search latency at 1k (HotpotQA, 994) and 17,364 (CRUD news) documents.
     // The latency rows measure BM25 + dense (hybrid) with random vectors: the pseudo-graph is
     // off (its figures come from `webrag bench-graph` and `eval`).
@@ -99,12 +101,18 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     eng.maintain_all(false).await?;
     let qs: Vec<String> = hp.questions.iter().map(|q| q.0.clone()).collect();
     let (p50, p95) = latency(&eng, &qs).await?;
-    println!("| search latency hybrid k=10, {} docs / {} chunks: p50 / p95 ms | {p50:.2} / {p95:.2} |", eng.stats().documents, eng.stats().chunks);
+    println!(
+        "| search latency hybrid k=10, {} docs / {} chunks: p50 / p95 ms | {p50:.2} / {p95:.2} |",
+        eng.stats().documents,
+        eng.stats().chunks
+    );
     let news = crud_news(&shared.join("data/crud_news")).map_err(io)?;
     let t = Instant::now();
     let mut eng = Engine::open(MemoryStore::new(), &hash, no_graph, Box::new(FixedClock(0.0))).await?;
     for (i, part) in news.chunks(2000).enumerate() {
-        let docs = part.iter().enumerate()
+        let docs = part
+            .iter()
+            .enumerate()
             .map(|(j, x)| DocumentInput { id: format!("n{}", i * 2000 + j), title: None, text: x.clone(), format: Format::Text, url: None })
             .collect();
         eng.add(docs, &mut NoProgress).await?;
@@ -112,11 +120,13 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     }
     let index_s = t.elapsed().as_secs_f64();
     // Queries: 200 spans of 12 characters from articles (a realistic keyword query length).
-    let qs: Vec<String> = news.iter().step_by(news.len() / 200).take(200)
-        .map(|a| a.chars().skip(40).take(12).collect()).collect();
+    let qs: Vec<String> = news.iter().step_by(news.len() / 200).take(200).map(|a| a.chars().skip(40).take(12).collect()).collect();
     let (p50, p95) = latency(&eng, &qs).await?;
     let s = eng.stats();
-    println!("| search latency hybrid k=10, {} CRUD news docs / {} chunks: p50 / p95 ms (index built in {index_s:.0} s incl. HNSW sealing, hashing vectors) | {p50:.2} / {p95:.2} |", s.documents, s.chunks);
+    println!(
+        "| search latency hybrid k=10, {} CRUD news docs / {} chunks: p50 / p95 ms (index built in {index_s:.0} s incl. HNSW sealing, hashing vectors) | {p50:.2} / {p95:.2} |",
+        s.documents, s.chunks
+    );
     Ok(())
 }
 
@@ -151,7 +161,12 @@ pub async fn scale(model: &CpuEmbedder, shared: &Path) -> Result<()> {
         let steps = eng.maintain_all(false).await?;
         seal_s += t.elapsed().as_secs_f64();
         if i % 5 == 4 {
-            eprintln!("{} docs, {} chunks: add {add_s:.1} s, seal {seal_s:.1} s ({:?})", eng.stats().documents, eng.stats().chunks, steps.iter().map(|s| (s.vectors, s.merged)).collect::<Vec<_>>());
+            eprintln!(
+                "{} docs, {} chunks: add {add_s:.1} s, seal {seal_s:.1} s ({:?})",
+                eng.stats().documents,
+                eng.stats().chunks,
+                steps.iter().map(|s| (s.vectors, s.merged)).collect::<Vec<_>>()
+            );
         }
     }
     let t = Instant::now();

@@ -110,7 +110,13 @@ pub async fn run(model_dir: &Path, shared: &Path, software_sentences: usize) -> 
         }
         println!("| gpu, f16 weights | sentences/s ({what}, median of 3) | | | {:.2} |", median(rates));
     }
-    println!("| gpu | compute dispatches per forward pass ({} layers: 3 + 7 per layer) | {} | {} | {} |", cpu.bert().config().num_hidden_layers, bert.dispatches_per_forward(), bert.dispatches_per_forward(), bert.dispatches_per_forward());
+    println!(
+        "| gpu | compute dispatches per forward pass ({} layers: 3 + 7 per layer) | {} | {} | {} |",
+        cpu.bert().config().num_hidden_layers,
+        bert.dispatches_per_forward(),
+        bert.dispatches_per_forward(),
+        bert.dispatches_per_forward()
+    );
     match bert.profile(&sample[..32.min(n)].to_vec()).await? {
         Some(k) => {
             let sum = k.matmul_ms + k.attention_ms + k.layer_norm_ms + k.other_ms;

@@ -77,9 +77,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn run(sizes: &[usize], runs: usize) {
     let dim = 384;
     let p = PgrParams::default();
-    println!("PGR: matrix vs reference reverse DFS; {dim}-d vectors on a 1/128 grid, 1 key point, support {} / continue {}, {} anchors, top {} rows; median of {runs} runs", p.support, p.continue_threshold, p.anchors, p.top_rows);
+    println!(
+        "PGR: matrix vs reference reverse DFS; {dim}-d vectors on a 1/128 grid, 1 key point, support {} / continue {}, {} anchors, top {} rows; median of {runs} runs",
+        p.support, p.continue_threshold, p.anchors, p.top_rows
+    );
     println!();
-    println!("| fact paths | nodes | template R × L | reference DFS ms | matrix PGR ms (layout / similarities / PGR) | speed-up | identical rows and scores |");
+    println!(
+        "| fact paths | nodes | template R × L | reference DFS ms | matrix PGR ms (layout / similarities / PGR) | speed-up | identical rows and scores |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for &n in sizes {
         let (forest, vecs) = synthetic(n, dim, 0x5eed + n as u64);

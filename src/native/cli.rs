@@ -2,12 +2,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
 use crate::config::Config;
 use crate::engine::{Engine, SearchOptions};
 use crate::native::{FileStore, default_model_dir, eval, load_embedder};
 use crate::ports::SystemClock;
 use crate::types::{DocumentInput, Format, ProgressEvent, SearchMode};
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "webrag", version, about = "Retrieval-augmented generation in the browser: native CLI")]
@@ -167,9 +167,25 @@ async fn site_snapshot<E: crate::embed::Embedder>(
         // Ingest-time LLM stages (DESIGN.md §8): a model error stops here, before anything is
         // written, so the previous snapshot stays as it was.
         let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
-        let a = crate::ask::ingest::atomize(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
-        eprintln!("atomized {} chunks: {} questions ({} unreadable replies); {:.0} s", a.chunks, a.questions, a.failed.len(), t0.elapsed().as_secs_f64());
-        let m = crate::ask::ingest::build_mind_maps(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
+        let a =
+            crate::ask::ingest::atomize(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {})
+                .await?;
+        eprintln!(
+            "atomized {} chunks: {} questions ({} unreadable replies); {:.0} s",
+            a.chunks,
+            a.questions,
+            a.failed.len(),
+            t0.elapsed().as_secs_f64()
+        );
+        let m = crate::ask::ingest::build_mind_maps(
+            &mut eng,
+            &model,
+            &Default::default(),
+            &SystemClock,
+            &mut crate::ports::NoProgress,
+            &mut |_| {},
+        )
+        .await?;
         eprintln!(
             "LLM mind maps for {} pages ({} fact-check items, {} regenerations, {} structural fallbacks); {:.0} s",
             m.documents,
@@ -198,24 +214,41 @@ async fn run(cli: Cli) -> crate::Result<()> {
     match cli.cmd {
         Cmd::Index { paths, out: Some(out), vectors, no_graph, llm_url, llm_model, llm_key_env, .. } => {
             let [site] = paths.as_slice() else {
-                return Err(crate::error::InputError::InvalidOption { name: "paths".into(), reason: "static-site mode indexes one directory (the site root)".into() }.into());
+                return Err(crate::error::InputError::InvalidOption {
+                    name: "paths".into(),
+                    reason: "static-site mode indexes one directory (the site root)".into(),
+                }
+                .into());
             };
             let t0 = Instant::now();
             let docs = crate::native::site::crawl(site, &out)?;
             eprintln!("crawled {} pages under {}", docs.len(), site.display());
             let llm = match llm_url {
                 Some(_) if vectors == "none" => {
-                    return Err(crate::error::InputError::InvalidOption { name: "llm-url".into(), reason: "the LLM stages need vectors (--vectors chunks)".into() }.into());
+                    return Err(crate::error::InputError::InvalidOption {
+                        name: "llm-url".into(),
+                        reason: "the LLM stages need vectors (--vectors chunks)".into(),
+                    }
+                    .into());
                 }
                 Some(base_url) => {
-                    let cfg = crate::llm::LlmConfig { base_url, model: llm_model, api_key: std::env::var(&llm_key_env).unwrap_or_default(), ..Default::default() };
+                    let cfg = crate::llm::LlmConfig {
+                        base_url,
+                        model: llm_model,
+                        api_key: std::env::var(&llm_key_env).unwrap_or_default(),
+                        ..Default::default()
+                    };
                     cfg.validate()?;
                     Some(cfg)
                 }
                 None => None,
             };
             let model = load_embedder(&model_dir)?;
-            let p = crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, ..Default::default() };
+            let p = crate::native::site::SnapshotParams {
+                vectors: vectors != "none",
+                graph: vectors != "none" && !no_graph,
+                ..Default::default()
+            };
             let summary = if vectors == "chunks" {
                 site_snapshot(&model, docs, &out, &p, llm, t0).await?
             } else {
@@ -224,7 +257,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             println!(
                 "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} graph files, {} bytes; {:.1} s",
-                summary.documents, summary.chunks, out.display(), summary.term_shards, summary.fragments, summary.lists, summary.topics, summary.bytes, t0.elapsed().as_secs_f64()
+                summary.documents,
+                summary.chunks,
+                out.display(),
+                summary.term_shards,
+                summary.fragments,
+                summary.lists,
+                summary.topics,
+                summary.bytes,
+                t0.elapsed().as_secs_f64()
             );
         }
         Cmd::Index { paths, db, out: None, .. } => {
@@ -253,13 +294,23 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 })
                 .await?;
             for step in eng.maintain_all(false).await? {
-                eprintln!("sealed {} {} vectors into an HNSW segment ({} merged; {} segments)", step.vectors, step.collection, step.merged, step.segments);
+                eprintln!(
+                    "sealed {} {} vectors into an HNSW segment ({} merged; {} segments)",
+                    step.vectors, step.collection, step.merged, step.segments
+                );
             }
             let s = eng.stats();
             println!(
                 "indexed {} files ({} new, {} replaced, {} unchanged, {} chunks written) into {} in {:.1}s; store holds {} documents, {} chunks",
-                files.len(), report.added.len(), report.replaced.len(), report.unchanged.len(), report.chunks,
-                db.display(), t0.elapsed().as_secs_f64(), s.documents, s.chunks
+                files.len(),
+                report.added.len(),
+                report.replaced.len(),
+                report.unchanged.len(),
+                report.chunks,
+                db.display(),
+                t0.elapsed().as_secs_f64(),
+                s.documents,
+                s.chunks
             );
         }
         Cmd::Search { query, db, k, mode, literal } => {
@@ -276,7 +327,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let hits = eng.search(&query, &SearchOptions { k, mode, literal }).await?;
             for (i, h) in hits.iter().enumerate() {
                 let snippet: String = h.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
-                println!("{:2}. {} — {} (score {:.4}; bm25 {:?}, dense {:?})", i + 1, h.title, h.heading_path.join(" > "), h.score, h.scores.bm25, h.scores.dense);
+                println!(
+                    "{:2}. {} — {} (score {:.4}; bm25 {:?}, dense {:?})",
+                    i + 1,
+                    h.title,
+                    h.heading_path.join(" > "),
+                    h.score,
+                    h.scores.bm25,
+                    h.scores.dense
+                );
                 println!("    {}", snippet.replace('\n', " "));
             }
             if hits.is_empty() {
@@ -307,19 +366,29 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 if let Some(g) = graph {
                     eng.set_search_config(&crate::config::Config { graph: g, ..eng.config().clone() })?;
                 }
-                eprintln!("{name}: indexed {} passages ({} chunks) in {:.1}s", set.passages.len(), eng.stats().chunks, t0.elapsed().as_secs_f64());
+                eprintln!(
+                    "{name}: indexed {} passages ({} chunks) in {:.1}s",
+                    set.passages.len(),
+                    eng.stats().chunks,
+                    t0.elapsed().as_secs_f64()
+                );
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
                 snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng).await?);
                 if decompose && name == "musique" {
-                    let oracle = crate::native::oracle::MusiqueOracle::load(&dir).map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
+                    let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
+                        .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
                     let mut params = crate::ask::DecomposeParams::default();
                     if let Ok(j) = std::env::var("WEBRAG_DECOMPOSE") {
-                        params = serde_json::from_str(&j).map_err(|e| crate::error::InputError::InvalidOption { name: "WEBRAG_DECOMPOSE".into(), reason: e.to_string() })?;
+                        params = serde_json::from_str(&j).map_err(|e| crate::error::InputError::InvalidOption {
+                            name: "WEBRAG_DECOMPOSE".into(),
+                            reason: e.to_string(),
+                        })?;
                     }
                     let (row, trajectories) = eval::evaluate_decomposition(&set, &eng, &oracle, &params).await?;
                     decomposition.push(row);
                     if let Some(p) = &sft {
-                        std::fs::write(p, crate::ask::sft_jsonl(&trajectories)).map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
+                        std::fs::write(p, crate::ask::sft_jsonl(&trajectories))
+                            .map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
                     }
                 }
             }
@@ -347,9 +416,13 @@ async fn run(cli: Cli) -> crate::Result<()> {
             }
             if !decomposition.is_empty() {
                 println!();
-                println!("Knowledge-aware decomposition (PIKE-RAG Algorithm 1) with the oracle decomposer (MuSiQue's question_decomposition; picks the first candidate containing the hop's answer):");
+                println!(
+                    "Knowledge-aware decomposition (PIKE-RAG Algorithm 1) with the oracle decomposer (MuSiQue's question_decomposition; picks the first candidate containing the hop's answer):"
+                );
                 println!();
-                println!("| dataset | rounds N / candidates K / retriever | gold passages in the final context (mean per question) | pooled | mean / max context chunks | stops: nothing proposed / found / selected / rounds | questions |");
+                println!(
+                    "| dataset | rounds N / candidates K / retriever | gold passages in the final context (mean per question) | pooled | mean / max context chunks | stops: nothing proposed / found / selected / rounds | questions |"
+                );
                 println!("|---|---|---|---|---|---|---|");
                 for d in &decomposition {
                     println!(

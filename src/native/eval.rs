@@ -6,12 +6,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::config::{Bm25Idf, Config};
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
 use crate::error::Result;
 use crate::ports::{FixedClock, MemoryStore, NoProgress, Store};
 use crate::types::{DocumentInput, Format, SearchMode};
-use crate::config::{Bm25Idf, Config};
 
 /// A question set over a passage pool.
 #[derive(Debug, Clone)]
@@ -91,7 +91,13 @@ impl EvalSet {
         self.passages
             .iter()
             .enumerate()
-            .map(|(i, (t, x))| DocumentInput { id: i.to_string(), title: Some(t.clone()), text: x.clone(), format: Format::Text, url: None })
+            .map(|(i, (t, x))| DocumentInput {
+                id: i.to_string(),
+                title: Some(t.clone()),
+                text: x.clone(),
+                format: Format::Text,
+                url: None,
+            })
             .collect()
     }
 }
@@ -155,8 +161,11 @@ pub async fn evaluate_both<E: Embedder>(set: &EvalSet, eng: &mut Engine<MemorySt
 pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>) -> Result<Engine<MemoryStore, E>> {
     let store = MemoryStore::new();
     if let Some(bytes) = cache.and_then(|p| std::fs::read(p).ok()) {
-        let c: crate::ports::Contents = serde_json::from_slice(&bytes)
-            .map_err(|e| crate::error::StoreError::Corrupt { collection: "*".into(), key: "eval cache".into(), reason: e.to_string() })?;
+        let c: crate::ports::Contents = serde_json::from_slice(&bytes).map_err(|e| crate::error::StoreError::Corrupt {
+            collection: "*".into(),
+            key: "eval cache".into(),
+            reason: e.to_string(),
+        })?;
         store.commit(c.into_ops()).await?;
         let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
         eng.maintain_all(false).await?;
@@ -300,7 +309,8 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
         if std::env::var_os("WEBRAG_EVAL_DEBUG").is_some() && hit < gold.len() {
             eprintln!("Q: {q}\n  stop {:?}; gold {gold:?}; context {docs:?}", t.stop);
             for r in &t.rounds {
-                let cands: Vec<String> = r.candidates.iter().map(|c| eng.chunk(&c.chunk_id).map_or("?", |c| c.doc_id.as_str()).to_string()).collect();
+                let cands: Vec<String> =
+                    r.candidates.iter().map(|c| eng.chunk(&c.chunk_id).map_or("?", |c| c.doc_id.as_str()).to_string()).collect();
                 eprintln!("  {:?} -> [{}] selected {:?}", r.proposals, cands.join(", "), r.selected);
             }
         }
@@ -385,7 +395,11 @@ pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<
             }
         }
     }
-    let names = ["dense f32, exact scan".to_string(), "dense int8 (snapshot), exact scan".to_string(), format!("dense int8 IVF ({lists} lists, nprobe {})", p.nprobe)];
+    let names = [
+        "dense f32, exact scan".to_string(),
+        "dense int8 (snapshot), exact scan".to_string(),
+        format!("dense int8 IVF ({lists} lists, nprobe {})", p.nprobe),
+    ];
     Ok(names
         .into_iter()
         .enumerate()

@@ -51,7 +51,8 @@ impl HttpTransport for UreqTransport {
             other => TransportError::Network(other.to_string()),
         })?;
         let status = resp.status().as_u16();
-        let headers = resp.headers().iter().map(|(k, v)| (k.as_str().to_ascii_lowercase(), v.to_str().unwrap_or_default().to_string())).collect();
+        let headers =
+            resp.headers().iter().map(|(k, v)| (k.as_str().to_ascii_lowercase(), v.to_str().unwrap_or_default().to_string())).collect();
         Ok((status, headers, UreqBody(Box::new(resp.into_body().into_reader()))))
     }
 

@@ -5,11 +5,11 @@ pub mod bench_embed;
 pub mod bench_graph;
 pub mod cli;
 pub mod eval;
+mod file_store;
 pub mod http;
 pub mod oracle;
-pub mod site;
 mod rng;
-mod file_store;
+pub mod site;
 
 use std::path::{Path, PathBuf};
 

@@ -62,7 +62,16 @@ pub struct SnapshotParams {
 
 impl Default for SnapshotParams {
     fn default() -> Self {
-        SnapshotParams { term_shard_bytes: 24 * 1024, fragment_size: 16, excerpt_chars: 280, list_size: 128, nprobe: 3, kmeans_iterations: 8, vectors: true, graph: true }
+        SnapshotParams {
+            term_shard_bytes: 24 * 1024,
+            fragment_size: 16,
+            excerpt_chars: 280,
+            list_size: 128,
+            nprobe: 3,
+            kmeans_iterations: 8,
+            vectors: true,
+            graph: true,
+        }
     }
 }
 
@@ -391,9 +400,11 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
     let mut vecs: Vec<Vec<f32>> = Vec::new();
     if p.vectors {
         for (i, (_, _, c)) in chunks.iter().enumerate() {
-            let v = eng
-                .chunk_vector(&c.id)
-                .ok_or_else(|| StoreError::Corrupt { collection: "vectors".into(), key: c.id.clone(), reason: "a chunk has no vector".into() })?;
+            let v = eng.chunk_vector(&c.id).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: c.id.clone(),
+                reason: "a chunk has no vector".into(),
+            })?;
             vecs.push(v.to_vec());
             row_chunk.push(i as u32);
         }
@@ -466,7 +477,8 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
         "graph": graph,
     });
-    let mbytes = serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
+    let mbytes =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
     snap.files.insert("manifest.json".into(), mbytes);
     let summary = SnapshotSummary {
         documents: docs.len(),

@@ -14,7 +14,21 @@ pub fn is_cjk(c: char) -> bool {
 /// ASCII). The underscore is kept (`snake_case` is one term).
 fn is_mid_punct(c: char) -> bool {
     (c.is_ascii_punctuation() && c != '_')
-        || matches!(c, '\u{00B7}' | '\u{0387}' | '\u{05F3}' | '\u{05F4}' | '\u{2018}' | '\u{2019}' | '\u{2024}' | '\u{2027}' | '\u{FE50}' | '\u{FE52}' | '\u{FE54}' | '\u{FE55}')
+        || matches!(
+            c,
+            '\u{00B7}'
+                | '\u{0387}'
+                | '\u{05F3}'
+                | '\u{05F4}'
+                | '\u{2018}'
+                | '\u{2019}'
+                | '\u{2024}'
+                | '\u{2027}'
+                | '\u{FE50}'
+                | '\u{FE52}'
+                | '\u{FE54}'
+                | '\u{FE55}'
+        )
 }
 
 /// Splits `text` into index terms, in order (positions matter for phrase queries).

@@ -50,11 +50,7 @@ fn prefix(title: &str, path: &[String], counter: &dyn TokenCounter, max_prefix: 
     }
     let p = parts.join(" > ");
     let offs = counter.token_offsets(&p);
-    if offs.len() <= max_prefix {
-        p
-    } else {
-        p[..offs[max_prefix].0].trim_end().to_string()
-    }
+    if offs.len() <= max_prefix { p } else { p[..offs[max_prefix].0].trim_end().to_string() }
 }
 
 /// Splits `blocks` into chunks of at most `max_tokens` word pieces (embedded input, special

@@ -115,9 +115,7 @@ fn parse_markdown(text: &str) -> Parsed {
                 cur.clear();
                 in_code = false;
             }
-            Event::End(
-                TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::BlockQuote(_),
-            ) => {
+            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::BlockQuote(_)) => {
                 push_block(&mut out.blocks, &headings, &cur, false);
                 cur.clear();
             }
@@ -160,8 +158,32 @@ fn level_num(l: HeadingLevel) -> u8 {
 const SKIP: &[&str] = &["script", "style", "noscript", "template", "svg", "nav", "footer", "head", "iframe", "object"];
 /// Elements that end a block of text.
 const BLOCK: &[&str] = &[
-    "p", "div", "li", "td", "th", "tr", "pre", "blockquote", "section", "article", "main", "br", "dt", "dd",
-    "ul", "ol", "table", "aside", "header", "figure", "figcaption", "hr", "body", "form", "details", "summary",
+    "p",
+    "div",
+    "li",
+    "td",
+    "th",
+    "tr",
+    "pre",
+    "blockquote",
+    "section",
+    "article",
+    "main",
+    "br",
+    "dt",
+    "dd",
+    "ul",
+    "ol",
+    "table",
+    "aside",
+    "header",
+    "figure",
+    "figcaption",
+    "hr",
+    "body",
+    "form",
+    "details",
+    "summary",
 ];
 
 fn parse_html(text: &str) -> Parsed {

@@ -27,11 +27,7 @@ pub struct IdbStore {
 
 fn backend(e: impl std::fmt::Debug) -> StoreError {
     let s = format!("{e:?}");
-    if s.contains("QuotaExceeded") {
-        StoreError::QuotaExceeded
-    } else {
-        StoreError::Backend { reason: s }
-    }
+    if s.contains("QuotaExceeded") { StoreError::QuotaExceeded } else { StoreError::Backend { reason: s } }
 }
 
 fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, StoreError> {
@@ -143,7 +139,9 @@ impl IdbStore {
     fn db(&self) -> Result<std::cell::Ref<'_, Database>, StoreError> {
         let b = self.db.borrow();
         if b.is_none() {
-            return Err(StoreError::Backend { reason: format!("database {:?} was closed for a newer version in another tab; reload", self.name) });
+            return Err(StoreError::Backend {
+                reason: format!("database {:?} was closed for a newer version in another tab; reload", self.name),
+            });
         }
         Ok(std::cell::Ref::map(b, |o| o.as_ref().expect("checked")))
     }
@@ -281,4 +279,3 @@ impl Store for IdbStore {
         }
     }
 }
-

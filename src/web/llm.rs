@@ -13,7 +13,9 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::error::LlmError;
 use crate::llm::openai::OpenAiClient;
-use crate::llm::{Cancel, ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError, WithCancel};
+use crate::llm::{
+    Cancel, ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError, WithCancel,
+};
 
 #[wasm_bindgen]
 extern "C" {
@@ -57,7 +59,10 @@ impl HttpBody for FetchBody {
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
             return Ok(None);
         }
-        let value: Uint8Array = Reflect::get(&chunk, &"value".into()).ok().and_then(|v| v.dyn_into().ok()).ok_or_else(|| TransportError::Network("stream chunk is not bytes".into()))?;
+        let value: Uint8Array = Reflect::get(&chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into().ok())
+            .ok_or_else(|| TransportError::Network("stream chunk is not bytes".into()))?;
         Ok(Some(value.to_vec()))
     }
 }
@@ -115,7 +120,8 @@ impl HttpTransport for FetchTransport {
 pub struct JsCallbackModel(pub js_sys::Function);
 
 fn callback_error(e: JsValue) -> LlmError {
-    let reason = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"));
+    let reason =
+        Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"));
     LlmError::Callback { reason }
 }
 
@@ -130,7 +136,10 @@ impl LanguageModel for JsCallbackModel {
         let o = js_sys::Object::new();
         let _ = Reflect::set(&o, &"step".into(), &opts.step.as_str().into());
         let it = self.0.call2(&JsValue::NULL, &msgs, &o).map_err(callback_error)?;
-        let next: js_sys::Function = Reflect::get(&it, &"next".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(|| LlmError::Callback { reason: "not an iterator".into() })?;
+        let next: js_sys::Function = Reflect::get(&it, &"next".into())
+            .ok()
+            .and_then(|f| f.dyn_into().ok())
+            .ok_or_else(|| LlmError::Callback { reason: "not an iterator".into() })?;
         let mut text = String::new();
         loop {
             let p: Promise = next.call0(&it).map_err(callback_error)?.dyn_into().map_err(callback_error)?;
@@ -138,7 +147,10 @@ impl LanguageModel for JsCallbackModel {
             if Reflect::get(&r, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
                 return Ok(text);
             }
-            let piece = Reflect::get(&r, &"value".into()).ok().and_then(|v| v.as_string()).ok_or_else(|| LlmError::Callback { reason: "the model produced something other than text".into() })?;
+            let piece = Reflect::get(&r, &"value".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .ok_or_else(|| LlmError::Callback { reason: "the model produced something other than text".into() })?;
             text.push_str(&piece);
             on_token(&piece);
         }
@@ -185,14 +197,18 @@ impl LanguageModel for PageModel {
         match self {
             PageModel::Http(m) => m.chat(messages, opts).await,
             PageModel::Js(m) => m.chat(messages, opts).await,
-            PageModel::None => Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() }),
+            PageModel::None => {
+                Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() })
+            }
         }
     }
     async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
         match self {
             PageModel::Http(m) => m.chat_stream(messages, opts, on_token).await,
             PageModel::Js(m) => m.chat_stream(messages, opts, on_token).await,
-            PageModel::None => Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() }),
+            PageModel::None => {
+                Err(LlmError::NotConfigured { reason: "no llm given (an endpoint {baseUrl, model} or a model function)".into() })
+            }
         }
     }
 }

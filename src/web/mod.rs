@@ -147,7 +147,16 @@ pub fn analyze_terms(text: &str) -> Vec<String> {
 /// `[row, score, row, score…]` (the static-site loader's JavaScript PGR is checked against this).
 #[wasm_bindgen(js_name = pgrRows)]
 #[allow(clippy::too_many_arguments)]
-pub fn pgr_rows(paths: Vec<u32>, lens: Vec<u32>, sims: Vec<f32>, kps: usize, support: f32, continue_threshold: f32, anchors: usize, top_rows: usize) -> Vec<f32> {
+pub fn pgr_rows(
+    paths: Vec<u32>,
+    lens: Vec<u32>,
+    sims: Vec<f32>,
+    kps: usize,
+    support: f32,
+    continue_threshold: f32,
+    anchors: usize,
+    top_rows: usize,
+) -> Vec<f32> {
     let mut rows = Vec::with_capacity(lens.len());
     let mut at = 0usize;
     for &l in &lens {
@@ -209,7 +218,8 @@ impl WebRagCore {
         device: Option<String>,
         on_event: Option<Function>,
     ) -> Result<WebRagCore, JsValue> {
-        let preference: DevicePreference = device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
+        let preference: DevicePreference =
+            device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let config: Config = if options.is_undefined() || options.is_null() {
             Config::default()
         } else {
@@ -337,7 +347,8 @@ impl WebRagCore {
             let client = model?;
             let t0 = js_sys::Date::now();
             let msgs = [crate::llm::ChatMessage::user("Reply with the single word OK.")];
-            let reply = client.chat(&msgs, &crate::llm::ChatOptions { max_tokens: Some(8), ..crate::llm::ChatOptions::step("test") }).await?;
+            let reply =
+                client.chat(&msgs, &crate::llm::ChatOptions { max_tokens: Some(8), ..crate::llm::ChatOptions::step("test") }).await?;
             Ok(Pong { reply, ms: js_sys::Date::now() - t0 })
         })
     }
@@ -368,7 +379,10 @@ impl WebRagCore {
             };
             let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
             let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
-            let web = opts.web_search.clone().map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
+            let web = opts
+                .web_search
+                .clone()
+                .map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
             crate::ask::pipeline::run(&client, &mut *eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
         })
     }
@@ -412,8 +426,11 @@ impl WebRagCore {
         let inner = self.inner.clone();
         let (cancel, guard) = cancel_token(&options);
         let model = llm::PageModel::cancellable(llm, cancel);
-        let opts: Result<EnrichOptions, _> =
-            if options.is_undefined() || options.is_null() { Ok(EnrichOptions { atomize: None, mind_maps: None }) } else { serde_wasm_bindgen::from_value(options) };
+        let opts: Result<EnrichOptions, _> = if options.is_undefined() || options.is_null() {
+            Ok(EnrichOptions { atomize: None, mind_maps: None })
+        } else {
+            serde_wasm_bindgen::from_value(options)
+        };
         run(async move {
             let _guard = guard;
             let client = model?;
@@ -431,7 +448,8 @@ impl WebRagCore {
                 out.atomize = Some(crate::ask::ingest::atomize(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
             }
             if let Some(p) = mp {
-                out.mind_maps = Some(crate::ask::ingest::build_mind_maps(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
+                out.mind_maps =
+                    Some(crate::ask::ingest::build_mind_maps(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
             }
             Ok(out)
         })
@@ -463,7 +481,11 @@ impl WebRagCore {
                         .collect();
                     Ok(crate::ask::sft_jsonl(&ts))
                 }
-                other => Err(crate::error::InputError::InvalidOption { name: "format".into(), reason: format!("{other:?} is not \"events\" or \"sft\"") }.into()),
+                other => Err(crate::error::InputError::InvalidOption {
+                    name: "format".into(),
+                    reason: format!("{other:?} is not \"events\" or \"sft\""),
+                }
+                .into()),
             }
         })
     }
@@ -567,11 +589,7 @@ impl WebRagCore {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let mut eng = inner.lock().await;
-            let r = if force {
-                eng.maintain_all(true).await.map(|v| to_js(&v))
-            } else {
-                eng.maintain(false).await.map(|v| to_js(&v))
-            };
+            let r = if force { eng.maintain_all(true).await.map(|v| to_js(&v)) } else { eng.maintain(false).await.map(|v| to_js(&v)) };
             match r {
                 Ok(v) => v,
                 Err(e) => Err(js_error(&e)),

@@ -138,7 +138,14 @@ pub async fn fetch_model(spec: &ModelSpec, cb: &Option<Function>) -> Result<Mode
 }
 
 /// Reads a response body chunk by chunk, reporting cumulative bytes.
-async fn read_body(name: &str, url: &str, resp: &web_sys::Response, done: &mut usize, total: usize, cb: &Option<Function>) -> Result<Vec<u8>, Error> {
+async fn read_body(
+    name: &str,
+    url: &str,
+    resp: &web_sys::Response,
+    done: &mut usize,
+    total: usize,
+    cb: &Option<Function>,
+) -> Result<Vec<u8>, Error> {
     let Some(body) = resp.body() else {
         return Ok(Vec::new());
     };
@@ -149,7 +156,8 @@ async fn read_body(name: &str, url: &str, resp: &web_sys::Response, done: &mut u
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
             break;
         }
-        let value: Uint8Array = Reflect::get(&chunk, &"value".into()).map_err(|e| js_err(name, url, e))?.dyn_into().map_err(|e| js_err(name, url, e))?;
+        let value: Uint8Array =
+            Reflect::get(&chunk, &"value".into()).map_err(|e| js_err(name, url, e))?.dyn_into().map_err(|e| js_err(name, url, e))?;
         let at = out.len();
         out.resize(at + value.length() as usize, 0);
         value.copy_to(&mut out[at..]);

@@ -51,13 +51,24 @@ impl LlmServer {
     /// A client of this server: model "scripted", 5 s timeout, no retries.
     #[allow(dead_code)]
     pub fn client(&self) -> webrag::llm::openai::OpenAiClient<webrag::native::http::UreqTransport> {
-        let cfg = webrag::llm::LlmConfig { base_url: self.base_url(), model: "scripted".into(), timeout_ms: 5_000, retries: 0, ..Default::default() };
+        let cfg = webrag::llm::LlmConfig {
+            base_url: self.base_url(),
+            model: "scripted".into(),
+            timeout_ms: 5_000,
+            retries: 0,
+            ..Default::default()
+        };
         webrag::llm::openai::OpenAiClient::new(cfg, webrag::native::http::UreqTransport).expect("a valid configuration")
     }
 
     /// The chat requests received so far.
     pub fn log(&self) -> Vec<Value> {
-        let body = ureq::get(&format!("http://127.0.0.1:{}/__log", self.port)).call().expect("log").into_body().read_to_string().expect("log body");
+        let body = ureq::get(&format!("http://127.0.0.1:{}/__log", self.port))
+            .call()
+            .expect("log")
+            .into_body()
+            .read_to_string()
+            .expect("log body");
         serde_json::from_str::<Value>(&body).expect("log JSON").as_array().cloned().unwrap_or_default()
     }
 }

@@ -11,8 +11,7 @@ pub fn model() -> &'static CpuEmbedder {
     static M: OnceLock<CpuEmbedder> = OnceLock::new();
     M.get_or_init(|| {
         let dir = webrag::native::default_model_dir();
-        webrag::native::load_embedder(&dir)
-            .unwrap_or_else(|e| panic!("model not found in {} ({e}); run ./webrag.sh setup", dir.display()))
+        webrag::native::load_embedder(&dir).unwrap_or_else(|e| panic!("model not found in {} ({e}); run ./webrag.sh setup", dir.display()))
     })
 }
 

@@ -43,10 +43,15 @@ pub const POOL_WGSL: &str = include_str!("pool.wgsl");
 pub fn matmul_f16_wgsl() -> String {
     let decl = "var<storage, read> w: array<f32>;";
     let read = "wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];";
-    assert!(MATMUL_WGSL.matches(decl).count() == 1 && MATMUL_WGSL.matches(read).count() == 1, "matmul.wgsl changed: update matmul_f16_wgsl");
+    assert!(
+        MATMUL_WGSL.matches(decl).count() == 1 && MATMUL_WGSL.matches(read).count() == 1,
+        "matmul.wgsl changed: update matmul_f16_wgsl"
+    );
     format!(
         "enable f16;\n{}",
-        MATMUL_WGSL.replace(decl, "var<storage, read> w: array<f16>;").replace(read, "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);")
+        MATMUL_WGSL
+            .replace(decl, "var<storage, read> w: array<f16>;")
+            .replace(read, "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);")
     )
 }
 
@@ -171,10 +176,8 @@ impl Gpu {
         let flag = lost.clone();
         device.on_uncaptured_error(Arc::new(move |_e: wgpu::Error| flag.store(true, Ordering::SeqCst)));
         let pipeline = |label: &str, src: &str| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(src.into()),
-            });
+            let module = device
+                .create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: None,
@@ -252,7 +255,14 @@ impl Gpu {
     }
 
     /// One dispatch (one-shot bind group), then `out`'s first `len` floats read back.
-    async fn run(&self, pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer], groups: (u32, u32, u32), out: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+    async fn run(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[&wgpu::Buffer],
+        groups: (u32, u32, u32),
+        out: &wgpu::Buffer,
+        len: usize,
+    ) -> Result<Vec<f32>, GpuError> {
         let entries: Vec<wgpu::BindGroupEntry> =
             buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
         let bind = self.bind_group(pipeline, &entries);
@@ -267,7 +277,12 @@ impl Gpu {
     /// A buffer without contents (counted).
     fn scratch(&self, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
         self.counters.buffers.fetch_add(1, Ordering::Relaxed);
-        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("scratch"), size: bytes.max(4).next_multiple_of(4), usage, mapped_at_creation: false })
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("scratch"),
+            size: bytes.max(4).next_multiple_of(4),
+            usage,
+            mapped_at_creation: false,
+        })
     }
 
     /// A bind group for `pipeline`'s group 0 (counted).
@@ -305,7 +320,8 @@ impl Gpu {
         let w = w.as_slice();
         assert!(a.len() == m * k && bias.len() == n, "matmul: shapes");
         let params = self.uniform(&words(&[m as u32, n as u32, k as u32, gelu as u32]));
-        let (ab, wb, bb) = (self.storage("a", &bytes(a), false), self.storage("w", &bytes(w), false), self.storage("bias", &bytes(bias), false));
+        let (ab, wb, bb) =
+            (self.storage("a", &bytes(a), false), self.storage("w", &bytes(w), false), self.storage("bias", &bytes(bias), false));
         let out = self.storage("out", &vec![0u8; m * n * 4], true);
         let groups = ((n as u32).div_ceil(64), (m as u32).div_ceil(64), 1);
         self.run(&self.matmul, &[&params, &ab, &wb, &bb, &out], groups, &out, m * n).await
@@ -328,7 +344,6 @@ impl Gpu {
         self.run(&self.layer_norm, &[&params, &xb, &rb_, &gb, &bb], (rows as u32, 1, 1), &xb, x.len()).await
     }
 }
-
 
 impl Gpu {
     /// `ctx [T, H] = softmax(QKᵀ/√d) V` per sequence and head of a packed batch; `qkv` is
@@ -376,12 +391,24 @@ impl Gpu {
     /// vocabulary read as `[UNK]` = 100).
     ///
     /// Panics when the shapes disagree.
-    pub async fn embed_gather(&self, ids: &[u32], pos: &[u32], word: &[f32], position: &[f32], token_type: &[f32], h: usize) -> Result<Vec<f32>, GpuError> {
+    pub async fn embed_gather(
+        &self,
+        ids: &[u32],
+        pos: &[u32],
+        word: &[f32],
+        position: &[f32],
+        token_type: &[f32],
+        h: usize,
+    ) -> Result<Vec<f32>, GpuError> {
         let t = ids.len();
         assert!(pos.len() == t && word.len() % h == 0 && position.len() % h == 0 && token_type.len() >= h, "embed_gather: shapes");
         let params = self.uniform(&words(&[t as u32, h as u32, (word.len() / h) as u32, 0]));
         let (ib, pb) = (self.storage("ids", &words(ids), false), self.storage("pos", &words(pos), false));
-        let (wb, qb, tb) = (self.storage("word", &bytes(word), false), self.storage("position", &bytes(position), false), self.storage("token_type", &bytes(token_type), false));
+        let (wb, qb, tb) = (
+            self.storage("word", &bytes(word), false),
+            self.storage("position", &bytes(position), false),
+            self.storage("token_type", &bytes(token_type), false),
+        );
         let out = self.storage("x", &vec![0u8; t * h * 4], true);
         self.run(&self.embed, &[&params, &ib, &pb, &wb, &qb, &tb, &out], (((t * h) as u32).div_ceil(256), 1, 1), &out, t * h).await
     }
@@ -400,8 +427,13 @@ async fn web_adapter_name() -> Option<String> {
     let info = get(&adapter, "info")?;
     let text = |k: &str| get(&info, k).and_then(|v| v.as_string()).unwrap_or_default();
     let fallback = get(&info, "isFallbackAdapter").and_then(|v| v.as_bool()).unwrap_or(false);
-    let what = [text("vendor"), text("architecture"), text("description")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-    Some(format!("{} (WebGPU{})", if what.is_empty() { "unnamed adapter".into() } else { what }, if fallback { ", fallback adapter" } else { "" }))
+    let what =
+        [text("vendor"), text("architecture"), text("description")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+    Some(format!(
+        "{} (WebGPU{})",
+        if what.is_empty() { "unnamed adapter".into() } else { what },
+        if fallback { ", fallback adapter" } else { "" }
+    ))
 }
 
 /// Records one compute pass with one dispatch.
@@ -410,7 +442,13 @@ fn dispatch(enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bi
 }
 
 /// [`dispatch`], writing timestamps `2i` and `2i + 1` of `ts = (set, i)` around the pass.
-fn dispatch_timed(enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, groups: (u32, u32, u32), ts: Option<(&wgpu::QuerySet, u32)>) {
+fn dispatch_timed(
+    enc: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    groups: (u32, u32, u32),
+    ts: Option<(&wgpu::QuerySet, u32)>,
+) {
     let timestamp_writes = ts.map(|(query_set, i)| wgpu::ComputePassTimestampWrites {
         query_set,
         beginning_of_pass_write_index: Some(2 * i),
@@ -648,7 +686,11 @@ impl GpuBert {
         }
         let refs: Vec<&[u32]> = seqs.iter().map(|s| s.as_slice()).collect();
         let n = self.dispatches_per_forward() as u32;
-        let set = self.gpu.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("timestamps"), ty: wgpu::QueryType::Timestamp, count: 2 * n });
+        let set = self.gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * n,
+        });
         let t0 = crate::embed::device::now_ms();
         let (_, ticks) = self.forward_with(&refs, Some(&set)).await?;
         let wall_ms = crate::embed::device::now_ms() - t0;
@@ -795,7 +837,9 @@ impl GpuBert {
         };
         let bind = |pipeline: &wgpu::ComputePipeline, s: Slot, bufs: &[&wgpu::Buffer]| {
             let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: slot(s) }];
-            entries.extend(bufs.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() }));
+            entries.extend(
+                bufs.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() }),
+            );
             g.bind_group(pipeline, &entries)
         };
         let mut binds = vec![
