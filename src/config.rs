@@ -2,6 +2,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
+pub use crate::index::bm25::Bm25Idf;
 
 /// Options of an [`crate::Engine`]. All fields have defaults (see [`Config::default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,26 +32,19 @@ pub struct Config {
     pub fusion_depth: usize,
     /// Texts (chunks, then mind-map nodes) embedded per call at ingest. Default 16; range 1..=256.
     pub embed_batch: usize,
-    /// Pseudo-graph and PGR options (DESIGN.md §7).
+    /// Pseudo-graph and PGR options (docs/pseudo-graph.md).
     pub graph: crate::graph::index::GraphParams,
     /// HNSW segments of the vector collections (chunks, topics, facts): `efConstruction`,
     /// `efSearch`, `sealAt`, `seed` ([`crate::index::ann::AnnParams`]).
     pub ann: crate::index::ann::AnnParams,
 }
 
-/// The BM25 idf formula, for `N` live chunks of which `df` hold the term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Bm25Idf {
-    /// `ln(1 + (N − df + 0.5)/(df + 0.5))`, always positive (Lucene; Robertson & Zaragoza 2009
-    /// with the +1 that keeps very common terms from scoring negatively).
-    Plus1,
-    /// `ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `epsilon` × mean idf (the
-    /// classic Okapi form as `rank_bm25.BM25Okapi` computes it; the eval references use it).
-    Okapi,
-}
-
 impl Config {
+    /// The BM25 parameters these options name.
+    pub fn bm25(&self) -> crate::index::bm25::Bm25Params {
+        crate::index::bm25::Bm25Params { k1: self.bm25_k1, b: self.bm25_b, idf: self.bm25_idf, epsilon: self.bm25_epsilon }
+    }
+
     /// Checks every option against its documented range.
     ///
     /// Errors: [`InputError::InvalidOption`] naming the first option out of range.

@@ -15,7 +15,7 @@ use crate::error::{InputError, ModelError, Result, StoreError};
 use crate::graph::index::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
 use crate::graph::mindmap;
 use crate::index::ann::SegmentedIndex;
-use crate::index::bm25::{self, Bm25Index, Bm25Params, contains_phrase, parse_query, term_frequencies};
+use crate::index::bm25::{self, Bm25Index, contains_phrase, parse_query, term_frequencies};
 use crate::index::{Slots, top_k};
 use crate::ports::{Clock, Collection, Op, Progress, Record, SCHEMA_VERSION, Store};
 use crate::retrieve::{rrf, snippet};
@@ -64,7 +64,7 @@ pub struct Engine<S: Store, E: Embedder> {
     graph: PseudoGraph,
     /// `ann` records that failed to load (deleted by the next [`Engine::maintain`]).
     stale_ann: Vec<String>,
-    /// Atomic questions by chunk (a chunk with an entry is atomized; DESIGN.md §5 step 6).
+    /// Atomic questions by chunk (a chunk with an entry is atomized; docs/ask-pipeline.md).
     atoms: HashMap<ChunkId, Vec<String>>,
     /// Slots of the atomic questions, ids `"{chunk_id}?{i}"`.
     qslots: Slots,
@@ -787,7 +787,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic);
         let want_graph = matches!(opts.mode, Graph | HybridGraph);
         let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
-            let scores = self.bm25.score(&q, &Bm25Params::of(&self.config));
+            let scores = self.bm25.score(&q, &self.config.bm25());
             top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
         } else {
             Vec::new()
@@ -1036,7 +1036,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Memory entries whose title has cosine ≥ `tau` with the query embedding `qv`, best first
-    /// (the retrieval trigger, DESIGN.md §8 step 1).
+    /// (the retrieval trigger, docs/ask-pipeline.md).
     pub fn memory_matches(&self, qv: &[f32], tau: f32) -> Vec<(MemoryRecord, f32)> {
         let mut out: Vec<(MemoryRecord, f32)> = self
             .memory
@@ -1064,7 +1064,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.memory.iter().map(|(m, _)| m.clone()).collect()
     }
 
-    /// Saves title–content pairs to the memory knowledge base (DESIGN.md §8 step 7), each title
+    /// Saves title–content pairs to the memory knowledge base (docs/ask-pipeline.md), each title
     /// embedded, in one commit. Returns the new records.
     pub async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
         if entries.is_empty() {

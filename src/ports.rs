@@ -15,7 +15,7 @@ use crate::types::{
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
 pub const SCHEMA_VERSION: u32 = 4;
 
-/// Object stores (collections) of a knowledge base; DESIGN.md §4.
+/// Object stores (collections) of a knowledge base; docs/vector-index.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Collection {
     /// Schema version, model id and dimension, counters.
@@ -323,10 +323,14 @@ impl Progress for NoProgress {
     fn report(&mut self, _event: ProgressEvent) {}
 }
 
-/// Wall clock, milliseconds since the Unix epoch.
+/// The platform's clocks, in milliseconds.
 pub trait Clock {
-    /// Now, in ms.
+    /// Wall clock: ms since the Unix epoch (timestamps that are stored).
     fn now_ms(&self) -> f64;
+    /// Monotonic clock from an arbitrary origin (durations); defaults to the wall clock.
+    fn monotonic_ms(&self) -> f64 {
+        self.now_ms()
+    }
 }
 
 /// `SystemTime` clock (native only: the browser's clock lives in `web`).
@@ -338,6 +342,11 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now_ms(&self) -> f64 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+    }
+    fn monotonic_ms(&self) -> f64 {
+        use std::sync::OnceLock;
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1000.0
     }
 }
 

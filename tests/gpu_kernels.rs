@@ -275,12 +275,14 @@ fn device_embedder_falls_back_to_cpu_on_device_loss() {
     let load = || CpuEmbedder::from_files(webrag::embed::DEFAULT_MODEL_ID, &common::model_files()).expect("model");
     let texts = ["Owls hunt at night.", "The bee dances to show where the flowers are."];
     let cpu = pollster::block_on(common::model().embed(&texts)).expect("cpu");
-    let auto = pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Auto)).expect("auto");
+    let auto =
+        pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Auto, Box::new(webrag::ports::SystemClock))).expect("auto");
     eprintln!("auto: {:?}", auto.info());
     if auto.info().software_adapter {
         assert_eq!(auto.info().path, EmbedPath::Cpu, "auto must not pick a software adapter");
     }
-    let e = pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Gpu)).expect("forced gpu");
+    let e =
+        pollster::block_on(DeviceEmbedder::open(load(), DevicePreference::Gpu, Box::new(webrag::ports::SystemClock))).expect("forced gpu");
     let info = e.info();
     eprintln!("gpu: {info:?}");
     assert_eq!(info.path, EmbedPath::Gpu);

@@ -217,6 +217,7 @@ fn simd_gemm_matches_naive() {
 #[wasm_bindgen_test]
 async fn gpu_embeddings_match_golden_in_browser() {
     let m = model().await;
+    #[allow(clippy::arc_with_non_send_sync)] // wgpu's WebGPU backend is single-threaded
     let gpu = std::sync::Arc::new(webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)"));
     web_sys::console::log_1(
         &format!("webgpu adapter: {} (software: {}, shader-f16: {})", gpu.adapter(), gpu.is_software(), gpu.supports_f16()).into(),
@@ -260,13 +261,13 @@ async fn device_embedder_falls_back_to_cpu_on_device_loss() {
     use webrag::embed::{DeviceEmbedder, DevicePreference, EmbedPath};
     let texts = ["Owls hunt at night.", "The bee dances to show where the flowers are."];
     let cpu = model().await.embed(&texts).await.expect("cpu");
-    let auto = DeviceEmbedder::open(model().await, DevicePreference::Auto).await.expect("auto");
+    let auto = DeviceEmbedder::open(model().await, DevicePreference::Auto, Box::new(webrag::web::platform::JsClock)).await.expect("auto");
     let info = auto.info();
     web_sys::console::log_1(&format!("auto: {info:?}").into());
     if info.software_adapter {
         assert_eq!(info.path, EmbedPath::Cpu, "auto must not pick a software adapter");
     }
-    let e = DeviceEmbedder::open(model().await, DevicePreference::Gpu).await.expect("forced gpu");
+    let e = DeviceEmbedder::open(model().await, DevicePreference::Gpu, Box::new(webrag::web::platform::JsClock)).await.expect("forced gpu");
     assert_eq!(e.info().path, EmbedPath::Gpu);
     assert!(e.info().crossover.is_some(), "crossover measured");
     let events = Rc::new(RefCell::new(Vec::new()));

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::gpu::{Gpu, GpuBert, GpuCounters, KernelTimes};
 use super::{CpuEmbedder, Embedder};
 use crate::error::{GpuError, Result};
+use crate::ports::Clock;
 use crate::text::TokenCounter;
 
 /// Where the user wants embeddings computed.
@@ -93,8 +94,11 @@ pub struct EmbedderInfo {
     pub adapter: Option<String>,
     /// Whether that adapter is a CPU implementation of the API.
     pub software_adapter: bool,
-    /// Why this path, in words.
+    /// Why this path, in one plain sentence (e.g. `no WebGPU adapter: embedding on the CPU (wasm SIMD)`).
     pub reason: String,
+    /// What the platform said when it offered no usable adapter (the raw error), for a
+    /// "details" view; `None` when there is nothing more to say.
+    pub detail: Option<String>,
     /// The start-up measurement, when both paths were available.
     pub crossover: Option<Crossover>,
     /// Storage type of the GPU path's linear weights: `f16` (adapter with `shader-f16`) or `f32`.
@@ -129,24 +133,8 @@ pub struct DeviceEmbedder {
     listener: RefCell<Option<Listener>>,
     /// With [`DevicePreference::Hashing`]: the model id (`…+hashing`).
     hashing: Option<String>,
-}
-
-/// Milliseconds from a monotonic clock (`performance.now()` in the page).
-pub fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        use wasm_bindgen::JsCast;
-        js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-            .ok()
-            .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
-            .map_or_else(js_sys::Date::now, |p| p.now())
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        use std::sync::OnceLock;
-        static START: OnceLock<std::time::Instant> = OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1000.0
-    }
+    /// The platform's clock (calibration and profiling use its monotonic time).
+    clock: Box<dyn Clock>,
 }
 
 /// The probe for the query crossover: a typical short search query.
@@ -154,19 +142,50 @@ const PROBE: &str = "how do I search my notes without a server?";
 
 impl DeviceEmbedder {
     /// The CPU path only (no WebGPU is touched).
-    pub fn cpu_only(cpu: CpuEmbedder, reason: &str) -> Self {
+    pub fn cpu_only(cpu: CpuEmbedder, reason: &str, clock: Box<dyn Clock>) -> Self {
         let info = EmbedderInfo {
             path: EmbedPath::Cpu,
             queries: EmbedPath::Cpu,
             adapter: None,
             software_adapter: false,
             reason: reason.into(),
+            detail: None,
             crossover: None,
             gpu_weights: None,
             dispatches_per_forward: None,
             gpu_objects: None,
         };
-        DeviceEmbedder { cpu, gpu: None, gpu_ok: Cell::new(false), info: RefCell::new(info), listener: RefCell::new(None), hashing: None }
+        DeviceEmbedder {
+            cpu,
+            gpu: None,
+            gpu_ok: Cell::new(false),
+            info: RefCell::new(info),
+            listener: RefCell::new(None),
+            hashing: None,
+            clock,
+        }
+    }
+
+    /// The CPU path because the platform offered no GPU adapter: a plain reason, the platform's
+    /// own words in [`EmbedderInfo::detail`].
+    pub fn no_adapter(cpu: CpuEmbedder, detail: String, clock: Box<dyn Clock>) -> Self {
+        let reason = if cfg!(target_arch = "wasm32") {
+            "no WebGPU adapter: embedding on the CPU (wasm SIMD)"
+        } else {
+            "no GPU adapter: embedding on the CPU"
+        };
+        let me = Self::cpu_only(cpu, reason, clock);
+        me.info.borrow_mut().detail = Some(detail);
+        me
+    }
+
+    /// Replaces the adapter's name in [`EmbedderInfo::adapter`] with the platform's own
+    /// description (the page reads `GPUAdapter.info`, which wgpu's web backend leaves out).
+    pub fn set_adapter_name(&self, name: String) {
+        let mut info = self.info.borrow_mut();
+        if info.adapter.is_some() {
+            info.adapter = Some(name);
+        }
     }
 
     /// Opens the path `preference` asks for (see the module docs), uploads the weights when the
@@ -174,31 +193,35 @@ impl DeviceEmbedder {
     ///
     /// Errors: [`GpuError::Unavailable`] only for [`DevicePreference::Gpu`] with no adapter;
     /// [`GpuError::Failed`] when the forced GPU fails its first forward pass.
-    pub async fn open(cpu: CpuEmbedder, preference: DevicePreference) -> Result<Self> {
+    pub async fn open(cpu: CpuEmbedder, preference: DevicePreference, clock: Box<dyn Clock>) -> Result<Self> {
         if preference == DevicePreference::Cpu {
-            return Ok(Self::cpu_only(cpu, "device: cpu"));
+            return Ok(Self::cpu_only(cpu, "device: cpu", clock));
         }
         if preference == DevicePreference::Hashing {
             let id = format!("{}+hashing", cpu.model_id());
             let mut me =
-                Self::cpu_only(cpu, "device: hashing (benchmarks only: sparse random indexing of word pieces, not the transformer)");
+                Self::cpu_only(cpu, "device: hashing (benchmarks only: sparse random indexing of word pieces, not the transformer)", clock);
             me.hashing = Some(id);
             return Ok(me);
         }
         let gpu = match Gpu::new().await {
             Ok(g) => g,
-            Err(e) if preference == DevicePreference::Auto => return Ok(Self::cpu_only(cpu, &format!("no GPU: {e}"))),
+            Err(e) if preference == DevicePreference::Auto => return Ok(Self::no_adapter(cpu, e.to_string(), clock)),
             Err(e) => return Err(e.into()),
         };
         let (adapter, software) = (gpu.adapter().to_string(), gpu.is_software());
         if software && preference == DevicePreference::Auto {
-            let mut me = Self::cpu_only(cpu, "the only adapter is a software one (slower than the CPU path); device: 'gpu' forces it");
+            let mut me =
+                Self::cpu_only(cpu, "the only adapter is a software one (slower than the CPU path); device: 'gpu' forces it", clock);
             me.info.get_mut().adapter = Some(adapter);
             me.info.get_mut().software_adapter = true;
             return Ok(me);
         }
         // f16 weights (half the memory and weight traffic, cosine ≥ 0.999 to f32) where the adapter
         // has shader-f16 and is real hardware; a forced software adapter keeps exact f32.
+        // Natively `Gpu` is Send + Sync; wgpu's WebGPU backend is single-threaded (not Send), and
+        // the same code serves both.
+        #[allow(clippy::arc_with_non_send_sync)]
         let gpu = Arc::new(gpu);
         let bert = if gpu.supports_f16() && !software { gpu.upload_f16(cpu.bert()) } else { gpu.upload(cpu.bert()) };
         let reason = if software { "device: gpu (software adapter)" } else { "hardware GPU adapter" };
@@ -208,6 +231,7 @@ impl DeviceEmbedder {
             adapter: Some(adapter),
             software_adapter: software,
             reason: reason.into(),
+            detail: None,
             crossover: None,
             gpu_weights: Some(if bert.is_f16() { "f16" } else { "f32" }.into()),
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
@@ -220,6 +244,7 @@ impl DeviceEmbedder {
             info: RefCell::new(info),
             listener: RefCell::new(None),
             hashing: None,
+            clock,
         };
         me.calibrate().await?;
         Ok(me)
@@ -234,13 +259,14 @@ impl DeviceEmbedder {
         // The first GPU pass allocates the workspace and finishes pipeline compilation.
         gpu.embed_ids(&ids).await?;
         self.cpu.embed_ids(&ids);
+        let now = || self.clock.monotonic_ms();
         for _ in 0..3 {
-            let t = now_ms();
+            let t = now();
             std::hint::black_box(self.cpu.embed_ids(&ids));
-            cpu_t.push(now_ms() - t);
-            let t = now_ms();
+            cpu_t.push(now() - t);
+            let t = now();
             std::hint::black_box(gpu.embed_ids(&ids).await?);
-            gpu_t.push(now_ms() - t);
+            gpu_t.push(now() - t);
             // One run decides a 4× gap (a software adapter takes seconds per pass).
             if gpu_t[0] > 4.0 * cpu_t[0] || cpu_t[0] > 4.0 * gpu_t[0] {
                 break;
@@ -269,7 +295,7 @@ impl DeviceEmbedder {
     pub async fn profile(&self, texts: &[&str]) -> Result<Option<KernelTimes>> {
         let Some(gpu) = self.gpu() else { return Ok(None) };
         let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
-        Ok(gpu.profile(&ids).await?)
+        Ok(gpu.profile(&ids, &*self.clock).await?)
     }
 
     /// Calls `f` for every later [`EmbedderEvent`] (replacing any earlier listener).

@@ -1,4 +1,4 @@
-//! A segmented vector collection (DESIGN.md §6–7: "HNSW for sealed segments, exact scan for the
+//! A segmented vector collection (docs/vector-index.md: "HNSW for sealed segments, exact scan for the
 //! fresh buffer"): new vectors go to an exact-scan fresh buffer ([`FlatIndex`]);
 //! [`SegmentedIndex::seal`] turns the buffer into an immutable HNSW segment (instant-distance;
 //! Malkov & Yashunin 2018, `ef_construction` / `ef_search` as in the paper). A removed or
@@ -378,7 +378,11 @@ mod tests {
     use super::*;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        crate::native::XorShift(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1).unit(dim)
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let v: Vec<f32> = (0..dim).map(|_| rng.random::<f32>() - 0.5).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        v.into_iter().map(|x| x / n).collect()
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! BM25 (Robertson & Zaragoza 2009) over analysed chunk text, with the small query syntax of
-//! DESIGN.md §6: `"quoted phrases"`, `-excluded` terms and `term^2` boosts.
+//! docs/vector-index.md: `"quoted phrases"`, `-excluded` terms and `term^2` boosts.
 //!
 //! Score of chunk `d` for query terms `t` with boosts `w_t`:
 //! `Σ w_t · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`, with
 //! `idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))` (always positive; the default), or the Okapi
 //! `ln((N − df + 0.5)/(df + 0.5))` with negative values floored as rank_bm25 does.
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-use crate::config::Bm25Idf;
 use crate::text::analyze;
 
 /// A parsed query.
@@ -77,6 +77,18 @@ pub fn literal_query(q: &str) -> Query {
     Query { terms: analyze(q).into_iter().map(|t| (t, 1.0)).collect(), ..Query::default() }
 }
 
+/// The BM25 idf formula, for `N` live chunks of which `df` hold the term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Bm25Idf {
+    /// `ln(1 + (N − df + 0.5)/(df + 0.5))`, always positive (Lucene; Robertson & Zaragoza 2009
+    /// with the +1 that keeps very common terms from scoring negatively).
+    Plus1,
+    /// `ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `epsilon` × mean idf (the
+    /// classic Okapi form as `rank_bm25.BM25Okapi` computes it; the eval references use it).
+    Okapi,
+}
+
 /// BM25 parameters (see [`crate::config::Config`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
@@ -88,13 +100,6 @@ pub struct Bm25Params {
     pub idf: Bm25Idf,
     /// Floor factor for negative Okapi idf.
     pub epsilon: f32,
-}
-
-impl Bm25Params {
-    /// The parameters `config` names.
-    pub fn of(config: &crate::config::Config) -> Self {
-        Bm25Params { k1: config.bm25_k1, b: config.bm25_b, idf: config.bm25_idf, epsilon: config.bm25_epsilon }
-    }
 }
 
 /// Inverted index: term → postings `(slot, tf)`.

@@ -117,7 +117,7 @@ pub async fn run(model_dir: &Path, shared: &Path, software_sentences: usize) -> 
         bert.dispatches_per_forward(),
         bert.dispatches_per_forward()
     );
-    match bert.profile(&sample[..32.min(n)].to_vec()).await? {
+    match bert.profile(&sample[..32.min(n)], &crate::ports::SystemClock).await? {
         Some(k) => {
             let sum = k.matmul_ms + k.attention_ms + k.layer_norm_ms + k.other_ms;
             println!(

@@ -8,6 +8,7 @@
 pub mod idb_store;
 pub mod llm;
 pub mod model;
+pub mod platform;
 
 use std::rc::Rc;
 
@@ -21,19 +22,10 @@ use crate::config::Config;
 use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, ModelFiles, file_error};
 use crate::engine::{Engine, SearchOptions, decode_utf8};
 use crate::error::Error;
-use crate::ports::Clock;
 use crate::types::{DocumentInput, Format, ProgressEvent};
 use idb_store::IdbStore;
 pub use model::{ModelSpec, fetch_model};
-
-/// `Date.now()`.
-struct JsClock;
-
-impl Clock for JsClock {
-    fn now_ms(&self) -> f64 {
-        js_sys::Date::now()
-    }
-}
+use platform::JsClock;
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -165,7 +157,7 @@ pub fn pgr_rows(
         at = end;
     }
     let t = crate::graph::pgr::Template::from_paths(rows);
-    let n = if kps == 0 { 0 } else { sims.len() / kps };
+    let n = sims.len().checked_div(kps).unwrap_or(0);
     let sim_rows: Vec<&[f32]> = (0..kps).map(|k| &sims[k * n..(k + 1) * n]).collect();
     let p = crate::graph::pgr::PgrParams { support, continue_threshold, anchors, top_rows };
     crate::graph::pgr::pgr(&t, &sim_rows, &p).rows.into_iter().flat_map(|(r, s)| [r as f32, s]).collect()
@@ -244,7 +236,20 @@ impl WebRagCore {
         };
         let cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
-        let embedder = DeviceEmbedder::open(cpu, preference).await.map_err(|e| js_error(&e))?;
+        let embedder = if preference != DevicePreference::Cpu && preference != DevicePreference::Hashing && !platform::has_webgpu() {
+            let detail = "this browser exposes no WebGPU (navigator.gpu)";
+            if preference == DevicePreference::Gpu {
+                return Err(js_error(&crate::error::GpuError::Unavailable { reason: detail.into() }.into()));
+            }
+            DeviceEmbedder::no_adapter(cpu, detail.into(), Box::new(JsClock))
+        } else {
+            DeviceEmbedder::open(cpu, preference, Box::new(JsClock)).await.map_err(|e| js_error(&e))?
+        };
+        if embedder.info().adapter.is_some()
+            && let Some(name) = platform::adapter_name().await
+        {
+            embedder.set_adapter_name(name);
+        }
         if let Some(f) = on_event {
             embedder.on_event(move |ev| {
                 if let Ok(v) = to_js(ev) {
@@ -353,7 +358,7 @@ impl WebRagCore {
         })
     }
 
-    /// The ask pipeline ([`crate::ask::pipeline::run`]; DESIGN.md §8): `llm` as for
+    /// The ask pipeline ([`crate::ask::pipeline::run`]; docs/ask-pipeline.md): `llm` as for
     /// [`WebRagCore::decompose`]; `options` a partial `PipelineParams` (`{preset?: "ask" |
     /// "search", steps?: {trigger?, rewrite?, route?, keyPoints?, decompose?, verify?, filter?,
     /// answer?, memory?}, tau?, theta?, ..., decompose?: {...}, answer?: {minConfidence?},

@@ -135,15 +135,6 @@ impl Gpu {
     ///
     /// Errors: [`GpuError::Unavailable`] when there is no adapter or device.
     pub async fn new() -> Result<Self, GpuError> {
-        // Browsers without WebGPU (no `navigator.gpu`, or an insecure context): say so plainly.
-        #[cfg(target_arch = "wasm32")]
-        {
-            let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok();
-            let has = nav.and_then(|n| js_sys::Reflect::get(&n, &"gpu".into()).ok()).is_some_and(|g| !g.is_undefined() && !g.is_null());
-            if !has {
-                return Err(GpuError::Unavailable { reason: "this browser exposes no WebGPU (navigator.gpu)".into() });
-            }
-        }
         let instance = wgpu::Instance::default();
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions::default())
@@ -151,8 +142,6 @@ impl Gpu {
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let info = adapter.get_info();
         let name = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
-        #[cfg(target_arch = "wasm32")]
-        let name = web_adapter_name().await.unwrap_or(name);
         // A CPU implementation of the API (lavapipe, SwiftShader when the browser flags it as a
         // fallback adapter) is correct but slower than the CPU path.
         let software = info.device_type == wgpu::DeviceType::Cpu;
@@ -332,7 +321,7 @@ impl Gpu {
     /// Panics when a slice does not match its shape.
     pub async fn layer_norm(&self, x: &[f32], res: Option<&[f32]>, gamma: &[f32], beta: &[f32], eps: f32) -> Result<Vec<f32>, GpuError> {
         let h = gamma.len();
-        assert!(h > 0 && x.len() % h == 0 && beta.len() == h && res.is_none_or(|r| r.len() == x.len()), "layer_norm: shapes");
+        assert!(h > 0 && x.len().is_multiple_of(h) && beta.len() == h && res.is_none_or(|r| r.len() == x.len()), "layer_norm: shapes");
         let rows = x.len() / h;
         let mut p = words(&[rows as u32, h as u32]);
         p.extend(eps.to_le_bytes());
@@ -352,7 +341,7 @@ impl Gpu {
     /// Panics when the shapes disagree or `H / heads` exceeds 128.
     pub async fn attention(&self, qkv: &[f32], lens: &[usize], hidden: usize, heads: usize) -> Result<Vec<f32>, GpuError> {
         let t: usize = lens.iter().sum();
-        assert!(qkv.len() == t * 3 * hidden && heads > 0 && hidden % heads == 0 && hidden / heads <= 128, "attention: shapes");
+        assert!(qkv.len() == t * 3 * hidden && heads > 0 && hidden.is_multiple_of(heads) && hidden / heads <= 128, "attention: shapes");
         let mut span = Vec::with_capacity(2 * t);
         let mut start = 0u32;
         for &len in lens {
@@ -401,7 +390,10 @@ impl Gpu {
         h: usize,
     ) -> Result<Vec<f32>, GpuError> {
         let t = ids.len();
-        assert!(pos.len() == t && word.len() % h == 0 && position.len() % h == 0 && token_type.len() >= h, "embed_gather: shapes");
+        assert!(
+            pos.len() == t && word.len().is_multiple_of(h) && position.len().is_multiple_of(h) && token_type.len() >= h,
+            "embed_gather: shapes"
+        );
         let params = self.uniform(&words(&[t as u32, h as u32, (word.len() / h) as u32, 0]));
         let (ib, pb) = (self.storage("ids", &words(ids), false), self.storage("pos", &words(pos), false));
         let (wb, qb, tb) = (
@@ -412,28 +404,6 @@ impl Gpu {
         let out = self.storage("x", &vec![0u8; t * h * 4], true);
         self.run(&self.embed, &[&params, &ib, &pb, &wb, &qb, &tb, &out], (((t * h) as u32).div_ceil(256), 1, 1), &out, t * h).await
     }
-}
-
-/// `vendor architecture (WebGPU[, fallback adapter])` from `GPUAdapter.info` (wgpu's web backend
-/// leaves the adapter name empty). One extra `requestAdapter()`; `None` when anything is missing.
-#[cfg(target_arch = "wasm32")]
-async fn web_adapter_name() -> Option<String> {
-    use js_sys::Reflect;
-    let get = |o: &wasm_bindgen::JsValue, k: &str| Reflect::get(o, &k.into()).ok().filter(|v| !v.is_undefined() && !v.is_null());
-    let gpu = get(&get(&js_sys::global(), "navigator")?, "gpu")?;
-    let request: js_sys::Function = get(&gpu, "requestAdapter")?.into();
-    let promise: js_sys::Promise = request.call0(&gpu).ok()?.into();
-    let adapter = wasm_bindgen_futures::JsFuture::from(promise).await.ok().filter(|a| !a.is_null())?;
-    let info = get(&adapter, "info")?;
-    let text = |k: &str| get(&info, k).and_then(|v| v.as_string()).unwrap_or_default();
-    let fallback = get(&info, "isFallbackAdapter").and_then(|v| v.as_bool()).unwrap_or(false);
-    let what =
-        [text("vendor"), text("architecture"), text("description")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
-    Some(format!(
-        "{} (WebGPU{})",
-        if what.is_empty() { "unnamed adapter".into() } else { what },
-        if fallback { ", fallback adapter" } else { "" }
-    ))
 }
 
 /// Records one compute pass with one dispatch.
@@ -574,7 +544,7 @@ impl Gpu {
         };
         // The largest activation is [tokens, max(3H, I)] floats; keep it within one binding.
         let widest = (3 * c.hidden_size).max(c.intermediate_size) as u64 * 4;
-        let limit = self.device.limits().max_storage_buffer_binding_size as u64;
+        let limit = self.device.limits().max_storage_buffer_binding_size;
         let max_tokens = (limit / widest).clamp(c.max_seq_len() as u64, GpuBert::MAX_BATCH_TOKENS as u64) as u32;
         GpuBert {
             gpu: self.clone(),
@@ -680,7 +650,7 @@ impl GpuBert {
 
     /// GPU time per kernel kind for one forward pass over `seqs` (one packed batch), from
     /// timestamp queries; `None` when the device has no `TIMESTAMP_QUERY`.
-    pub async fn profile(&self, seqs: &[Vec<u32>]) -> Result<Option<KernelTimes>, GpuError> {
+    pub async fn profile(&self, seqs: &[Vec<u32>], clock: &dyn crate::ports::Clock) -> Result<Option<KernelTimes>, GpuError> {
         if !self.gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             return Ok(None);
         }
@@ -691,9 +661,9 @@ impl GpuBert {
             ty: wgpu::QueryType::Timestamp,
             count: 2 * n,
         });
-        let t0 = crate::embed::device::now_ms();
+        let t0 = clock.monotonic_ms();
         let (_, ticks) = self.forward_with(&refs, Some(&set)).await?;
-        let wall_ms = crate::embed::device::now_ms() - t0;
+        let wall_ms = clock.monotonic_ms() - t0;
         let period = self.gpu.queue.get_timestamp_period() as f64;
         let kinds = self.kernel_kinds();
         let mut t = KernelTimes { wall_ms, ..Default::default() };
