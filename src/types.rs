@@ -1,6 +1,6 @@
 //! Plain data shared by every module: documents as given, records as stored, hits as returned.
 //!
-//! Stored records mirror the object stores of DESIGN.md §4 one to one; each has a string `id`
+//! Stored records mirror the object stores of docs/vector-index.md one to one; each has a string `id`
 //! (the IndexedDB key path).
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ pub struct QuestionRecord {
     pub questions: Vec<String>,
 }
 
-/// `memory` record (schema 4): one entry of the memory knowledge base (DESIGN.md §8 steps 1 and
+/// `memory` record (schema 4): one entry of the memory knowledge base (docs/ask-pipeline.md and
 /// 7): knowledge the ask pipeline kept, as a title–content pair with the title's embedding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -165,7 +165,7 @@ impl VectorRecord {
     }
     /// Decodes the f32 values; `None` when the byte length is not a multiple of 4.
     pub fn to_f32(&self) -> Option<Vec<f32>> {
-        if self.data.len() % 4 != 0 {
+        if !self.data.len().is_multiple_of(4) {
             return None;
         }
         Some(self.data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
@@ -211,7 +211,7 @@ pub struct PostingRecord {
     pub terms: Vec<(String, u32)>,
 }
 
-/// Kind of a pseudo-graph node (DESIGN.md §7).
+/// Kind of a pseudo-graph node (docs/pseudo-graph.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
@@ -307,7 +307,7 @@ pub enum SearchMode {
     /// Both, fused with reciprocal-rank fusion.
     #[default]
     Hybrid,
-    /// The pseudo-graph retriever (PGR, DESIGN.md §7) only.
+    /// The pseudo-graph retriever (PGR, docs/pseudo-graph.md) only.
     Graph,
     /// BM25, dense and PGR fused with reciprocal-rank fusion.
     #[serde(rename = "hybrid+graph")]

@@ -1,6 +1,7 @@
 //! Knowledge-aware decomposition (PIKE-RAG Algorithm 1) through the real pipeline and the real
 //! OpenAI-compatible client, against the scripted server over HTTP on 127.0.0.1, on an engine
 //! with the real model: the loop, its trace, the <decompose> export, faults, injection.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::llm_server::LlmServer;

@@ -3,6 +3,7 @@
 //! 127.0.0.1, on engines with the real model: resumable atomizing, FCI verification with
 //! bounded regeneration and the structural fallback, every pipeline step with its trace, the
 //! retrieval trigger, presets, cancellation, and nothing stored lost on faults.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::llm_server::LlmServer;

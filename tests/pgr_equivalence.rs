@@ -37,9 +37,9 @@ fn random_vectors(rng: &mut SmallRng, n: usize, dim: usize, bases: &[Vec<i32>]) 
     let mut v = Vec::with_capacity(n * dim);
     for _ in 0..n {
         let b = &bases[rng.random_range(0..bases.len())];
-        for d in 0..dim {
+        for &base in &b[..dim] {
             let noise = if rng.random_bool(0.3) { rng.random_range(-2..=2) } else { 0 };
-            v.push((b[d] + noise) as f32 / 64.0);
+            v.push((base + noise) as f32 / 64.0);
         }
     }
     v

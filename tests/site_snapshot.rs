@@ -3,6 +3,7 @@
 //! indexed and what is skipped, URLs, the graph files, a changed page touching only its shards,
 //! stale files removed; with `--llm-url` (the scripted OpenAI-compatible server on 127.0.0.1),
 //! the ingest-time LLM stages in the snapshot, and a model error leaving the last snapshot intact.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use std::collections::BTreeMap;

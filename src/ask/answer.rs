@@ -1,4 +1,4 @@
-//! The answer step (DESIGN.md §8 step 6): the model answers from the context chunks only, cites
+//! The answer step (docs/ask-pipeline.md): the model answers from the context chunks only, cites
 //! them as `[S1]`, `[S2]`, ... and ends with a self-assessed `Confidence: high | medium | low`.
 //! The reply is plain text so it can stream token by token; it is then read tolerantly:
 //! citations that name no source are dropped, a missing confidence counts as low, and below the
@@ -123,10 +123,11 @@ pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Confid
     while let Some(i) = rest.find("[S") {
         rest = &rest[i + 2..];
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if let (Ok(n), true) = (digits.parse::<usize>(), rest[digits.len()..].starts_with(']')) {
-            if (1..=n_sources).contains(&n) && !cited.contains(&(n - 1)) {
-                cited.push(n - 1);
-            }
+        if let (Ok(n), true) = (digits.parse::<usize>(), rest[digits.len()..].starts_with(']'))
+            && (1..=n_sources).contains(&n)
+            && !cited.contains(&(n - 1))
+        {
+            cited.push(n - 1);
         }
     }
     (text, cited, confidence)

@@ -1,4 +1,4 @@
-//! Ingest-time LLM stages (DESIGN.md §5 steps 5–6), both optional and resumable; a failure
+//! Ingest-time LLM stages (docs/ask-pipeline.md), both optional and resumable; a failure
 //! never loses a document, which stays searchable without them.
 //!
 //! - **Knowledge atomizing** (PIKE-RAG, arXiv 2501.11551, §4.2.6): for each chunk, the questions
@@ -11,7 +11,7 @@
 //!   between the items and the text, the reference code's thresholds), regenerated a bounded
 //!   number of times on failure (then the chunk's structural facts stand in); the verified items
 //!   then become a JSON mind map `{topic: {route: {route: "fact" | ["fact", ...]}}}` (a list
-//!   at the last level is one fact, DESIGN.md §7), which replaces the document's structural map
+//!   at the last level is one fact, docs/pseudo-graph.md), which replaces the document's structural map
 //!   in the pseudo-graph. Unreadable JSON after the repair attempt keeps the structural map
 //!   (`mindMap: "structural-fallback"`). Committed document by document.
 use std::collections::HashSet;

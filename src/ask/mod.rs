@@ -1,4 +1,4 @@
-//! The ask pipeline (DESIGN.md §8). This module holds **knowledge-aware decomposition**
+//! The ask pipeline (docs/ask-pipeline.md). This module holds **knowledge-aware decomposition**
 //! (PIKE-RAG, arXiv 2501.11551, §4.2.6 Algorithm 1), its traces, the export of decomposition
 //! trajectories as supervised fine-tuning pairs (Algorithm 3), and the cited, streamed
 //! [`answer`] over the context it gathers ([`ask`] runs both).

@@ -1,4 +1,4 @@
-//! The whole ask pipeline (DESIGN.md §8), each step optional and traced:
+//! The whole ask pipeline (docs/ask-pipeline.md), each step optional and traced:
 //!
 //! 1. **trigger** — retrieval trigger over the memory knowledge base (four-module RAG, arXiv
 //!    2407.10670): memory entries whose title has cosine ≥ τ (0.4) with the question; when at
@@ -625,18 +625,15 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         ctx.items.sort_by_key(|c| rank(&c.via));
 
         // Web (routing chose it).
-        if result.route == "web" {
-            if let Some(w) = web {
-                let t0 = clock.now_ms();
-                let rs = w.search(&q, p.max_sources).await?;
-                for (i, r) in rs.iter().enumerate() {
-                    ctx.push(
-                        Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() },
-                        "web",
-                    );
-                }
-                emit(ev("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0), &mut events);
+        if result.route == "web"
+            && let Some(w) = web
+        {
+            let t0 = clock.now_ms();
+            let rs = w.search(&q, p.max_sources).await?;
+            for (i, r) in rs.iter().enumerate() {
+                ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
             }
+            emit(ev("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0), &mut events);
         }
 
         // 6. Verify and supplement.
@@ -731,28 +728,29 @@ sub-queries for what is missing.",
     }
 
     // 9. Memory update.
-    if steps.memory && !from_memory {
-        if let Some(a) = result.answer.as_ref().filter(|a| a.known) {
-            let t0 = clock.now_ms();
-            let mut entries: Vec<(String, String, Vec<String>)> = Vec::new();
-            if let Some(t) = &result.trajectory {
-                let chosen = t.rounds.iter().filter(|r| r.selected.is_some());
-                for (r, c) in chosen.zip(&t.context) {
-                    if let (Some(sq), Some(ans)) = (&r.sub_question, &r.answer) {
-                        if ctx.items.iter().any(|i| &i.source.id == c) {
-                            entries.push((sq.clone(), ans.clone(), vec![c.clone()]));
-                        }
-                    }
+    if steps.memory
+        && !from_memory
+        && let Some(a) = result.answer.as_ref().filter(|a| a.known)
+    {
+        let t0 = clock.now_ms();
+        let mut entries: Vec<(String, String, Vec<String>)> = Vec::new();
+        if let Some(t) = &result.trajectory {
+            let chosen = t.rounds.iter().filter(|r| r.selected.is_some());
+            for (r, c) in chosen.zip(&t.context) {
+                if let (Some(sq), Some(ans)) = (&r.sub_question, &r.answer)
+                    && ctx.items.iter().any(|i| &i.source.id == c)
+                {
+                    entries.push((sq.clone(), ans.clone(), vec![c.clone()]));
                 }
             }
-            entries.push((result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
-            let saved = eng.remember(entries).await?;
-            result.remembered = saved.len();
-            emit(
-                ev("memory", serde_json::json!({}), serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()}), t0),
-                &mut events,
-            );
         }
+        entries.push((result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
+        let saved = eng.remember(entries).await?;
+        result.remembered = saved.len();
+        emit(
+            ev("memory", serde_json::json!({}), serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()}), t0),
+            &mut events,
+        );
     }
 
     if p.keep_trace {
@@ -809,13 +807,13 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         ),
     );
     let mut action = None;
-    if let Some(f) = step::<Feedback, _>(model, "sparse", &m, &|_| Ok(()), &mut raw).await? {
-        if let (false, Some(nq)) = (f.relevant, f.query.filter(|q| !q.trim().is_empty())) {
-            action = f.action;
-            kw = nq;
-            tried.push(kw.clone());
-            hits = eng.search(&kw, &bm25).await.unwrap_or_default();
-        }
+    if let Some(f) = step::<Feedback, _>(model, "sparse", &m, &|_| Ok(()), &mut raw).await?
+        && let (false, Some(nq)) = (f.relevant, f.query.filter(|q| !q.trim().is_empty()))
+    {
+        action = f.action;
+        kw = nq;
+        tried.push(kw.clone());
+        hits = eng.search(&kw, &bm25).await.unwrap_or_default();
     }
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {

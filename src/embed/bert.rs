@@ -58,20 +58,20 @@ impl BertConfig {
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
         let c: BertConfig = serde_json::from_slice(bytes).map_err(|e| ModelError::InvalidConfig { reason: e.to_string() })?;
         let unsupported = |reason: String| -> Result<Self> { Err(ModelError::Unsupported { reason }.into()) };
-        if let Some(t) = &c.model_type {
-            if t != "bert" {
-                return unsupported(format!("model_type {t:?} (only \"bert\" is supported)"));
-            }
+        if let Some(t) = &c.model_type
+            && t != "bert"
+        {
+            return unsupported(format!("model_type {t:?} (only \"bert\" is supported)"));
         }
         if c.hidden_act != "gelu" {
             return unsupported(format!("hidden_act {:?} (only \"gelu\" is supported)", c.hidden_act));
         }
-        if let Some(p) = &c.position_embedding_type {
-            if p != "absolute" {
-                return unsupported(format!("position_embedding_type {p:?}"));
-            }
+        if let Some(p) = &c.position_embedding_type
+            && p != "absolute"
+        {
+            return unsupported(format!("position_embedding_type {p:?}"));
         }
-        if c.num_attention_heads == 0 || c.hidden_size == 0 || c.hidden_size % c.num_attention_heads != 0 {
+        if c.num_attention_heads == 0 || c.hidden_size == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
             return unsupported(format!("hidden_size {} not divisible by num_attention_heads {}", c.hidden_size, c.num_attention_heads));
         }
         if c.num_hidden_layers == 0 || c.intermediate_size == 0 || c.max_position_embeddings < 2 {

@@ -158,10 +158,10 @@ impl FileCheck {
         let bad = |what: &str, expected: String, found: String| -> Result<()> {
             Err(ModelError::Integrity { file: file.into(), what: what.into(), expected, found }.into())
         };
-        if let Some(size) = self.size {
-            if size != bytes.len() as u64 {
-                return bad("size", size.to_string(), bytes.len().to_string());
-            }
+        if let Some(size) = self.size
+            && size != bytes.len() as u64
+        {
+            return bad("size", size.to_string(), bytes.len().to_string());
         }
         if let Some(want) = &self.sha256 {
             use sha2::Digest;

@@ -54,7 +54,7 @@ const P4: f32 = 0.000_155_527_16;
 const P5: f32 = -1.990_423_4e-6;
 const P6: f32 = 1.922_012_8e-8;
 const Q1: f32 = 0.522_916_7;
-const Q2: f32 = 0.120_792_996;
+const Q2: f32 = 0.120_792_99;
 const Q3: f32 = 0.015_549_804;
 const Q4: f32 = 0.001_097_903;
 
@@ -141,7 +141,7 @@ pub fn softmax(row: &mut [f32], scale: f32) {
 pub fn layer_norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     let h = weight.len();
     #[cfg(target_arch = "wasm32")]
-    if h % 4 == 0 {
+    if h.is_multiple_of(4) {
         use core::arch::wasm32::*;
         let n = h as f32;
         let (g, b) = (weight.as_ptr(), bias.as_ptr());

@@ -1,4 +1,4 @@
-//! The live pseudo-graph of a knowledge base (DESIGN.md §7): mind-map nodes with their vectors,
+//! The live pseudo-graph of a knowledge base (docs/pseudo-graph.md): mind-map nodes with their vectors,
 //! super-topics and super-facts (similarity clusters), entity links, and the PGR retriever.
 //!
 //! The stored records (`graph_nodes`, `graph_edges`, node vectors) are the source of truth; the
@@ -30,7 +30,7 @@ pub struct GraphParams {
     /// Build the pseudo-graph at ingest (structural mind maps: one embedding per topic, route and
     /// fact). Default true.
     pub enabled: bool,
-    /// Topics with cosine above this share a super-topic. Default 0.92 (DESIGN.md §7); range 0..=1.
+    /// Topics with cosine above this share a super-topic. Default 0.92 (docs/pseudo-graph.md); range 0..=1.
     pub super_topic_threshold: f32,
     /// Facts with cosine above this share a super-fact. Default 0.98; range 0..=1.
     pub super_fact_threshold: f32,
@@ -151,7 +151,7 @@ pub struct NewMap<'a> {
 }
 
 /// The texts embedded for a mind map's nodes, in pre-order (topic first): topic = title; route =
-/// `title > route > …`; fact = `title > route > …` + newline + fact (DESIGN.md §7).
+/// `title > route > …`; fact = `title > route > …` + newline + fact (docs/pseudo-graph.md).
 pub fn node_inputs(map: &MindMap) -> Vec<String> {
     fn walk(n: &MapNode, prefix: &str, out: &mut Vec<String>) {
         if n.children.is_empty() {
@@ -615,7 +615,7 @@ impl PseudoGraph {
         out
     }
 
-    /// A topic's part of a static-site snapshot (`webrag index --out`, DESIGN.md §10): its
+    /// A topic's part of a static-site snapshot (`webrag index --out`, docs/static-site.md): its
     /// mind-map nodes in pre-order with their vectors, and its neighbours in the candidate walk
     /// of [`PseudoGraph::search`] — super-topic siblings, mentions both ways and shared-entity
     /// links (`p.entity_max_topics`) — each with the nodes **of this topic** that lead there, so
@@ -1142,7 +1142,7 @@ impl PseudoGraph {
         })
     }
 
-    /// PGR retrieval (DESIGN.md §7): key points → candidate topics (seeds by title and by best
+    /// PGR retrieval (docs/pseudo-graph.md): key points → candidate topics (seeds by title and by best
     /// fact, topics named in `query`, then the walk through super-topics and entity links) →
     /// template matrices → anchors, control / path / dyeing / aggregation matrices → the top fact
     /// paths. `kps[0]` (the question) drives the candidate walk; every key point takes part in

@@ -1,4 +1,4 @@
-//! Mind maps: the per-document tree of the pseudo-graph (DESIGN.md §7; PG-RAG §3.2).
+//! Mind maps: the per-document tree of the pseudo-graph (docs/pseudo-graph.md; PG-RAG §3.2).
 //!
 //! A [`MindMap`] is a topic (the document's title) with child nodes; an inner node is a route
 //! (a sub-topic: a heading, or a key of an LLM-made map), a leaf is a fact. A fact path is

@@ -1,4 +1,4 @@
-//! The pseudo-graph (PG-RAG, DESIGN.md §7): per-document mind maps (topic → routes → facts) fused
+//! The pseudo-graph (PG-RAG, docs/pseudo-graph.md): per-document mind maps (topic → routes → facts) fused
 //! across documents, and matrix-based reverse-DFS retrieval over them.
 //!
 //! - [`mindmap`]: the tree type every builder produces, and the structural builder (no LLM).

@@ -1,4 +1,4 @@
-//! Matrix-based reverse DFS (PG-RAG's PGR, DESIGN.md §7 steps 3–6; paper §4.2–4.5).
+//! Matrix-based reverse DFS (PG-RAG's PGR, docs/pseudo-graph.md; paper §4.2–4.5).
 //!
 //! The candidate topics' fact paths are laid out as a **template**: `R` rows (one per fact path,
 //! in DFS order, so the paths under one node are contiguous rows) × `L` columns (depth, topic at
@@ -270,7 +270,7 @@ pub fn node_sims(vectors: &[f32], dim: usize, kps: &[&[f32]]) -> Vec<Vec<f32>> {
     kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::gemm::dot(v, q)).collect()).collect()
 }
 
-/// Node vectors quantised to int8 for the similarity template (DESIGN.md §4: vectors may be
+/// Node vectors quantised to int8 for the similarity template (docs/vector-index.md: vectors may be
 /// stored as int8): `x ≈ q · scale`, one scale per vector. A 384-d dot product of int8 vectors is
 /// exact in i32 and reads a quarter of the bytes of f32, which is what bounds the similarity
 /// step on large templates.

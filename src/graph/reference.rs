@@ -1,4 +1,4 @@
-//! The reference reverse DFS: PGR (DESIGN.md §7) written plainly from its definition, by walking
+//! The reference reverse DFS: PGR (docs/pseudo-graph.md) written plainly from its definition, by walking
 //! the tree with parent and child links and computing each similarity when a node is visited.
 //! It is the oracle for [`super::pgr::pgr`] (property test `tests/pgr_equivalence.rs`) and the
 //! baseline of `webrag bench-graph`; the engine does not use it.

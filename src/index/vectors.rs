@@ -86,7 +86,7 @@ mod tests {
         let mut ix = FlatIndex::new(2);
         ix.insert(5, &[1.0, 0.0]);
         ix.insert(7, &[0.0, 1.0]);
-        ix.insert(9, &[0.7071, 0.7071]);
+        ix.insert(9, &[std::f32::consts::FRAC_1_SQRT_2; 2]);
         assert_eq!(ix.search(&[1.0, 0.0], 2).iter().map(|x| x.0).collect::<Vec<_>>(), vec![5, 9]);
         ix.remove(5);
         assert_eq!(ix.len(), 2);

@@ -1,4 +1,4 @@
-//! Structured output (DESIGN.md §8): models wrap JSON in code fences or prose, or answer in
+//! Structured output (docs/ask-pipeline.md): models wrap JSON in code fences or prose, or answer in
 //! prose. The pipeline takes the **last** top-level JSON object in the reply, checks it against
 //! the shape the step expects (a typed struct plus the step's own checks), and on failure asks
 //! once more with the reason; then it gives a typed [`LlmError::BadOutput`] (or the step uses its

@@ -1,4 +1,4 @@
-//! Language-model access (DESIGN.md §8, "LLM access"): the [`LanguageModel`] port the ask
+//! Language-model access (docs/ask-pipeline.md, "LLM access"): the [`LanguageModel`] port the ask
 //! pipeline talks to, an OpenAI-compatible `/chat/completions` client over a small HTTP port
 //! ([`openai`]), and tolerant reading of structured (JSON) output ([`json`]).
 //!

@@ -136,10 +136,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
         for e in entries {
             collect(&e, out);
         }
-    } else if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
-        if ["md", "markdown", "html", "htm", "txt"].contains(&ext.to_ascii_lowercase().as_str()) {
-            out.push(path.to_path_buf());
-        }
+    } else if let Some(ext) = path.extension().and_then(|e| e.to_str())
+        && ["md", "markdown", "html", "htm", "txt"].contains(&ext.to_ascii_lowercase().as_str())
+    {
+        out.push(path.to_path_buf());
     }
 }
 
@@ -164,7 +164,7 @@ async fn site_snapshot<E: crate::embed::Embedder>(
         eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
     }
     if let Some(cfg) = llm {
-        // Ingest-time LLM stages (DESIGN.md §8): a model error stops here, before anything is
+        // Ingest-time LLM stages (docs/ask-pipeline.md): a model error stops here, before anything is
         // written, so the previous snapshot stays as it was.
         let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
         let a =

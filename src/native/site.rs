@@ -1,4 +1,4 @@
-//! Static-site mode (DESIGN.md §10): crawl a built site (HTML and Markdown), index it with the
+//! Static-site mode (docs/static-site.md): crawl a built site (HTML and Markdown), index it with the
 //! engine, and write a **snapshot** the browser loads piece by piece (`pkg/static.js`):
 //!
 //! - `manifest.json` — the only fixed name: model, counts, BM25 parameters, and the file names
@@ -95,10 +95,10 @@ fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
         }
         if e.is_dir() {
             collect(&e, skip, out);
-        } else if let Some(ext) = e.extension().and_then(|x| x.to_str()) {
-            if ["html", "htm", "md", "markdown"].contains(&ext.to_ascii_lowercase().as_str()) {
-                out.push(e);
-            }
+        } else if let Some(ext) = e.extension().and_then(|x| x.to_str())
+            && ["html", "htm", "md", "markdown"].contains(&ext.to_ascii_lowercase().as_str())
+        {
+            out.push(e);
         }
     }
 }

@@ -27,10 +27,28 @@ pub fn rrf(lists: &[&[u32]], k: f32) -> Vec<(u32, f32)> {
     v
 }
 
+/// English function words that a snippet does not highlight: Lucene's English stop set
+/// (`EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`) plus the interrogatives and auxiliaries that open
+/// questions. Retrieval still scores them (BM25's idf makes them cheap); only highlighting skips
+/// them, unless the query has nothing else.
+const SNIPPET_STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such",
+    "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "what", "which", "who", "whom", "how",
+    "why", "when", "where", "do", "does", "did", "can", "i", "you", "we", "my", "your",
+];
+
+/// Whether snippets leave `term` (an analysed term) unhighlighted.
+pub fn is_stop_word(term: &str) -> bool {
+    SNIPPET_STOP_WORDS.contains(&term)
+}
+
 /// A window of about `width` characters of `text` around the first query-term match, split into
 /// plain and matching parts. Matching is on analysed terms (so `Rust` matches `rust`); a CJK
-/// character matches when it occurs in a query term.
+/// character matches when it occurs in a query term. Stop words ([`is_stop_word`]) are not
+/// highlighted unless the query holds nothing but stop words.
 pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize) -> Vec<SnippetPart> {
+    let content: HashSet<String> = query_terms.iter().filter(|t| !is_stop_word(t)).cloned().collect();
+    let query_terms = if content.is_empty() { query_terms } else { &content };
     let cjk_chars: HashSet<char> = query_terms.iter().flat_map(|t| t.chars()).filter(|c| is_cjk(*c)).collect();
     // Byte ranges of matching words.
     let mut hits: Vec<(usize, usize)> = Vec::new();
@@ -101,5 +119,16 @@ mod tests {
         assert_eq!(hits, vec!["Rust", "语言"]);
         let all: String = parts.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(all, "I like Rust and the 语言 of <b>code</b>.");
+    }
+
+    #[test]
+    fn snippet_skips_stop_words_unless_nothing_else() {
+        let q: HashSet<String> = ["what", "is", "the", "borrow", "checker"].map(String::from).into();
+        let parts = snippet("What is the borrow checker? It is the part that checks.", &q, 200);
+        let hits: Vec<_> = parts.iter().filter(|p| p.hit).map(|p| p.text.as_str()).collect();
+        assert_eq!(hits, vec!["borrow", "checker"]);
+        let only: HashSet<String> = ["the", "who"].map(String::from).into();
+        let parts = snippet("The Who played.", &only, 200);
+        assert_eq!(parts.iter().filter(|p| p.hit).count(), 2, "{parts:?}");
     }
 }

@@ -54,20 +54,20 @@ pub fn analyze(text: &str) -> Vec<String> {
     for (start, word) in text.unicode_word_indices() {
         let mut chars = word.chars();
         let first = chars.next();
-        if let (Some(c), None) = (first, chars.clone().next()) {
-            if is_cjk(c) {
-                if start != run_end && !run.is_empty() {
-                    flush(&mut run, &mut out);
-                }
-                run.push(c);
-                run_end = start + word.len();
-                continue;
+        if let (Some(c), None) = (first, chars.clone().next())
+            && is_cjk(c)
+        {
+            if start != run_end && !run.is_empty() {
+                flush(&mut run, &mut out);
             }
+            run.push(c);
+            run_end = start + word.len();
+            continue;
         }
         if !run.is_empty() {
             flush(&mut run, &mut out);
         }
-        if word.chars().any(|c| is_cjk(c)) {
+        if word.chars().any(is_cjk) {
             // A mixed segment (e.g. katakana run): treat each CJK char as part of a run.
             for (i, c) in word.char_indices() {
                 if is_cjk(c) {

@@ -2,7 +2,7 @@
 //!
 //! Blocks under the same heading path are merged up to a soft target; a chunk never exceeds the
 //! hard bound (`max_tokens`, word pieces including `[CLS]`/`[SEP]` and the heading prefix that is
-//! embedded with it), so every token of every chunk is embedded (DESIGN.md §5). Oversized blocks
+//! embedded with it), so every token of every chunk is embedded (docs/embedding.md). Oversized blocks
 //! are split at sentence boundaries (UAX #29), oversized sentences at word-piece boundaries.
 use unicode_segmentation::UnicodeSegmentation;
 

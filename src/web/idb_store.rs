@@ -126,10 +126,10 @@ impl IdbStore {
         let mut db = db;
         db.on_version_change(move |_| {
             // A newer version is wanted elsewhere: close so we don't block it.
-            if let Some(c) = weak.upgrade() {
-                if let Some(db) = c.borrow_mut().take() {
-                    db.close();
-                }
+            if let Some(c) = weak.upgrade()
+                && let Some(db) = c.borrow_mut().take()
+            {
+                db.close();
             }
         });
         *cell.borrow_mut() = Some(db);

@@ -41,6 +41,27 @@ test('notes render safely and bad uploads get typed errors without losing notes'
   await page.close();
 });
 
+test('the embedding path is one plain sentence, the platform\'s words on demand', { timeout: 600_000 }, async () => {
+  // SwiftShader: a path and why, said plainly; no raw adapter dump.
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-path&empty`);
+  const line = await page.textContent('#path-text');
+  assert.match(line, /^embedding on (CPU \(wasm SIMD\)|GPU \(WebGPU: .*\)) — /);
+  assert.doesNotMatch(line, /compiled in/);
+  await page.close();
+  // No WebGPU at all: the sentence the README promises, wgpu's own error behind "details".
+  const plain = await launch({ webgpu: false });
+  try {
+    const p = await plain.ctx.newPage();
+    await openDemo(p, `${server.url}/www/?kb=e2e-path&empty`);
+    assert.equal(await p.textContent('#path-text'), 'no WebGPU adapter: embedding on the CPU (wasm SIMD)');
+    assert.equal(await p.isHidden('#path-more'), false);
+    assert.ok((await p.textContent('#path-detail')).length > 0);
+  } finally {
+    await plain.close();
+  }
+});
+
 test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= 85', { timeout: 3_000_000 }, async () => {
   const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
   const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));

@@ -20,13 +20,14 @@ export async function startServer(port) {
   return { url: `http://127.0.0.1:${port}`, stop: () => proc.kill() };
 }
 
-export async function launch() {
+/** Headless Chromium with a fresh profile; `webgpu: false` leaves out `--enable-unsafe-webgpu`. */
+export async function launch({ webgpu = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'webrag-e2e-'));
   const ctx = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--enable-unsafe-webgpu'],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', ...(webgpu ? ['--enable-unsafe-webgpu'] : [])],
   });
   return { ctx, close: async () => { await ctx.close(); rmSync(dir, { recursive: true, force: true }); } };
 }

@@ -57,7 +57,7 @@ export interface TraceEvent { step: string; round: number; input: unknown; outpu
 
 /** Pipeline steps; each boolean overrides the preset. */
 export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
-/** Ask-pipeline options (DESIGN.md §8). */
+/** Ask-pipeline options (docs/ask-pipeline.md). */
 export interface AskOptions {
   /** 'ask' (default): every step; 'search': no model call (context only, `answer` null). */ preset?: 'ask' | 'search';
   /** Per-step switches over the preset. */ steps?: PipelineSteps;
@@ -175,7 +175,7 @@ export interface GraphSearch {
   };
 }
 
-/** Pseudo-graph options (DESIGN.md §7). Thresholds are cosines. */
+/** Pseudo-graph options (docs/pseudo-graph.md). Thresholds are cosines. */
 export interface GraphOptions {
   /** Build mind maps at ingest (one embedding per topic, route and fact). Default true. */ enabled?: boolean;
   /** Default 0.92. */ superTopicThreshold?: number;

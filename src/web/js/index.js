@@ -29,6 +29,46 @@ function rehydrate({ name, code, message }) {
  *   await rag.add([{ id: 'a.md', text: '# Hello\n\nworld' }], { onProgress: console.log });
  *   const hits = await rag.search('hello', { k: 5 });
  */
+// Resolves once the worker's module graph has loaded (it posts {ready: true}); false when the
+// script could not be loaded (a bundler that did not emit worker.js beside this file).
+function started(worker) {
+  return new Promise((resolve) => {
+    const done = (ok) => { worker.removeEventListener('message', onMessage); worker.removeEventListener('error', onError); resolve(ok); };
+    const onMessage = (e) => { if (e.data?.ready) done(true); };
+    const onError = (e) => { e.preventDefault?.(); done(false); };
+    worker.addEventListener('message', onMessage);
+    worker.addEventListener('error', onError);
+  });
+}
+
+async function gunzip(base64) {
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// The worker: `workerUrl` when given; else worker.js and webrag_bg.wasm beside this file, where
+// bundlers that follow `new URL(…, import.meta.url)` put them (Vite, webpack 5, Rollup, Parcel;
+// also no bundler at all); else both from inline.js (esbuild, which does not follow that pattern:
+// it works with no configuration, at the cost of the inlined .wasm in the bundle). Resolves to
+// {worker, wasm}: `wasm` holds the module bytes for an inline worker, else null.
+async function startWorker(workerUrl) {
+  if (workerUrl) return { worker: new Worker(workerUrl, { type: 'module' }), wasm: null };
+  let worker = null;
+  try {
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  } catch { /* no import.meta.url (e.g. an IIFE bundle) */ }
+  if (worker && (await started(worker))) return { worker, wasm: null };
+  worker?.terminate();
+  const { workerSource, wasmGzipBase64 } = await import('./inline.js');
+  const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
+  worker = new Worker(url, { type: 'module' });
+  const ok = await started(worker);
+  URL.revokeObjectURL(url);
+  if (!ok) throw new WebRagError('the webrag worker could not start (a Content-Security-Policy without worker-src blob:?)', 'WORKER_FAILED');
+  return { worker, wasm: await gunzip(wasmGzipBase64) };
+}
+
 /** Cache API cache that holds downloaded model files. */
 export const MODEL_CACHE = 'webrag-models-v1';
 
@@ -117,13 +157,12 @@ export class WebRag {
    * continues on the CPU.
    */
   static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', onEvent } = {}) {
-    const url = workerUrl ?? new URL('./worker.js', import.meta.url);
-    const worker = new Worker(url, { type: 'module' });
+    const { worker, wasm } = await startWorker(workerUrl);
     const rag = new WebRag(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#call('open', { name, model: m, options, device }, onProgress);
+      await rag.#call('open', { name, model: m, options, device, wasm }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -151,7 +190,7 @@ export class WebRag {
   /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
   testLlm(llm) { return this.#withModel(llm, (m) => this.#call('testLlm', { llm: m })); }
   /**
-   * The ask pipeline (DESIGN.md §8): retrieval trigger over the memory knowledge base, Query
+   * The ask pipeline (docs/ask-pipeline.md): retrieval trigger over the memory knowledge base, Query
    * Rewriter+, domain routing, key points into the graph retriever, knowledge-aware
    * decomposition, verify and supplement, knowledge filter, a cited answer streamed to
    * `onToken`, memory update. `options`: `{preset: 'ask' (every step) | 'search' (no model

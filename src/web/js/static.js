@@ -439,7 +439,7 @@ export class StaticSearch {
   }
 
   /**
-   * Graph search (PG-RAG's PGR, DESIGN.md §7) over the snapshot's mind maps: the pages
+   * Graph search (PG-RAG's PGR, docs/pseudo-graph.md) over the snapshot's mind maps: the pages
    * `seedPages` (e.g. those of the first keyword and semantic hits; `seedTopics` of them) are the
    * seed topics; their neighbours (super-topic siblings, mentions, shared entities), ranked by
    * the query's similarity to the seed node that links to them, are taken round-robin up to

@@ -69,7 +69,8 @@ async function handle(id, op, args) {
   const onProgress = (ev) => self.postMessage({ id, progress: ev });
   switch (op) {
     case 'open': {
-      await init({ module_or_path: new URL('./webrag_bg.wasm', import.meta.url) });
+      // Module bytes from the page for an inline worker; else the .wasm beside this file.
+      await init({ module_or_path: args.wasm ?? new URL('./webrag_bg.wasm', import.meta.url) });
       const onEvent = (event) => self.postMessage({ event });
       core = await WebRagCore.open(args.name, args.model, args.options ?? null, onProgress, args.device ?? 'auto', onEvent);
       return await core.stats();
@@ -124,3 +125,6 @@ self.onmessage = (e) => {
     }
   });
 };
+
+// The page waits for this before its first request: the module graph (and so webrag.js) loaded.
+self.postMessage({ ready: true });
