@@ -2,7 +2,7 @@
 # webrag's one entry script. Every subcommand installs what it needs first (idempotent; a second
 # run of `setup` takes seconds).
 #
-#   ./webrag.sh run      build, index the bundled default corpus (the project's docs), serve the demo
+#   ./webrag.sh run      build, index the bundled default corpus (the user docs), serve the demo
 #   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium) + end-to-end tests
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding model
@@ -128,8 +128,11 @@ lint() {
 }
 
 index_default_corpus() {
-  log "index the default corpus (README.md, ARCHITECTURE.md, docs/) natively"
-  cargo run --quiet --bin webrag -- index README.md ARCHITECTURE.md docs --db target/default-kb.json
+  # The user docs, the same list as the demo's www/corpus.json.
+  local corpus; corpus="$(node -e 'console.log(JSON.parse(require("fs").readFileSync("www/corpus.json","utf8")).map((p) => p.replace(/^\.\.\//, "")).join(" "))')"
+  log "index the default corpus (the user docs: $corpus) natively"
+  # shellcheck disable=SC2086
+  cargo run --quiet --bin webrag -- index $corpus --db target/default-kb.json
 }
 
 site_demo() {  # the CRUD news corpus as a static site, its snapshot, and the site-search page

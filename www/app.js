@@ -342,7 +342,7 @@ async function main() {
   demo.rag = rag;
   const stats = await rag.stats();
   if (stats.documents === 0 && !new URLSearchParams(location.search).has('empty')) {
-    status('indexing the default corpus (the project docs)…');
+    status('indexing the default corpus (the user docs)…');
     await loadDefaultCorpus().catch(() => {});
   }
   await refreshDocs();

@@ -203,7 +203,7 @@ export interface ModelUrl { url: string; id?: string; cache?: boolean; files?: {
 export type Device = 'auto' | 'cpu' | 'gpu' | 'hashing';
 /** Which path embeds: batches (`path`) and single queries (`queries`, from the measured crossover). */
 export interface EmbedderInfo {
-  path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string;
+  path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string; detail: string | null;
   /** One short query's latency on each path at start-up, ms (median of 3); null with one path. */
   crossover: { cpuMs: number; gpuMs: number } | null;
   /** GPU path's linear weights: 'f16' (hardware adapter with shader-f16) or 'f32'. */

@@ -10,19 +10,30 @@ const [file, rows = '12'] = process.argv.slice(2);
 const csv = execFileSync('twiggy', ['top', '-n', '1000000', '--format', 'csv', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
 const total = statSync(file).size;
 const byCrate = new Map();
-const items = [];
+const sections = [];
+const functions = [];
 for (const line of csv.split('\n').slice(1)) {
   const m = /^(?:"((?:[^"]|"")*)"|([^,]*)),(\d+),/.exec(line);
   if (!m) continue;
   const name = (m[1] ?? m[2]).replaceAll('""', '"');
   const size = Number(m[3]);
-  items.push([name, size]);
+  // Sections and data segments (names, wasm-bindgen's custom section: stripped by wasm-bindgen
+  // and wasm-opt; .rodata: constant tables, kept) apart from code.
+  if (/^(".*" subsection|custom section |data segment |type\[|import |export |table|elem|memory|global)/.test(name)) {
+    sections.push([name, size]);
+    continue;
+  }
+  functions.push([name, size]);
   const seg = /^[<&\s]*(?:dyn\s+)?([A-Za-z_][A-Za-z0-9_]*)::/.exec(name);
-  const key = seg ? seg[1] : name.startsWith('data[') ? '(data segments)' : name.startsWith('code[') ? '(unnamed code)' : '(other)';
+  const key = seg ? seg[1] : '(unnamed)';
   byCrate.set(key, (byCrate.get(key) ?? 0) + size);
 }
+const code = functions.reduce((a, [, v]) => a + v, 0);
 const pct = (n) => `${((100 * n) / total).toFixed(1)}%`.padStart(6);
-console.log(`largest contributors to ${file} (${total} bytes before wasm-opt), by crate:`);
+console.log(`largest contributors to ${file} (${total} bytes, linked, before wasm-bindgen and wasm-opt):`);
+console.log('  sections and data:');
+for (const [k, v] of sections.sort((a, b) => b[1] - a[1]).slice(0, 4)) console.log(`  ${String(v).padStart(9)} ${pct(v)}  ${k.slice(0, 100)}`);
+console.log(`  code (${code} bytes), by crate:`);
 for (const [k, v] of [...byCrate].sort((a, b) => b[1] - a[1]).slice(0, Number(rows))) console.log(`  ${String(v).padStart(9)} ${pct(v)}  ${k}`);
-console.log('largest items:');
-for (const [k, v] of items.sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${String(v).padStart(9)} ${pct(v)}  ${k.slice(0, 110)}`);
+console.log('  largest functions:');
+for (const [k, v] of functions.sort((a, b) => b[1] - a[1]).slice(0, 6)) console.log(`  ${String(v).padStart(9)} ${pct(v)}  ${k.slice(0, 100)}`);
