@@ -21,6 +21,7 @@ pub mod index;
 pub mod llm;
 pub mod ports;
 pub mod retrieve;
+pub mod snapshot;
 pub mod text;
 pub mod types;
 

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["graph", "retrieve"],
     &["config"],
     &["engine"],
-    &["ask"],
+    &["ask", "snapshot"],
     &["web", "native"],
 ];
 

@@ -6,7 +6,7 @@
 //! For benchmarks only (`device: 'hashing'` in the page, the latency rows of `webrag bench`):
 //! the vectors carry no meaning beyond word overlap. The model id gets a `+hashing` suffix, so a
 //! knowledge base built this way never opens with the real model.
-use super::{CpuEmbedder, Embedder};
+use super::{CpuEmbedder, Embedder, WordPiece};
 use crate::error::Result;
 use crate::text::TokenCounter;
 
@@ -34,16 +34,36 @@ pub fn hashing_vector(ids: &[u32], dim: usize) -> Vec<f32> {
     v
 }
 
+/// The tokenizer a [`HashingEmbedder`] reads: a model's, or one of its own.
+enum Tokens<'a> {
+    Borrowed(&'a WordPiece),
+    Owned(WordPiece),
+}
+
 /// [`hashing_vector`]s through a real model's tokenizer (which also bounds the chunks).
 pub struct HashingEmbedder<'a> {
-    model: &'a CpuEmbedder,
+    tokenizer: Tokens<'a>,
+    dim: usize,
     id: String,
 }
 
 impl<'a> HashingEmbedder<'a> {
     /// Uses `model`'s tokenizer and dimension.
     pub fn new(model: &'a CpuEmbedder) -> Self {
-        HashingEmbedder { model, id: format!("{}+hashing", model.model_id()) }
+        HashingEmbedder { tokenizer: Tokens::Borrowed(model.tokenizer()), dim: model.dim(), id: format!("{}+hashing", model.model_id()) }
+    }
+
+    /// A model's tokenizer alone (no weights): keyword-only static-site snapshots, whose chunks
+    /// the tokenizer bounds; `model_id` and `dim` are the model's.
+    pub fn from_tokenizer(tokenizer: WordPiece, model_id: &str, dim: usize) -> HashingEmbedder<'static> {
+        HashingEmbedder { tokenizer: Tokens::Owned(tokenizer), dim, id: format!("{model_id}+hashing") }
+    }
+
+    fn tokenizer(&self) -> &WordPiece {
+        match &self.tokenizer {
+            Tokens::Borrowed(t) => t,
+            Tokens::Owned(t) => t,
+        }
     }
 }
 
@@ -52,16 +72,16 @@ impl Embedder for HashingEmbedder<'_> {
         &self.id
     }
     fn dim(&self) -> usize {
-        self.model.dim()
+        self.dim
     }
     fn max_tokens(&self) -> usize {
-        self.model.max_tokens()
+        self.tokenizer().max_len()
     }
     fn token_counter(&self) -> &dyn TokenCounter {
-        self.model.token_counter()
+        self.tokenizer()
     }
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        texts.iter().map(|t| Ok(hashing_vector(&self.model.tokenizer().encode(t)?, self.dim()))).collect()
+        texts.iter().map(|t| Ok(hashing_vector(&self.tokenizer().encode(t)?, self.dim))).collect()
     }
 }
 

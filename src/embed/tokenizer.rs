@@ -1,31 +1,188 @@
-//! WordPiece tokenization through the `tokenizers` crate (the same library and `tokenizer.json`
-//! that sentence-transformers uses, so ids match exactly).
-use tokenizers::{Tokenizer, TruncationParams};
+//! BERT WordPiece tokenization of a `tokenizer.json` (the Hugging Face `tokenizers` format that
+//! sentence-transformers ships), for the pipeline BERT models use and nothing else:
+//!
+//! 1. added tokens (`[CLS]`, `[MASK]`, …) are matched in the raw text first (leftmost, longest);
+//! 2. `BertNormalizer`: drop NUL, U+FFFD and control characters, whitespace → space (`clean_text`);
+//!    a space on each side of a CJK ideograph (`handle_chinese_chars`); NFD and no nonspacing marks
+//!    (`strip_accents`, which defaults to `lowercase`); lowercase;
+//! 3. `BertPreTokenizer`: split on whitespace, each punctuation character its own word;
+//! 4. `WordPiece`: greedy longest-match-first with the `##` continuation prefix; a word longer
+//!    than `max_input_chars_per_word` or with no match is one `[UNK]`;
+//! 5. `[CLS] … [SEP]`, truncated to the model's maximum length.
+//!
+//! Devlin et al., *BERT* (NAACL 2019) §3 and Wu et al., *Google's Neural Machine Translation
+//! System* (2016) §4.1 define the scheme; the character classes are those of the `tokenizers`
+//! crate (the same `unicode_categories` tables), and `tests/tokenizer_parity.rs` checks ids and
+//! offsets against that crate on real and adversarial text. The general `tokenizers` reader
+//! links every normalizer and pre-tokenizer it can deserialise, with their regex engines: about
+//! a quarter of the page's `.wasm`, none of it used by a BERT tokenizer.
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use unicode_categories::UnicodeCategories;
+use unicode_normalization_alignments::UnicodeNormalization;
 
 use crate::error::{ModelError, Result};
 use crate::text::TokenCounter;
 
-/// A `tokenizer.json` tokenizer with padding off and truncation at the model's maximum length
-/// (the shipped file says `max_length: 128, padding: Fixed 128`; sentence-transformers uses 256
-/// and no padding).
+/// The parts of `tokenizer.json` a BERT WordPiece tokenizer uses.
+#[derive(Deserialize)]
+struct TokenizerJson {
+    #[serde(default)]
+    added_tokens: Vec<AddedToken>,
+    normalizer: Option<NormalizerJson>,
+    pre_tokenizer: Option<TypeTag>,
+    model: ModelJson,
+}
+
+#[derive(Deserialize)]
+struct AddedToken {
+    id: u32,
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct TypeTag {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct NormalizerJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default = "yes")]
+    clean_text: bool,
+    #[serde(default = "yes")]
+    handle_chinese_chars: bool,
+    #[serde(default)]
+    strip_accents: Option<bool>,
+    #[serde(default = "yes")]
+    lowercase: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+struct ModelJson {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    vocab: HashMap<String, u32>,
+    #[serde(default = "unk")]
+    unk_token: String,
+    #[serde(default = "prefix")]
+    continuing_subword_prefix: String,
+    #[serde(default = "max_chars")]
+    max_input_chars_per_word: usize,
+}
+
+fn unk() -> String {
+    "[UNK]".into()
+}
+fn prefix() -> String {
+    "##".into()
+}
+fn max_chars() -> usize {
+    100
+}
+
+/// `BertNormalizer`'s switches.
+#[derive(Debug, Clone, Copy)]
+struct Normalizer {
+    clean_text: bool,
+    chinese: bool,
+    strip_accents: bool,
+    lowercase: bool,
+}
+
+/// A BERT WordPiece tokenizer with padding off and truncation at the model's maximum length.
 pub struct WordPiece {
-    /// Truncating tokenizer (for embedding).
-    truncating: Tokenizer,
-    /// Non-truncating tokenizer (for counting and chunk bounds).
-    counting: Tokenizer,
+    vocab: HashMap<String, u32>,
+    unk: u32,
+    cls: u32,
+    sep: u32,
+    prefix: String,
+    max_word_chars: usize,
+    normalizer: Normalizer,
+    /// Added tokens, longest first (matched on the raw text).
+    added: Vec<(String, u32)>,
     max_len: usize,
 }
 
+/// A normalized character and the byte range of the original character it came from.
+#[derive(Debug, Clone, Copy)]
+struct Aligned {
+    c: char,
+    start: usize,
+    end: usize,
+}
+
+/// `tokenizers`' BERT character classes.
+fn is_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+}
+
+fn is_chinese_char(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F | 0x2B740..=0x2B81F | 0x2B920..=0x2CEAF
+        | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+fn is_bert_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || c.is_punctuation()
+}
+
 impl WordPiece {
-    /// Parses `tokenizer.json`. `max_len` counts special tokens.
+    /// Parses `tokenizer.json`. `max_len` counts the special tokens.
+    ///
+    /// Errors: [`ModelError::InvalidTokenizer`] for a file that is not JSON, is not a WordPiece
+    /// model with a BERT normalizer and pre-tokenizer, or lacks `[UNK]`, `[CLS]` or `[SEP]`.
     pub fn from_bytes(bytes: &[u8], max_len: usize) -> Result<Self> {
-        let invalid = |e: tokenizers::Error| ModelError::InvalidTokenizer { reason: e.to_string() };
-        let mut counting = Tokenizer::from_bytes(bytes).map_err(invalid)?;
-        counting.with_padding(None);
-        counting.with_truncation(None).map_err(invalid)?;
-        let mut truncating = counting.clone();
-        truncating.with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() })).map_err(invalid)?;
-        Ok(WordPiece { truncating, counting, max_len })
+        let invalid = |reason: String| ModelError::InvalidTokenizer { reason };
+        let json: TokenizerJson = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
+        if json.model.kind.as_deref().is_some_and(|k| k != "WordPiece") {
+            return Err(
+                invalid(format!("model type {:?}: webrag reads BERT WordPiece tokenizers", json.model.kind.unwrap_or_default())).into()
+            );
+        }
+        let normalizer = match &json.normalizer {
+            Some(n) if n.kind == "BertNormalizer" => Normalizer {
+                clean_text: n.clean_text,
+                chinese: n.handle_chinese_chars,
+                strip_accents: n.strip_accents.unwrap_or(n.lowercase),
+                lowercase: n.lowercase,
+            },
+            Some(n) => return Err(invalid(format!("normalizer {:?}: webrag reads BertNormalizer", n.kind)).into()),
+            None => Normalizer { clean_text: false, chinese: false, strip_accents: false, lowercase: false },
+        };
+        if let Some(p) = &json.pre_tokenizer
+            && p.kind != "BertPreTokenizer"
+        {
+            return Err(invalid(format!("pre-tokenizer {:?}: webrag reads BertPreTokenizer", p.kind)).into());
+        }
+        let vocab = json.model.vocab;
+        let id = |t: &str| vocab.get(t).copied().ok_or_else(|| invalid(format!("the vocabulary has no {t}")));
+        let (unk, cls, sep) = (id(&json.model.unk_token)?, id("[CLS]")?, id("[SEP]")?);
+        let mut added: Vec<(String, u32)> =
+            json.added_tokens.into_iter().filter(|t| !t.content.is_empty()).map(|t| (t.content, t.id)).collect();
+        added.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        Ok(WordPiece {
+            vocab,
+            unk,
+            cls,
+            sep,
+            prefix: json.model.continuing_subword_prefix,
+            max_word_chars: json.model.max_input_chars_per_word,
+            normalizer,
+            added,
+            max_len,
+        })
     }
 
     /// Maximum sequence length (special tokens included).
@@ -33,25 +190,140 @@ impl WordPiece {
         self.max_len
     }
 
-    /// Token ids with `[CLS]`/`[SEP]`, truncated to `max_len` (first `max_len - 1` ids, `[SEP]`).
+    /// Token ids with `[CLS]`/`[SEP]`, truncated to `max_len` (`[CLS]`, the first `max_len - 2`
+    /// ids, `[SEP]`).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self.truncating.encode(text, true).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
-        Ok(enc.get_ids().to_vec())
+        let mut ids = Vec::with_capacity(text.len() / 4 + 2);
+        ids.push(self.cls);
+        ids.extend(self.pieces(text).into_iter().take(self.max_len.saturating_sub(2)).map(|(id, _)| id));
+        ids.push(self.sep);
+        Ok(ids)
     }
 
     /// Token strings with special tokens (for debugging and tests).
     pub fn tokens(&self, text: &str) -> Result<Vec<String>> {
-        let enc = self.truncating.encode(text, true).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
-        Ok(enc.get_tokens().to_vec())
+        let by_id: HashMap<u32, &str> =
+            self.vocab.iter().map(|(t, i)| (*i, t.as_str())).chain(self.added.iter().map(|(t, i)| (*i, t.as_str()))).collect();
+        Ok(self.encode(text)?.into_iter().map(|i| by_id.get(&i).copied().unwrap_or("[UNK]").to_string()).collect())
+    }
+
+    /// Every token of `text` (no special tokens added, no truncation) with the byte range of the
+    /// original text it stands for.
+    pub fn pieces(&self, text: &str) -> Vec<(u32, (usize, usize))> {
+        let mut out = Vec::new();
+        let mut rest = 0;
+        while rest < text.len() {
+            // The next added token (leftmost; the longest where several start there).
+            let next = self
+                .added
+                .iter()
+                .filter_map(|(t, id)| text[rest..].find(t.as_str()).map(|at| (rest + at, t.len(), *id)))
+                .min_by_key(|&(at, len, _)| (at, usize::MAX - len));
+            let end = next.map_or(text.len(), |(at, _, _)| at);
+            self.segment(text, rest, end, &mut out);
+            match next {
+                Some((at, len, id)) => {
+                    out.push((id, (at, at + len)));
+                    rest = at + len;
+                }
+                None => rest = text.len(),
+            }
+        }
+        out
+    }
+
+    /// Normalizes, splits and word-pieces `text[from..to]` (no added token inside).
+    fn segment(&self, text: &str, from: usize, to: usize, out: &mut Vec<(u32, (usize, usize))>) {
+        let n = self.normalizer;
+        let mut norm: Vec<Aligned> = Vec::with_capacity(to - from);
+        let mut decomposed = String::new();
+        for (i, c) in text[from..to].char_indices() {
+            let (start, end) = (from + i, from + i + c.len_utf8());
+            if n.clean_text && (c == '\0' || c == '\u{FFFD}' || is_control(c)) {
+                continue;
+            }
+            let c = if n.clean_text && is_whitespace(c) { ' ' } else { c };
+            let pad = n.chinese && is_chinese_char(c);
+            if pad {
+                norm.push(Aligned { c: ' ', start, end });
+            }
+            let mut push = |c: char| {
+                if n.lowercase {
+                    norm.extend(c.to_lowercase().map(|c| Aligned { c, start, end }));
+                } else {
+                    norm.push(Aligned { c, start, end });
+                }
+            };
+            if n.strip_accents {
+                decomposed.clear();
+                decomposed.push(c);
+                for (d, _) in decomposed.nfd().filter(|(d, _)| !d.is_mark_nonspacing()) {
+                    push(d);
+                }
+            } else {
+                push(c);
+            }
+            if pad {
+                norm.push(Aligned { c: ' ', start, end });
+            }
+        }
+        // BertPreTokenizer: whitespace splits (and goes), punctuation is a word of its own.
+        let mut word_start = 0;
+        for i in 0..=norm.len() {
+            let boundary = i == norm.len() || norm[i].c.is_whitespace() || is_bert_punctuation(norm[i].c);
+            if !boundary {
+                continue;
+            }
+            self.word(&norm[word_start..i], out);
+            if i < norm.len() && !norm[i].c.is_whitespace() {
+                self.word(&norm[i..i + 1], out);
+            }
+            word_start = i + 1;
+        }
+    }
+
+    /// WordPiece over one pre-tokenized word.
+    fn word(&self, chars: &[Aligned], out: &mut Vec<(u32, (usize, usize))>) {
+        let (Some(first), Some(last)) = (chars.first(), chars.last()) else { return };
+        let whole = (first.start, last.end);
+        if chars.len() > self.max_word_chars {
+            out.push((self.unk, whole));
+            return;
+        }
+        let word: String = chars.iter().map(|a| a.c).collect();
+        // Byte offset in `word` of each char, and the end.
+        let at: Vec<usize> = word.char_indices().map(|(i, _)| i).chain(std::iter::once(word.len())).collect();
+        let mut found = Vec::new();
+        let mut start = 0; // char index
+        let mut key = String::new();
+        while start < chars.len() {
+            let mut end = chars.len();
+            let mut hit = None;
+            while start < end {
+                key.clear();
+                if start > 0 {
+                    key.push_str(&self.prefix);
+                }
+                key.push_str(&word[at[start]..at[end]]);
+                if let Some(&id) = self.vocab.get(key.as_str()) {
+                    hit = Some(id);
+                    break;
+                }
+                end -= 1;
+            }
+            let Some(id) = hit else {
+                out.push((self.unk, whole));
+                return;
+            };
+            found.push((id, (chars[start].start, chars[end - 1].end)));
+            start = end;
+        }
+        out.extend(found);
     }
 }
 
 impl TokenCounter for WordPiece {
     fn token_offsets(&self, text: &str) -> Vec<(usize, usize)> {
-        match self.counting.encode(text, false) {
-            Ok(enc) => enc.get_offsets().to_vec(),
-            // Counting never fails on valid UTF-8; be conservative if it does.
-            Err(_) => text.char_indices().map(|(i, c)| (i, i + c.len_utf8())).collect(),
-        }
+        self.pieces(text).into_iter().map(|(_, o)| o).collect()
     }
 }

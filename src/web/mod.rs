@@ -9,6 +9,7 @@ pub mod idb_store;
 pub mod llm;
 pub mod model;
 pub mod platform;
+pub mod snapshot;
 
 use std::rc::Rc;
 
@@ -40,11 +41,11 @@ pub fn js_error(e: &Error) -> JsValue {
     err.into()
 }
 
-fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, JsValue> {
+pub(crate) fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
 }
 
-fn option_error(name: &str, e: impl std::fmt::Display) -> JsValue {
+pub(crate) fn option_error(name: &str, e: impl std::fmt::Display) -> JsValue {
     js_error(&crate::error::InputError::InvalidOption { name: name.into(), reason: e.to_string() }.into())
 }
 

@@ -1,0 +1,505 @@
+//! Static-site snapshots (docs/static-site.md, docs/snapshot-format.md): the pages of a built site,
+//! indexed by the engine, as a **snapshot** the browser loads piece by piece (`pkg/static.js`):
+//!
+//! - `manifest.json` — the only fixed name: model, counts, BM25 parameters, and the file names
+//!   of every shard;
+//! - `t/{i}-{hash}.json.gz` — BM25 postings partitioned by term (shard = FNV-1a 32 of the term's
+//!   UTF-8 bytes mod the shard count), each posting `(chunk, w)` with `w` the term's BM25
+//!   tf-part `tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl))` quantized to 0..=255 over 0..k1+1, so a
+//!   query reads only its terms' shards and needs no document lengths;
+//! - `f/{i}-{hash}.json.gz` — fragments: `[title, url, heading path, excerpt]` of
+//!   `fragments.size` consecutive chunks, fetched only for the hits shown;
+//! - `v/c-{hash}.bin.gz` and `v/{i}-{hash}.bin.gz` — the chunk embeddings quantized to int8
+//!   (a scale per vector) and partitioned by k-means (an inverted file, IVF): the centroids, then
+//!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists. When an
+//!   LLM atomized the site (`--llm-url`), the atomic questions' embeddings join the lists under
+//!   their chunk's number (PIKE-RAG's atomic path, a chunk found by its best row);
+//! - `g/{i}-{hash}.bin.gz` — the pseudo-graph: page `i`'s mind map (topic → routes → facts, the
+//!   LLM's when one was given, else the structural one) with int8 node vectors and its
+//!   neighbours, for PGR in the page ([`graph_file`]).
+//!
+//! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`, `g/…`) directory pages
+//! hold the 4-byte name hashes of 256 shards each, so the manifest stays small (it names the
+//! pages) and a query reads one page per 256 shards it touches.
+//!
+//! File names carry the first 8 hex digits of the SHA-256 of their bytes, so an unchanged shard
+//! keeps its name (cache-friendly, `Cache-Control: immutable`), and building an unchanged site
+//! twice gives byte-identical files: everything is ordered (documents by URL, terms sorted),
+//! gzip headers carry no time, and k-means starts from fixed points.
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use sha2::{Digest, Sha256};
+
+use crate::embed::Embedder;
+use crate::engine::Engine;
+use crate::error::{InputError, Result, StoreError};
+use crate::ports::Store;
+use crate::types::{DocumentInput, Format};
+
+/// Snapshot options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SnapshotParams {
+    /// Target uncompressed size of a term shard, bytes (sets the shard count). Default 24 KiB.
+    pub term_shard_bytes: usize,
+    /// Chunks per fragment file. Default 16.
+    pub fragment_size: usize,
+    /// Characters of chunk text kept as the excerpt. Default 280.
+    pub excerpt_chars: usize,
+    /// Vectors per IVF list on average (sets the list count). Default 128.
+    pub list_size: usize,
+    /// Lists a query reads by default (written to the manifest). Default 3.
+    pub nprobe: usize,
+    /// k-means iterations. Default 8.
+    pub kmeans_iterations: usize,
+    /// Write the vector shards (semantic search). Default true.
+    pub vectors: bool,
+    /// Write the graph shards (the pseudo-graph's mind maps, one file per page; needs `vectors`
+    /// and an engine that built the graph). Default true.
+    pub graph: bool,
+}
+
+impl Default for SnapshotParams {
+    fn default() -> Self {
+        SnapshotParams {
+            term_shard_bytes: 24 * 1024,
+            fragment_size: 16,
+            excerpt_chars: 280,
+            list_size: 128,
+            nprobe: 3,
+            kmeans_iterations: 8,
+            vectors: true,
+            graph: true,
+        }
+    }
+}
+
+/// The URL of a page from its `/`-separated path relative to the site root: `a/b/index.html` →
+/// `/a/b/`, `a/page.html` → `/a/page.html`.
+pub fn url_of(rel: &str) -> String {
+    let mut url = format!("/{}", rel.trim_start_matches('/'));
+    if url.ends_with("/index.html") || url.ends_with("/index.htm") {
+        url.truncate(url.rfind('/').unwrap_or(0) + 1);
+    }
+    url
+}
+
+/// Whether a file of a built site is a page (`.html`, `.htm`, `.md`, `.markdown`, any case).
+pub fn is_page(name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(_, ext)| ["html", "htm", "md", "markdown"].contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// A page as a document: its URL (from the `/`-separated relative path) as id and URL; Markdown
+/// by extension, else HTML (title, headings and text; `nav`, `footer`, scripts and elements
+/// marked `data-webrag-ignore` skipped by [`crate::text::parse`]).
+///
+/// Errors: [`InputError::InvalidUtf8`] for a page that is not UTF-8.
+pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
+    let url = url_of(rel);
+    let text = crate::engine::decode_utf8(&url, bytes)?;
+    let lower = url.to_ascii_lowercase();
+    let format = if lower.ends_with(".md") || lower.ends_with(".markdown") { Format::Markdown } else { Format::Html };
+    Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url) })
+}
+
+/// FNV-1a, 32 bits, over the UTF-8 bytes (the term → shard hash; `static.js` computes the same).
+pub fn fnv1a(s: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.as_bytes() {
+        h ^= *b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::GzBuilder::new().mtime(0).operating_system(255).write(Vec::new(), flate2::Compression::best());
+    e.write_all(bytes).expect("writing to memory");
+    e.finish().expect("writing to memory")
+}
+
+fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
+    let h = Sha256::digest(bytes);
+    let hex: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{dir}/{stem}-{hex}.{ext}")
+}
+
+/// Symmetric int8 quantization with one scale per vector: `v ≈ scale · q`.
+pub fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 127.0;
+    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+}
+
+/// k-means on unit vectors (cosine), `k` centroids from evenly spaced starting points, `iters`
+/// rounds; returns the centroids (unit length) and each vector's list.
+pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
+    let n = vectors.len();
+    let k = k.clamp(1, n.max(1));
+    let dim = vectors.first().map_or(0, Vec::len);
+    let mut cents: Vec<Vec<f32>> = (0..k).map(|i| vectors[i * n / k].clone()).collect();
+    let mut assign = vec![0usize; n];
+    for it in 0..=iters {
+        for (i, v) in vectors.iter().enumerate() {
+            let mut best = (f32::MIN, 0);
+            for (c, cv) in cents.iter().enumerate() {
+                let s = crate::embed::gemm::dot(v, cv);
+                if s > best.0 {
+                    best = (s, c);
+                }
+            }
+            assign[i] = best.1;
+        }
+        if it == iters {
+            break;
+        }
+        let mut sums = vec![vec![0.0f32; dim]; k];
+        let mut counts = vec![0usize; k];
+        for (v, &a) in vectors.iter().zip(&assign) {
+            counts[a] += 1;
+            for (s, x) in sums[a].iter_mut().zip(v) {
+                *s += x;
+            }
+        }
+        for c in 0..k {
+            let norm = sums[c].iter().map(|x| x * x).sum::<f32>().sqrt();
+            if counts[c] > 0 && norm > 0.0 {
+                cents[c] = sums[c].iter().map(|x| x / norm).collect();
+            }
+        }
+    }
+    (cents, assign)
+}
+
+/// Files per directory page.
+pub const DIR_GROUP: usize = 256;
+
+/// The hash part of a content-hashed name (`t/12-89abcdef.json.gz` → its 4 bytes).
+fn name_hash(name: &str) -> [u8; 4] {
+    let hex = name.rsplit('-').next().and_then(|t| t.split('.').next()).unwrap_or("");
+    let mut out = [0u8; 4];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2).unwrap_or("00"), 16).unwrap_or(0);
+    }
+    out
+}
+
+/// Directory pages of a numbered shard series: page `g` holds the 4-byte name hashes of shards
+/// `g·256 .. g·256 + 255`, so the manifest names only the pages (a few per thousand shards) and
+/// the loader rebuilds a shard's name `{dir}/{i}-{hash}.{ext}` from one small page.
+fn directory(snap: &mut Snapshot, dir: &str, names: &[String]) -> Vec<String> {
+    let mut pages = Vec::new();
+    for (g, group) in names.chunks(DIR_GROUP).enumerate() {
+        let bytes: Vec<u8> = group.iter().flat_map(|n| name_hash(n)).collect();
+        let name = hashed(dir, &format!("d{g}"), "bin", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        pages.push(name);
+    }
+    pages
+}
+
+/// A snapshot in memory: relative path → bytes (the manifest at `manifest.json`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Every file.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// What a snapshot holds (printed by the CLI).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SnapshotSummary {
+    /// Pages.
+    pub documents: usize,
+    /// Chunks.
+    pub chunks: usize,
+    /// Term shards.
+    pub term_shards: usize,
+    /// Fragment files.
+    pub fragments: usize,
+    /// IVF lists.
+    pub lists: usize,
+    /// Graph files (pages with a topic file; 0 without the graph).
+    pub topics: usize,
+    /// Bytes on disk, all files.
+    pub bytes: usize,
+}
+
+fn vec_file(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
+    b.extend_from_slice(magic);
+    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(dim as u32).to_le_bytes());
+    for id in ids {
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+    for (s, _) in rows {
+        b.extend_from_slice(&s.to_le_bytes());
+    }
+    for (_, q) in rows {
+        b.extend(q.iter().map(|x| *x as u8));
+    }
+    b
+}
+
+/// A page's graph file, `WRG1`: magic, u32 length of a JSON header, the header
+/// `{"chunk0", "nodes": [[parent, kind, label, chunk]…], "links": [[doc, kind, via…]…]}`
+/// (`parent` −1 for the topic; `kind` 0 topic, 1 route, 2 fact; `chunk` the fact's chunk number,
+/// −1 otherwise; `links` name neighbour pages by number, `via` the nodes here leading there),
+/// then the nodes' int8 vectors as a `WRV1` block (ids = node indexes). A page without a mind
+/// map has no nodes.
+fn graph_file(
+    t: Option<&crate::graph::index::TopicExport<'_>>,
+    docs: &[crate::types::DocumentRecord],
+    chunk_no: &std::collections::HashMap<&str, usize>,
+    chunk0: usize,
+    dim: usize,
+) -> Vec<u8> {
+    let doc_no = |id: &str| docs.binary_search_by(|d| d.id.as_str().cmp(id)).ok();
+    let (nodes, links, rows) = match t {
+        None => (Vec::new(), Vec::new(), Vec::new()),
+        Some(t) => {
+            let nodes: Vec<serde_json::Value> = t
+                .nodes
+                .iter()
+                .map(|n| {
+                    let kind = match n.kind {
+                        crate::types::NodeKind::Topic => 0,
+                        crate::types::NodeKind::Route => 1,
+                        _ => 2,
+                    };
+                    let chunk = n.chunk.and_then(|c| chunk_no.get(c)).map_or(-1, |c| *c as i64);
+                    serde_json::json!([n.parent.map_or(-1, i64::from), kind, n.label, chunk])
+                })
+                .collect();
+            let links: Vec<serde_json::Value> = t
+                .links
+                .iter()
+                .filter_map(|(d, kind, via)| {
+                    let mut row = vec![serde_json::Value::from(doc_no(d)?), serde_json::Value::from(*kind)];
+                    row.extend(via.iter().map(|v| serde_json::Value::from(*v)));
+                    Some(serde_json::Value::Array(row))
+                })
+                .collect();
+            (nodes, links, t.nodes.iter().map(|n| quantize(n.vector)).collect::<Vec<_>>())
+        }
+    };
+    let header = serde_json::json!({ "chunk0": chunk0, "nodes": nodes, "links": links }).to_string();
+    let mut b = Vec::with_capacity(8 + header.len() + rows.len() * (8 + dim));
+    b.extend_from_slice(b"WRG1");
+    b.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    b.extend_from_slice(header.as_bytes());
+    b.extend(vec_file(b"WRV1", &(0..rows.len() as u32).collect::<Vec<_>>(), &rows, dim));
+    b
+}
+
+/// An `f32` as the shortest decimal that reads back as the same `f32` (0.01, not 0.0099999998).
+fn short(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
+}
+
+/// Builds the snapshot of everything `eng` holds.
+pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+    let cfg = eng.config();
+    let (k1, b) = (cfg.bm25_k1, cfg.bm25_b);
+    let mut docs = eng.documents();
+    docs.sort_by(|a, b| a.id.cmp(&b.id));
+    // Chunks in document order: their index is their number everywhere in the snapshot.
+    let mut chunks = Vec::new();
+    let mut first_chunk = Vec::with_capacity(docs.len());
+    for (i, d) in docs.iter().enumerate() {
+        first_chunk.push(chunks.len());
+        for cid in eng.doc_chunk_ids(&d.id) {
+            if let Some(c) = eng.chunk(cid) {
+                chunks.push((i, d, c));
+            }
+        }
+    }
+    let total_len: u64 = chunks.iter().map(|(_, _, c)| eng.posting(&c.id).map_or(0, |p| p.length as u64)).sum();
+    let avgdl = if chunks.is_empty() { 1.0 } else { (total_len as f64 / chunks.len() as f64).max(1.0) as f32 };
+    // Postings: term → [(chunk, w)].
+    let mut postings: BTreeMap<&str, Vec<(u32, u8)>> = BTreeMap::new();
+    for (i, (_, _, c)) in chunks.iter().enumerate() {
+        let Some(pr) = eng.posting(&c.id) else { continue };
+        let norm = k1 * (1.0 - b + b * pr.length as f32 / avgdl);
+        for (t, tf) in &pr.terms {
+            let tf = *tf as f32;
+            let w = tf * (k1 + 1.0) / (tf + norm) / (k1 + 1.0);
+            postings.entry(t.as_str()).or_default().push((i as u32, (w * 255.0).round().clamp(1.0, 255.0) as u8));
+        }
+    }
+    let est: usize = postings.iter().map(|(t, l)| t.len() + 8 + l.len() * 7).sum();
+    let shards = (est / p.term_shard_bytes.max(1)).max(1).next_power_of_two();
+    let mut shard_terms: Vec<BTreeMap<&str, &Vec<(u32, u8)>>> = vec![BTreeMap::new(); shards];
+    for (t, l) in &postings {
+        shard_terms[(fnv1a(t) as usize) % shards].insert(t, l);
+    }
+    let mut snap = Snapshot::default();
+    let mut term_files = Vec::with_capacity(shards);
+    for (i, terms) in shard_terms.iter().enumerate() {
+        // {"t": {term: [df, Δchunk, w, Δchunk, w, ...]}}
+        let mut obj = serde_json::Map::new();
+        for (t, l) in terms {
+            let mut arr = Vec::with_capacity(1 + l.len() * 2);
+            arr.push(serde_json::Value::from(l.len()));
+            let mut prev = 0u32;
+            for (c, w) in l.iter() {
+                arr.push((c - prev).into());
+                arr.push((*w).into());
+                prev = *c;
+            }
+            obj.insert((*t).to_string(), serde_json::Value::Array(arr));
+        }
+        let bytes = gzip(serde_json::json!({ "t": obj }).to_string().as_bytes());
+        let name = hashed("t", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        term_files.push(name);
+    }
+    // Fragments.
+    let mut frag_files = Vec::new();
+    for (i, group) in chunks.chunks(p.fragment_size.max(1)).enumerate() {
+        let rows: Vec<serde_json::Value> = group
+            .iter()
+            .map(|(i, d, c)| {
+                let excerpt: String = c.text.chars().take(p.excerpt_chars).collect();
+                serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt, i])
+            })
+            .collect();
+        let bytes = gzip(serde_json::json!({ "c": rows }).to_string().as_bytes());
+        let name = hashed("f", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        frag_files.push(name);
+    }
+    // Vectors: int8, IVF lists by k-means. Rows are the chunks' embeddings, then the atomic
+    // questions' (PIKE-RAG, when an LLM atomized the site), each carrying its chunk's number.
+    let dim = eng.embedder().dim();
+    let mut row_chunk: Vec<u32> = Vec::new();
+    let mut vecs: Vec<Vec<f32>> = Vec::new();
+    if p.vectors {
+        for (i, (_, _, c)) in chunks.iter().enumerate() {
+            let v = eng.chunk_vector(&c.id).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: c.id.clone(),
+                reason: "a chunk has no vector".into(),
+            })?;
+            vecs.push(v.to_vec());
+            row_chunk.push(i as u32);
+        }
+        for (i, (_, _, c)) in chunks.iter().enumerate() {
+            for q in 0..eng.questions(&c.id).map_or(0, <[String]>::len) {
+                if let Some(v) = eng.question_vector(&c.id, q) {
+                    vecs.push(v.to_vec());
+                    row_chunk.push(i as u32);
+                }
+            }
+        }
+    }
+    let question_rows = vecs.len().saturating_sub(if p.vectors { chunks.len() } else { 0 });
+    let mut list_files = Vec::new();
+    let mut centroid_file = String::new();
+    let lists = if vecs.is_empty() || !p.vectors { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
+    if lists > 0 {
+        let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
+        let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
+        let cbytes = gzip(&vec_file(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
+        centroid_file = hashed("v", "c", "bin.gz", &cbytes);
+        snap.files.insert(centroid_file.clone(), cbytes);
+        for l in 0..cents.len() {
+            let members: Vec<usize> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i).collect();
+            let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
+            let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(&vecs[i])).collect();
+            let bytes = gzip(&vec_file(b"WRV1", &ids, &rows, dim));
+            let name = hashed("v", &l.to_string(), "bin.gz", &bytes);
+            snap.files.insert(name.clone(), bytes);
+            list_files.push(name);
+        }
+    }
+    // Graph: one file per page (its topic), numbered like the pages.
+    let graph_on = p.graph && p.vectors && cfg.graph.enabled;
+    let mut graph_files = Vec::new();
+    if graph_on {
+        let chunk_no: std::collections::HashMap<&str, usize> = chunks.iter().enumerate().map(|(i, (_, _, c))| (c.id.as_str(), i)).collect();
+        for (i, d) in docs.iter().enumerate() {
+            let bytes = gzip(&graph_file(eng.graph().export_topic(&d.id, &cfg.graph).as_ref(), &docs, &chunk_no, first_chunk[i], dim));
+            let name = hashed("g", &i.to_string(), "bin.gz", &bytes);
+            snap.files.insert(name.clone(), bytes);
+            graph_files.push(name);
+        }
+    }
+    let term_dirs = directory(&mut snap, "t", &term_files);
+    let frag_dirs = directory(&mut snap, "f", &frag_files);
+    let list_dirs = directory(&mut snap, "v", &list_files);
+    let graph_dirs = directory(&mut snap, "g", &graph_files);
+    let g = &cfg.graph;
+    let graph = if graph_on {
+        serde_json::json!({
+            "topics": graph_files.len(), "ext": "bin.gz", "dirs": graph_dirs,
+            "seedTopics": g.seed_topics, "maxTopics": g.max_topics, "linkDecay": short(g.link_decay),
+            "pgr": { "support": short(g.pgr.support), "continueThreshold": short(g.pgr.continue_threshold), "anchors": g.pgr.anchors, "topRows": g.pgr.top_rows },
+        })
+    } else {
+        serde_json::Value::Null
+    };
+    let manifest = serde_json::json!({
+        "format": "webrag-snapshot",
+        "version": 3,
+        "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": dim },
+        "documents": docs.len(),
+        "chunks": chunks.len(),
+        "analyzer": "webrag-1",
+        "bm25": { "k1": short(k1), "b": short(b), "avgdl": short(avgdl), "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
+        "directory": { "group": DIR_GROUP, "hashBytes": 4 },
+        "terms": { "hash": "fnv1a32", "shards": shards, "ext": "json.gz", "dirs": term_dirs },
+        "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
+        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
+        "graph": graph,
+    });
+    let mbytes =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
+    snap.files.insert("manifest.json".into(), mbytes);
+    let summary = SnapshotSummary {
+        documents: docs.len(),
+        chunks: chunks.len(),
+        term_shards: shards,
+        fragments: frag_files.len(),
+        lists: list_files.len(),
+        topics: graph_files.len(),
+        bytes: snap.files.values().map(Vec::len).sum(),
+    };
+    Ok((snap, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_hash() {
+        assert_eq!(url_of("a/b/index.html"), "/a/b/");
+        assert_eq!(url_of("index.html"), "/");
+        assert_eq!(url_of("news/2023/p1.html"), "/news/2023/p1.html");
+        assert!(is_page("a/B.HTML") && is_page("x.md") && !is_page("style.css") && !is_page("README"));
+        // Reference values of FNV-1a 32 (the empty string is the offset basis).
+        assert_eq!(fnv1a(""), 0x811c9dc5);
+        assert_eq!(fnv1a("a"), 0xe40c292c);
+        assert_eq!(fnv1a("foobar"), 0xbf9cf968);
+    }
+
+    #[test]
+    fn quantization_round_trips_within_half_a_step() {
+        let v = [0.5f32, -0.25, 0.0, 0.125];
+        let (s, q) = quantize(&v);
+        for (x, y) in v.iter().zip(&q) {
+            assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
+        }
+        assert_eq!(q[0], 127);
+    }
+
+    #[test]
+    fn gzip_is_deterministic() {
+        assert_eq!(gzip(b"same bytes"), gzip(b"same bytes"));
+        assert_eq!(&gzip(b"x")[4..8], &[0, 0, 0, 0], "no modification time in the header");
+    }
+}

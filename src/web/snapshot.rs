@@ -1,0 +1,134 @@
+//! `buildSnapshot`: a static-site snapshot built by the page's engine, for `npx webrag index`
+//! (Node runs this `.wasm`; `bin/webrag.mjs` in the package crawls the site and writes the
+//! files), so a site owner needs no Rust toolchain. The same [`crate::snapshot::build_snapshot`]
+//! as the native CLI, so both write the same bytes.
+use js_sys::{Array, Function, Promise, Uint8Array};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::platform::JsClock;
+use super::{js_error, option_error, report, to_js};
+use crate::config::Config;
+use crate::embed::hashing::HashingEmbedder;
+use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPiece};
+use crate::engine::Engine;
+use crate::error::{Error, InputError, Result};
+use crate::ports::{MemoryStore, NoProgress};
+use crate::snapshot::{SnapshotParams, build_snapshot, page_document};
+use crate::types::ProgressEvent;
+
+/// A page: its `/`-separated path relative to the site root and its bytes.
+#[derive(Deserialize)]
+struct Page {
+    path: String,
+    #[serde(with = "serde_bytes")]
+    bytes: Vec<u8>,
+}
+
+/// The model's files: `config.json` and `tokenizer.json` always; `model.safetensors` for vectors.
+#[derive(Deserialize)]
+struct ModelBytes {
+    #[serde(with = "serde_bytes")]
+    config: Vec<u8>,
+    #[serde(with = "serde_bytes")]
+    tokenizer: Vec<u8>,
+    #[serde(default, with = "serde_bytes")]
+    weights: Option<Vec<u8>>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+/// `{vectors: 'none' | 'chunks', graph}`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Options {
+    #[serde(default)]
+    vectors: Option<String>,
+    #[serde(default)]
+    graph: Option<bool>,
+}
+
+/// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
+/// weights?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) | 'chunks',
+/// graph: true}`: `chunks` embeds every chunk and needs `weights`; the graph shards come with
+/// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
+/// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary}`; rejects
+/// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
+#[wasm_bindgen(js_name = buildSnapshot)]
+pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
+    future_to_promise(async move {
+        let pages: Vec<Page> = serde_wasm_bindgen::from_value(pages).map_err(|e| option_error("pages", e))?;
+        let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
+        let options: Options = if options.is_undefined() || options.is_null() {
+            Options::default()
+        } else {
+            serde_wasm_bindgen::from_value(options).map_err(|e| option_error("options", e))?
+        };
+        let run = async {
+            let vectors = match options.vectors.as_deref() {
+                None | Some("none") => false,
+                Some("chunks") => true,
+                Some(other) => {
+                    return Err(Error::from(InputError::InvalidOption {
+                        name: "vectors".into(),
+                        reason: format!("{other:?}: expected 'none' or 'chunks'"),
+                    }));
+                }
+            };
+            let p = SnapshotParams { vectors, graph: vectors && options.graph.unwrap_or(true), ..Default::default() };
+            let docs = pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
+            let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
+            if vectors {
+                let Some(weights) = model.weights else {
+                    return Err(
+                        InputError::InvalidOption { name: "vectors".into(), reason: "'chunks' needs the model's weights".into() }.into()
+                    );
+                };
+                let files = ModelFiles { config: model.config, tokenizer: model.tokenizer, weights };
+                build(CpuEmbedder::from_files(&id, &files)?, docs, &p, &on_progress).await
+            } else {
+                // Keyword only: the tokenizer bounds the chunks; no model runs.
+                let config = BertConfig::from_json(&model.config)?;
+                let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
+                build(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size), docs, &p, &on_progress).await
+            }
+        };
+        let (files, summary) = run.await.map_err(|e| js_error(&e))?;
+        let out = Array::new();
+        for (name, bytes) in files {
+            let pair = Array::new();
+            pair.push(&JsValue::from(name));
+            pair.push(&Uint8Array::from(bytes.as_slice()).into());
+            out.push(&pair);
+        }
+        let result = js_sys::Object::new();
+        js_sys::Reflect::set(&result, &"files".into(), &out)?;
+        js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
+        Ok(result.into())
+    })
+}
+
+/// Indexes `docs` in memory (batches of 256 pages) and builds the snapshot; the files in name
+/// order with `manifest.json` last (a reader never sees a manifest before the shards it names).
+async fn build<E: crate::embed::Embedder>(
+    embedder: E,
+    docs: Vec<crate::types::DocumentInput>,
+    p: &SnapshotParams,
+    on_progress: &Option<Function>,
+) -> Result<(Vec<(String, Vec<u8>)>, crate::snapshot::SnapshotSummary)> {
+    let mut config = Config::default();
+    config.graph.enabled = p.graph;
+    let mut eng = Engine::open(MemoryStore::new(), embedder, config, Box::new(JsClock)).await?;
+    let total = docs.len();
+    let mut done = 0;
+    for batch in docs.chunks(256) {
+        eng.add(batch.to_vec(), &mut NoProgress).await?;
+        done += batch.len();
+        report(on_progress, &ProgressEvent { phase: "index".into(), done, total });
+    }
+    let (snap, summary) = build_snapshot(&eng, p)?;
+    let (manifest, mut files): (Vec<_>, Vec<_>) = snap.files.into_iter().partition(|(name, _)| name == "manifest.json");
+    files.extend(manifest);
+    Ok((files, summary))
+}
