@@ -85,7 +85,7 @@ build() {
   log "release wasm build"
   wasm_cargo build --profile wasm-release --lib
   local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/webrag.wasm"
-  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model
   wasm-bindgen --target web --out-dir pkg "$wasm"
   log "wasm-opt -O3"
   wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
@@ -93,6 +93,13 @@ build() {
   mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
   cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/static.js src/web/js/static.d.ts pkg/
   node src/web/js/build/inline.mjs pkg
+  # `npx webrag index`: the CLI, and the default model's tokenizer (it bounds the chunks of a
+  # keyword-only snapshot; no weights).
+  mkdir -p pkg/bin pkg/model
+  cp src/web/js/bin/webrag.mjs pkg/bin/webrag.mjs && chmod +x pkg/bin/webrag.mjs
+  cp "$WEBRAG_MODEL/config.json" "$WEBRAG_MODEL/tokenizer.json" pkg/model/
+  printf '%s\n' 'config.json and tokenizer.json of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), used by' \
+    '`npx webrag index` to bound the chunks of keyword-only snapshots.' > pkg/model/README.md
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",
@@ -101,6 +108,7 @@ build() {
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
+  "bin": { "webrag": "bin/webrag.mjs" },
   "exports": {
     ".": { "types": "./index.d.ts", "default": "./index.js" },
     "./static": { "types": "./static.d.ts", "default": "./static.js" },
@@ -108,9 +116,10 @@ build() {
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "README.md"],
+  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
+  "engines": { "node": ">=20" },
   "license": "MIT OR Apache-2.0"
 }
 JSON

@@ -210,6 +210,7 @@ pub struct Snapshot {
 
 /// What a snapshot holds (printed by the CLI).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SnapshotSummary {
     /// Pages.
     pub documents: usize,

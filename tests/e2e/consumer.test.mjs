@@ -64,13 +64,49 @@ window.appReady = true;
   // esbuild: "esbuild --bundle" with nothing else (an IIFE for the browser) → esbuild/app.js.
   execFileSync(join(APP, 'node_modules/.bin/esbuild'), ['src/app.js', '--bundle', '--outfile=esbuild/app.js'], { cwd: APP, stdio: 'inherit' });
   writeFileSync(join(APP, 'esbuild/index.html'), '<!doctype html><meta charset="utf-8"><title>consumer (esbuild)</title><script src="app.js"></script>');
-  // A small static site and its keyword-only snapshot.
+  // A small static site and its keyword-only snapshot, by the native CLI.
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), join(APP, 'site'), '--limit', '40'], { stdio: 'inherit' });
   execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none'], { cwd: ROOT, stdio: 'inherit' });
   server = await startServer(23000 + Math.floor(Math.random() * 1000));
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.stop(); });
+
+/** Every file under `dir`, relative, with its bytes. */
+function tree(dir) {
+  return Object.fromEntries(readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => { const p = join(e.parentPath ?? e.path, e.name); return [p.slice(dir.length + 1), readFileSync(p).toString('base64')]; })
+    .sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+test('npx webrag index, from the installed tarball alone, writes the native CLI\'s snapshot byte for byte, and it searches', { timeout: 600_000 }, async () => {
+  // The package's bin with its .wasm in Node (no cargo, no Rust): `npx webrag index <site>`.
+  const out = execFileSync('npx', ['--no-install', 'webrag', 'index', 'site', '--out', 'site/webrag-npx'], { cwd: APP, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
+  assert.match(out, /snapshot of 40 pages/);
+  const native = tree(join(APP, 'site/webrag'));
+  const npx = tree(join(APP, 'site/webrag-npx'));
+  assert.ok(Object.keys(native).includes('manifest.json') && Object.keys(native).length > 10);
+  assert.deepEqual(Object.keys(npx), Object.keys(native), 'same files');
+  for (const f of Object.keys(native)) assert.equal(npx[f], native[f], `${f} is byte-identical`);
+  // Bad input: a typed message and exit code 2, nothing written.
+  const bad = (args) => { try { execFileSync('npx', ['--no-install', 'webrag', ...args], { cwd: APP, stdio: 'pipe' }); return null; } catch (e) { return { status: e.status, stderr: String(e.stderr) }; } };
+  const missing = bad(['index', 'no-such-site']);
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /^webrag: no-such-site is not a directory$/m);
+  const noModel = bad(['index', 'site', '--vectors', 'chunks']);
+  assert.equal(noModel.status, 2);
+  assert.match(noModel.stderr, /^webrag: --vectors chunks needs --model/m);
+  // The npx snapshot in the page.
+  const page = await browser.ctx.newPage();
+  await page.goto(`${server.url}/target/consumer/esbuild/index.html`);
+  await page.waitForFunction(() => window.appReady === true);
+  const page0 = readdirSync(join(APP, 'site/news/1_part_1')).sort()[5];
+  const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(APP, 'site/news/1_part_1', page0), 'utf8'))[1];
+  const st = await page.evaluate(([s, q]) => window.runStatic(s, q), ['/target/consumer/site/webrag-npx/', title]);
+  assert.ok(st.urls[0].endsWith(page0), JSON.stringify(st));
+  await page.close();
+});
 
 for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
   test(`the packed package, installed and built by ${bundler} with its default config, searches in Chromium without COOP/COEP`, { timeout: 600_000 }, async () => {
@@ -79,6 +115,8 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
     if (bundler === 'esbuild') assert.deepEqual(built.sort(), ['app.js', 'index.html'], 'esbuild needs no copied file');
     const page = await browser.ctx.newPage();
     page.on('pageerror', (e) => console.error('pageerror:', e.message));
+    const requests = [];
+    browser.ctx.on('request', (r) => requests.push(r.url()));
     const res = await page.goto(`${server.url}/target/consumer/${dir}/index.html`);
     assert.equal(res.headers()['cross-origin-opener-policy'], undefined, 'served without COOP');
     assert.equal(res.headers()['cross-origin-embedder-policy'], undefined, 'served without COEP');
@@ -93,6 +131,10 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
     assert.equal(kb.isolated, false, 'not cross-origin isolated');
     assert.equal(kb.first, 'owls.md');
     assert.equal(kb.stats.documents, 2);
+    // Vite's build runs the emitted worker and .wasm; esbuild's the inlined ones.
+    const fetched = (re) => requests.some((u) => re.test(new URL(u).pathname));
+    if (bundler === 'Vite') assert.ok(fetched(/\.wasm$/) && !fetched(/inline/), `the emitted worker and .wasm: ${requests.join(' ')}`);
+    if (bundler === 'esbuild') assert.ok(!fetched(/\.wasm$/), `the inlined .wasm: ${requests.join(' ')}`);
     await page.close();
   });
 }

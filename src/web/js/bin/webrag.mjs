@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// `npx webrag index <site>`: builds a static-site snapshot with the engine's .wasm in Node, so a
+// site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
+// <site> --out …`), so both write the same bytes.
+//
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph]
+//
+// <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
+// search needs no model: the package ships all-MiniLM-L6-v2's tokenizer, which bounds the chunks.
+// --model DIR (config.json, tokenizer.json, model.safetensors) embeds every chunk for semantic
+// and graph search (--vectors chunks, the default when --model is given).
+import { parseArgs } from 'node:util';
+import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { join, relative, resolve, dirname, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PKG = resolve(HERE, '..');
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph]
+
+  <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
+  --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
+                    that this one no longer names are removed
+  --vectors MODE    none: keyword search only (default without --model);
+                    chunks: embed every chunk for semantic and graph search (needs --model)
+  --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
+                    (e.g. sentence-transformers/all-MiniLM-L6-v2)
+  --no-graph        with vectors: leave out the graph shards (the pages' mind maps)`;
+
+function fail(message, code = 2) {
+  process.stderr.write(`webrag: ${message}\n`);
+  process.exit(code);
+}
+
+/** Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted. */
+function crawl(root, dir, skip, out) {
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (resolve(path) === skip) continue;
+    const st = statSync(path);
+    if (st.isDirectory()) crawl(root, path, skip, out);
+    else if (/\.(html?|md|markdown)$/i.test(name)) out.push(relative(root, path).split(sep).join('/'));
+  }
+  return out;
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs({
+      allowPositionals: true,
+      options: {
+        out: { type: 'string' },
+        vectors: { type: 'string' },
+        model: { type: 'string' },
+        'no-graph': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (e) {
+    fail(`${e.message}\n${USAGE}`);
+  }
+  const { values, positionals } = args;
+  if (values.help) { console.log(USAGE); return; }
+  if (positionals[0] !== 'index' || positionals.length !== 2) fail(USAGE);
+  const site = resolve(positionals[1]);
+  if (!existsSync(site) || !statSync(site).isDirectory()) fail(`${positionals[1]} is not a directory`);
+  const out = resolve(values.out ?? join(site, 'webrag'));
+  const vectors = values.vectors ?? (values.model ? 'chunks' : 'none');
+  if (!['none', 'chunks'].includes(vectors)) fail(`--vectors ${vectors}: expected none or chunks`);
+  if (vectors === 'chunks' && !values.model) fail('--vectors chunks needs --model DIR (config.json, tokenizer.json, model.safetensors)');
+
+  const wasm = readFileSync(join(PKG, 'webrag_bg.wasm'));
+  if (!WebAssembly.validate(wasm)) {
+    // Node before 22 has relaxed SIMD behind a flag: run again with it.
+    if (process.execArgv.includes(RELAXED_FLAG)) fail('this Node.js cannot run the engine (it needs WebAssembly relaxed SIMD: Node 22+)', 1);
+    const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+    process.exit(r.status ?? 1);
+  }
+  const { initSync, buildSnapshot } = await import('../webrag.js');
+  initSync({ module: wasm });
+
+  const modelDir = values.model ? resolve(values.model) : join(PKG, 'model');
+  const read = (name) => {
+    try { return readFileSync(join(modelDir, name)); } catch (e) { fail(`cannot read ${join(modelDir, name)}: ${e.message}`, 1); }
+  };
+  const model = { config: read('config.json'), tokenizer: read('tokenizer.json') };
+  if (vectors === 'chunks') model.weights = read('model.safetensors');
+
+  const t0 = Date.now();
+  const paths = crawl(site, site, out, []);
+  process.stderr.write(`crawled ${paths.length} pages under ${site}\n`);
+  const pages = paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
+  let result;
+  try {
+    result = await buildSnapshot(pages, model, { vectors, graph: !values['no-graph'] }, (ev) => {
+      if (ev.done === ev.total || ev.done % 1024 === 0) process.stderr.write(`indexed ${ev.done}/${ev.total} pages\n`);
+    });
+  } catch (e) {
+    fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1);
+  }
+  // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
+  const keep = new Set();
+  for (const [name, bytes] of result.files) {
+    const path = join(out, ...name.split('/'));
+    mkdirSync(dirname(path), { recursive: true });
+    let same = false;
+    try { same = Buffer.compare(readFileSync(path), bytes) === 0; } catch { /* new file */ }
+    if (!same) writeFileSync(path, bytes);
+    keep.add(name);
+  }
+  for (const dir of ['t', 'f', 'v', 'g']) {
+    let names = [];
+    try { names = readdirSync(join(out, dir)); } catch { continue; }
+    for (const n of names) if (!keep.has(`${dir}/${n}`)) rmSync(join(out, dir, n));
+  }
+  const s = result.summary;
+  console.log(`snapshot of ${s.documents} pages (${s.chunks} chunks) in ${out}: ${s.termShards} term shards, ${s.fragments} fragment files, ${s.lists} vector lists, ${s.topics} graph files, ${s.bytes} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+main();
