@@ -4,7 +4,9 @@
 // [ceil(N / 16)][K][16], so W[kk, c] = w[((c / 16) · K + kk) · 16 + c % 16] and both paths
 // share one copy of the weights. Dispatch: (ceil(N / 64), ceil(M / 64), 1) workgroups of 16 × 16 threads.
 // Each workgroup computes a 64 × 64 output tile; each thread a 4 × 4 block of it, from 16-wide
-// K slices of `a` and `w` staged in workgroup memory (2 × 4 KiB).
+// K slices of `a` and `w` staged in workgroup memory (2 × 4 KiB). The block's 16 sums are four
+// vec4 registers (one per row), never a dynamically indexed private array, which drivers keep
+// in local memory.
 
 struct Params {
     m: u32,
@@ -43,12 +45,32 @@ fn gelu(x: f32) -> f32 {
     return 0.5 * x * (1.0 + erf(x * 0.70710678));
 }
 
+// Writes one row of a thread's block: out[r, c0 .. c0 + 4] = act(v + bias), within bounds.
+fn store_row(r: u32, c0: u32, v: vec4<f32>) {
+    if (r >= p.m) {
+        return;
+    }
+    for (var j = 0u; j < 4u; j++) {
+        let c = c0 + j;
+        if (c < p.n) {
+            var x = v[j] + bias[c];
+            if (p.act == 1u) {
+                x = gelu(x);
+            }
+            out[r * p.n + c] = x;
+        }
+    }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let tid = lid.y * 16u + lid.x;
     let row0 = wg.y * BM;
     let col0 = wg.x * BN;
-    var acc: array<f32, 16>;
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
         for (var i = 0u; i < 4u; i++) {
             let e = tid + i * 256u;
@@ -76,25 +98,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             let wb = kk * BN + lid.x * 4u;
             let av = vec4<f32>(a_t[ab], a_t[ab + 1u], a_t[ab + 2u], a_t[ab + 3u]);
             let wv = vec4<f32>(w_t[wb], w_t[wb + 1u], w_t[wb + 2u], w_t[wb + 3u]);
-            for (var i = 0u; i < 4u; i++) {
-                for (var j = 0u; j < 4u; j++) {
-                    acc[i * 4u + j] = fma(av[i], wv[j], acc[i * 4u + j]);
-                }
-            }
+            acc0 = fma(vec4<f32>(av.x), wv, acc0);
+            acc1 = fma(vec4<f32>(av.y), wv, acc1);
+            acc2 = fma(vec4<f32>(av.z), wv, acc2);
+            acc3 = fma(vec4<f32>(av.w), wv, acc3);
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < 4u; i++) {
-        let r = row0 + lid.y * 4u + i;
-        for (var j = 0u; j < 4u; j++) {
-            let c = col0 + lid.x * 4u + j;
-            if (r < p.m && c < p.n) {
-                var v = acc[i * 4u + j] + bias[c];
-                if (p.act == 1u) {
-                    v = gelu(v);
-                }
-                out[r * p.n + c] = v;
-            }
-        }
-    }
+    let r = row0 + lid.y * 4u;
+    let c0 = col0 + lid.x * 4u;
+    store_row(r, c0, acc0);
+    store_row(r + 1u, c0, acc1);
+    store_row(r + 2u, c0, acc2);
+    store_row(r + 3u, c0, acc3);
 }
