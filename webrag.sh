@@ -81,18 +81,31 @@ wasm_cargo() {  # cargo for wasm32 by the route setup chose
   fi
 }
 
-build() {
-  log "release wasm build"
-  wasm_cargo build --profile wasm-release --lib
+# One build of the engine's .wasm into $1 (pkg: the full engine; pkg/search: the search build,
+# cargo args after it), with its wasm-bindgen glue, worker and inline.js; prints its size report.
+build_wasm() {
+  local out="$1"; shift
+  log "release wasm build -> $out $*"
+  wasm_cargo build --profile wasm-release --lib "$@"
   local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/webrag.wasm"
-  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model
-  wasm-bindgen --target web --out-dir pkg "$wasm"
-  log "wasm-opt -O3"
+  mkdir -p "$out"
+  wasm-bindgen --target web --out-dir "$out" "$wasm"
   wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
-    --enable-sign-ext --enable-mutable-globals pkg/webrag_bg.wasm -o pkg/webrag_bg.opt.wasm
-  mv pkg/webrag_bg.opt.wasm pkg/webrag_bg.wasm
-  cp src/web/js/index.js src/web/js/worker.js src/web/js/index.d.ts src/web/js/static.js src/web/js/static.d.ts pkg/
-  node src/web/js/build/inline.mjs pkg
+    --enable-sign-ext --enable-mutable-globals "$out/webrag_bg.wasm" -o "$out/webrag_bg.opt.wasm"
+  mv "$out/webrag_bg.opt.wasm" "$out/webrag_bg.wasm"
+  cp src/web/js/worker.js "$out/"
+  node src/web/js/build/inline.mjs "$out"
+  node src/web/js/build/wasm-size.mjs "$wasm"
+  echo "$out/webrag_bg.wasm: $(stat -c %s "$out/webrag_bg.wasm") bytes, gzip -9: $(gzip -9c "$out/webrag_bg.wasm" | wc -c) bytes"
+}
+
+build() {
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search
+  # The search build first, so the full one's linked module stays in the target directory.
+  build_wasm pkg/search --no-default-features
+  build_wasm pkg
+  cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
+    src/web/js/static.js src/web/js/static.d.ts pkg/
   # `npx webrag index`: the CLI, and the default model's tokenizer (it bounds the chunks of a
   # keyword-only snapshot; no weights).
   mkdir -p pkg/bin pkg/model
@@ -111,20 +124,21 @@ build() {
   "bin": { "webrag": "bin/webrag.mjs" },
   "exports": {
     ".": { "types": "./index.d.ts", "default": "./index.js" },
+    "./search": { "types": "./search.d.ts", "default": "./search.js" },
     "./static": { "types": "./static.d.ts", "default": "./static.js" },
     "./worker.js": "./worker.js",
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["index.js", "index.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
+  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
+    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
   "engines": { "node": ">=20" },
   "license": "MIT OR Apache-2.0"
 }
 JSON
-  node src/web/js/build/wasm-size.mjs "$wasm"
-  echo "pkg/webrag_bg.wasm: $(stat -c %s pkg/webrag_bg.wasm) bytes, gzip -9: $(gzip -9c pkg/webrag_bg.wasm | wc -c) bytes"
+  echo "the engine's .wasm, gzip -9: full (webrag) $(gzip -9c pkg/webrag_bg.wasm | wc -c) bytes; search build (webrag/search) $(gzip -9c pkg/search/webrag_bg.wasm | wc -c) bytes"
 }
 
 lint() {
@@ -134,6 +148,8 @@ lint() {
   cargo clippy --all-targets -- -D warnings
   log "cargo clippy --all-targets -- -D warnings (wasm32)"
   wasm_cargo clippy --all-targets -- -D warnings
+  log "cargo clippy --lib --no-default-features -- -D warnings (wasm32: the search build)"
+  wasm_cargo clippy --lib --no-default-features -- -D warnings
 }
 
 index_default_corpus() {

@@ -65,7 +65,7 @@ async function search() {
 
 async function enableSemantic() {
   $('status').textContent = 'loading the embedder…';
-  const { WebRag } = await import('../pkg/index.js');
+  const { WebRag } = await import('../pkg/search.js'); // this page only searches: the search build
   const rag = await WebRag.open({ name: 'webrag-site-embedder', model: new URL('../.models/all-MiniLM-L6-v2/', location.href).href, device: PARAMS.get('device') ?? 'auto' });
   demo.embed = (texts) => rag.embed(texts);
   site.setEmbedder(demo.embed);

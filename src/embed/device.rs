@@ -204,7 +204,13 @@ impl DeviceEmbedder {
             me.hashing = Some(id);
             return Ok(me);
         }
-        let gpu = match Gpu::new().await {
+        #[cfg(feature = "full")]
+        let opened = Gpu::new().await;
+        // The search build (`webrag/search`) leaves the GPU engine out of the page's .wasm.
+        #[cfg(not(feature = "full"))]
+        let opened: std::result::Result<Gpu, GpuError> =
+            Err(GpuError::Unavailable { reason: "the search build (webrag/search) has no GPU engine; webrag has".into() });
+        let gpu = match opened {
             Ok(g) => g,
             Err(e) if preference == DevicePreference::Auto => return Ok(Self::no_adapter(cpu, e.to_string(), clock)),
             Err(e) => return Err(e.into()),

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, startServer, launch } from './harness.mjs';
 
@@ -27,7 +28,7 @@ before(async () => {
   const out = execFileSync('npm', ['pack', join(ROOT, 'pkg'), '--pack-destination', APP, '--json'], { cwd: APP, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out);
   const shipped = files.map((f) => f.path).sort();
-  for (const f of ['README.md', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'static.d.ts', 'static.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
+  for (const f of ['README.md', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'static.d.ts', 'static.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
@@ -41,6 +42,7 @@ before(async () => {
   }
   writeFileSync(join(APP, 'src/app.js'), `
 import { WebRag } from 'webrag';
+import { WebRag as SearchRag } from 'webrag/search';
 import { StaticSearch, analyze } from 'webrag/static';
 window.runStatic = async (snapshot, query) => {
   const site = await StaticSearch.open(snapshot);
@@ -55,6 +57,16 @@ window.runKb = async (model) => {
   ]);
   const hits = await rag.search('nocturnal birds of prey', { k: 2, mode: 'dense' });
   return { first: hits[0]?.docId, stats: await rag.stats(), isolated: globalThis.crossOriginIsolated };
+};
+window.runSearchKb = async (model) => {
+  const rag = await SearchRag.open({ name: 'consumer-search-kb', model });
+  await rag.add([
+    { id: 'owls.md', text: '# Owls\\n\\nOwls hunt small mammals at night and fly silently.' },
+    { id: 'tea.md', text: '# Green tea\\n\\nGreen tea leaves are steamed soon after picking.' },
+  ]);
+  const hits = await rag.search('nocturnal birds of prey', { k: 2, mode: 'hybrid' });
+  const refused = await rag.ask('Which birds hunt at night?', { llm: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } }).then(() => null, (e) => ({ name: e.name, code: e.code }));
+  return { first: hits[0]?.docId, path: (await rag.embedder()).path, refused };
 };
 window.appReady = true;
 `);
@@ -71,6 +83,14 @@ window.appReady = true;
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.stop(); });
+
+test('the search build (webrag/search) is smaller than the full engine', () => {
+  const gz = (f) => gzipSync(readFileSync(join(APP, 'node_modules/webrag', f)), { level: 9 }).length;
+  const [full, search] = [gz('webrag_bg.wasm'), gz('search/webrag_bg.wasm')];
+  console.log(`engine .wasm, gzip -9: full ${full} bytes, search build ${search} bytes (${(100 * (1 - search / full)).toFixed(1)}% less)`);
+  assert.ok(full <= 1_000_000, `full ${full}`);
+  assert.ok(search < full, `search ${search} < full ${full}`);
+});
 
 /** Every file under `dir`, relative, with its bytes. */
 function tree(dir) {
@@ -131,6 +151,9 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
     assert.equal(kb.isolated, false, 'not cross-origin isolated');
     assert.equal(kb.first, 'owls.md');
     assert.equal(kb.stats.documents, 2);
+    // webrag/search: the search build searches, and says plainly what it leaves out.
+    const sk = await page.evaluate((m) => window.runSearchKb(m), `${server.url}/.models/all-MiniLM-L6-v2/`);
+    assert.deepEqual(sk, { first: 'owls.md', path: 'cpu', refused: { name: 'InputError', code: 'NOT_IN_BUILD' } });
     // Vite's build runs the emitted worker and .wasm; esbuild's the inlined ones.
     const fetched = (re) => requests.some((u) => re.test(new URL(u).pathname));
     if (bundler === 'Vite') assert.ok(fetched(/\.wasm$/) && !fetched(/inline/), `the emitted worker and .wasm: ${requests.join(' ')}`);

@@ -115,6 +115,9 @@ self.onmessage = (e) => {
   queue = queue.then(async () => {
     try {
       if (op !== 'open' && !core) throw Object.assign(new Error('not open'), { name: 'StoreError', code: 'NOT_OPEN' });
+      if (op !== 'open' && typeof core[op] !== 'function') {
+        throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
+      }
       const value = await handle(id, op, args);
       self.postMessage({ id, ok: true, value });
     } catch (err) {

@@ -28,4 +28,4 @@ const out = [
   '',
 ].join('\n');
 writeFileSync(join(dir, 'inline.js'), out);
-console.log(`pkg/inline.js: ${out.length} bytes (worker ${workerSource.length} bytes, wasm ${wasm.length} bytes → ${wasmGzipBase64.length} base64)`);
+console.log(`${join(dir, "inline.js")}: ${out.length} bytes (worker ${workerSource.length} bytes, wasm ${wasm.length} bytes → ${wasmGzipBase64.length} base64)`);

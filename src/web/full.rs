@@ -1,0 +1,263 @@
+//! What the full build adds to [`WebRagCore`] (cargo feature `full`, on by default): the ask
+//! pipeline with the page's LLM client (`decompose`, `ask`, `enrich`, `testLlm`, traces and
+//! memory, `cancel`) and the GPU engine's diagnostics (`profileGpu`, `loseGpuForTesting`). The
+//! search build (`webrag/search`, no default features) leaves them out, with the GPU engine
+//! itself and the static-site snapshot builder, so a page that only searches does not download
+//! them.
+use js_sys::{Function, Promise, Reflect};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use super::platform::JsClock;
+use super::{WebRagCore, cancel_token, llm, report, run, to_js};
+use crate::error::Error;
+use crate::types::ProgressEvent;
+
+/// Options as `T`, absent = default; `cancelId` is ignored.
+fn parse_options<T: serde::de::DeserializeOwned + Default>(options: &JsValue) -> Result<T, serde_wasm_bindgen::Error> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(T::default());
+    }
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
+    let _ = Reflect::delete_property(&copy, &"cancelId".into());
+    serde_wasm_bindgen::from_value(copy.into())
+}
+
+#[wasm_bindgen]
+impl WebRagCore {
+    /// Knowledge-aware decomposition (PIKE-RAG Algorithm 1, [`crate::ask::decompose`]) of
+    /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
+    /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,
+    /// backoffMs?, maxBackoffMs?, concurrency?}`, [`crate::llm::LlmConfig`]; the key stays in this
+    /// worker's memory), or with a model function ([`llm::JsCallbackModel`]) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?}`).
+    /// `onTrace` receives `{step, round, input, output, ms}` per step. Resolves to the trajectory
+    /// `{question, rounds: [{proposals, candidates, selected, subQuestion, answer}], context,
+    /// stop}`; rejects with `LlmError` (`LLM_UNAUTHORIZED`, `LLM_TIMEOUT`, `LLM_BAD_OUTPUT`, ...).
+    pub fn decompose(&self, question: String, llm: JsValue, options: JsValue, on_trace: Option<Function>) -> Promise {
+        let inner = self.inner.clone();
+        let model = llm::PageModel::from_js(llm);
+        let params: Result<crate::ask::DecomposeParams, _> =
+            if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
+        run(async move {
+            let client = model?;
+            let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "decompose".into(), reason: e.to_string() })?;
+            let eng = inner.lock().await;
+            let mut trace = |ev: crate::ask::TraceEvent| {
+                if let (Some(f), Ok(v)) = (&on_trace, to_js(&ev)) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            crate::ask::decompose(&client, &*eng, &question, &params, &JsClock, &mut trace).await
+        })
+    }
+
+    /// "Test connection": one short chat with the endpoint `llm`. Resolves to `{reply, ms}`;
+    /// rejects with the endpoint's `LlmError`.
+    #[wasm_bindgen(js_name = testLlm)]
+    pub fn test_llm(&self, llm: JsValue) -> Promise {
+        #[derive(serde::Serialize)]
+        struct Pong {
+            reply: String,
+            ms: f64,
+        }
+        let model = llm::PageModel::from_js(llm);
+        run(async move {
+            use crate::llm::LanguageModel;
+            let client = model?;
+            let t0 = js_sys::Date::now();
+            let msgs = [crate::llm::ChatMessage::user("Reply with the single word OK.")];
+            let reply =
+                client.chat(&msgs, &crate::llm::ChatOptions { max_tokens: Some(8), ..crate::llm::ChatOptions::step("test") }).await?;
+            Ok(Pong { reply, ms: js_sys::Date::now() - t0 })
+        })
+    }
+
+    /// The ask pipeline ([`crate::ask::pipeline::run`]; docs/ask-pipeline.md): `llm` as for
+    /// [`WebRagCore::decompose`]; `options` a partial `PipelineParams` (`{preset?: "ask" |
+    /// "search", steps?: {trigger?, rewrite?, route?, keyPoints?, decompose?, verify?, filter?,
+    /// answer?, memory?}, tau?, theta?, ..., decompose?: {...}, answer?: {minConfidence?},
+    /// keepTrace?, webSearch?: {url, headers?, timeoutMs?}}`) plus `cancelId?` (a string; [`cancel`] with it stops the run). `onEvent`
+    /// receives each step's trace event and `{token}` pieces of the answer as they stream.
+    /// Resolves to `{question, clarified, answer: {text, citations, confidence, known, sources}
+    /// | null, context: [{id, title, text, via}], trajectory | null, route, remembered}`.
+    pub fn ask(&self, question: String, llm: JsValue, options: JsValue, on_event: Option<Function>) -> Promise {
+        let inner = self.inner.clone();
+        let (cancel, guard) = cancel_token(&options);
+        let cancel2 = cancel.clone();
+        let model = llm::PageModel::cancellable(llm, cancel);
+        let opts: Result<crate::ask::pipeline::PipelineParams, _> = parse_options(&options);
+        run(async move {
+            let _guard = guard;
+            let client = model?;
+            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
+            let mut eng = inner.lock().await;
+            let emit = |v: Result<JsValue, JsValue>| {
+                if let (Some(f), Ok(v)) = (&on_event, v) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
+            let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
+            let web = opts
+                .web_search
+                .clone()
+                .map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
+            crate::ask::pipeline::run(&client, &mut *eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
+        })
+    }
+
+    /// The ingest-time LLM stages over what is stored ([`crate::ask::ingest`]): `options`
+    /// `{atomize?: boolean | {maxQuestions?, batch?}, mindMaps?: boolean | {minRougeL?,
+    /// minCosine?, regenerations?, maxItems?}, cancelId?}` (both default on). Each stage does only
+    /// what is left (chunks without questions, documents without an LLM map), so calling again
+    /// after a failure or a cancel resumes. `onProgress` receives `{phase: "atomize" |
+    /// "mindmap", done, total}` and the stages' trace events (`{step, round, input, output,
+    /// ms}`). Resolves to `{atomize: {chunks, questions, failed, remaining} | null, mindMaps:
+    /// {documents, fallbacks, items, unverifiedChunks, regenerations} | null}`.
+    pub fn enrich(&self, llm: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stage<T> {
+            On(bool),
+            With(T),
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct EnrichOptions {
+            #[serde(default)]
+            atomize: Option<Stage<crate::ask::ingest::AtomizeParams>>,
+            #[serde(default)]
+            mind_maps: Option<Stage<crate::ask::ingest::MindMapParams>>,
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct EnrichReport {
+            atomize: Option<crate::ask::ingest::AtomizeReport>,
+            mind_maps: Option<crate::ask::ingest::MindMapReport>,
+        }
+        fn stage<T: Default>(s: Option<Stage<T>>) -> Option<T> {
+            match s {
+                None | Some(Stage::On(true)) => Some(T::default()),
+                Some(Stage::On(false)) => None,
+                Some(Stage::With(t)) => Some(t),
+            }
+        }
+        let inner = self.inner.clone();
+        let (cancel, guard) = cancel_token(&options);
+        let model = llm::PageModel::cancellable(llm, cancel);
+        let opts: Result<EnrichOptions, _> = if options.is_undefined() || options.is_null() {
+            Ok(EnrichOptions { atomize: None, mind_maps: None })
+        } else {
+            serde_wasm_bindgen::from_value(options)
+        };
+        run(async move {
+            let _guard = guard;
+            let client = model?;
+            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
+            let (ap, mp) = (stage(opts.atomize), stage(opts.mind_maps));
+            let mut eng = inner.lock().await;
+            let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
+            let mut trace = |ev: crate::ask::TraceEvent| {
+                if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            };
+            let mut out = EnrichReport { atomize: None, mind_maps: None };
+            if let Some(p) = ap {
+                out.atomize = Some(crate::ask::ingest::atomize(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
+            }
+            if let Some(p) = mp {
+                out.mind_maps =
+                    Some(crate::ask::ingest::build_mind_maps(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Kept traces (`keepTrace` in ask options), oldest first: `[{id, createdAt, question,
+    /// json}]`.
+    pub fn traces(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.traces().to_vec()) })
+    }
+
+    /// Kept traces as JSONL: `format` `"events"` (one `{question, events, trajectory, answer,
+    /// route}` object per line) or `"sft"` (the decomposition trajectories as PIKE-RAG Algorithm 3
+    /// pairs `{prompt, completion}`, `t + 1` lines per trajectory of `t` sub-questions).
+    #[wasm_bindgen(js_name = exportTraces)]
+    pub fn export_traces(&self, format: String) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            match format.as_str() {
+                "events" => Ok(eng.traces().iter().map(|t| format!("{}\n", t.json)).collect::<String>()),
+                "sft" => {
+                    let ts: Vec<crate::ask::Trajectory> = eng
+                        .traces()
+                        .iter()
+                        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t.json).ok())
+                        .filter_map(|v| serde_json::from_value(v["trajectory"].clone()).ok())
+                        .collect();
+                    Ok(crate::ask::sft_jsonl(&ts))
+                }
+                other => Err(crate::error::InputError::InvalidOption {
+                    name: "format".into(),
+                    reason: format!("{other:?} is not \"events\" or \"sft\""),
+                }
+                .into()),
+            }
+        })
+    }
+
+    /// Deletes every kept trace; resolves to how many.
+    #[wasm_bindgen(js_name = clearTraces)]
+    pub fn clear_traces(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.clear_traces().await })
+    }
+
+    /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
+    /// left out), oldest first.
+    pub fn memory(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let v: Vec<serde_json::Value> = inner
+                .lock()
+                .await
+                .memory()
+                .into_iter()
+                .map(|m| serde_json::json!({"id": m.id, "title": m.title, "content": m.content, "sources": m.sources, "createdAt": m.created_at}))
+                .collect();
+            Ok::<_, Error>(v)
+        })
+    }
+
+    /// Deletes every memory entry; resolves to how many.
+    pub fn forget(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.forget().await })
+    }
+
+    /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,
+    /// layerNormMs, otherMs, wallMs}`), or null on the CPU path / without timestamp queries.
+    #[wasm_bindgen(js_name = profileGpu)]
+    pub fn profile_gpu(&self, texts: Vec<String>) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+            eng.embedder().profile(&refs).await
+        })
+    }
+
+    /// Destroys the GPU device (as a driver reset would), to exercise the CPU fallback.
+    /// Resolves to whether a GPU was in use.
+    #[wasm_bindgen(js_name = loseGpuForTesting)]
+    pub fn lose_gpu_for_testing(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            let eng = inner.lock().await;
+            Ok::<_, Error>(eng.embedder().gpu().map(|g| g.gpu().destroy()).is_some())
+        })
+    }
+}

@@ -1,0 +1,275 @@
+// webrag main-thread client, shared by the two builds' entries (index.js: the full engine;
+// search.js: the search build). Heavy work runs in a dedicated Web Worker; this file only posts
+// messages and turns failures into Error subclasses with `name` and `code`.
+
+/** Base class of every webrag error; `code` is a stable SCREAMING_SNAKE_CASE string. */
+export class WebRagError extends Error {
+  constructor(message, code) { super(message); this.name = 'WebRagError'; this.code = code; }
+}
+/** Bad document or option (EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, ...). */
+export class InputError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'InputError'; } }
+/** Model files missing, corrupt or unsupported (MODEL_FILE_UNAVAILABLE, MODEL_TENSOR_MISSING, ...). */
+export class ModelError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'ModelError'; } }
+/** IndexedDB problem (STORE_BLOCKED, QUOTA_EXCEEDED, STORE_VERSION_TOO_NEW, ...). */
+export class StoreError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'StoreError'; } }
+export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
+/** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, LLM_CALLBACK_FAILED, LLM_CANCELLED, ...). */
+export class LlmError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'LlmError'; } }
+
+const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError };
+
+function rehydrate({ name, code, message }) {
+  const C = CLASSES[name] ?? WebRagError;
+  return new C(message, code);
+}
+
+/**
+ * A knowledge base in IndexedDB, searched in a Web Worker.
+ * @example
+ *   const rag = await WebRag.open({ name: 'notes', model: '/models/all-MiniLM-L6-v2/' });
+ *   await rag.add([{ id: 'a.md', text: '# Hello\n\nworld' }], { onProgress: console.log });
+ *   const hits = await rag.search('hello', { k: 5 });
+ */
+// Resolves once the worker's module graph has loaded (it posts {ready: true}); false when the
+// script could not be loaded (a bundler that did not emit worker.js beside this file).
+function started(worker) {
+  return new Promise((resolve) => {
+    const done = (ok) => { worker.removeEventListener('message', onMessage); worker.removeEventListener('error', onError); resolve(ok); };
+    const onMessage = (e) => { if (e.data?.ready) done(true); };
+    const onError = (e) => { e.preventDefault?.(); done(false); };
+    worker.addEventListener('message', onMessage);
+    worker.addEventListener('error', onError);
+  });
+}
+
+async function gunzip(base64) {
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// The worker: `workerUrl` when given; else the one `beside()` starts (worker.js and its .wasm
+// beside the client, where bundlers that follow `new URL(…, import.meta.url)` put them: Vite,
+// webpack 5, Rollup, Parcel; also no bundler at all); else both from the module `inline()` imports
+// (esbuild, which does not follow that pattern: it works with no configuration, at the cost of the
+// inlined .wasm in the bundle). Resolves to {worker, wasm}: `wasm` holds the module bytes for an
+// inline worker, else null.
+export async function startWorker(workerUrl, beside, inline) {
+  if (workerUrl) return { worker: new Worker(workerUrl, { type: 'module' }), wasm: null };
+  let worker = null;
+  try {
+    worker = beside();
+  } catch { /* no import.meta.url (e.g. an IIFE bundle) */ }
+  if (worker && (await started(worker))) return { worker, wasm: null };
+  worker?.terminate();
+  const { workerSource, wasmGzipBase64 } = await inline();
+  const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
+  worker = new Worker(url, { type: 'module' });
+  const ok = await started(worker);
+  URL.revokeObjectURL(url);
+  if (!ok) throw new WebRagError('the webrag worker could not start (a Content-Security-Policy without worker-src blob:?)', 'WORKER_FAILED');
+  return { worker, wasm: await gunzip(wasmGzipBase64) };
+}
+
+/** Cache API cache that holds downloaded model files. */
+export const MODEL_CACHE = 'webrag-models-v1';
+
+export class WebRag {
+  #worker; #next = 1; #pending = new Map(); #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
+
+  constructor(worker, onEvent) {
+    this.#worker = worker;
+    this.#onEvent = onEvent;
+    worker.onmessage = (e) => {
+      const { id, ok, value, error, progress, event, llmRequest } = e.data;
+      if (event) { this.#onEvent?.(event); return; }
+      if (llmRequest) { this.#runModel(llmRequest); return; }
+      const p = this.#pending.get(id);
+      if (!p) return;
+      if (progress) { p.onProgress?.(progress); return; }
+      this.#pending.delete(id);
+      ok ? p.resolve(value) : p.reject(rehydrate(error));
+    };
+    worker.onerror = (e) => {
+      for (const p of this.#pending.values()) p.reject(new WebRagError(`worker failed: ${e.message}`, 'WORKER_FAILED'));
+      this.#pending.clear();
+    };
+  }
+
+  // A model given as a function runs here, in the page; its reply (a string, or an async
+  // iterable of pieces) goes back to the worker piece by piece.
+  async #runModel({ cb, reqId, messages, step }) {
+    const post = (m) => this.#worker.postMessage(m);
+    try {
+      const fn = this.#models.get(cb);
+      if (!fn) throw new Error('the model function is gone');
+      const r = await fn(messages, { step, signal: this.#signals.get(cb) });
+      if (typeof r === 'string') post({ llmToken: { reqId, token: r } });
+      else if (r && typeof r[Symbol.asyncIterator] === 'function') {
+        for await (const piece of r) {
+          if (typeof piece !== 'string') throw new Error('the model yielded something other than a string');
+          post({ llmToken: { reqId, token: piece } });
+        }
+      } else throw new Error('the model returned neither a string nor an async iterable of strings');
+      post({ llmEnd: { reqId } });
+    } catch (err) {
+      post({ llmError: { reqId, message: String(err?.message ?? err) } });
+    }
+  }
+
+  // `llm` as posted: a config object as is; a function stays here and the worker gets its number.
+  #model(llm) {
+    if (typeof llm !== 'function') return llm;
+    const cb = this.#nextModel++;
+    this.#models.set(cb, llm);
+    return { callback: cb };
+  }
+
+  async #withModel(llm, f, signal) {
+    const m = this.#model(llm);
+    if (m?.callback && signal) this.#signals.set(m.callback, signal);
+    try { return await f(m); } finally { if (m?.callback) { this.#models.delete(m.callback); this.#signals.delete(m.callback); } }
+  }
+
+  // Runs `f(cancelId)` so that `signal` aborting cancels it in the worker (LLM_CANCELLED).
+  async #cancellable(signal, f) {
+    if (!signal) return f(undefined);
+    if (signal.aborted) throw new LlmError('LLM work cancelled', 'LLM_CANCELLED');
+    const cancelId = `c${this.#nextCancel++}`;
+    const onAbort = () => this.#worker.postMessage({ cancelId });
+    signal.addEventListener('abort', onAbort, { once: true });
+    try { return await f(cancelId); } finally { signal.removeEventListener('abort', onAbort); }
+  }
+
+  /** The build's worker: `webrag` (index.js) and `webrag/search` (search.js) each start their own. */
+  static startWorker() {
+    throw new WebRagError('import WebRag from webrag or webrag/search', 'WORKER_FAILED');
+  }
+
+  #call(op, args, onProgress) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#worker.postMessage({ id, op, args });
+    });
+  }
+
+  /**
+   * Opens (or creates) the knowledge base `name`. `model` is the base URL of a folder holding
+   * config.json, tokenizer.json and model.safetensors; or `{url, id?, cache?, files?}` to pin
+   * sizes/SHA-256s (`files: {'model.safetensors': {size, sha256}}`) or skip the Cache API; or
+   * `{config, tokenizer, weights, id?}` bytes. `device`: 'auto' (GPU on a hardware adapter,
+   * else CPU), 'cpu' or 'gpu'. `onEvent` receives warnings for the lifetime of the instance,
+   * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
+   * continues on the CPU.
+   */
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', onEvent } = {}) {
+    const { worker, wasm } = await this.startWorker(workerUrl);
+    const rag = new this(worker, onEvent);
+    const abs = (u) => new URL(u, globalThis.location?.href).href;
+    const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
+    try {
+      await rag.#call('open', { name, model: m, options, device, wasm }, onProgress);
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+    return rag;
+  }
+
+  /** Adds documents in one transaction; resolves to {added, replaced, unchanged, chunks}. */
+  add(docs, { onProgress } = {}) { return this.#call('add', { docs }, onProgress); }
+  /** Removes documents; resolves to {removed, unknown}. */
+  remove(ids) { return this.#call('remove', { ids }); }
+  /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph', literal = false}. */
+  search(query, options = {}) { return this.#call('search', { query, options }); }
+  /** The pseudo-graph retriever's facts, mind-map context and explain data (anchors, row scores). */
+  explainGraph(query, { k = 10 } = {}) { return this.#call('explainGraph', { query, k }); }
+  /**
+   * Knowledge-aware decomposition (PIKE-RAG Algorithm 1) of `question` over this knowledge base:
+   * `llm` is an OpenAI-compatible endpoint `{baseUrl, model, apiKey?, headers?, timeoutMs?, ...}`
+   * (the key is kept in the worker's memory only), or the page's own model as a function
+   * `async (messages, {step}) => string | AsyncIterable<string>` (e.g. WebLLM; it runs in the page), `options` `{rounds?, candidates?, delta?,
+   * proposals?, retriever?}`, `onTrace` receives each step `{step, round, input, output, ms}`.
+   * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
+   */
+  decompose(question, { llm, options, onTrace } = {}) { return this.#withModel(llm, (m) => this.#call('decompose', { question, llm: m, options }, onTrace)); }
+  /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
+  testLlm(llm) { return this.#withModel(llm, (m) => this.#call('testLlm', { llm: m })); }
+  /**
+   * The ask pipeline (docs/ask-pipeline.md): retrieval trigger over the memory knowledge base, Query
+   * Rewriter+, domain routing, key points into the graph retriever, knowledge-aware
+   * decomposition, verify and supplement, knowledge filter, a cited answer streamed to
+   * `onToken`, memory update. `options`: `{preset: 'ask' (every step) | 'search' (no model
+   * call), steps: {trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory}
+   * (booleans over the preset), tau, theta, rewriteQueries, keyPoints, graphFacts, verifyRounds,
+   * supplementQueries, filter: 'strict' | 'lenient', maxSources, keepTrace, decompose: {...},
+   * answer: {minConfidence}}`. `onTrace` (alias `onEvent`) receives each step's `{step, round,
+   * input, output, ms}`. `signal` (AbortSignal) cancels: requests in flight are aborted and the
+   * promise rejects with LlmError LLM_CANCELLED. Resolves to `{question, clarified, answer:
+   * {text, citations, confidence, known, sources} | null, context: [{id, title, text, via}],
+   * trajectory | null, route, remembered}`; citations are `answer.sources` ids (chunk ids,
+   * `graph:1`, `memory:<id>`).
+   */
+  ask(question, { llm, options, onTrace, onEvent, onToken, signal } = {}) {
+    const trace = onTrace ?? onEvent;
+    return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
+      this.#call('ask', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : trace?.(ev)))), signal);
+  }
+  /**
+   * The ingest-time LLM stages over what is stored: knowledge atomizing (the questions each
+   * chunk answers, embedded and indexed) and LLM mind maps (verified fact-check items → JSON
+   * mind map replacing the structural one). `atomize` / `mindMaps`: `true` (default), `false`,
+   * or their options. Resumable: each call does only what is left, so after an error or an
+   * abort, call again. `onProgress` receives `{phase: 'atomize' | 'mindmap', done, total}` and
+   * the stages' trace events. Resolves to `{atomize: {chunks, questions, failed, remaining},
+   * mindMaps: {documents, fallbacks, items, unverifiedChunks, regenerations}}`.
+   */
+  enrich({ llm, atomize = true, mindMaps = true, onProgress, signal } = {}) {
+    return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
+      this.#call('enrich', { llm: m, options: { atomize, mindMaps, ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
+  }
+  /** Kept ask traces (`options.keepTrace`), oldest first: `[{id, createdAt, question, json}]`. */
+  traces() { return this.#call('traces', {}); }
+  /**
+   * Kept traces as JSONL text: `format` 'events' (one trace per line) or 'sft' (decomposition
+   * trajectories as PIKE-RAG `<decompose>` fine-tuning pairs `{prompt, completion}`).
+   */
+  exportTraces({ format = 'events' } = {}) { return this.#call('exportTraces', { format }); }
+  /** Deletes every kept trace; resolves to how many. */
+  clearTraces() { return this.#call('clearTraces', {}); }
+  /** The memory knowledge base `[{id, title, content, sources, createdAt}]`, oldest first. */
+  memory() { return this.#call('memory', {}); }
+  /** Deletes every memory entry; resolves to how many. */
+  forget() { return this.#call('forget', {}); }
+  /** A chunk's atomic questions, or null when it is not atomized. */
+  questions(chunkId) { return this.#call('questions', { chunkId }); }
+  /** The mind map the pseudo-graph holds for a document `{topic, children}`, or null. */
+  mindMap(docId) { return this.#call('mindMap', { docId }); }
+  /** Embeds texts with the loaded model (L2-normalised vectors); `{path: 'cpu'|'gpu'}` bypasses the routing. */
+  embed(texts, { path } = {}) { return this.#call('embed', { texts, path }); }
+  /** The embedding path: {path: 'gpu'|'cpu', queries, adapter, softwareAdapter, reason, crossover}. */
+  embedder() { return this.#call('embedder', {}); }
+  /** GPU time per kernel kind for one forward pass ({matmulMs, attentionMs, layerNormMs, otherMs, wallMs}), or null. */
+  profileGpu(texts) { return this.#call('profileGpu', { texts }); }
+  /** Testing hook: destroys the GPU device as a driver reset would; resolves to whether one was in use. */
+  loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
+  /** Deletes the cached model files (the next open downloads them again). */
+  static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
+  /** {documents, chunks, terms, dim, model, ann: {chunks, topics, facts: [fresh, segments, tombstones]}}. */
+  stats() { return this.#call('stats', {}); }
+  /**
+   * Seals vector buffers into HNSW segments now (the worker also does it when idle). `force`:
+   * seal every non-empty buffer and rebuild segments that still hold removed vectors; resolves to
+   * the steps taken. Without it, one step or null.
+   */
+  maintain({ force = false } = {}) { return this.#call('maintain', { force }); }
+  /** Stored document records, newest first. */
+  documents() { return this.#call('documents', {}); }
+  /** One chunk record by id, or null. */
+  chunk(id) { return this.#call('chunk', { id }); }
+  /** Deletes everything in this knowledge base. */
+  clear() { return this.#call('clear', {}); }
+  /** Stops the worker (closing the database connection). */
+  close() { this.#worker.terminate(); }
+}

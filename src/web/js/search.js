@@ -1,0 +1,14 @@
+// webrag/search: the WebRag client on the search build of the engine (search/webrag_bg.wasm:
+// no ask pipeline or LLM client, no GPU engine, no static-site snapshot builder), for pages that
+// only index and search. The same API as `webrag`; the operations it leaves out (decompose, ask,
+// enrich, testLlm, traces, memory, profileGpu) reject with InputError NOT_IN_BUILD, and
+// `device: 'gpu'` with GpuError GPU_UNAVAILABLE.
+import { WebRag as Client, startWorker } from './client.js';
+
+export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, MODEL_CACHE } from './client.js';
+
+export class WebRag extends Client {
+  static startWorker(workerUrl) {
+    return startWorker(workerUrl, () => new Worker(new URL('./search/worker.js', import.meta.url), { type: 'module' }), () => import('./search/inline.js'));
+  }
+}
