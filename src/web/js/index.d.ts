@@ -3,7 +3,7 @@ export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
   readonly code: string;
 }
-/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION. */
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION; NOT_IN_BUILD (an operation webrag/search leaves out). */
 export class InputError extends WebRagError {}
 /** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH. */
 export class ModelError extends WebRagError {}
