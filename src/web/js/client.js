@@ -50,7 +50,7 @@ async function gunzip(base64) {
 
 // The worker: `workerUrl` when given; else the one `beside()` starts (worker.js and its .wasm
 // beside the client, where bundlers that follow `new URL(…, import.meta.url)` put them: Vite,
-// webpack 5, Rollup, Parcel; also no bundler at all); else both from the module `inline()` imports
+// webpack 5, Parcel; also no bundler at all); else both from the module `inline()` imports
 // (esbuild, which does not follow that pattern: it works with no configuration, at the cost of the
 // inlined .wasm in the bundle). Resolves to {worker, wasm}: `wasm` holds the module bytes for an
 // inline worker, else null.
