@@ -128,6 +128,19 @@ pub(crate) struct BertLayer {
     pub(crate) output_ln: LayerNorm,
 }
 
+/// Buffers reused across the heads and sequences of one attention call.
+struct AttentionScratch {
+    scores: Vec<f32>,
+    kt: Packed,
+    v: Packed,
+}
+
+impl Default for AttentionScratch {
+    fn default() -> Self {
+        AttentionScratch { scores: Vec::new(), kt: Packed::from_kn(&[], 0, 0), v: Packed::from_kn(&[], 0, 0) }
+    }
+}
+
 /// A loaded BERT encoder.
 pub struct BertModel {
     config: BertConfig,
@@ -263,29 +276,49 @@ impl BertModel {
     /// and no scatter of the context: scores `[len, len] = Q_h · K_hᵀ` (`Q_h` read in place with
     /// row stride 3H; `K_hᵀ` packed), a row softmax with the `1/√d` scale folded into the
     /// exponent, then `ctx_h [len, d] = P · V_h` (`V_h` packed) written with row stride H.
+    ///
+    /// Natively the sequences of a batch run in parallel (rayon; each writes its own rows of
+    /// `ctx`); in the page one after another.
     fn attention(&self, qkv: &[f32], lens: &[usize], ctx: &mut [f32]) {
+        let h = self.config.hidden_size;
+        // Each sequence's rows of `qkv` and of `ctx`.
+        let mut parts = Vec::with_capacity(lens.len());
+        let (mut start, mut rest) = (0, ctx);
+        for &len in lens {
+            let (mine, tail) = rest.split_at_mut(len * h);
+            parts.push((&qkv[start * 3 * h..(start + len) * 3 * h], len, mine));
+            rest = tail;
+            start += len;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if parts.len() > 1 {
+            use rayon::prelude::*;
+            parts.into_par_iter().for_each_init(AttentionScratch::default, |s, (rows, len, out)| self.attention_seq(rows, len, out, s));
+            return;
+        }
+        let mut scratch = AttentionScratch::default();
+        for (rows, len, out) in parts {
+            self.attention_seq(rows, len, out, &mut scratch);
+        }
+    }
+
+    /// Attention of one sequence: `rows` is its `[len, 3H]` slice of Q | K | V, `ctx` its
+    /// `[len, H]` rows of the context.
+    fn attention_seq(&self, rows: &[f32], len: usize, ctx: &mut [f32], s: &mut AttentionScratch) {
         let h = self.config.hidden_size;
         let heads = self.config.num_attention_heads;
         let d = h / heads;
         let scale = 1.0 / (d as f32).sqrt();
-        let mut start = 0;
-        let mut scores = Vec::new();
-        let mut kt = Packed::from_kn(&[], 0, 0);
-        let mut v = Packed::from_kn(&[], 0, 0);
-        for &len in lens {
-            scores.resize(len * len, 0.0);
-            let rows = &qkv[start * 3 * h..(start + len) * 3 * h];
-            for head in 0..heads {
-                let (qo, ko, vo) = (head * d, h + head * d, 2 * h + head * d);
-                kt.refill_strided(rows, d, len, ko, 1, 3 * h);
-                matmul_strided(&rows[qo..], len, 3 * h, &kt, &mut scores, len);
-                for row in scores.chunks_exact_mut(len) {
-                    ops::softmax(row, scale);
-                }
-                v.refill_strided(rows, len, d, vo, 3 * h, 1);
-                matmul_strided(&scores, len, len, &v, &mut ctx[start * h + head * d..], h);
+        s.scores.resize(len * len, 0.0);
+        for head in 0..heads {
+            let (qo, ko, vo) = (head * d, h + head * d, 2 * h + head * d);
+            s.kt.refill_strided(rows, d, len, ko, 1, 3 * h);
+            matmul_strided(&rows[qo..], len, 3 * h, &s.kt, &mut s.scores, len);
+            for row in s.scores.chunks_exact_mut(len) {
+                ops::softmax(row, scale);
             }
-            start += len;
+            s.v.refill_strided(rows, len, d, vo, 3 * h, 1);
+            matmul_strided(&s.scores, len, len, &s.v, &mut ctx[head * d..], h);
         }
     }
 

@@ -13,14 +13,20 @@
 //!   accumulators) falls to 18–22 as V8 spills registers;
 //! - elsewhere: a portable loop the compiler vectorises.
 //!
-//! Natively, products of at least [`PAR_MIN_MACS`] multiply-adds split their panels between two
-//! threads (`std::thread::scope`); each thread writes a disjoint set of output columns.
+//! Natively, products of at least [`PAR_MIN_MACS`] multiply-adds are cut into tasks of row
+//! blocks × panel ranges that rayon's global pool runs on every core (`RAYON_NUM_THREADS` caps
+//! it); each task writes a disjoint block of the output. In the page the product runs on the
+//! calling thread.
 
 /// Columns per packed panel.
 pub const PANEL: usize = 16;
 
 /// Smallest product (`m·k·n` multiply-adds) split across threads natively.
-pub const PAR_MIN_MACS: usize = 1 << 21;
+pub const PAR_MIN_MACS: usize = 1 << 20;
+
+/// Tasks per pool thread for a split product (more tasks than threads evens out the work).
+#[cfg(not(target_arch = "wasm32"))]
+const TASKS_PER_THREAD: usize = 3;
 
 /// Rows of `a` per cache block: the block (`MB × k` floats) stays in L2 while every panel
 /// passes over it.
@@ -144,15 +150,29 @@ pub fn matmul_strided(a: &[f32], m: usize, lda: usize, w: &Packed, out: &mut [f3
 fn run(ctx: Ctx) {
     let panels = ctx.n.div_ceil(PANEL);
     #[cfg(not(target_arch = "wasm32"))]
-    if ctx.m * ctx.k * ctx.n >= PAR_MIN_MACS && panels >= 2 && threads() >= 2 {
-        let half = panels / 2;
-        std::thread::scope(|s| {
-            s.spawn(|| ctx.run(0..half));
-            ctx.run(half..panels);
-        });
-        return;
+    {
+        use rayon::prelude::*;
+        let threads = rayon::current_num_threads();
+        if ctx.m * ctx.k * ctx.n >= PAR_MIN_MACS && threads >= 2 {
+            // Row blocks first (each task then streams fewer panels), then panel ranges until
+            // there are enough tasks for every thread.
+            let want = threads * TASKS_PER_THREAD;
+            let row_blocks = ctx.m.div_ceil(MB).clamp(1, want);
+            let rows_per = ctx.m.div_ceil(row_blocks);
+            let panel_groups = want.div_ceil(row_blocks).clamp(1, panels);
+            let panels_per = panels.div_ceil(panel_groups);
+            (0..row_blocks * panel_groups).into_par_iter().for_each(|t| {
+                let (rb, pg) = (t / panel_groups, t % panel_groups);
+                let rows = rb * rows_per..((rb + 1) * rows_per).min(ctx.m);
+                let cols = pg * panels_per..((pg + 1) * panels_per).min(panels);
+                if !rows.is_empty() && !cols.is_empty() {
+                    ctx.run_rows(rows, cols);
+                }
+            });
+            return;
+        }
     }
-    ctx.run(0..panels);
+    ctx.run_rows(0..ctx.m, 0..panels);
 }
 
 /// Dot product with 8 independent accumulators (lane `l` sums the products at `8c + l`), then
@@ -218,17 +238,10 @@ fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-#[cfg(not(target_arch = "wasm32"))]
-fn threads() -> usize {
-    use std::sync::OnceLock;
-    static N: OnceLock<usize> = OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// The output pointer, shared by threads that write disjoint columns.
+/// The output pointer, shared by tasks that write disjoint blocks.
 #[derive(Clone, Copy)]
 struct OutPtr(*mut f32);
-// SAFETY: threads given disjoint panel ranges write disjoint output columns (see `Ctx::run`).
+// SAFETY: tasks given disjoint (row range, panel range) pairs write disjoint output blocks (see `Ctx::run_rows`).
 unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}
 
@@ -247,16 +260,16 @@ struct Ctx {
     out: OutPtr,
     ldo: usize,
 }
-// SAFETY: `a`, `w` and `bias` are only read; `out` writes are disjoint per panel range.
+// SAFETY: `a`, `w` and `bias` are only read; `out` writes are disjoint per task.
 unsafe impl Send for Ctx {}
 unsafe impl Sync for Ctx {}
 
 impl Ctx {
-    /// `out[:, panels] = act(a · W[:, panels] + bias[panels])`, row-blocked by [`MB`].
-    fn run(&self, panels: std::ops::Range<usize>) {
-        let mut r0 = 0;
-        while r0 < self.m {
-            let rows = (self.m - r0).min(MB);
+    /// `out[rows, panels] = act(a[rows] · W[:, panels] + bias[panels])`, in row blocks of [`MB`].
+    fn run_rows(&self, rows: std::ops::Range<usize>, panels: std::ops::Range<usize>) {
+        let mut r0 = rows.start;
+        while r0 < rows.end {
+            let rows = (rows.end - r0).min(MB);
             for p in panels.clone() {
                 let cols = (self.n - p * PANEL).min(PANEL);
                 let mut init = [0f32; PANEL];
@@ -602,7 +615,13 @@ mod tests {
 
     #[test]
     fn large_product_is_split_and_exact() {
-        let (m, k, n) = (77, 384, 1536);
+        // One row block (a query batch) and several (a packed ingest batch).
+        for (m, k, n) in [(77, 384, 1536), (301, 384, 400)] {
+            split_product_is_exact(m, k, n);
+        }
+    }
+
+    fn split_product_is_exact(m: usize, k: usize, n: usize) {
         assert!(m * k * n >= PAR_MIN_MACS);
         let a: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 101) as f32 / 101.0 - 0.5).collect();
         let w: Vec<f32> = (0..n * k).map(|i| ((i * 17) % 103) as f32 / 103.0 - 0.5).collect();
