@@ -9,7 +9,7 @@ mod common;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use webrag::embed::gemm::Packed;
-use webrag::embed::gpu::{Gpu, KERNELS};
+use webrag::embed::gpu::{Gpu, KERNELS, MatmulTile};
 use webrag::embed::ops;
 
 fn seed() -> u64 {
@@ -54,12 +54,16 @@ fn every_wgsl_file_validates_with_naga() {
             .validate(&module)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"));
     }
-    // The f16-weight matmul is derived from matmul.wgsl at run time.
-    let src = webrag::embed::gpu::matmul_f16_wgsl();
-    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul f16: {}", e.emit_to_string(&src)));
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("matmul f16: {e:?}"));
+    // The other tile shapes and the f16-weight matmuls are derived from matmul.wgsl at run time.
+    for tile in MatmulTile::ALL {
+        for f16 in [false, true] {
+            let src = webrag::embed::gpu::matmul_wgsl(tile, f16);
+            let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {}", e.emit_to_string(&src)));
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {e:?}"));
+        }
+    }
 }
 
 /// The f16-weight path (where the adapter has `shader-f16`) against the golden vectors: cosine
@@ -101,8 +105,8 @@ fn matmul_bias_gelu_matches_cpu() {
     }
     for (m, k, n) in shapes {
         let (a, w, bias) = (random(&mut rng, m * k), random(&mut rng, k * n), random(&mut rng, n));
-        for gelu in [false, true] {
-            let got = pollster::block_on(g.matmul(&a, m, &Packed::from_kn(&w, k, n), &bias, gelu)).expect("matmul");
+        for (gelu, tile) in [(false, MatmulTile::Large), (true, MatmulTile::Large), (false, MatmulTile::Small), (true, MatmulTile::Small)] {
+            let got = pollster::block_on(g.matmul_tiled(&a, m, &Packed::from_kn(&w, k, n), &bias, gelu, tile)).expect("matmul");
             for r in 0..m {
                 for c in 0..n {
                     let (mut s, mut mag) = (bias[c] as f64, bias[c].abs() as f64);
@@ -112,7 +116,7 @@ fn matmul_bias_gelu_matches_cpu() {
                     }
                     let want = if gelu { ops::gelu_erf(s as f32) as f64 } else { s };
                     let e = (got[r * n + c] as f64 - want).abs();
-                    assert!(e <= 1e-5 * (1.0 + mag), "{m}x{k}x{n} gelu={gelu} [{r},{c}]: {} vs {want}", got[r * n + c]);
+                    assert!(e <= 1e-5 * (1.0 + mag), "{m}x{k}x{n} {tile:?} gelu={gelu} [{r},{c}]: {} vs {want}", got[r * n + c]);
                 }
             }
         }
@@ -217,8 +221,10 @@ fn attention_ref(qkv: &[f32], lens: &[usize], h: usize, heads: usize) -> Vec<f64
 fn attention_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(seed());
-    for (h, heads) in [(384usize, 12usize), (768, 12), (64, 1)] {
-        let lens: Vec<usize> = (0..rng.random_range(1..5)).map(|_| rng.random_range(1..40)).collect();
+    // Head dimensions 32, 64, 64, 16 and 48; sequences of one to several 16-token tiles.
+    for (h, heads) in [(384usize, 12usize), (768, 12), (64, 1), (128, 8), (96, 2)] {
+        let mut lens: Vec<usize> = (0..rng.random_range(1..5)).map(|_| rng.random_range(1..70)).collect();
+        lens.push(16);
         let t: usize = lens.iter().sum();
         let qkv = random(&mut rng, t * 3 * h);
         let got = pollster::block_on(g.attention(&qkv, &lens, h, heads)).expect("attention");

@@ -216,6 +216,19 @@ impl DeviceEmbedder {
             Err(e) => return Err(e.into()),
         };
         let (adapter, software) = (gpu.adapter().to_string(), gpu.is_software());
+        let c = cpu.bert().config();
+        if !super::gpu::attention_supports(c.hidden_size, c.num_attention_heads) {
+            let why = format!(
+                "the GPU attention kernel needs a head dimension that is a multiple of 16 up to 64; this model's is {} / {}",
+                c.hidden_size, c.num_attention_heads
+            );
+            if preference == DevicePreference::Gpu {
+                return Err(GpuError::Unavailable { reason: why }.into());
+            }
+            let mut me = Self::cpu_only(cpu, &why, clock);
+            me.info.get_mut().adapter = Some(adapter);
+            return Ok(me);
+        }
         if software && preference == DevicePreference::Auto {
             let mut me =
                 Self::cpu_only(cpu, "the only adapter is a software one (slower than the CPU path); device: 'gpu' forces it", clock);
@@ -392,5 +405,11 @@ impl Embedder for DeviceEmbedder {
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let ids = texts.iter().map(|t| self.cpu.tokenizer().encode(t)).collect::<Result<Vec<_>>>()?;
         Ok(self.embed_ids(&ids).await)
+    }
+    /// [`super::GPU_BATCH`] on a hardware GPU; [`super::CPU_BATCH`] on the CPU and on a software
+    /// adapter (which runs the kernels on the CPU, slowly: small batches keep progress moving).
+    fn preferred_batch(&self) -> usize {
+        let info = self.info.borrow();
+        if self.hashing.is_some() || (info.path == EmbedPath::Gpu && !info.software_adapter) { super::GPU_BATCH } else { super::CPU_BATCH }
     }
 }

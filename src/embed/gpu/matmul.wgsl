@@ -2,11 +2,14 @@
 //   out[M, N] = act(a[M, K] · W[K, N] + bias[N])
 // a, out: row-major f32. W: the CPU path's packed layout (src/embed/gemm.rs), 16-column panels
 // [ceil(N / 16)][K][16], so W[kk, c] = w[((c / 16) · K + kk) · 16 + c % 16] and both paths
-// share one copy of the weights. Dispatch: (ceil(N / 64), ceil(M / 64), 1) workgroups of 16 × 16 threads.
-// Each workgroup computes a 64 × 64 output tile; each thread a 4 × 4 block of it, from 16-wide
-// K slices of `a` and `w` staged in workgroup memory (2 × 4 KiB). The block's 16 sums are four
-// vec4 registers (one per row), never a dynamically indexed private array, which drivers keep
-// in local memory.
+// share one copy of the weights. Dispatch: (ceil(N / BN), ceil(M / BM), 1) workgroups of
+// (BN / 4) × (BM / 4) threads. Each workgroup computes a BM × BN output tile; each thread a 4 × 4
+// block of it, from 16-wide K slices of `a` and `w` staged in workgroup memory. The block's 16
+// sums are four vec4 registers (one per row), never a dynamically indexed private array, which
+// drivers keep in local memory.
+// Tile shapes (the host picks one per product, src/embed/gpu/mod.rs): 64 × 64 (256 threads,
+// 2 × 4 KiB staged) as written here, and 32 × 32 (64 threads, 2 × 2 KiB) for products whose
+// 64 × 64 grid would leave most of the GPU idle (a query batch of 10–80 rows).
 
 struct Params {
     m: u32,
@@ -25,11 +28,16 @@ struct Params {
 const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 16u;
+// Threads along N and M, threads per workgroup, staged elements per thread (BM = BN).
+const TX: u32 = BN / 4u;
+const TY: u32 = BM / 4u;
+const THREADS: u32 = TX * TY;
+const LOADS: u32 = BM * BK / THREADS;
 
 // a tile, transposed: a_t[kk * BM + r]
-var<workgroup> a_t: array<f32, 1024>;
+var<workgroup> a_t: array<f32, BM * BK>;
 // w tile: w_t[kk * BN + c]
-var<workgroup> w_t: array<f32, 1024>;
+var<workgroup> w_t: array<f32, BK * BN>;
 
 // erf(x) = x · P(x²) / Q(x²), x clamped to [-4, 4]; the same fit as the CPU path
 // (src/embed/ops.rs), max abs error 4.2e-7.
@@ -62,9 +70,9 @@ fn store_row(r: u32, c0: u32, v: vec4<f32>) {
     }
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(TX, TY)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let tid = lid.y * 16u + lid.x;
+    let tid = lid.y * TX + lid.x;
     let row0 = wg.y * BM;
     let col0 = wg.x * BN;
     var acc0 = vec4<f32>(0.0);
@@ -72,9 +80,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        for (var i = 0u; i < 4u; i++) {
-            let e = tid + i * 256u;
-            // a: 64 rows × 16 k
+        for (var i = 0u; i < LOADS; i++) {
+            let e = tid + i * THREADS;
+            // a: BM rows × 16 k
             let r = e / BK;
             let ka = e % BK;
             var av = 0.0;
@@ -82,7 +90,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 av = a[(row0 + r) * p.k + k0 + ka];
             }
             a_t[ka * BM + r] = av;
-            // w: 16 k × 64 columns
+            // w: 16 k × BN columns
             let kw = e / BN;
             let c = e % BN;
             var wv = 0.0;

@@ -27,32 +27,88 @@ use crate::embed::bert::BertModel;
 use crate::embed::gemm::Packed;
 use crate::error::GpuError;
 
-/// `out[M, N] = act(a[M, K] · w[K, N] + bias[N])`; 64 × 64 tiles, 16 × 16 threads.
+/// `out[M, N] = act(a[M, K] · w[K, N] + bias[N])`; 64 × 64 tiles, 16 × 16 threads (the
+/// [`MatmulTile::Large`] shape; [`matmul_wgsl`] derives the others).
 pub const MATMUL_WGSL: &str = include_str!("matmul.wgsl");
 /// `x[r, :] = LayerNorm(x[r, :] + res[r, :])`; one 128-thread workgroup per row.
 pub const LAYERNORM_WGSL: &str = include_str!("layernorm.wgsl");
-/// `ctx = softmax(scale · Q Kᵀ) V` per sequence and head of a packed batch; online softmax.
+/// `ctx = softmax(scale · Q Kᵀ) V` per sequence and head of a packed batch: a workgroup per
+/// (16-query tile, head, sequence), K/V tiles staged in workgroup memory, online softmax.
 pub const ATTENTION_WGSL: &str = include_str!("attention.wgsl");
 /// `x[t] = word[id] + position[pos] + token_type[0]`.
 pub const EMBED_WGSL: &str = include_str!("embed.wgsl");
 /// Mean pooling per sequence + L2 normalisation.
 pub const POOL_WGSL: &str = include_str!("pool.wgsl");
-/// The f16-weight variant of [`MATMUL_WGSL`] (weights stored as `f16`, read into `f32`
-/// registers; `a`, bias, accumulation and output stay `f32`). Derived from the f32 source so the
-/// two cannot drift; needs the `shader-f16` feature.
+/// Head dimensions the attention kernel supports (`H / heads`): a multiple of 16, at most 64
+/// (MiniLM and BERT-base-like models: 32 and 64).
+pub fn attention_supports(hidden: usize, heads: usize) -> bool {
+    heads > 0 && hidden.is_multiple_of(heads) && (hidden / heads).is_multiple_of(16) && (16..=64).contains(&(hidden / heads))
+}
+
+/// Output tile of a matrix multiply, chosen per product shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatmulTile {
+    /// 64 × 64 outputs per workgroup of 256 threads: most reuse of each staged value.
+    Large,
+    /// 32 × 32 outputs per workgroup of 64 threads: four times the workgroups, for products
+    /// whose 64 × 64 grid would leave most of a GPU idle (a query batch of 10–80 rows).
+    Small,
+}
+
+impl MatmulTile {
+    /// Every shape, in pipeline order.
+    pub const ALL: [MatmulTile; 2] = [MatmulTile::Large, MatmulTile::Small];
+
+    /// Workgroups below which a 64 × 64 grid is taken to under-fill the GPU (about two per
+    /// streaming multiprocessor of a large GPU; WebGPU does not report the count).
+    pub const FILL: u32 = 256;
+
+    /// The edge of the square tile.
+    pub fn edge(self) -> u32 {
+        match self {
+            MatmulTile::Large => 64,
+            MatmulTile::Small => 32,
+        }
+    }
+
+    /// The tile for an `m × n` output: [`MatmulTile::Large`] unless its grid has fewer than
+    /// [`MatmulTile::FILL`] workgroups.
+    pub fn for_shape(m: u32, n: u32) -> Self {
+        if m.div_ceil(64) * n.div_ceil(64) < Self::FILL { MatmulTile::Small } else { MatmulTile::Large }
+    }
+
+    /// The dispatch grid for an `m × n` output.
+    pub fn groups(self, m: u32, n: u32) -> (u32, u32, u32) {
+        (n.div_ceil(self.edge()), m.div_ceil(self.edge()), 1)
+    }
+}
+
+/// The matmul kernel for a tile shape, with f32 weights or (`f16`) weights stored as `f16`
+/// and read into `f32` registers (`a`, bias, accumulation and output stay `f32`; needs the
+/// `shader-f16` feature). Derived from [`MATMUL_WGSL`] so the variants cannot drift.
+pub fn matmul_wgsl(tile: MatmulTile, f16: bool) -> String {
+    let sub = |src: &str, from: &str, to: &str| {
+        assert!(src.matches(from).count() == 1, "matmul.wgsl changed: update matmul_wgsl ({from})");
+        src.replace(from, to)
+    };
+    let e = tile.edge();
+    let mut src = sub(MATMUL_WGSL, "const BM: u32 = 64u;", &format!("const BM: u32 = {e}u;"));
+    src = sub(&src, "const BN: u32 = 64u;", &format!("const BN: u32 = {e}u;"));
+    if f16 {
+        src = sub(&src, "var<storage, read> w: array<f32>;", "var<storage, read> w: array<f16>;");
+        src = sub(
+            &src,
+            "wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];",
+            "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);",
+        );
+        src = format!("enable f16;\n{src}");
+    }
+    src
+}
+
+/// The f16-weight variant of the 64 × 64 matmul ([`matmul_wgsl`]).
 pub fn matmul_f16_wgsl() -> String {
-    let decl = "var<storage, read> w: array<f32>;";
-    let read = "wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];";
-    assert!(
-        MATMUL_WGSL.matches(decl).count() == 1 && MATMUL_WGSL.matches(read).count() == 1,
-        "matmul.wgsl changed: update matmul_f16_wgsl"
-    );
-    format!(
-        "enable f16;\n{}",
-        MATMUL_WGSL
-            .replace(decl, "var<storage, read> w: array<f16>;")
-            .replace(read, "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);")
-    )
+    matmul_wgsl(MatmulTile::Large, true)
 }
 
 /// Every kernel, by file name (the naga validation test walks this list).
@@ -109,9 +165,11 @@ pub struct Gpu {
     f16: bool,
     lost: Arc<AtomicBool>,
     counters: Counters,
-    matmul: wgpu::ComputePipeline,
-    /// The f16-weight matmul, where the adapter has `shader-f16`.
-    matmul_f16: Option<wgpu::ComputePipeline>,
+    /// The matmul per tile shape ([`MatmulTile::ALL`] order), sharing one bind-group layout so
+    /// one bind group serves every shape.
+    matmul: Vec<wgpu::ComputePipeline>,
+    /// The f16-weight matmuls, where the adapter has `shader-f16`.
+    matmul_f16: Option<Vec<wgpu::ComputePipeline>>,
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     embed: wgpu::ComputePipeline,
@@ -164,26 +222,54 @@ impl Gpu {
         // (the embedder then falls back to the CPU) instead of wgpu's default panic.
         let flag = lost.clone();
         device.on_uncaptured_error(Arc::new(move |_e: wgpu::Error| flag.store(true, Ordering::SeqCst)));
-        let pipeline = |label: &str, src: &str| {
+        let pipeline_in = |label: &str, src: &str, layout: Option<&wgpu::PipelineLayout>| {
             let module = device
                 .create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
-                layout: None,
+                layout,
                 module: &module,
                 entry_point: Some("main"),
                 compilation_options: Default::default(),
                 cache: None,
             })
         };
-        let matmul = pipeline("matmul", MATMUL_WGSL);
+        let pipeline = |label: &str, src: &str| pipeline_in(label, src, None);
+        // One explicit layout for every matmul variant: params, a, w, bias, out.
+        let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        };
+        let read = wgpu::BufferBindingType::Storage { read_only: true };
+        let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("matmul"),
+            entries: &[
+                entry(0, wgpu::BufferBindingType::Uniform),
+                entry(1, read),
+                entry(2, read),
+                entry(3, read),
+                entry(4, wgpu::BufferBindingType::Storage { read_only: false }),
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("matmul"),
+            bind_group_layouts: &[Some(&group)],
+            immediate_size: 0,
+        });
+        let matmuls = |f16: bool| -> Vec<wgpu::ComputePipeline> {
+            MatmulTile::ALL.iter().map(|&t| pipeline_in("matmul", &matmul_wgsl(t, f16), Some(&layout))).collect()
+        };
+        let matmul = matmuls(false);
         let layer_norm = pipeline("layernorm", LAYERNORM_WGSL);
         let attention = pipeline("attention", ATTENTION_WGSL);
         let embed = pipeline("embed", EMBED_WGSL);
         let pool = pipeline("pool", POOL_WGSL);
         let f16 = features.contains(wgpu::Features::SHADER_F16);
-        let matmul_f16 = f16.then(|| pipeline("matmul_f16", &matmul_f16_wgsl()));
-        let counters = Counters { pipelines: AtomicU64::new(5 + f16 as u64), ..Default::default() };
+        let matmul_f16 = f16.then(|| matmuls(true));
+        let tiles = MatmulTile::ALL.len() as u64;
+        let counters = Counters { pipelines: AtomicU64::new(4 + tiles * (1 + f16 as u64)), ..Default::default() };
         Ok(Gpu { device, queue, adapter: name, software, f16, lost, counters, matmul, matmul_f16, layer_norm, attention, embed, pool })
     }
 
@@ -301,10 +387,26 @@ impl Gpu {
         Ok(out)
     }
 
-    /// `act(a[m×k] · w + bias[n])` on the GPU, `act` = GELU (erf form) when `gelu`.
+    /// `act(a[m×k] · w + bias[n])` on the GPU, `act` = GELU (erf form) when `gelu`, with the
+    /// tile shape [`MatmulTile::for_shape`] picks.
     ///
     /// Panics when a slice does not match its shape.
     pub async fn matmul(&self, a: &[f32], m: usize, w: &Packed, bias: &[f32], gelu: bool) -> Result<Vec<f32>, GpuError> {
+        self.matmul_tiled(a, m, w, bias, gelu, MatmulTile::for_shape(m as u32, w.n() as u32)).await
+    }
+
+    /// [`Gpu::matmul`] with a given tile shape.
+    ///
+    /// Panics when a slice does not match its shape.
+    pub async fn matmul_tiled(
+        &self,
+        a: &[f32],
+        m: usize,
+        w: &Packed,
+        bias: &[f32],
+        gelu: bool,
+        tile: MatmulTile,
+    ) -> Result<Vec<f32>, GpuError> {
         let (k, n) = (w.k(), w.n());
         let w = w.as_slice();
         assert!(a.len() == m * k && bias.len() == n, "matmul: shapes");
@@ -312,8 +414,8 @@ impl Gpu {
         let (ab, wb, bb) =
             (self.storage("a", &bytes(a), false), self.storage("w", &bytes(w), false), self.storage("bias", &bytes(bias), false));
         let out = self.storage("out", &vec![0u8; m * n * 4], true);
-        let groups = ((n as u32).div_ceil(64), (m as u32).div_ceil(64), 1);
-        self.run(&self.matmul, &[&params, &ab, &wb, &bb, &out], groups, &out, m * n).await
+        let pipeline = &self.matmul[tile as usize];
+        self.run(pipeline, &[&params, &ab, &wb, &bb, &out], tile.groups(m as u32, n as u32), &out, m * n).await
     }
 
     /// `LayerNorm(x + res)` over each `h`-wide row (`res` optional), with `gamma`, `beta`, `eps`.
@@ -338,24 +440,24 @@ impl Gpu {
     /// `ctx [T, H] = softmax(QKᵀ/√d) V` per sequence and head of a packed batch; `qkv` is
     /// `[T, 3H]` (Q | K | V per row), `lens` the sequence lengths (Σ = T).
     ///
-    /// Panics when the shapes disagree or `H / heads` exceeds 128.
+    /// Panics when the shapes disagree or [`attention_supports`] refuses the head dimension.
     pub async fn attention(&self, qkv: &[f32], lens: &[usize], hidden: usize, heads: usize) -> Result<Vec<f32>, GpuError> {
         let t: usize = lens.iter().sum();
-        assert!(qkv.len() == t * 3 * hidden && heads > 0 && hidden.is_multiple_of(heads) && hidden / heads <= 128, "attention: shapes");
-        let mut span = Vec::with_capacity(2 * t);
+        assert!(qkv.len() == t * 3 * hidden && attention_supports(hidden, heads), "attention: shapes");
+        let mut span = Vec::with_capacity(2 * lens.len());
         let mut start = 0u32;
         for &len in lens {
-            for _ in 0..len {
-                span.extend([start, len as u32]);
-            }
+            span.extend([start, len as u32]);
             start += len as u32;
         }
+        let longest = lens.iter().copied().max().unwrap_or(0) as u32;
         let mut p = words(&[t as u32, hidden as u32, heads as u32]);
         p.extend((1.0 / ((hidden / heads) as f32).sqrt()).to_le_bytes());
         let params = self.uniform(&p);
         let (qb, sb) = (self.storage("qkv", &bytes(qkv), false), self.storage("span", &words(&span), false));
         let out = self.storage("ctx", &vec![0u8; t * hidden * 4], true);
-        self.run(&self.attention, &[&params, &qb, &sb, &out], (((t * heads) as u32).div_ceil(64), 1, 1), &out, t * hidden).await
+        let groups = (longest.div_ceil(16), heads as u32, lens.len() as u32);
+        self.run(&self.attention, &[&params, &qb, &sb, &out], groups, &out, t * hidden).await
     }
 
     /// Mean of each sequence's rows of `x [T, h]`, L2-normalised: `[B, h]`.
@@ -477,7 +579,6 @@ struct Workspace {
     params: wgpu::Buffer,
     ids: wgpu::Buffer,
     pos: wgpu::Buffer,
-    tok_span: wgpu::Buffer,
     seq_span: wgpu::Buffer,
     out: wgpu::Buffer,
     readback: wgpu::Buffer,
@@ -510,6 +611,8 @@ pub struct GpuBert {
 
 impl Gpu {
     /// Uploads `model`'s weights in f32 (the CPU path's packed layout, so both share one packing).
+    ///
+    /// Panics when [`attention_supports`] refuses the model's head dimension.
     pub fn upload(self: &Arc<Self>, model: &BertModel) -> GpuBert {
         self.upload_with(model, false)
     }
@@ -522,6 +625,7 @@ impl Gpu {
 
     fn upload_with(self: &Arc<Self>, model: &BertModel, f16: bool) -> GpuBert {
         let c = model.config();
+        assert!(attention_supports(c.hidden_size, c.num_attention_heads), "upload: head dimension (check attention_supports first)");
         let weights = |w: &[f32]| -> Vec<u8> {
             if f16 {
                 let mut b: Vec<u8> = w.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect();
@@ -600,8 +704,8 @@ impl GpuBert {
         self.f16
     }
 
-    /// The matmul pipeline for this model's weight precision.
-    fn matmul(&self) -> &wgpu::ComputePipeline {
+    /// The matmul pipelines (per tile shape) for this model's weight precision.
+    fn matmul(&self) -> &[wgpu::ComputePipeline] {
         match (&self.gpu.matmul_f16, self.f16) {
             (Some(p), true) => p,
             _ => &self.gpu.matmul,
@@ -699,14 +803,13 @@ impl GpuBert {
     async fn forward_with(&self, seqs: &[&[u32]], ts: Option<&wgpu::QuerySet>) -> Result<(Vec<Vec<f32>>, Vec<u64>), GpuError> {
         let g = &*self.gpu;
         let h = self.hidden;
-        let (mut ids, mut pos, mut tok_span, mut seq_span) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut ids, mut pos, mut seq_span) = (Vec::new(), Vec::new(), Vec::new());
         for s in seqs {
             let start = ids.len() as u32;
             let len = s.len().min(self.max_len) as u32;
             for (i, &id) in s.iter().take(len as usize).enumerate() {
                 ids.push(id);
                 pos.push(i as u32);
-                tok_span.extend([start, len]);
             }
             seq_span.extend([start, len]);
         }
@@ -742,7 +845,6 @@ impl GpuBert {
         g.queue.write_buffer(&ws.params, 0, &params);
         g.queue.write_buffer(&ws.ids, 0, &words(&ids));
         g.queue.write_buffer(&ws.pos, 0, &words(&pos));
-        g.queue.write_buffer(&ws.tok_span, 0, &words(&tok_span));
         g.queue.write_buffer(&ws.seq_span, 0, &words(&seq_span));
         let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
         let mut binds = ws.binds.iter();
@@ -751,16 +853,24 @@ impl GpuBert {
             dispatch_timed(enc, pipeline, binds.next().expect("one bind group per dispatch"), groups, ts.map(|set| (set, index)));
             index += 1;
         };
-        let mm = |l: &GpuLinear| (l.n.div_ceil(64), t.div_ceil(64), 1);
+        let longest = seqs.iter().map(|s| s.len().min(self.max_len) as u32).max().unwrap_or(0);
+        let mm = |l: &GpuLinear| {
+            let tile = MatmulTile::for_shape(t, l.n);
+            (&self.matmul()[tile as usize], tile.groups(t, l.n))
+        };
         next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
         next(&mut enc, &g.layer_norm, (t, 1, 1));
         for l in &self.layers {
-            next(&mut enc, self.matmul(), mm(&l.qkv));
-            next(&mut enc, &g.attention, ((t * self.heads).div_ceil(64), 1, 1));
-            next(&mut enc, self.matmul(), mm(&l.attention_output));
+            let (p, groups) = mm(&l.qkv);
+            next(&mut enc, p, groups);
+            next(&mut enc, &g.attention, (longest.div_ceil(16), self.heads, b));
+            let (p, groups) = mm(&l.attention_output);
+            next(&mut enc, p, groups);
             next(&mut enc, &g.layer_norm, (t, 1, 1));
-            next(&mut enc, self.matmul(), mm(&l.intermediate));
-            next(&mut enc, self.matmul(), mm(&l.output));
+            let (p, groups) = mm(&l.intermediate);
+            next(&mut enc, p, groups);
+            let (p, groups) = mm(&l.output);
+            next(&mut enc, p, groups);
             next(&mut enc, &g.layer_norm, (t, 1, 1));
         }
         next(&mut enc, &g.pool, (b, 1, 1));
@@ -793,7 +903,7 @@ impl GpuBert {
         let act = |floats: u64| g.scratch(floats * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
         let input = |words: u64| g.scratch(words * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
         let params = g.scratch(SLOTS * SLOT_BYTES, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
-        let (ids, pos, tok_span, seq_span) = (input(t), input(t), input(2 * t), input(2 * seqs as u64));
+        let (ids, pos, seq_span) = (input(t), input(t), input(2 * seqs as u64));
         let (a, b) = (act(t * h), act(t * h));
         let (qkv, ctx, mid) = (act(t * 3 * h), act(t * h), act(t * self.inter as u64));
         let out = act(seqs as u64 * h);
@@ -817,9 +927,10 @@ impl GpuBert {
             bind(&g.layer_norm, Slot::Norm, &[&a, &self.no_res, &self.embeddings_ln.gamma, &self.embeddings_ln.beta]),
         ];
         for l in &self.layers {
-            let mm = self.matmul();
+            // Every tile shape shares the matmul layout: bind with the first.
+            let mm = &self.matmul()[0];
             binds.push(bind(mm, Slot::Qkv, &[&a, &l.qkv.w, &l.qkv.b, &qkv]));
-            binds.push(bind(&g.attention, Slot::Attention, &[&qkv, &tok_span, &ctx]));
+            binds.push(bind(&g.attention, Slot::Attention, &[&qkv, &seq_span, &ctx]));
             binds.push(bind(mm, Slot::AttentionOutput, &[&ctx, &l.attention_output.w, &l.attention_output.b, &b]));
             binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&b, &a, &l.attention_ln.gamma, &l.attention_ln.beta]));
             binds.push(bind(mm, Slot::Intermediate, &[&b, &l.intermediate.w, &l.intermediate.b, &mid]));
@@ -827,6 +938,6 @@ impl GpuBert {
             binds.push(bind(&g.layer_norm, Slot::NormResidual, &[&a, &b, &l.output_ln.gamma, &l.output_ln.beta]));
         }
         binds.push(bind(&g.pool, Slot::Pool, &[&a, &seq_span, &out]));
-        Workspace { tokens, seqs, params, ids, pos, tok_span, seq_span, out, readback, binds }
+        Workspace { tokens, seqs, params, ids, pos, seq_span, out, readback, binds }
     }
 }
