@@ -30,8 +30,10 @@ pub struct Config {
     pub rrf_k: f32,
     /// How many hits each retriever contributes to fusion. Default 100; range 1..=10000.
     pub fusion_depth: usize,
-    /// Texts (chunks, then mind-map nodes) embedded per call at ingest. Default 16; range 1..=256.
-    pub embed_batch: usize,
+    /// Texts (chunks, then mind-map nodes) embedded per call at ingest; progress is reported
+    /// after each call. Default: the embedder's own ([`crate::embed::Embedder::preferred_batch`]:
+    /// 256 on a hardware GPU, 64 on the CPU natively, 16 on the page's CPU path); range 1..=1024.
+    pub embed_batch: Option<usize>,
     /// Pseudo-graph and PGR options (docs/pseudo-graph.md).
     pub graph: crate::graph::index::GraphParams,
     /// HNSW segments of the vector collections (chunks, topics, facts): `efConstruction`,
@@ -77,8 +79,10 @@ impl Config {
         if !(1..=10_000).contains(&self.fusion_depth) {
             return bad("fusionDepth", format!("{} is outside 1..=10000", self.fusion_depth));
         }
-        if !(1..=256).contains(&self.embed_batch) {
-            return bad("embedBatch", format!("{} is outside 1..=256", self.embed_batch));
+        if let Some(n) = self.embed_batch
+            && !(1..=1024).contains(&n)
+        {
+            return bad("embedBatch", format!("{n} is outside 1..=1024"));
         }
         self.ann.validate()?;
         self.graph.validate()
@@ -97,7 +101,7 @@ impl Default for Config {
             bm25_epsilon: 0.25,
             rrf_k: 60.0,
             fusion_depth: 100,
-            embed_batch: 16,
+            embed_batch: None,
             graph: crate::graph::index::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),
         }

@@ -362,6 +362,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         &self.config
     }
 
+    /// Texts per embedding call at ingest: `embedBatch`, else the embedder's preferred batch.
+    pub fn embed_batch(&self) -> usize {
+        self.config.embed_batch.unwrap_or_else(|| self.embedder.preferred_batch()).max(1)
+    }
+
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
     /// `fusion_depth`, the graph's seeds, candidates and PGR parameters); the others keep their
     /// values.
@@ -458,7 +463,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // Embed every new chunk, in batches.
         let inputs: Vec<&str> = pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
         let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
-        let batch = self.config.embed_batch.max(1);
+        let batch = self.embed_batch();
         for part in inputs.chunks(batch) {
             vectors.extend(self.embedder.embed(part).await?);
             progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
@@ -950,7 +955,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
         let total = flat.len();
         let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(total);
-        for part in flat.chunks(self.config.embed_batch.max(1)) {
+        for part in flat.chunks(self.embed_batch()) {
             vecs.extend(self.embedder.embed(part).await?);
         }
         drop(flat);
@@ -1013,7 +1018,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if let (true, Some(map)) = (self.config.graph.enabled, map) {
             let inputs = node_inputs(map);
             let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
-            for part in inputs.chunks(self.config.embed_batch.max(1)) {
+            for part in inputs.chunks(self.embed_batch()) {
                 let refs: Vec<&str> = part.iter().map(String::as_str).collect();
                 vecs.extend(self.embedder.embed(&refs).await?);
             }

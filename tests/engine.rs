@@ -130,7 +130,8 @@ fn invalid_config_is_rejected_at_open() {
     pollster::block_on(async {
         for (config, name) in [
             (Config { bm25_k1: -1.0, ..Config::default() }, "bm25K1"),
-            (Config { embed_batch: 0, ..Config::default() }, "embedBatch"),
+            (Config { embed_batch: Some(0), ..Config::default() }, "embedBatch"),
+            (Config { embed_batch: Some(1025), ..Config::default() }, "embedBatch"),
             (Config { target_chunk_tokens: 300, ..Config::default() }, "targetChunkTokens"),
         ] {
             let r = Engine::open(MemoryStore::new(), common::model(), config, Box::new(FixedClock(1.0))).await;

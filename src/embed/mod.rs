@@ -58,7 +58,20 @@ pub trait Embedder {
     /// Embeds `texts`: one `dim`-long, L2-normalised vector per text, in order. Texts longer
     /// than `max_tokens` are truncated (first `max_tokens - 1` ids, then `[SEP]`).
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Texts per [`Embedder::embed`] call that keep this path busy at ingest (the engine's
+    /// default `embedBatch`): [`CPU_BATCH`] unless the path says otherwise.
+    fn preferred_batch(&self) -> usize {
+        CPU_BATCH
+    }
 }
+
+/// Texts per call on the CPU path: natively large enough that each matrix product splits across
+/// every core; in the page (one thread) small, so progress is reported often.
+pub const CPU_BATCH: usize = if cfg!(target_arch = "wasm32") { 16 } else { 64 };
+
+/// Texts per call on a hardware GPU: length-sorted forward passes of up to
+/// [`gpu::GpuBert::MAX_BATCH_TOKENS`] tokens fill the device.
+pub const GPU_BATCH: usize = 256;
 
 impl<T: Embedder + ?Sized> Embedder for &T {
     fn model_id(&self) -> &str {
@@ -75,6 +88,9 @@ impl<T: Embedder + ?Sized> Embedder for &T {
     }
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         (**self).embed(texts).await
+    }
+    fn preferred_batch(&self) -> usize {
+        (**self).preferred_batch()
     }
 }
 

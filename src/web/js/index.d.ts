@@ -140,7 +140,7 @@ export interface Options {
   /** Default 0.75. */ bm25B?: number;
   /** Default 60. */ rrfK?: number;
   /** Default 100. */ fusionDepth?: number;
-  /** Default 16. */ embedBatch?: number;
+  /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
   /** Pseudo-graph (PG-RAG) options. */
   graph?: GraphOptions;
   /** HNSW segments of the vector collections (chunks, topics, facts). */
