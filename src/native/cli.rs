@@ -4,7 +4,8 @@ use std::time::Instant;
 
 use crate::config::Config;
 use crate::engine::{Engine, SearchOptions};
-use crate::native::{FileStore, default_model_dir, eval, load_embedder};
+use crate::embed::DevicePreference;
+use crate::native::{FileStore, default_model_dir, eval, load_embedder, open_embedder};
 use crate::ports::SystemClock;
 use crate::types::{DocumentInput, Format, ProgressEvent, SearchMode};
 use clap::{Parser, Subcommand};
@@ -53,6 +54,10 @@ enum Cmd {
         /// The environment variable holding the endpoint's API key (none: no key is sent).
         #[arg(long, default_value = "WEBRAG_LLM_KEY")]
         llm_key_env: String,
+        /// Where the model runs: auto (a hardware GPU adapter when there is one, else the CPU on
+        /// every core), cpu, or gpu (any adapter, lavapipe included; an error without one).
+        #[arg(long, default_value = "auto")]
+        device: DevicePreference,
     },
     /// Search a knowledge-base file.
     Search {
@@ -97,6 +102,9 @@ enum Cmd {
         /// With --decompose: write the trajectories as SFT pairs (<decompose> format, JSONL) here.
         #[arg(long)]
         sft: Option<PathBuf>,
+        /// Where the model runs: auto, cpu or gpu (as for `index`).
+        #[arg(long, default_value = "auto")]
+        device: DevicePreference,
     },
     /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
     Bench {
@@ -118,7 +126,8 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
-    /// Embedding engine figures, CPU and GPU paths at batch 1, 8 and 32.
+    /// Embedding engine figures, CPU and GPU paths at batch 1, 8, 32, 128 and 256, against the
+    /// PyTorch reference (tests/bench/torch_embed.py) where python3 imports torch.
     BenchEmbed {
         /// The shared folder (embeddings/).
         #[arg(long, default_value = "../shared")]
@@ -126,6 +135,15 @@ enum Cmd {
         /// Sentences for the GPU rows on a software adapter (lavapipe is slow).
         #[arg(long, default_value_t = 16)]
         software_sentences: usize,
+        /// Sentences for the CPU rows.
+        #[arg(long, default_value_t = 256)]
+        cpu_sentences: usize,
+        /// CPU thread counts, e.g. 1,2,16 (default: 1, 2 and every core).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Leave out the PyTorch reference.
+        #[arg(long)]
+        no_torch: bool,
     },
 }
 
@@ -212,7 +230,7 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), vectors, no_graph, llm_url, llm_model, llm_key_env, .. } => {
+        Cmd::Index { paths, out: Some(out), vectors, no_graph, llm_url, llm_model, llm_key_env, device, .. } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption {
                     name: "paths".into(),
@@ -243,16 +261,16 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 }
                 None => None,
             };
-            let model = load_embedder(&model_dir)?;
             let p = crate::native::site::SnapshotParams {
                 vectors: vectors != "none",
                 graph: vectors != "none" && !no_graph,
                 ..Default::default()
             };
             let summary = if vectors == "chunks" {
-                site_snapshot(&model, docs, &out, &p, llm, t0).await?
+                site_snapshot(open_embedder(&model_dir, device).await?, docs, &out, &p, llm, t0).await?
             } else {
                 // Keyword only: the tokenizer still bounds the chunks; no model runs.
+                let model = load_embedder(&model_dir)?;
                 site_snapshot(crate::embed::hashing::HashingEmbedder::new(&model), docs, &out, &p, llm, t0).await?
             };
             println!(
@@ -268,9 +286,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 t0.elapsed().as_secs_f64()
             );
         }
-        Cmd::Index { paths, db, out: None, .. } => {
+        Cmd::Index { paths, db, out: None, device, .. } => {
             let t0 = Instant::now();
-            let embedder = load_embedder(&model_dir)?;
+            let embedder = open_embedder(&model_dir, device).await?;
             let mut eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
             let mut files = Vec::new();
             for p in &paths {
@@ -342,7 +360,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph, decompose, sft } => {
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, sft, device } => {
             let graph: Option<crate::graph::index::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
@@ -362,7 +380,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     let _ = std::fs::create_dir_all(d);
                     d.join(format!("{name}.json"))
                 });
-                let mut eng = eval::build(&set, load_embedder(&model_dir)?, cache_file.as_deref()).await?;
+                let mut eng = eval::build(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref()).await?;
                 if let Some(g) = graph {
                     eng.set_search_config(&crate::config::Config { graph: g, ..eng.config().clone() })?;
                 }
@@ -457,8 +475,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
             crate::native::bench::scale(&model, &shared).await?;
         }
         Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
-        Cmd::BenchEmbed { shared, software_sentences } => {
-            crate::native::bench_embed::run(&model_dir, &shared, software_sentences).await?;
+        Cmd::BenchEmbed { shared, software_sentences, cpu_sentences, threads, no_torch } => {
+            let p = crate::native::bench_embed::Params { shared, software_sentences, cpu_sentences, threads, no_torch };
+            crate::native::bench_embed::run(&model_dir, &p).await?;
         }
     }
     Ok(())

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use file_store::FileStore;
 pub use rng::XorShift;
 
-use crate::embed::{CpuEmbedder, ModelFiles, file_error};
+use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, ModelFiles, file_error};
 use crate::error::Result;
 
 pub use crate::embed::DEFAULT_MODEL_ID;
@@ -38,4 +38,20 @@ pub fn read_model_files(dir: &Path) -> Result<ModelFiles> {
 /// Loads the CPU embedder from `dir`.
 pub fn load_embedder(dir: &Path) -> Result<CpuEmbedder> {
     CpuEmbedder::from_files(DEFAULT_MODEL_ID, &read_model_files(dir)?)
+}
+
+/// Loads the model from `dir` and opens the path `device` asks for, as the page does
+/// ([`DeviceEmbedder::open`]: `auto` takes a hardware GPU adapter when there is one, else the
+/// CPU on every core); says on stderr which path it took and why.
+///
+/// Errors: the model's, and [`crate::error::GpuError::Unavailable`] for `gpu` without an adapter.
+pub async fn open_embedder(dir: &Path, device: DevicePreference) -> Result<DeviceEmbedder> {
+    let e = DeviceEmbedder::open(load_embedder(dir)?, device, Box::new(crate::ports::SystemClock)).await?;
+    let info = e.info();
+    let on = match (info.path, &info.adapter) {
+        (crate::embed::EmbedPath::Gpu, Some(a)) => format!("GPU ({a})"),
+        _ => format!("CPU ({} threads)", rayon::current_num_threads()),
+    };
+    eprintln!("embedding on the {on}: {}; {} texts per batch", info.reason, crate::embed::Embedder::preferred_batch(&e));
+    Ok(e)
 }
