@@ -9,7 +9,7 @@
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
-#   ./webrag.sh bench-embed  embedding engine: CPU vs GPU path, batch 1/8/32, native and in the page
+#   ./webrag.sh bench-embed  embedding engine: CPU and GPU paths at batch 1-256 against PyTorch, native and in the page
 #   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
@@ -199,7 +199,7 @@ case "$cmd" in
   lint) setup; lint ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
-  bench-embed) setup; build; cargo run --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
+  bench-embed) setup; build; cargo run --release --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
   bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;

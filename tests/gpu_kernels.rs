@@ -35,6 +35,23 @@ fn random(rng: &mut SmallRng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
 }
 
+/// No function of a kernel keeps an array in function-local memory: drivers place dynamically
+/// indexed private arrays in slow local memory instead of registers.
+fn assert_no_private_arrays(name: &str, module: &naga::Module) {
+    let functions = module.functions.iter().map(|(_, f)| f).chain(module.entry_points.iter().map(|e| &e.function));
+    for f in functions {
+        for (_, v) in f.local_variables.iter() {
+            let inner = &module.types[v.ty].inner;
+            assert!(
+                !matches!(inner, naga::TypeInner::Array { .. }),
+                "{name}: function {:?} keeps a private array {:?}",
+                f.name,
+                v.name
+            );
+        }
+    }
+}
+
 #[test]
 fn every_wgsl_file_validates_with_naga() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/embed/gpu");
@@ -53,6 +70,7 @@ fn every_wgsl_file_validates_with_naga() {
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_no_private_arrays(&name, &module);
     }
     // The other tile shapes and the f16-weight matmuls are derived from matmul.wgsl at run time.
     for tile in MatmulTile::ALL {
@@ -62,6 +80,7 @@ fn every_wgsl_file_validates_with_naga() {
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {e:?}"));
+            assert_no_private_arrays(&format!("matmul {tile:?} f16={f16}"), &module);
         }
     }
 }

@@ -270,23 +270,56 @@ impl Ctx {
         let mut r0 = rows.start;
         while r0 < rows.end {
             let rows = (rows.end - r0).min(MB);
-            for p in panels.clone() {
+            let init = |p: usize| {
                 let cols = (self.n - p * PANEL).min(PANEL);
                 let mut init = [0f32; PANEL];
                 if !self.bias.is_null() {
                     // SAFETY: `bias` holds `n` floats and p·16 + cols ≤ n.
                     init[..cols].copy_from_slice(unsafe { std::slice::from_raw_parts(self.bias.add(p * PANEL), cols) });
                 }
-                // SAFETY: rows r0..r0+rows < m; panel p < ceil(n/16) holds k·16 floats; the
-                // columns p·16..p·16+cols < n of each row are inside `out` (checked by the caller).
-                unsafe {
-                    let a = self.a.add(r0 * self.lda);
-                    let w = self.w.add(p * self.k * PANEL);
-                    let o = self.out.0.add(r0 * self.ldo + p * PANEL);
-                    kernel::panel(&Tile { a, lda: self.lda, rows, k: self.k, w, init: &init, o, ldo: self.ldo, cols, gelu: self.gelu });
+                init
+            };
+            // Panels two at a time (the widest kernels hold 32 columns in registers).
+            let mut p = panels.start;
+            while p < panels.end {
+                let i0 = init(p);
+                if p + 1 < panels.end {
+                    let i1 = init(p + 1);
+                    // SAFETY: rows r0..r0+rows < m; panels p, p + 1 < ceil(n/16) (see `tile`).
+                    unsafe { kernel::pair(&self.tile(r0, rows, p, &i0), &self.tile(r0, rows, p + 1, &i1)) };
+                    p += 2;
+                } else {
+                    // SAFETY: as above, for panel p.
+                    unsafe { kernel::panel(&self.tile(r0, rows, p, &i0)) };
+                    p += 1;
                 }
             }
             r0 += rows;
+        }
+    }
+}
+
+impl Ctx {
+    /// The micro-kernel call for rows `r0..r0 + rows` and panel `p`.
+    ///
+    /// # Safety
+    /// `r0 + rows ≤ m` and `p < ceil(n/16)`: panel p holds k·16 floats and the columns
+    /// p·16..p·16+cols < n of each row are inside `out` (checked by the public entry points).
+    unsafe fn tile<'i>(&self, r0: usize, rows: usize, p: usize, init: &'i [f32; PANEL]) -> Tile<'i> {
+        // SAFETY: the caller's bounds.
+        unsafe {
+            Tile {
+                a: self.a.add(r0 * self.lda),
+                lda: self.lda,
+                rows,
+                k: self.k,
+                w: self.w.add(p * self.k * PANEL),
+                init,
+                o: self.out.0.add(r0 * self.ldo + p * PANEL),
+                ldo: self.ldo,
+                cols: (self.n - p * PANEL).min(PANEL),
+                gelu: self.gelu,
+            }
         }
     }
 }
@@ -333,6 +366,67 @@ mod kernel {
                 avx2(t)
             } else {
                 super::portable::panel(t)
+            }
+        }
+    }
+
+    /// Two tiles of the same rows over adjacent panels (`u.cols` may be short).
+    pub unsafe fn pair(t: &Tile, u: &Tile) {
+        // SAFETY: the caller's bounds; the target features are checked before each call.
+        unsafe {
+            if is_x86_feature_detected!("avx512f") {
+                avx512_pair(t, u)
+            } else {
+                panel(t);
+                panel(u);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn avx512_pair(t: &Tile, u: &Tile) {
+        let mut i = 0;
+        // SAFETY: row i + R ≤ rows for every block.
+        unsafe {
+            while i + 12 <= t.rows {
+                pair512::<12>(t, u, i);
+                i += 12;
+            }
+            while i + 4 <= t.rows {
+                pair512::<4>(t, u, i);
+                i += 4;
+            }
+            while i < t.rows {
+                pair512::<1>(t, u, i);
+                i += 1;
+            }
+        }
+    }
+
+    /// Rows `i..i+R` of two adjacent panels: `2R` `zmm` accumulators, so each broadcast of `a`
+    /// feeds two fused multiply-adds.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn pair512<const R: usize>(t: &Tile, u: &Tile, i: usize) {
+        unsafe {
+            let a = t.a.add(i * t.lda);
+            let mut acc = [_mm512_loadu_ps(t.init.as_ptr()); R];
+            let mut acc2 = [_mm512_loadu_ps(u.init.as_ptr()); R];
+            for kk in 0..t.k {
+                let b = _mm512_loadu_ps(t.w.add(kk * PANEL));
+                let b2 = _mm512_loadu_ps(u.w.add(kk * PANEL));
+                for r in 0..R {
+                    let av = _mm512_set1_ps(*a.add(r * t.lda + kk));
+                    acc[r] = _mm512_fmadd_ps(av, b, acc[r]);
+                    acc2[r] = _mm512_fmadd_ps(av, b2, acc2[r]);
+                }
+            }
+            for r in 0..R {
+                let mut v = [0f32; PANEL];
+                _mm512_storeu_ps(v.as_mut_ptr(), acc[r]);
+                store_tail(t.o.add((i + r) * t.ldo), &v, t.cols, t.gelu);
+                _mm512_storeu_ps(v.as_mut_ptr(), acc2[r]);
+                store_tail(u.o.add((i + r) * u.ldo), &v, u.cols, u.gelu);
             }
         }
     }
@@ -426,6 +520,15 @@ mod kernel {
     use super::{PANEL, Tile, store_tail};
     use core::arch::wasm32::*;
 
+    /// Two tiles of the same rows over adjacent panels: one after the other.
+    pub unsafe fn pair(t: &Tile, u: &Tile) {
+        // SAFETY: the caller's bounds.
+        unsafe {
+            panel(t);
+            panel(u);
+        }
+    }
+
     /// One tile, two rows at a time.
     pub unsafe fn panel(t: &Tile) {
         // SAFETY: the caller's bounds.
@@ -518,12 +621,22 @@ mod kernel {
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
 mod kernel {
-    pub use super::portable::panel;
+    pub use super::portable::{pair, panel};
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 mod portable {
     use super::{PANEL, Tile, store_tail};
+
+    /// Two tiles of the same rows over adjacent panels: one after the other.
+    #[allow(dead_code)]
+    pub unsafe fn pair(t: &Tile, u: &Tile) {
+        // SAFETY: the caller's bounds.
+        unsafe {
+            panel(t);
+            panel(u);
+        }
+    }
 
     /// One tile, one row at a time (16 accumulators).
     #[allow(dead_code)]

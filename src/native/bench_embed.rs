@@ -11,7 +11,7 @@
 //!   device, pipelines, weight upload) to the first embedding;
 //! - GPU objects created per batch after warm-up (must be 0), dispatches per forward pass;
 //! - where the adapter has timestamp queries, GPU time per kernel kind at batch 32 and 128 and
-//!   the TFLOP/s of the matrix multiplies, next to the rate PyTorch reaches in a plain
+//!   the GFLOP/s of the matrix multiplies, next to the rate PyTorch reaches in a plain
 //!   8192³ fp32 GEMM on the same card.
 //!
 //! A software adapter runs the kernels on the CPU hundreds of times slower than real hardware,
@@ -178,16 +178,25 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
     threads.dedup();
     println!("{} sentences, {} word pieces (mean {:.1}); {} CPU cores", ids.len(), tokens, tokens as f64 / ids.len() as f64, cores);
     println!();
+
+    // CPU path against PyTorch fp32 on the same cores (none with --cpu-sentences 0).
+    if p.cpu_sentences > 0 {
+        cpu_rows(model_dir, &cpu, &ids[..p.cpu_sentences.min(ids.len())], &threads, p.no_torch, &check)?;
+    }
+    println!("| webrag CPU cold start: model files to first embedding, ms | {cpu_cold:.0} |");
+    println!();
+    gpu_rows(model_dir, &cpu, &ids, p, &check).await
+}
+
+/// The CPU table: webrag at each thread count, PyTorch fp32 at the same count, the ratios.
+fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &[usize], no_torch: bool, check: &[Vec<f32>]) -> Result<()> {
     let header = format!("| {} |", BATCHES.map(|b| format!("batch {b}")).join(" | "));
     let rule = "|---".repeat(BATCHES.len() + 2) + "|";
-
-    // CPU path against PyTorch fp32 on the same cores.
-    let sample = &ids[..p.cpu_sentences.clamp(1, ids.len())];
     println!("CPU, sentences/s (first {} sentences; median of 3 runs of a third each for webrag):", sample.len());
     println!();
     println!("| path | threads {header}");
     println!("{rule}");
-    for &t in &threads {
+    for &t in threads {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(t)
             .build()
@@ -197,10 +206,10 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
             std::future::ready(Ok(()))
         })))?;
         println!("| webrag CPU | {t} | {} |", cells(&mine));
-        if p.no_torch {
+        if no_torch {
             continue;
         }
-        match torch(model_dir, sample, "cpu", t, &check) {
+        match torch(model_dir, sample, "cpu", t, check) {
             Ok(r) => {
                 for ((mode, order), row) in &r.rows {
                     println!("| {} {mode}, {order} order | {t} | {} |", r.what, cells(row));
@@ -215,9 +224,12 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
             Err(e) => println!("| PyTorch reference | {t} | not run: {e} | | | | |"),
         }
     }
-    println!("| webrag CPU cold start: model files to first embedding, ms | | {cpu_cold:.0} | | | | |");
-    println!();
+    Ok(())
+}
 
+/// The GPU tables: webrag f32 / f16 weights, PyTorch on CUDA where it runs, ratios, kernel split.
+async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Params, check: &[Vec<f32>]) -> Result<()> {
+    let header = format!("| {} |", BATCHES.map(|b| format!("batch {b}")).join(" | "));
     let t = Instant::now();
     let gpu = match Gpu::new().await {
         Ok(g) => Arc::new(g),
@@ -264,7 +276,7 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
     let reference = if p.no_torch || gpu.is_software() {
         None
     } else {
-        match torch(model_dir, sample, "cuda", 0, &check) {
+        match torch(model_dir, sample, "cuda", 0, check) {
             Ok(r) => Some(r),
             Err(e) => {
                 println!("| PyTorch CUDA reference: not run: {e} | | | | | |");
@@ -305,22 +317,25 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
     }
     println!("GPU time per kernel kind, one forward pass (timestamp queries):");
     println!();
-    println!("| weights | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul TFLOP/s |");
+    println!("| weights | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for (w, b) in kernels {
         for batch in [32usize, 128] {
+            if batch > n && batch != 32 {
+                continue;
+            }
             let seqs = &sample[..batch.min(n)];
             let toks: usize = seqs.iter().map(|s| s.len()).sum();
             match b.profile(seqs, &crate::ports::SystemClock).await? {
                 Some(k) => println!(
-                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.2} |",
+                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
                     seqs.len(),
                     k.matmul_ms,
                     k.attention_ms,
                     k.layer_norm_ms,
                     k.other_ms,
                     k.wall_ms,
-                    matmul_flops(cpu.bert(), toks) / (k.matmul_ms * 1e-3) / 1e12
+                    matmul_flops(cpu.bert(), toks) / (k.matmul_ms * 1e-3) / 1e9
                 ),
                 None => println!("| {w} | {} | {toks} | no timestamp queries on this adapter | | | | | |", seqs.len()),
             }

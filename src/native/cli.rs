@@ -135,7 +135,7 @@ enum Cmd {
         /// Sentences for the GPU rows on a software adapter (lavapipe is slow).
         #[arg(long, default_value_t = 16)]
         software_sentences: usize,
-        /// Sentences for the CPU rows.
+        /// Sentences for the CPU rows (0: no CPU rows).
         #[arg(long, default_value_t = 256)]
         cpu_sentences: usize,
         /// CPU thread counts, e.g. 1,2,16 (default: 1, 2 and every core).

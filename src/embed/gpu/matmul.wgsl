@@ -2,8 +2,8 @@
 //   out[M, N] = act(a[M, K] · W[K, N] + bias[N])
 // a, out: row-major f32. W: the CPU path's packed layout (src/embed/gemm.rs), 16-column panels
 // [ceil(N / 16)][K][16], so W[kk, c] = w[((c / 16) · K + kk) · 16 + c % 16] and both paths
-// share one copy of the weights. Dispatch: (ceil(N / BN), ceil(M / BM), 1) workgroups of
-// (BN / 4) × (BM / 4) threads. Each workgroup computes a BM × BN output tile; each thread a 4 × 4
+// share one copy of the weights; bound as vec4s (a panel row is four of them).
+// Dispatch: (ceil(N / BN), ceil(M / BM), 1) workgroups of (BN / 4) × (BM / 4) threads. Each workgroup computes a BM × BN output tile; each thread a 4 × 4
 // block of it, from 16-wide K slices of `a` and `w` staged in workgroup memory. The block's 16
 // sums are four vec4 registers (one per row), never a dynamically indexed private array, which
 // drivers keep in local memory.
@@ -21,23 +21,32 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 16u;
-// Threads along N and M, threads per workgroup, staged elements per thread (BM = BN).
+// Threads along N and M, threads per workgroup, staged vec4s of each tile per thread (BM = BN).
 const TX: u32 = BN / 4u;
 const TY: u32 = BM / 4u;
 const THREADS: u32 = TX * TY;
-const LOADS: u32 = BM * BK / THREADS;
+const LOADS: u32 = BM * BK / 4u / THREADS;
 
-// a tile, transposed: a_t[kk * BM + r]
-var<workgroup> a_t: array<f32, BM * BK>;
-// w tile: w_t[kk * BN + c]
-var<workgroup> w_t: array<f32, BK * BN>;
+// Both tiles are held as vec4s, so the inner loop reads a thread's 4 rows and 4 columns with two
+// loads. a tile, transposed: a_t[kk * TY + r / 4] holds rows r .. r + 3 at k0 + kk.
+var<workgroup> a_t: array<vec4<f32>, BM * BK / 4u>;
+// w tile: w_t[kk * TX + c / 4] holds columns c .. c + 3 at k0 + kk.
+var<workgroup> w_t: array<vec4<f32>, BK * BN / 4u>;
+
+// a[row, k], zero outside the matrix.
+fn a_at(row: u32, k: u32) -> f32 {
+    if (row < p.m && k < p.k) {
+        return a[row * p.k + k];
+    }
+    return 0.0;
+}
 
 // erf(x) = x · P(x²) / Q(x²), x clamped to [-4, 4]; the same fit as the CPU path
 // (src/embed/ops.rs), max abs error 4.2e-7.
@@ -82,30 +91,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
         for (var i = 0u; i < LOADS; i++) {
             let e = tid + i * THREADS;
-            // a: BM rows × 16 k
-            let r = e / BK;
+            // a: 4 rows × 1 k per vec4; consecutive threads read consecutive k of a row.
+            let r4 = e / BK;
             let ka = e % BK;
-            var av = 0.0;
-            if (row0 + r < p.m && k0 + ka < p.k) {
-                av = a[(row0 + r) * p.k + k0 + ka];
+            let r = row0 + 4u * r4;
+            a_t[ka * TY + r4] = vec4<f32>(a_at(r, k0 + ka), a_at(r + 1u, k0 + ka), a_at(r + 2u, k0 + ka), a_at(r + 3u, k0 + ka));
+            // w: 1 k × 4 columns per vec4 (a panel row is 16 contiguous, zero-padded columns).
+            let kw = e / TX;
+            let gc = col0 + 4u * (e % TX);
+            var wv = vec4<f32>(0.0);
+            if (k0 + kw < p.k && gc < p.n) {
+                wv = w[((gc / 16u) * p.k + k0 + kw) * 4u + (gc % 16u) / 4u];
             }
-            a_t[ka * BM + r] = av;
-            // w: 16 k × BN columns
-            let kw = e / BN;
-            let c = e % BN;
-            var wv = 0.0;
-            if (k0 + kw < p.k && col0 + c < p.n) {
-                let gc = col0 + c;
-                wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];
-            }
-            w_t[kw * BN + c] = wv;
+            w_t[kw * TX + e % TX] = wv;
         }
         workgroupBarrier();
         for (var kk = 0u; kk < BK; kk++) {
-            let ab = kk * BM + lid.y * 4u;
-            let wb = kk * BN + lid.x * 4u;
-            let av = vec4<f32>(a_t[ab], a_t[ab + 1u], a_t[ab + 2u], a_t[ab + 3u]);
-            let wv = vec4<f32>(w_t[wb], w_t[wb + 1u], w_t[wb + 2u], w_t[wb + 3u]);
+            let av = a_t[kk * TY + lid.y];
+            let wv = w_t[kk * TX + lid.x];
             acc0 = fma(vec4<f32>(av.x), wv, acc0);
             acc1 = fma(vec4<f32>(av.y), wv, acc1);
             acc2 = fma(vec4<f32>(av.z), wv, acc2);

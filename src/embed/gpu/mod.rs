@@ -95,11 +95,11 @@ pub fn matmul_wgsl(tile: MatmulTile, f16: bool) -> String {
     let mut src = sub(MATMUL_WGSL, "const BM: u32 = 64u;", &format!("const BM: u32 = {e}u;"));
     src = sub(&src, "const BN: u32 = 64u;", &format!("const BN: u32 = {e}u;"));
     if f16 {
-        src = sub(&src, "var<storage, read> w: array<f32>;", "var<storage, read> w: array<f16>;");
+        src = sub(&src, "var<storage, read> w: array<vec4<f32>>;", "var<storage, read> w: array<vec4<f16>>;");
         src = sub(
             &src,
-            "wv = w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u];",
-            "wv = f32(w[((gc / 16u) * p.k + k0 + kw) * 16u + gc % 16u]);",
+            "wv = w[((gc / 16u) * p.k + k0 + kw) * 4u + (gc % 16u) / 4u];",
+            "wv = vec4<f32>(w[((gc / 16u) * p.k + k0 + kw) * 4u + (gc % 16u) / 4u]);",
         );
         src = format!("enable f16;\n{src}");
     }
@@ -387,12 +387,19 @@ impl Gpu {
         Ok(out)
     }
 
+    /// The matmul tile for an `m × n` output on this adapter: [`MatmulTile::for_shape`] on
+    /// hardware; always [`MatmulTile::Large`] on a software adapter, whose few CPU threads are
+    /// filled by any grid, so smaller tiles only cost reuse.
+    pub fn tile_for(&self, m: u32, n: u32) -> MatmulTile {
+        if self.software { MatmulTile::Large } else { MatmulTile::for_shape(m, n) }
+    }
+
     /// `act(a[m×k] · w + bias[n])` on the GPU, `act` = GELU (erf form) when `gelu`, with the
-    /// tile shape [`MatmulTile::for_shape`] picks.
+    /// tile shape [`Gpu::tile_for`] picks.
     ///
     /// Panics when a slice does not match its shape.
     pub async fn matmul(&self, a: &[f32], m: usize, w: &Packed, bias: &[f32], gelu: bool) -> Result<Vec<f32>, GpuError> {
-        self.matmul_tiled(a, m, w, bias, gelu, MatmulTile::for_shape(m as u32, w.n() as u32)).await
+        self.matmul_tiled(a, m, w, bias, gelu, self.tile_for(m as u32, w.n() as u32)).await
     }
 
     /// [`Gpu::matmul`] with a given tile shape.
@@ -855,7 +862,7 @@ impl GpuBert {
         };
         let longest = seqs.iter().map(|s| s.len().min(self.max_len) as u32).max().unwrap_or(0);
         let mm = |l: &GpuLinear| {
-            let tile = MatmulTile::for_shape(t, l.n);
+            let tile = g.tile_for(t, l.n);
             (&self.matmul()[tile as usize], tile.groups(t, l.n))
         };
         next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));

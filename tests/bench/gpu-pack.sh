@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Packs what the embedding comparison needs on a lent GPU machine into .gpu/ (ignored by git),
+# within the 64 MiB such a machine accepts (docs/benchmarks.md#on-a-gpu-machine):
+#   .gpu/webrag.gz        the release CLI, stripped and gzipped
+#   .gpu/model/           all-MiniLM-L6-v2 with f16 weights (45 MB; both sides read this file),
+#                         config.json, tokenizer.json
+#   .gpu/shared/          bench_sentences.json and the golden vectors
+#   .gpu/site.tar.xz      the 17,364-page CRUD news site (tests/site/gen-crud-site.mjs)
+#   .gpu/gl/*.deb         the Vulkan loader and GL dispatch libraries (amd64), in case the
+#                         machine's driver comes without them
+#   .gpu/run.sh           tests/bench/gpu-run.sh
+# Then: run `bash .gpu/run.sh` there with .gpu carried (device tool: carry [".gpu"]).
+#
+#   bash tests/bench/gpu-pack.sh [--no-site]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+site=1
+[ "${1:-}" = "--no-site" ] && site=0
+rm -rf .gpu && mkdir -p .gpu/model .gpu/shared .gpu/gl
+grep -qx '/.gpu' .gitignore || echo '/.gpu' >> .gitignore
+
+cargo build --release --bin webrag
+strip -o .gpu/webrag target/release/webrag
+gzip -9 .gpu/webrag
+
+# f16 weights: half the bytes; the golden tests still pass with them (cosine > 0.9999).
+venv=target/gpu-venv
+[ -x $venv/bin/python ] || { python3 -m venv $venv && $venv/bin/pip install -q numpy safetensors; }
+$venv/bin/python - <<'EOF'
+import numpy as np
+from safetensors.numpy import load_file, save_file
+t = load_file(".models/all-MiniLM-L6-v2/model.safetensors")
+save_file({k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in t.items()}, ".gpu/model/model.safetensors")
+EOF
+cp .models/all-MiniLM-L6-v2/config.json .models/all-MiniLM-L6-v2/tokenizer.json .gpu/model/
+cp ../shared/embeddings/bench_sentences.json ../shared/embeddings/all-MiniLM-L6-v2.golden.json .gpu/shared/
+
+if [ $site = 1 ]; then
+  node tests/site/gen-crud-site.mjs target/crud-site-gpu
+  tar -C target -cJf .gpu/site.tar.xz crud-site-gpu
+fi
+
+(cd .gpu/gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null 2>&1) ||
+  echo "apt-get download failed: .gpu/gl is empty (fine when the machine has a Vulkan loader)"
+cp tests/bench/gpu-run.sh .gpu/run.sh
+du -sh .gpu/* | sort -h
+echo "total: $(du -sb .gpu | cut -f1) bytes (limit 67108864)"
