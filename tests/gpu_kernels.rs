@@ -42,12 +42,7 @@ fn assert_no_private_arrays(name: &str, module: &naga::Module) {
     for f in functions {
         for (_, v) in f.local_variables.iter() {
             let inner = &module.types[v.ty].inner;
-            assert!(
-                !matches!(inner, naga::TypeInner::Array { .. }),
-                "{name}: function {:?} keeps a private array {:?}",
-                f.name,
-                v.name
-            );
+            assert!(!matches!(inner, naga::TypeInner::Array { .. }), "{name}: function {:?} keeps a private array {:?}", f.name, v.name);
         }
     }
 }
@@ -76,7 +71,8 @@ fn every_wgsl_file_validates_with_naga() {
     for tile in MatmulTile::ALL {
         for f16 in [false, true] {
             let src = webrag::embed::gpu::matmul_wgsl(tile, f16);
-            let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {}", e.emit_to_string(&src)));
+            let module =
+                naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {}", e.emit_to_string(&src)));
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {e:?}"));

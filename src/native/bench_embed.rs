@@ -201,10 +201,12 @@ fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &
             .num_threads(t)
             .build()
             .map_err(|e| crate::error::InputError::InvalidOption { name: "threads".into(), reason: e.to_string() })?;
-        let mine = pool.install(|| pollster::block_on(rates(sample, true, |b| {
-            std::hint::black_box(cpu.embed_ids(&b));
-            std::future::ready(Ok(()))
-        })))?;
+        let mine = pool.install(|| {
+            pollster::block_on(rates(sample, true, |b| {
+                std::hint::black_box(cpu.embed_ids(&b));
+                std::future::ready(Ok(()))
+            }))
+        })?;
         println!("| webrag CPU | {t} | {} |", cells(&mine));
         if no_torch {
             continue;

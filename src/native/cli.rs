@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::engine::{Engine, SearchOptions};
 use crate::embed::DevicePreference;
+use crate::engine::{Engine, SearchOptions};
 use crate::native::{FileStore, default_model_dir, eval, load_embedder, open_embedder};
 use crate::ports::SystemClock;
 use crate::types::{DocumentInput, Format, ProgressEvent, SearchMode};
