@@ -323,3 +323,63 @@ fn chunks_never_exceed_256_word_pieces() {
         assert_eq!(n, c.token_count);
     }
 }
+
+/// The real model behind [`webrag::embed::Embedder`], recording the size of every call and
+/// asking for `preferred` texts per call (as a GPU path asks for 256).
+struct Recording {
+    preferred: usize,
+    calls: std::cell::RefCell<Vec<usize>>,
+}
+
+impl webrag::embed::Embedder for Recording {
+    fn model_id(&self) -> &str {
+        common::model().model_id()
+    }
+    fn dim(&self) -> usize {
+        common::model().dim()
+    }
+    fn max_tokens(&self) -> usize {
+        common::model().max_tokens()
+    }
+    fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
+        common::model().token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> webrag::Result<Vec<Vec<f32>>> {
+        self.calls.borrow_mut().push(texts.len());
+        common::model().embed(texts).await
+    }
+    fn preferred_batch(&self) -> usize {
+        self.preferred
+    }
+}
+
+/// Ingest embeds in the embedder's preferred batch unless `embedBatch` says otherwise, and
+/// reports an `embed` progress event after each call.
+#[test]
+fn ingest_batches_follow_the_embedder_unless_configured() {
+    use webrag::embed::Embedder;
+    // Small chunks: each part (about 40 word pieces) is a chunk of its own.
+    let text: String = (0..9)
+        .map(|i| format!("# Part {i}\n\nParagraph {i} is about topic number {i}, its history, its uses, its makers, its critics and its many variants across the years.\n\n"))
+        .collect();
+    for (configured, want) in [(None, 4usize), (Some(3), 3)] {
+        let rec = Recording { preferred: 4, calls: Default::default() };
+        let config = Config { embed_batch: configured, max_chunk_tokens: 48, target_chunk_tokens: 40, ..Config::default() };
+        pollster::block_on(async {
+            let mut e = Engine::open(MemoryStore::new(), &rec, config, Box::new(FixedClock(1.0))).await.expect("open");
+            assert_eq!(e.embed_batch(), want);
+            let mut events = Vec::new();
+            let r = e
+                .add(vec![doc("parts.md", &text)], &mut |ev: webrag::types::ProgressEvent| events.push((ev.phase.clone(), ev.done)))
+                .await
+                .expect("add");
+            let calls = rec.calls.borrow().clone();
+            assert!(r.chunks > want, "the document must need several calls: {} chunks", r.chunks);
+            assert!(calls.iter().all(|&n| n <= want), "calls {calls:?} exceed {want}");
+            assert_eq!(calls[0], want, "calls {calls:?}");
+            let embeds = events.iter().filter(|(p, _)| p == "embed").count();
+            assert_eq!(embeds, r.chunks.div_ceil(want), "one embed event per call: {events:?}");
+        });
+        assert_eq!(rec.preferred_batch(), 4);
+    }
+}

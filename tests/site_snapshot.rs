@@ -233,3 +233,49 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     assert_eq!(second.len(), first.len(), "no stale shard is left (the same number of files)");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--device gpu` embeds on the GPU adapter (lavapipe here) and `--device cpu` on the CPU; both
+/// say so, and their snapshots agree wherever the vectors do not enter (manifest shape, term
+/// shards, fragments); the vector and graph files have the same names' kinds and sizes.
+#[test]
+fn index_device_gpu_and_cpu_give_the_same_snapshot_shape() {
+    if std::env::var_os("WEBRAG_SKIP_GPU").is_some() {
+        eprintln!("WEBRAG_SKIP_GPU set: skipping");
+        return;
+    }
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-site-device-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    site(&dir);
+    let run = |device: &str| {
+        let out = dir.join(format!("webrag-{device}"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+            .args(["index", dir.to_str().unwrap(), "--out", out.to_str().unwrap(), "--device", device])
+            .output()
+            .expect("run webrag");
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "--device {device} failed: {err}");
+        (tree(&out), err)
+    };
+    let (cpu, cpu_said) = run("cpu");
+    let (gpu, gpu_said) = run("gpu");
+    assert!(cpu_said.contains("embedding on the CPU"), "{cpu_said}");
+    assert!(gpu_said.contains("embedding on the GPU ("), "{gpu_said}");
+    assert!(!gpu_said.contains("GPU_LOST") && !gpu_said.contains("GPU lost"), "{gpu_said}");
+    let kind = |name: &str| name.split(['/', '-']).next().unwrap_or("").to_string();
+    let shape = |t: &BTreeMap<String, Vec<u8>>| -> Vec<(String, bool)> {
+        t.keys().map(|k| (kind(k), k.starts_with("t/") || k.starts_with("f/"))).collect()
+    };
+    assert_eq!(shape(&cpu), shape(&gpu), "same kinds of files");
+    for (name, bytes) in &cpu {
+        if name.starts_with("t/") || name.starts_with("f/") {
+            assert_eq!(gpu.get(name), Some(bytes), "{name}: keyword files do not depend on the device");
+        }
+    }
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+        .args(["index", dir.to_str().unwrap(), "--out", dir.join("x").to_str().unwrap(), "--device", "tpu"])
+        .output()
+        .expect("run webrag");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("tpu"), "the bad value is named");
+    let _ = std::fs::remove_dir_all(&dir);
+}

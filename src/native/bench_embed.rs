@@ -219,6 +219,9 @@ fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &
                 if let Some(given) = r.rows.get(&("fp32".to_string(), "given".to_string())) {
                     println!("| webrag ÷ PyTorch fp32 (given order) | {t} | {} |", ratios(&mine, given));
                 }
+                if let Some(sorted) = r.rows.get(&("fp32".to_string(), "sorted".to_string())) {
+                    println!("| webrag ÷ PyTorch fp32 (length-sorted) | {t} | {} |", ratios(&mine, sorted));
+                }
                 if let Some(c) = r.min_cosine {
                     println!("| PyTorch vs webrag vectors: min cosine | | {c:.6} | | | | |");
                 }

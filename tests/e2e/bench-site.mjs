@@ -30,7 +30,7 @@ const SEM_PAGES = opt('--semantic-pages', 300);
 const QUERIES = opt('--queries', 20);
 const SITE = join(ROOT, 'target/bench-site');
 const SEM = join(ROOT, 'target/bench-site-semantic');
-const BIN = join(ROOT, 'target/debug/webrag');
+const BIN = join(ROOT, 'target/release/webrag');
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2 : NaN; };
 function du(dir) {
@@ -45,7 +45,7 @@ const time = (f) => { const t0 = performance.now(); f(); return (performance.now
 
 console.log(`generating ${PAGES} pages…`);
 execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', String(PAGES)], { stdio: 'inherit' });
-execFileSync('cargo', ['build', '--quiet', '--bin', 'webrag'], { cwd: ROOT, stdio: 'inherit' });
+execFileSync('cargo', ['build', '--quiet', '--release', '--bin', 'webrag'], { cwd: ROOT, stdio: 'inherit' });
 const env = { ...process.env, WEBRAG_MODEL: process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2') };
 const webragSecs = time(() => execFileSync(BIN, ['index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'none'], { env, stdio: ['ignore', 'inherit', 'ignore'] }));
 // Pagefind from npm into target/pagefind-tool (not in package-lock.json: the registry mirror here
