@@ -198,7 +198,7 @@ case "$cmd" in
   test) setup; test_all ;;
   lint) setup; lint ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
-  bench) setup; build; cargo run --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
+  bench) setup; build; cargo run --release --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   bench-embed) setup; build; cargo run --release --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
   bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;

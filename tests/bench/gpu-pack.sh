@@ -4,7 +4,7 @@
 #   .gpu/webrag.gz        the release CLI, stripped and gzipped
 #   .gpu/model/           all-MiniLM-L6-v2 with f16 weights (45 MB; both sides read this file),
 #                         config.json, tokenizer.json
-#   .gpu/shared/          bench_sentences.json and the golden vectors
+#   .gpu/shared/          embeddings/: bench_sentences.json and the golden vectors
 #   .gpu/site.tar.xz      the 17,364-page CRUD news site (tests/site/gen-crud-site.mjs)
 #   .gpu/gl/*.deb         the Vulkan loader and GL dispatch libraries (amd64), in case the
 #                         machine's driver comes without them
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 site=1
 [ "${1:-}" = "--no-site" ] && site=0
-rm -rf .gpu && mkdir -p .gpu/model .gpu/shared .gpu/gl
+rm -rf .gpu && mkdir -p .gpu/model .gpu/shared/embeddings .gpu/gl
 grep -qx '/.gpu' .gitignore || echo '/.gpu' >> .gitignore
 
 cargo build --release --bin webrag
@@ -33,7 +33,7 @@ t = load_file(".models/all-MiniLM-L6-v2/model.safetensors")
 save_file({k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in t.items()}, ".gpu/model/model.safetensors")
 EOF
 cp .models/all-MiniLM-L6-v2/config.json .models/all-MiniLM-L6-v2/tokenizer.json .gpu/model/
-cp ../shared/embeddings/bench_sentences.json ../shared/embeddings/all-MiniLM-L6-v2.golden.json .gpu/shared/
+cp ../shared/embeddings/bench_sentences.json ../shared/embeddings/all-MiniLM-L6-v2.golden.json .gpu/shared/embeddings/
 
 if [ $site = 1 ]; then
   node tests/site/gen-crud-site.mjs target/crud-site-gpu

@@ -20,7 +20,7 @@ for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulka
 done
 bin=$(mktemp -d)/webrag
 gunzip -c .gpu/webrag.gz > "$bin" && chmod +x "$bin"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
+{ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } > "$out/gpu.txt" 2>&1
 lscpu | grep -E 'Model name|^CPU\(s\)' >> "$out/gpu.txt" || true
 
 "$bin" --model .gpu/model bench-embed --shared .gpu/shared --threads "1,2,$(nproc)" > "$out/bench-embed.md" 2> "$out/bench-embed.log"
