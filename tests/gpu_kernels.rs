@@ -9,7 +9,7 @@ mod common;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use webrag::embed::gemm::Packed;
-use webrag::embed::gpu::{Gpu, KERNELS, MatmulTile};
+use webrag::embed::gpu::{Gpu, KERNELS, MatmulKernel, MatmulTile};
 use webrag::embed::ops;
 
 fn seed() -> u64 {
@@ -27,7 +27,14 @@ fn gpu() -> Option<std::sync::Arc<Gpu>> {
         return None;
     }
     let g = pollster::block_on(Gpu::new()).unwrap_or_else(|e| panic!("{e} (install mesa-vulkan-drivers: ./webrag.sh setup)"));
-    eprintln!("adapter: {} (software: {}, shader-f16: {})", g.adapter(), g.is_software(), g.supports_f16());
+    eprintln!(
+        "adapter: {} (software: {}, shader-f16: {}, subgroups: {}, cooperative matrices: {})",
+        g.adapter(),
+        g.is_software(),
+        g.supports_f16(),
+        g.uses_subgroups(),
+        g.coop_status().1
+    );
     Some(std::sync::Arc::new(g))
 }
 
@@ -59,26 +66,28 @@ fn every_wgsl_file_validates_with_naga() {
     let mut listed: Vec<String> = KERNELS.iter().map(|(n, _)| n.to_string()).collect();
     listed.sort();
     assert_eq!(on_disk, listed, "every .wgsl file must be listed in gpu::KERNELS");
-    for name in on_disk {
-        let src = std::fs::read_to_string(dir.join(&name)).expect("read");
-        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+    let validate = |name: &str, src: &str| {
+        let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert_no_private_arrays(&name, &module);
+        assert_no_private_arrays(name, &module);
+        // And it translates to SPIR-V, as wgpu's Vulkan backend will (with the capabilities the
+        // cooperative-matrix kernel needs).
+        let options = naga::back::spv::Options { lang_version: (1, 6), ..Default::default() };
+        naga::back::spv::write_vec(&module, &info, &options, None).unwrap_or_else(|e| panic!("{name}: SPIR-V: {e:?}"));
+    };
+    for (name, src) in KERNELS {
+        validate(name, src);
     }
-    // The other tile shapes and the f16-weight matmuls are derived from matmul.wgsl at run time.
+    // The other tile shapes, the f16 matmuls and the subgroup LayerNorm are derived at run time.
     for tile in MatmulTile::ALL {
         for f16 in [false, true] {
-            let src = webrag::embed::gpu::matmul_wgsl(tile, f16);
-            let module =
-                naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {}", e.emit_to_string(&src)));
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("matmul {tile:?} f16={f16}: {e:?}"));
-            assert_no_private_arrays(&format!("matmul {tile:?} f16={f16}"), &module);
+            validate(&format!("matmul {tile:?} f16={f16}"), &webrag::embed::gpu::matmul_wgsl(tile, f16));
         }
     }
+    validate("layernorm (subgroups)", &webrag::embed::gpu::layernorm_wgsl(true));
+    assert_eq!(webrag::embed::gpu::layernorm_wgsl(false), webrag::embed::gpu::LAYERNORM_WGSL);
 }
 
 /// The f16-weight path (where the adapter has `shader-f16`) against the golden vectors: cosine
@@ -109,29 +118,50 @@ fn whole_model_matches_golden_f16() {
     eprintln!("gpu f16 golden: {} items, min cosine {min:.7}", items.len());
 }
 
-/// Tolerance: |gpu − f64 reference| ≤ 1e-5 · (1 + Σ|a·w|) per element (f32 accumulation over k).
+/// Every matmul kernel the device has (f32 and f16 in both tile shapes, cooperative matrices
+/// where offered) against an f64 reference on the same inputs (rounded to f16 for the f16
+/// kernels). Tolerance per element, with mag = 1 + Σ|a·w|: f32, 1e-5 · mag (f32 sums over k);
+/// f16, 2⁻⁶ · mag (each 16-wide slice's 16 products and sums round in f16, unit roundoff 2⁻¹¹,
+/// so at most 16 · 2⁻¹¹ of the slice's Σ|a·w|, times GELU's slope ≤ 1.13).
 #[test]
 fn matmul_bias_gelu_matches_cpu() {
     let Some(g) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(seed());
-    let mut shapes = vec![(1, 1, 1), (77, 384, 1152), (64, 64, 64), (5, 1536, 384)];
+    let mut shapes = vec![(1, 1, 1), (77, 384, 1152), (64, 64, 64), (5, 1536, 384), (70, 32, 40)];
     for _ in 0..4 {
         shapes.push((rng.random_range(1..150), rng.random_range(1..300), rng.random_range(1..200)));
     }
+    let mut kernels = vec![MatmulKernel::F32(MatmulTile::Large), MatmulKernel::F32(MatmulTile::Small)];
+    if g.supports_f16() {
+        kernels.extend([MatmulKernel::F16(MatmulTile::Large), MatmulKernel::F16(MatmulTile::Small)]);
+    }
+    let (coop, why) = g.coop_status();
+    eprintln!("cooperative matrices: {why}");
+    if coop {
+        kernels.push(MatmulKernel::Coop);
+    }
+    let half = |v: &[f32]| -> Vec<f32> { v.iter().map(|x| half::f16::from_f32(*x).to_f32()).collect() };
     for (m, k, n) in shapes {
         let (a, w, bias) = (random(&mut rng, m * k), random(&mut rng, k * n), random(&mut rng, n));
-        for (gelu, tile) in [(false, MatmulTile::Large), (true, MatmulTile::Large), (false, MatmulTile::Small), (true, MatmulTile::Small)] {
-            let got = pollster::block_on(g.matmul_tiled(&a, m, &Packed::from_kn(&w, k, n), &bias, gelu, tile)).expect("matmul");
-            for r in 0..m {
-                for c in 0..n {
-                    let (mut s, mut mag) = (bias[c] as f64, bias[c].abs() as f64);
-                    for i in 0..k {
-                        s += a[r * k + i] as f64 * w[i * n + c] as f64;
-                        mag += (a[r * k + i] * w[i * n + c]).abs() as f64;
+        for kernel in &kernels {
+            // The cooperative kernel needs K in whole 16-wide slices.
+            if *kernel == MatmulKernel::Coop && k % 16 != 0 {
+                continue;
+            }
+            let (ar, wr, tol) = if kernel.is_f16() { (half(&a), half(&w), 1.0 / 64.0) } else { (a.clone(), w.clone(), 1e-5) };
+            for gelu in [false, true] {
+                let got = pollster::block_on(g.matmul_with(&a, m, &Packed::from_kn(&w, k, n), &bias, gelu, *kernel)).expect("matmul");
+                for r in 0..m {
+                    for c in 0..n {
+                        let (mut s, mut mag) = (bias[c] as f64, bias[c].abs() as f64);
+                        for i in 0..k {
+                            s += ar[r * k + i] as f64 * wr[i * n + c] as f64;
+                            mag += (ar[r * k + i] * wr[i * n + c]).abs() as f64;
+                        }
+                        let want = if gelu { ops::gelu_erf(s as f32) as f64 } else { s };
+                        let e = (got[r * n + c] as f64 - want).abs();
+                        assert!(e <= tol * (1.0 + mag), "{m}x{k}x{n} {kernel:?} gelu={gelu} [{r},{c}]: {} vs {want}", got[r * n + c]);
                     }
-                    let want = if gelu { ops::gelu_erf(s as f32) as f64 } else { s };
-                    let e = (got[r * n + c] as f64 - want).abs();
-                    assert!(e <= 1e-5 * (1.0 + mag), "{m}x{k}x{n} {tile:?} gelu={gelu} [{r},{c}]: {} vs {want}", got[r * n + c]);
                 }
             }
         }

@@ -101,7 +101,8 @@ pub struct EmbedderInfo {
     pub detail: Option<String>,
     /// The start-up measurement, when both paths were available.
     pub crossover: Option<Crossover>,
-    /// Storage type of the GPU path's linear weights: `f16` (adapter with `shader-f16`) or `f32`.
+    /// Precision of the GPU path's matrix multiplies: `f16` (f16 weights, and products in f16
+    /// summed in f32 per 16-wide slice; a hardware adapter with `shader-f16`) or `f32`.
     pub gpu_weights: Option<String>,
     /// Compute dispatches per forward pass on the GPU (none on the CPU path).
     pub dispatches_per_forward: Option<usize>,

@@ -127,11 +127,11 @@ fn torch(model_dir: &Path, ids: &[Vec<u32>], device: &str, threads: usize, check
     Ok(t)
 }
 
-/// Sentences/s of `embed` over `ids` at each of [`BATCHES`], median of 3 runs over `parts`
-/// slices (the CPU uses thirds; the GPU all of them each run).
-async fn rates<F, Fut>(ids: &[Vec<u32>], thirds: bool, mut embed: F) -> Result<Vec<Option<f64>>>
+/// Sentences/s of `embed` over `ids` at each of [`BATCHES`], median of 3 runs: over a third of
+/// `ids` each when `thirds` (the CPU), over all of them each otherwise (the GPU).
+async fn rates<'a, F, Fut>(ids: &'a [Vec<u32>], thirds: bool, mut embed: F) -> Result<Vec<Option<f64>>>
 where
-    F: FnMut(Vec<Vec<u32>>) -> Fut,
+    F: FnMut(&'a [Vec<u32>]) -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
 {
     let mut row = Vec::new();
@@ -142,7 +142,7 @@ where
             let part = if thirds { &ids[(r * third).min(ids.len())..((r + 1) * third).min(ids.len())] } else { ids };
             let t = Instant::now();
             for b in part.chunks(batch) {
-                embed(b.to_vec()).await?;
+                embed(b).await?;
             }
             rs.push(part.len() as f64 / t.elapsed().as_secs_f64());
         }
@@ -203,7 +203,7 @@ fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &
             .map_err(|e| crate::error::InputError::InvalidOption { name: "threads".into(), reason: e.to_string() })?;
         let mine = pool.install(|| {
             pollster::block_on(rates(sample, true, |b| {
-                std::hint::black_box(cpu.embed_ids(&b));
+                std::hint::black_box(cpu.embed_ids(b));
                 std::future::ready(Ok(()))
             }))
         })?;
@@ -232,7 +232,8 @@ fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &
     Ok(())
 }
 
-/// The GPU tables: webrag f32 / f16 weights, PyTorch on CUDA where it runs, ratios, kernel split.
+/// The GPU tables: webrag f32 / f16 (with and without tensor cores where the device has them),
+/// PyTorch on CUDA where it runs, ratios, kernel split.
 async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Params, check: &[Vec<f32>]) -> Result<()> {
     let header = format!("| {} |", BATCHES.map(|b| format!("batch {b}")).join(" | "));
     let t = Instant::now();
@@ -260,24 +261,33 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
     let f32_row = rates(sample, false, |b| {
         batches += 1;
         let bert = &bert;
-        async move { bert.embed_ids(&b).await.map(drop).map_err(Into::into) }
+        async move { bert.embed_ids(b).await.map(drop).map_err(Into::into) }
     })
     .await?;
     let after = gpu.counters();
-    println!("| webrag GPU, f32 weights | {} |", cells(&f32_row));
-    let half = if gpu.supports_f16() {
-        let half = gpu.upload_f16(cpu.bert());
-        half.embed_ids(&sample[..256.min(n)]).await?;
-        let row = rates(sample, false, |b| {
-            let half = &half;
-            async move { half.embed_ids(&b).await.map(drop).map_err(Into::into) }
-        })
-        .await?;
-        println!("| webrag GPU, f16 weights | {} |", cells(&row));
-        Some((half, row))
-    } else {
-        None
-    };
+    println!("| webrag GPU, f32 | {} |", cells(&f32_row));
+    // The f16 path (f16 weights and products), and where the device has cooperative matrices,
+    // the same without them, to show what the tensor cores add.
+    let (coop, coop_why) = gpu.coop_status();
+    let mut halves: Vec<(&str, GpuBert, Vec<Option<f64>>)> = Vec::new();
+    if gpu.supports_f16() {
+        let mut variants = vec![(if coop { "f16, tensor cores" } else { "f16" }, coop)];
+        if coop {
+            variants.push(("f16, no tensor cores", false));
+        }
+        for (label, on) in variants {
+            let mut half = gpu.upload_f16(cpu.bert());
+            half.use_coop(on);
+            half.embed_ids(&sample[..256.min(n)]).await?;
+            let row = rates(sample, false, |b| {
+                let half = &half;
+                async move { half.embed_ids(b).await.map(drop).map_err(Into::into) }
+            })
+            .await?;
+            println!("| webrag GPU, {label} | {} |", cells(&row));
+            halves.push((label, half, row));
+        }
+    }
     let reference = if p.no_torch || gpu.is_software() {
         None
     } else {
@@ -300,8 +310,10 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
         if let Some(s) = get("fp32", "sorted") {
             println!("| webrag f32 ÷ PyTorch fp32 (TF32 off), length-sorted | {} |", ratios(&f32_row, s));
         }
-        if let (Some((_, h)), Some(s)) = (&half, get("fp32+tf32", "sorted")) {
-            println!("| webrag f16 weights ÷ PyTorch TF32, length-sorted | {} |", ratios(h, s));
+        if let Some(s) = get("fp32+tf32", "sorted") {
+            for (label, _, h) in &halves {
+                println!("| webrag {label} ÷ PyTorch TF32, length-sorted | {} |", ratios(h, s));
+            }
         }
         if let Some(c) = r.min_cosine {
             println!("| PyTorch vs webrag vectors: min cosine | {c:.6} | | | | |");
@@ -316,13 +328,15 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
     );
     println!("| compute dispatches per forward pass (3 + 7 per layer) | {} | | | | |", bert.dispatches_per_forward());
     println!();
+    println!("Subgroup LayerNorm: {}. Cooperative matrices: {coop_why}.", if gpu.uses_subgroups() { "yes" } else { "no" });
+    println!();
     let mut kernels: Vec<(&str, &GpuBert)> = vec![("f32", &bert)];
-    if let Some((h, _)) = &half {
-        kernels.push(("f16", h));
+    for (label, h, _) in &halves {
+        kernels.push((label, h));
     }
     println!("GPU time per kernel kind, one forward pass (timestamp queries):");
     println!();
-    println!("| weights | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
+    println!("| precision | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for (w, b) in kernels {
         for batch in [32usize, 128] {

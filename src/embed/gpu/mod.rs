@@ -27,9 +27,14 @@ use crate::embed::bert::BertModel;
 use crate::embed::gemm::Packed;
 use crate::error::GpuError;
 
-/// `out[M, N] = act(a[M, K] · w[K, N] + bias[N])`; 64 × 64 tiles, 16 × 16 threads (the
-/// [`MatmulTile::Large`] shape; [`matmul_wgsl`] derives the others).
-pub const MATMUL_WGSL: &str = include_str!("matmul.wgsl");
+/// `out[M, N] = act(a[M, K] · w[K, N] + bias[N])`; 64 × 64 tiles, 16 × 16 threads, f32 (the
+/// [`MatmulTile::Large`] shape; [`matmul_wgsl`] derives the others), with [`GELU_WGSL`] appended.
+pub const MATMUL_WGSL: &str = concat!(include_str!("matmul.wgsl"), "\n", include_str!("gelu.wgsl"));
+/// The matmul on cooperative matrices (tensor cores; native only): f16 × f16 → f32, 64 × 64
+/// tiles of 128 threads in four 32-wide subgroups, with [`GELU_WGSL`] appended.
+pub const MATMUL_COOP_WGSL: &str = concat!(include_str!("matmul_coop.wgsl"), "\n", include_str!("gelu.wgsl"));
+/// GELU (erf form), appended to each matmul kernel.
+pub const GELU_WGSL: &str = include_str!("gelu.wgsl");
 /// `x[r, :] = LayerNorm(x[r, :] + res[r, :])`; one 128-thread workgroup per row.
 pub const LAYERNORM_WGSL: &str = include_str!("layernorm.wgsl");
 /// `ctx = softmax(scale · Q Kᵀ) V` per sequence and head of a packed batch: a workgroup per
@@ -83,40 +88,110 @@ impl MatmulTile {
     }
 }
 
-/// The matmul kernel for a tile shape, with f32 weights or (`f16`) weights stored as `f16`
-/// and read into `f32` registers (`a`, bias, accumulation and output stay `f32`; needs the
-/// `shader-f16` feature). Derived from [`MATMUL_WGSL`] so the variants cannot drift.
+/// `src` with the one occurrence of `from` replaced by `to`; panics when the kernel text changed
+/// so that `from` is no longer there exactly once (a test derives every variant).
+fn substitute(src: &str, from: &str, to: &str) -> String {
+    assert!(src.matches(from).count() == 1, "kernel text changed: update its variant ({from})");
+    src.replace(from, to)
+}
+
+/// The matmul kernel for a tile shape, in f32 or (`f16`) with f16 weights, tiles and products
+/// within each 16-wide K slice, summed across slices in f32 (bias, activation and output stay
+/// f32; needs the `shader-f16` feature). Derived from [`MATMUL_WGSL`] so the variants cannot
+/// drift.
 pub fn matmul_wgsl(tile: MatmulTile, f16: bool) -> String {
-    let sub = |src: &str, from: &str, to: &str| {
-        assert!(src.matches(from).count() == 1, "matmul.wgsl changed: update matmul_wgsl ({from})");
-        src.replace(from, to)
-    };
     let e = tile.edge();
-    let mut src = sub(MATMUL_WGSL, "const BM: u32 = 64u;", &format!("const BM: u32 = {e}u;"));
-    src = sub(&src, "const BN: u32 = 64u;", &format!("const BN: u32 = {e}u;"));
+    let mut src = substitute(MATMUL_WGSL, "const BM: u32 = 64u;", &format!("const BM: u32 = {e}u;"));
+    src = substitute(&src, "const BN: u32 = 64u;", &format!("const BN: u32 = {e}u;"));
     if f16 {
-        src = sub(&src, "var<storage, read> w: array<vec4<f32>>;", "var<storage, read> w: array<vec4<f16>>;");
-        src = sub(
-            &src,
-            "wv = w[((gc / 16u) * p.k + k0 + kw) * 4u + (gc % 16u) / 4u];",
-            "wv = vec4<f32>(w[((gc / 16u) * p.k + k0 + kw) * 4u + (gc % 16u) / 4u]);",
-        );
+        src = substitute(&src, "var<storage, read> w: array<vec4<f32>>;", "var<storage, read> w: array<vec4<f16>>;");
+        src = substitute(&src, "alias mul4 = vec4<f32>;", "alias mul4 = vec4<f16>;");
         src = format!("enable f16;\n{src}");
     }
     src
 }
 
-/// The f16-weight variant of the 64 × 64 matmul ([`matmul_wgsl`]).
-pub fn matmul_f16_wgsl() -> String {
-    matmul_wgsl(MatmulTile::Large, true)
+/// The LayerNorm kernel, with its two row reductions through a tree in workgroup memory, or
+/// (`subgroups`, where the adapter has them; native only) through `subgroupAdd` and one partial
+/// sum per subgroup: 2 barriers per reduction instead of 8. Derived from [`LAYERNORM_WGSL`].
+pub fn layernorm_wgsl(subgroups: bool) -> String {
+    if !subgroups {
+        return LAYERNORM_WGSL.to_string();
+    }
+    let start = LAYERNORM_WGSL.find("fn reduce_sum(").expect("layernorm.wgsl: reduce_sum");
+    let end = start + LAYERNORM_WGSL[start..].find("\n}\n").expect("layernorm.wgsl: end of reduce_sum") + 3;
+    let reduce = "// This invocation's subgroup lane, subgroup and the workgroup's subgroup count.
+var<private> lane: u32;
+var<private> sg: u32;
+var<private> sg_count: u32;
+
+fn reduce_sum(tid: u32, v: f32) -> f32 {
+    let s = subgroupAdd(v);
+    if (lane == 0u) {
+        part[sg] = s;
+    }
+    workgroupBarrier();
+    var total = 0.0;
+    for (var i = 0u; i < sg_count; i++) {
+        total += part[i];
+    }
+    workgroupBarrier();
+    return total;
+}
+";
+    let src = format!("{}{reduce}{}", &LAYERNORM_WGSL[..start], &LAYERNORM_WGSL[end..]);
+    substitute(
+        &src,
+        "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
+        "fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(subgroup_invocation_id) lane_id: u32,
+    @builtin(subgroup_id) sg_id: u32,
+    @builtin(num_subgroups) sgs: u32,
+) {
+    lane = lane_id;
+    sg = sg_id;
+    sg_count = sgs;",
+    )
 }
 
-/// Every kernel, by file name (the naga validation test walks this list).
+/// Which matmul kernel runs a product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatmulKernel {
+    /// f32 weights and arithmetic, in a tile shape.
+    F32(MatmulTile),
+    /// f16 weights, tiles and per-slice products (`shader-f16`), in a tile shape.
+    F16(MatmulTile),
+    /// f16 weights on cooperative matrices (tensor cores), 64 × 64 tiles; native only, where the
+    /// adapter offers 16 × 16 × 16 f16 → f32 matrices in 32-wide subgroups.
+    Coop,
+}
+
+impl MatmulKernel {
+    /// Whether the kernel reads f16 weights.
+    pub fn is_f16(self) -> bool {
+        !matches!(self, MatmulKernel::F32(_))
+    }
+
+    /// The dispatch grid for an `m × n` output.
+    pub fn groups(self, m: u32, n: u32) -> (u32, u32, u32) {
+        match self {
+            MatmulKernel::F32(t) | MatmulKernel::F16(t) => t.groups(m, n),
+            MatmulKernel::Coop => MatmulTile::Large.groups(m, n),
+        }
+    }
+}
+
+/// Every kernel source, by file name, as compiled (the matmul kernels with [`GELU_WGSL`]
+/// appended; the naga validation test walks this list).
 pub const KERNELS: &[(&str, &str)] = &[
     ("attention.wgsl", ATTENTION_WGSL),
     ("embed.wgsl", EMBED_WGSL),
+    ("gelu.wgsl", GELU_WGSL),
     ("layernorm.wgsl", LAYERNORM_WGSL),
     ("matmul.wgsl", MATMUL_WGSL),
+    ("matmul_coop.wgsl", MATMUL_COOP_WGSL),
     ("pool.wgsl", POOL_WGSL),
 ];
 
@@ -163,13 +238,19 @@ pub struct Gpu {
     adapter: String,
     software: bool,
     f16: bool,
+    subgroups: bool,
     lost: Arc<AtomicBool>,
     counters: Counters,
     /// The matmul per tile shape ([`MatmulTile::ALL`] order), sharing one bind-group layout so
     /// one bind group serves every shape.
     matmul: Vec<wgpu::ComputePipeline>,
-    /// The f16-weight matmuls, where the adapter has `shader-f16`.
+    /// The f16 matmuls per tile shape, where the adapter has `shader-f16`.
     matmul_f16: Option<Vec<wgpu::ComputePipeline>>,
+    /// The cooperative-matrix matmul, where the adapter offers it and it matched the f16 kernel
+    /// on a test product when the device opened.
+    matmul_coop: Option<wgpu::ComputePipeline>,
+    /// Why there is no cooperative-matrix matmul, or that there is one.
+    coop_status: String,
     layer_norm: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
     embed: wgpu::ComputePipeline,
@@ -182,6 +263,17 @@ fn failed(what: &str, e: impl std::fmt::Display) -> GpuError {
 
 fn bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Weights as f32 bytes, or as f16 bytes padded to a multiple of 4.
+fn weight_bytes(w: &[f32], f16: bool) -> Vec<u8> {
+    if f16 {
+        let mut b: Vec<u8> = w.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect();
+        b.resize(b.len().next_multiple_of(4), 0);
+        b
+    } else {
+        bytes(w)
+    }
 }
 
 fn words(v: &[u32]) -> Vec<u8> {
@@ -209,10 +301,56 @@ impl Gpu {
             max_buffer_size: adapter.limits().max_buffer_size,
             ..wgpu::Limits::default()
         };
-        // Timestamp queries, where the adapter has them, for the kernel-time split of the benchmark.
-        let features = adapter.features() & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16);
+        // Timestamp queries for the kernel-time split of the benchmark, f16 arithmetic, subgroup
+        // reductions (native only: naga's WGSL front end takes no `enable subgroups;`, which a
+        // browser requires), and cooperative matrices where the adapter offers the one shape
+        // the kernel uses.
+        let offered = adapter.features();
+        let mut wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+        if cfg!(not(target_arch = "wasm32")) {
+            wanted |= wgpu::Features::SUBGROUP;
+        }
+        let coop_shape = adapter.cooperative_matrix_properties().iter().any(|c| {
+            (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                && c.ab_type == wgpu::CooperativeScalarType::F16
+                && c.cr_type == wgpu::CooperativeScalarType::F32
+        });
+        let coop_wanted = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
+        let coop_offered = if !offered.contains(coop_wanted) {
+            let missing: Vec<&str> = [
+                (wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, "cooperative matrices"),
+                (wgpu::Features::SHADER_F16, "shader-f16"),
+                (wgpu::Features::SUBGROUP, "subgroups"),
+            ]
+            .into_iter()
+            .filter(|(f, _)| !offered.contains(*f))
+            .map(|(_, name)| name)
+            .collect();
+            Err(format!("the adapter lacks {}", missing.join(", ")))
+        } else if !coop_shape {
+            Err("the adapter offers no 16 × 16 × 16 f16 → f32 cooperative matrix".to_string())
+        } else if (info.subgroup_min_size, info.subgroup_max_size) != (32, 32) {
+            Err(format!("subgroups of {}–{} invocations (the kernel needs exactly 32)", info.subgroup_min_size, info.subgroup_max_size))
+        } else {
+            Ok(())
+        };
+        if coop_offered.is_ok() {
+            wanted |= coop_wanted;
+        }
+        let features = offered & wanted;
         let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor { required_limits: limits, required_features: features, ..Default::default() })
+            .request_device(&wgpu::DeviceDescriptor {
+                required_limits: limits,
+                required_features: features,
+                // SAFETY: the only experimental feature requested is cooperative matrices, used by
+                // one kernel whose results are checked against the f16 kernel before use.
+                experimental_features: if coop_offered.is_ok() {
+                    unsafe { wgpu::ExperimentalFeatures::enabled() }
+                } else {
+                    wgpu::ExperimentalFeatures::disabled()
+                },
+                ..Default::default()
+            })
             .await
             .map_err(|e| GpuError::Unavailable { reason: e.to_string() })?;
         let lost = Arc::new(AtomicBool::new(false));
@@ -262,7 +400,8 @@ impl Gpu {
             MatmulTile::ALL.iter().map(|&t| pipeline_in("matmul", &matmul_wgsl(t, f16), Some(&layout))).collect()
         };
         let matmul = matmuls(false);
-        let layer_norm = pipeline("layernorm", LAYERNORM_WGSL);
+        let subgroups = features.contains(wgpu::Features::SUBGROUP);
+        let layer_norm = pipeline("layernorm", &layernorm_wgsl(subgroups));
         let attention = pipeline("attention", ATTENTION_WGSL);
         let embed = pipeline("embed", EMBED_WGSL);
         let pool = pipeline("pool", POOL_WGSL);
@@ -270,7 +409,101 @@ impl Gpu {
         let matmul_f16 = f16.then(|| matmuls(true));
         let tiles = MatmulTile::ALL.len() as u64;
         let counters = Counters { pipelines: AtomicU64::new(4 + tiles * (1 + f16 as u64)), ..Default::default() };
-        Ok(Gpu { device, queue, adapter: name, software, f16, lost, counters, matmul, matmul_f16, layer_norm, attention, embed, pool })
+        let coop = match coop_offered {
+            Ok(()) => {
+                // Compiled inside an error scope: an experimental feature's shader that the driver
+                // refuses must cost the fallback, not the device.
+                let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+                let p = pipeline_in("matmul_coop", MATMUL_COOP_WGSL, Some(&layout));
+                match scope.pop().await {
+                    None => Ok(p),
+                    Some(e) => Err(format!("the cooperative-matrix kernel did not compile: {e}")),
+                }
+            }
+            Err(why) => Err(why),
+        };
+        let mut gpu = Gpu {
+            device,
+            queue,
+            adapter: name,
+            software,
+            f16,
+            subgroups,
+            lost,
+            counters,
+            matmul,
+            matmul_f16,
+            matmul_coop: None,
+            coop_status: String::new(),
+            layer_norm,
+            attention,
+            embed,
+            pool,
+        };
+        gpu.coop_status = match coop {
+            Ok(p) => {
+                gpu.counters.pipelines.fetch_add(1, Ordering::Relaxed);
+                gpu.matmul_coop = Some(p);
+                match gpu.coop_check().await {
+                    Ok(()) => "in use (16 × 16 × 16 f16 → f32, matched the f16 kernel)".to_string(),
+                    Err(why) => {
+                        gpu.matmul_coop = None;
+                        why
+                    }
+                }
+            }
+            Err(why) => why,
+        };
+        Ok(gpu)
+    }
+
+    /// Runs one product on the cooperative-matrix kernel and on the f16 kernel, on the same f16
+    /// weights: they must agree within f16 rounding (max abs difference ≤ 2⁻⁶ of the largest
+    /// output, outputs of order 1) before the cooperative kernel is used.
+    async fn coop_check(&self) -> Result<(), String> {
+        let (m, k, n) = (75usize, 64usize, 80usize);
+        // Deterministic values in [-1, 1): a small LCG.
+        let mut x = 0x9e37_79b9u32;
+        let mut next = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        };
+        let a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+        let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
+        let bias: Vec<f32> = (0..n).map(|_| next()).collect();
+        let w = Packed::from_linear(&w, n, k);
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let coop = self.matmul_with(&a, m, &w, &bias, true, MatmulKernel::Coop).await;
+        let error = scope.pop().await;
+        let coop = match (coop, error) {
+            (Ok(v), None) => v,
+            (Err(e), _) => return Err(format!("the cooperative-matrix kernel failed: {e}")),
+            (_, Some(e)) => return Err(format!("the cooperative-matrix kernel failed: {e}")),
+        };
+        let f16 = self
+            .matmul_with(&a, m, &w, &bias, true, MatmulKernel::F16(MatmulTile::Large))
+            .await
+            .map_err(|e| format!("the f16 kernel failed: {e}"))?;
+        let largest = f16.iter().fold(0f32, |acc, v| acc.max(v.abs()));
+        let worst = coop.iter().zip(&f16).fold(0f32, |acc, (c, f)| acc.max((c - f).abs()));
+        if worst.is_finite() && worst <= largest / 64.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "the cooperative-matrix kernel disagreed with the f16 kernel (max abs difference {worst}, largest output {largest})"
+            ))
+        }
+    }
+
+    /// Whether matmuls run on cooperative matrices (tensor cores) for f16 models, and if not,
+    /// why not.
+    pub fn coop_status(&self) -> (bool, &str) {
+        (self.matmul_coop.is_some(), &self.coop_status)
+    }
+
+    /// Whether LayerNorm reduces through subgroup operations.
+    pub fn uses_subgroups(&self) -> bool {
+        self.subgroups
     }
 
     /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`.
@@ -394,35 +627,61 @@ impl Gpu {
         if self.software { MatmulTile::Large } else { MatmulTile::for_shape(m, n) }
     }
 
-    /// `act(a[m×k] · w + bias[n])` on the GPU, `act` = GELU (erf form) when `gelu`, with the
-    /// tile shape [`Gpu::tile_for`] picks.
+    /// The kernel for an `m × n` product over `k` with f32 or (`f16`) f16 weights: the
+    /// cooperative-matrix kernel for f16 weights where `coop` allows it, the device has it and
+    /// `k` is a multiple of 16, else the f16 or f32 kernel in the tile shape [`Gpu::tile_for`]
+    /// picks.
+    pub fn kernel_for(&self, m: u32, n: u32, k: u32, f16: bool, coop: bool) -> MatmulKernel {
+        if f16 && self.matmul_f16.is_some() {
+            if coop && self.matmul_coop.is_some() && k.is_multiple_of(16) {
+                MatmulKernel::Coop
+            } else {
+                MatmulKernel::F16(self.tile_for(m, n))
+            }
+        } else {
+            MatmulKernel::F32(self.tile_for(m, n))
+        }
+    }
+
+    /// The pipeline of a kernel, if this device has it.
+    fn matmul_pipeline(&self, kernel: MatmulKernel) -> Option<&wgpu::ComputePipeline> {
+        match kernel {
+            MatmulKernel::F32(t) => Some(&self.matmul[t as usize]),
+            MatmulKernel::F16(t) => self.matmul_f16.as_ref().map(|p| &p[t as usize]),
+            MatmulKernel::Coop => self.matmul_coop.as_ref(),
+        }
+    }
+
+    /// `act(a[m×k] · w + bias[n])` on the GPU in f32, `act` = GELU (erf form) when `gelu`, with
+    /// the tile shape [`Gpu::tile_for`] picks.
     ///
     /// Panics when a slice does not match its shape.
     pub async fn matmul(&self, a: &[f32], m: usize, w: &Packed, bias: &[f32], gelu: bool) -> Result<Vec<f32>, GpuError> {
-        self.matmul_tiled(a, m, w, bias, gelu, self.tile_for(m as u32, w.n() as u32)).await
+        self.matmul_with(a, m, w, bias, gelu, MatmulKernel::F32(self.tile_for(m as u32, w.n() as u32))).await
     }
 
-    /// [`Gpu::matmul`] with a given tile shape.
+    /// [`Gpu::matmul`] on a given kernel (f16 kernels get `w` rounded to f16).
     ///
+    /// Errors: [`GpuError::Unavailable`] when this device lacks the kernel.
     /// Panics when a slice does not match its shape.
-    pub async fn matmul_tiled(
+    pub async fn matmul_with(
         &self,
         a: &[f32],
         m: usize,
         w: &Packed,
         bias: &[f32],
         gelu: bool,
-        tile: MatmulTile,
+        kernel: MatmulKernel,
     ) -> Result<Vec<f32>, GpuError> {
         let (k, n) = (w.k(), w.n());
-        let w = w.as_slice();
         assert!(a.len() == m * k && bias.len() == n, "matmul: shapes");
+        let pipeline =
+            self.matmul_pipeline(kernel).ok_or_else(|| GpuError::Unavailable { reason: format!("no {kernel:?} matmul on this device") })?;
         let params = self.uniform(&words(&[m as u32, n as u32, k as u32, gelu as u32]));
-        let (ab, wb, bb) =
-            (self.storage("a", &bytes(a), false), self.storage("w", &bytes(w), false), self.storage("bias", &bytes(bias), false));
+        let wb = self.storage("w", &weight_bytes(w.as_slice(), kernel.is_f16()), false);
+        let (ab, bb) = (self.storage("a", &bytes(a), false), self.storage("bias", &bytes(bias), false));
         let out = self.storage("out", &vec![0u8; m * n * 4], true);
-        let pipeline = &self.matmul[tile as usize];
-        self.run(pipeline, &[&params, &ab, &wb, &bb, &out], tile.groups(m as u32, n as u32), &out, m * n).await
+        self.run(pipeline, &[&params, &ab, &wb, &bb, &out], kernel.groups(m as u32, n as u32), &out, m * n).await
     }
 
     /// `LayerNorm(x + res)` over each `h`-wide row (`res` optional), with `gamma`, `beta`, `eps`.
@@ -611,8 +870,10 @@ pub struct GpuBert {
     embeddings_ln: GpuNorm,
     layers: Vec<GpuLayer>,
     max_tokens: u32,
-    /// Linear weights stored as f16 (the `matmul_f16` pipeline).
+    /// Linear weights stored as f16 (the f16 or cooperative-matrix matmuls, [`Gpu::kernel_for`]).
     f16: bool,
+    /// Whether f16 products may run on cooperative matrices (where the device has them).
+    coop: bool,
     ws: futures::lock::Mutex<Option<Workspace>>,
 }
 
@@ -624,8 +885,9 @@ impl Gpu {
         self.upload_with(model, false)
     }
 
-    /// Uploads `model` with the linear layers' weights stored as f16 (half the memory and weight
-    /// traffic; cosine ≥ 0.999 to the f32 result). Falls back to f32 without `shader-f16`.
+    /// Uploads `model` with the linear layers' weights stored as f16 and multiplied in f16 (half
+    /// the memory and weight traffic, packed f16 arithmetic or tensor cores; cosine ≥ 0.999 to
+    /// the golden vectors). Falls back to f32 without `shader-f16`.
     pub fn upload_f16(self: &Arc<Self>, model: &BertModel) -> GpuBert {
         self.upload_with(model, self.f16)
     }
@@ -633,18 +895,8 @@ impl Gpu {
     fn upload_with(self: &Arc<Self>, model: &BertModel, f16: bool) -> GpuBert {
         let c = model.config();
         assert!(attention_supports(c.hidden_size, c.num_attention_heads), "upload: head dimension (check attention_supports first)");
-        let weights = |w: &[f32]| -> Vec<u8> {
-            if f16 {
-                let mut b: Vec<u8> = w.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect();
-                // Buffer sizes stay multiples of 4 bytes.
-                b.resize(b.len().next_multiple_of(4), 0);
-                b
-            } else {
-                bytes(w)
-            }
-        };
         let lin = |l: &crate::embed::bert::Linear| GpuLinear {
-            w: self.storage("w", &weights(l.w.as_slice()), false),
+            w: self.storage("w", &weight_bytes(l.w.as_slice(), f16), false),
             b: self.storage("b", &bytes(&l.b), false),
             k: l.w.k() as u32,
             n: l.w.n() as u32,
@@ -686,6 +938,7 @@ impl Gpu {
                 .collect(),
             max_tokens,
             f16,
+            coop: f16,
             ws: futures::lock::Mutex::new(None),
         }
     }
@@ -711,12 +964,10 @@ impl GpuBert {
         self.f16
     }
 
-    /// The matmul pipelines (per tile shape) for this model's weight precision.
-    fn matmul(&self) -> &[wgpu::ComputePipeline] {
-        match (&self.gpu.matmul_f16, self.f16) {
-            (Some(p), true) => p,
-            _ => &self.gpu.matmul,
-        }
+    /// Lets (`true`, the default for f16 weights) or stops f16 products from running on
+    /// cooperative matrices where the device has them (the benchmark compares both).
+    pub fn use_coop(&mut self, on: bool) {
+        self.coop = on && self.f16;
     }
 
     /// Compute dispatches per forward pass: embedding, its LayerNorm, 7 per layer, pooling.
@@ -862,8 +1113,8 @@ impl GpuBert {
         };
         let longest = seqs.iter().map(|s| s.len().min(self.max_len) as u32).max().unwrap_or(0);
         let mm = |l: &GpuLinear| {
-            let tile = g.tile_for(t, l.n);
-            (&self.matmul()[tile as usize], tile.groups(t, l.n))
+            let kernel = g.kernel_for(t, l.n, l.k, self.f16, self.coop);
+            (g.matmul_pipeline(kernel).expect("the device has the kernels kernel_for picks"), kernel.groups(t, l.n))
         };
         next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
         next(&mut enc, &g.layer_norm, (t, 1, 1));
@@ -934,8 +1185,8 @@ impl GpuBert {
             bind(&g.layer_norm, Slot::Norm, &[&a, &self.no_res, &self.embeddings_ln.gamma, &self.embeddings_ln.beta]),
         ];
         for l in &self.layers {
-            // Every tile shape shares the matmul layout: bind with the first.
-            let mm = &self.matmul()[0];
+            // Every matmul kernel shares one layout: bind with the first.
+            let mm = &g.matmul[0];
             binds.push(bind(mm, Slot::Qkv, &[&a, &l.qkv.w, &l.qkv.b, &qkv]));
             binds.push(bind(&g.attention, Slot::Attention, &[&qkv, &seq_span, &ctx]));
             binds.push(bind(mm, Slot::AttentionOutput, &[&ctx, &l.attention_output.w, &l.attention_output.b, &b]));
