@@ -35,7 +35,7 @@ pub struct Config {
     /// 256 on a hardware GPU, 64 on the CPU natively, 16 on the page's CPU path); range 1..=1024.
     pub embed_batch: Option<usize>,
     /// Pseudo-graph and PGR options (docs/pseudo-graph.md).
-    pub graph: crate::graph::index::GraphParams,
+    pub graph: crate::graph::GraphParams,
     /// HNSW segments of the vector collections (chunks, topics, facts): `efConstruction`,
     /// `efSearch`, `sealAt`, `seed` ([`crate::index::ann::AnnParams`]).
     pub ann: crate::index::ann::AnnParams,
@@ -102,7 +102,7 @@ impl Default for Config {
             rrf_k: 60.0,
             fusion_depth: 100,
             embed_batch: None,
-            graph: crate::graph::index::GraphParams::default(),
+            graph: crate::graph::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),
         }
     }

@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{InputError, ModelError, Result, StoreError};
-use crate::graph::index::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
 use crate::graph::mindmap;
+use crate::graph::{GraphPlan, GraphSearch, NewMap, PseudoGraph, node_inputs};
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{self, Bm25Index, contains_phrase, parse_query, term_frequencies};
 use crate::index::{Slots, top_k};
@@ -380,7 +380,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             bm25_epsilon: search.bm25_epsilon,
             rrf_k: search.rrf_k,
             fusion_depth: search.fusion_depth,
-            graph: crate::graph::index::GraphParams {
+            graph: crate::graph::GraphParams {
                 enabled: self.config.graph.enabled,
                 super_topic_threshold: self.config.graph.super_topic_threshold,
                 super_fact_threshold: self.config.graph.super_fact_threshold,

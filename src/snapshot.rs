@@ -252,7 +252,7 @@ fn vec_file(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -
 /// then the nodes' int8 vectors as a `WRV1` block (ids = node indexes). A page without a mind
 /// map has no nodes.
 fn graph_file(
-    t: Option<&crate::graph::index::TopicExport<'_>>,
+    t: Option<&crate::graph::TopicExport<'_>>,
     docs: &[crate::types::DocumentRecord],
     chunk_no: &std::collections::HashMap<&str, usize>,
     chunk0: usize,

@@ -189,7 +189,7 @@ fn replacing_a_document_relinks_and_a_failed_commit_changes_nothing() {
 fn bad_graph_options_get_typed_errors() {
     pollster::block_on(async {
         use webrag::error::{Error, InputError};
-        use webrag::graph::index::GraphParams;
+        use webrag::graph::GraphParams;
         use webrag::graph::pgr::PgrParams;
         let cases = [
             GraphParams { super_topic_threshold: 1.5, ..Default::default() },

@@ -95,7 +95,7 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     // The latency rows measure BM25 + dense (hybrid) with random vectors: the pseudo-graph is
     // off (its figures come from `webrag bench-graph` and `eval`).
     let hash = HashingEmbedder::new(model);
-    let no_graph = Config { graph: crate::graph::index::GraphParams { enabled: false, ..Default::default() }, ..Config::default() };
+    let no_graph = Config { graph: crate::graph::GraphParams { enabled: false, ..Default::default() }, ..Config::default() };
     let mut eng = Engine::open(MemoryStore::new(), &hash, no_graph.clone(), Box::new(FixedClock(0.0))).await?;
     eng.add(all, &mut NoProgress).await?;
     eng.maintain_all(false).await?;
@@ -150,7 +150,7 @@ pub async fn scale(model: &CpuEmbedder, shared: &Path) -> Result<()> {
     let news = crud_news(&shared.join("data/crud_news")).map_err(io)?;
     let docs = crud_news_scaled(&news);
     let hash = HashingEmbedder::new(model);
-    let cfg = Config { graph: crate::graph::index::GraphParams { enabled: false, ..Default::default() }, ..Config::default() };
+    let cfg = Config { graph: crate::graph::GraphParams { enabled: false, ..Default::default() }, ..Config::default() };
     let mut eng = Engine::open(MemoryStore::new(), &hash, cfg.clone(), Box::new(FixedClock(0.0))).await?;
     let (mut add_s, mut seal_s) = (0f64, 0f64);
     for (i, part) in docs.chunks(1000).enumerate() {

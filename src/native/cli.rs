@@ -361,7 +361,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             }
         }
         Cmd::Eval { data, dataset, json, cache, graph, decompose, sft, device } => {
-            let graph: Option<crate::graph::index::GraphParams> = graph
+            let graph: Option<crate::graph::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
                 .map_err(|e| crate::error::InputError::InvalidOption { name: "graph".into(), reason: e.to_string() })?;

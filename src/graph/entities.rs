@@ -1,0 +1,205 @@
+//! Entity links between topics: title mentions and shared capitalised names.
+use std::collections::HashMap;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::types::NodeKind;
+
+use super::pseudo::*;
+
+pub(super) struct TitleMatcher {
+    pub(super) words: WordMatcher,
+    pub(super) topics: Vec<Vec<u32>>,
+}
+
+/// The words (UAX #29) of a title as one key, as written (case matters: titles are names, and
+/// "Time" the magazine is not "time"), a trailing parenthetical ("Lilu (mythology)") dropped;
+/// `None` when under 4 characters, without a letter, or longer than [`MAX_TITLE_WORDS`] words
+/// (too ambiguous, or too long to be named in a sentence).
+pub fn mention_key(title: &str) -> Option<String> {
+    let t = title.trim();
+    let t = match (t.ends_with(')'), t.rfind(" (")) {
+        (true, Some(i)) if i > 0 => &t[..i],
+        _ => t,
+    };
+    let words: Vec<&str> = t.unicode_words().collect();
+    let k = words.join("\u{1f}");
+    (k.chars().count() >= 4 && k.chars().any(|c| c.is_alphabetic()) && words.len() <= MAX_TITLE_WORDS).then_some(k)
+}
+
+/// Proper names in `text`: maximal runs of capitalised words separated only by spaces, with
+/// `of` / `the` / `de` / `von` / `van` / `der` / `la` / `du` allowed inside a run
+/// ("Church of England"), a leading function word dropped ("The", "In", "He", ...), each run once.
+/// A run never crosses punctuation ("Harare, Zimbabwe" is two names). Words are UAX #29 words.
+pub fn entity_spans(text: &str) -> Vec<String> {
+    const INNER: [&str; 8] = ["of", "the", "de", "von", "van", "der", "la", "du"];
+    const LEADING: [&str; 30] = [
+        "The", "A", "An", "In", "On", "At", "He", "She", "It", "They", "His", "Her", "Its", "Their", "This", "That", "These", "Those",
+        "There", "After", "Before", "During", "When", "While", "As", "By", "For", "From", "With", "Of",
+    ];
+    let capital = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut flush = |run: &mut Vec<&str>| {
+        while run.last().is_some_and(|w| !capital(w)) {
+            run.pop();
+        }
+        let skip = run.iter().take_while(|w| LEADING.contains(w)).count();
+        let words = &run[skip.min(run.len())..];
+        if !words.is_empty() && words.iter().map(|w| w.chars().count()).sum::<usize>() >= 3 {
+            let key = words.join(" ");
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
+        run.clear();
+    };
+    let mut prev_end = 0;
+    for (at, w) in text.unicode_word_indices() {
+        let joined = !run.is_empty() && text[prev_end..at].chars().all(|c| c == ' ');
+        prev_end = at + w.len();
+        if capital(w) {
+            if !joined {
+                flush(&mut run);
+            }
+            run.push(w);
+        } else if joined && INNER.contains(&w) {
+            run.push(w);
+        } else {
+            flush(&mut run);
+        }
+    }
+    flush(&mut run);
+    out
+}
+
+/// Shared-entity neighbours (derived from the fact labels when first needed, dropped when the
+/// graph changes; nothing is stored): entity → the facts naming it and how many topics that is.
+pub(super) struct EntityIndex {
+    /// Per entity: the facts that name it (slots, ascending).
+    pub(super) facts: Vec<Vec<u32>>,
+    /// Per entity: distinct topics among those facts.
+    pub(super) topics: Vec<usize>,
+    /// Fact → its entities.
+    pub(super) of_fact: HashMap<u32, Vec<u32>>,
+}
+
+/// Longest title (in words) that entity links look for.
+pub const MAX_TITLE_WORDS: usize = 12;
+
+/// Finds title keys ([`mention_key`]) in text as whole-word sequences: every run of up to
+/// [`MAX_TITLE_WORDS`] consecutive words is looked up in a hash map.
+pub(super) struct WordMatcher {
+    pub(super) keys: HashMap<String, usize>,
+    pub(super) longest: usize,
+}
+
+impl WordMatcher {
+    /// Key `i` of `keys` is reported as `i` (a repeated key: its first index).
+    pub(super) fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut map = HashMap::new();
+        let mut longest = 0;
+        for (i, k) in keys.into_iter().enumerate() {
+            longest = longest.max(k.split('\u{1f}').count());
+            map.entry(k.to_string()).or_insert(i);
+        }
+        WordMatcher { keys: map, longest }
+    }
+    /// Indices of the keys found in `text`, sorted, each once.
+    pub(super) fn find(&self, text: &str) -> Vec<usize> {
+        let words: Vec<&str> = text.unicode_words().collect();
+        let mut out = Vec::new();
+        let mut key = String::new();
+        for i in 0..words.len() {
+            key.clear();
+            for (n, w) in words[i..].iter().take(self.longest).enumerate() {
+                if n > 0 {
+                    key.push('\u{1f}');
+                }
+                key.push_str(w);
+                if let Some(&k) = self.keys.get(key.as_str()) {
+                    out.push(k);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+impl PseudoGraph {
+    pub(super) fn entity_index(&self) -> &EntityIndex {
+        self.entities.get_or_init(|| {
+            let mut at: HashMap<String, u32> = HashMap::new();
+            let mut ix = EntityIndex { facts: Vec::new(), topics: Vec::new(), of_fact: HashMap::new() };
+            for (slot, n) in self.nodes.iter().enumerate() {
+                let Some(n) = n.as_ref().filter(|n| n.kind == NodeKind::Fact) else { continue };
+                let mut mine = Vec::new();
+                for e in entity_spans(&n.label) {
+                    let next = ix.facts.len() as u32;
+                    let i = *at.entry(e).or_insert(next);
+                    if i == next {
+                        ix.facts.push(Vec::new());
+                    }
+                    ix.facts[i as usize].push(slot as u32);
+                    mine.push(i);
+                }
+                if !mine.is_empty() {
+                    ix.of_fact.insert(slot as u32, mine);
+                }
+            }
+            ix.topics = ix
+                .facts
+                .iter()
+                .map(|fs| {
+                    let mut t: Vec<u32> = fs.iter().map(|f| self.topic_of(*f)).collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    t.len()
+                })
+                .collect();
+            ix
+        })
+    }
+
+    pub(super) fn title_matcher(&self) -> &TitleMatcher {
+        self.matcher.get_or_init(|| {
+            let mut keys: Vec<String> = Vec::new();
+            let mut topics: Vec<Vec<u32>> = Vec::new();
+            let mut at: HashMap<String, usize> = HashMap::new();
+            let mut sorted: Vec<u32> = self.doc_topic.values().copied().collect();
+            sorted.sort();
+            for s in sorted {
+                if let Some(k) = mention_key(&self.node(s).label) {
+                    let i = *at.entry(k.clone()).or_insert_with(|| {
+                        keys.push(k);
+                        topics.push(Vec::new());
+                        keys.len() - 1
+                    });
+                    topics[i].push(s);
+                }
+            }
+            TitleMatcher { words: WordMatcher::new(keys.iter().map(|k| k.as_str())), topics }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entity_spans;
+
+    #[test]
+    pub(super) fn entity_spans_are_capitalised_runs() {
+        assert_eq!(
+            entity_spans("The Bubye River is a river in Zimbabwe, near Harare, Zimbabwe. It joins the Limpopo."),
+            vec!["Bubye River", "Zimbabwe", "Harare", "Limpopo"]
+        );
+        assert_eq!(
+            entity_spans("He led the Church of England and the Anglican Communion of the"),
+            vec!["Church of England", "Anglican Communion"]
+        );
+        assert_eq!(entity_spans("In 1960 it was published by Wiley-Blackwell."), vec!["Wiley", "Blackwell"]);
+        assert!(entity_spans("no names here at all. A b").is_empty());
+    }
+}

@@ -1,0 +1,522 @@
+//! Planning a write of the graph ([`PseudoGraph::plan_add`], [`PseudoGraph::plan_remove`]: pure)
+//! and mirroring it once committed ([`PseudoGraph::apply`]).
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+
+use crate::index::vectors::FlatIndex;
+use crate::ports::{Collection, Op, Record};
+use crate::types::{EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeKind, VectorRecord};
+
+use super::entities::*;
+use super::mindmap::{MapNode, MindMap};
+use super::params::GraphParams;
+use super::pseudo::*;
+
+/// A document's mind map with the embedding of each node, in [`node_inputs`] order.
+#[derive(Debug, Clone)]
+pub struct NewMap<'a> {
+    /// Document id.
+    pub doc_id: &'a str,
+    /// The document's chunk ids by ordinal (fact provenance).
+    pub chunk_ids: &'a [String],
+    /// The mind map.
+    pub map: &'a MindMap,
+    /// One vector per node, in [`node_inputs`] order.
+    pub vectors: &'a [Vec<f32>],
+}
+
+/// The texts embedded for a mind map's nodes, in pre-order (topic first): topic = title; route =
+/// `title > route > …`; fact = `title > route > …` + newline + fact (docs/pseudo-graph.md).
+pub fn node_inputs(map: &MindMap) -> Vec<String> {
+    pub(super) fn walk(n: &MapNode, prefix: &str, out: &mut Vec<String>) {
+        if n.children.is_empty() {
+            out.push(format!("{prefix}\n{}", n.label));
+        } else {
+            let p = format!("{prefix} > {}", n.label);
+            out.push(p.clone());
+            for c in &n.children {
+                walk(c, &p, out);
+            }
+        }
+    }
+    let mut out = vec![map.topic.clone()];
+    for c in &map.children {
+        walk(c, &map.topic, &mut out);
+    }
+    out
+}
+
+/// A planned change of the graph: records to delete, then records to write. [`GraphPlan::ops`]
+/// gives the store ops; [`PseudoGraph::apply`] mirrors it in memory after the commit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphPlan {
+    /// Edge keys to delete.
+    pub delete_edges: Vec<String>,
+    /// Node ids to delete (their vectors too).
+    pub delete_nodes: Vec<(String, NodeKind)>,
+    /// Nodes to write, with the vector of topics, routes and facts.
+    pub nodes: Vec<(GraphNodeRecord, Option<Vec<f32>>)>,
+    /// Edges to write.
+    pub edges: Vec<GraphEdgeRecord>,
+}
+
+impl GraphPlan {
+    /// The store ops, deletions first.
+    pub fn ops(&self) -> Vec<Op> {
+        let mut ops = Vec::new();
+        for e in &self.delete_edges {
+            ops.push(Op::Delete(Collection::GraphEdges, e.clone()));
+        }
+        for (n, kind) in &self.delete_nodes {
+            ops.push(Op::Delete(Collection::GraphNodes, n.clone()));
+            if vector_collection(*kind).is_some() {
+                ops.push(Op::Delete(Collection::Vectors, n.clone()));
+            }
+        }
+        for (n, v) in &self.nodes {
+            ops.push(Op::Put(Record::GraphNode(n.clone())));
+            if let (Some(v), Some(c)) = (v, vector_collection(n.kind)) {
+                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&n.id, c, v))));
+            }
+        }
+        for e in &self.edges {
+            ops.push(Op::Put(Record::GraphEdge(e.clone())));
+        }
+        ops
+    }
+    /// Appends `other` (applied after this one).
+    pub fn extend(&mut self, other: GraphPlan) {
+        self.delete_edges.extend(other.delete_edges);
+        self.delete_nodes.extend(other.delete_nodes);
+        self.nodes.extend(other.nodes);
+        self.edges.extend(other.edges);
+    }
+}
+
+impl PseudoGraph {
+    /// Plans adding mind maps (documents being replaced must be listed in `replacing`: their old
+    /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
+    pub fn plan_add(&self, maps: &[NewMap<'_>], replacing: &HashSet<String>, p: &GraphParams) -> GraphPlan {
+        let mut plan = GraphPlan::default();
+        let live =
+            |s: u32| -> bool { self.nodes[s as usize].as_ref().is_some_and(|n| n.doc.as_ref().is_none_or(|d| !replacing.contains(d))) };
+        // New nodes, pre-order, with tree edges.
+        struct New {
+            id: String,
+            kind: NodeKind,
+            label: String,
+            doc: String,
+            v: Vec<f32>,
+        }
+        let mut news: Vec<New> = Vec::new();
+        for m in maps {
+            let mut vi = m.vectors.iter();
+            let topic_id = format!("{}#t", m.doc_id);
+            news.push(New {
+                id: topic_id.clone(),
+                kind: NodeKind::Topic,
+                label: m.map.topic.clone(),
+                doc: m.doc_id.into(),
+                v: vi.next().cloned().unwrap_or_default(),
+            });
+            let (mut nr, mut nf) = (0, 0);
+            #[allow(clippy::too_many_arguments)]
+            fn walk(
+                n: &MapNode,
+                parent: &str,
+                ordinal: u32,
+                m: &NewMap<'_>,
+                vi: &mut std::slice::Iter<'_, Vec<f32>>,
+                nr: &mut u32,
+                nf: &mut u32,
+                news: &mut Vec<New>,
+                edges: &mut Vec<GraphEdgeRecord>,
+                chunks: &mut HashMap<String, String>,
+            ) {
+                let (id, kind) = if n.children.is_empty() {
+                    *nf += 1;
+                    (format!("{}#f{}", m.doc_id, *nf - 1), NodeKind::Fact)
+                } else {
+                    *nr += 1;
+                    (format!("{}#r{}", m.doc_id, *nr - 1), NodeKind::Route)
+                };
+                if let Some(c) = n.chunk.and_then(|o| m.chunk_ids.get(o as usize)) {
+                    chunks.insert(id.clone(), c.clone());
+                }
+                news.push(New {
+                    id: id.clone(),
+                    kind,
+                    label: n.label.clone(),
+                    doc: m.doc_id.into(),
+                    v: vi.next().cloned().unwrap_or_default(),
+                });
+                edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
+                for (i, c) in n.children.iter().enumerate() {
+                    walk(c, &id, i as u32, m, vi, nr, nf, news, edges, chunks);
+                }
+            }
+            let mut chunks = HashMap::new();
+            for (i, c) in m.map.children.iter().enumerate() {
+                walk(c, &topic_id, i as u32, m, &mut vi, &mut nr, &mut nf, &mut news, &mut plan.edges, &mut chunks);
+            }
+            let start = news.len() - (nr + nf) as usize - 1;
+            for n in &news[start..] {
+                plan.nodes.push((
+                    GraphNodeRecord {
+                        id: n.id.clone(),
+                        kind: n.kind,
+                        label: n.label.clone(),
+                        doc_id: Some(n.doc.clone()),
+                        chunk_id: chunks.get(&n.id).cloned(),
+                    },
+                    Some(n.v.clone()),
+                ));
+            }
+        }
+        // Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
+        // earlier in this batch) when the cosine exceeds the threshold.
+        let mut taken: HashSet<String> = HashSet::new();
+        for (kind, sup_kind, prefix, threshold, index) in [
+            (NodeKind::Topic, NodeKind::SuperTopic, "st", p.super_topic_threshold, &self.topics),
+            (NodeKind::Fact, NodeKind::SuperFact, "sf", p.super_fact_threshold, &self.facts),
+        ] {
+            let mut batch = FlatIndex::new(self.dim);
+            let mut batch_ids: Vec<usize> = Vec::new();
+            // super-node id per member id, for memberships decided in this plan
+            let mut sup_of: HashMap<String, String> = HashMap::new();
+            for (ni, n) in news.iter().enumerate() {
+                if n.kind != kind || n.v.len() != self.dim {
+                    continue;
+                }
+                let existing = index.search(&n.v, 1 + replacing.len().min(16)).into_iter().find(|(s, _)| live(*s));
+                let fresh = batch.search(&n.v, 1).into_iter().next();
+                let best: Option<(String, Option<String>, f32)> = match (existing, fresh) {
+                    (Some((_, a)), Some((b, bs))) if bs > a => Some((news[batch_ids[b as usize]].id.clone(), None, bs)),
+                    (Some((s, a)), _) => {
+                        let node = self.node(s);
+                        Some((node.id.clone(), node.sup.map(|x| self.node(x).id.clone()), a))
+                    }
+                    (None, Some((b, bs))) => Some((news[batch_ids[b as usize]].id.clone(), None, bs)),
+                    (None, None) => None,
+                };
+                batch.insert(batch_ids.len() as u32, &n.v);
+                batch_ids.push(ni);
+                let Some((other, other_sup, sim)) = best else { continue };
+                if sim <= threshold {
+                    continue;
+                }
+                let sup = match other_sup.or_else(|| sup_of.get(&other).cloned()) {
+                    Some(s) => s,
+                    None => {
+                        let mut id = format!("{prefix}:{other}");
+                        let mut k = 2;
+                        while self.by_id.contains_key(&id) || taken.contains(&id) {
+                            id = format!("{prefix}:{other}~{k}");
+                            k += 1;
+                        }
+                        taken.insert(id.clone());
+                        plan.nodes.push((
+                            GraphNodeRecord { id: id.clone(), kind: sup_kind, label: String::new(), doc_id: None, chunk_id: None },
+                            None,
+                        ));
+                        plan.edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &id, &other, 0));
+                        sup_of.insert(other.clone(), id.clone());
+                        id
+                    }
+                };
+                plan.edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &sup, &n.id, 0));
+                sup_of.insert(n.id.clone(), sup);
+            }
+        }
+        // Entity links: (a) new facts × every live or new title, (b) live facts × new titles.
+        let mut titles: Vec<(String, String, String)> = Vec::new(); // (key, topic id, doc)
+        for n in news.iter().filter(|n| n.kind == NodeKind::Topic) {
+            if let Some(k) = mention_key(&n.label) {
+                titles.push((k, n.id.clone(), n.doc.clone()));
+            }
+        }
+        let new_titles = titles.len();
+        let mut existing_topics: Vec<u32> = self.doc_topic.values().copied().collect();
+        existing_topics.sort();
+        for s in existing_topics {
+            if live(s) {
+                let n = self.node(s);
+                if let Some(k) = mention_key(&n.label) {
+                    titles.push((k, n.id.clone(), n.doc.clone().unwrap_or_default()));
+                }
+            }
+        }
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut link = |plan: &mut GraphPlan, fact: &str, fact_doc: &str, t: &(String, String, String)| {
+            if t.2 != fact_doc && seen.insert((fact.to_string(), t.1.clone())) {
+                plan.edges.push(GraphEdgeRecord::new(EdgeKind::Mention, fact, &t.1, 0));
+            }
+        };
+        // Titles sharing a key are all linked: `by_key` lists them.
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, t) in titles.iter().enumerate() {
+            by_key.entry(t.0.as_str()).or_default().push(i);
+        }
+        if !titles.is_empty() {
+            let m = WordMatcher::new(titles.iter().map(|t| t.0.as_str()));
+            for n in news.iter().filter(|n| n.kind == NodeKind::Fact) {
+                for i in m.find(&n.label) {
+                    for &j in &by_key[titles[i].0.as_str()] {
+                        link(&mut plan, &n.id, &n.doc, &titles[j]);
+                    }
+                }
+            }
+        }
+        if new_titles > 0 {
+            let m = WordMatcher::new(titles[..new_titles].iter().map(|t| t.0.as_str()));
+            for n in self.nodes.iter().flatten() {
+                if n.kind != NodeKind::Fact || n.doc.as_ref().is_some_and(|d| replacing.contains(d)) {
+                    continue;
+                }
+                for i in m.find(&n.label) {
+                    for &j in by_key[titles[i].0.as_str()].iter().filter(|j| **j < new_titles) {
+                        link(&mut plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[j]);
+                    }
+                }
+            }
+        }
+        plan
+    }
+
+    /// Plans removing documents' mind maps: their nodes and vectors, tree edges, memberships,
+    /// entity links in both directions, and super-nodes left without members.
+    pub fn plan_remove(&self, docs: &[String]) -> GraphPlan {
+        let mut plan = GraphPlan::default();
+        let mut gone_nodes: HashSet<u32> = HashSet::new();
+        for d in docs {
+            let Some(&t) = self.doc_topic.get(d) else { continue };
+            let mut stack = vec![t];
+            while let Some(s) = stack.pop() {
+                gone_nodes.insert(s);
+                stack.extend(self.node(s).children.iter().copied());
+            }
+        }
+        let mut order: Vec<u32> = gone_nodes.iter().copied().collect();
+        order.sort();
+        let mut edges: Vec<String> = Vec::new();
+        let mut emptied: Vec<u32> = Vec::new();
+        for &s in &order {
+            let n = self.node(s);
+            if let Some(p) = n.parent {
+                edges.push(GraphEdgeRecord::new(EdgeKind::Tree, &self.node(p).id, &n.id, 0).id);
+            }
+            if let Some(sup) = n.sup {
+                edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &self.node(sup).id, &n.id, 0).id);
+                if self.members[&sup].iter().all(|m| gone_nodes.contains(m)) && !emptied.contains(&sup) {
+                    emptied.push(sup);
+                }
+            }
+            for t in self.mentions.get(&s).into_iter().flatten() {
+                edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &n.id, &self.node(*t).id, 0).id);
+            }
+            for f in self.mentioned_by.get(&s).into_iter().flatten() {
+                if !gone_nodes.contains(f) {
+                    edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &self.node(*f).id, &n.id, 0).id);
+                }
+            }
+            plan.delete_nodes.push((n.id.clone(), n.kind));
+        }
+        emptied.sort();
+        for s in emptied {
+            let n = self.node(s);
+            plan.delete_nodes.push((n.id.clone(), n.kind));
+        }
+        edges.sort();
+        edges.dedup();
+        plan.delete_edges = edges;
+        plan
+    }
+
+    // ---- applying ----
+
+    pub(super) fn alloc(&mut self, n: Node) -> u32 {
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.nodes.push(None);
+                self.vecs.resize(self.nodes.len() * self.dim, 0.0);
+                self.quant.resize(self.nodes.len());
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(n.id.clone(), s);
+        self.nodes[s as usize] = Some(n);
+        s
+    }
+
+    /// Mirrors a committed plan (or, at open, every stored record as one plan). Edges whose ends
+    /// are missing are skipped and reported by id.
+    pub fn apply(&mut self, plan: GraphPlan) -> Vec<String> {
+        let mut skipped = Vec::new();
+        let mut touched: HashSet<u32> = HashSet::new();
+        for key in &plan.delete_edges {
+            let mut parts = key.splitn(3, '|');
+            let (Some(kind), Some(a), Some(b)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            let (Some(&a), Some(&b)) = (self.by_id.get(a), self.by_id.get(b)) else { continue };
+            match kind {
+                "tree" => {
+                    if let Some(n) = self.nodes[a as usize].as_mut() {
+                        n.children.retain(|c| *c != b);
+                    }
+                    if let Some(n) = self.nodes[b as usize].as_mut() {
+                        n.parent = None;
+                    }
+                    touched.insert(a);
+                }
+                "similar" => {
+                    if let Some(m) = self.members.get_mut(&a) {
+                        m.retain(|x| *x != b);
+                    }
+                    if let Some(n) = self.nodes[b as usize].as_mut() {
+                        n.sup = None;
+                    }
+                }
+                _ => {
+                    if let Some(m) = self.mentions.get_mut(&a) {
+                        m.retain(|x| *x != b);
+                        if m.is_empty() {
+                            self.mentions.remove(&a);
+                        }
+                    }
+                    if let Some(m) = self.mentioned_by.get_mut(&b) {
+                        m.retain(|x| *x != a);
+                        if m.is_empty() {
+                            self.mentioned_by.remove(&b);
+                        }
+                    }
+                }
+            }
+        }
+        for (id, _) in &plan.delete_nodes {
+            let Some(s) = self.by_id.remove(id) else { continue };
+            let n = self.nodes[s as usize].take().expect("live");
+            match n.kind {
+                NodeKind::Topic => {
+                    self.topics.remove(s);
+                    if let Some(d) = &n.doc {
+                        self.doc_topic.remove(d);
+                    }
+                    self.paths.remove(&s);
+                }
+                NodeKind::Fact => self.facts.remove(s),
+                NodeKind::SuperTopic | NodeKind::SuperFact => {
+                    self.members.remove(&s);
+                }
+                NodeKind::Route => {}
+            }
+            self.mentions.remove(&s);
+            self.mentioned_by.remove(&s);
+            touched.remove(&s);
+            self.free.push(s);
+        }
+        for (r, v) in plan.nodes {
+            let s = self.alloc(Node {
+                id: r.id,
+                kind: r.kind,
+                label: r.label,
+                doc: r.doc_id,
+                chunk: r.chunk_id,
+                parent: None,
+                ordinal: 0,
+                children: Vec::new(),
+                sup: None,
+            });
+            let v = v.filter(|v| v.len() == self.dim).unwrap_or_else(|| vec![0.0; self.dim]);
+            self.vecs[s as usize * self.dim..(s as usize + 1) * self.dim].copy_from_slice(&v);
+            self.quant.set(s as usize, &v);
+            match r.kind {
+                NodeKind::Topic => {
+                    self.topics.insert(s, &v);
+                    if let Some(d) = self.node(s).doc.clone() {
+                        self.doc_topic.insert(d, s);
+                    }
+                    touched.insert(s);
+                }
+                NodeKind::Fact => self.facts.insert(s, &v),
+                _ => {}
+            }
+        }
+        for e in plan.edges {
+            let (Some(&a), Some(&b)) = (self.by_id.get(&e.parent), self.by_id.get(&e.child)) else {
+                skipped.push(e.id);
+                continue;
+            };
+            match e.kind {
+                EdgeKind::Tree => {
+                    if let Some(n) = self.nodes[b as usize].as_mut() {
+                        n.parent = Some(a);
+                        n.ordinal = e.ordinal;
+                    }
+                    let pos = {
+                        let kids = &self.node(a).children;
+                        kids.partition_point(|c| self.node(*c).ordinal <= e.ordinal)
+                    };
+                    if let Some(n) = self.nodes[a as usize].as_mut() {
+                        n.children.insert(pos, b);
+                    }
+                    touched.insert(a);
+                }
+                EdgeKind::Similar => {
+                    let m = self.members.entry(a).or_default();
+                    if !m.contains(&b) {
+                        m.push(b);
+                    }
+                    if let Some(n) = self.nodes[b as usize].as_mut() {
+                        n.sup = Some(a);
+                    }
+                }
+                EdgeKind::Mention => {
+                    let m = self.mentions.entry(a).or_default();
+                    if !m.contains(&b) {
+                        m.push(b);
+                        self.mentioned_by.entry(b).or_default().push(a);
+                    }
+                }
+            }
+        }
+        // Recompute the fact paths of every topic whose tree changed.
+        let mut topics: HashSet<u32> = HashSet::new();
+        for s in touched {
+            if self.nodes[s as usize].is_none() {
+                continue;
+            }
+            let mut t = s;
+            while let Some(p) = self.node(t).parent {
+                t = p;
+            }
+            if self.node(t).kind == NodeKind::Topic {
+                topics.insert(t);
+            }
+        }
+        for t in topics {
+            let mut out = Vec::new();
+            let mut stack = Vec::new();
+            self.collect_paths(t, &mut stack, &mut out);
+            self.paths.insert(t, out);
+        }
+        self.matcher = OnceCell::new();
+        self.entities = OnceCell::new();
+        skipped
+    }
+    pub(super) fn collect_paths(&self, s: u32, stack: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+        stack.push(s);
+        let n = self.node(s);
+        if n.children.is_empty() {
+            if n.kind == NodeKind::Fact {
+                out.push(stack.clone());
+            }
+        } else {
+            for &c in &n.children {
+                self.collect_paths(c, stack, out);
+            }
+        }
+        stack.pop();
+    }
+
+    // ---- retrieval ----
+}
