@@ -1,0 +1,267 @@
+//! The facade: open / add / remove / search / stats / clear over a [`Store`] and an [`Embedder`].
+//!
+//! The store is the source of truth; the indexes ([`Bm25Index`], [`FlatIndex`]) are rebuilt
+//! from it at [`Engine::open`] and kept in step on every write. A write first builds the whole
+//! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
+//! touches the in-memory indexes: a failure at any step leaves both store and indexes as they
+//! were.
+mod llm_parts;
+mod maintain;
+mod open;
+mod search;
+mod write;
+
+pub use search::{SearchOptions, dense_query_text};
+
+use std::collections::HashMap;
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{InputError, Result};
+use crate::graph::PseudoGraph;
+use crate::index::Slots;
+use crate::index::ann::SegmentedIndex;
+use crate::index::bm25::Bm25Index;
+use crate::ports::{Clock, Collection, Op, Record, SCHEMA_VERSION, Store};
+use crate::types::*;
+
+/// A knowledge base: store + embedder + in-memory indexes.
+pub struct Engine<S: Store, E: Embedder> {
+    store: S,
+    embedder: E,
+    config: Config,
+    clock: Box<dyn Clock>,
+    docs: HashMap<DocId, DocumentRecord>,
+    chunks: HashMap<ChunkId, ChunkRecord>,
+    doc_chunks: HashMap<DocId, Vec<ChunkId>>,
+    postings: HashMap<ChunkId, PostingRecord>,
+    slots: Slots,
+    bm25: Bm25Index,
+    vectors: SegmentedIndex,
+    graph: PseudoGraph,
+    /// `ann` records that failed to load (deleted by the next [`Engine::maintain`]).
+    stale_ann: Vec<String>,
+    /// Atomic questions by chunk (a chunk with an entry is atomized; docs/ask-pipeline.md).
+    atoms: HashMap<ChunkId, Vec<String>>,
+    /// Slots of the atomic questions, ids `"{chunk_id}?{i}"`.
+    qslots: Slots,
+    /// Their embeddings (HNSW segments + fresh buffer).
+    qvectors: SegmentedIndex,
+    /// The memory knowledge base, with each title's embedding.
+    memory: Vec<(MemoryRecord, Vec<f32>)>,
+    /// Kept ask traces, oldest first.
+    traces: Vec<TraceRecord>,
+}
+
+/// The id of atomic question `i` of chunk `chunk_id` (its `vectors` key).
+pub fn question_id(chunk_id: &str, i: usize) -> String {
+    format!("{chunk_id}?{i}")
+}
+
+/// An atomic question found for a query (PIKE-RAG path (b)).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtomicHit {
+    /// The question.
+    pub question: String,
+    /// The chunk that answers it.
+    pub chunk_id: ChunkId,
+    /// Cosine similarity of the question to the query.
+    pub score: f32,
+}
+
+/// What one [`Engine::maintain`] step did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SealReport {
+    /// The vector collection sealed: `"chunks"`, `"topics"` or `"facts"` (empty when the step
+    /// only deleted unreadable segments).
+    pub collection: String,
+    /// Vectors in the new segment.
+    pub vectors: usize,
+    /// Older segments merged into it.
+    pub merged: usize,
+    /// Sealed segments of the collection afterwards.
+    pub segments: usize,
+}
+
+fn meta(id: &str, value: serde_json::Value) -> Op {
+    Op::Put(Record::Meta(MetaRecord { id: id.into(), value: value.to_string() }))
+}
+
+/// Checks a document id: 1..=512 characters.
+fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.chars().count() > 512 {
+        return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());
+    }
+    Ok(())
+}
+
+/// Decodes uploaded bytes as UTF-8 (a leading BOM is dropped); invalid bytes are an error with the
+/// offset of the first bad sequence, never silently replaced.
+pub fn decode_utf8(id: &str, bytes: &[u8]) -> Result<String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => Err(InputError::InvalidUtf8 { id: id.to_string(), offset: e.valid_up_to() }.into()),
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    async fn write_meta(&self) -> Result<()> {
+        self.store
+            .commit(vec![
+                meta("schema", SCHEMA_VERSION.into()),
+                meta("model", self.embedder.model_id().into()),
+                meta("dim", self.embedder.dim().into()),
+            ])
+            .await?;
+        Ok(())
+    }
+
+    fn index_chunk(&mut self, c: ChunkRecord, p: PostingRecord, v: &[f32]) {
+        let slot = self.slots.insert(&c.id);
+        self.bm25.insert(slot, &p.terms, p.length);
+        self.vectors.insert(slot, v);
+        self.doc_chunks.entry(c.doc_id.clone()).or_default().push(c.id.clone());
+        self.postings.insert(c.id.clone(), p);
+        self.chunks.insert(c.id.clone(), c);
+    }
+
+    fn index_questions(&mut self, cid: &str, qs: Vec<String>, vs: &[Vec<f32>]) {
+        self.unindex_questions(cid);
+        for (i, v) in vs.iter().enumerate() {
+            let slot = self.qslots.insert(&question_id(cid, i));
+            self.qvectors.insert(slot, v);
+        }
+        self.atoms.insert(cid.to_string(), qs);
+    }
+
+    fn unindex_questions(&mut self, cid: &str) {
+        if let Some(qs) = self.atoms.remove(cid) {
+            for i in 0..qs.len() {
+                if let Some(slot) = self.qslots.remove(&question_id(cid, i)) {
+                    self.qvectors.remove(slot);
+                }
+            }
+        }
+    }
+
+    /// Store deletes of a chunk's atomic questions and their vectors.
+    fn question_deletes(&self, cid: &str, ops: &mut Vec<Op>) {
+        if let Some(qs) = self.atoms.get(cid) {
+            ops.push(Op::Delete(Collection::Questions, cid.to_string()));
+            for i in 0..qs.len() {
+                ops.push(Op::Delete(Collection::Vectors, question_id(cid, i)));
+            }
+        }
+    }
+
+    fn unindex_doc(&mut self, doc_id: &str) {
+        for cid in self.doc_chunks.remove(doc_id).unwrap_or_default() {
+            self.unindex_questions(&cid);
+            if let Some(slot) = self.slots.remove(&cid) {
+                if let Some(p) = self.postings.remove(&cid) {
+                    self.bm25.remove(slot, &p.terms);
+                }
+                self.vectors.remove(slot);
+            }
+            self.chunks.remove(&cid);
+        }
+        self.docs.remove(doc_id);
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The pseudo-graph.
+    pub fn graph(&self) -> &PseudoGraph {
+        &self.graph
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &E {
+        &self.embedder
+    }
+
+    /// The options in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Texts per embedding call at ingest: `embedBatch`, else the embedder's preferred batch.
+    pub fn embed_batch(&self) -> usize {
+        self.config.embed_batch.unwrap_or_else(|| self.embedder.preferred_batch()).max(1)
+    }
+
+    /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
+    /// `fusion_depth`, the graph's seeds, candidates and PGR parameters); the others keep their
+    /// values.
+    ///
+    /// Errors: [`InputError::InvalidOption`] when `search` fails [`Config::validate`].
+    pub fn set_search_config(&mut self, search: &Config) -> Result<()> {
+        let next = Config {
+            bm25_k1: search.bm25_k1,
+            bm25_b: search.bm25_b,
+            bm25_idf: search.bm25_idf,
+            bm25_epsilon: search.bm25_epsilon,
+            rrf_k: search.rrf_k,
+            fusion_depth: search.fusion_depth,
+            graph: crate::graph::GraphParams {
+                enabled: self.config.graph.enabled,
+                super_topic_threshold: self.config.graph.super_topic_threshold,
+                super_fact_threshold: self.config.graph.super_fact_threshold,
+                ..search.graph
+            },
+            ..self.config.clone()
+        };
+        next.validate()?;
+        self.config = next;
+        Ok(())
+    }
+
+    /// `(fresh vectors, sealed segments, tombstones)` of each vector collection: chunks, topics,
+    /// facts.
+    pub fn ann_shape(&self) -> [(usize, usize, usize); 3] {
+        let g = |k| self.graph.ann(k).map(|ix: &SegmentedIndex| ix.shape()).unwrap_or_default();
+        [self.vectors.shape(), g(NodeKind::Topic), g(NodeKind::Fact)]
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            documents: self.docs.len(),
+            chunks: self.chunks.len(),
+            terms: self.bm25.terms(),
+            dim: self.embedder.dim(),
+            model: self.embedder.model_id().to_string(),
+            ann: {
+                let [c, t, f] = self.ann_shape();
+                let a = |x: (usize, usize, usize)| [x.0, x.1, x.2];
+                AnnStats { chunks: a(c), topics: a(t), facts: a(f), questions: a(self.qvectors.shape()) }
+            },
+            atomized_chunks: self.atoms.len(),
+            questions: self.question_count(),
+            memory: self.memory_len(),
+        }
+    }
+
+    /// Stored documents, most recently added first.
+    pub fn documents(&self) -> Vec<DocumentRecord> {
+        let mut v: Vec<_> = self.docs.values().cloned().collect();
+        v.sort_by(|a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+        v
+    }
+
+    /// One document by id.
+    pub fn document(&self, id: &str) -> Option<&DocumentRecord> {
+        self.docs.get(id)
+    }
+
+    /// One chunk by id.
+    pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
+        self.chunks.get(id)
+    }
+}

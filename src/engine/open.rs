@@ -1,0 +1,164 @@
+//! Opening a knowledge base: schema and model checks, then the indexes rebuilt from the store.
+use std::collections::HashMap;
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{ModelError, Result, StoreError};
+use crate::graph::{GraphPlan, PseudoGraph};
+use crate::index::Slots;
+use crate::index::ann::SegmentedIndex;
+use crate::index::bm25::{Bm25Index, term_frequencies};
+use crate::ports::{Clock, SCHEMA_VERSION, Store};
+use crate::types::*;
+
+use super::{Engine, question_id};
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Opens a knowledge base: reads everything from `store`, checks the schema version and the
+    /// model recorded in `meta`, and rebuilds the indexes. A new store gets its `meta` written.
+    ///
+    /// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`],
+    /// and any store error.
+    pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
+        config.validate()?;
+        let contents = store.load().await?;
+        let mut eng = Engine {
+            vectors: SegmentedIndex::new(embedder.dim(), config.ann),
+            graph: PseudoGraph::with_ann(embedder.dim(), config.ann),
+            stale_ann: Vec::new(),
+            atoms: HashMap::new(),
+            qslots: Slots::default(),
+            qvectors: SegmentedIndex::new(embedder.dim(), config.ann),
+            memory: Vec::new(),
+            traces: Vec::new(),
+            store,
+            embedder,
+            config,
+            clock,
+            docs: HashMap::new(),
+            chunks: HashMap::new(),
+            doc_chunks: HashMap::new(),
+            postings: HashMap::new(),
+            slots: Slots::default(),
+            bm25: Bm25Index::default(),
+        };
+        let metas: HashMap<&str, &str> = contents.meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
+        let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
+        match metas.get("schema") {
+            Some(v) => {
+                let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
+                }
+                let model: String = metas
+                    .get("model")
+                    .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
+                    .transpose()?
+                    .unwrap_or_default();
+                let dim: usize =
+                    metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
+                if model != eng.embedder.model_id() || dim != eng.embedder.dim() {
+                    return Err(ModelError::Mismatch {
+                        stored: model,
+                        stored_dim: dim,
+                        loaded: eng.embedder.model_id().into(),
+                        loaded_dim: eng.embedder.dim(),
+                    }
+                    .into());
+                }
+            }
+            None => eng.write_meta().await?,
+        }
+        let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
+        for v in contents.vectors {
+            let data = v.to_f32().filter(|d| d.len() == eng.embedder.dim()).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: v.id.clone(),
+                reason: format!("expected {} f32 values, found {} bytes", eng.embedder.dim(), v.data.len()),
+            })?;
+            vectors.insert(v.id, data);
+        }
+        let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
+        for d in contents.documents {
+            eng.docs.insert(d.id.clone(), d);
+        }
+        for c in contents.chunks {
+            let p = match postings.remove(&c.id) {
+                Some(p) => p,
+                None => {
+                    let (terms, length) = term_frequencies(&c.text);
+                    PostingRecord { id: c.id.clone(), length, terms }
+                }
+            };
+            let v = vectors.remove(&c.id).ok_or_else(|| StoreError::Corrupt {
+                collection: "vectors".into(),
+                key: c.id.clone(),
+                reason: "chunk has no vector".into(),
+            })?;
+            eng.index_chunk(c, p, &v);
+        }
+        for ids in eng.doc_chunks.values_mut() {
+            ids.sort_by_key(|id| id.rsplit('#').next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0));
+        }
+        // The pseudo-graph: every stored node with its vector, then every edge.
+        let mut plan = GraphPlan::default();
+        for n in contents.graph_nodes {
+            let v = vectors.remove(&n.id);
+            plan.nodes.push((n, v));
+        }
+        plan.edges = contents.graph_edges;
+        let skipped = eng.graph.apply(plan);
+        if let Some(e) = skipped.first() {
+            return Err(StoreError::Corrupt {
+                collection: "graph_edges".into(),
+                key: e.clone(),
+                reason: "an end of the edge is not stored".into(),
+            }
+            .into());
+        }
+        // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
+        // (the chunk counts as not atomized, so the next pass redoes it).
+        for q in contents.questions {
+            if !eng.chunks.contains_key(&q.id) {
+                continue;
+            }
+            let vs: Option<Vec<Vec<f32>>> = (0..q.questions.len()).map(|i| vectors.remove(&question_id(&q.id, i))).collect();
+            if let Some(vs) = vs {
+                eng.index_questions(&q.id, q.questions, &vs);
+            }
+        }
+        for m in contents.memory {
+            let v = VectorRecord { id: m.id.clone(), collection: "memory".into(), data: m.embedding.clone() }.to_f32().unwrap_or_default();
+            if v.len() == eng.embedder.dim() {
+                eng.memory.push((m, v));
+            }
+        }
+        eng.memory
+            .sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+        eng.traces = contents.traces;
+        // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
+        // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
+        for r in contents.ann {
+            let attached = match r.collection.as_str() {
+                "chunks" => {
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.slots.get(id)).collect();
+                    eng.vectors.attach(r.seq, &r.data, &slots).is_ok()
+                }
+                "questions" => {
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.qslots.get(id)).collect();
+                    eng.qvectors.attach(r.seq, &r.data, &slots).is_ok()
+                }
+                "topics" | "facts" => {
+                    let kind = if r.collection == "topics" { NodeKind::Topic } else { NodeKind::Fact };
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.graph.slot_of(id)).collect();
+                    eng.graph.ann_mut(kind).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
+                }
+                _ => false,
+            };
+            if !attached {
+                eng.stale_ann.push(r.id);
+            }
+        }
+        Ok(eng)
+    }
+}

@@ -1,0 +1,236 @@
+//! Search: sparse (BM25), dense, hybrid (RRF) and the graph retriever over the knowledge base.
+use std::collections::{HashMap, HashSet};
+
+use crate::embed::Embedder;
+use crate::error::{InputError, Result};
+use crate::graph::GraphSearch;
+use crate::index::bm25::{self, contains_phrase, parse_query};
+use crate::index::top_k;
+use crate::ports::Store;
+use crate::retrieve::{rrf, snippet};
+use crate::text::analyze;
+use crate::types::*;
+
+use super::Engine;
+
+/// Search options.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SearchOptions {
+    /// Hits to return. Default 10; range 1..=1000.
+    pub k: usize,
+    /// Retriever(s). Default hybrid.
+    pub mode: SearchMode,
+    /// Read the query as plain text: quotes, `-` and `^` are ordinary characters, so nothing is
+    /// filtered or boosted (for natural-language questions). Default false.
+    pub literal: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false }
+    }
+}
+
+impl SearchOptions {
+    /// `k` hits from `mode`, with the query syntax on.
+    pub fn new(k: usize, mode: SearchMode) -> Self {
+        SearchOptions { k, mode, literal: false }
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Embeds the query (for dense or hybrid mode) and searches. See [`Engine::search_with`].
+    pub async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let dense_text = if opts.literal { query.trim().to_string() } else { dense_query_text(query) };
+        let qv = match opts.mode {
+            SearchMode::Bm25 => None,
+            _ if dense_text.trim().is_empty() => None,
+            _ => self.embedder.embed(&[dense_text.as_str()]).await?.into_iter().next(),
+        };
+        self.search_with(query, qv.as_deref(), opts)
+    }
+
+    /// Searches with a precomputed query embedding (`None`: BM25 only). Excluded terms (`-term`)
+    /// and phrases filter every retriever's list (unless `opts.literal`); hybrid fuses BM25 and
+    /// dense with RRF.
+    ///
+    /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
+    pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        if opts.k == 0 || opts.k > 1000 {
+            return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{} is outside 1..=1000", opts.k) }.into());
+        }
+        let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
+        let depth = self.config.fusion_depth.max(opts.k);
+        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
+        // Chunks holding every phrase term (postings intersection): only these can contain the
+        // phrases, so only these are re-analysed for the contiguity check.
+        let phrase_candidates: Option<HashSet<u32>> = if q.phrases.is_empty() {
+            None
+        } else {
+            let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
+            terms.sort();
+            terms.dedup();
+            let mut set: Option<HashSet<u32>> = None;
+            for t in terms {
+                let slots: HashSet<u32> = self.bm25.slots_with(t).collect();
+                set = Some(match set {
+                    None => slots,
+                    Some(prev) => prev.intersection(&slots).copied().collect(),
+                });
+            }
+            set
+        };
+        let passes = |slot: u32| -> bool {
+            if excluded.contains(&slot) {
+                return false;
+            }
+            let Some(cands) = &phrase_candidates else { return true };
+            if !cands.contains(&slot) {
+                return false;
+            }
+            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { return false };
+            let toks = analyze(&c.text);
+            q.phrases.iter().all(|p| contains_phrase(&toks, p))
+        };
+        use SearchMode::*;
+        let want_bm25 = matches!(opts.mode, Bm25 | Hybrid | HybridGraph);
+        let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic);
+        let want_graph = matches!(opts.mode, Graph | HybridGraph);
+        let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
+            let scores = self.bm25.score(&q, &self.config.bm25());
+            top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
+        } else {
+            Vec::new()
+        };
+        let dense_list: Vec<(u32, f32)> = match (want_dense, qv) {
+            (true, Some(v)) if v.len() == self.vectors.dim() => {
+                let filtering = !q.phrases.is_empty() || !excluded.is_empty();
+                let raw = self.vectors.search(v, if filtering { depth * 4 } else { depth });
+                raw.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
+            }
+            _ => Vec::new(),
+        };
+        let graph_list: Vec<(u32, f32)> = match (want_graph, qv) {
+            (true, Some(v)) if v.len() == self.vectors.dim() => {
+                let gs = self.graph.search(query, &[v], depth, &self.config.graph);
+                let mut seen = HashSet::new();
+                gs.hits
+                    .iter()
+                    .filter_map(|h| self.slots.get(&h.chunk_id).map(|s| (s, h.score)))
+                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
+                    .take(depth)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        // Atomic questions (path (b)): each chunk ranked by its best question; in `atomic` mode
+        // and, once the knowledge base is atomized, in the hybrid modes.
+        let want_atomic = matches!(opts.mode, Atomic | Hybrid | HybridGraph);
+        let atomic_list: Vec<(u32, f32)> = match (want_atomic, qv) {
+            (true, Some(v)) if !self.qslots.is_empty() && v.len() == self.qvectors.dim() => {
+                let mut seen = HashSet::new();
+                self.qvectors
+                    .search(v, depth * 3)
+                    .into_iter()
+                    .filter_map(|(s, score)| {
+                        let cid = self.qslots.id(s)?.rsplit_once('?')?.0;
+                        Some((self.slots.get(cid)?, score))
+                    })
+                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
+                    .take(depth)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut scores: HashMap<u32, Scores> = HashMap::new();
+        for (i, (s, v)) in atomic_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.atomic = Some(*v);
+            e.atomic_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in bm25_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.bm25 = Some(*v);
+            e.bm25_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in dense_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.dense = Some(*v);
+            e.dense_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in graph_list.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.graph = Some(*v);
+            e.graph_rank = Some(i as u32 + 1);
+        }
+        let ranked: Vec<(u32, f32)> = match opts.mode {
+            Bm25 => bm25_list,
+            Dense => dense_list,
+            Graph => graph_list,
+            Atomic if atomic_list.is_empty() => dense_list,
+            Hybrid | HybridGraph | Atomic => {
+                let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
+                let (a, b, c, d) = (ids(&bm25_list), ids(&dense_list), ids(&graph_list), ids(&atomic_list));
+                let mut lists: Vec<&[u32]> = match opts.mode {
+                    Hybrid => vec![&a, &b],
+                    HybridGraph => vec![&a, &b, &c],
+                    _ => vec![&b],
+                };
+                if !d.is_empty() {
+                    lists.push(&d);
+                }
+                let fused = rrf(&lists, self.config.rrf_k);
+                for (s, v) in &fused {
+                    scores.entry(*s).or_default().rrf = Some(*v);
+                }
+                fused
+            }
+        };
+        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
+        let mut hits = Vec::with_capacity(opts.k);
+        for (slot, score) in ranked.into_iter().take(opts.k) {
+            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
+            let doc = self.docs.get(&c.doc_id);
+            hits.push(Hit {
+                doc_id: c.doc_id.clone(),
+                chunk_id: c.id.clone(),
+                title: doc.map(|d| d.title.clone()).unwrap_or_default(),
+                url: doc.and_then(|d| d.url.clone()),
+                heading_path: c.heading_path.clone(),
+                score,
+                scores: scores.remove(&slot).unwrap_or_default(),
+                snippet: snippet(&c.text, &terms, 240),
+            });
+        }
+        Ok(hits)
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Embeds `query` and runs [`Engine::graph_search`]: `k` facts with the mind-map context and
+    /// the explain data (anchors, row scores, candidate topics).
+    pub async fn explain_graph(&self, query: &str, k: usize) -> Result<GraphSearch> {
+        let text = query.trim();
+        if text.is_empty() {
+            return Ok(GraphSearch::default());
+        }
+        let qv = self.embedder.embed(&[text]).await?.pop().unwrap_or_default();
+        Ok(self.graph_search(text, &qv, k))
+    }
+
+    /// The graph retriever alone, with its context (the selected fact paths as mind maps) and
+    /// its explain data (candidate topics, anchors, row scores). `qv` is the query embedding.
+    pub fn graph_search(&self, query: &str, qv: &[f32], k: usize) -> GraphSearch {
+        self.graph.search(query, &[qv], k, &self.config.graph)
+    }
+}
+
+/// The query text the dense retriever embeds: operators stripped, excluded terms dropped.
+pub fn dense_query_text(query: &str) -> String {
+    let q = bm25::parse_query(query);
+    if q.excluded.is_empty() && !query.contains(['"', '^']) {
+        return query.trim().to_string();
+    }
+    q.terms.iter().map(|t| t.0.as_str()).collect::<Vec<_>>().join(" ")
+}

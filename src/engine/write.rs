@@ -1,0 +1,238 @@
+//! Writes: add (parse, chunk, embed, one atomic commit, then the indexes), remove, clear.
+use std::collections::HashSet;
+
+use sha2::{Digest, Sha256};
+
+use crate::embed::Embedder;
+use crate::error::{InputError, Result};
+use crate::graph::mindmap;
+use crate::graph::{GraphPlan, NewMap, PseudoGraph, node_inputs};
+use crate::index::Slots;
+use crate::index::ann::SegmentedIndex;
+use crate::index::bm25::{Bm25Index, term_frequencies};
+use crate::ports::{Collection, Op, Progress, Record, Store};
+use crate::text::{self};
+use crate::types::*;
+
+use super::{Engine, check_id};
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Adds documents as one atomic batch.
+    ///
+    /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
+    /// written; changed → its old chunks, vectors and postings are replaced in the same
+    /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
+    /// before anything is written.
+    ///
+    /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
+    /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
+    /// text after parsing), model and store errors.
+    pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
+        let mut seen = HashSet::new();
+        for d in &docs {
+            check_id(&d.id)?;
+            if !seen.insert(d.id.as_str()) {
+                return Err(InputError::DuplicateId { id: d.id.clone() }.into());
+            }
+            if d.text.len() > self.config.max_document_bytes {
+                return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
+            }
+        }
+        let mut report = AddReport::default();
+        // (record, chunks) of documents to write
+        let mut pending: Vec<(DocumentRecord, Vec<text::Chunk>)> = Vec::new();
+        let total = docs.len();
+        for (i, d) in docs.into_iter().enumerate() {
+            let format = text::resolve_format(d.format, d.url.as_deref(), &d.text);
+            let hash = {
+                let mut h = Sha256::new();
+                h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
+                h.update(d.text.as_bytes());
+                h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+            };
+            if self.docs.get(&d.id).is_some_and(|old| old.source_hash == hash) {
+                report.unchanged.push(d.id);
+                continue;
+            }
+            let parsed = text::parse(&d.text, format);
+            let title = d.title.clone().filter(|t| !t.trim().is_empty()).or(parsed.title.clone()).unwrap_or_else(|| d.id.clone());
+            let chunks = text::chunk(
+                &title,
+                &parsed.blocks,
+                self.embedder.token_counter(),
+                self.config.max_chunk_tokens.min(self.embedder.max_tokens()),
+                self.config.target_chunk_tokens,
+            );
+            if chunks.is_empty() {
+                return Err(InputError::EmptyDocument { id: d.id }.into());
+            }
+            let rec = DocumentRecord {
+                id: d.id.clone(),
+                title,
+                url: d.url,
+                source_hash: hash,
+                added_at: self.clock.now_ms(),
+                chunk_count: chunks.len() as u32,
+                status: "indexed".into(),
+                mind_map: None,
+            };
+            if self.docs.contains_key(&d.id) {
+                report.replaced.push(d.id);
+            } else {
+                report.added.push(d.id);
+            }
+            pending.push((rec, chunks));
+            progress.report(ProgressEvent { phase: "parse".into(), done: i + 1, total });
+        }
+        // Embed every new chunk, in batches.
+        let inputs: Vec<&str> = pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
+        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
+        let batch = self.embed_batch();
+        for part in inputs.chunks(batch) {
+            vectors.extend(self.embedder.embed(part).await?);
+            progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
+        }
+        // Mind maps (structural), their node embeddings, and the graph plan against the current
+        // graph (documents being replaced are removed first, in the same commit).
+        let mut graph_plan = GraphPlan::default();
+        if self.config.graph.enabled && !pending.is_empty() {
+            let maps: Vec<mindmap::MindMap> = pending
+                .iter()
+                .map(|(rec, cs)| {
+                    let parts: Vec<(Vec<String>, String)> = cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect();
+                    mindmap::structural(&rec.title, &parts)
+                })
+                .collect();
+            let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
+            let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
+            let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
+            for part in flat.chunks(batch) {
+                node_vecs.extend(self.embedder.embed(part).await?);
+                progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
+            }
+            let chunk_ids: Vec<Vec<String>> =
+                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
+            let mut at = 0;
+            let mut new_maps = Vec::new();
+            for (i, (rec, _)) in pending.iter().enumerate() {
+                let n = inputs[i].len();
+                new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &maps[i], vectors: &node_vecs[at..at + n] });
+                at += n;
+            }
+            let replacing: HashSet<String> = report.replaced.iter().cloned().collect();
+            graph_plan = self.graph.plan_remove(&report.replaced);
+            graph_plan.extend(self.graph.plan_add(&new_maps, &replacing, &self.config.graph));
+        } else if !report.replaced.is_empty() {
+            graph_plan = self.graph.plan_remove(&report.replaced);
+        }
+        // One atomic batch of writes.
+        let mut ops = Vec::new();
+        let mut new_chunks = Vec::new();
+        let mut vi = vectors.into_iter();
+        let mut docs_written = Vec::new();
+        for (rec, chunks) in pending {
+            for cid in self.doc_chunks.get(&rec.id).into_iter().flatten() {
+                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+                    ops.push(Op::Delete(c, cid.clone()));
+                }
+                self.question_deletes(cid, &mut ops);
+            }
+            for (ordinal, c) in chunks.into_iter().enumerate() {
+                let id = chunk_id(&rec.id, ordinal);
+                let v = vi.next().unwrap_or_default();
+                // BM25 indexes the heading prefix (title, headings) with the text, as a field.
+                let (terms, length) = term_frequencies(&c.embed_input);
+                let cr = ChunkRecord {
+                    id: id.clone(),
+                    doc_id: rec.id.clone(),
+                    ordinal: ordinal as u32,
+                    heading_path: c.heading_path,
+                    text: c.text,
+                    token_count: c.token_count as u32,
+                };
+                let pr = PostingRecord { id: id.clone(), length, terms };
+                ops.push(Op::Put(Record::Chunk(cr.clone())));
+                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&id, "chunks", &v))));
+                ops.push(Op::Put(Record::Posting(pr.clone())));
+                new_chunks.push((cr, pr, v));
+            }
+            ops.push(Op::Put(Record::Document(rec.clone())));
+            docs_written.push(rec);
+        }
+        ops.extend(graph_plan.ops());
+        if ops.is_empty() {
+            progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+            return Ok(report);
+        }
+        progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
+        self.store.commit(ops).await?;
+        // Committed: now mirror it in memory.
+        for id in &report.replaced {
+            self.unindex_doc(id);
+        }
+        report.chunks = new_chunks.len();
+        for (c, p, v) in new_chunks {
+            self.index_chunk(c, p, &v);
+        }
+        for d in docs_written {
+            self.docs.insert(d.id.clone(), d);
+        }
+        self.graph.apply(graph_plan);
+        progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+        Ok(report)
+    }
+
+    /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids
+    /// are reported in `unknown`, not an error.
+    pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
+        let mut report = RemoveReport::default();
+        let mut ops = Vec::new();
+        for id in ids {
+            if !self.docs.contains_key(id) || report.removed.contains(id) {
+                if !report.removed.contains(id) {
+                    report.unknown.push(id.clone());
+                }
+                continue;
+            }
+            for cid in self.doc_chunks.get(id).into_iter().flatten() {
+                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+                    ops.push(Op::Delete(c, cid.clone()));
+                }
+                self.question_deletes(cid, &mut ops);
+            }
+            ops.push(Op::Delete(Collection::Documents, id.clone()));
+            report.removed.push(id.clone());
+        }
+        let graph_plan = self.graph.plan_remove(&report.removed);
+        ops.extend(graph_plan.ops());
+        if !ops.is_empty() {
+            self.store.commit(ops).await?;
+        }
+        for id in &report.removed {
+            self.unindex_doc(id);
+        }
+        self.graph.apply(graph_plan);
+        Ok(report)
+    }
+
+    /// Deletes everything (the model metadata is written again).
+    pub async fn clear(&mut self) -> Result<()> {
+        self.store.clear().await?;
+        self.write_meta().await?;
+        self.docs.clear();
+        self.chunks.clear();
+        self.doc_chunks.clear();
+        self.postings.clear();
+        self.slots = Slots::default();
+        self.bm25 = Bm25Index::default();
+        self.vectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
+        self.graph = PseudoGraph::with_ann(self.embedder.dim(), self.config.ann);
+        self.stale_ann.clear();
+        self.atoms.clear();
+        self.qslots = Slots::default();
+        self.qvectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
+        self.memory.clear();
+        self.traces.clear();
+        Ok(())
+    }
+}
