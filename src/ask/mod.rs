@@ -21,7 +21,9 @@
 //! inside `<data>` tags and the system prompt says it is data, never instructions.
 pub mod answer;
 pub mod ingest;
+pub mod params;
 pub mod pipeline;
+pub mod web;
 
 use std::collections::HashSet;
 

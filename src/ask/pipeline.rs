@@ -30,197 +30,20 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::answer::{Answer, AnswerParams, Source, answer_from};
-use super::{DecomposeParams, KnowledgeBase, TraceEvent, Trajectory, data, decompose};
+use super::answer::{Answer, Source, answer_from};
+use super::{KnowledgeBase, TraceEvent, Trajectory, data, decompose};
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
-use crate::error::{Error, InputError, LlmError, Result};
+use crate::error::{LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::{Clock, Store};
 use crate::types::SearchMode;
 
-/// Which steps run. Every field defaults to the preset's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Steps {
-    /// Retrieval trigger over the memory knowledge base.
-    pub trigger: bool,
-    /// Query Rewriter+.
-    pub rewrite: bool,
-    /// Domain routing.
-    pub route: bool,
-    /// Key points for the graph retriever.
-    pub key_points: bool,
-    /// Knowledge-aware decomposition.
-    pub decompose: bool,
-    /// Verify and supplement.
-    pub verify: bool,
-    /// Knowledge filter (NLI).
-    pub filter: bool,
-    /// The answer (off: the context only).
-    pub answer: bool,
-    /// Memory update.
-    pub memory: bool,
-}
-
-impl Steps {
-    /// Every step on (the `ask` preset).
-    pub const ALL: Steps = Steps {
-        trigger: true,
-        rewrite: true,
-        route: true,
-        key_points: true,
-        decompose: true,
-        verify: true,
-        filter: true,
-        answer: true,
-        memory: true,
-    };
-    /// No step (the `search` preset).
-    pub const NONE: Steps = Steps {
-        trigger: false,
-        rewrite: false,
-        route: false,
-        key_points: false,
-        decompose: false,
-        verify: false,
-        filter: false,
-        answer: false,
-        memory: false,
-    };
-}
-
-/// How strict the knowledge filter is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum FilterStrength {
-    /// Keep only sources labelled `entailment` (single-hop questions).
-    Strict,
-    /// Keep `entailment` and `neutral`, drop `contradiction` and `irrelevant` (multi-hop, where
-    /// one hop's source does not entail the whole answer).
-    #[default]
-    Lenient,
-}
-
-/// Pipeline options (`preset` first, then any `steps` given override it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct PipelineParams {
-    /// `"ask"` (default) or `"search"`.
-    pub preset: String,
-    /// Per-step switches over the preset: `{rewrite: false}` etc.
-    pub steps: serde_json::Map<String, serde_json::Value>,
-    /// Retrieval-trigger similarity τ. Default 0.4; range 0..=1.
-    pub tau: f32,
-    /// Retrieval-trigger count θ. Default 3; range 1..=100.
-    pub theta: usize,
-    /// Search queries asked of the rewriter. Default 3; range 1..=10.
-    pub rewrite_queries: usize,
-    /// Key points asked for. Default 4; range 1..=10.
-    pub key_points: usize,
-    /// Facts the graph retriever returns into its context. Default 8; range 1..=50.
-    pub graph_facts: usize,
-    /// Verify-and-supplement rounds. Default 1; range 1..=5.
-    pub verify_rounds: usize,
-    /// Sub-queries per supplement. Default 2; range 1..=5.
-    pub supplement_queries: usize,
-    /// Knowledge-filter strength. Default lenient.
-    pub filter: FilterStrength,
-    /// Sources given to the answer at most. Default 8; range 1..=30.
-    pub max_sources: usize,
-    /// Keep the trace in the `traces` collection (for export). Default false.
-    pub keep_trace: bool,
-    /// Decomposition options.
-    pub decompose: DecomposeParams,
-    /// Answer options.
-    pub answer: AnswerParams,
-    /// The optional web searcher routing may choose (the page builds [`HttpWebSearch`] from
-    /// it; natively pass one to [`run`]). Default none.
-    pub web_search: Option<WebSearchConfig>,
-}
-
-impl Default for PipelineParams {
-    fn default() -> Self {
-        PipelineParams {
-            preset: "ask".into(),
-            steps: Default::default(),
-            tau: 0.4,
-            theta: 3,
-            rewrite_queries: 3,
-            key_points: 4,
-            graph_facts: 8,
-            verify_rounds: 1,
-            supplement_queries: 2,
-            filter: FilterStrength::Lenient,
-            max_sources: 8,
-            keep_trace: false,
-            decompose: DecomposeParams::default(),
-            answer: AnswerParams::default(),
-            web_search: None,
-        }
-    }
-}
-
-impl PipelineParams {
-    /// The steps that run: the preset's, with `steps` applied.
-    ///
-    /// Errors: [`InputError::InvalidOption`] for an unknown preset, step or a non-boolean.
-    pub fn resolved_steps(&self) -> Result<Steps> {
-        let mut s = match self.preset.as_str() {
-            "ask" => Steps::ALL,
-            "search" => Steps::NONE,
-            other => return Err(bad("preset", format!("{other:?} is not \"ask\" or \"search\""))),
-        };
-        for (k, v) in &self.steps {
-            let Some(b) = v.as_bool() else { return Err(bad(&format!("steps.{k}"), format!("{v} is not true or false"))) };
-            let f = match k.as_str() {
-                "trigger" => &mut s.trigger,
-                "rewrite" => &mut s.rewrite,
-                "route" => &mut s.route,
-                "keyPoints" => &mut s.key_points,
-                "decompose" => &mut s.decompose,
-                "verify" => &mut s.verify,
-                "filter" => &mut s.filter,
-                "answer" => &mut s.answer,
-                "memory" => &mut s.memory,
-                _ => {
-                    return Err(bad(
-                        &format!("steps.{k}"),
-                        "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory)".into(),
-                    ));
-                }
-            };
-            *f = b;
-        }
-        Ok(s)
-    }
-
-    /// Checks the ranges.
-    pub fn validate(&self) -> Result<Steps> {
-        let steps = self.resolved_steps()?;
-        let range = |name: &str, v: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&v) { Ok(()) } else { Err(bad(name, format!("{v} is outside {lo}..={hi}"))) }
-        };
-        if !(0.0..=1.0).contains(&self.tau) {
-            return Err(bad("tau", format!("{} is outside 0..=1", self.tau)));
-        }
-        range("theta", self.theta, 1, 100)?;
-        range("rewriteQueries", self.rewrite_queries, 1, 10)?;
-        range("keyPoints", self.key_points, 1, 10)?;
-        range("graphFacts", self.graph_facts, 1, 50)?;
-        range("verifyRounds", self.verify_rounds, 1, 5)?;
-        range("supplementQueries", self.supplement_queries, 1, 5)?;
-        range("maxSources", self.max_sources, 1, 30)?;
-        self.decompose.validate()?;
-        Ok(steps)
-    }
-}
-
-fn bad(name: &str, reason: String) -> Error {
-    InputError::InvalidOption { name: name.into(), reason }.into()
-}
+use super::params::bad;
+pub use super::params::{FilterStrength, PipelineParams, Steps};
+pub use super::web::{HttpWebSearch, NoWeb, WebResult, WebSearch, WebSearchConfig};
 
 /// A source in the context, with the step that brought it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,32 +54,6 @@ pub struct ContextItem {
     pub source: Source,
     /// `memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`, `web`.
     pub via: String,
-}
-
-/// A web search result (the optional web searcher of domain routing).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WebResult {
-    /// Title.
-    pub title: String,
-    /// Address.
-    pub url: String,
-    /// Text or snippet.
-    pub text: String,
-}
-
-/// The optional web searcher (domain routing's third domain).
-pub trait WebSearch {
-    /// Results for `query`, at most `k`.
-    async fn search(&self, query: &str, k: usize) -> std::result::Result<Vec<WebResult>, LlmError>;
-}
-
-/// No web searcher: routing never picks `web`.
-pub struct NoWeb;
-
-impl WebSearch for NoWeb {
-    async fn search(&self, _query: &str, _k: usize) -> std::result::Result<Vec<WebResult>, LlmError> {
-        Ok(Vec::new())
-    }
 }
 
 /// What the pipeline returns.
@@ -847,67 +644,4 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         ms: clock.now_ms() - t0,
     });
     Ok(())
-}
-
-/// A web searcher over HTTP (domain routing's optional third domain): `POST {url}` with
-/// `{"query", "k"}` (and the configured headers, e.g. an API key), answered by
-/// `{"results": [{"title", "url", "text"}]}`. A thin adapter is all a search API needs to speak
-/// this; webrag calls no search engine of its own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WebSearchConfig {
-    /// The endpoint (`http://` or `https://`).
-    pub url: String,
-    /// Extra headers.
-    #[serde(default)]
-    pub headers: std::collections::BTreeMap<String, String>,
-    /// Timeout in milliseconds. Default 15,000.
-    #[serde(default = "default_web_timeout")]
-    pub timeout_ms: u64,
-}
-
-fn default_web_timeout() -> u64 {
-    15_000
-}
-
-/// [`WebSearchConfig`] over a platform transport.
-pub struct HttpWebSearch<T> {
-    /// The endpoint.
-    pub cfg: WebSearchConfig,
-    /// The transport (fetch in the page, ureq natively).
-    pub transport: T,
-}
-
-impl<T: crate::llm::HttpTransport> WebSearch for HttpWebSearch<T> {
-    async fn search(&self, query: &str, k: usize) -> std::result::Result<Vec<WebResult>, LlmError> {
-        use crate::llm::TransportError;
-        if !(self.cfg.url.starts_with("http://") || self.cfg.url.starts_with("https://")) {
-            return Err(LlmError::NotConfigured {
-                reason: format!("webSearch.url {:?} must start with http:// or https://", self.cfg.url),
-            });
-        }
-        let mut headers: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
-        headers.extend(self.cfg.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let req = crate::llm::HttpRequest {
-            url: self.cfg.url.clone(),
-            headers,
-            body: serde_json::json!({"query": query, "k": k}).to_string(),
-            timeout_ms: self.cfg.timeout_ms,
-        };
-        let map = |e: TransportError| match e {
-            TransportError::Timeout => LlmError::Timeout { ms: self.cfg.timeout_ms },
-            TransportError::Network(reason) => LlmError::Network { reason },
-        };
-        let (status, _, mut body) = self.transport.post(&req).await.map_err(map)?;
-        let bytes = crate::llm::openai::read_all(&mut body).await.map_err(map)?;
-        if !(200..300).contains(&status) {
-            return Err(LlmError::Http { status, attempts: 1, body: String::from_utf8_lossy(&bytes).chars().take(200).collect() });
-        }
-        #[derive(Deserialize)]
-        struct Results {
-            results: Vec<WebResult>,
-        }
-        let r: Results = serde_json::from_slice(&bytes).map_err(|e| LlmError::BadResponse { reason: format!("web search: {e}") })?;
-        Ok(r.results.into_iter().take(k).collect())
-    }
 }
