@@ -60,7 +60,7 @@ pub enum InputError {
         id: String,
     },
     /// A document id is empty or too long.
-    #[error("invalid document id {id:?}: ids are 1 to 512 characters")]
+    #[error("invalid document id {id:?}: ids are 1 to 1024 characters")]
     InvalidId {
         /// The id as given.
         id: String,

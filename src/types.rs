@@ -4,7 +4,7 @@
 //! (the IndexedDB key path).
 use serde::{Deserialize, Serialize};
 
-/// Document id as given by the caller (1..=512 characters).
+/// Document id as given by the caller (1..=1024 characters, any of them: ids are never parsed).
 pub type DocId = String;
 /// Chunk id: `"{doc_id}#{ordinal}"`.
 pub type ChunkId = String;
@@ -247,7 +247,7 @@ pub struct GraphNodeRecord {
 }
 
 /// Kind of a pseudo-graph edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     /// Mind-map edge: topic → route → fact (children in order of `ordinal`).
@@ -278,12 +278,38 @@ pub struct GraphEdgeRecord {
 impl GraphEdgeRecord {
     /// An edge with its key.
     pub fn new(kind: EdgeKind, parent: &str, child: &str, ordinal: u32) -> Self {
-        let k = match kind {
+        let key = EdgeKey { kind, parent: parent.into(), child: child.into() };
+        GraphEdgeRecord { id: key.id(), parent: key.parent, child: key.child, kind, ordinal }
+    }
+
+    /// The edge's typed key.
+    pub fn key(&self) -> EdgeKey {
+        EdgeKey { kind: self.kind, parent: self.parent.clone(), child: self.child.clone() }
+    }
+}
+
+/// The identity of a graph edge: its kind and its two ends. Code keeps this struct; the store's
+/// record id ([`EdgeKey::id`]) is derived from it and never parsed back, so node ids (which
+/// carry document ids) may contain any character.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeKey {
+    /// Kind.
+    pub kind: EdgeKind,
+    /// Parent (tree), super-node (similar) or mentioning fact (mention).
+    pub parent: String,
+    /// Child, member, or mentioned topic.
+    pub child: String,
+}
+
+impl EdgeKey {
+    /// The `graph_edges` record id: `"{kind}|{parent}|{child}"`.
+    pub fn id(&self) -> String {
+        let k = match self.kind {
             EdgeKind::Tree => "tree",
             EdgeKind::Similar => "similar",
             EdgeKind::Mention => "mention",
         };
-        GraphEdgeRecord { id: format!("{k}|{parent}|{child}"), parent: parent.into(), child: child.into(), kind, ordinal }
+        format!("{k}|{}|{}", self.parent, self.child)
     }
 }
 

@@ -89,9 +89,12 @@ fn meta(id: &str, value: serde_json::Value) -> Op {
     Op::Put(Record::Meta(MetaRecord { id: id.into(), value: value.to_string() }))
 }
 
-/// Checks a document id: 1..=512 characters.
+/// The longest document id, in characters.
+pub const MAX_ID_CHARS: usize = 1024;
+
+/// Checks a document id: 1..=[`MAX_ID_CHARS`] characters.
 fn check_id(id: &str) -> Result<()> {
-    if id.is_empty() || id.chars().count() > 512 {
+    if id.is_empty() || id.chars().count() > MAX_ID_CHARS {
         return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());
     }
     Ok(())

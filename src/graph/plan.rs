@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::index::vectors::FlatIndex;
 use crate::ports::{Collection, Op, Record};
-use crate::types::{EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeKind, VectorRecord};
+use crate::types::{EdgeKey, EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeKind, VectorRecord};
 
 use super::entities::*;
 use super::mindmap::{MapNode, MindMap};
@@ -50,8 +50,8 @@ pub fn node_inputs(map: &MindMap) -> Vec<String> {
 /// gives the store ops; [`PseudoGraph::apply`] mirrors it in memory after the commit.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GraphPlan {
-    /// Edge keys to delete.
-    pub delete_edges: Vec<String>,
+    /// Edges to delete.
+    pub delete_edges: Vec<EdgeKey>,
     /// Node ids to delete (their vectors too).
     pub delete_nodes: Vec<(String, NodeKind)>,
     /// Nodes to write, with the vector of topics, routes and facts.
@@ -65,7 +65,7 @@ impl GraphPlan {
     pub fn ops(&self) -> Vec<Op> {
         let mut ops = Vec::new();
         for e in &self.delete_edges {
-            ops.push(Op::Delete(Collection::GraphEdges, e.clone()));
+            ops.push(Op::Delete(Collection::GraphEdges, e.id()));
         }
         for (n, kind) in &self.delete_nodes {
             ops.push(Op::Delete(Collection::GraphNodes, n.clone()));
@@ -298,25 +298,25 @@ impl PseudoGraph {
         }
         let mut order: Vec<u32> = gone_nodes.iter().copied().collect();
         order.sort();
-        let mut edges: Vec<String> = Vec::new();
+        let mut edges: Vec<EdgeKey> = Vec::new();
         let mut emptied: Vec<u32> = Vec::new();
         for &s in &order {
             let n = self.node(s);
             if let Some(p) = n.parent {
-                edges.push(GraphEdgeRecord::new(EdgeKind::Tree, &self.node(p).id, &n.id, 0).id);
+                edges.push(GraphEdgeRecord::new(EdgeKind::Tree, &self.node(p).id, &n.id, 0).key());
             }
             if let Some(sup) = n.sup {
-                edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &self.node(sup).id, &n.id, 0).id);
+                edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &self.node(sup).id, &n.id, 0).key());
                 if self.members[&sup].iter().all(|m| gone_nodes.contains(m)) && !emptied.contains(&sup) {
                     emptied.push(sup);
                 }
             }
             for t in self.mentions.get(&s).into_iter().flatten() {
-                edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &n.id, &self.node(*t).id, 0).id);
+                edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &n.id, &self.node(*t).id, 0).key());
             }
             for f in self.mentioned_by.get(&s).into_iter().flatten() {
                 if !gone_nodes.contains(f) {
-                    edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &self.node(*f).id, &n.id, 0).id);
+                    edges.push(GraphEdgeRecord::new(EdgeKind::Mention, &self.node(*f).id, &n.id, 0).key());
                 }
             }
             plan.delete_nodes.push((n.id.clone(), n.kind));
@@ -355,11 +355,9 @@ impl PseudoGraph {
         let mut skipped = Vec::new();
         let mut touched: HashSet<u32> = HashSet::new();
         for key in &plan.delete_edges {
-            let mut parts = key.splitn(3, '|');
-            let (Some(kind), Some(a), Some(b)) = (parts.next(), parts.next(), parts.next()) else { continue };
-            let (Some(&a), Some(&b)) = (self.by_id.get(a), self.by_id.get(b)) else { continue };
-            match kind {
-                "tree" => {
+            let (Some(&a), Some(&b)) = (self.by_id.get(&key.parent), self.by_id.get(&key.child)) else { continue };
+            match key.kind {
+                EdgeKind::Tree => {
                     if let Some(n) = self.nodes[a as usize].as_mut() {
                         n.children.retain(|c| *c != b);
                     }
@@ -368,7 +366,7 @@ impl PseudoGraph {
                     }
                     touched.insert(a);
                 }
-                "similar" => {
+                EdgeKind::Similar => {
                     if let Some(m) = self.members.get_mut(&a) {
                         m.retain(|x| *x != b);
                     }
@@ -376,7 +374,7 @@ impl PseudoGraph {
                         n.sup = None;
                     }
                 }
-                _ => {
+                EdgeKind::Mention => {
                     if let Some(m) = self.mentions.get_mut(&a) {
                         m.retain(|x| *x != b);
                         if m.is_empty() {

@@ -158,9 +158,10 @@ impl PseudoGraph {
         self.doc_topic.contains_key(doc)
     }
 
-    /// Every node id, and every edge as `(kind, parent id, child id)`: for integrity checks.
+    /// Every node id, and every edge as `(kind, parent id, child id)`, sorted: for integrity checks.
     pub fn dump(&self) -> (Vec<String>, Vec<(EdgeKind, String, String)>) {
-        let ids = self.nodes.iter().flatten().map(|n| n.id.clone()).collect();
+        let mut ids: Vec<String> = self.nodes.iter().flatten().map(|n| n.id.clone()).collect();
+        ids.sort();
         let mut edges = Vec::new();
         for n in self.nodes.iter().flatten() {
             if let Some(p) = n.parent {
@@ -177,6 +178,7 @@ impl PseudoGraph {
                 edges.push((EdgeKind::Mention, self.node(*f).id.clone(), self.node(*t).id.clone()));
             }
         }
+        edges.sort();
         (ids, edges)
     }
 }
