@@ -8,7 +8,7 @@
 //! 1. **propose** — the model, given `q` and what is known so far (each chosen sub-question, its
 //!    answer and its chunk), lists the atomic questions still to be answered, or says none are;
 //! 2. **retrieve atomic candidates** — for each proposal, the knowledge base's atomic questions
-//!    with cosine ≥ δ (`delta`, default 0.5), top `K` (`candidates`, default 5), chunks already in
+//!    with cosine ≥ δ (`delta`, default 0.5), top `K` (`candidates`, default 10), chunks already in
 //!    the context excluded. Fallbacks (in the reference implementation's order): atomic
 //!    questions for the original question, then chunks retrieved for the proposals (path (a):
 //!    query → chunks, hybrid search), so a knowledge base that was never atomized still works;

@@ -138,6 +138,8 @@ export interface Options {
   /** Default 200. */ targetChunkTokens?: number;
   /** Default 1.2. */ bm25K1?: number;
   /** Default 0.75. */ bm25B?: number;
+  /** BM25 idf: 'plus1' ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene), 'okapi' ln((N − df + 0.5)/(df + 0.5)) floored at bm25Epsilon × the mean idf. Default 'plus1'. */ bm25Idf?: 'plus1' | 'okapi';
+  /** The 'okapi' floor. Default 0.25; 0..=1. */ bm25Epsilon?: number;
   /** Default 60. */ rrfK?: number;
   /** Default 100. */ fusionDepth?: number;
   /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
