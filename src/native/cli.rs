@@ -178,6 +178,9 @@ async fn site_snapshot<E: crate::embed::Embedder>(
     let mut done = 0;
     for batch in docs.chunks(256) {
         eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
+        // Seal grown fresh buffers into HNSW segments, as the page does when idle: otherwise every
+        // later batch's fusion scans all earlier topics and facts exactly (quadratic in the site).
+        eng.maintain_all(false).await?;
         done += batch.len();
         eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
     }
