@@ -71,6 +71,12 @@ pub enum InputError {
         /// The format as given.
         format: String,
     },
+    /// A knowledge-base file (`importKb`) that is not one this build reads (kb_file).
+    #[error("not a webrag knowledge-base file this build reads: {reason}")]
+    InvalidKbFile {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An invalid search or option value.
     #[error("invalid option {name}: {reason}")]
     InvalidOption {
@@ -337,6 +343,7 @@ impl Error {
                 InputError::InvalidId { .. } => "INVALID_ID",
                 InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
                 InputError::InvalidOption { .. } => "INVALID_OPTION",
+                InputError::InvalidKbFile { .. } => "KB_FILE_INVALID",
             },
             Error::Gpu(e) => match e {
                 GpuError::Unavailable { .. } => "GPU_UNAVAILABLE",

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod graph;
 pub mod index;
+pub mod kb_file;
 pub mod llm;
 pub mod ports;
 pub mod retrieve;

@@ -9,6 +9,7 @@ mod llm_parts;
 mod maintain;
 mod open;
 mod search;
+mod transfer;
 mod write;
 
 pub use search::{SearchOptions, dense_query_text};

@@ -8,9 +8,10 @@ use crate::graph::{GraphPlan, PseudoGraph};
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
-use crate::ports::{Clock, SCHEMA_VERSION, Store};
+use crate::ports::{Clock, Contents, NoProgress, SCHEMA_VERSION, Store};
 use crate::types::*;
 
+use super::write::MapSource;
 use super::{Engine, question_id};
 
 impl<S: Store, E: Embedder> Engine<S, E> {
@@ -22,7 +23,55 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
         config.validate()?;
         let contents = store.load().await?;
-        let mut eng = Engine {
+        let mut eng = Engine::empty(store, embedder, config, clock);
+        let found = eng.check_meta(&contents.meta)?;
+        if found.is_none() {
+            eng.write_meta().await?;
+        }
+        eng.rebuild(contents)?;
+        if let Some(v) = found.filter(|&v| v < SCHEMA_VERSION) {
+            eng.migrate(v).await?;
+        }
+        Ok(eng)
+    }
+
+    /// Brings a knowledge base of schema `from` to [`SCHEMA_VERSION`], in one commit: schema 1
+    /// had no pseudo-graph, so every document gets its structural mind map (embedded now);
+    /// the collections of schemas 3 and 4 (HNSW segments, atomic questions, memory, traces)
+    /// start empty, which is what they are for a knowledge base never sealed or atomized. The
+    /// meta record then names the current schema (tests/fixtures: a store of each schema).
+    pub(super) async fn migrate(&mut self, from: u32) -> Result<()> {
+        let mut plan = GraphPlan::default();
+        if from < 2 && self.config.graph.enabled {
+            let mut ids: Vec<&DocId> = self.docs.keys().filter(|d| !self.graph.has_doc(d)).collect();
+            ids.sort();
+            let sources: Vec<MapSource<'_>> = ids
+                .iter()
+                .map(|id| MapSource {
+                    doc_id: id.as_str(),
+                    title: &self.docs[*id].title,
+                    chunks: self
+                        .doc_chunks
+                        .get(*id)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| self.chunks.get(c))
+                        .map(|c| (c.heading_path.clone(), c.text.clone()))
+                        .collect(),
+                })
+                .collect();
+            plan = self.plan_mind_maps(&sources, &Default::default(), &mut NoProgress).await?;
+        }
+        let mut ops = plan.ops();
+        ops.push(super::meta("schema", SCHEMA_VERSION.into()));
+        self.store.commit(ops).await?;
+        self.graph.apply(plan);
+        Ok(())
+    }
+
+    /// An engine with nothing indexed.
+    pub(super) fn empty(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Self {
+        Engine {
             vectors: SegmentedIndex::new(embedder.dim(), config.ann),
             graph: PseudoGraph::with_ann(embedder.dim(), config.ann),
             stale_ann: Vec::new(),
@@ -41,34 +90,64 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             postings: HashMap::new(),
             slots: Slots::default(),
             bm25: Bm25Index::default(),
-        };
-        let metas: HashMap<&str, &str> = contents.meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
-        let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
-        match metas.get("schema") {
-            Some(v) => {
-                let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
-                if found > SCHEMA_VERSION {
-                    return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
-                }
-                let model: String = metas
-                    .get("model")
-                    .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
-                    .transpose()?
-                    .unwrap_or_default();
-                let dim: usize =
-                    metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
-                if model != eng.embedder.model_id() || dim != eng.embedder.dim() {
-                    return Err(ModelError::Mismatch {
-                        stored: model,
-                        stored_dim: dim,
-                        loaded: eng.embedder.model_id().into(),
-                        loaded_dim: eng.embedder.dim(),
-                    }
-                    .into());
-                }
-            }
-            None => eng.write_meta().await?,
         }
+    }
+
+    /// Empties every in-memory index (before [`Engine::rebuild`] over other contents).
+    pub(super) fn reset_indexes(&mut self) {
+        let dim = self.embedder.dim();
+        self.vectors = SegmentedIndex::new(dim, self.config.ann);
+        self.graph = PseudoGraph::with_ann(dim, self.config.ann);
+        self.stale_ann.clear();
+        self.atoms.clear();
+        self.qslots = Slots::default();
+        self.qvectors = SegmentedIndex::new(dim, self.config.ann);
+        self.memory.clear();
+        self.traces.clear();
+        self.docs.clear();
+        self.chunks.clear();
+        self.doc_chunks.clear();
+        self.postings.clear();
+        self.slots = Slots::default();
+        self.bm25 = Bm25Index::default();
+    }
+
+    /// Checks the `meta` records against this build and the loaded model: the stored schema
+    /// version (`None` for a knowledge base never written).
+    ///
+    /// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`].
+    pub(super) fn check_meta(&self, meta: &[MetaRecord]) -> Result<Option<u32>> {
+        let metas: HashMap<&str, &str> = meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
+        let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
+        let Some(v) = metas.get("schema") else { return Ok(None) };
+        let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
+        }
+        let model: String = metas
+            .get("model")
+            .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
+            .transpose()?
+            .unwrap_or_default();
+        let dim: usize =
+            metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
+        if model != self.embedder.model_id() || dim != self.embedder.dim() {
+            return Err(ModelError::Mismatch {
+                stored: model,
+                stored_dim: dim,
+                loaded: self.embedder.model_id().into(),
+                loaded_dim: self.embedder.dim(),
+            }
+            .into());
+        }
+        Ok(Some(found))
+    }
+
+    /// Builds the in-memory indexes of an [`Engine::empty`] one from the store's contents.
+    ///
+    /// Errors: [`StoreError::Corrupt`] (a chunk without its vector, an edge to a missing node).
+    pub(super) fn rebuild(&mut self, contents: Contents) -> Result<()> {
+        let eng = self;
         let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
         for v in contents.vectors {
             let data = v.to_f32().filter(|d| d.len() == eng.embedder.dim()).ok_or_else(|| StoreError::Corrupt {
@@ -159,6 +238,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 eng.stale_ann.push(r.id);
             }
         }
-        Ok(eng)
+        Ok(())
     }
 }

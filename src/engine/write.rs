@@ -16,6 +16,14 @@ use crate::types::*;
 
 use super::{Engine, check_id};
 
+/// A document as its mind map is built from: id, title, and each chunk's heading path and text
+/// in order.
+pub(super) struct MapSource<'a> {
+    pub doc_id: &'a str,
+    pub title: &'a str,
+    pub chunks: Vec<(Vec<String>, String)>,
+}
+
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Adds documents as one atomic batch.
     ///
@@ -96,32 +104,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // graph (documents being replaced are removed first, in the same commit).
         let mut graph_plan = GraphPlan::default();
         if self.config.graph.enabled && !pending.is_empty() {
-            let maps: Vec<mindmap::MindMap> = pending
+            let docs: Vec<MapSource<'_>> = pending
                 .iter()
-                .map(|(rec, cs)| {
-                    let parts: Vec<(Vec<String>, String)> = cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect();
-                    mindmap::structural(&rec.title, &parts)
+                .map(|(rec, cs)| MapSource {
+                    doc_id: &rec.id,
+                    title: &rec.title,
+                    chunks: cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect(),
                 })
                 .collect();
-            let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
-            let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
-            let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
-            for part in flat.chunks(batch) {
-                node_vecs.extend(self.embedder.embed(part).await?);
-                progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
-            }
-            let chunk_ids: Vec<Vec<String>> =
-                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
-            let mut at = 0;
-            let mut new_maps = Vec::new();
-            for (i, (rec, _)) in pending.iter().enumerate() {
-                let n = inputs[i].len();
-                new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &maps[i], vectors: &node_vecs[at..at + n] });
-                at += n;
-            }
             let replacing: HashSet<String> = report.replaced.iter().cloned().collect();
             graph_plan = self.graph.plan_remove(&report.replaced);
-            graph_plan.extend(self.graph.plan_add(&new_maps, &replacing, &self.config.graph));
+            graph_plan.extend(self.plan_mind_maps(&docs, &replacing, progress).await?);
         } else if !report.replaced.is_empty() {
             graph_plan = self.graph.plan_remove(&report.replaced);
         }
@@ -180,6 +173,33 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.graph.apply(graph_plan);
         progress.report(ProgressEvent { phase: "done".into(), done: total, total });
         Ok(report)
+    }
+
+    /// The structural mind maps of `docs`, their node embeddings (progress phase `graph`), and
+    /// the plan that fuses them into the pseudo-graph (PG-RAG §3; docs/pseudo-graph.md).
+    pub(super) async fn plan_mind_maps(
+        &self,
+        docs: &[MapSource<'_>],
+        replacing: &HashSet<String>,
+        progress: &mut dyn Progress,
+    ) -> Result<GraphPlan> {
+        let maps: Vec<mindmap::MindMap> = docs.iter().map(|d| mindmap::structural(d.title, &d.chunks)).collect();
+        let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
+        let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
+        let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
+        for part in flat.chunks(self.embed_batch()) {
+            node_vecs.extend(self.embedder.embed(part).await?);
+            progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
+        }
+        let chunk_ids: Vec<Vec<String>> = docs.iter().map(|d| (0..d.chunks.len()).map(|o| chunk_id(d.doc_id, o)).collect()).collect();
+        let mut at = 0;
+        let mut new_maps = Vec::new();
+        for (i, d) in docs.iter().enumerate() {
+            let n = inputs[i].len();
+            new_maps.push(NewMap { doc_id: d.doc_id, chunk_ids: &chunk_ids[i], map: &maps[i], vectors: &node_vecs[at..at + n] });
+            at += n;
+        }
+        Ok(self.graph.plan_add(&new_maps, replacing, &self.config.graph))
     }
 
     /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids

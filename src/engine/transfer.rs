@@ -1,0 +1,123 @@
+//! Moving a knowledge base between stores: [`Engine::export_kb`] and [`Engine::import_kb`]
+//! (the file format is [`crate::kb_file`]).
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{ModelError, Result};
+use crate::kb_file;
+use crate::ports::{Collection, FixedClock, MemoryStore, Op, Store};
+use crate::text::TokenCounter;
+use crate::types::Stats;
+
+use super::Engine;
+
+/// The shape of a model (id, dimension) without its weights: enough to open a knowledge base
+/// and check it, not to embed (every embed fails).
+struct ShapeOnly<'a> {
+    model: &'a str,
+    dim: usize,
+    tokens: &'a dyn TokenCounter,
+}
+
+impl Embedder for ShapeOnly<'_> {
+    fn model_id(&self) -> &str {
+        self.model
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn max_tokens(&self) -> usize {
+        0
+    }
+    fn token_counter(&self) -> &dyn TokenCounter {
+        self.tokens
+    }
+    async fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Err(ModelError::Unsupported { reason: "a knowledge base checked for import does not embed".into() }.into())
+    }
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// The whole knowledge base as a knowledge-base file ([`kb_file`]): every stored record,
+    /// gzip-compressed JSON.
+    ///
+    /// Errors: store errors.
+    pub async fn export_kb(&self) -> Result<Vec<u8>> {
+        let contents = self.store.load().await?;
+        kb_file::encode(&contents, self.embedder.model_id(), self.embedder.dim())
+    }
+
+    /// Replaces this knowledge base with the one in `bytes` (a file from [`Engine::export_kb`]),
+    /// then reads it back: afterwards the engine answers exactly as the exporting one did.
+    ///
+    /// The file is checked whole before anything is written: its layout, its records' schema,
+    /// its model against the loaded one, and its records by opening them as a knowledge base in
+    /// memory (every chunk has its vector, every edge its nodes). Then one commit deletes every
+    /// stored record and writes the file's, so a failure leaves the old knowledge base as it was.
+    /// An older schema is migrated as [`Engine::open`] migrates a store.
+    ///
+    /// Errors (nothing written): [`crate::error::InputError::InvalidKbFile`],
+    /// [`crate::error::StoreError::VersionTooNew`], [`ModelError::Mismatch`],
+    /// [`crate::error::StoreError::Corrupt`] (records that do not form a knowledge base), store
+    /// errors.
+    pub async fn import_kb(&mut self, bytes: &[u8]) -> Result<Stats> {
+        let file = kb_file::decode(bytes)?;
+        if file.model != self.embedder.model_id() || file.dim != self.embedder.dim() {
+            return Err(ModelError::Mismatch {
+                stored: file.model,
+                stored_dim: file.dim,
+                loaded: self.embedder.model_id().into(),
+                loaded_dim: self.embedder.dim(),
+            }
+            .into());
+        }
+        // The check: the records opened as a knowledge base of their own, in memory. A schema-1
+        // file would need embeddings to migrate; its graph is then built by the reopen below.
+        let scratch = MemoryStore::new();
+        scratch.commit(file.contents.clone().into_ops()).await?;
+        let shape = ShapeOnly { model: &file.model, dim: file.dim, tokens: self.embedder.token_counter() };
+        let checked = Engine::open(
+            &scratch,
+            shape,
+            Config { graph: crate::graph::GraphParams { enabled: false, ..self.config.graph }, ..self.config.clone() },
+            Box::new(FixedClock(0.0)),
+        )
+        .await?;
+        drop(checked);
+        let old = self.store.load().await?;
+        let mut ops: Vec<Op> = Vec::new();
+        for c in Collection::ALL {
+            for key in keys(&old, c) {
+                ops.push(Op::Delete(c, key));
+            }
+        }
+        ops.extend(file.contents.clone().into_ops());
+        self.store.commit(ops).await?;
+        // Read back exactly as a fresh open would (with the migration of an older schema).
+        let contents = file.contents;
+        let found = self.check_meta(&contents.meta)?;
+        self.reset_indexes();
+        self.rebuild(contents)?;
+        if let Some(v) = found.filter(|&v| v < crate::ports::SCHEMA_VERSION) {
+            self.migrate(v).await?;
+        }
+        Ok(self.stats())
+    }
+}
+
+/// The keys of collection `c` in `contents`.
+fn keys(contents: &crate::ports::Contents, c: Collection) -> Vec<String> {
+    let ids = |v: &mut dyn Iterator<Item = &String>| v.cloned().collect::<Vec<_>>();
+    match c {
+        Collection::Meta => ids(&mut contents.meta.iter().map(|r| &r.id)),
+        Collection::Documents => ids(&mut contents.documents.iter().map(|r| &r.id)),
+        Collection::Chunks => ids(&mut contents.chunks.iter().map(|r| &r.id)),
+        Collection::Vectors => ids(&mut contents.vectors.iter().map(|r| &r.id)),
+        Collection::Postings => ids(&mut contents.postings.iter().map(|r| &r.id)),
+        Collection::GraphNodes => ids(&mut contents.graph_nodes.iter().map(|r| &r.id)),
+        Collection::GraphEdges => ids(&mut contents.graph_edges.iter().map(|r| &r.id)),
+        Collection::Ann => ids(&mut contents.ann.iter().map(|r| &r.id)),
+        Collection::Questions => ids(&mut contents.questions.iter().map(|r| &r.id)),
+        Collection::Memory => ids(&mut contents.memory.iter().map(|r| &r.id)),
+        Collection::Traces => ids(&mut contents.traces.iter().map(|r| &r.id)),
+    }
+}

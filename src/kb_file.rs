@@ -1,0 +1,162 @@
+//! The knowledge-base file (`exportKb()` / `importKb()`, `webrag export` / `webrag import`): every
+//! record of a knowledge base, in the store's own record format, as one gzip-compressed JSON
+//! document, so a notes collection moves between browsers and machines (docs/kb-file.md).
+//!
+//! ```text
+//! gzip( {"format": "webrag-kb", "version": 1, "schema": 4, "model": "…", "dim": 384,
+//!        "contents": {"meta": […], "documents": […], "chunks": […], "vectors": […], …}} )
+//! ```
+//!
+//! `contents` holds the records of every collection ([`Contents`], the shapes of
+//! docs/vector-index.md), so importing is writing them back: nothing is re-parsed or re-embedded,
+//! and sealed HNSW segments, atomic questions, memory and traces come along. `schema` is the
+//! store schema the records follow; an older one is migrated on import as the store would be
+//! on open.
+use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{InputError, Result, StoreError};
+use crate::ports::{Contents, SCHEMA_VERSION};
+
+/// The `format` field.
+pub const FORMAT: &str = "webrag-kb";
+/// The version of this file layout (the wrapper; the records follow `schema`).
+pub const VERSION: u32 = 1;
+/// The largest file [`decode`] inflates, bytes uncompressed (4 GiB): beyond it the file is
+/// rejected rather than exhausting memory.
+pub const MAX_INFLATED_BYTES: u64 = 4 << 30;
+
+/// A decoded knowledge-base file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KbFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The file layout version ([`VERSION`]).
+    pub version: u32,
+    /// The store schema of the records.
+    pub schema: u32,
+    /// The embedding model the vectors come from.
+    pub model: String,
+    /// Its dimension.
+    pub dim: usize,
+    /// Every record.
+    pub contents: Contents,
+}
+
+fn invalid(reason: impl Into<String>) -> crate::error::Error {
+    InputError::InvalidKbFile { reason: reason.into() }.into()
+}
+
+/// Writes `contents` (a whole store, as [`crate::ports::Store::load`] returns it) as a
+/// knowledge-base file.
+pub fn encode(contents: &Contents, model: &str, dim: usize) -> Result<Vec<u8>> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        format: &'a str,
+        version: u32,
+        schema: u32,
+        model: &'a str,
+        dim: usize,
+        contents: &'a Contents,
+    }
+    let schema =
+        contents.meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION);
+    let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents };
+    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+    serde_json::to_writer(&mut gz, &out).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+    gz.flush().map_err(|e| StoreError::Backend { reason: e.to_string() })?;
+    Ok(gz.finish().map_err(|e| StoreError::Backend { reason: e.to_string() })?)
+}
+
+/// Reads a knowledge-base file.
+///
+/// Errors: [`InputError::InvalidKbFile`] (not gzip, not JSON, another `format`, a newer
+/// layout `version`, records that do not decode, over [`MAX_INFLATED_BYTES`]);
+/// [`StoreError::VersionTooNew`] when its records follow a newer store schema than this build's.
+pub fn decode(bytes: &[u8]) -> Result<KbFile> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(invalid("not a gzip file (a webrag knowledge-base file is gzip-compressed JSON)"));
+    }
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(bytes).take(MAX_INFLATED_BYTES + 1).read_to_end(&mut json).map_err(|e| invalid(format!("gzip: {e}")))?;
+    if json.len() as u64 > MAX_INFLATED_BYTES {
+        return Err(invalid(format!("inflates to more than {MAX_INFLATED_BYTES} bytes")));
+    }
+    // The header first, so another file or a newer layout is named as such rather than as a
+    // record that does not decode.
+    #[derive(Deserialize)]
+    struct Header {
+        format: Option<String>,
+        version: Option<u32>,
+        schema: Option<u32>,
+    }
+    let h: Header = serde_json::from_slice(&json).map_err(|e| invalid(format!("not JSON: {e}")))?;
+    if h.format.as_deref() != Some(FORMAT) {
+        return Err(invalid(format!("format is {:?}, not {FORMAT:?}", h.format.unwrap_or_default())));
+    }
+    match h.version {
+        Some(v) if v <= VERSION => {}
+        v => return Err(invalid(format!("file layout version {v:?}; this build reads up to {VERSION}"))),
+    }
+    if let Some(s) = h.schema.filter(|&s| s > SCHEMA_VERSION) {
+        return Err(StoreError::VersionTooNew { name: "knowledge-base file".into(), found: s, supported: SCHEMA_VERSION }.into());
+    }
+    serde_json::from_slice(&json).map_err(|e| invalid(format!("records: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{DocumentRecord, MetaRecord};
+
+    fn sample() -> Contents {
+        Contents {
+            meta: vec![MetaRecord { id: "schema".into(), value: "4".into() }],
+            documents: vec![DocumentRecord {
+                id: "a|b #c/d?e 🦀".into(),
+                title: "T".into(),
+                url: None,
+                source_hash: "h".into(),
+                added_at: 1.0,
+                chunk_count: 0,
+                status: "indexed".into(),
+                mind_map: None,
+            }],
+            ..Contents::default()
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = encode(&sample(), "m", 3).unwrap();
+        let f = decode(&bytes).unwrap();
+        assert_eq!((f.format.as_str(), f.version, f.schema, f.model.as_str(), f.dim), (FORMAT, VERSION, 4, "m", 3));
+        assert_eq!(f.contents, sample());
+        // Deterministic: no time in the gzip header.
+        assert_eq!(bytes, encode(&sample(), "m", 3).unwrap());
+    }
+
+    #[test]
+    fn bad_files_are_typed_errors() {
+        let gz = |s: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(s.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let code = |b: &[u8]| decode(b).unwrap_err().code();
+        assert_eq!(code(b"{\"format\":\"webrag-kb\"}"), "KB_FILE_INVALID"); // not gzip
+        assert_eq!(code(&[0x1f, 0x8b, 1, 2, 3]), "KB_FILE_INVALID"); // truncated gzip
+        assert_eq!(code(&gz("not json")), "KB_FILE_INVALID");
+        assert_eq!(code(&gz(r#"{"format":"webrag-snapshot","version":3}"#)), "KB_FILE_INVALID");
+        assert_eq!(code(&gz(r#"{"format":"webrag-kb","version":2,"schema":4}"#)), "KB_FILE_INVALID");
+        assert_eq!(code(&gz(r#"{"format":"webrag-kb","version":1,"schema":99}"#)), "STORE_VERSION_TOO_NEW");
+        assert_eq!(
+            code(&gz(r#"{"format":"webrag-kb","version":1,"schema":4,"model":"m","dim":3,"contents":{"meta":7}}"#)),
+            "KB_FILE_INVALID"
+        );
+        let mut cut = encode(&sample(), "m", 3).unwrap();
+        cut.truncate(cut.len() / 2);
+        assert_eq!(code(&cut), "KB_FILE_INVALID");
+    }
+}

@@ -1,0 +1,106 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The knowledge-base file (`export_kb` / `import_kb`) with the real model: an import answers
+//! every retriever exactly as the exporting knowledge base did (also after a reopen), replaces
+//! what was there in one commit, and a bad file — not ours, another model, records that do not
+//! form a knowledge base — is a typed error that leaves the stored knowledge base untouched.
+mod common;
+
+use webrag::config::Config;
+use webrag::engine::{Engine, SearchOptions};
+use webrag::kb_file;
+use webrag::ports::{Contents, FixedClock, MemoryStore, NoProgress, Store};
+use webrag::types::{DocumentInput, Format, Hit, SearchMode};
+
+type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
+
+fn doc(id: &str, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, url: None }
+}
+
+fn corpus() -> Vec<DocumentInput> {
+    vec![
+        doc("notes/owls.md", "# Owls\n\nOwls are birds of prey that hunt at night.\n\n## Diet\n\nOwls often eat the Harvest mouse."),
+        doc("a|b #c/d?e f 🦉", "The Harvest mouse is a small rodent of Europe and Asia. It builds woven nests in tall grass."),
+        doc(&"x".repeat(1024), "Green tea is steeped at about 80 degrees Celsius. Longjing comes from Hangzhou."),
+        doc("apollo", "Apollo 11 landed on the Moon in July 1969; Armstrong and Aldrin walked on the surface."),
+    ]
+}
+
+async fn open(store: &MemoryStore) -> Eng<'_> {
+    Engine::open(store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open")
+}
+
+const QUERIES: [&str; 4] = ["what do owls eat", "rodent nests", "tea temperature", "moon landing 1969"];
+const MODES: [SearchMode; 5] = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::Graph, SearchMode::HybridGraph];
+
+async fn answers(eng: &Eng<'_>) -> Vec<Vec<Hit>> {
+    let mut out = Vec::new();
+    for q in QUERIES {
+        for m in MODES {
+            out.push(eng.search(q, &SearchOptions::new(5, m)).await.expect("search"));
+        }
+    }
+    out
+}
+
+#[test]
+fn import_answers_as_the_export_did() {
+    pollster::block_on(async {
+        let a_store = MemoryStore::new();
+        let mut a = open(&a_store).await;
+        a.add(corpus(), &mut NoProgress).await.unwrap();
+        a.maintain_all(true).await.unwrap(); // sealed HNSW segments travel too
+        a.add(vec![doc("late", "A late note about owls and mice, still in the fresh buffer.")], &mut NoProgress).await.unwrap();
+        let want = answers(&a).await;
+        assert!(want.iter().all(|h| !h.is_empty()));
+        let bytes = a.export_kb().await.unwrap();
+
+        // Into a knowledge base that already holds something: replaced whole.
+        let b_store = MemoryStore::new();
+        let mut b = open(&b_store).await;
+        b.add(vec![doc("other", "Something unrelated about volcanoes.")], &mut NoProgress).await.unwrap();
+        let stats = b.import_kb(&bytes).await.unwrap();
+        assert_eq!(stats, a.stats());
+        assert!(b.document("other").is_none());
+        assert_eq!(answers(&b).await, want);
+        // The store holds exactly the exported records.
+        assert_eq!(b_store.load().await.unwrap(), a_store.load().await.unwrap());
+        drop(b);
+        let b = open(&b_store).await;
+        assert_eq!(answers(&b).await, want, "after a reopen");
+    });
+}
+
+#[test]
+fn bad_files_leave_the_knowledge_base_as_it_was() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = open(&store).await;
+        eng.add(corpus(), &mut NoProgress).await.unwrap();
+        let before = store.load().await.unwrap();
+        let want = answers(&eng).await;
+        let good = kb_file::decode(&eng.export_kb().await.unwrap()).unwrap();
+
+        let mut bad: Vec<(&str, Vec<u8>)> = vec![("KB_FILE_INVALID", b"plain text".to_vec())];
+        bad.push(("MODEL_MISMATCH", kb_file::encode(&good.contents, "another/model", 384).unwrap()));
+        // A chunk whose vector is missing.
+        let mut c: Contents = good.contents.clone();
+        c.vectors.retain(|v| !v.id.starts_with("apollo#"));
+        bad.push(("STORE_CORRUPT", kb_file::encode(&c, &good.model, good.dim).unwrap()));
+        // An edge to a node that is not there.
+        let mut c = good.contents.clone();
+        let gone = c.graph_nodes.iter().position(|n| c.graph_edges.iter().any(|e| e.child == n.id)).expect("a node with an edge");
+        c.graph_nodes.remove(gone);
+        bad.push(("STORE_CORRUPT", kb_file::encode(&c, &good.model, good.dim).unwrap()));
+        // A store schema from the future.
+        let mut c = good.contents.clone();
+        c.meta.iter_mut().filter(|m| m.id == "schema").for_each(|m| m.value = "99".into());
+        bad.push(("STORE_VERSION_TOO_NEW", kb_file::encode(&c, &good.model, good.dim).unwrap()));
+        for (code, bytes) in bad {
+            let err = eng.import_kb(&bytes).await.expect_err(code);
+            assert_eq!(err.code(), code, "{err}");
+            assert_eq!(store.load().await.unwrap(), before, "{code}: nothing written");
+            assert_eq!(answers(&eng).await, want, "{code}: the indexes are as they were");
+        }
+    });
+}
