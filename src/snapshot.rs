@@ -456,6 +456,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
         "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
         "graph": graph,
+        "fusion": { "rrfK": short(eng.config().rrf_k) },
     });
     let mbytes =
         serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;

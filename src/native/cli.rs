@@ -76,6 +76,24 @@ enum Cmd {
         #[arg(long)]
         literal: bool,
     },
+    /// Write a knowledge base as one knowledge-base file (docs/kb-file.md), e.g. for
+    /// `importKb()` in a browser.
+    Export {
+        /// The file to write (gzip-compressed JSON).
+        out: PathBuf,
+        /// Knowledge-base file.
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+    },
+    /// Replace a knowledge base with the one in a knowledge-base file (from `exportKb()` or
+    /// `webrag export`); the file is checked whole first.
+    Import {
+        /// The knowledge-base file.
+        file: PathBuf,
+        /// Knowledge-base file to replace.
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+    },
     /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
     Eval {
         /// Directory holding hotpotqa/ and musique/.
@@ -333,6 +351,19 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.documents,
                 s.chunks
             );
+        }
+        Cmd::Export { out, db } => {
+            let eng = Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let bytes = eng.export_kb().await?;
+            std::fs::write(&out, &bytes).map_err(|e| crate::error::StoreError::Backend { reason: format!("{}: {e}", out.display()) })?;
+            let s = eng.stats();
+            println!("exported {} documents, {} chunks to {} ({} bytes)", s.documents, s.chunks, out.display(), bytes.len());
+        }
+        Cmd::Import { file, db } => {
+            let bytes = std::fs::read(&file).map_err(|e| crate::error::InputError::InvalidKbFile { reason: format!("{}: {e}", file.display()) })?;
+            let mut eng = Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let s = eng.import_kb(&bytes).await?;
+            println!("imported {} documents, {} chunks into {}", s.documents, s.chunks, db.display());
         }
         Cmd::Search { query, db, k, mode, literal } => {
             let mode = match mode.as_str() {

@@ -142,6 +142,21 @@ pub fn analyze_terms(text: &str) -> Vec<String> {
     crate::text::analyze(text)
 }
 
+/// Reciprocal-rank fusion ([`crate::retrieve::rrf`]) of lists given flat (`lists` concatenated,
+/// `lens` their lengths): the fused items, best first (the static-site loader's JavaScript RRF is
+/// checked against this).
+#[wasm_bindgen(js_name = rrfFuse)]
+pub fn rrf_fuse(lists: Vec<u32>, lens: Vec<u32>, k: f32) -> Vec<u32> {
+    let mut parts = Vec::with_capacity(lens.len());
+    let mut at = 0usize;
+    for &l in &lens {
+        let end = (at + l as usize).min(lists.len());
+        parts.push(&lists[at..end]);
+        at = end;
+    }
+    crate::retrieve::rrf(&parts, k).into_iter().map(|(item, _)| item).collect()
+}
+
 /// PGR (`graph::pgr::pgr`) on fact paths given flat (`paths` concatenated, `lens` their lengths,
 /// DFS order) with `sims` = `kps` rows of similarities per node id: the selected rows as
 /// `[row, score, row, score…]` (the static-site loader's JavaScript PGR is checked against this).
@@ -374,6 +389,27 @@ impl WebRagCore {
     pub fn chunk(&self, id: String) -> Promise {
         let inner = self.inner.clone();
         run(async move { Ok::<_, Error>(inner.lock().await.chunk(&id).cloned()) })
+    }
+
+    /// The whole knowledge base as one file (`Uint8Array`: gzip-compressed JSON of every stored
+    /// record, [`crate::kb_file`]).
+    #[wasm_bindgen(js_name = exportKb)]
+    pub fn export_kb(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            match inner.lock().await.export_kb().await {
+                Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
+                Err(e) => Err(js_error(&e)),
+            }
+        })
+    }
+
+    /// Replaces this knowledge base with the one in `bytes` (a file from `exportKb`), checked
+    /// whole first ([`Engine::import_kb`]). Resolves to the new `stats()`.
+    #[wasm_bindgen(js_name = importKb)]
+    pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.import_kb(&bytes).await })
     }
 
     /// Deletes everything in this knowledge base.

@@ -163,6 +163,42 @@ test('the JavaScript PGR selects the same rows and scores as the Rust PGR', { ti
   assert.ok(r.selected > 300, `rows were selected (${r.selected})`);
 });
 
+test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeout: 120_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
+  const r = await page.evaluate(async () => {
+    const wasm = await import('/pkg/webrag.js');
+    await wasm.default();
+    const { rrf } = await import('/pkg/static.js');
+    let seed = 11;
+    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const bad = [];
+    let ties = 0;
+    for (let trial = 0; trial < 500; trial++) {
+      // 1 to 3 lists of distinct items drawn from a small pool, so items recur across lists and
+      // many fused scores tie exactly (the same ranks in another order).
+      const pool = 3 + Math.floor(rand() * 30);
+      const lists = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => {
+        const items = [...new Set(Array.from({ length: Math.floor(rand() * pool) }, () => Math.floor(rand() * pool)))];
+        return items;
+      });
+      const k = [1, 10, 60, 1000][trial % 4];
+      const fused = rrf(lists, k);
+      const js = fused.map(([id]) => id);
+      for (let i = 1; i < fused.length; i++) if (fused[i][1] === fused[i - 1][1]) ties++;
+      const rust = [...wasm.rrfFuse(Uint32Array.from(lists.flat()), Uint32Array.from(lists.map((l) => l.length)), k)];
+      if (JSON.stringify(js) !== JSON.stringify(rust)) bad.push({ trial, lists, k, js, rust });
+    }
+    return { bad: bad.slice(0, 3), nbad: bad.length, ties };
+  });
+  assert.equal(r.nbad, 0, JSON.stringify(r.bad));
+  assert.ok(r.ties > 50, `exact ties were exercised (${r.ties})`);
+});
+
+test('the snapshot records the engine\'s rrfK for the page\'s fusion', () => {
+  assert.equal(manifest.fusion?.rrfK, 60);
+});
+
 test('a corrupt or truncated shard gives a typed error and the rest of the search still works', { timeout: 300_000 }, async () => {
   rmSync(BAD, { recursive: true, force: true });
   cpSync(join(SITE, 'webrag'), join(BAD, 'webrag'), { recursive: true });

@@ -75,7 +75,7 @@ export async function startWorker(workerUrl, beside, inline) {
 export const MODEL_CACHE = 'webrag-models-v1';
 
 export class WebRag {
-  #worker; #next = 1; #pending = new Map(); #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
+  #worker; #next = 1; #pending = new Map(); #persistAsked = false; #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
 
   constructor(worker, onEvent) {
     this.#worker = worker;
@@ -177,8 +177,27 @@ export class WebRag {
     return rag;
   }
 
-  /** Adds documents in one transaction; resolves to {added, replaced, unchanged, chunks}. */
-  add(docs, { onProgress } = {}) { return this.#call('add', { docs }, onProgress); }
+  /**
+   * Adds documents in one transaction; resolves to {added, replaced, unchanged, chunks,
+   * persisted}. After the first add that stores something, the page asks the browser to keep
+   * this origin's storage (`navigator.storage.persist()`, once per instance): `persisted` is the
+   * answer then, and on later adds whether storage is persistent (`persisted()`); null where the
+   * browser has no StorageManager.
+   */
+  async add(docs, { onProgress } = {}) {
+    const report = await this.#call('add', { docs }, onProgress);
+    const storage = globalThis.navigator?.storage;
+    let persisted = null;
+    try {
+      if (storage?.persist && !this.#persistAsked && report.added.length + report.replaced.length > 0) {
+        this.#persistAsked = true;
+        persisted = (await storage.persisted()) || (await storage.persist());
+      } else if (storage?.persisted) {
+        persisted = await storage.persisted();
+      }
+    } catch { persisted = null; }
+    return { ...report, persisted };
+  }
   /** Removes documents; resolves to {removed, unknown}. */
   remove(ids) { return this.#call('remove', { ids }); }
   /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph', literal = false}. */
@@ -270,6 +289,19 @@ export class WebRag {
   chunk(id) { return this.#call('chunk', { id }); }
   /** Deletes everything in this knowledge base. */
   clear() { return this.#call('clear', {}); }
+  /**
+   * The whole knowledge base as one file: a `Uint8Array` of gzip-compressed JSON holding every
+   * stored record (docs/kb-file.md), for `importKb` in another browser or `webrag import`.
+   */
+  exportKb() { return this.#call('exportKb', {}); }
+  /**
+   * Replaces this knowledge base with the one in `bytes` (`Uint8Array` or `ArrayBuffer` from
+   * `exportKb`, `webrag export`, or a site's `kb` file from `webrag index --kb`). The file is
+   * checked whole first; a bad one rejects (InputError KB_FILE_INVALID, ModelError
+   * MODEL_MISMATCH, StoreError STORE_CORRUPT / STORE_VERSION_TOO_NEW) and nothing changes.
+   * Resolves to the new stats().
+   */
+  importKb(bytes) { return this.#call('importKb', { bytes: bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes) }); }
   /** Stops the worker (closing the database connection). */
   close() { this.#worker.terminate(); }
 }

@@ -3,7 +3,7 @@ export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
   readonly code: string;
 }
-/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION; NOT_IN_BUILD (an operation webrag/search leaves out). */
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID (importKb); NOT_IN_BUILD (an operation webrag/search leaves out). */
 export class InputError extends WebRagError {}
 /** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH. */
 export class ModelError extends WebRagError {}
@@ -126,7 +126,8 @@ export interface AnnStats { chunks: [number, number, number]; topics: [number, n
 export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats; atomizedChunks: number; questions: number; memory: number }
 /** One sealing step: the collection, vectors in the new segment, older segments merged into it, segments after. */
 export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | ''; vectors: number; merged: number; segments: number }
-export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number }
+/** `persisted`: the browser's answer to `navigator.storage.persist()`, asked after the first add that stores something; on later adds `navigator.storage.persisted()`; null without a StorageManager. */
+export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number; persisted: boolean | null }
 export interface RemoveReport { removed: string[]; unknown: string[] }
 export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string; mindMap?: 'structural' | 'llm' | 'structural-fallback' }
 export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number }
@@ -267,5 +268,9 @@ export class WebRag {
   documents(): Promise<DocumentRecord[]>;
   chunk(id: string): Promise<ChunkRecord | null>;
   clear(): Promise<void>;
+  /** The whole knowledge base as one file: gzip-compressed JSON of every stored record (docs/kb-file.md). */
+  exportKb(): Promise<Uint8Array>;
+  /** Replaces this knowledge base with an exported one, checked whole first (KB_FILE_INVALID, MODEL_MISMATCH, STORE_CORRUPT, STORE_VERSION_TOO_NEW: nothing changes). Resolves to the new stats. */
+  importKb(bytes: Uint8Array | ArrayBuffer): Promise<Stats>;
   close(): void;
 }

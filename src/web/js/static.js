@@ -119,7 +119,6 @@ async function gunzip(bytes) {
 
 const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-/** Reciprocal-rank fusion of ranked id lists (k = 60). */
 // ---- PGR: matrix-based reverse DFS (PG-RAG §4.2–4.5), the same computation as the Rust
 // src/graph/pgr.rs (checked against the wasm `pgrRows` in the browser tests) -----------------
 
@@ -200,15 +199,39 @@ function dots({ count, scales, q }, vector) {
   return out;
 }
 
-function rrf(lists, k = 60) {
+/**
+ * Reciprocal-rank fusion as the engine's `retrieve::rrf` computes it (Cormack et al., SIGIR 2009):
+ * each list adds `1 / (k + rank)` (rank from 1) to every item it holds; best first, ties in
+ * order of first appearance (a Map keeps insertion order and the sort is stable); sums in f32.
+ * `k` is the
+ * manifest's `fusion.rrfK`, the engine's `rrfK` the snapshot was built with (60 before format 3
+ * recorded it).
+ */
+export function rrf(lists, k) {
   const score = new Map();
-  for (const list of lists) list.forEach((id, i) => score.set(id, (score.get(id) ?? 0) + 1 / (k + i + 1)));
-  return [...score].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  const f = Math.fround; // f32 arithmetic, as the engine's, so near-ties break the same way
+  for (const list of lists) list.forEach((id, i) => score.set(id, f((score.get(id) ?? 0) + f(1 / f(k + i + 1)))));
+  return [...score].sort((a, b) => b[1] - a[1]);
 }
 
 /** The IndexedDB store of an imported snapshot (one database per snapshot URL). */
 const offlineStore = (base) => createStore(`webrag-snapshot ${base}`, 'files');
 const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g' };
+
+/**
+ * A manifest of an older format in the shape of format 3 (docs/snapshot-format.md, "Versions"):
+ * format 2 lacks the graph series (no graph search) and the fragments' page number; format 1
+ * lists every shard's name in the manifest (`files`) instead of directory pages. What those
+ * snapshots hold is read as written; rebuilding with `webrag index` brings the graph stage.
+ */
+function migrate(m) {
+  if (m.version === 3) return m;
+  const out = structuredClone(m);
+  if (m.version === 1) out.fragments.count = m.fragments.files?.length ?? 0;
+  out.vectors &&= { questions: 0, ...out.vectors };
+  delete out.graph;
+  return out;
+}
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
@@ -248,8 +271,8 @@ export class StaticSearch {
     }
     let m;
     try { m = JSON.parse(text); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); }
-    if (m.format !== 'webrag-snapshot' || m.version !== 3) throw new SnapshotError(`manifest.json: format ${m.format} version ${m.version} is not webrag-snapshot 3`, 'SNAPSHOT_VERSION', 'manifest.json');
-    const s = new StaticSearch(base, m, fetchFn, idb);
+    if (m?.format !== 'webrag-snapshot' || ![1, 2, 3].includes(m.version)) throw new SnapshotError(`manifest.json: format ${m?.format} version ${m?.version} is not webrag-snapshot 1, 2 or 3`, 'SNAPSHOT_VERSION', 'manifest.json');
+    const s = new StaticSearch(base, migrate(m), fetchFn, idb);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
       s.transferred.files += 1;
@@ -277,9 +300,9 @@ export class StaticSearch {
 
   /** Checks a file's bytes against the hash in its name (`…-{8 hex}.…`). */
   static async #check(name, raw) {
-    const want = /-([0-9a-f]{8})\./.exec(name)?.[1];
+    const want = /-([0-9a-f]{12}|[0-9a-f]{8})\./.exec(name)?.[1]; // 12 hex digits in format 1
     if (want && globalThis.crypto?.subtle) {
-      const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, 8);
+      const got = hex(await crypto.subtle.digest('SHA-256', raw)).slice(0, want.length);
       if (got !== want) throw new SnapshotError(`${name}: content hash ${got} does not match its name`, 'SNAPSHOT_CORRUPT', name);
     }
   }
@@ -307,8 +330,12 @@ export class StaticSearch {
   async shardName(kind, i) {
     const k = this.manifest[kind];
     const prefix = SERIES[kind];
-    const group = this.manifest.directory.group;
-    const page = k?.dirs[Math.floor(i / group)];
+    if (k?.files) { // format 1: the manifest lists every shard
+      if (!k.files[i]) throw new SnapshotError(`${kind} ${i}: no such shard`, 'SNAPSHOT_CORRUPT', 'manifest.json');
+      return k.files[i];
+    }
+    const group = this.manifest.directory?.group;
+    const page = k?.dirs?.[Math.floor(i / group)];
     if (!page) throw new SnapshotError(`${kind} ${i}: no such shard`, 'SNAPSHOT_CORRUPT', 'manifest.json');
     const bytes = await this.#file(page, false);
     const at = 4 * (i % group);
@@ -541,7 +568,7 @@ export class StaticSearch {
     if (mode === 'semantic') return { results: await withText(sem.hits, () => ['semantic']), errors };
     const sets = { keyword: new Set(kw.hits.map((h) => h.chunk)), semantic: new Set(sem.hits.map((h) => h.chunk)), graph: new Set() };
     const found = (c) => Object.keys(sets).filter((n) => sets[n].has(c));
-    const fuse = (lists) => rrf(lists).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
+    const fuse = (lists) => rrf(lists, this.manifest.fusion?.rrfK ?? 60).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
     const first = await withText(fuse([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk)]), found);
     stage('semantic', first);
     if (!this.manifest.graph?.topics) return { results: first, errors };

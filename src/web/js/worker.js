@@ -98,6 +98,8 @@ async function handle(id, op, args) {
     case 'documents': return await core.documents();
     case 'chunk': return await core.chunk(args.id);
     case 'clear': return await core.clear();
+    case 'exportKb': return await core.exportKb();
+    case 'importKb': return await core.importKb(args.bytes);
     case 'maintain': return await core.maintain(args.force ?? false);
     default: throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
   }
@@ -124,7 +126,7 @@ self.onmessage = (e) => {
       self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
     } finally {
       waiting--;
-      if (op === 'open' || op === 'add' || op === 'remove') scheduleUpkeep();
+      if (op === 'open' || op === 'add' || op === 'remove' || op === 'importKb') scheduleUpkeep();
     }
   });
 };
