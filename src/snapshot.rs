@@ -57,6 +57,10 @@ pub struct SnapshotParams {
     /// Write the graph shards (the pseudo-graph's mind maps, one file per page; needs `vectors`
     /// and an engine that built the graph). Default true.
     pub graph: bool,
+    /// Also write the whole knowledge base as a knowledge-base file (`kb-{hash}.webrag-kb.gz`,
+    /// [`crate::kb_file`]; named by the manifest's `kb`), so a visitor can import the site into
+    /// a full knowledge base (`importKb`) and ask questions over it offline. Default false.
+    pub kb: bool,
 }
 
 impl Default for SnapshotParams {
@@ -70,6 +74,7 @@ impl Default for SnapshotParams {
             kmeans_iterations: 8,
             vectors: true,
             graph: true,
+            kb: false,
         }
     }
 }
@@ -301,8 +306,19 @@ fn short(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(x as f64)
 }
 
-/// Builds the snapshot of everything `eng` holds.
-pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+/// Builds the snapshot of everything `eng` holds, with the knowledge-base file when `p.kb`.
+pub async fn build_site<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+    let kb = if p.kb { Some(eng.export_kb().await?) } else { None };
+    build_snapshot(eng, p, kb)
+}
+
+/// Builds the snapshot of everything `eng` holds; `kb` (a knowledge-base file of it) is written
+/// as `kb-{hash}.webrag-kb.gz` and named by the manifest (`"kb": {"file", "bytes"}`).
+pub fn build_snapshot<S: Store, E: Embedder>(
+    eng: &Engine<S, E>,
+    p: &SnapshotParams,
+    kb: Option<Vec<u8>>,
+) -> Result<(Snapshot, SnapshotSummary)> {
     let cfg = eng.config();
     let (k1, b) = (cfg.bm25_k1, cfg.bm25_b);
     let mut docs = eng.documents();
@@ -458,6 +474,12 @@ pub fn build_snapshot<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotPar
         "graph": graph,
         "fusion": { "rrfK": short(eng.config().rrf_k) },
     });
+    let mut manifest = manifest;
+    if let Some(kb) = kb {
+        let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
+        manifest["kb"] = serde_json::json!({ "file": name, "bytes": kb.len() });
+        snap.files.insert(name, kb);
+    }
     let mbytes =
         serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
     snap.files.insert("manifest.json".into(), mbytes);

@@ -9,7 +9,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["types"],
     &["ports"],
-    &["text"],
+    &["text", "kb_file"],
     &["embed"],
     &["index", "llm"],
     &["graph", "retrieve"],

@@ -43,6 +43,11 @@ enum Cmd {
         /// by default when there are vectors).
         #[arg(long)]
         no_graph: bool,
+        /// Static-site mode: also write the whole knowledge base as a knowledge-base file
+        /// (`kb-{hash}.webrag-kb.gz`, named by the manifest's `kb`) that a visitor's page imports
+        /// with `importKb()` to ask questions over the site offline.
+        #[arg(long)]
+        kb: bool,
         /// Static-site mode: an OpenAI-compatible endpoint (up to the API version, e.g.
         /// http://127.0.0.1:8000/v1) for the ingest-time LLM stages: knowledge atomizing (atomic
         /// questions join the vector lists) and LLM mind maps (the graph shards). Needs vectors.
@@ -234,7 +239,7 @@ async fn site_snapshot<E: crate::embed::Embedder>(
             t0.elapsed().as_secs_f64()
         );
     }
-    let (snap, summary) = crate::native::site::build_snapshot(&eng, p)?;
+    let (snap, summary) = crate::snapshot::build_site(&eng, p).await?;
     crate::native::site::write_snapshot(&snap, out)?;
     Ok(summary)
 }
@@ -251,7 +256,7 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), vectors, no_graph, llm_url, llm_model, llm_key_env, device, .. } => {
+        Cmd::Index { paths, out: Some(out), vectors, no_graph, kb, llm_url, llm_model, llm_key_env, device, .. } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption {
                     name: "paths".into(),
@@ -285,6 +290,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let p = crate::native::site::SnapshotParams {
                 vectors: vectors != "none",
                 graph: vectors != "none" && !no_graph,
+                kb,
                 ..Default::default()
             };
             let summary = if vectors == "chunks" {
@@ -353,15 +359,18 @@ async fn run(cli: Cli) -> crate::Result<()> {
             );
         }
         Cmd::Export { out, db } => {
-            let eng = Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let eng =
+                Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let bytes = eng.export_kb().await?;
             std::fs::write(&out, &bytes).map_err(|e| crate::error::StoreError::Backend { reason: format!("{}: {e}", out.display()) })?;
             let s = eng.stats();
             println!("exported {} documents, {} chunks to {} ({} bytes)", s.documents, s.chunks, out.display(), bytes.len());
         }
         Cmd::Import { file, db } => {
-            let bytes = std::fs::read(&file).map_err(|e| crate::error::InputError::InvalidKbFile { reason: format!("{}: {e}", file.display()) })?;
-            let mut eng = Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let bytes =
+                std::fs::read(&file).map_err(|e| crate::error::InputError::InvalidKbFile { reason: format!("{}: {e}", file.display()) })?;
+            let mut eng =
+                Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let s = eng.import_kb(&bytes).await?;
             println!("imported {} documents, {} chunks into {}", s.documents, s.chunks, db.display());
         }

@@ -15,7 +15,7 @@ use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPi
 use crate::engine::Engine;
 use crate::error::{Error, InputError, Result};
 use crate::ports::{MemoryStore, NoProgress};
-use crate::snapshot::{SnapshotParams, build_snapshot, page_document};
+use crate::snapshot::{SnapshotParams, build_site, page_document};
 use crate::types::ProgressEvent;
 
 /// A page: its `/`-separated path relative to the site root and its bytes.
@@ -39,7 +39,7 @@ struct ModelBytes {
     id: Option<String>,
 }
 
-/// `{vectors: 'none' | 'chunks', graph}`.
+/// `{vectors: 'none' | 'chunks', graph, kb}`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Options {
@@ -47,6 +47,8 @@ struct Options {
     vectors: Option<String>,
     #[serde(default)]
     graph: Option<bool>,
+    #[serde(default)]
+    kb: Option<bool>,
 }
 
 /// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
@@ -76,7 +78,12 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                     }));
                 }
             };
-            let p = SnapshotParams { vectors, graph: vectors && options.graph.unwrap_or(true), ..Default::default() };
+            let p = SnapshotParams {
+                vectors,
+                graph: vectors && options.graph.unwrap_or(true),
+                kb: options.kb.unwrap_or(false),
+                ..Default::default()
+            };
             let docs = pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             if vectors {
@@ -129,7 +136,7 @@ async fn build<E: crate::embed::Embedder>(
         done += batch.len();
         report(on_progress, &ProgressEvent { phase: "index".into(), done, total });
     }
-    let (snap, summary) = build_snapshot(&eng, p)?;
+    let (snap, summary) = build_site(&eng, p).await?;
     let (manifest, mut files): (Vec<_>, Vec<_>) = snap.files.into_iter().partition(|(name, _)| name == "manifest.json");
     files.extend(manifest);
     Ok((files, summary))

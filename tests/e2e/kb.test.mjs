@@ -2,12 +2,15 @@
 // - exportKb() in one browser profile, importKb() into a fresh one: identical results for every
 //   retriever, also after a reload; a bad file rejects with its code and changes nothing;
 //   add() reports the answer to navigator.storage.persist().
+// - A static site indexed with `webrag index --kb`: a visitor's page imports the snapshot's
+//   knowledge-base file into a full knowledge base and searches it offline.
 // - The frozen stores of tests/fixtures (schemas 1 to 4, as older builds laid them out in
 //   IndexedDB: object stores of that schema, database version 10 × schema) open in this build,
 //   migrated; the frozen snapshots (formats 1 to 3) load and search with webrag/static.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, startServer, launch } from './harness.mjs';
 
@@ -165,5 +168,40 @@ test('snapshots of every format version load and search with webrag/static', { t
       assert.equal(r.errors, 0, `v${v}`);
       assert.equal(r.urls[0], '/moon.html', `v${v}: ${r.urls}`);
     }
+  } finally { await browser.close(); }
+});
+
+test('a site snapshot built with --kb imports as a full knowledge base', { timeout: 600_000 }, async () => {
+  const site = join(ROOT, 'target/e2e-kb-site');
+  rmSync(site, { recursive: true, force: true });
+  mkdirSync(site, { recursive: true });
+  const pages = {
+    'owls.html': ['Owls', 'Owls are birds of prey that hunt at night. Owls often eat the Harvest mouse.'],
+    'mouse.html': ['Harvest mouse', 'The Harvest mouse is a small rodent of Europe and Asia. It builds woven nests in tall grass.'],
+    'apollo.html': ['Apollo 11', 'Apollo 11 landed on the Moon in July 1969; Armstrong and Aldrin walked on the surface.'],
+  };
+  for (const [f, [title, body]] of Object.entries(pages)) writeFileSync(join(site, f), `<html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`);
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', site, '--out', join(site, 'webrag'), '--kb'], { cwd: ROOT, stdio: 'inherit' });
+  const manifest = JSON.parse(readFileSync(join(site, 'webrag/manifest.json'), 'utf8'));
+  assert.match(manifest.kb?.file ?? '', /^kb-[0-9a-f]{8}\.webrag-kb\.gz$/);
+  const browser = await launch({ webgpu: false });
+  try {
+    const page = await blankPage(browser);
+    const r = await page.evaluate(async ({ model, base }) => {
+      const m = await (await fetch(`${base}manifest.json`)).json();
+      const bytes = new Uint8Array(await (await fetch(base + m.kb.file)).arrayBuffer());
+      const { WebRag } = await import('/pkg/index.js');
+      const rag = await WebRag.open({ name: 'visitor', model, device: 'cpu' });
+      const stats = await rag.importKb(bytes);
+      const hits = {};
+      for (const [q, mode] of [['When did Apollo 11 land on the Moon?', 'hybrid'], ['small rodent nests', 'dense'], ['birds of prey', 'graph']]) {
+        hits[q] = (await rag.search(q, { k: 1, mode, literal: true }))[0]?.url;
+      }
+      return { stats, hits, size: bytes.length, declared: m.kb.bytes, documents: m.documents, chunks: m.chunks };
+    }, { model: MODEL, base: `${server.url}/target/e2e-kb-site/webrag/` });
+    assert.equal(r.size, r.declared);
+    assert.equal(r.stats.documents, r.documents);
+    assert.equal(r.stats.chunks, r.chunks);
+    assert.deepEqual(r.hits, { 'When did Apollo 11 land on the Moon?': '/apollo.html', 'small rodent nests': '/mouse.html', 'birds of prey': '/owls.html' });
   } finally { await browser.close(); }
 });

@@ -3,7 +3,7 @@
 // site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
 // <site> --out …`), so both write the same bytes.
 //
-//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph]
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph] [--kb]
 //
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
 // search needs no model: the package ships all-MiniLM-L6-v2's tokenizer, which bounds the chunks.
@@ -19,7 +19,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
-const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph]
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph] [--kb]
 
   <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
   --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
@@ -28,7 +28,8 @@ const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks
                     chunks: embed every chunk for semantic and graph search (needs --model)
   --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
                     (e.g. sentence-transformers/all-MiniLM-L6-v2)
-  --no-graph        with vectors: leave out the graph shards (the pages' mind maps)`;
+  --no-graph        with vectors: leave out the graph shards (the pages' mind maps)
+  --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()`;
 
 function fail(message, code = 2) {
   process.stderr.write(`webrag: ${message}\n`);
@@ -57,6 +58,7 @@ async function main() {
         vectors: { type: 'string' },
         model: { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
+        kb: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -96,7 +98,7 @@ async function main() {
   const pages = paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
   let result;
   try {
-    result = await buildSnapshot(pages, model, { vectors, graph: !values['no-graph'] }, (ev) => {
+    result = await buildSnapshot(pages, model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
       if (ev.done === ev.total || ev.done % 1024 === 0) process.stderr.write(`indexed ${ev.done}/${ev.total} pages\n`);
     });
   } catch (e) {
