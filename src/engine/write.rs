@@ -6,10 +6,8 @@ use sha2::{Digest, Sha256};
 use crate::embed::Embedder;
 use crate::error::{InputError, Result};
 use crate::graph::mindmap;
-use crate::graph::{GraphPlan, NewMap, PseudoGraph, node_inputs};
-use crate::index::Slots;
-use crate::index::ann::SegmentedIndex;
-use crate::index::bm25::{Bm25Index, term_frequencies};
+use crate::graph::{GraphPlan, NewMap, node_inputs};
+use crate::index::bm25::term_frequencies;
 use crate::ports::{Collection, Op, Progress, Record, Store};
 use crate::text::{self};
 use crate::types::*;
@@ -239,20 +237,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub async fn clear(&mut self) -> Result<()> {
         self.store.clear().await?;
         self.write_meta().await?;
-        self.docs.clear();
-        self.chunks.clear();
-        self.doc_chunks.clear();
-        self.postings.clear();
-        self.slots = Slots::default();
-        self.bm25 = Bm25Index::default();
-        self.vectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
-        self.graph = PseudoGraph::with_ann(self.embedder.dim(), self.config.ann);
-        self.stale_ann.clear();
-        self.atoms.clear();
-        self.qslots = Slots::default();
-        self.qvectors = SegmentedIndex::new(self.embedder.dim(), self.config.ann);
-        self.memory.clear();
-        self.traces.clear();
+        self.reset_indexes();
         Ok(())
     }
 }

@@ -1,13 +1,13 @@
-/** Base class of every webrag error. */
+/** Base class of every webrag error; itself thrown with WORKER_FAILED (the worker could not start or died) and INTERNAL (an unexpected failure inside the worker). */
 export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
   readonly code: string;
 }
 /** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID (importKb); NOT_IN_BUILD (an operation webrag/search leaves out). */
 export class InputError extends WebRagError {}
-/** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH. */
+/** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, TOKENIZE_FAILED, MODEL_MISMATCH, MODEL_INTEGRITY. */
 export class ModelError extends WebRagError {}
-/** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_BACKEND. */
+/** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_BACKEND; NOT_OPEN (a call before a successful open). */
 export class StoreError extends WebRagError {}
 /** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}

@@ -65,45 +65,46 @@ function scheduleUpkeep(delay = 50) {
   }, delay);
 }
 
-async function handle(id, op, args) {
-  const onProgress = (ev) => self.postMessage({ id, progress: ev });
-  switch (op) {
-    case 'open': {
-      // Module bytes from the page for an inline worker; else the .wasm beside this file.
-      await init({ module_or_path: args.wasm ?? new URL('./webrag_bg.wasm', import.meta.url) });
-      const onEvent = (event) => self.postMessage({ event });
-      core = await WebRagCore.open(args.name, args.model, args.options ?? null, onProgress, args.device ?? 'auto', onEvent);
-      return await core.stats();
-    }
-    case 'add': return await core.add(args.docs, onProgress);
-    case 'remove': return await core.remove(args.ids);
-    case 'search': return await core.search(args.query, args.options ?? null);
-    case 'explainGraph': return await core.explainGraph(args.query, args.k ?? 10);
-    case 'testLlm': return await core.testLlm(modelArg(args.llm));
-    case 'ask': return await core.ask(args.question, modelArg(args.llm), args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
-    case 'enrich': return await core.enrich(modelArg(args.llm), args.options ?? null, (ev) => self.postMessage({ id, progress: ev }));
-    case 'traces': return await core.traces();
-    case 'exportTraces': return await core.exportTraces(args.format ?? 'events');
-    case 'clearTraces': return await core.clearTraces();
-    case 'memory': return await core.memory();
-    case 'forget': return await core.forget();
-    case 'questions': return await core.questions(args.chunkId);
-    case 'mindMap': return await core.mindMap(args.docId);
-    case 'decompose': return await core.decompose(args.question, modelArg(args.llm), args.options ?? null, (trace) => self.postMessage({ id, progress: trace }));
-    case 'embed': return await core.embed(args.texts, args.path ?? null);
-    case 'stats': return await core.stats();
-    case 'embedder': return await core.embedder();
-    case 'profileGpu': return await core.profileGpu(args.texts);
-    case 'loseGpuForTesting': return await core.loseGpuForTesting();
-    case 'documents': return await core.documents();
-    case 'chunk': return await core.chunk(args.id);
-    case 'clear': return await core.clear();
-    case 'exportKb': return await core.exportKb();
-    case 'importKb': return await core.importKb(args.bytes);
-    case 'maintain': return await core.maintain(args.force ?? false);
-    default: throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
-  }
-}
+// The operations, one entry each: the client's method of the same name posts {op, args}
+// (client.js), index.d.ts declares it, WebRagCore implements it; tests/e2e/ops.test.mjs checks
+// that the four agree. `p` posts a progress message for this request.
+const OPS = {
+  open: async (a, p) => {
+    // Module bytes from the page for an inline worker; else the .wasm beside this file.
+    await init({ module_or_path: a.wasm ?? new URL('./webrag_bg.wasm', import.meta.url) });
+    const onEvent = (event) => self.postMessage({ event });
+    core = await WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', onEvent);
+    return await core.stats();
+  },
+  add: (a, p) => core.add(a.docs, p),
+  remove: (a) => core.remove(a.ids),
+  search: (a) => core.search(a.query, a.options ?? null),
+  explainGraph: (a) => core.explainGraph(a.query, a.k ?? 10),
+  testLlm: (a) => core.testLlm(modelArg(a.llm)),
+  ask: (a, p) => core.ask(a.question, modelArg(a.llm), a.options ?? null, p),
+  enrich: (a, p) => core.enrich(modelArg(a.llm), a.options ?? null, p),
+  traces: () => core.traces(),
+  exportTraces: (a) => core.exportTraces(a.format ?? 'events'),
+  clearTraces: () => core.clearTraces(),
+  memory: () => core.memory(),
+  forget: () => core.forget(),
+  questions: (a) => core.questions(a.chunkId),
+  mindMap: (a) => core.mindMap(a.docId),
+  decompose: (a, p) => core.decompose(a.question, modelArg(a.llm), a.options ?? null, p),
+  embed: (a) => core.embed(a.texts, a.path ?? null),
+  stats: () => core.stats(),
+  embedder: () => core.embedder(),
+  profileGpu: (a) => core.profileGpu(a.texts),
+  loseGpuForTesting: () => core.loseGpuForTesting(),
+  documents: () => core.documents(),
+  chunk: (a) => core.chunk(a.id),
+  clear: () => core.clear(),
+  maintain: (a) => core.maintain(a.force ?? false),
+  exportKb: () => core.exportKb(),
+  importKb: (a) => core.importKb(a.bytes),
+};
+// Operations after which the idle-time upkeep runs.
+const WRITES = new Set(['open', 'add', 'remove', 'importKb']);
 
 self.onmessage = (e) => {
   const { llmToken, llmEnd, llmError, cancelId } = e.data;
@@ -116,17 +117,18 @@ self.onmessage = (e) => {
   waiting++;
   queue = queue.then(async () => {
     try {
+      if (!Object.hasOwn(OPS, op)) throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
       if (op !== 'open' && !core) throw Object.assign(new Error('not open'), { name: 'StoreError', code: 'NOT_OPEN' });
       if (op !== 'open' && typeof core[op] !== 'function') {
         throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
       }
-      const value = await handle(id, op, args);
+      const value = await OPS[op](args, (ev) => self.postMessage({ id, progress: ev }));
       self.postMessage({ id, ok: true, value });
     } catch (err) {
       self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
     } finally {
       waiting--;
-      if (op === 'open' || op === 'add' || op === 'remove' || op === 'importKb') scheduleUpkeep();
+      if (WRITES.has(op)) scheduleUpkeep();
     }
   });
 };

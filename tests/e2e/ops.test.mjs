@@ -1,0 +1,61 @@
+// The worker operations and error codes, written in four places, agree (no browser needed; reads
+// the sources and the wasm-bindgen declarations `./webrag.sh build` wrote to pkg/):
+// - the worker's table (src/web/js/worker.js `OPS`) is exactly the set of operations the client
+//   posts (client.js `#call('…')`);
+// - index.d.ts declares a WebRag method for each, and docs/api.md names each;
+// - WebRagCore (pkg/webrag.d.ts, the full build) implements each; the search build
+//   (pkg/search/webrag.d.ts) leaves out only the operations search.js says it leaves out;
+// - every error code the engine (src/error.rs), the worker and the client can produce is in
+//   index.d.ts and docs/api.md.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './harness.mjs';
+
+const read = (p) => readFileSync(join(ROOT, p), 'utf8');
+const block = (text, start, end) => {
+  const i = text.indexOf(start);
+  assert.ok(i >= 0, `${start} not found`);
+  return text.slice(i, text.indexOf(end, i));
+};
+
+const worker = read('src/web/js/worker.js');
+const OPS = [...block(worker, 'const OPS = {', '\n};').matchAll(/^ {2}(\w+): /gm)].map((m) => m[1]).sort();
+const CLIENT = [...new Set([...read('src/web/js/client.js').matchAll(/#call\('(\w+)'/g)].map((m) => m[1]))].sort();
+const coreMethods = (dts) => new Set([...block(dts, 'export class WebRagCore', '\n}').matchAll(/^ {4}(?:static )?(\w+)\(/gm)].map((m) => m[1]));
+
+test('the worker dispatches exactly the operations the client posts', () => {
+  assert.ok(OPS.length >= 25, `the table was read (${OPS.length} operations)`);
+  assert.deepEqual(CLIENT, OPS);
+});
+
+test('index.d.ts declares, and docs/api.md names, a method for every operation', () => {
+  const dts = block(read('src/web/js/index.d.ts'), 'export class WebRag ', '\n}');
+  const declared = new Set([...dts.matchAll(/^ {2}(?:static )?(\w+)\(/gm)].map((m) => m[1]));
+  const api = read('docs/api.md');
+  for (const op of OPS) {
+    assert.ok(declared.has(op), `index.d.ts declares WebRag.${op}`);
+    assert.ok(api.includes(`${op}(`), `docs/api.md names ${op}(`);
+  }
+});
+
+test('WebRagCore implements every operation; the search build leaves out only what it says', () => {
+  const full = coreMethods(read('pkg/webrag.d.ts'));
+  for (const op of OPS) assert.ok(full.has(op), `WebRagCore.${op} in the full build`);
+  const search = coreMethods(read('pkg/search/webrag.d.ts'));
+  const missing = OPS.filter((op) => !search.has(op));
+  const said = /operations it leaves out \(([^)]*)\)/.exec(read('src/web/js/search.js').replace(/\n\/\/ /g, ' '))[1].split(',').map((s) => s.trim());
+  assert.deepEqual(missing.sort(), said.sort(), 'search.js names what webrag/search leaves out');
+});
+
+test('every error code is declared in index.d.ts and documented in docs/api.md', () => {
+  const engine = [...read('src/error.rs').matchAll(/=> "([A-Z][A-Z0-9_]+)"/g)].map((m) => m[1]);
+  const js = [...`${worker}${read('src/web/js/client.js')}`.matchAll(/code: '([A-Z][A-Z0-9_]+)'|, '([A-Z][A-Z0-9_]+)'\)/g)].map((m) => m[1] ?? m[2]);
+  const codes = [...new Set([...engine, ...js])].sort();
+  assert.ok(codes.length > 40, `codes were read (${codes.length})`);
+  const dts = read('src/web/js/index.d.ts');
+  const api = read('docs/api.md');
+  const missing = codes.filter((c) => !dts.includes(c)).map((c) => `index.d.ts: ${c}`).concat(codes.filter((c) => !api.includes(c)).map((c) => `docs/api.md: ${c}`));
+  assert.deepEqual(missing, []);
+});
