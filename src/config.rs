@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 pub use crate::index::bm25::Bm25Idf;
+use crate::options::{Range, check_all};
 
 /// Options of an [`crate::Engine`]. All fields have defaults (see [`Config::default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +43,24 @@ pub struct Config {
 }
 
 impl Config {
+    /// `maxDocumentBytes`: 8 MiB; 1 KiB..=256 MiB.
+    pub const MAX_DOCUMENT_BYTES: Range = Range::new("maxDocumentBytes", (8 << 20) as f64, 1024.0, (256 << 20) as f64);
+    /// `bm25K1`.
+    pub const BM25_K1: Range = Range::new("bm25K1", 1.2, 0.0, 3.0);
+    /// `bm25B`.
+    pub const BM25_B: Range = Range::new("bm25B", 0.75, 0.0, 1.0);
+    /// `bm25Epsilon`.
+    pub const BM25_EPSILON: Range = Range::new("bm25Epsilon", 0.25, 0.0, 1.0);
+    /// `rrfK`.
+    pub const RRF_K: Range = Range::new("rrfK", 60.0, 1.0, 1000.0);
+    /// `fusionDepth`.
+    pub const FUSION_DEPTH: Range = Range::new("fusionDepth", 100.0, 1.0, 10_000.0);
+    /// `embedBatch` (its default is the embedder's: `default` here is the CPU path's in the page).
+    pub const EMBED_BATCH: Range = Range::new("embedBatch", 16.0, 1.0, 1024.0);
+    /// The numeric options with a fixed range (docs/api.md, "Engine options").
+    pub const OPTIONS: &[Range] =
+        &[Self::MAX_DOCUMENT_BYTES, Self::BM25_K1, Self::BM25_B, Self::BM25_EPSILON, Self::RRF_K, Self::FUSION_DEPTH, Self::EMBED_BATCH];
+
     /// The BM25 parameters these options name.
     pub fn bm25(&self) -> crate::index::bm25::Bm25Params {
         crate::index::bm25::Bm25Params { k1: self.bm25_k1, b: self.bm25_b, idf: self.bm25_idf, epsilon: self.bm25_epsilon }
@@ -52,9 +71,7 @@ impl Config {
     /// Errors: [`InputError::InvalidOption`] naming the first option out of range.
     pub fn validate(&self) -> Result<(), InputError> {
         let bad = |name: &str, reason: String| Err(InputError::InvalidOption { name: name.into(), reason });
-        if !(1024..=256 << 20).contains(&self.max_document_bytes) {
-            return bad("maxDocumentBytes", format!("{} is outside 1024..=268435456", self.max_document_bytes));
-        }
+        Self::MAX_DOCUMENT_BYTES.check("", self.max_document_bytes as f64)?;
         if self.max_chunk_tokens < 32 {
             return bad("maxChunkTokens", format!("{} is below 32", self.max_chunk_tokens));
         }
@@ -64,25 +81,18 @@ impl Config {
                 format!("{} is outside 1..=maxChunkTokens ({})", self.target_chunk_tokens, self.max_chunk_tokens),
             );
         }
-        if !(0.0..=3.0).contains(&self.bm25_k1) {
-            return bad("bm25K1", format!("{} is outside 0..=3", self.bm25_k1));
-        }
-        if !(0.0..=1.0).contains(&self.bm25_b) {
-            return bad("bm25B", format!("{} is outside 0..=1", self.bm25_b));
-        }
-        if !(0.0..=1.0).contains(&self.bm25_epsilon) {
-            return bad("bm25Epsilon", format!("{} is outside 0..=1", self.bm25_epsilon));
-        }
-        if !(1.0..=1000.0).contains(&self.rrf_k) {
-            return bad("rrfK", format!("{} is outside 1..=1000", self.rrf_k));
-        }
-        if !(1..=10_000).contains(&self.fusion_depth) {
-            return bad("fusionDepth", format!("{} is outside 1..=10000", self.fusion_depth));
-        }
-        if let Some(n) = self.embed_batch
-            && !(1..=1024).contains(&n)
-        {
-            return bad("embedBatch", format!("{n} is outside 1..=1024"));
+        check_all(
+            "",
+            &[
+                (Self::BM25_K1, self.bm25_k1 as f64),
+                (Self::BM25_B, self.bm25_b as f64),
+                (Self::BM25_EPSILON, self.bm25_epsilon as f64),
+                (Self::RRF_K, self.rrf_k as f64),
+                (Self::FUSION_DEPTH, self.fusion_depth as f64),
+            ],
+        )?;
+        if let Some(n) = self.embed_batch {
+            Self::EMBED_BATCH.check("", n as f64)?;
         }
         self.ann.validate()?;
         self.graph.validate()
@@ -92,15 +102,15 @@ impl Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            max_document_bytes: 8 << 20,
+            max_document_bytes: Self::MAX_DOCUMENT_BYTES.count(),
             max_chunk_tokens: 256,
             target_chunk_tokens: 200,
-            bm25_k1: 1.2,
-            bm25_b: 0.75,
+            bm25_k1: Self::BM25_K1.real(),
+            bm25_b: Self::BM25_B.real(),
             bm25_idf: Bm25Idf::Plus1,
-            bm25_epsilon: 0.25,
-            rrf_k: 60.0,
-            fusion_depth: 100,
+            bm25_epsilon: Self::BM25_EPSILON.real(),
+            rrf_k: Self::RRF_K.real(),
+            fusion_depth: Self::FUSION_DEPTH.count(),
             embed_batch: None,
             graph: crate::graph::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),

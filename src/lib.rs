@@ -20,6 +20,7 @@ pub mod graph;
 pub mod index;
 pub mod kb_file;
 pub mod llm;
+pub mod options;
 pub mod ports;
 pub mod retrieve;
 pub mod snapshot;

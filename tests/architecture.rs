@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Layers, bottom first. A module may name modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
     &["error"],
-    &["types"],
+    &["types", "options"],
     &["ports"],
     &["text", "kb_file"],
     &["embed"],

@@ -49,3 +49,55 @@ fn engine_options_are_typed_and_documented() {
 fn ask_options_are_typed_and_documented() {
     check("ask option", serde_json::to_value(webrag::ask::pipeline::PipelineParams::default()).expect("json"));
 }
+
+/// Each numeric option's default and range, as its component defines them once
+/// ([`webrag::options::Range`]): the component's `Default` has that default, and docs/api.md's
+/// row and index.d.ts's comment for the option state both the default and the range.
+#[test]
+fn defaults_and_ranges_are_defined_once_and_documented_as_defined() {
+    use webrag::options::Range;
+    let engine = serde_json::to_value(webrag::config::Config::default()).expect("json");
+    let ask = serde_json::to_value(webrag::ask::pipeline::PipelineParams::default()).expect("json");
+    let groups: [(&str, &Value, &[Range]); 6] = [
+        ("", &engine, webrag::config::Config::OPTIONS),
+        ("graph", &engine, webrag::graph::GraphParams::OPTIONS),
+        ("graph.pgr", &engine, webrag::graph::pgr::PgrParams::OPTIONS),
+        ("ann", &engine, webrag::index::ann::AnnParams::OPTIONS),
+        ("", &ask, webrag::ask::pipeline::PipelineParams::OPTIONS),
+        ("decompose", &ask, webrag::ask::DecomposeParams::OPTIONS),
+    ];
+    let (dts, api) = (read("src/web/js/index.d.ts"), read("docs/api.md").replace(',', ""));
+    let mut problems = Vec::new();
+    let mut n = 0;
+    for (group, defaults, ranges) in groups {
+        for r in ranges {
+            n += 1;
+            let path = if group.is_empty() { r.name.to_string() } else { format!("{group}.{}", r.name) };
+            let pointer = format!("/{}", path.replace('.', "/"));
+            match defaults.pointer(&pointer) {
+                Some(Value::Null) => {} // decided at run time (embedBatch: the embedder's own)
+                Some(v) if v.as_f64().is_some_and(|x| (x - r.default).abs() <= 1e-6 * r.default.abs().max(1.0)) => {}
+                other => problems.push(format!("{path}: Default gives {other:?}, the range says {}", r.default)),
+            }
+            let (default, range) = (r.default.to_string(), format!("{}..={}", r.min, r.max));
+            // docs/api.md: the option's table row (named by its path below the table's heading).
+            let suffix = path.rsplit_once("graph.").map(|(_, s)| s.to_string()).unwrap_or(path.clone());
+            let row = api.lines().find(|l| l.starts_with(&format!("| `{}`", r.name)) || l.starts_with(&format!("| `{suffix}`")));
+            match row {
+                Some(row) if row.contains(&range) && row.contains(&default) => {}
+                _ => problems.push(format!("docs/api.md: the row of `{path}` should state default {default} and range {range}: {row:?}")),
+            }
+            // index.d.ts: the doc comment just before `name?:`.
+            let comment = dts.find(&format!(" */ {}?:", r.name)).and_then(|end| dts[..end].rfind("/** ").map(|start| &dts[start + 4..end]));
+            match comment {
+                Some(c) if c.contains(&range) && c.contains(&default) => {}
+                _ => problems.push(format!(
+                    "index.d.ts: the comment of `{}?:` should state default {default} and range {range}: {comment:?}",
+                    r.name
+                )),
+            }
+        }
+    }
+    assert!(n > 30, "{n} ranges");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -25,6 +25,7 @@ pub mod params;
 pub mod pipeline;
 pub mod web;
 
+use crate::options::Range;
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
@@ -53,27 +54,39 @@ pub struct DecomposeParams {
 
 impl Default for DecomposeParams {
     fn default() -> Self {
-        DecomposeParams { rounds: 5, candidates: 10, delta: 0.5, proposals: 3, retriever: crate::types::SearchMode::HybridGraph }
+        DecomposeParams {
+            rounds: Self::ROUNDS.count(),
+            candidates: Self::CANDIDATES.count(),
+            delta: Self::DELTA.real(),
+            proposals: Self::PROPOSALS.count(),
+            retriever: crate::types::SearchMode::HybridGraph,
+        }
     }
 }
 
 impl DecomposeParams {
+    /// `decompose.rounds`.
+    pub const ROUNDS: Range = Range::new("rounds", 5.0, 1.0, 20.0);
+    /// `decompose.candidates`.
+    pub const CANDIDATES: Range = Range::new("candidates", 10.0, 1.0, 50.0);
+    /// `decompose.delta`.
+    pub const DELTA: Range = Range::new("delta", 0.5, 0.0, 1.0);
+    /// `decompose.proposals`.
+    pub const PROPOSALS: Range = Range::new("proposals", 3.0, 1.0, 10.0);
+    /// The numeric options with a fixed range (docs/api.md, "Decomposition").
+    pub const OPTIONS: &[Range] = &[Self::ROUNDS, Self::CANDIDATES, Self::DELTA, Self::PROPOSALS];
+
     /// Checks the ranges.
     pub fn validate(&self) -> std::result::Result<(), crate::error::InputError> {
-        let bad = |name: &str, reason: String| Err(crate::error::InputError::InvalidOption { name: format!("decompose.{name}"), reason });
-        if !(1..=20).contains(&self.rounds) {
-            return bad("rounds", format!("{} is outside 1..=20", self.rounds));
-        }
-        if !(1..=50).contains(&self.candidates) {
-            return bad("candidates", format!("{} is outside 1..=50", self.candidates));
-        }
-        if !(0.0..=1.0).contains(&self.delta) {
-            return bad("delta", format!("{} is outside 0..=1", self.delta));
-        }
-        if !(1..=10).contains(&self.proposals) {
-            return bad("proposals", format!("{} is outside 1..=10", self.proposals));
-        }
-        Ok(())
+        crate::options::check_all(
+            "decompose.",
+            &[
+                (Self::ROUNDS, self.rounds as f64),
+                (Self::CANDIDATES, self.candidates as f64),
+                (Self::DELTA, self.delta as f64),
+                (Self::PROPOSALS, self.proposals as f64),
+            ],
+        )
     }
 }
 

@@ -1,5 +1,6 @@
 //! The ask pipeline's options: which steps run ([`Steps`]), the knowledge filter's strength, and
 //! [`PipelineParams`] with its ranges.
+use crate::options::Range;
 use serde::{Deserialize, Serialize};
 
 use super::DecomposeParams;
@@ -112,15 +113,15 @@ impl Default for PipelineParams {
         PipelineParams {
             preset: "ask".into(),
             steps: Default::default(),
-            tau: 0.4,
-            theta: 3,
-            rewrite_queries: 3,
-            key_points: 4,
-            graph_facts: 8,
-            verify_rounds: 1,
-            supplement_queries: 2,
+            tau: Self::TAU.real(),
+            theta: Self::THETA.count(),
+            rewrite_queries: Self::REWRITE_QUERIES.count(),
+            key_points: Self::KEY_POINTS.count(),
+            graph_facts: Self::GRAPH_FACTS.count(),
+            verify_rounds: Self::VERIFY_ROUNDS.count(),
+            supplement_queries: Self::SUPPLEMENT_QUERIES.count(),
             filter: FilterStrength::Lenient,
-            max_sources: 8,
+            max_sources: Self::MAX_SOURCES.count(),
             keep_trace: false,
             decompose: DecomposeParams::default(),
             answer: AnswerParams::default(),
@@ -130,6 +131,34 @@ impl Default for PipelineParams {
 }
 
 impl PipelineParams {
+    /// `tau`.
+    pub const TAU: Range = Range::new("tau", 0.4, 0.0, 1.0);
+    /// `theta`.
+    pub const THETA: Range = Range::new("theta", 3.0, 1.0, 100.0);
+    /// `rewriteQueries`.
+    pub const REWRITE_QUERIES: Range = Range::new("rewriteQueries", 3.0, 1.0, 10.0);
+    /// `keyPoints`.
+    pub const KEY_POINTS: Range = Range::new("keyPoints", 4.0, 1.0, 10.0);
+    /// `graphFacts`.
+    pub const GRAPH_FACTS: Range = Range::new("graphFacts", 8.0, 1.0, 50.0);
+    /// `verifyRounds`.
+    pub const VERIFY_ROUNDS: Range = Range::new("verifyRounds", 1.0, 1.0, 5.0);
+    /// `supplementQueries`.
+    pub const SUPPLEMENT_QUERIES: Range = Range::new("supplementQueries", 2.0, 1.0, 5.0);
+    /// `maxSources`.
+    pub const MAX_SOURCES: Range = Range::new("maxSources", 8.0, 1.0, 30.0);
+    /// The numeric options with a fixed range (docs/api.md, "Ask").
+    pub const OPTIONS: &[Range] = &[
+        Self::TAU,
+        Self::THETA,
+        Self::REWRITE_QUERIES,
+        Self::KEY_POINTS,
+        Self::GRAPH_FACTS,
+        Self::VERIFY_ROUNDS,
+        Self::SUPPLEMENT_QUERIES,
+        Self::MAX_SOURCES,
+    ];
+
     /// The steps that run: the preset's, with `steps` applied.
     ///
     /// Errors: [`InputError::InvalidOption`] for an unknown preset, step or a non-boolean.
@@ -166,19 +195,19 @@ impl PipelineParams {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<Steps> {
         let steps = self.resolved_steps()?;
-        let range = |name: &str, v: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&v) { Ok(()) } else { Err(bad(name, format!("{v} is outside {lo}..={hi}"))) }
-        };
-        if !(0.0..=1.0).contains(&self.tau) {
-            return Err(bad("tau", format!("{} is outside 0..=1", self.tau)));
-        }
-        range("theta", self.theta, 1, 100)?;
-        range("rewriteQueries", self.rewrite_queries, 1, 10)?;
-        range("keyPoints", self.key_points, 1, 10)?;
-        range("graphFacts", self.graph_facts, 1, 50)?;
-        range("verifyRounds", self.verify_rounds, 1, 5)?;
-        range("supplementQueries", self.supplement_queries, 1, 5)?;
-        range("maxSources", self.max_sources, 1, 30)?;
+        crate::options::check_all(
+            "",
+            &[
+                (Self::TAU, self.tau as f64),
+                (Self::THETA, self.theta as f64),
+                (Self::REWRITE_QUERIES, self.rewrite_queries as f64),
+                (Self::KEY_POINTS, self.key_points as f64),
+                (Self::GRAPH_FACTS, self.graph_facts as f64),
+                (Self::VERIFY_ROUNDS, self.verify_rounds as f64),
+                (Self::SUPPLEMENT_QUERIES, self.supplement_queries as f64),
+                (Self::MAX_SOURCES, self.max_sources as f64),
+            ],
+        )?;
         self.decompose.validate()?;
         Ok(steps)
     }

@@ -1,5 +1,6 @@
 //! Pseudo-graph options ([`GraphParams`]).
 use crate::error::InputError;
+use crate::options::{Range, check_all};
 
 use super::pgr::PgrParams;
 
@@ -45,51 +46,73 @@ impl Default for GraphParams {
     fn default() -> Self {
         GraphParams {
             enabled: true,
-            super_topic_threshold: 0.92,
-            super_fact_threshold: 0.98,
-            seed_topics: 3,
-            max_topics: 10,
-            link_decay: 0.9,
-            dense_hops: 0,
-            entity_max_topics: 20,
+            super_topic_threshold: Self::SUPER_TOPIC_THRESHOLD.real(),
+            super_fact_threshold: Self::SUPER_FACT_THRESHOLD.real(),
+            seed_topics: Self::SEED_TOPICS.count(),
+            max_topics: Self::MAX_TOPICS.count(),
+            link_decay: Self::LINK_DECAY.real(),
+            dense_hops: Self::DENSE_HOPS.count(),
+            entity_max_topics: Self::ENTITY_MAX_TOPICS.count(),
             pgr: PgrParams::default(),
         }
     }
 }
 
 impl GraphParams {
+    /// `graph.superTopicThreshold`.
+    pub const SUPER_TOPIC_THRESHOLD: Range = Range::new("superTopicThreshold", 0.92, 0.0, 1.0);
+    /// `graph.superFactThreshold`.
+    pub const SUPER_FACT_THRESHOLD: Range = Range::new("superFactThreshold", 0.98, 0.0, 1.0);
+    /// `graph.seedTopics`.
+    pub const SEED_TOPICS: Range = Range::new("seedTopics", 3.0, 1.0, 50.0);
+    /// `graph.maxTopics`.
+    pub const MAX_TOPICS: Range = Range::new("maxTopics", 10.0, 1.0, 200.0);
+    /// `graph.linkDecay`.
+    pub const LINK_DECAY: Range = Range::new("linkDecay", 0.9, 0.0, 1.0);
+    /// `graph.denseHops`.
+    pub const DENSE_HOPS: Range = Range::new("denseHops", 0.0, 0.0, 10.0);
+    /// `graph.entityMaxTopics`.
+    pub const ENTITY_MAX_TOPICS: Range = Range::new("entityMaxTopics", 20.0, 0.0, 1000.0);
+    /// The numeric options with a fixed range (docs/api.md, `graph`).
+    pub const OPTIONS: &[Range] = &[
+        Self::SUPER_TOPIC_THRESHOLD,
+        Self::SUPER_FACT_THRESHOLD,
+        Self::SEED_TOPICS,
+        Self::MAX_TOPICS,
+        Self::LINK_DECAY,
+        Self::DENSE_HOPS,
+        Self::ENTITY_MAX_TOPICS,
+    ];
+}
+
+impl GraphParams {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), InputError> {
-        let bad = |name: &str, reason: String| Err(InputError::InvalidOption { name: format!("graph.{name}"), reason });
-        for (name, v) in [("superTopicThreshold", self.super_topic_threshold), ("superFactThreshold", self.super_fact_threshold)] {
-            if !(0.0..=1.0).contains(&v) {
-                return bad(name, format!("{v} is outside 0..=1"));
-            }
+        check_all(
+            "graph.",
+            &[
+                (Self::SUPER_TOPIC_THRESHOLD, self.super_topic_threshold as f64),
+                (Self::SUPER_FACT_THRESHOLD, self.super_fact_threshold as f64),
+            ],
+        )?;
+        let (support, cont) = (self.pgr.support, self.pgr.continue_threshold);
+        if !(0.0..=2.0).contains(&support) || !(support..=2.0).contains(&cont) {
+            return Err(InputError::InvalidOption {
+                name: "graph.pgr".into(),
+                reason: format!("need 0 ≤ support ({support}) ≤ continueThreshold ({cont}) ≤ 2"),
+            });
         }
-        if !(0.0..=2.0).contains(&self.pgr.support) || !(self.pgr.support..=2.0).contains(&self.pgr.continue_threshold) {
-            return bad(
-                "pgr",
-                format!("need 0 ≤ support ({}) ≤ continueThreshold ({}) ≤ 2", self.pgr.support, self.pgr.continue_threshold),
-            );
-        }
-        if !(0.0..=1.0).contains(&self.link_decay) {
-            return bad("linkDecay", format!("{} is outside 0..=1", self.link_decay));
-        }
-        if self.dense_hops > 10 {
-            return bad("denseHops", format!("{} is outside 0..=10", self.dense_hops));
-        }
-        if self.entity_max_topics > 1000 {
-            return bad("entityMaxTopics", format!("{} is outside 0..=1000", self.entity_max_topics));
-        }
-        if !(1..=50).contains(&self.seed_topics) {
-            return bad("seedTopics", format!("{} is outside 1..=50", self.seed_topics));
-        }
-        if !(1..=200).contains(&self.max_topics) {
-            return bad("maxTopics", format!("{} is outside 1..=200", self.max_topics));
-        }
-        if !(1..=100).contains(&self.pgr.anchors) || !(1..=1000).contains(&self.pgr.top_rows) {
-            return bad("pgr", "anchors must be in 1..=100 and topRows in 1..=1000".into());
-        }
+        check_all(
+            "graph.",
+            &[
+                (Self::LINK_DECAY, self.link_decay as f64),
+                (Self::DENSE_HOPS, self.dense_hops as f64),
+                (Self::ENTITY_MAX_TOPICS, self.entity_max_topics as f64),
+                (Self::SEED_TOPICS, self.seed_topics as f64),
+                (Self::MAX_TOPICS, self.max_topics as f64),
+            ],
+        )?;
+        check_all("graph.pgr.", &[(PgrParams::ANCHORS, self.pgr.anchors as f64), (PgrParams::TOP_ROWS, self.pgr.top_rows as f64)])?;
         Ok(())
     }
 }

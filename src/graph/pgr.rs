@@ -43,6 +43,14 @@ pub struct PgrParams {
 }
 
 impl PgrParams {
+    /// `graph.pgr.anchors`.
+    pub const ANCHORS: crate::options::Range = crate::options::Range::new("anchors", 8.0, 1.0, 100.0);
+    /// `graph.pgr.topRows`.
+    pub const TOP_ROWS: crate::options::Range = crate::options::Range::new("topRows", 8.0, 1.0, 1000.0);
+    /// The numeric options with a fixed range (`support` and `continueThreshold` bound each
+    /// other: `0 ≤ support ≤ continueThreshold ≤ 2`, checked by [`super::GraphParams::validate`]).
+    pub const OPTIONS: &[crate::options::Range] = &[Self::ANCHORS, Self::TOP_ROWS];
+
     /// The thresholds of the PG-RAG reference code: support 0.01, continue 0.02 (the default).
     pub const REFERENCE_CODE: (f32, f32) = (0.01, 0.02);
     /// The thresholds of the PG-RAG paper (§4.3): support 0.03, continue 0.05.
@@ -64,7 +72,8 @@ impl PgrParams {
 
 impl Default for PgrParams {
     fn default() -> Self {
-        PgrParams { support: 0.01, continue_threshold: 0.02, anchors: 8, top_rows: 8 }
+        let (support, continue_threshold) = Self::REFERENCE_CODE;
+        PgrParams { support, continue_threshold, anchors: Self::ANCHORS.count(), top_rows: Self::TOP_ROWS.count() }
     }
 }
 

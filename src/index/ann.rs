@@ -43,24 +43,35 @@ pub struct AnnParams {
 
 impl Default for AnnParams {
     fn default() -> Self {
-        AnnParams { ef_construction: 40, ef_search: 100, seal_at: 4096, seed: 1 }
+        AnnParams {
+            ef_construction: Self::EF_CONSTRUCTION.count(),
+            ef_search: Self::EF_SEARCH.count(),
+            seal_at: Self::SEAL_AT.count(),
+            seed: 1,
+        }
     }
 }
 
 impl AnnParams {
+    /// `ann.efConstruction`.
+    pub const EF_CONSTRUCTION: crate::options::Range = crate::options::Range::new("efConstruction", 40.0, 1.0, 1000.0);
+    /// `ann.efSearch`.
+    pub const EF_SEARCH: crate::options::Range = crate::options::Range::new("efSearch", 100.0, 1.0, 1000.0);
+    /// `ann.sealAt`.
+    pub const SEAL_AT: crate::options::Range = crate::options::Range::new("sealAt", 4096.0, 16.0, 1_000_000.0);
+    /// The numeric options with a fixed range (docs/api.md, `ann`).
+    pub const OPTIONS: &[crate::options::Range] = &[Self::EF_CONSTRUCTION, Self::EF_SEARCH, Self::SEAL_AT];
+
     /// Checks the ranges; the error names the field (`ann.<field>`).
     pub fn validate(&self) -> Result<(), crate::error::InputError> {
-        let bad = |name: &str, reason: String| Err(crate::error::InputError::InvalidOption { name: format!("ann.{name}"), reason });
-        if !(1..=1000).contains(&self.ef_construction) {
-            return bad("efConstruction", format!("{} is outside 1..=1000", self.ef_construction));
-        }
-        if !(1..=1000).contains(&self.ef_search) {
-            return bad("efSearch", format!("{} is outside 1..=1000", self.ef_search));
-        }
-        if !(16..=1_000_000).contains(&self.seal_at) {
-            return bad("sealAt", format!("{} is outside 16..=1000000", self.seal_at));
-        }
-        Ok(())
+        crate::options::check_all(
+            "ann.",
+            &[
+                (Self::EF_CONSTRUCTION, self.ef_construction as f64),
+                (Self::EF_SEARCH, self.ef_search as f64),
+                (Self::SEAL_AT, self.seal_at as f64),
+            ],
+        )
     }
 }
 

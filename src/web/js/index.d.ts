@@ -39,10 +39,10 @@ export type ModelFunction = (messages: ChatMessage[], opts: { step: string; sign
 
 /** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */
 export interface DecomposeOptions {
-  /** Rounds N (each adds at most one chunk to the context). Default 5. */ rounds?: number;
-  /** Candidates K per proposal. Default 10. */ candidates?: number;
-  /** Similarity threshold δ for atomic-question candidates. Default 0.5. */ delta?: number;
-  /** Proposals read per round. Default 3. */ proposals?: number;
+  /** Rounds N (each adds at most one chunk to the context). Default 5; 1..=20. */ rounds?: number;
+  /** Candidates K per proposal. Default 10; 1..=50. */ candidates?: number;
+  /** Similarity threshold δ for atomic-question candidates. Default 0.5; 0..=1. */ delta?: number;
+  /** Proposals read per round. Default 3; 1..=10. */ proposals?: number;
   /** Retriever of chunk candidates. Default 'hybrid+graph'. */ retriever?: SearchMode;
 }
 
@@ -61,15 +61,15 @@ export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: b
 export interface AskOptions {
   /** 'ask' (default): every step; 'search': no model call (context only, `answer` null). */ preset?: 'ask' | 'search';
   /** Per-step switches over the preset. */ steps?: PipelineSteps;
-  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.4. */ tau?: number;
-  /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3. */ theta?: number;
-  /** Queries asked of Query Rewriter+. Default 3. */ rewriteQueries?: number;
-  /** Key points for the graph retriever. Default 4. */ keyPoints?: number;
-  /** Facts the graph retriever puts in its context. Default 8. */ graphFacts?: number;
-  /** Verify-and-supplement rounds. Default 1. */ verifyRounds?: number;
-  /** Sub-queries per supplement. Default 2. */ supplementQueries?: number;
+  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.4; 0..=1. */ tau?: number;
+  /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3; 1..=100. */ theta?: number;
+  /** Queries asked of Query Rewriter+. Default 3; 1..=10. */ rewriteQueries?: number;
+  /** Key points for the graph retriever. Default 4; 1..=10. */ keyPoints?: number;
+  /** Facts the graph retriever puts in its context. Default 8; 1..=50. */ graphFacts?: number;
+  /** Verify-and-supplement rounds. Default 1; 1..=5. */ verifyRounds?: number;
+  /** Sub-queries per supplement. Default 2; 1..=5. */ supplementQueries?: number;
   /** Knowledge filter: 'strict' keeps entailment only, 'lenient' (default) also neutral. */ filter?: 'strict' | 'lenient';
-  /** Sources given to the answer at most. Default 8. */ maxSources?: number;
+  /** Sources given to the answer at most. Default 8; 1..=30. */ maxSources?: number;
   /** Keep the trace for exportTraces(). Default false. */ keepTrace?: boolean;
   /** A web-search endpoint routing may pick: POST {query, k} → {results: [{title, url, text}]}. */ webSearch?: { url: string; headers?: Record<string, string>; timeoutMs?: number };
   decompose?: DecomposeOptions;
@@ -134,15 +134,15 @@ export interface ChunkRecord { id: string; docId: string; ordinal: number; headi
 
 /** Engine options (all optional). */
 export interface Options {
-  /** Default 8 MiB. */ maxDocumentBytes?: number;
+  /** Default 8 MiB (8388608); 1024..=268435456. */ maxDocumentBytes?: number;
   /** Default 256 word pieces. */ maxChunkTokens?: number;
   /** Default 200. */ targetChunkTokens?: number;
-  /** Default 1.2. */ bm25K1?: number;
-  /** Default 0.75. */ bm25B?: number;
+  /** Default 1.2; 0..=3. */ bm25K1?: number;
+  /** Default 0.75; 0..=1. */ bm25B?: number;
   /** BM25 idf: 'plus1' ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene), 'okapi' ln((N − df + 0.5)/(df + 0.5)) floored at bm25Epsilon × the mean idf. Default 'plus1'. */ bm25Idf?: 'plus1' | 'okapi';
   /** The 'okapi' floor. Default 0.25; 0..=1. */ bm25Epsilon?: number;
-  /** Default 60. */ rrfK?: number;
-  /** Default 100. */ fusionDepth?: number;
+  /** Default 60; 1..=1000. */ rrfK?: number;
+  /** Default 100; 1..=10000. */ fusionDepth?: number;
   /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
   /** Pseudo-graph (PG-RAG) options. */
   graph?: GraphOptions;
@@ -181,15 +181,20 @@ export interface GraphSearch {
 /** Pseudo-graph options (docs/pseudo-graph.md). Thresholds are cosines. */
 export interface GraphOptions {
   /** Build mind maps at ingest (one embedding per topic, route and fact). Default true. */ enabled?: boolean;
-  /** Default 0.92. */ superTopicThreshold?: number;
-  /** Default 0.98. */ superFactThreshold?: number;
-  /** Seed topics by title and by best fact. Default 3. */ seedTopics?: number;
-  /** Candidate topics after the super-topic / entity-link walk. Default 10. */ maxTopics?: number;
-  /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9. */ linkDecay?: number;
+  /** Default 0.92; 0..=1. */ superTopicThreshold?: number;
+  /** Default 0.98; 0..=1. */ superFactThreshold?: number;
+  /** Seed topics by title and by best fact. Default 3; 1..=50. */ seedTopics?: number;
+  /** Candidate topics after the super-topic / entity-link walk. Default 10; 1..=200. */ maxTopics?: number;
+  /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9; 0..=1. */ linkDecay?: number;
   /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
   /** Shared-entity links in the walk: topics whose facts name the same proper name (a run of capitalised words) that at most this many topics name. Default 20; 0 turns them off; 0..=1000. */ entityMaxTopics?: number;
   /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
-  pgr?: { support?: number; continueThreshold?: number; anchors?: number; topRows?: number };
+  pgr?: {
+    /** Weight 1 within this of an anchor's similarity. Default 0.01; 0 ≤ support ≤ continueThreshold ≤ 2. */ support?: number;
+    /** Weight 0.5 within this. Default 0.02. */ continueThreshold?: number;
+    /** Anchors per key point. Default 8; 1..=100. */ anchors?: number;
+    /** Fact paths selected. Default 8; 1..=1000. */ topRows?: number;
+  };
 }
 
 /** Model files as bytes; `id` is recorded in the knowledge base (default all-MiniLM-L6-v2's). */
