@@ -141,6 +141,27 @@ pub fn chunk_id(doc_id: &str, ordinal: usize) -> ChunkId {
     format!("{doc_id}#{ordinal}")
 }
 
+/// Atomic question `index` of chunk `chunk` (PIKE-RAG atomizing): the engine's key for it. Its
+/// `vectors` record is keyed [`QuestionKey::store_id`]; that string is written, never parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuestionKey {
+    /// The chunk the question is about.
+    pub chunk: ChunkId,
+    /// Its position in the chunk's question list.
+    pub index: u32,
+}
+
+impl QuestionKey {
+    /// The key of question `index` of `chunk`.
+    pub fn new(chunk: &str, index: usize) -> Self {
+        QuestionKey { chunk: chunk.to_string(), index: index as u32 }
+    }
+    /// The id of its `vectors` record and its HNSW segment entry: `"{chunk}?{index}"`.
+    pub fn store_id(&self) -> String {
+        format!("{}?{}", self.chunk, self.index)
+    }
+}
+
 /// `vectors` record: one embedding, keyed by its owner id (a chunk id here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,7 @@ use crate::graph::{GraphPlan, NewMap, node_inputs};
 use crate::ports::{Collection, Op, Record, Store};
 use crate::types::*;
 
-use super::{AtomicHit, Engine, question_id};
+use super::{AtomicHit, Engine};
 
 /// The LLM-built parts of a knowledge base: atomic questions (PIKE-RAG knowledge atomizing), the
 /// memory knowledge base, kept traces, and replacing a document's mind map (PG-RAG). The model
@@ -49,7 +49,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let doc_id = self.chunks[cid].doc_id.clone();
             ops.push(Op::Put(Record::Question(QuestionRecord { id: cid.clone(), doc_id, questions: qs.clone() })));
             for i in 0..qs.len() {
-                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&question_id(cid, i), "questions", &vecs[at + i]))));
+                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&QuestionKey::new(cid, i).store_id(), "questions", &vecs[at + i]))));
             }
             at += qs.len();
         }
@@ -74,10 +74,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             .into_iter()
             .filter(|(_, s)| *s >= delta)
             .filter_map(|(slot, score)| {
-                let qid = self.qslots.id(slot)?;
-                let (cid, i) = qid.rsplit_once('?')?;
-                let question = self.atoms.get(cid)?.get(i.parse::<usize>().ok()?)?.clone();
-                Some(AtomicHit { question, chunk_id: cid.to_string(), score })
+                let key = self.qslots.id(slot)?;
+                let question = self.atoms.get(&key.chunk)?.get(key.index as usize)?.clone();
+                Some(AtomicHit { question, chunk_id: key.chunk.clone(), score })
             })
             .collect()
     }
@@ -228,6 +227,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// The embedding of a chunk's `i`-th atomic question.
     pub fn question_vector(&self, chunk_id: &str, i: usize) -> Option<&[f32]> {
-        self.qslots.get(&question_id(chunk_id, i)).and_then(|s| self.qvectors.get(s))
+        self.qslots.get(&QuestionKey::new(chunk_id, i)).and_then(|s| self.qvectors.get(s))
     }
 }

@@ -39,7 +39,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 .segment_slots(o.created)
                 .unwrap_or(&[])
                 .iter()
-                .map(|&s| self.slots.id(s).unwrap_or_default().to_string())
+                .map(|&s| self.slots.id(s).cloned().unwrap_or_default())
                 .collect();
             ("chunks", o.clone(), ids, self.vectors.segment_bytes(o.created), self.vectors.shape().1)
         } else if let Some((name, kind)) =
@@ -58,7 +58,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 .segment_slots(o.created)
                 .unwrap_or(&[])
                 .iter()
-                .map(|&s| self.qslots.id(s).unwrap_or_default().to_string())
+                .map(|&s| self.qslots.id(s).map(QuestionKey::store_id).unwrap_or_default())
                 .collect();
             ("questions", o.clone(), ids, self.qvectors.segment_bytes(o.created), self.qvectors.shape().1)
         } else {

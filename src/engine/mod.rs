@@ -44,19 +44,14 @@ pub struct Engine<S: Store, E: Embedder> {
     stale_ann: Vec<String>,
     /// Atomic questions by chunk (a chunk with an entry is atomized; docs/ask-pipeline.md).
     atoms: HashMap<ChunkId, Vec<String>>,
-    /// Slots of the atomic questions, ids `"{chunk_id}?{i}"`.
-    qslots: Slots,
+    /// Slots of the atomic questions.
+    qslots: Slots<QuestionKey>,
     /// Their embeddings (HNSW segments + fresh buffer).
     qvectors: SegmentedIndex,
     /// The memory knowledge base, with each title's embedding.
     memory: Vec<(MemoryRecord, Vec<f32>)>,
     /// Kept ask traces, oldest first.
     traces: Vec<TraceRecord>,
-}
-
-/// The id of atomic question `i` of chunk `chunk_id` (its `vectors` key).
-pub fn question_id(chunk_id: &str, i: usize) -> String {
-    format!("{chunk_id}?{i}")
 }
 
 /// An atomic question found for a query (PIKE-RAG path (b)).
@@ -135,7 +130,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     fn index_questions(&mut self, cid: &str, qs: Vec<String>, vs: &[Vec<f32>]) {
         self.unindex_questions(cid);
         for (i, v) in vs.iter().enumerate() {
-            let slot = self.qslots.insert(&question_id(cid, i));
+            let slot = self.qslots.insert(&QuestionKey::new(cid, i));
             self.qvectors.insert(slot, v);
         }
         self.atoms.insert(cid.to_string(), qs);
@@ -144,7 +139,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     fn unindex_questions(&mut self, cid: &str) {
         if let Some(qs) = self.atoms.remove(cid) {
             for i in 0..qs.len() {
-                if let Some(slot) = self.qslots.remove(&question_id(cid, i)) {
+                if let Some(slot) = self.qslots.remove(&QuestionKey::new(cid, i)) {
                     self.qvectors.remove(slot);
                 }
             }
@@ -156,7 +151,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if let Some(qs) = self.atoms.get(cid) {
             ops.push(Op::Delete(Collection::Questions, cid.to_string()));
             for i in 0..qs.len() {
-                ops.push(Op::Delete(Collection::Vectors, question_id(cid, i)));
+                ops.push(Op::Delete(Collection::Vectors, QuestionKey::new(cid, i).store_id()));
             }
         }
     }

@@ -11,8 +11,8 @@ use crate::index::bm25::{Bm25Index, term_frequencies};
 use crate::ports::{Clock, Contents, NoProgress, SCHEMA_VERSION, Store};
 use crate::types::*;
 
+use super::Engine;
 use super::write::MapSource;
-use super::{Engine, question_id};
 
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Opens a knowledge base: reads everything from `store`, checks the schema version and the
@@ -177,7 +177,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             eng.index_chunk(c, p, &v);
         }
         for ids in eng.doc_chunks.values_mut() {
-            ids.sort_by_key(|id| id.rsplit('#').next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0));
+            ids.sort_by_key(|id| eng.chunks.get(id).map_or(0, |c| c.ordinal));
         }
         // The pseudo-graph: every stored node with its vector, then every edge.
         let mut plan = GraphPlan::default();
@@ -201,7 +201,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             if !eng.chunks.contains_key(&q.id) {
                 continue;
             }
-            let vs: Option<Vec<Vec<f32>>> = (0..q.questions.len()).map(|i| vectors.remove(&question_id(&q.id, i))).collect();
+            let vs: Option<Vec<Vec<f32>>> =
+                (0..q.questions.len()).map(|i| vectors.remove(&QuestionKey::new(&q.id, i).store_id())).collect();
             if let Some(vs) = vs {
                 eng.index_questions(&q.id, q.questions, &vs);
             }
@@ -217,6 +218,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         eng.traces = contents.traces;
         // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
         // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
+        // The segments name questions by their store ids.
+        let question_slots: HashMap<String, u32> =
+            (0..eng.qslots.capacity() as u32).filter_map(|s| Some((eng.qslots.id(s)?.store_id(), s))).collect();
         for r in contents.ann {
             let attached = match r.collection.as_str() {
                 "chunks" => {
@@ -224,7 +228,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                     eng.vectors.attach(r.seq, &r.data, &slots).is_ok()
                 }
                 "questions" => {
-                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.qslots.get(id)).collect();
+                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| question_slots.get(id).copied()).collect();
                     eng.qvectors.attach(r.seq, &r.data, &slots).is_ok()
                 }
                 "topics" | "facts" => {

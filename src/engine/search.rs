@@ -133,10 +133,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 self.qvectors
                     .search(v, depth * 3)
                     .into_iter()
-                    .filter_map(|(s, score)| {
-                        let cid = self.qslots.id(s)?.rsplit_once('?')?.0;
-                        Some((self.slots.get(cid)?, score))
-                    })
+                    .filter_map(|(s, score)| Some((self.slots.get(&self.qslots.id(s)?.chunk)?, score)))
                     .filter(|(s, _)| seen.insert(*s) && passes(*s))
                     .take(depth)
                     .collect()

@@ -7,49 +7,71 @@ pub mod ann;
 pub mod bm25;
 pub mod vectors;
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 
-/// Chunk id ↔ slot map with a free list.
-#[derive(Debug, Default, Clone)]
-pub struct Slots {
-    ids: Vec<Option<String>>,
-    by_id: HashMap<String, u32>,
+/// Key ↔ dense slot map with a free list (chunk ids; the atomic questions' [`QuestionKey`]s).
+///
+/// [`QuestionKey`]: crate::types::QuestionKey
+#[derive(Debug, Clone)]
+pub struct Slots<K = String> {
+    ids: Vec<Option<K>>,
+    by_id: HashMap<K, u32>,
     free: Vec<u32>,
 }
 
-impl Slots {
+impl<K> Default for Slots<K> {
+    fn default() -> Self {
+        Slots { ids: Vec::new(), by_id: HashMap::new(), free: Vec::new() }
+    }
+}
+
+impl<K: Hash + Eq + Clone> Slots<K> {
     /// Slot of `id`, allocating one if new.
-    pub fn insert(&mut self, id: &str) -> u32 {
+    pub fn insert<Q>(&mut self, id: &Q) -> u32
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
         if let Some(&s) = self.by_id.get(id) {
             return s;
         }
         let s = match self.free.pop() {
             Some(s) => {
-                self.ids[s as usize] = Some(id.to_string());
+                self.ids[s as usize] = Some(id.to_owned());
                 s
             }
             None => {
-                self.ids.push(Some(id.to_string()));
+                self.ids.push(Some(id.to_owned()));
                 (self.ids.len() - 1) as u32
             }
         };
-        self.by_id.insert(id.to_string(), s);
+        self.by_id.insert(id.to_owned(), s);
         s
     }
     /// Frees the slot of `id`, returning it.
-    pub fn remove(&mut self, id: &str) -> Option<u32> {
+    pub fn remove<Q>(&mut self, id: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let s = self.by_id.remove(id)?;
         self.ids[s as usize] = None;
         self.free.push(s);
         Some(s)
     }
     /// Slot of `id`.
-    pub fn get(&self, id: &str) -> Option<u32> {
+    pub fn get<Q>(&self, id: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.by_id.get(id).copied()
     }
-    /// Chunk id in slot `s`.
-    pub fn id(&self, s: u32) -> Option<&str> {
-        self.ids.get(s as usize).and_then(|o| o.as_deref())
+    /// The key in slot `s`.
+    pub fn id(&self, s: u32) -> Option<&K> {
+        self.ids.get(s as usize).and_then(|o| o.as_ref())
     }
     /// Live slots.
     pub fn len(&self) -> usize {
