@@ -91,6 +91,24 @@ test('exportKb in one browser profile, importKb in a fresh one: the same answers
     await page.reload();
     const again = await page.evaluate(ANSWERS, { name: 'moved', model: MODEL, queries: QUERIES, modes: MODES });
     assert.deepEqual(again.out, want.out, 'identical results after a reload');
+    // The odd ids go as they came: removed one by one, gone after a reload too.
+    const odd = ['a|b #c/d?e f 🦉', 'x'.repeat(1024)];
+    const removed = await page.evaluate(async (ids) => {
+      const out = [];
+      for (const id of ids) out.push(await window.rag.remove([id]));
+      return { out, docs: (await window.rag.documents()).map((d) => d.id) };
+    }, odd);
+    assert.deepEqual(removed.out.map((r) => r.removed), odd.map((id) => [id]));
+    await page.reload();
+    const left = await page.evaluate(async ({ model }) => {
+      const { WebRag } = await import('/pkg/index.js');
+      const rag = window.rag = await WebRag.open({ name: 'moved', model, device: 'cpu' });
+      const hits = [];
+      for (const q of ['rodent nests in grass', 'tea brewing temperature']) for (const mode of ['hybrid', 'graph']) hits.push(...(await rag.search(q, { k: 5, mode })).map((h) => h.docId));
+      return { docs: (await rag.documents()).map((d) => d.id).sort(), hits: [...new Set(hits)] };
+    }, { model: MODEL });
+    assert.deepEqual(left.docs, ['apollo', 'notes/owls.md']);
+    assert.ok(left.hits.every((id) => left.docs.includes(id)), `no hit of a removed document: ${left.hits}`);
   } finally { await b.close(); }
 });
 
