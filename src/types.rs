@@ -193,6 +193,39 @@ impl VectorRecord {
     }
 }
 
+/// The engine's four vector collections, each a set of slots with a segmented HNSW index
+/// ([`crate::index::ann::SegmentedIndex`]: an exact fresh buffer + sealed segments); named in
+/// `ann` records and seal reports by [`VectorCollection::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VectorCollection {
+    /// Chunk embeddings (slots shared with BM25).
+    Chunks,
+    /// The pseudo-graph's topic nodes.
+    Topics,
+    /// The pseudo-graph's fact nodes.
+    Facts,
+    /// Atomic questions.
+    Questions,
+}
+
+impl VectorCollection {
+    /// Every collection, in the order upkeep visits them.
+    pub const ALL: [VectorCollection; 4] = [Self::Chunks, Self::Topics, Self::Facts, Self::Questions];
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chunks => "chunks",
+            Self::Topics => "topics",
+            Self::Facts => "facts",
+            Self::Questions => "questions",
+        }
+    }
+    /// The collection a stored name denotes (`None`: not one of ours).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// `ann` record: one sealed HNSW segment of a vector collection (schema 3;
 /// [`crate::index::ann`]). Derived data: deleting every `ann` record loses nothing (the vectors
 /// stay in `vectors` and are searched exactly until sealed again).
@@ -201,7 +234,8 @@ impl VectorRecord {
 pub struct AnnSegmentRecord {
     /// `"{collection}/{seq}"`, `seq` zero-padded to 10 digits.
     pub id: String,
-    /// The vector collection: `"chunks"`, `"topics"` or `"facts"`.
+    /// The vector collection ([`VectorCollection::name`]): `"chunks"`, `"topics"`, `"facts"`
+    /// or `"questions"`.
     pub collection: String,
     /// Segment number within the collection (increasing).
     pub seq: u64,

@@ -1,6 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! HNSW segments in the engine (issue 4, item 7), with the real model on 40 HotpotQA passages and
-//! `sealAt` 16 so every collection (chunks, topics, facts) seals into several segments:
+//! `sealAt` 16 so every collection (chunks, topics, facts; atomic questions too) seals into segments:
 //! maintenance seals and writes segments to the `ann` store, searches agree with the exact scan,
 //! a reopen attaches the stored segments instead of rebuilding them, removals become tombstones
 //! (derived again after a reopen) and a forced maintenance purges them, and an unreadable segment
@@ -10,6 +10,7 @@ mod common;
 use std::collections::HashSet;
 
 use webrag::config::Config;
+use webrag::embed::Embedder;
 use webrag::engine::{Engine, SearchOptions};
 use webrag::index::ann::AnnParams;
 use webrag::ports::{Collection, MemoryStore, NoProgress, Op, Record, Store};
@@ -173,4 +174,48 @@ fn bad_ann_options_are_typed_errors() {
             assert!(err.to_string().contains(field), "{err}");
         }
     })
+}
+
+/// Atomic questions are a vector collection like the others: they seal into `questions`
+/// segments, a reopen attaches those segments (nothing left in the fresh buffer) and atomic
+/// search finds the same questions before and after.
+#[test]
+fn question_segments_seal_persist_and_reattach() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(passages(12), &mut NoProgress).await.expect("add");
+        let chunks = e.unatomized();
+        let items: Vec<(String, Vec<String>)> = chunks
+            .iter()
+            .map(|c| {
+                let text = e.chunk(c).expect("chunk").text.clone();
+                let words: Vec<&str> = text.split_whitespace().collect();
+                (
+                    c.clone(),
+                    vec![
+                        format!("What is said about {}?", words[..words.len().min(6)].join(" ")),
+                        format!("Which {}?", words[words.len().saturating_sub(5)..].join(" ")),
+                    ],
+                )
+            })
+            .collect();
+        let n = e.put_questions(items).await.expect("questions");
+        assert!(n >= 16, "enough questions to seal ({n})");
+        let steps = e.maintain_all(true).await.expect("maintain");
+        assert!(steps.iter().any(|s| s.collection == "questions"), "{steps:?}");
+        let [_, sealed, _] = e.stats().ann.questions;
+        assert!(sealed >= 1);
+        let stored: Vec<AnnSegmentRecord> = store.load().await.unwrap().ann.into_iter().filter(|r| r.collection == "questions").collect();
+        assert_eq!(stored.len(), sealed);
+        assert!(stored.iter().all(|r| r.ids.iter().all(|id| id.contains('?'))));
+        let q = e.embedder().embed(&["Which band released the album?"]).await.unwrap().remove(0);
+        let before: Vec<(String, String)> = e.atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
+        assert_eq!(before.len(), 10);
+        drop(e);
+        let e = open(&store).await;
+        assert_eq!(e.stats().ann.questions, [0, sealed, 0], "attached, nothing rebuilt into the fresh buffer");
+        let after: Vec<(String, String)> = e.atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
+        assert_eq!(after, before);
+    });
 }

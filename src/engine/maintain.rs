@@ -12,10 +12,36 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Whether [`Engine::maintain`] has work: a fresh buffer at `ann.sealAt`, or unreadable
     /// segments to delete.
     pub fn needs_maintenance(&self) -> bool {
-        !self.stale_ann.is_empty()
-            || self.vectors.needs_seal()
-            || self.qvectors.needs_seal()
-            || [NodeKind::Topic, NodeKind::Fact].iter().any(|&k| self.graph.ann(k).is_some_and(|ix| ix.needs_seal()))
+        !self.stale_ann.is_empty() || VectorCollection::ALL.into_iter().any(|c| self.ann_of(c).is_some_and(SegmentedIndex::needs_seal))
+    }
+
+    /// The segmented index of collection `c`.
+    pub(super) fn ann_of(&self, c: VectorCollection) -> Option<&SegmentedIndex> {
+        match c {
+            VectorCollection::Chunks => Some(&self.vectors),
+            VectorCollection::Questions => Some(&self.qvectors),
+            VectorCollection::Topics => self.graph.ann(NodeKind::Topic),
+            VectorCollection::Facts => self.graph.ann(NodeKind::Fact),
+        }
+    }
+
+    /// The segmented index of collection `c`, to change it.
+    pub(super) fn ann_of_mut(&mut self, c: VectorCollection) -> Option<&mut SegmentedIndex> {
+        match c {
+            VectorCollection::Chunks => Some(&mut self.vectors),
+            VectorCollection::Questions => Some(&mut self.qvectors),
+            VectorCollection::Topics => self.graph.ann_mut(NodeKind::Topic),
+            VectorCollection::Facts => self.graph.ann_mut(NodeKind::Fact),
+        }
+    }
+
+    /// The stored id of the vector in `slot` of collection `c` (what segments record).
+    pub(super) fn owner_id(&self, c: VectorCollection, slot: u32) -> Option<String> {
+        match c {
+            VectorCollection::Chunks => self.slots.id(slot).cloned(),
+            VectorCollection::Questions => self.qslots.id(slot).map(QuestionKey::store_id),
+            VectorCollection::Topics | VectorCollection::Facts => self.graph.id_of(slot).map(str::to_string),
+        }
     }
 
     /// One step of background upkeep (the worker runs it when idle): deletes unreadable `ann`
@@ -32,38 +58,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             return Ok(Some(SealReport { collection: String::new(), vectors: 0, merged: 0, segments: 0 }));
         }
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
-        let (name, outcome, ids, bytes, segments) = if due(&self.vectors) {
-            let o = self.vectors.seal_purging(force).expect("due: something to seal");
-            let ids: Vec<String> = self
-                .vectors
-                .segment_slots(o.created)
-                .unwrap_or(&[])
-                .iter()
-                .map(|&s| self.slots.id(s).cloned().unwrap_or_default())
-                .collect();
-            ("chunks", o.clone(), ids, self.vectors.segment_bytes(o.created), self.vectors.shape().1)
-        } else if let Some((name, kind)) =
-            [("topics", NodeKind::Topic), ("facts", NodeKind::Fact)].into_iter().find(|(_, k)| self.graph.ann(*k).is_some_and(due))
-        {
-            let ix = self.graph.ann_mut(kind).expect("topics and facts have one");
-            let o = ix.seal_purging(force).expect("due: something to seal");
-            let ix = self.graph.ann(kind).expect("topics and facts have one");
-            let ids: Vec<String> =
-                ix.segment_slots(o.created).unwrap_or(&[]).iter().map(|&s| self.graph.id_of(s).unwrap_or_default().to_string()).collect();
-            (name, o.clone(), ids, ix.segment_bytes(o.created), ix.shape().1)
-        } else if due(&self.qvectors) {
-            let o = self.qvectors.seal_purging(force).expect("due: something to seal");
-            let ids: Vec<String> = self
-                .qvectors
-                .segment_slots(o.created)
-                .unwrap_or(&[])
-                .iter()
-                .map(|&s| self.qslots.id(s).map(QuestionKey::store_id).unwrap_or_default())
-                .collect();
-            ("questions", o.clone(), ids, self.qvectors.segment_bytes(o.created), self.qvectors.shape().1)
-        } else {
+        let Some(c) = VectorCollection::ALL.into_iter().find(|&c| self.ann_of(c).is_some_and(due)) else {
             return Ok(None);
         };
+        let outcome = self.ann_of_mut(c).and_then(|ix| ix.seal_purging(force)).expect("due: something to seal");
+        let ix = self.ann_of(c).expect("sealed just now");
+        let ids: Vec<String> =
+            ix.segment_slots(outcome.created).unwrap_or(&[]).iter().map(|&s| self.owner_id(c, s).unwrap_or_default()).collect();
+        let (bytes, segments, name) = (ix.segment_bytes(outcome.created), ix.shape().1, c.name());
         let mut ops: Vec<Op> = outcome.dropped.iter().map(|&seq| Op::Delete(Collection::Ann, AnnSegmentRecord::key(name, seq))).collect();
         if let Some(data) = bytes {
             ops.push(Op::Put(Record::Ann(AnnSegmentRecord {

@@ -222,22 +222,18 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let question_slots: HashMap<String, u32> =
             (0..eng.qslots.capacity() as u32).filter_map(|s| Some((eng.qslots.id(s)?.store_id(), s))).collect();
         for r in contents.ann {
-            let attached = match r.collection.as_str() {
-                "chunks" => {
-                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.slots.get(id)).collect();
-                    eng.vectors.attach(r.seq, &r.data, &slots).is_ok()
-                }
-                "questions" => {
-                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| question_slots.get(id).copied()).collect();
-                    eng.qvectors.attach(r.seq, &r.data, &slots).is_ok()
-                }
-                "topics" | "facts" => {
-                    let kind = if r.collection == "topics" { NodeKind::Topic } else { NodeKind::Fact };
-                    let slots: Vec<Option<u32>> = r.ids.iter().map(|id| eng.graph.slot_of(id)).collect();
-                    eng.graph.ann_mut(kind).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
-                }
-                _ => false,
-            };
+            let attached = VectorCollection::from_name(&r.collection).is_some_and(|c| {
+                let slots: Vec<Option<u32>> = r
+                    .ids
+                    .iter()
+                    .map(|id| match c {
+                        VectorCollection::Chunks => eng.slots.get(id),
+                        VectorCollection::Questions => question_slots.get(id).copied(),
+                        VectorCollection::Topics | VectorCollection::Facts => eng.graph.slot_of(id),
+                    })
+                    .collect();
+                eng.ann_of_mut(c).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
+            });
             if !attached {
                 eng.stale_ann.push(r.id);
             }
