@@ -307,6 +307,16 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         assert_eq!(eng.traces().len(), 1);
         let kept: serde_json::Value = serde_json::from_str(&eng.traces()[0].json).unwrap();
         assert_eq!(kept["events"].as_array().unwrap().len(), steps.len());
+        // Exported as kept (one line per trace), and as SFT pairs: one per sub-question, plus
+        // the final "no more decomposition" pair.
+        use webrag::ask::{TraceFormat, export_traces};
+        assert_eq!(export_traces(eng.traces(), TraceFormat::Events), format!("{}\n", eng.traces()[0].json));
+        let sft = export_traces(eng.traces(), "sft".parse().unwrap());
+        let pairs: Vec<serde_json::Value> = sft.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let subs = kept["trajectory"]["rounds"].as_array().unwrap().iter().filter(|r| !r["subQuestion"].is_null()).count();
+        assert_eq!(pairs.len(), subs + 1, "{sft}");
+        assert_eq!(pairs.last().unwrap()["completion"], "<decompose>False</decompose>");
+        assert_eq!("csv".parse::<TraceFormat>().unwrap_err().to_string(), "invalid option format: \"csv\" is not \"events\" or \"sft\"");
 
         // Retrieval trigger: with θ = 2 the two memory entries answer a close question, no
         // retrieval and no other step runs.

@@ -105,6 +105,84 @@ impl MindMapParams {
     }
 }
 
+/// What `enrich` runs: each ingest-time stage with its options, or `None` to skip it. Read from
+/// the page's `{atomize?, mindMaps?}`, where a stage is `true` (or absent: run with defaults),
+/// `false` (skip) or its options object.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EnrichParams {
+    /// Knowledge atomizing. Default on.
+    pub atomize: Option<AtomizeParams>,
+    /// LLM mind maps. Default on.
+    pub mind_maps: Option<MindMapParams>,
+}
+
+impl Default for EnrichParams {
+    fn default() -> Self {
+        EnrichParams { atomize: Some(AtomizeParams::default()), mind_maps: Some(MindMapParams::default()) }
+    }
+}
+
+impl<'de> Deserialize<'de> for EnrichParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stage<T> {
+            On(bool),
+            With(T),
+        }
+        fn stage<T: Default>(s: Option<Stage<T>>) -> Option<T> {
+            match s {
+                None | Some(Stage::On(true)) => Some(T::default()),
+                Some(Stage::On(false)) => None,
+                Some(Stage::With(t)) => Some(t),
+            }
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Raw {
+            #[serde(default)]
+            atomize: Option<Stage<AtomizeParams>>,
+            #[serde(default)]
+            mind_maps: Option<Stage<MindMapParams>>,
+        }
+        let raw = Raw::deserialize(d)?;
+        Ok(EnrichParams { atomize: stage(raw.atomize), mind_maps: stage(raw.mind_maps) })
+    }
+}
+
+/// What `enrich` did: each stage's report (`None`: skipped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EnrichReport {
+    /// Knowledge atomizing.
+    pub atomize: Option<AtomizeReport>,
+    /// LLM mind maps.
+    pub mind_maps: Option<MindMapReport>,
+}
+
+/// Runs the ingest-time LLM stages `p` asks for, atomizing first: each does only what is left
+/// (chunks without questions, documents without an LLM map), so a call after a failure or a
+/// cancel resumes. `progress` receives `atomize` / `mindmap` phases, `trace` each model step.
+///
+/// Errors: invalid options, the first model or store error (what was committed stays).
+pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
+    eng: &mut Engine<S, E>,
+    model: &M,
+    p: &EnrichParams,
+    clock: &dyn Clock,
+    progress: &mut dyn Progress,
+    trace: &mut dyn FnMut(TraceEvent),
+) -> Result<EnrichReport> {
+    let mut out = EnrichReport::default();
+    if let Some(a) = &p.atomize {
+        out.atomize = Some(atomize(eng, model, a, clock, progress, trace).await?);
+    }
+    if let Some(m) = &p.mind_maps {
+        out.mind_maps = Some(build_mind_maps(eng, model, m, clock, progress, trace).await?);
+    }
+    Ok(out)
+}
+
 /// What an atomizing pass did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -513,5 +591,17 @@ mod tests {
         );
         assert!(read_map(&serde_json::json!({"Acme": {}}), "t").is_err());
         assert!(read_map(&serde_json::json!([1]), "t").is_err());
+    }
+
+    #[test]
+    fn enrich_options_read_as_the_page_gives_them() {
+        let p: EnrichParams = serde_json::from_str("{}").unwrap();
+        assert_eq!(p, EnrichParams::default());
+        let p: EnrichParams = serde_json::from_str(r#"{"atomize": false, "mindMaps": {"maxItems": 5}}"#).unwrap();
+        assert_eq!(p.atomize, None);
+        assert_eq!(p.mind_maps.map(|m| m.max_items), Some(5));
+        let p: EnrichParams = serde_json::from_str(r#"{"atomize": true, "mindMaps": false}"#).unwrap();
+        assert_eq!((p.atomize, p.mind_maps), (Some(AtomizeParams::default()), None));
+        assert!(serde_json::from_str::<EnrichParams>(r#"{"atomize": 3}"#).is_err());
     }
 }

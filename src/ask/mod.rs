@@ -486,6 +486,48 @@ pub fn sft_jsonl(trajectories: &[Trajectory]) -> String {
     s
 }
 
+/// How [`export_traces`] writes kept traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// One `{question, events, trajectory, answer, route}` object per line, as kept.
+    Events,
+    /// The decomposition trajectories as PIKE-RAG Algorithm 3 SFT pairs `{prompt, completion}`
+    /// (`t + 1` lines per trajectory of `t` sub-questions).
+    Sft,
+}
+
+impl std::str::FromStr for TraceFormat {
+    type Err = crate::error::InputError;
+    /// `"events"` or `"sft"`; anything else is [`crate::error::InputError::InvalidOption`]
+    /// `format`.
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match s {
+            "events" => Ok(TraceFormat::Events),
+            "sft" => Ok(TraceFormat::Sft),
+            other => Err(crate::error::InputError::InvalidOption {
+                name: "format".into(),
+                reason: format!("{other:?} is not \"events\" or \"sft\""),
+            }),
+        }
+    }
+}
+
+/// Kept traces (oldest first) as JSONL in `format`. A trace whose JSON does not hold a readable
+/// trajectory adds no SFT pair.
+pub fn export_traces(traces: &[crate::types::TraceRecord], format: TraceFormat) -> String {
+    match format {
+        TraceFormat::Events => traces.iter().map(|t| format!("{}\n", t.json)).collect(),
+        TraceFormat::Sft => {
+            let ts: Vec<Trajectory> = traces
+                .iter()
+                .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t.json).ok())
+                .filter_map(|v| serde_json::from_value(v["trajectory"].clone()).ok())
+                .collect();
+            sft_jsonl(&ts)
+        }
+    }
+}
+
 /// The engine as the pipeline's knowledge base: atomic questions from its question index (none
 /// until [`ingest::atomize`] ran), chunks by search (the question read literally).
 impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate::engine::Engine<S, E> {

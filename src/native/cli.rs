@@ -81,6 +81,28 @@ enum Cmd {
         #[arg(long)]
         literal: bool,
     },
+    /// Run the ingest-time LLM stages over a knowledge-base file (docs/ask-pipeline.md): knowledge
+    /// atomizing, then LLM mind maps; each does only what is left, so running it again resumes.
+    Enrich {
+        /// An OpenAI-compatible endpoint, up to the API version (e.g. http://127.0.0.1:8000/v1).
+        #[arg(long)]
+        llm_url: String,
+        /// The endpoint's model name.
+        #[arg(long, default_value = "gpt-4o-mini")]
+        llm_model: String,
+        /// The environment variable holding the endpoint's API key (none: no key is sent).
+        #[arg(long, default_value = "WEBRAG_LLM_KEY")]
+        llm_key_env: String,
+        /// Skip knowledge atomizing.
+        #[arg(long)]
+        no_atomize: bool,
+        /// Skip the LLM mind maps.
+        #[arg(long)]
+        no_mind_maps: bool,
+        /// Knowledge-base file.
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+    },
     /// Write a knowledge base as one knowledge-base file (docs/kb-file.md), e.g. for
     /// `importKb()` in a browser.
     Export {
@@ -357,6 +379,24 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.documents,
                 s.chunks
             );
+        }
+        Cmd::Enrich { llm_url, llm_model, llm_key_env, no_atomize, no_mind_maps, db } => {
+            let cfg = crate::llm::LlmConfig {
+                base_url: llm_url,
+                model: llm_model,
+                api_key: std::env::var(&llm_key_env).unwrap_or_default(),
+                ..Default::default()
+            };
+            let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+            let mut eng =
+                Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let defaults = crate::ask::ingest::EnrichParams::default();
+            let p = crate::ask::ingest::EnrichParams {
+                atomize: defaults.atomize.filter(|_| !no_atomize),
+                mind_maps: defaults.mind_maps.filter(|_| !no_mind_maps),
+            };
+            let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
+            println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
         Cmd::Export { out, db } => {
             let eng =

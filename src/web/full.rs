@@ -5,7 +5,6 @@
 //! itself and the static-site snapshot builder, so a page that only searches does not download
 //! them.
 use js_sys::{Function, Promise, Reflect};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::platform::JsClock;
@@ -115,46 +114,14 @@ impl WebRagCore {
     /// ms}`). Resolves to `{atomize: {chunks, questions, failed, remaining} | null, mindMaps:
     /// {documents, fallbacks, items, unverifiedChunks, regenerations} | null}`.
     pub fn enrich(&self, llm: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stage<T> {
-            On(bool),
-            With(T),
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct EnrichOptions {
-            #[serde(default)]
-            atomize: Option<Stage<crate::ask::ingest::AtomizeParams>>,
-            #[serde(default)]
-            mind_maps: Option<Stage<crate::ask::ingest::MindMapParams>>,
-        }
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct EnrichReport {
-            atomize: Option<crate::ask::ingest::AtomizeReport>,
-            mind_maps: Option<crate::ask::ingest::MindMapReport>,
-        }
-        fn stage<T: Default>(s: Option<Stage<T>>) -> Option<T> {
-            match s {
-                None | Some(Stage::On(true)) => Some(T::default()),
-                Some(Stage::On(false)) => None,
-                Some(Stage::With(t)) => Some(t),
-            }
-        }
         let inner = self.inner.clone();
         let (cancel, guard) = cancel_token(&options);
         let model = llm::PageModel::cancellable(llm, cancel);
-        let opts: Result<EnrichOptions, _> = if options.is_undefined() || options.is_null() {
-            Ok(EnrichOptions { atomize: None, mind_maps: None })
-        } else {
-            serde_wasm_bindgen::from_value(options)
-        };
+        let params: Result<crate::ask::ingest::EnrichParams, _> = parse_options(&options);
         run(async move {
             let _guard = guard;
             let client = model?;
-            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
-            let (ap, mp) = (stage(opts.atomize), stage(opts.mind_maps));
+            let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
             let mut eng = inner.lock().await;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut trace = |ev: crate::ask::TraceEvent| {
@@ -162,15 +129,7 @@ impl WebRagCore {
                     let _ = f.call1(&JsValue::NULL, &v);
                 }
             };
-            let mut out = EnrichReport { atomize: None, mind_maps: None };
-            if let Some(p) = ap {
-                out.atomize = Some(crate::ask::ingest::atomize(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
-            }
-            if let Some(p) = mp {
-                out.mind_maps =
-                    Some(crate::ask::ingest::build_mind_maps(&mut *eng, &client, &p, &JsClock, &mut progress, &mut trace).await?);
-            }
-            Ok(out)
+            crate::ask::ingest::enrich(&mut *eng, &client, &params, &JsClock, &mut progress, &mut trace).await
         })
     }
 
@@ -187,25 +146,10 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = exportTraces)]
     pub fn export_traces(&self, format: String) -> Promise {
         let inner = self.inner.clone();
+        let format: Result<crate::ask::TraceFormat, _> = format.parse();
         run(async move {
-            let eng = inner.lock().await;
-            match format.as_str() {
-                "events" => Ok(eng.traces().iter().map(|t| format!("{}\n", t.json)).collect::<String>()),
-                "sft" => {
-                    let ts: Vec<crate::ask::Trajectory> = eng
-                        .traces()
-                        .iter()
-                        .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t.json).ok())
-                        .filter_map(|v| serde_json::from_value(v["trajectory"].clone()).ok())
-                        .collect();
-                    Ok(crate::ask::sft_jsonl(&ts))
-                }
-                other => Err(crate::error::InputError::InvalidOption {
-                    name: "format".into(),
-                    reason: format!("{other:?} is not \"events\" or \"sft\""),
-                }
-                .into()),
-            }
+            let format = format?;
+            Ok::<_, Error>(crate::ask::export_traces(inner.lock().await.traces(), format))
         })
     }
 

@@ -1,0 +1,87 @@
+//! The native CLI on a knowledge-base file (the real binary and model): `index`, then `enrich`
+//! against the scripted OpenAI-compatible server on 127.0.0.1 (atomic questions and LLM mind
+//! maps, the same core driver as the page's `enrich`), then `export` → `import` into another file
+//! answering every search mode exactly as the original; a file that is not a knowledge-base file
+//! is refused with its code and the target is left as it was.
+#![cfg(not(target_arch = "wasm32"))]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn webrag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webrag")).args(args).output().expect("run webrag")
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn searches(db: &Path) -> Vec<String> {
+    let db = db.to_str().unwrap();
+    let mut out = Vec::new();
+    for q in ["When do owls hunt?", "wading birds", "kestrel voles"] {
+        for mode in ["bm25", "dense", "hybrid", "graph", "hybrid+graph", "atomic"] {
+            out.push(ok(webrag(&["search", q, "--db", db, "--mode", mode, "--literal"])));
+        }
+    }
+    out
+}
+
+#[test]
+fn enrich_export_and_import_from_the_command_line() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-cli-kb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(
+        dir.join("notes/birds.md"),
+        "# Birds\n\n## Owls\n\nOwls hunt at night with silent flight.\n\n## Herons\n\nHerons wade in shallow water.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes/kestrel.md"), "# Kestrel\n\nThe kestrel hovers before it dives on voles.\n").unwrap();
+    let (db, copy, file) = (dir.join("kb.json"), dir.join("copy.json"), dir.join("notes.webrag-kb.gz"));
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(webrag(&["index", &s(&dir.join("notes")), "--db", &s(&db)]));
+
+    let server = common::llm_server::LlmServer::start();
+    server.rules(serde_json::json!([
+        { "match": "Task: atomize", "reply": { "content": "{\"questions\": [\"When do owls hunt?\", \"What does the kestrel eat?\"]}" } },
+        { "match": "Task: fact-check items", "reply": { "content": "{\"items\": [\"Owls hunt at night with silent flight.\", \"Herons wade in shallow water.\"]}" } },
+        { "match": "Task: mind map", "reply": { "content": "{\"Birds\": {\"Night hunters\": \"Owls hunt at night with silent flight.\", \"Waders\": \"Herons wade in shallow water.\"}}" } }
+    ]));
+    let report: serde_json::Value =
+        serde_json::from_str(&ok(webrag(&["enrich", "--db", &s(&db), "--llm-url", &server.base_url(), "--llm-model", "scripted"])))
+            .unwrap();
+    assert_eq!(report["atomize"]["chunks"], 3, "{report}");
+    assert_eq!(report["atomize"]["questions"], 6, "{report}");
+    assert_eq!(
+        report["mindMaps"]["documents"].as_u64().unwrap() + report["mindMaps"]["fallbacks"].as_array().unwrap().len() as u64,
+        2,
+        "{report}"
+    );
+    // Resumable: a second run finds nothing left to atomize.
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(webrag(&["enrich", "--db", &s(&db), "--llm-url", &server.base_url(), "--no-mind-maps"]))).unwrap();
+    assert_eq!((again["atomize"]["chunks"].as_u64(), again["mindMaps"].is_null()), (Some(0), true), "{again}");
+    let atomic = ok(webrag(&["search", "When do owls hunt?", "--db", &s(&db), "--mode", "atomic", "--literal"]));
+    assert!(atomic.lines().next().is_some_and(|l| l.contains("Birds > Owls")), "{atomic}");
+
+    let want = searches(&db);
+    ok(webrag(&["export", &s(&file), "--db", &s(&db)]));
+    ok(webrag(&["index", &s(&dir.join("notes/kestrel.md")), "--db", &s(&copy)])); // something to replace
+    ok(webrag(&["import", &s(&file), "--db", &s(&copy)]));
+    assert_eq!(searches(&copy), want, "the imported knowledge base answers as the original");
+
+    // Not a knowledge-base file: refused with its code, the target unchanged.
+    let before = std::fs::read(&copy).unwrap();
+    std::fs::write(dir.join("bad.gz"), b"not gzip").unwrap();
+    let o = webrag(&["import", &s(&dir.join("bad.gz")), "--db", &s(&copy)]);
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("KB_FILE_INVALID"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
