@@ -58,13 +58,19 @@ fn defaults_and_ranges_are_defined_once_and_documented_as_defined() {
     use webrag::options::Range;
     let engine = serde_json::to_value(webrag::config::Config::default()).expect("json");
     let ask = serde_json::to_value(webrag::ask::pipeline::PipelineParams::default()).expect("json");
-    let groups: [(&str, &Value, &[Range]); 6] = [
+    let enrich = serde_json::json!({
+        "atomize": webrag::ask::ingest::AtomizeParams::default(),
+        "mindMaps": webrag::ask::ingest::MindMapParams::default(),
+    });
+    let groups: [(&str, &Value, &[Range]); 8] = [
         ("", &engine, webrag::config::Config::OPTIONS),
         ("graph", &engine, webrag::graph::GraphParams::OPTIONS),
         ("graph.pgr", &engine, webrag::graph::pgr::PgrParams::OPTIONS),
         ("ann", &engine, webrag::index::ann::AnnParams::OPTIONS),
         ("", &ask, webrag::ask::pipeline::PipelineParams::OPTIONS),
         ("decompose", &ask, webrag::ask::DecomposeParams::OPTIONS),
+        ("atomize", &enrich, webrag::ask::ingest::AtomizeParams::OPTIONS),
+        ("mindMaps", &enrich, webrag::ask::ingest::MindMapParams::OPTIONS),
     ];
     let (dts, api) = (read("src/web/js/index.d.ts"), read("docs/api.md").replace(',', ""));
     let mut problems = Vec::new();

@@ -27,6 +27,7 @@ use crate::error::{Error, InputError, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
+use crate::options::{Range, check_all};
 use crate::ports::{Clock, Progress, Store};
 use crate::types::{ChunkId, ProgressEvent};
 
@@ -46,7 +47,7 @@ pub struct AtomizeParams {
 
 impl Default for AtomizeParams {
     fn default() -> Self {
-        AtomizeParams { max_questions: 5, batch: 8 }
+        AtomizeParams { max_questions: Self::MAX_QUESTIONS.count(), batch: Self::BATCH.count() }
     }
 }
 
@@ -66,7 +67,12 @@ pub struct MindMapParams {
 
 impl Default for MindMapParams {
     fn default() -> Self {
-        MindMapParams { min_rouge_l: 0.15, min_cosine: 0.85, regenerations: 2, max_items: 12 }
+        MindMapParams {
+            min_rouge_l: Self::MIN_ROUGE_L.real(),
+            min_cosine: Self::MIN_COSINE.real(),
+            regenerations: Self::REGENERATIONS.count(),
+            max_items: Self::MAX_ITEMS.count(),
+        }
     }
 }
 
@@ -75,32 +81,43 @@ fn bad(name: &str, reason: String) -> Error {
 }
 
 impl AtomizeParams {
+    /// `atomize.maxQuestions`.
+    pub const MAX_QUESTIONS: Range = Range::new("maxQuestions", 5.0, 1.0, 20.0);
+    /// `atomize.batch`.
+    pub const BATCH: Range = Range::new("batch", 8.0, 1.0, 256.0);
+    /// The numeric options (docs/api.md, "Ingest-time LLM stages").
+    pub const OPTIONS: &[Range] = &[Self::MAX_QUESTIONS, Self::BATCH];
+
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {
-        if !(1..=20).contains(&self.max_questions) {
-            return Err(bad("atomize.maxQuestions", format!("{} is outside 1..=20", self.max_questions)));
-        }
-        if !(1..=256).contains(&self.batch) {
-            return Err(bad("atomize.batch", format!("{} is outside 1..=256", self.batch)));
-        }
+        check_all("atomize.", &[(Self::MAX_QUESTIONS, self.max_questions as f64), (Self::BATCH, self.batch as f64)])?;
         Ok(())
     }
 }
 
 impl MindMapParams {
+    /// `mindMaps.minRougeL`.
+    pub const MIN_ROUGE_L: Range = Range::new("minRougeL", 0.15, 0.0, 1.0);
+    /// `mindMaps.minCosine`.
+    pub const MIN_COSINE: Range = Range::new("minCosine", 0.85, 0.0, 1.0);
+    /// `mindMaps.regenerations`.
+    pub const REGENERATIONS: Range = Range::new("regenerations", 2.0, 0.0, 5.0);
+    /// `mindMaps.maxItems`.
+    pub const MAX_ITEMS: Range = Range::new("maxItems", 12.0, 1.0, 50.0);
+    /// The numeric options (docs/api.md, "Ingest-time LLM stages").
+    pub const OPTIONS: &[Range] = &[Self::MIN_ROUGE_L, Self::MIN_COSINE, Self::REGENERATIONS, Self::MAX_ITEMS];
+
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {
-        for (n, v) in [("mindMaps.minRougeL", self.min_rouge_l), ("mindMaps.minCosine", self.min_cosine)] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(bad(n, format!("{v} is outside 0..=1")));
-            }
-        }
-        if self.regenerations > 5 {
-            return Err(bad("mindMaps.regenerations", format!("{} is outside 0..=5", self.regenerations)));
-        }
-        if !(1..=50).contains(&self.max_items) {
-            return Err(bad("mindMaps.maxItems", format!("{} is outside 1..=50", self.max_items)));
-        }
+        check_all(
+            "mindMaps.",
+            &[
+                (Self::MIN_ROUGE_L, self.min_rouge_l as f64),
+                (Self::MIN_COSINE, self.min_cosine as f64),
+                (Self::REGENERATIONS, self.regenerations as f64),
+                (Self::MAX_ITEMS, self.max_items as f64),
+            ],
+        )?;
         Ok(())
     }
 }

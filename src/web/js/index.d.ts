@@ -248,8 +248,16 @@ export class WebRag {
   /** Ingest-time LLM stages over what is stored (knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. */
   enrich(opts: {
     llm: LlmConfig | ModelFunction;
-    atomize?: boolean | { maxQuestions?: number; batch?: number };
-    mindMaps?: boolean | { minRougeL?: number; minCosine?: number; regenerations?: number; maxItems?: number };
+    atomize?: boolean | {
+      /** Questions asked for per chunk. Default 5; 1..=20. */ maxQuestions?: number;
+      /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
+    };
+    mindMaps?: boolean | {
+      /** ROUGE-L F the items must reach against their chunk. Default 0.15; 0..=1. */ minRougeL?: number;
+      /** Cosine between the items' and the chunk's embeddings. Default 0.85; 0..=1. */ minCosine?: number;
+      /** Regenerations of items that fail verification. Default 2; 0..=5. */ regenerations?: number;
+      /** Items asked for per chunk. Default 12; 1..=50. */ maxItems?: number;
+    };
     onProgress?: (e: ProgressEvent | TraceEvent) => void;
     signal?: AbortSignal;
   }): Promise<EnrichReport>;
