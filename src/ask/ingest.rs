@@ -23,7 +23,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::{TraceEvent, data};
 use crate::embed::Embedder;
 use crate::engine::Engine;
-use crate::error::{Error, InputError, LlmError, Result};
+use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
@@ -74,10 +74,6 @@ impl Default for MindMapParams {
             max_items: Self::MAX_ITEMS.count(),
         }
     }
-}
-
-fn bad(name: &str, reason: String) -> Error {
-    InputError::InvalidOption { name: name.into(), reason }.into()
 }
 
 impl AtomizeParams {
