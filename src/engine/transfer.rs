@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{ModelError, Result};
 use crate::kb_file;
-use crate::ports::{Collection, FixedClock, MemoryStore, Op, Store};
+use crate::ports::{FixedClock, MemoryStore, Op, Store};
 use crate::text::TokenCounter;
 use crate::types::Stats;
 
@@ -83,13 +83,18 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         )
         .await?;
         drop(checked);
-        let old = self.store.load().await?;
-        let mut ops: Vec<Op> = Vec::new();
-        for c in Collection::ALL {
-            for key in keys(&old, c) {
-                ops.push(Op::Delete(c, key));
-            }
-        }
+        // Every stored record goes (each `Put` of the old contents becomes its `Delete`).
+        let mut ops: Vec<Op> = self
+            .store
+            .load()
+            .await?
+            .into_ops()
+            .into_iter()
+            .filter_map(|op| match op {
+                Op::Put(r) => Some(Op::Delete(r.collection(), r.key().to_string())),
+                Op::Delete(..) => None,
+            })
+            .collect();
         ops.extend(file.contents.clone().into_ops());
         self.store.commit(ops).await?;
         // Read back exactly as a fresh open would (with the migration of an older schema).
@@ -101,23 +106,5 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.migrate(v).await?;
         }
         Ok(self.stats())
-    }
-}
-
-/// The keys of collection `c` in `contents`.
-fn keys(contents: &crate::ports::Contents, c: Collection) -> Vec<String> {
-    let ids = |v: &mut dyn Iterator<Item = &String>| v.cloned().collect::<Vec<_>>();
-    match c {
-        Collection::Meta => ids(&mut contents.meta.iter().map(|r| &r.id)),
-        Collection::Documents => ids(&mut contents.documents.iter().map(|r| &r.id)),
-        Collection::Chunks => ids(&mut contents.chunks.iter().map(|r| &r.id)),
-        Collection::Vectors => ids(&mut contents.vectors.iter().map(|r| &r.id)),
-        Collection::Postings => ids(&mut contents.postings.iter().map(|r| &r.id)),
-        Collection::GraphNodes => ids(&mut contents.graph_nodes.iter().map(|r| &r.id)),
-        Collection::GraphEdges => ids(&mut contents.graph_edges.iter().map(|r| &r.id)),
-        Collection::Ann => ids(&mut contents.ann.iter().map(|r| &r.id)),
-        Collection::Questions => ids(&mut contents.questions.iter().map(|r| &r.id)),
-        Collection::Memory => ids(&mut contents.memory.iter().map(|r| &r.id)),
-        Collection::Traces => ids(&mut contents.traces.iter().map(|r| &r.id)),
     }
 }
