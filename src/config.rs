@@ -40,6 +40,11 @@ pub struct Config {
     /// HNSW segments of the vector collections (chunks, topics, facts): `efConstruction`,
     /// `efSearch`, `sealAt`, `seed` ([`crate::index::ann::AnnParams`]).
     pub ann: crate::index::ann::AnnParams,
+    /// From this many chunks on, idle-time upkeep stores the index segments a knowledge base
+    /// opens lazily with (docs/vector-index.md, "Index segments"): the next open reads only
+    /// their head and serves BM25, dense and hybrid searches from them until an operation
+    /// needs the whole knowledge base. 0: never. Default 4096; range 0..=100,000,000.
+    pub lazy_open_chunks: usize,
 }
 
 impl Config {
@@ -57,9 +62,19 @@ impl Config {
     pub const FUSION_DEPTH: Range = Range::new("fusionDepth", 100.0, 1.0, 10_000.0);
     /// `embedBatch` (its default is the embedder's: `default` here is the CPU path's in the page).
     pub const EMBED_BATCH: Range = Range::new("embedBatch", 16.0, 1.0, 1024.0);
+    /// `lazyOpenChunks`.
+    pub const LAZY_OPEN_CHUNKS: Range = Range::new("lazyOpenChunks", 4096.0, 0.0, 100_000_000.0);
     /// The numeric options with a fixed range (docs/api.md, "Engine options").
-    pub const OPTIONS: &[Range] =
-        &[Self::MAX_DOCUMENT_BYTES, Self::BM25_K1, Self::BM25_B, Self::BM25_EPSILON, Self::RRF_K, Self::FUSION_DEPTH, Self::EMBED_BATCH];
+    pub const OPTIONS: &[Range] = &[
+        Self::MAX_DOCUMENT_BYTES,
+        Self::BM25_K1,
+        Self::BM25_B,
+        Self::BM25_EPSILON,
+        Self::RRF_K,
+        Self::FUSION_DEPTH,
+        Self::EMBED_BATCH,
+        Self::LAZY_OPEN_CHUNKS,
+    ];
 
     /// The BM25 parameters these options name.
     pub fn bm25(&self) -> crate::index::bm25::Bm25Params {
@@ -89,6 +104,7 @@ impl Config {
                 (Self::BM25_EPSILON, self.bm25_epsilon as f64),
                 (Self::RRF_K, self.rrf_k as f64),
                 (Self::FUSION_DEPTH, self.fusion_depth as f64),
+                (Self::LAZY_OPEN_CHUNKS, self.lazy_open_chunks as f64),
             ],
         )?;
         if let Some(n) = self.embed_batch {
@@ -114,6 +130,7 @@ impl Default for Config {
             embed_batch: None,
             graph: crate::graph::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),
+            lazy_open_chunks: Self::LAZY_OPEN_CHUNKS.count(),
         }
     }
 }

@@ -32,5 +32,5 @@ pub mod native;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
-pub use engine::Engine;
+pub use engine::{Engine, LazyEngine};
 pub use error::{Error, Result};

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use crate::error::StoreError;
 use crate::types::{
     AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord,
-    ProgressEvent, QuestionRecord, TraceRecord, VectorRecord,
+    ProgressEvent, QuestionRecord, SegmentRecord, TraceRecord, VectorRecord,
 };
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Object stores (collections) of a knowledge base; docs/vector-index.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -40,11 +40,13 @@ pub enum Collection {
     Memory,
     /// Kept ask traces (schema 4).
     Traces,
+    /// The stored index segments (schema 5).
+    Segments,
 }
 
 impl Collection {
     /// Every collection, in schema order.
-    pub const ALL: [Collection; 11] = [
+    pub const ALL: [Collection; 12] = [
         Collection::Meta,
         Collection::Documents,
         Collection::Chunks,
@@ -56,6 +58,7 @@ impl Collection {
         Collection::Questions,
         Collection::Memory,
         Collection::Traces,
+        Collection::Segments,
     ];
     /// The object-store name.
     pub fn name(self) -> &'static str {
@@ -71,6 +74,7 @@ impl Collection {
             Collection::Questions => "questions",
             Collection::Memory => "memory",
             Collection::Traces => "traces",
+            Collection::Segments => "segments",
         }
     }
 }
@@ -100,6 +104,8 @@ pub enum Record {
     Memory(MemoryRecord),
     /// `traces`.
     Trace(TraceRecord),
+    /// `segments`.
+    Segment(SegmentRecord),
 }
 
 impl Record {
@@ -117,6 +123,7 @@ impl Record {
             Record::Question(_) => Collection::Questions,
             Record::Memory(_) => Collection::Memory,
             Record::Trace(_) => Collection::Traces,
+            Record::Segment(_) => Collection::Segments,
         }
     }
     /// The record's key.
@@ -133,6 +140,7 @@ impl Record {
             Record::Question(r) => &r.id,
             Record::Memory(r) => &r.id,
             Record::Trace(r) => &r.id,
+            Record::Segment(r) => &r.id,
         }
     }
 }
@@ -177,6 +185,9 @@ pub struct Contents {
     /// `traces` records.
     #[serde(default)]
     pub traces: Vec<TraceRecord>,
+    /// `segments` records.
+    #[serde(default)]
+    pub segments: Vec<SegmentRecord>,
 }
 
 impl Contents {
@@ -194,6 +205,7 @@ impl Contents {
         ops.extend(self.questions.into_iter().map(|r| Op::Put(Record::Question(r))));
         ops.extend(self.memory.into_iter().map(|r| Op::Put(Record::Memory(r))));
         ops.extend(self.traces.into_iter().map(|r| Op::Put(Record::Trace(r))));
+        ops.extend(self.segments.into_iter().map(|r| Op::Put(Record::Segment(r))));
         ops
     }
 }
@@ -207,6 +219,15 @@ impl Contents {
 pub trait Store {
     /// Reads one record.
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError>;
+    /// Reads several records of one collection, in the order of `keys` (one read transaction
+    /// where the store has them).
+    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(self.get(collection, k).await?);
+        }
+        Ok(out)
+    }
     /// Reads everything (used once at open).
     async fn load(&self) -> Result<Contents, StoreError>;
     /// Applies a batch of writes atomically, in order.
@@ -218,6 +239,9 @@ pub trait Store {
 impl<S: Store + ?Sized> Store for &S {
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
         (**self).get(collection, key).await
+    }
+    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+        (**self).get_many(collection, keys).await
     }
     async fn load(&self) -> Result<Contents, StoreError> {
         (**self).load().await
@@ -272,6 +296,7 @@ impl Store for MemoryStore {
                     Record::Question(r) => c.questions.push(r),
                     Record::Memory(r) => c.memory.push(r),
                     Record::Trace(r) => c.traces.push(r),
+                    Record::Segment(r) => c.segments.push(r),
                 }
             }
         }

@@ -34,6 +34,8 @@ use sha2::{Digest, Sha256};
 use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{InputError, Result, StoreError};
+use crate::index::segment::vec_block;
+pub use crate::index::segment::{fnv1a, kmeans, quantize};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
 
@@ -107,16 +109,6 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
     Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url) })
 }
 
-/// FNV-1a, 32 bits, over the UTF-8 bytes (the term → shard hash; `static.js` computes the same).
-pub fn fnv1a(s: &str) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.as_bytes() {
-        h ^= *b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::GzBuilder::new().mtime(0).operating_system(255).write(Vec::new(), flate2::Compression::best());
     e.write_all(bytes).expect("writing to memory");
@@ -127,56 +119,6 @@ fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
     let h = Sha256::digest(bytes);
     let hex: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
     format!("{dir}/{stem}-{hex}.{ext}")
-}
-
-/// Symmetric int8 quantization with one scale per vector: `v ≈ scale · q`.
-pub fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        return (0.0, vec![0; v.len()]);
-    }
-    let scale = max / 127.0;
-    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
-}
-
-/// k-means on unit vectors (cosine), `k` centroids from evenly spaced starting points, `iters`
-/// rounds; returns the centroids (unit length) and each vector's list.
-pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
-    let n = vectors.len();
-    let k = k.clamp(1, n.max(1));
-    let dim = vectors.first().map_or(0, Vec::len);
-    let mut cents: Vec<Vec<f32>> = (0..k).map(|i| vectors[i * n / k].clone()).collect();
-    let mut assign = vec![0usize; n];
-    for it in 0..=iters {
-        for (i, v) in vectors.iter().enumerate() {
-            let mut best = (f32::MIN, 0);
-            for (c, cv) in cents.iter().enumerate() {
-                let s = crate::embed::gemm::dot(v, cv);
-                if s > best.0 {
-                    best = (s, c);
-                }
-            }
-            assign[i] = best.1;
-        }
-        if it == iters {
-            break;
-        }
-        let mut sums = vec![vec![0.0f32; dim]; k];
-        let mut counts = vec![0usize; k];
-        for (v, &a) in vectors.iter().zip(&assign) {
-            counts[a] += 1;
-            for (s, x) in sums[a].iter_mut().zip(v) {
-                *s += x;
-            }
-        }
-        for c in 0..k {
-            let norm = sums[c].iter().map(|x| x * x).sum::<f32>().sqrt();
-            if counts[c] > 0 && norm > 0.0 {
-                cents[c] = sums[c].iter().map(|x| x / norm).collect();
-            }
-        }
-    }
-    (cents, assign)
 }
 
 /// Files per directory page.
@@ -233,23 +175,6 @@ pub struct SnapshotSummary {
     pub bytes: usize,
 }
 
-fn vec_file(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
-    b.extend_from_slice(magic);
-    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
-    b.extend_from_slice(&(dim as u32).to_le_bytes());
-    for id in ids {
-        b.extend_from_slice(&id.to_le_bytes());
-    }
-    for (s, _) in rows {
-        b.extend_from_slice(&s.to_le_bytes());
-    }
-    for (_, q) in rows {
-        b.extend(q.iter().map(|x| *x as u8));
-    }
-    b
-}
-
 /// A page's graph file, `WRG1`: magic, u32 length of a JSON header, the header
 /// `{"chunk0", "nodes": [[parent, kind, label, chunk]…], "links": [[doc, kind, via…]…]}`
 /// (`parent` −1 for the topic; `kind` 0 topic, 1 route, 2 fact; `chunk` the fact's chunk number,
@@ -297,7 +222,7 @@ fn graph_file(
     b.extend_from_slice(b"WRG1");
     b.extend_from_slice(&(header.len() as u32).to_le_bytes());
     b.extend_from_slice(header.as_bytes());
-    b.extend(vec_file(b"WRV1", &(0..rows.len() as u32).collect::<Vec<_>>(), &rows, dim));
+    b.extend(vec_block(b"WRV1", &(0..rows.len() as u32).collect::<Vec<_>>(), &rows, dim));
     b
 }
 
@@ -420,14 +345,14 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     if lists > 0 {
         let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
         let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
-        let cbytes = gzip(&vec_file(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
+        let cbytes = gzip(&vec_block(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
         centroid_file = hashed("v", "c", "bin.gz", &cbytes);
         snap.files.insert(centroid_file.clone(), cbytes);
         for l in 0..cents.len() {
             let members: Vec<usize> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i).collect();
             let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
             let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(&vecs[i])).collect();
-            let bytes = gzip(&vec_file(b"WRV1", &ids, &rows, dim));
+            let bytes = gzip(&vec_block(b"WRV1", &ids, &rows, dim));
             let name = hashed("v", &l.to_string(), "bin.gz", &bytes);
             snap.files.insert(name.clone(), bytes);
             list_files.push(name);
@@ -505,20 +430,6 @@ mod tests {
         assert_eq!(url_of("index.html"), "/");
         assert_eq!(url_of("news/2023/p1.html"), "/news/2023/p1.html");
         assert!(is_page("a/B.HTML") && is_page("x.md") && !is_page("style.css") && !is_page("README"));
-        // Reference values of FNV-1a 32 (the empty string is the offset basis).
-        assert_eq!(fnv1a(""), 0x811c9dc5);
-        assert_eq!(fnv1a("a"), 0xe40c292c);
-        assert_eq!(fnv1a("foobar"), 0xbf9cf968);
-    }
-
-    #[test]
-    fn quantization_round_trips_within_half_a_step() {
-        let v = [0.5f32, -0.25, 0.0, 0.125];
-        let (s, q) = quantize(&v);
-        for (x, y) in v.iter().zip(&q) {
-            assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
-        }
-        assert_eq!(q[0], 127);
     }
 
     #[test]

@@ -253,6 +253,19 @@ impl AnnSegmentRecord {
     }
 }
 
+/// `segments` record (schema 5): one piece of the stored index a knowledge base opens lazily with
+/// ([`crate::index::segment`]: `head`, `delta`, postings blocks `t/…`, IVF lists `v/…`). Derived
+/// data except `delta`, which is written with the documents it describes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentRecord {
+    /// [`crate::index::segment::SegmentKey::store_id`].
+    pub id: String,
+    /// The segment's bytes (postcard, or a `WRV1` vector block for an IVF list).
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
 /// `postings` record: the analysed terms of one chunk with their frequencies (the forward form of
 /// the BM25 postings; the inverted lists are rebuilt in memory at open).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -494,6 +507,10 @@ pub struct Stats {
     pub questions: usize,
     /// Memory knowledge-base entries.
     pub memory: usize,
+    /// Opened lazily and not loaded yet: searches are served from the stored index segments
+    /// (docs/vector-index.md, "Index segments"), `documents`, `chunks` and `terms` are theirs,
+    /// and `ann` and `memory` read 0 until the knowledge base is loaded.
+    pub lazy: bool,
 }
 
 /// Shape of the segmented vector collections ([`crate::index::ann`]): `[fresh vectors, sealed

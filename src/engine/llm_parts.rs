@@ -53,7 +53,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             at += qs.len();
         }
+        // A lazy open serves no atomic list: the stored base goes with the first questions.
+        ops.extend(self.segment_deletes());
         self.store.commit(ops).await?;
+        self.drop_segments();
         let mut at = 0;
         for (cid, qs) in items {
             let n = qs.len();

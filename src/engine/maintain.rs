@@ -9,10 +9,12 @@ use crate::types::*;
 use super::{Engine, SealReport};
 
 impl<S: Store, E: Embedder> Engine<S, E> {
-    /// Whether [`Engine::maintain`] has work: a fresh buffer at `ann.sealAt`, or unreadable
-    /// segments to delete.
+    /// Whether [`Engine::maintain`] has work: a fresh buffer at `ann.sealAt`, unreadable
+    /// segments to delete, or index segments to build or delete.
     pub fn needs_maintenance(&self) -> bool {
-        !self.stale_ann.is_empty() || VectorCollection::ALL.into_iter().any(|c| self.ann_of(c).is_some_and(SegmentedIndex::needs_seal))
+        !self.stale_ann.is_empty()
+            || VectorCollection::ALL.into_iter().any(|c| self.ann_of(c).is_some_and(SegmentedIndex::needs_seal))
+            || self.segments_due().is_some()
     }
 
     /// The segmented index of collection `c`.
@@ -59,7 +61,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
         let Some(c) = VectorCollection::ALL.into_iter().find(|&c| self.ann_of(c).is_some_and(due)) else {
-            return Ok(None);
+            return self.maintain_segments().await;
         };
         let outcome = self.ann_of_mut(c).and_then(|ix| ix.seal_purging(force)).expect("due: something to seal");
         let ix = self.ann_of(c).expect("sealed just now");

@@ -5,13 +5,16 @@
 //! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
 //! touches the in-memory indexes: a failure at any step leaves both store and indexes as they
 //! were.
+mod lazy;
 mod llm_parts;
 mod maintain;
 mod open;
 mod search;
+mod segments;
 mod transfer;
 mod write;
 
+pub use lazy::LazyEngine;
 pub use search::{SearchOptions, dense_query_text};
 
 use std::collections::HashMap;
@@ -52,6 +55,10 @@ pub struct Engine<S: Store, E: Embedder> {
     memory: Vec<(MemoryRecord, Vec<f32>)>,
     /// Kept ask traces, oldest first.
     traces: Vec<TraceRecord>,
+    /// The index segments' base the store holds, when it describes the stored chunks.
+    base: Option<segments::StoredBase>,
+    /// Ids of every stored `segments` record.
+    segment_ids: Vec<String>,
 }
 
 /// An atomic question found for a query (PIKE-RAG path (b)).
@@ -244,6 +251,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             atomized_chunks: self.atoms.len(),
             questions: self.question_count(),
             memory: self.memory_len(),
+            lazy: false,
         }
     }
 

@@ -80,6 +80,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             qvectors: SegmentedIndex::new(embedder.dim(), config.ann),
             memory: Vec::new(),
             traces: Vec::new(),
+            base: None,
+            segment_ids: Vec::new(),
             store,
             embedder,
             config,
@@ -104,6 +106,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.qvectors = SegmentedIndex::new(dim, self.config.ann);
         self.memory.clear();
         self.traces.clear();
+        self.base = None;
+        self.segment_ids.clear();
         self.docs.clear();
         self.chunks.clear();
         self.doc_chunks.clear();
@@ -112,35 +116,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.bm25 = Bm25Index::default();
     }
 
-    /// Checks the `meta` records against this build and the loaded model: the stored schema
-    /// version (`None` for a knowledge base never written).
-    ///
-    /// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`].
+    /// [`check_meta`] against the loaded model.
     pub(super) fn check_meta(&self, meta: &[MetaRecord]) -> Result<Option<u32>> {
-        let metas: HashMap<&str, &str> = meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
-        let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
-        let Some(v) = metas.get("schema") else { return Ok(None) };
-        let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
-        }
-        let model: String = metas
-            .get("model")
-            .map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string())))
-            .transpose()?
-            .unwrap_or_default();
-        let dim: usize =
-            metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
-        if model != self.embedder.model_id() || dim != self.embedder.dim() {
-            return Err(ModelError::Mismatch {
-                stored: model,
-                stored_dim: dim,
-                loaded: self.embedder.model_id().into(),
-                loaded_dim: self.embedder.dim(),
-            }
-            .into());
-        }
-        Ok(Some(found))
+        check_meta(meta, self.embedder.model_id(), self.embedder.dim())
     }
 
     /// Builds the in-memory indexes of an [`Engine::empty`] one from the store's contents.
@@ -238,6 +216,28 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 eng.stale_ann.push(r.id);
             }
         }
+        eng.attach_segments(contents.segments);
         Ok(())
     }
+}
+
+/// Checks the `meta` records against this build and the loaded model (`loaded`, `loaded_dim`): the stored schema
+/// version (`None` for a knowledge base never written).
+///
+/// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`].
+pub(super) fn check_meta(meta: &[MetaRecord], loaded: &str, loaded_dim: usize) -> Result<Option<u32>> {
+    let metas: HashMap<&str, &str> = meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
+    let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
+    let Some(v) = metas.get("schema") else { return Ok(None) };
+    let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
+    }
+    let model: String =
+        metas.get("model").map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string()))).transpose()?.unwrap_or_default();
+    let dim: usize = metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
+    if model != loaded || dim != loaded_dim {
+        return Err(ModelError::Mismatch { stored: model, stored_dim: dim, loaded: loaded.into(), loaded_dim }.into());
+    }
+    Ok(Some(found))
 }

@@ -42,12 +42,7 @@ impl SearchOptions {
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Embeds the query (for dense or hybrid mode) and searches. See [`Engine::search_with`].
     pub async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        let dense_text = if opts.literal { query.trim().to_string() } else { dense_query_text(query) };
-        let qv = match opts.mode {
-            SearchMode::Bm25 => None,
-            _ if dense_text.trim().is_empty() => None,
-            _ => self.embedder.embed(&[dense_text.as_str()]).await?.into_iter().next(),
-        };
+        let qv = query_vector(&self.embedder, query, opts).await?;
         self.search_with(query, qv.as_deref(), opts)
     }
 
@@ -57,9 +52,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
     pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        if opts.k == 0 || opts.k > 1000 {
-            return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{} is outside 1..=1000", opts.k) }.into());
-        }
+        check_k(opts.k)?;
         let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
         let depth = self.config.fusion_depth.max(opts.k);
         let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
@@ -140,36 +133,63 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             _ => Vec::new(),
         };
+        let lists = Ranked { bm25: bm25_list, dense: dense_list, graph: graph_list, atomic: atomic_list };
+        let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k);
+        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
+        let mut hits = Vec::with_capacity(opts.k);
+        for (slot, score) in ranked.into_iter().take(opts.k) {
+            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
+            hits.push(hit(c, self.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
+        }
+        Ok(hits)
+    }
+}
+
+/// The ranked lists of one search, `(slot, score)` best first, by retriever (slots of one
+/// numbering: the loaded engine's, or a lazily opened base's ordinals).
+#[derive(Debug, Default)]
+pub(super) struct Ranked {
+    pub bm25: Vec<(u32, f32)>,
+    pub dense: Vec<(u32, f32)>,
+    pub graph: Vec<(u32, f32)>,
+    pub atomic: Vec<(u32, f32)>,
+}
+
+impl Ranked {
+    /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
+    /// `rrf_k`) and every slot's scores and ranks in each list.
+    pub(super) fn fuse(self, mode: SearchMode, rrf_k: f32) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
+        use SearchMode::*;
         let mut scores: HashMap<u32, Scores> = HashMap::new();
-        for (i, (s, v)) in atomic_list.iter().enumerate() {
+        for (i, (s, v)) in self.atomic.iter().enumerate() {
             let e = scores.entry(*s).or_default();
             e.atomic = Some(*v);
             e.atomic_rank = Some(i as u32 + 1);
         }
-        for (i, (s, v)) in bm25_list.iter().enumerate() {
+        for (i, (s, v)) in self.bm25.iter().enumerate() {
             let e = scores.entry(*s).or_default();
             e.bm25 = Some(*v);
             e.bm25_rank = Some(i as u32 + 1);
         }
-        for (i, (s, v)) in dense_list.iter().enumerate() {
+        for (i, (s, v)) in self.dense.iter().enumerate() {
             let e = scores.entry(*s).or_default();
             e.dense = Some(*v);
             e.dense_rank = Some(i as u32 + 1);
         }
-        for (i, (s, v)) in graph_list.iter().enumerate() {
+        for (i, (s, v)) in self.graph.iter().enumerate() {
             let e = scores.entry(*s).or_default();
             e.graph = Some(*v);
             e.graph_rank = Some(i as u32 + 1);
         }
-        let ranked: Vec<(u32, f32)> = match opts.mode {
-            Bm25 => bm25_list,
-            Dense => dense_list,
-            Graph => graph_list,
-            Atomic if atomic_list.is_empty() => dense_list,
+        let ranked = match mode {
+            Bm25 => self.bm25,
+            Dense => self.dense,
+            Graph => self.graph,
+            Atomic if self.atomic.is_empty() => self.dense,
             Hybrid | HybridGraph | Atomic => {
                 let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
-                let (a, b, c, d) = (ids(&bm25_list), ids(&dense_list), ids(&graph_list), ids(&atomic_list));
-                let mut lists: Vec<&[u32]> = match opts.mode {
+                let (a, b, c, d) = (ids(&self.bm25), ids(&self.dense), ids(&self.graph), ids(&self.atomic));
+                let mut lists: Vec<&[u32]> = match mode {
                     Hybrid => vec![&a, &b],
                     HybridGraph => vec![&a, &b, &c],
                     _ => vec![&b],
@@ -177,30 +197,28 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 if !d.is_empty() {
                     lists.push(&d);
                 }
-                let fused = rrf(&lists, self.config.rrf_k);
+                let fused = rrf(&lists, rrf_k);
                 for (s, v) in &fused {
                     scores.entry(*s).or_default().rrf = Some(*v);
                 }
                 fused
             }
         };
-        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
-        let mut hits = Vec::with_capacity(opts.k);
-        for (slot, score) in ranked.into_iter().take(opts.k) {
-            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
-            let doc = self.docs.get(&c.doc_id);
-            hits.push(Hit {
-                doc_id: c.doc_id.clone(),
-                chunk_id: c.id.clone(),
-                title: doc.map(|d| d.title.clone()).unwrap_or_default(),
-                url: doc.and_then(|d| d.url.clone()),
-                heading_path: c.heading_path.clone(),
-                score,
-                scores: scores.remove(&slot).unwrap_or_default(),
-                snippet: snippet(&c.text, &terms, 240),
-            });
-        }
-        Ok(hits)
+        (ranked, scores)
+    }
+}
+
+/// A hit on chunk `c` of document `doc`, its snippet around the query `terms`.
+pub(super) fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Scores, terms: &HashSet<String>) -> Hit {
+    Hit {
+        doc_id: c.doc_id.clone(),
+        chunk_id: c.id.clone(),
+        title: doc.map(|d| d.title.clone()).unwrap_or_default(),
+        url: doc.and_then(|d| d.url.clone()),
+        heading_path: c.heading_path.clone(),
+        score,
+        scores,
+        snippet: snippet(&c.text, terms, 240),
     }
 }
 
@@ -221,6 +239,26 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn graph_search(&self, query: &str, qv: &[f32], k: usize) -> GraphSearch {
         self.graph.search(query, &[qv], k, &self.config.graph)
     }
+}
+
+/// The query's embedding when `opts.mode` needs one (not for BM25, nor for an empty query).
+pub(super) async fn query_vector<E: Embedder>(embedder: &E, query: &str, opts: &SearchOptions) -> Result<Option<Vec<f32>>> {
+    let dense_text = if opts.literal { query.trim().to_string() } else { dense_query_text(query) };
+    Ok(match opts.mode {
+        SearchMode::Bm25 => None,
+        _ if dense_text.trim().is_empty() => None,
+        _ => embedder.embed(&[dense_text.as_str()]).await?.into_iter().next(),
+    })
+}
+
+/// Checks `k`: 1..=1000.
+///
+/// Errors: [`InputError::InvalidOption`].
+pub(super) fn check_k(k: usize) -> Result<()> {
+    if k == 0 || k > 1000 {
+        return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{k} is outside 1..=1000") }.into());
+    }
+    Ok(())
 }
 
 /// The query text the dense retriever embeds: operators stripped, excluded terms dropped.

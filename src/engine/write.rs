@@ -121,12 +121,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut new_chunks = Vec::new();
         let mut vi = vectors.into_iter();
         let mut docs_written = Vec::new();
+        let mut gone: Vec<ChunkId> = Vec::new();
         for (rec, chunks) in pending {
             for cid in self.doc_chunks.get(&rec.id).into_iter().flatten() {
                 for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
                     ops.push(Op::Delete(c, cid.clone()));
                 }
                 self.question_deletes(cid, &mut ops);
+                gone.push(cid.clone());
             }
             for (ordinal, c) in chunks.into_iter().enumerate() {
                 let id = chunk_id(&rec.id, ordinal);
@@ -155,8 +157,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             progress.report(ProgressEvent { phase: "done".into(), done: total, total });
             return Ok(report);
         }
+        let added: Vec<ChunkId> = new_chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
+        let delta = self.next_delta(&gone, &added, self.docs.len() + report.added.len());
+        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
         self.store.commit(ops).await?;
+        self.set_delta(delta.map(|(_, d)| d));
         // Committed: now mirror it in memory.
         for id in &report.replaced {
             self.unindex_doc(id);
@@ -205,6 +211,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
         let mut report = RemoveReport::default();
         let mut ops = Vec::new();
+        let mut gone: Vec<ChunkId> = Vec::new();
         for id in ids {
             if !self.docs.contains_key(id) || report.removed.contains(id) {
                 if !report.removed.contains(id) {
@@ -217,15 +224,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                     ops.push(Op::Delete(c, cid.clone()));
                 }
                 self.question_deletes(cid, &mut ops);
+                gone.push(cid.clone());
             }
             ops.push(Op::Delete(Collection::Documents, id.clone()));
             report.removed.push(id.clone());
         }
         let graph_plan = self.graph.plan_remove(&report.removed);
         ops.extend(graph_plan.ops());
+        let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.docs.len() - report.removed.len()) };
+        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         if !ops.is_empty() {
             self.store.commit(ops).await?;
         }
+        self.set_delta(delta.map(|(_, d)| d));
         for id in &report.removed {
             self.unindex_doc(id);
         }

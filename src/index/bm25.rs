@@ -159,62 +159,113 @@ impl Bm25Index {
 
     /// Scores every chunk matching at least one query term: `(slot, score)` pairs, each slot
     /// once, in the order first reached (deterministic). Excluded terms and phrases are applied
-    /// by the caller (they need chunk text).
-    ///
-    /// Term-at-a-time over a dense accumulator (one `f32` per slot, allocated per query), so the
-    /// cost is one array update per posting: at 120k chunks a `HashMap` accumulator was the
-    /// whole of BM25's tail latency in wasm.
+    /// by the caller (they need chunk text). Term-at-a-time through an [`Accumulator`].
     pub fn score(&self, query: &Query, params: &Bm25Params) -> Vec<(u32, f32)> {
-        let (k1, b) = (params.k1, params.b);
         if self.live == 0 {
             return Vec::new();
         }
         let n = self.live as f32;
-        let avgdl = self.total_len as f32 / n;
-        let okapi = |df: f32| ((n - df + 0.5) / (df + 0.5)).ln();
         // rank_bm25's floor for negative Okapi idf: epsilon × the mean idf over the vocabulary.
         let floor = match params.idf {
             Bm25Idf::Plus1 => 0.0,
             Bm25Idf::Okapi => {
-                let sum: f64 = self.postings.values().map(|v| okapi(v.len() as f32) as f64).sum();
+                let sum: f64 = self.postings.values().map(|v| okapi_idf(n, v.len() as f32) as f64).sum();
                 params.epsilon * (sum / self.postings.len().max(1) as f64) as f32
             }
         };
-        // Merge duplicate query terms (boosts add up: a term typed twice counts twice), keeping
-        // the order of first occurrence so the float sums are the same on every run.
-        let mut weights: Vec<(&str, f32)> = Vec::new();
-        for (t, w) in &query.terms {
-            match weights.iter_mut().find(|(u, _)| *u == t.as_str()) {
-                Some(e) => e.1 += w,
-                None => weights.push((t.as_str(), *w)),
-            }
-        }
-        // NEG_INFINITY marks a slot no term has reached yet.
-        let mut acc = vec![f32::NEG_INFINITY; self.lengths.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let norm = k1 / avgdl * b;
-        let base = k1 * (1.0 - b);
-        for (t, w) in weights {
+        let mut acc = Accumulator::new(self.lengths.len(), params, self.total_len as f32 / n);
+        for (t, w) in query_weights(query) {
             let Some(p) = self.postings.get(t) else { continue };
-            let df = p.len() as f32;
-            let idf = match params.idf {
-                Bm25Idf::Plus1 => (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
-                Bm25Idf::Okapi => Some(okapi(df)).filter(|x| *x >= 0.0).unwrap_or(floor),
-            };
-            let scale = w * idf * (k1 + 1.0);
+            let scale = acc.scale(w, params.idf(n, p.len() as f32, floor));
             for &(slot, tf) in p {
-                let tf = tf as f32;
-                let dl = self.lengths[slot as usize] as f32;
-                let s = scale * tf / (tf + base + norm * dl);
-                let a = &mut acc[slot as usize];
-                if *a == f32::NEG_INFINITY {
-                    touched.push(slot);
-                    *a = 0.0;
-                }
-                *a += s;
+                acc.add(slot, tf, self.lengths[slot as usize], scale);
             }
         }
-        touched.into_iter().map(|s| (s, acc[s as usize])).collect()
+        acc.finish()
+    }
+
+    /// The postings `(slot, tf)` of `term`.
+    pub fn postings(&self, term: &str) -> &[(u32, u32)] {
+        self.postings.get(term).map_or(&[], Vec::as_slice)
+    }
+
+    /// The length of the chunk in `slot` (0: none).
+    pub fn length(&self, slot: u32) -> u32 {
+        self.lengths.get(slot as usize).copied().unwrap_or(0)
+    }
+
+    /// Live chunks and the sum of their lengths.
+    pub fn totals(&self) -> (usize, u64) {
+        (self.live, self.total_len)
+    }
+}
+
+/// The Okapi idf `ln((N − df + 0.5)/(df + 0.5))` (negative for a term in over half the chunks).
+pub fn okapi_idf(n: f32, df: f32) -> f32 {
+    ((n - df + 0.5) / (df + 0.5)).ln()
+}
+
+impl Bm25Params {
+    /// The idf of a term in `df` of `n` chunks; `floor` replaces a negative Okapi idf.
+    pub fn idf(&self, n: f32, df: f32, floor: f32) -> f32 {
+        match self.idf {
+            Bm25Idf::Plus1 => (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+            Bm25Idf::Okapi => Some(okapi_idf(n, df)).filter(|x| *x >= 0.0).unwrap_or(floor),
+        }
+    }
+}
+
+/// The query's scoring terms with their weights: duplicates merged (boosts add up: a term typed
+/// twice counts twice), in the order of first occurrence so the float sums are the same on every
+/// run.
+pub fn query_weights(query: &Query) -> Vec<(&str, f32)> {
+    let mut weights: Vec<(&str, f32)> = Vec::new();
+    for (t, w) in &query.terms {
+        match weights.iter_mut().find(|(u, _)| *u == t.as_str()) {
+            Some(e) => e.1 += w,
+            None => weights.push((t.as_str(), *w)),
+        }
+    }
+    weights
+}
+
+/// Term-at-a-time BM25 over a dense accumulator (one `f32` per slot, allocated per query), so the
+/// cost is one array update per posting: at 120k chunks a `HashMap` accumulator was the whole of
+/// BM25's tail latency in wasm. Every BM25 scorer of the crate sums through it.
+pub struct Accumulator {
+    /// NEG_INFINITY marks a slot no term has reached yet.
+    acc: Vec<f32>,
+    touched: Vec<u32>,
+    k1: f32,
+    base: f32,
+    norm: f32,
+}
+
+impl Accumulator {
+    /// An accumulator over `slots` slots, for chunks of mean length `avgdl`.
+    pub fn new(slots: usize, params: &Bm25Params, avgdl: f32) -> Self {
+        let (k1, b) = (params.k1, params.b);
+        Accumulator { acc: vec![f32::NEG_INFINITY; slots], touched: Vec::new(), k1, base: k1 * (1.0 - b), norm: k1 / avgdl * b }
+    }
+    /// The factor of a term with query weight `w` and idf `idf`.
+    pub fn scale(&self, w: f32, idf: f32) -> f32 {
+        w * idf * (self.k1 + 1.0)
+    }
+    /// Adds a term's part for the chunk in `slot` (term frequency `tf`, length `dl`).
+    pub fn add(&mut self, slot: u32, tf: u32, dl: u32, scale: f32) {
+        let tf = tf as f32;
+        let s = scale * tf / (tf + self.base + self.norm * dl as f32);
+        let Some(a) = self.acc.get_mut(slot as usize) else { return };
+        if *a == f32::NEG_INFINITY {
+            self.touched.push(slot);
+            *a = 0.0;
+        }
+        *a += s;
+    }
+    /// `(slot, score)` of every slot reached, in the order first reached.
+    pub fn finish(self) -> Vec<(u32, f32)> {
+        let acc = self.acc;
+        self.touched.into_iter().map(|s| (s, acc[s as usize])).collect()
     }
 }
 

@@ -1,10 +1,12 @@
 //! In-memory indexes rebuilt from the store at open and updated incrementally on add/remove:
-//! [`bm25`] (inverted postings) and [`vectors`] (exact-scan dense vectors).
+//! [`bm25`] (inverted postings) and [`vectors`] (exact-scan dense vectors); [`ann`] (HNSW
+//! segments); and [`segment`], the stored index a knowledge base opens lazily with.
 //!
 //! Both address chunks by a dense `u32` slot; [`Slots`] maps chunk ids to slots and recycles the
 //! slots of removed chunks, so adding one note never rebuilds anything.
 pub mod ann;
 pub mod bm25;
+pub mod segment;
 pub mod vectors;
 
 use std::borrow::Borrow;

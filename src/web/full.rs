@@ -40,7 +40,8 @@ impl WebRagCore {
         run(async move {
             let client = model?;
             let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "decompose".into(), reason: e.to_string() })?;
-            let eng = inner.lock().await;
+            let mut core = inner.lock().await;
+            let eng = core.engine().await?;
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_trace, to_js(&ev)) {
                     let _ = f.call1(&JsValue::NULL, &v);
@@ -89,7 +90,8 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
-            let mut eng = inner.lock().await;
+            let mut core = inner.lock().await;
+            let eng = core.engine().await?;
             let emit = |v: Result<JsValue, JsValue>| {
                 if let (Some(f), Ok(v)) = (&on_event, v) {
                     let _ = f.call1(&JsValue::NULL, &v);
@@ -101,7 +103,7 @@ impl WebRagCore {
                 .web_search
                 .clone()
                 .map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
-            crate::ask::pipeline::run(&client, &mut *eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
+            crate::ask::pipeline::run(&client, eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
         })
     }
 
@@ -122,14 +124,15 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
-            let mut eng = inner.lock().await;
+            let mut core = inner.lock().await;
+            let eng = core.engine().await?;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {
                     let _ = f.call1(&JsValue::NULL, &v);
                 }
             };
-            crate::ask::ingest::enrich(&mut *eng, &client, &params, &JsClock, &mut progress, &mut trace).await
+            crate::ask::ingest::enrich(eng, &client, &params, &JsClock, &mut progress, &mut trace).await
         })
     }
 
@@ -137,7 +140,7 @@ impl WebRagCore {
     /// json}]`.
     pub fn traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.traces().to_vec()) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.traces().to_vec()) })
     }
 
     /// Kept traces as JSONL: `format` `"events"` (one `{question, events, trajectory, answer,
@@ -149,7 +152,7 @@ impl WebRagCore {
         let format: Result<crate::ask::TraceFormat, _> = format.parse();
         run(async move {
             let format = format?;
-            Ok::<_, Error>(crate::ask::export_traces(inner.lock().await.traces(), format))
+            Ok::<_, Error>(crate::ask::export_traces(inner.lock().await.engine().await?.traces(), format))
         })
     }
 
@@ -157,7 +160,7 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = clearTraces)]
     pub fn clear_traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.clear_traces().await })
+        run(async move { inner.lock().await.engine().await?.clear_traces().await })
     }
 
     /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
@@ -168,6 +171,8 @@ impl WebRagCore {
             let v: Vec<serde_json::Value> = inner
                 .lock()
                 .await
+                .engine()
+                .await?
                 .memory()
                 .into_iter()
                 .map(|m| serde_json::json!({"id": m.id, "title": m.title, "content": m.content, "sources": m.sources, "createdAt": m.created_at}))
@@ -179,7 +184,7 @@ impl WebRagCore {
     /// Deletes every memory entry; resolves to how many.
     pub fn forget(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.forget().await })
+        run(async move { inner.lock().await.engine().await?.forget().await })
     }
 
     /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,
@@ -188,9 +193,9 @@ impl WebRagCore {
     pub fn profile_gpu(&self, texts: Vec<String>) -> Promise {
         let inner = self.inner.clone();
         run(async move {
-            let eng = inner.lock().await;
+            let core = inner.lock().await;
             let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-            eng.embedder().profile(&refs).await
+            core.embedder()?.profile(&refs).await
         })
     }
 
@@ -200,8 +205,8 @@ impl WebRagCore {
     pub fn lose_gpu_for_testing(&self) -> Promise {
         let inner = self.inner.clone();
         run(async move {
-            let eng = inner.lock().await;
-            Ok::<_, Error>(eng.embedder().gpu().map(|g| g.gpu().destroy()).is_some())
+            let core = inner.lock().await;
+            Ok::<_, Error>(core.embedder()?.gpu().map(|g| g.gpu().destroy()).is_some())
         })
     }
 }

@@ -53,6 +53,7 @@ fn record_to_js(r: &Record) -> Result<JsValue, StoreError> {
         Record::Question(r) => to_js(r),
         Record::Memory(r) => to_js(r),
         Record::Trace(r) => to_js(r),
+        Record::Segment(r) => to_js(r),
     }
 }
 
@@ -69,6 +70,7 @@ fn record_from_js(c: Collection, v: JsValue) -> Result<Record, StoreError> {
         Collection::Questions => Record::Question(from_js(c, v)?),
         Collection::Memory => Record::Memory(from_js(c, v)?),
         Collection::Traces => Record::Trace(from_js(c, v)?),
+        Collection::Segments => Record::Segment(from_js(c, v)?),
     })
 }
 
@@ -174,6 +176,26 @@ impl Store for IdbStore {
         }
     }
 
+    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let futs = {
+            let db = self.db()?;
+            let tx = db.transaction(&[collection.name()], TransactionMode::ReadOnly).map_err(backend)?;
+            let store = tx.object_store(collection.name()).map_err(backend)?;
+            keys.iter().map(|k| store.get(JsValue::from_str(k)).map_err(backend)).collect::<Result<Vec<_>, _>>()?
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        for f in futs {
+            out.push(match f.await.map_err(backend)? {
+                Some(v) if !v.is_undefined() => Some(record_from_js(collection, v)?),
+                _ => None,
+            });
+        }
+        Ok(out)
+    }
+
     async fn load(&self) -> Result<Contents, StoreError> {
         let names: Vec<&str> = Collection::ALL.iter().map(|c| c.name()).collect();
         let futs = {
@@ -201,6 +223,7 @@ impl Store for IdbStore {
                     Record::Question(r) => out.questions.push(r),
                     Record::Memory(r) => out.memory.push(r),
                     Record::Trace(r) => out.traces.push(r),
+                    Record::Segment(r) => out.segments.push(r),
                 }
             }
         }

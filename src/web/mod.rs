@@ -25,7 +25,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::config::Config;
 use crate::embed::{CpuEmbedder, DeviceEmbedder, DevicePreference, ModelFiles, file_error};
-use crate::engine::{Engine, SearchOptions, decode_utf8};
+use crate::engine::{LazyEngine, SearchOptions, decode_utf8};
 use crate::error::Error;
 use crate::types::{DocumentInput, Format, ProgressEvent};
 use idb_store::IdbStore;
@@ -93,7 +93,8 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
     Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url })
 }
 
-pub(crate) type Core = Engine<IdbStore, DeviceEmbedder>;
+/// The worker's knowledge base: opened lazily, loaded by the first operation that needs it whole.
+pub(crate) type Core = LazyEngine<IdbStore, DeviceEmbedder>;
 
 thread_local! {
     /// Cancellation tokens of the runs in progress, by the caller's `cancelId`.
@@ -273,7 +274,7 @@ impl WebRagCore {
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 1, total: 1 });
         report(&on_progress, &ProgressEvent { phase: "index".into(), done: 0, total: 1 });
         let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
-        let engine = Engine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
+        let engine = LazyEngine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
         report(&on_progress, &ProgressEvent { phase: "index".into(), done: 1, total: 1 });
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
     }
@@ -286,9 +287,9 @@ impl WebRagCore {
         run(async move {
             let docs = parsed.map_err(|e| crate::error::InputError::InvalidOption { name: "docs".into(), reason: e.to_string() })?;
             let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
-            let mut eng = inner.lock().await;
+            let mut core = inner.lock().await;
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
-            eng.add(docs, &mut cb).await
+            core.engine().await?.add(docs, &mut cb).await
         })
     }
 
@@ -298,7 +299,7 @@ impl WebRagCore {
         let ids: Result<Vec<String>, _> = serde_wasm_bindgen::from_value(ids);
         run(async move {
             let ids = ids.map_err(|e| crate::error::InputError::InvalidOption { name: "ids".into(), reason: e.to_string() })?;
-            inner.lock().await.remove(&ids).await
+            inner.lock().await.engine().await?.remove(&ids).await
         })
     }
 
@@ -321,20 +322,20 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = explainGraph)]
     pub fn explain_graph(&self, query: String, k: usize) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.explain_graph(&query, k.clamp(1, 1000)).await })
+        run(async move { inner.lock().await.engine().await?.explain_graph(&query, k.clamp(1, 1000)).await })
     }
 
     /// Atomic questions of a chunk (`null`: not atomized).
     pub fn questions(&self, chunk_id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.questions(&chunk_id).map(<[String]>::to_vec)) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.questions(&chunk_id).map(<[String]>::to_vec)) })
     }
 
     /// The mind map the pseudo-graph holds for a document (`null`: none).
     #[wasm_bindgen(js_name = mindMap)]
     pub fn mind_map(&self, doc_id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.graph().mind_map(&doc_id)) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.graph().mind_map(&doc_id)) })
     }
 
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or
@@ -345,9 +346,9 @@ impl WebRagCore {
             if path.is_undefined() || path.is_null() { Ok(None) } else { serde_wasm_bindgen::from_value(path).map(Some) };
         run(async move {
             let path = path.map_err(|e| crate::error::InputError::InvalidOption { name: "path".into(), reason: e.to_string() })?;
-            let eng = inner.lock().await;
+            let core = inner.lock().await;
             let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-            eng.embedder().embed_on(&refs, path).await
+            core.embedder()?.embed_on(&refs, path).await
         })
     }
 
@@ -355,13 +356,13 @@ impl WebRagCore {
     /// crossover: {cpuMs, gpuMs} | null}` ([`crate::embed::EmbedderInfo`]).
     pub fn embedder(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.embedder().info()) })
+        run(async move { Ok::<_, Error>(inner.lock().await.embedder()?.info()) })
     }
 
     /// `{documents, chunks, terms, dim, model}`.
     pub fn stats(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.stats()) })
+        run(async move { inner.lock().await.stats() })
     }
 
     /// One step of background upkeep (`force`: seal every non-empty buffer and purge removed
@@ -370,8 +371,15 @@ impl WebRagCore {
     pub fn maintain(&self, force: bool) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let mut eng = inner.lock().await;
-            let r = if force { eng.maintain_all(true).await.map(|v| to_js(&v)) } else { eng.maintain(false).await.map(|v| to_js(&v)) };
+            let mut core = inner.lock().await;
+            let r = if force {
+                match core.engine().await {
+                    Ok(eng) => eng.maintain_all(true).await.map(|v| to_js(&v)),
+                    Err(e) => Err(e),
+                }
+            } else {
+                core.maintain(false).await.map(|v| to_js(&v))
+            };
             match r {
                 Ok(v) => v,
                 Err(e) => Err(js_error(&e)),
@@ -382,13 +390,13 @@ impl WebRagCore {
     /// Stored documents, newest first.
     pub fn documents(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.documents()) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.documents()) })
     }
 
     /// One chunk by id (or null).
     pub fn chunk(&self, id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.chunk(&id).cloned()) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.chunk(&id).cloned()) })
     }
 
     /// The whole knowledge base as one file (`Uint8Array`: gzip-compressed JSON of every stored
@@ -397,7 +405,12 @@ impl WebRagCore {
     pub fn export_kb(&self) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            match inner.lock().await.export_kb().await {
+            let mut core = inner.lock().await;
+            let bytes = match core.engine().await {
+                Ok(eng) => eng.export_kb().await,
+                Err(e) => Err(e),
+            };
+            match bytes {
                 Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
                 Err(e) => Err(js_error(&e)),
             }
@@ -409,12 +422,12 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = importKb)]
     pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.import_kb(&bytes).await })
+        run(async move { inner.lock().await.engine().await?.import_kb(&bytes).await })
     }
 
     /// Deletes everything in this knowledge base.
     pub fn clear(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.clear().await })
+        run(async move { inner.lock().await.engine().await?.clear().await })
     }
 }

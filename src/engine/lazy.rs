@@ -1,0 +1,426 @@
+//! Opening a knowledge base lazily (docs/vector-index.md, "Index segments"): when the store holds
+//! a base of index segments ([`crate::index::segment`]) that describes it, [`LazyEngine::open`]
+//! reads the `meta` records, the base's head and the delta's chunks — not the ~3 records per
+//! chunk a full [`Engine::open`] reads — and serves BM25, dense, hybrid and atomic searches from
+//! the segments, reading a query's postings blocks and IVF lists on demand (and keeping them).
+//! The first operation that needs more (a write, the graph, the ask pipeline, the document
+//! list) loads the whole knowledge base with [`Engine::open`], once.
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{Result, StoreError};
+use crate::index::bm25::{self, Accumulator, Bm25Index, Query, contains_phrase, parse_query, query_weights};
+use crate::index::segment::{self, Delta, NPROBE, PostingsBlock, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings};
+use crate::index::top_k;
+use crate::ports::{Clock, Collection, Record, SCHEMA_VERSION, Store};
+use crate::text::analyze;
+use crate::types::*;
+
+use super::Engine;
+use super::open::check_meta;
+use super::search::{Ranked, SearchOptions, check_k, hit, query_vector};
+
+/// A knowledge base opened lazily: served from its index segments until something needs it
+/// whole, then an [`Engine`].
+pub struct LazyEngine<S: Store, E: Embedder> {
+    state: State<S, E>,
+}
+
+enum State<S: Store, E: Embedder> {
+    Reading(Box<Reader<S, E>>),
+    Loaded(Box<Engine<S, E>>),
+    /// A load failed (the store and the embedder went with it).
+    Failed,
+}
+
+impl<S: Store, E: Embedder> LazyEngine<S, E> {
+    /// Opens a knowledge base: from its index segments when the store holds a valid base of the
+    /// current schema for this model (and `lazyOpenChunks` is not 0), else with [`Engine::open`].
+    ///
+    /// Errors: those of [`Engine::open`].
+    pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
+        config.validate()?;
+        let reader = if config.lazy_open_chunks == 0 { None } else { Reader::read(&store, &embedder).await? };
+        let state = match reader {
+            Some(parts) => State::Reading(Box::new(Reader { store, embedder, config, clock, parts, cache: Cache::default() })),
+            None => State::Loaded(Box::new(Engine::open(store, embedder, config, clock).await?)),
+        };
+        Ok(LazyEngine { state })
+    }
+
+    /// Whether searches are still served from the index segments (nothing else is loaded).
+    pub fn is_lazy(&self) -> bool {
+        matches!(self.state, State::Reading(_))
+    }
+
+    /// The whole knowledge base, loaded now if it was not yet ([`Engine::open`]).
+    ///
+    /// Errors: those of [`Engine::open`]; after a failed load, [`StoreError::Backend`].
+    pub async fn engine(&mut self) -> Result<&mut Engine<S, E>> {
+        if let State::Reading(_) = self.state {
+            let State::Reading(r) = std::mem::replace(&mut self.state, State::Failed) else { unreachable!("matched above") };
+            let Reader { store, embedder, config, clock, .. } = *r;
+            self.state = State::Loaded(Box::new(Engine::open(store, embedder, config, clock).await?));
+        }
+        match &mut self.state {
+            State::Loaded(e) => Ok(e),
+            _ => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+        }
+    }
+
+    /// The loaded engine, if loaded.
+    pub fn loaded(&self) -> Option<&Engine<S, E>> {
+        match &self.state {
+            State::Loaded(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The embedder.
+    ///
+    /// Errors: [`StoreError::Backend`] after a failed load.
+    pub fn embedder(&self) -> Result<&E> {
+        match &self.state {
+            State::Reading(r) => Ok(&r.embedder),
+            State::Loaded(e) => Ok(e.embedder()),
+            State::Failed => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+        }
+    }
+
+    /// [`Engine::search`]: from the segments while lazy (BM25, dense, hybrid, atomic — the graph
+    /// modes load the knowledge base). A segment that turns out missing or unreadable
+    /// (`STORE_CORRUPT`) loads the knowledge base and searches it there (the next
+    /// [`Engine::maintain`] writes a new base).
+    pub async fn search(&mut self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        if let State::Reading(r) = &self.state
+            && !matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph)
+        {
+            match r.search(query, opts).await {
+                Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
+                done => return done,
+            }
+        }
+        self.engine().await?.search(query, opts).await
+    }
+
+    /// [`Engine::stats`]; while lazy, the segments' counts (`lazy: true`; `ann` and `memory`
+    /// are those of a loaded knowledge base only, 0 here).
+    ///
+    /// Errors: [`StoreError::Backend`] after a failed load.
+    pub fn stats(&self) -> Result<Stats> {
+        match &self.state {
+            State::Reading(r) => Ok(r.stats()),
+            State::Loaded(e) => Ok(e.stats()),
+            State::Failed => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+        }
+    }
+
+    /// [`Engine::maintain`]; while lazy there is nothing to do unless `force` (which loads).
+    pub async fn maintain(&mut self, force: bool) -> Result<Option<super::SealReport>> {
+        if self.is_lazy() && !force {
+            return Ok(None);
+        }
+        self.engine().await?.maintain(force).await
+    }
+}
+
+/// What a lazy open read.
+struct Parts {
+    head: SegmentHead,
+    /// Removed since the base, by base ordinal.
+    dead: Vec<bool>,
+    delta: Delta,
+    /// The delta's chunks: BM25 by position in `delta.added`, and their vectors.
+    delta_bm25: Bm25Index,
+    delta_vectors: Vec<Vec<f32>>,
+    /// Live chunks and the sum of their lengths.
+    live: usize,
+    total_len: u64,
+}
+
+/// Segments read so far (postings blocks, IVF lists), kept for later queries.
+#[derive(Default)]
+struct Cache {
+    blocks: RefCell<HashMap<u32, Rc<PostingsBlock>>>,
+    lists: RefCell<HashMap<u32, Rc<VecBlock>>>,
+}
+
+struct Reader<S: Store, E: Embedder> {
+    store: S,
+    embedder: E,
+    config: Config,
+    clock: Box<dyn Clock>,
+    parts: Parts,
+    cache: Cache,
+}
+
+fn corrupt(key: SegmentKey, reason: impl Into<String>) -> crate::error::Error {
+    StoreError::Corrupt { collection: Collection::Segments.name().into(), key: key.store_id(), reason: reason.into() }.into()
+}
+
+fn segment_bytes(r: Option<Record>) -> Option<Vec<u8>> {
+    match r {
+        Some(Record::Segment(s)) => Some(s.data),
+        _ => None,
+    }
+}
+
+impl<S: Store, E: Embedder> Reader<S, E> {
+    /// Reads `meta`, the head, the delta and the delta's chunks. `None` when a lazy open does not
+    /// apply (a new or older-schema store, no base, a base of another format or dimension, a
+    /// delta chunk missing): the full open then handles (and repairs) it.
+    ///
+    /// Errors: [`crate::error::ModelError::Mismatch`], [`StoreError::VersionTooNew`], store errors.
+    async fn read(store: &S, embedder: &E) -> Result<Option<Parts>> {
+        let keys: Vec<String> = ["schema", "model", "dim"].map(String::from).to_vec();
+        let meta: Vec<MetaRecord> = store
+            .get_many(Collection::Meta, &keys)
+            .await?
+            .into_iter()
+            .filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None })
+            .collect();
+        if check_meta(&meta, embedder.model_id(), embedder.dim())? != Some(SCHEMA_VERSION) {
+            return Ok(None);
+        }
+        let ids = [SegmentKey::Head.store_id(), SegmentKey::Delta.store_id()];
+        let mut got = store.get_many(Collection::Segments, &ids).await?.into_iter();
+        let (Some(h), Some(d)) = (segment_bytes(got.next().flatten()), segment_bytes(got.next().flatten())) else { return Ok(None) };
+        let (Ok(head), Ok(delta)) = (segment::decode::<SegmentHead>(&h), segment::decode::<Delta>(&d)) else { return Ok(None) };
+        drop((h, d));
+        if head.format != SEGMENT_FORMAT || head.dim as usize != embedder.dim() || head.lengths.len() != head.chunks.len() {
+            return Ok(None);
+        }
+        let mut dead = vec![false; head.chunks.len()];
+        for &o in &delta.removed {
+            match dead.get_mut(o as usize) {
+                Some(x) => *x = true,
+                None => return Ok(None),
+            }
+        }
+        let postings = store.get_many(Collection::Postings, &delta.added).await?;
+        let vectors = store.get_many(Collection::Vectors, &delta.added).await?;
+        let mut delta_bm25 = Bm25Index::default();
+        let mut delta_vectors = Vec::with_capacity(delta.added.len());
+        for (i, (p, v)) in postings.into_iter().zip(vectors).enumerate() {
+            let (Some(Record::Posting(p)), Some(Record::Vector(v))) = (p, v) else { return Ok(None) };
+            let Some(v) = v.to_f32().filter(|v| v.len() == embedder.dim()) else { return Ok(None) };
+            delta_bm25.insert(i as u32, &p.terms, p.length);
+            delta_vectors.push(v);
+        }
+        let (delta_live, delta_len) = delta_bm25.totals();
+        let base_len: u64 = head.lengths.iter().zip(&dead).filter(|(_, d)| !**d).map(|(l, _)| *l as u64).sum();
+        let live = dead.iter().filter(|d| !**d).count() + delta_live;
+        Ok(Some(Parts { head, dead, delta, delta_bm25, delta_vectors, live, total_len: base_len + delta_len }))
+    }
+
+    fn stats(&self) -> Stats {
+        let p = &self.parts;
+        Stats {
+            documents: p.delta.documents as usize,
+            chunks: p.live,
+            terms: p.head.terms as usize,
+            dim: self.embedder.dim(),
+            model: self.embedder.model_id().to_string(),
+            ann: AnnStats::default(),
+            atomized_chunks: 0,
+            questions: 0,
+            memory: 0,
+            lazy: true,
+        }
+    }
+
+    /// The postings blocks holding `terms`, read now if not yet.
+    async fn blocks(&self, terms: &[&str]) -> Result<HashMap<u32, Rc<PostingsBlock>>> {
+        let blocks = self.parts.head.blocks;
+        let mut want: Vec<u32> = terms.iter().map(|t| segment::block_of(t, blocks)).collect();
+        want.sort();
+        want.dedup();
+        let missing: Vec<u32> = want.iter().copied().filter(|b| !self.cache.blocks.borrow().contains_key(b)).collect();
+        let keys: Vec<String> = missing.iter().map(|&b| SegmentKey::Terms(b).store_id()).collect();
+        for (b, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
+            let key = SegmentKey::Terms(*b);
+            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "a postings block of the base is missing"))?;
+            let block: PostingsBlock = segment::decode(&bytes).map_err(|e| corrupt(key, e))?;
+            self.cache.blocks.borrow_mut().insert(*b, Rc::new(block));
+        }
+        let cache = self.cache.blocks.borrow();
+        Ok(want.into_iter().filter_map(|b| Some((b, cache.get(&b)?.clone()))).collect())
+    }
+
+    /// The IVF lists `ls`, read now if not yet.
+    async fn lists(&self, ls: &[u32]) -> Result<Vec<Rc<VecBlock>>> {
+        let missing: Vec<u32> = ls.iter().copied().filter(|l| !self.cache.lists.borrow().contains_key(l)).collect();
+        let keys: Vec<String> = missing.iter().map(|&l| SegmentKey::List(l).store_id()).collect();
+        for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
+            let key = SegmentKey::List(*l);
+            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base is missing"))?;
+            let block = VecBlock::parse(b"WRV1", &bytes).ok_or_else(|| corrupt(key, "not a WRV1 vector block"))?;
+            self.cache.lists.borrow_mut().insert(*l, Rc::new(block));
+        }
+        let cache = self.cache.lists.borrow();
+        Ok(ls.iter().filter_map(|l| cache.get(l).cloned()).collect())
+    }
+
+    /// The chunk id of `slot`: base ordinals first, then the delta's chunks.
+    fn chunk_id(&self, slot: u32) -> Option<&ChunkId> {
+        let n = self.parts.head.chunks.len();
+        let s = slot as usize;
+        if s < n { self.parts.head.chunks.get(s) } else { self.parts.delta.added.get(s - n) }
+    }
+
+    /// Chunk records of `slots`.
+    async fn chunks(&self, slots: &[u32]) -> Result<HashMap<u32, ChunkRecord>> {
+        let ids: Vec<String> = slots.iter().filter_map(|s| self.chunk_id(*s).cloned()).collect();
+        let got = self.store.get_many(Collection::Chunks, &ids).await?;
+        Ok(slots.iter().zip(got).filter_map(|(s, r)| if let Some(Record::Chunk(c)) = r { Some((*s, c)) } else { None }).collect())
+    }
+
+    /// Searches the segments as [`Engine::search_with`] searches the loaded indexes: BM25 with
+    /// the same scores (the idf's document frequencies count tombstones until the next base),
+    /// dense over the [`NPROBE`] nearest IVF lists and the delta, its candidates rescored with
+    /// their stored f32 vectors.
+    async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        check_k(opts.k)?;
+        let qv = query_vector(&self.embedder, query, opts).await?;
+        let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
+        let depth = self.config.fusion_depth.max(opts.k);
+        let base_n = self.parts.head.chunks.len() as u32;
+        // Every term the query names, with its postings (base ordinals, then delta slots).
+        let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
+        names.extend(q.phrases.iter().flatten().map(String::as_str));
+        let blocks = self.blocks(&names).await?;
+        let postings = |t: &str| -> (Vec<(u32, u32)>, usize) {
+            let base = blocks.get(&segment::block_of(t, self.parts.head.blocks)).map_or(&[][..], |b| block_postings(b, t));
+            let delta = self.parts.delta_bm25.postings(t);
+            let df = base.len() + delta.len();
+            let live = base
+                .iter()
+                .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
+                .copied()
+                .chain(delta.iter().map(|&(s, tf)| (base_n + s, tf)))
+                .collect();
+            (live, df)
+        };
+        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| postings(t).0.into_iter().map(|p| p.0)).collect();
+        let phrase_candidates: Option<HashSet<u32>> = (!q.phrases.is_empty()).then(|| {
+            let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
+            terms.sort();
+            terms.dedup();
+            let mut set: Option<HashSet<u32>> = None;
+            for t in terms {
+                let slots: HashSet<u32> = postings(t).0.into_iter().map(|p| p.0).collect();
+                set = Some(match set {
+                    None => slots,
+                    Some(prev) => prev.intersection(&slots).copied().collect(),
+                });
+            }
+            set.unwrap_or_default()
+        });
+        let cheap = |s: u32| !excluded.contains(&s) && phrase_candidates.as_ref().is_none_or(|c| c.contains(&s));
+        use SearchMode::*;
+        let mut lists = Ranked::default();
+        if matches!(opts.mode, Bm25 | Hybrid) && !q.terms.is_empty() {
+            let params = self.config.bm25();
+            let n = self.parts.live.max(1) as f32;
+            let floor = params.epsilon * (self.parts.head.okapi_idf_sum / self.parts.head.terms.max(1) as f64) as f32;
+            let mut acc = Accumulator::new((base_n as usize) + self.parts.delta.added.len(), &params, self.parts.total_len as f32 / n);
+            for (t, w) in query_weights(&q) {
+                let (live, df) = postings(t);
+                if df == 0 {
+                    continue;
+                }
+                let scale = acc.scale(w, params.idf(n, df as f32, floor));
+                for (s, tf) in live {
+                    let dl = if s < base_n { self.parts.head.lengths[s as usize] } else { self.parts.delta_bm25.length(s - base_n) };
+                    acc.add(s, tf, dl, scale);
+                }
+            }
+            let cands =
+                top_k(acc.finish().into_iter().filter(|(s, _)| cheap(*s)), if phrase_candidates.is_some() { depth * 4 } else { depth });
+            lists.bm25 = self.phrase_filter(cands, &q, depth).await?;
+        }
+        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | Atomic), qv.as_deref())
+            && v.len() == self.embedder.dim()
+        {
+            let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
+            let estimates = probe
+                .iter()
+                .flat_map(|l| l.scores(v))
+                .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
+                .chain(self.parts.delta_vectors.iter().enumerate().map(|(i, d)| (base_n + i as u32, crate::embed::gemm::dot(v, d))))
+                .filter(|(s, _)| cheap(*s));
+            let filtering = phrase_candidates.is_some() || !excluded.is_empty();
+            let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
+            let exact = self.rescore(cands, v).await?;
+            lists.dense = self.phrase_filter(exact, &q, depth).await?;
+        }
+        let (ranked, mut scores) = lists.fuse(if opts.mode == Atomic { Dense } else { opts.mode }, self.config.rrf_k);
+        let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.k).collect();
+        let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
+        let chunks = self.chunks(&slots).await?;
+        let mut doc_ids: Vec<String> = chunks.values().map(|c| c.doc_id.clone()).collect();
+        doc_ids.sort();
+        doc_ids.dedup();
+        let docs: HashMap<String, DocumentRecord> = self
+            .store
+            .get_many(Collection::Documents, &doc_ids)
+            .await?
+            .into_iter()
+            .filter_map(|r| if let Some(Record::Document(d)) = r { Some((d.id.clone(), d)) } else { None })
+            .collect();
+        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
+        Ok(top
+            .into_iter()
+            .filter_map(|(s, score)| {
+                let c = chunks.get(&s)?;
+                Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), &terms))
+            })
+            .collect())
+    }
+
+    /// The candidates' exact inner products with `q`, from their stored f32 vectors, best first
+    /// (a candidate whose vector is not stored keeps its estimate).
+    async fn rescore(&self, cands: Vec<(u32, f32)>, q: &[f32]) -> Result<Vec<(u32, f32)>> {
+        let base_n = self.parts.head.chunks.len() as u32;
+        let ids: Vec<String> = cands.iter().filter(|(s, _)| *s < base_n).filter_map(|(s, _)| self.chunk_id(*s).cloned()).collect();
+        let mut stored: HashMap<String, Vec<f32>> = HashMap::new();
+        for r in self.store.get_many(Collection::Vectors, &ids).await?.into_iter().flatten() {
+            if let Record::Vector(v) = r
+                && let Some(f) = v.to_f32().filter(|f| f.len() == q.len())
+            {
+                stored.insert(v.id, f);
+            }
+        }
+        let mut out: Vec<(u32, f32)> = cands
+            .into_iter()
+            .map(|(s, est)| {
+                let exact = self.chunk_id(s).and_then(|id| stored.get(id)).map(|v| crate::embed::gemm::dot(q, v));
+                (s, exact.unwrap_or(est))
+            })
+            .collect();
+        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.
+    async fn phrase_filter(&self, cands: Vec<(u32, f32)>, q: &Query, depth: usize) -> Result<Vec<(u32, f32)>> {
+        if q.phrases.is_empty() {
+            return Ok(cands.into_iter().take(depth).collect());
+        }
+        let slots: Vec<u32> = cands.iter().map(|c| c.0).collect();
+        let chunks = self.chunks(&slots).await?;
+        Ok(cands
+            .into_iter()
+            .filter(|(s, _)| {
+                chunks.get(s).is_some_and(|c| {
+                    let toks = analyze(&c.text);
+                    q.phrases.iter().all(|p| contains_phrase(&toks, p))
+                })
+            })
+            .take(depth)
+            .collect())
+    }
+}

@@ -1,0 +1,145 @@
+//! The stored index segments ([`crate::index::segment`]) as the loaded engine keeps them: which
+//! base is stored, the delta written with every write, and the idle-time step that builds a new
+//! base ([`Engine::maintain`]).
+use std::collections::{HashMap, HashSet};
+
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::index::segment::{self, BaseChunk, Delta, REBUILD_AT, SEGMENT_FORMAT, SegmentHead, SegmentKey};
+use crate::ports::{Collection, Op, Record, Store};
+use crate::types::*;
+
+use super::{Engine, SealReport};
+
+/// The base the store holds, as the loaded engine tracks it.
+#[derive(Debug, Default)]
+pub(super) struct StoredBase {
+    /// Base ordinal of each chunk id in the base.
+    ords: HashMap<ChunkId, u32>,
+    /// The delta since the base.
+    delta: Delta,
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Reads the stored segments at open: the base counts only if its head decodes, matches this
+    /// model, every block and list is there, and base − tombstones + delta is exactly the stored
+    /// chunks; otherwise it is left for [`Engine::maintain`] to replace. Nothing here can fail the
+    /// open: segments are derived data.
+    pub(super) fn attach_segments(&mut self, recs: Vec<SegmentRecord>) {
+        self.segment_ids = recs.iter().map(|r| r.id.clone()).collect();
+        self.base = None;
+        let by_id: HashMap<&str, &SegmentRecord> = recs.iter().map(|r| (r.id.as_str(), r)).collect();
+        let get = |k: SegmentKey| by_id.get(k.store_id().as_str()).map(|r| r.data.as_slice());
+        let Some(head) = get(SegmentKey::Head).and_then(|b| segment::decode::<SegmentHead>(b).ok()) else { return };
+        let Some(delta) = get(SegmentKey::Delta).and_then(|b| segment::decode::<Delta>(b).ok()) else { return };
+        let complete = SegmentKey::all(head.blocks, head.lists()).into_iter().all(|k| get(k).is_some());
+        if head.format != SEGMENT_FORMAT || head.dim as usize != self.embedder.dim() || !complete {
+            return;
+        }
+        let removed: HashSet<u32> = delta.removed.iter().copied().collect();
+        let live_base = head.chunks.iter().enumerate().filter(|(o, _)| !removed.contains(&(*o as u32)));
+        let mut count = 0usize;
+        for (_, id) in live_base {
+            if !self.chunks.contains_key(id) {
+                return;
+            }
+            count += 1;
+        }
+        if count + delta.added.len() != self.chunks.len() || delta.added.iter().any(|id| !self.chunks.contains_key(id)) {
+            return;
+        }
+        let ords = head.chunks.into_iter().enumerate().map(|(o, id)| (id, o as u32)).collect();
+        self.base = Some(StoredBase { ords, delta });
+    }
+
+    /// The delta after a write that removes `gone` chunks and adds `new` ones, leaving
+    /// `documents` documents (`None` without a base): its `Put` joins the write's commit, and
+    /// [`Engine::set_delta`] records it once committed.
+    pub(super) fn next_delta(&self, gone: &[ChunkId], new: &[ChunkId], documents: usize) -> Option<(Op, Delta)> {
+        let base = self.base.as_ref()?;
+        let mut d = base.delta.clone();
+        let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
+        d.added.retain(|id| !gone_set.contains(id.as_str()));
+        for id in gone {
+            if let Some(&o) = base.ords.get(id)
+                && let Err(at) = d.removed.binary_search(&o)
+            {
+                d.removed.insert(at, o);
+            }
+        }
+        d.added.extend(new.iter().cloned());
+        d.documents = documents as u64;
+        let op = Op::Put(Record::Segment(SegmentRecord { id: SegmentKey::Delta.store_id(), data: segment::encode_delta(&d) }));
+        Some((op, d))
+    }
+
+    /// Records a committed delta.
+    pub(super) fn set_delta(&mut self, d: Option<Delta>) {
+        if let (Some(base), Some(d)) = (self.base.as_mut(), d) {
+            base.delta = d;
+        }
+    }
+
+    /// Deletes of every stored segment record (the base no longer describes the knowledge base).
+    pub(super) fn segment_deletes(&self) -> Vec<Op> {
+        self.segment_ids.iter().map(|id| Op::Delete(Collection::Segments, id.clone())).collect()
+    }
+
+    /// Forgets the stored base after a commit of [`Engine::segment_deletes`].
+    pub(super) fn drop_segments(&mut self) {
+        self.base = None;
+        self.segment_ids.clear();
+    }
+
+    /// Whether the stored base should be (re)built: the knowledge base has at least
+    /// `lazyOpenChunks` chunks and no atomic questions (a lazy open serves neither the atomic
+    /// list nor the graph), and there is no valid base or its delta passed [`REBUILD_AT`]. With
+    /// atomic questions, or below the size, stored segments are deleted instead.
+    pub(super) fn segments_due(&self) -> Option<bool> {
+        let wanted = self.config.lazy_open_chunks > 0 && self.chunks.len() >= self.config.lazy_open_chunks && self.atoms.is_empty();
+        match (&self.base, wanted) {
+            (None, true) => Some(true),
+            (Some(b), true) if b.delta.changes() >= REBUILD_AT => Some(true),
+            (Some(_), true) => None,
+            (_, false) if !self.segment_ids.is_empty() => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The maintenance step of the stored segments: builds a new base over every chunk (documents
+    /// by id, chunks by ordinal) and replaces the old records in one commit, or deletes them when
+    /// no base is wanted. `None`: nothing to do.
+    pub(super) async fn maintain_segments(&mut self) -> Result<Option<SealReport>> {
+        let Some(build) = self.segments_due() else { return Ok(None) };
+        if !build {
+            self.store.commit(self.segment_deletes()).await?;
+            self.drop_segments();
+            return Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors: 0, merged: 0, segments: 0 }));
+        }
+        let mut doc_ids: Vec<&DocId> = self.doc_chunks.keys().collect();
+        doc_ids.sort();
+        let chunks: Vec<BaseChunk<'_>> = doc_ids
+            .iter()
+            .flat_map(|d| self.doc_chunks[*d].iter())
+            .filter_map(|id| Some(BaseChunk { id, posting: self.postings.get(id)?, vector: self.chunk_vector(id)? }))
+            .collect();
+        let recs = segment::build_base(&chunks, self.docs.len() as u64, self.embedder.dim());
+        let ords: HashMap<ChunkId, u32> = chunks.iter().enumerate().map(|(o, c)| (c.id.to_string(), o as u32)).collect();
+        let vectors = chunks.len();
+        drop(chunks);
+        let ids: Vec<String> = recs.iter().map(|(k, _)| k.store_id()).collect();
+        let keep: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut ops: Vec<Op> = self
+            .segment_ids
+            .iter()
+            .filter(|id| !keep.contains(id.as_str()))
+            .map(|id| Op::Delete(Collection::Segments, id.clone()))
+            .collect();
+        let segments = recs.len();
+        ops.extend(recs.into_iter().map(|(k, data)| Op::Put(Record::Segment(SegmentRecord { id: k.store_id(), data }))));
+        self.store.commit(ops).await?;
+        self.segment_ids = ids;
+        self.base = Some(StoredBase { ords, delta: Delta { documents: self.docs.len() as u64, ..Delta::default() } });
+        Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors, merged: 0, segments }))
+    }
+}

@@ -1,0 +1,437 @@
+//! The stored index segments a knowledge base opens lazily with (docs/vector-index.md, "Index
+//! segments"), and the pieces of their format the static-site snapshot shares
+//! ([`crate::snapshot`]): FNV-1a term partitions, int8 vectors with a scale each, k-means
+//! inverted lists (IVF), and the `WRV1` vector block.
+//!
+//! A **base** is an immutable picture of the chunks at one moment, numbered by ordinal:
+//! - `head`: [`SegmentHead`] — the chunk ids and BM25 lengths by ordinal, the counts, the IVF
+//!   centroids (postcard);
+//! - `t/{b}`: [`PostingsBlock`] — the inverted BM25 postings `(ordinal, tf)` of the terms whose
+//!   FNV-1a hash is `b` modulo the block count (postcard), so a query reads its terms' blocks only;
+//! - `v/{l}`: the chunk vectors of IVF list `l` as a `WRV1` block (int8 with a scale per vector),
+//!   so a query reads the centroids and its [`NPROBE`] nearest lists.
+//!
+//! What changed since the base is the **delta** ([`Delta`]): the chunks added since (read whole
+//! at open, from their own records) and the ordinals of base chunks removed since (tombstones). It
+//! is written in the same transaction as the documents that change it, so base + delta always
+//! equals the stored chunks; the engine builds a new base when the delta grows past
+//! [`REBUILD_AT`] (an LSM tree of one level).
+use serde::{Deserialize, Serialize};
+
+use crate::types::PostingRecord;
+
+/// Layout version of the segments (in [`SegmentHead::format`]).
+pub const SEGMENT_FORMAT: u32 = 1;
+/// Target vectors per IVF list.
+pub const LIST_SIZE: usize = 1024;
+/// IVF lists a dense query reads (the nearest centroids).
+pub const NPROBE: usize = 8;
+/// Target postings per BM25 block.
+pub const BLOCK_POSTINGS: usize = 8192;
+/// Changed chunks (added + removed) after which the engine builds a new base.
+pub const REBUILD_AT: usize = 2048;
+/// Vectors k-means trains the IVF centroids on (a stride sample; every vector is then assigned).
+pub const KMEANS_SAMPLE: usize = 16_384;
+/// k-means iterations for the IVF centroids.
+pub const KMEANS_ITERATIONS: usize = 6;
+
+/// The key of a segment record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegmentKey {
+    /// The base's [`SegmentHead`].
+    Head,
+    /// The [`Delta`] since the base.
+    Delta,
+    /// BM25 postings block `b`.
+    Terms(u32),
+    /// IVF list `l`.
+    List(u32),
+}
+
+impl SegmentKey {
+    /// The record id: `head`, `delta`, `t/00012`, `v/00003`.
+    pub fn store_id(self) -> String {
+        match self {
+            SegmentKey::Head => "head".into(),
+            SegmentKey::Delta => "delta".into(),
+            SegmentKey::Terms(b) => format!("t/{b:05}"),
+            SegmentKey::List(l) => format!("v/{l:05}"),
+        }
+    }
+    /// Every record of a base with `blocks` postings blocks and `lists` IVF lists.
+    pub fn all(blocks: u32, lists: u32) -> Vec<SegmentKey> {
+        let mut v = vec![SegmentKey::Head, SegmentKey::Delta];
+        v.extend((0..blocks).map(SegmentKey::Terms));
+        v.extend((0..lists).map(SegmentKey::List));
+        v
+    }
+}
+
+/// The base's header (record `head`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentHead {
+    /// [`SEGMENT_FORMAT`].
+    pub format: u32,
+    /// Chunk ids by ordinal.
+    pub chunks: Vec<String>,
+    /// BM25 length (analysed tokens) of each chunk, by ordinal.
+    pub lengths: Vec<u32>,
+    /// Postings blocks (`t/…` records).
+    pub blocks: u32,
+    /// Distinct terms.
+    pub terms: u64,
+    /// `Σ ln((N − df + 0.5)/(df + 0.5))` over the vocabulary at build time (the Okapi idf floor's
+    /// mean, [`crate::index::bm25::Bm25Idf::Okapi`]).
+    pub okapi_idf_sum: f64,
+    /// Embedding dimension.
+    pub dim: u32,
+    /// IVF centroids, unit length, `lists × dim` row-major.
+    pub centroids: Vec<f32>,
+}
+
+impl SegmentHead {
+    /// IVF lists (`v/…` records).
+    pub fn lists(&self) -> u32 {
+        if self.dim == 0 { 0 } else { (self.centroids.len() / self.dim as usize) as u32 }
+    }
+    /// The `nprobe` lists whose centroids are nearest to `q` (inner product), nearest first.
+    pub fn nearest_lists(&self, q: &[f32], nprobe: usize) -> Vec<u32> {
+        let dim = self.dim as usize;
+        if dim == 0 || q.len() != dim {
+            return Vec::new();
+        }
+        let scores = self.centroids.chunks_exact(dim).enumerate().map(|(l, c)| (l as u32, crate::embed::gemm::dot(q, c)));
+        super::top_k(scores, nprobe).into_iter().map(|(l, _)| l).collect()
+    }
+}
+
+/// What changed since the base (record `delta`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    /// Documents stored now.
+    pub documents: u64,
+    /// Chunks added since the base (their own records hold them), in the order added.
+    pub added: Vec<String>,
+    /// Ordinals of base chunks removed since (tombstones), sorted.
+    pub removed: Vec<u32>,
+}
+
+impl Delta {
+    /// Chunks added plus chunks removed since the base.
+    pub fn changes(&self) -> usize {
+        self.added.len() + self.removed.len()
+    }
+}
+
+/// One BM25 postings block: `(term, [(ordinal, tf)])`, terms sorted.
+pub type PostingsBlock = Vec<(String, Vec<(u32, u32)>)>;
+
+/// The postings of `term` in a block (empty when absent).
+pub fn block_postings<'a>(block: &'a PostingsBlock, term: &str) -> &'a [(u32, u32)] {
+    match block.binary_search_by(|(t, _)| t.as_str().cmp(term)) {
+        Ok(i) => &block[i].1,
+        Err(_) => &[],
+    }
+}
+
+/// The block holding `term` among `blocks`.
+pub fn block_of(term: &str, blocks: u32) -> u32 {
+    fnv1a(term) % blocks.max(1)
+}
+
+/// FNV-1a, 32 bits, over the UTF-8 bytes (the term → block / shard hash; `static.js` computes the
+/// same).
+pub fn fnv1a(s: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.as_bytes() {
+        h ^= *b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// Symmetric int8 quantization with one scale per vector: `v ≈ scale · q`.
+pub fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 127.0;
+    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+}
+
+/// Spherical k-means (inner product; centroids renormalised), deterministic: starts from evenly
+/// spaced vectors, `iters` rounds. Returns the centroids and each vector's list.
+pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
+    let refs: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+    let cents = kmeans_train(&refs, k, iters);
+    let assign = assign(&refs, &cents);
+    (cents, assign)
+}
+
+/// The centroids of [`kmeans`] alone, trained on `vectors`.
+pub fn kmeans_train(vectors: &[&[f32]], k: usize, iters: usize) -> Vec<Vec<f32>> {
+    let n = vectors.len();
+    let k = k.clamp(1, n.max(1));
+    let dim = vectors.first().map_or(0, |v| v.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut cents: Vec<Vec<f32>> = (0..k).map(|i| vectors[i * n / k].to_vec()).collect();
+    for _ in 0..iters {
+        let a = assign(vectors, &cents);
+        let mut sums = vec![vec![0.0f32; dim]; k];
+        let mut counts = vec![0usize; k];
+        for (v, &a) in vectors.iter().zip(&a) {
+            counts[a] += 1;
+            for (s, x) in sums[a].iter_mut().zip(v.iter()) {
+                *s += x;
+            }
+        }
+        for c in 0..k {
+            let norm = sums[c].iter().map(|x| x * x).sum::<f32>().sqrt();
+            if counts[c] > 0 && norm > 0.0 {
+                cents[c] = sums[c].iter().map(|x| x / norm).collect();
+            }
+        }
+    }
+    cents
+}
+
+/// Each vector's nearest centroid (inner product; the first on ties).
+pub fn assign(vectors: &[&[f32]], cents: &[Vec<f32>]) -> Vec<usize> {
+    vectors
+        .iter()
+        .map(|v| {
+            let mut best = (f32::MIN, 0);
+            for (c, cv) in cents.iter().enumerate() {
+                let s = crate::embed::gemm::dot(v, cv);
+                if s > best.0 {
+                    best = (s, c);
+                }
+            }
+            best.1
+        })
+        .collect()
+}
+
+/// A vector block: `magic` (4 bytes), u32 rows, u32 dim, then the rows' u32 ids, their f32
+/// scales and their int8 values (all little-endian). The snapshot's centroid (`WRC1`) and list
+/// (`WRV1`) files and the store's IVF lists use it.
+pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
+    b.extend_from_slice(magic);
+    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(dim as u32).to_le_bytes());
+    for id in ids {
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+    for (s, _) in rows {
+        b.extend_from_slice(&s.to_le_bytes());
+    }
+    for (_, q) in rows {
+        b.extend(q.iter().map(|x| *x as u8));
+    }
+    b
+}
+
+/// A decoded [`vec_block`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct VecBlock {
+    /// Dimension.
+    pub dim: usize,
+    /// Row ids.
+    pub ids: Vec<u32>,
+    /// Row scales.
+    pub scales: Vec<f32>,
+    /// Row values, `rows × dim`.
+    pub codes: Vec<i8>,
+}
+
+impl VecBlock {
+    /// Reads a block written by [`vec_block`] with `magic`; `None` when the bytes are not one.
+    pub fn parse(magic: &[u8; 4], b: &[u8]) -> Option<VecBlock> {
+        let u32_at = |i: usize| b.get(i..i + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+        if b.get(..4)? != magic {
+            return None;
+        }
+        let (rows, dim) = (u32_at(4)? as usize, u32_at(8)? as usize);
+        let need = 12usize.checked_add(rows.checked_mul(8usize.checked_add(dim)?)?)?;
+        if b.len() != need {
+            return None;
+        }
+        let ids = (0..rows).map(|i| u32_at(12 + 4 * i)).collect::<Option<Vec<u32>>>()?;
+        let at = 12 + 4 * rows;
+        let scales = (0..rows).map(|i| u32_at(at + 4 * i).map(f32::from_bits)).collect::<Option<Vec<f32>>>()?;
+        let codes = b[at + 4 * rows..].iter().map(|x| *x as i8).collect();
+        Some(VecBlock { dim, ids, scales, codes })
+    }
+    /// `(id, scale · ⟨codes, q⟩)` of every row (the int8 estimate of the inner product).
+    pub fn scores<'a>(&'a self, q: &'a [f32]) -> impl Iterator<Item = (u32, f32)> + 'a {
+        let dim = self.dim.max(1);
+        self.ids.iter().zip(&self.scales).zip(self.codes.chunks_exact(dim)).map(move |((&id, &s), row)| {
+            let mut acc = [0f32; 8];
+            let mut i = 0;
+            while i + 8 <= row.len().min(q.len()) {
+                for j in 0..8 {
+                    acc[j] += row[i + j] as f32 * q[i + j];
+                }
+                i += 8;
+            }
+            let mut sum: f32 = acc.iter().sum();
+            while i < row.len().min(q.len()) {
+                sum += row[i] as f32 * q[i];
+                i += 1;
+            }
+            (id, s * sum)
+        })
+    }
+}
+
+/// A chunk as a base indexes it.
+pub struct BaseChunk<'a> {
+    /// Chunk id.
+    pub id: &'a str,
+    /// Its BM25 terms and length.
+    pub posting: &'a PostingRecord,
+    /// Its embedding.
+    pub vector: &'a [f32],
+}
+
+/// Builds a base over `chunks` (ordinal = position) with `documents` documents: the records of
+/// every [`SegmentKey`] of it, each with its bytes, the delta empty. Deterministic.
+pub fn build_base(chunks: &[BaseChunk<'_>], documents: u64, dim: usize) -> Vec<(SegmentKey, Vec<u8>)> {
+    use std::collections::BTreeMap;
+    let n = chunks.len();
+    let mut inverted: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut total = 0usize;
+    for (o, c) in chunks.iter().enumerate() {
+        for (t, tf) in &c.posting.terms {
+            inverted.entry(t.as_str()).or_default().push((o as u32, *tf));
+            total += 1;
+        }
+    }
+    let blocks = (total / BLOCK_POSTINGS).max(1).next_power_of_two() as u32;
+    let mut parts: Vec<PostingsBlock> = vec![Vec::new(); blocks as usize];
+    let nf = n as f32;
+    let mut okapi_idf_sum = 0f64;
+    for (t, list) in &inverted {
+        let df = list.len() as f32;
+        okapi_idf_sum += ((nf - df + 0.5) / (df + 0.5)).ln() as f64;
+        parts[block_of(t, blocks) as usize].push((t.to_string(), list.clone()));
+    }
+    // IVF: centroids trained on a stride sample, every vector assigned.
+    let vectors: Vec<&[f32]> = chunks.iter().map(|c| c.vector).collect();
+    let lists = if n == 0 { 0 } else { n.div_ceil(LIST_SIZE) };
+    let stride = n.div_ceil(KMEANS_SAMPLE).max(1);
+    let sample: Vec<&[f32]> = vectors.iter().step_by(stride).copied().collect();
+    let cents = if lists == 0 { Vec::new() } else { kmeans_train(&sample, lists, KMEANS_ITERATIONS) };
+    let which = assign(&vectors, &cents);
+    let head = SegmentHead {
+        format: SEGMENT_FORMAT,
+        chunks: chunks.iter().map(|c| c.id.to_string()).collect(),
+        lengths: chunks.iter().map(|c| c.posting.length.max(1)).collect(),
+        blocks,
+        terms: inverted.len() as u64,
+        okapi_idf_sum,
+        dim: dim as u32,
+        centroids: cents.iter().flatten().copied().collect(),
+    };
+    let mut out = vec![
+        (SegmentKey::Head, postcard::to_allocvec(&head).unwrap_or_default()),
+        (SegmentKey::Delta, postcard::to_allocvec(&Delta { documents, ..Delta::default() }).unwrap_or_default()),
+    ];
+    for (b, part) in parts.iter().enumerate() {
+        out.push((SegmentKey::Terms(b as u32), postcard::to_allocvec(part).unwrap_or_default()));
+    }
+    for l in 0..cents.len() {
+        let members: Vec<u32> = which.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
+        let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(vectors[i as usize])).collect();
+        out.push((SegmentKey::List(l as u32), vec_block(b"WRV1", &members, &rows, dim)));
+    }
+    out
+}
+
+/// Decodes a postcard segment record (head, delta or postings block).
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
+}
+
+/// Encodes a delta record.
+pub fn encode_delta(d: &Delta) -> Vec<u8> {
+    postcard::to_allocvec(d).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reference values of FNV-1a 32 (the empty string is the offset basis).
+    #[test]
+    fn fnv1a_reference_values() {
+        assert_eq!(fnv1a(""), 0x811c9dc5);
+        assert_eq!(fnv1a("a"), 0xe40c292c);
+        assert_eq!(fnv1a("foobar"), 0xbf9cf968);
+    }
+
+    #[test]
+    fn quantization_round_trips_within_half_a_step() {
+        let v = [0.5f32, -0.25, 0.0, 0.125];
+        let (s, q) = quantize(&v);
+        for (x, y) in v.iter().zip(&q) {
+            assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
+        }
+        assert_eq!(q[0], 127);
+    }
+
+    #[test]
+    fn vec_block_round_trip_and_rejects_bad_bytes() {
+        let rows = vec![quantize(&[0.5, -1.0, 0.25]), quantize(&[0.0, 0.0, 0.0])];
+        let b = vec_block(b"WRV1", &[7, 9], &rows, 3);
+        let v = VecBlock::parse(b"WRV1", &b).expect("parses");
+        assert_eq!((v.ids.clone(), v.dim, v.codes.len()), (vec![7, 9], 3, 6));
+        let s: Vec<(u32, f32)> = v.scores(&[0.5, -1.0, 0.25]).collect();
+        assert!((s[0].1 - 1.3125).abs() < 0.02, "{s:?}");
+        assert_eq!(s[1].1, 0.0);
+        assert!(VecBlock::parse(b"WRC1", &b).is_none());
+        assert!(VecBlock::parse(b"WRV1", &b[..b.len() - 1]).is_none());
+        assert!(VecBlock::parse(b"WRV1", &[]).is_none());
+        let mut huge = b.clone();
+        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(VecBlock::parse(b"WRV1", &huge).is_none());
+    }
+
+    #[test]
+    fn base_holds_every_posting_once_and_every_vector_in_one_list() {
+        let posts: Vec<PostingRecord> = (0..50)
+            .map(|i| PostingRecord {
+                id: format!("d{i}#0"),
+                length: 3,
+                terms: vec![(format!("t{}", i % 7), 1), ("common".into(), 2), (format!("u{i}"), 1)],
+            })
+            .collect();
+        let vecs: Vec<Vec<f32>> = (0..50).map(|i| vec![(i as f32).cos(), (i as f32).sin()]).collect();
+        let chunks: Vec<BaseChunk<'_>> = posts.iter().zip(&vecs).map(|(p, v)| BaseChunk { id: &p.id, posting: p, vector: v }).collect();
+        let recs = build_base(&chunks, 50, 2);
+        let head: SegmentHead = decode(&recs[0].1).expect("head");
+        assert_eq!((head.chunks.len(), head.terms, head.lists()), (50, 1 + 7 + 50, 1));
+        let mut postings = 0;
+        let mut rows = Vec::new();
+        for (k, bytes) in &recs[2..] {
+            match k {
+                SegmentKey::Terms(b) => {
+                    let block: PostingsBlock = decode(bytes).expect("block");
+                    for (t, l) in &block {
+                        assert_eq!(block_of(t, head.blocks), *b);
+                        postings += l.len();
+                    }
+                }
+                SegmentKey::List(_) => rows.extend(VecBlock::parse(b"WRV1", bytes).expect("list").ids),
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(postings, 150);
+        rows.sort();
+        assert_eq!(rows, (0..50).collect::<Vec<u32>>());
+    }
+}

@@ -1,0 +1,253 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Opening lazily from the stored index segments (docs/vector-index.md, "Index segments"): what a
+//! lazy open answers against the loaded engine and an exact scan, over ~12k chunks of the CRUD
+//! news corpus with hashing vectors (the real tokenizer, no BERT: fast); the delta written with
+//! every write (adds, replacements, removals after the base); and every way the segments can be
+//! wrong (a corrupt head, a missing block, atomic questions) falling back to the full open.
+mod common;
+
+use std::collections::HashSet;
+
+use webrag::config::Config;
+use webrag::embed::Embedder;
+use webrag::embed::hashing::HashingEmbedder;
+use webrag::engine::{Engine, LazyEngine, SearchOptions};
+use webrag::ports::{Collection, FixedClock, MemoryStore, NoProgress, Op, Record, Store};
+use webrag::types::{DocumentInput, Format, Hit, SearchMode, SegmentRecord};
+
+type Emb = HashingEmbedder<'static>;
+
+fn embedder() -> Emb {
+    HashingEmbedder::new(common::model())
+}
+
+fn config() -> Config {
+    Config { graph: webrag::graph::GraphParams { enabled: false, ..Default::default() }, lazy_open_chunks: 1, ..Config::default() }
+}
+
+fn doc(id: &str, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Text, url: None }
+}
+
+/// The first `n` CRUD news articles.
+fn news(n: usize) -> Vec<String> {
+    let dir = common::shared().join("data/crud_news");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("crud_news").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).expect("read");
+        out.extend(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
+        if out.len() >= n {
+            break;
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// 12-character spans of every `step`-th article, as the scale benchmark asks.
+fn queries(articles: &[String], step: usize) -> Vec<String> {
+    articles.iter().step_by(step).map(|a| a.chars().skip(40).take(12).collect()).collect()
+}
+
+async fn loaded(store: &MemoryStore) -> Engine<&MemoryStore, Emb> {
+    Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open")
+}
+
+async fn lazy(store: &MemoryStore) -> LazyEngine<&MemoryStore, Emb> {
+    LazyEngine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("lazy open")
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The exact top `k` chunk ids by inner product (a flat scan of every stored vector).
+fn exact_top(eng: &Engine<&MemoryStore, Emb>, q: &[f32], k: usize) -> HashSet<String> {
+    let mut all: Vec<(f32, String)> = eng
+        .documents()
+        .iter()
+        .flat_map(|d| eng.doc_chunk_ids(&d.id).to_vec())
+        .map(|c| (dot(q, eng.chunk_vector(&c).expect("vector")), c))
+        .collect();
+    all.sort_by(|a, b| b.0.total_cmp(&a.0));
+    all.into_iter().take(k).map(|x| x.1).collect()
+}
+
+fn ids(h: &[Hit]) -> Vec<String> {
+    h.iter().map(|h| h.chunk_id.clone()).collect()
+}
+
+fn overlap(a: &[Hit], b: &[Hit]) -> f64 {
+    let a: HashSet<_> = ids(a).into_iter().collect();
+    b.iter().filter(|h| a.contains(&h.chunk_id)).count() as f64 / b.len().max(1) as f64
+}
+
+/// Builds a knowledge base of `n` articles with its segments stored.
+async fn build(store: &MemoryStore, articles: &[String]) {
+    let mut eng = loaded(store).await;
+    for (i, batch) in articles.chunks(500).enumerate() {
+        let docs = batch.iter().enumerate().map(|(j, t)| doc(&format!("n{}", i * 500 + j), t)).collect();
+        eng.add(docs, &mut NoProgress).await.expect("add");
+    }
+    let steps = eng.maintain_all(false).await.expect("maintain");
+    assert!(steps.iter().any(|s| s.collection == "segments"), "a base is built: {steps:?}");
+}
+
+#[test]
+fn lazy_open_answers_as_the_loaded_engine() {
+    pollster::block_on(async {
+        let articles = news(2500);
+        let store = MemoryStore::new();
+        build(&store, &articles).await;
+        let full = loaded(&store).await;
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let (a, b) = (full.stats(), lz.stats().expect("stats"));
+        assert!(b.lazy && !a.lazy);
+        assert_eq!((a.documents, a.chunks, a.terms), (b.documents, b.chunks, b.terms));
+        assert!(a.chunks > 8 * webrag::index::segment::LIST_SIZE, "more IVF lists than a query probes: {}", a.chunks);
+
+        let qs = queries(&articles, 25);
+        let (mut dense_lazy, mut dense_full, mut hybrid) = (0.0, 0.0, 0.0);
+        for q in &qs {
+            // BM25: the same hits with the same scores (no tombstones yet).
+            let o = SearchOptions::new(10, SearchMode::Bm25);
+            let (x, y) = (full.search(q, &o).await.expect("bm25"), lz.search(q, &o).await.expect("lazy bm25"));
+            assert_eq!(ids(&x), ids(&y), "{q}");
+            for (h, g) in x.iter().zip(&y) {
+                assert_eq!(h.score, g.score, "{q}");
+                assert_eq!((&h.title, &h.snippet, &h.heading_path), (&g.title, &g.snippet, &g.heading_path));
+            }
+            // Dense: recall@10 of both against an exact scan (the loaded engine's fresh buffer
+            // is exact only before sealing, so compare with the flat scan of every vector).
+            let qv = embedder().embed(&[q.as_str()]).await.expect("embed").remove(0);
+            let exact = exact_top(&full, &qv, 10);
+            let o = SearchOptions::new(10, SearchMode::Dense);
+            let (x, y) = (full.search(q, &o).await.expect("dense"), lz.search(q, &o).await.expect("lazy dense"));
+            let hit = |h: &[Hit]| h.iter().filter(|h| exact.contains(&h.chunk_id)).count() as f64 / 10.0;
+            dense_full += hit(&x);
+            dense_lazy += hit(&y);
+            for g in &y {
+                let s = g.scores.dense.expect("dense score");
+                assert!((s - dot(&qv, full.chunk_vector(&g.chunk_id).expect("vector"))).abs() < 1e-5, "exact rescored score");
+            }
+            let o = SearchOptions::new(10, SearchMode::Hybrid);
+            hybrid += overlap(&full.search(q, &o).await.expect("hybrid"), &lz.search(q, &o).await.expect("lazy hybrid"));
+        }
+        let n = qs.len() as f64;
+        println!(
+            "{} chunks, {} queries: dense recall@10 vs exact — loaded {:.3}, lazy {:.3}; hybrid top-10 overlap lazy/loaded {:.3}",
+            a.chunks,
+            qs.len(),
+            dense_full / n,
+            dense_lazy / n,
+            hybrid / n
+        );
+        // Both dense lists are approximate (HNSW, IVF), so their hybrids differ where the dense
+        // lists do; the lazy one must be no worse than the loaded one against the exact scan.
+        assert!(dense_lazy >= dense_full - 0.02 * n, "lazy dense recall@10 {:.3} vs loaded {:.3}", dense_lazy / n, dense_full / n);
+        assert!(hybrid / n >= 0.8, "hybrid overlap {:.3}", hybrid / n);
+        // Syntax: an excluded term and a phrase filter lazily as they do loaded.
+        let q = format!("\"{}\" -{}", qs[0].chars().take(4).collect::<String>(), qs[1].chars().take(2).collect::<String>());
+        let o = SearchOptions::new(10, SearchMode::Hybrid);
+        assert_eq!(ids(&full.search(&q, &o).await.unwrap()), ids(&lz.search(&q, &o).await.unwrap()), "{q}");
+        assert!(lz.is_lazy(), "nothing so far needed the whole knowledge base");
+        // The graph modes load it.
+        lz.search(&qs[0], &SearchOptions::new(5, SearchMode::Graph)).await.expect("graph");
+        assert!(!lz.is_lazy());
+    })
+}
+
+#[test]
+fn writes_after_the_base_are_in_the_delta() {
+    pollster::block_on(async {
+        let articles = news(300);
+        let store = MemoryStore::new();
+        build(&store, &articles).await;
+        // A write through a lazily opened knowledge base loads it first, then records its delta.
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let eng = lz.engine().await.expect("load");
+        eng.add(vec![doc("fresh", "Owls hunt the harvest mouse at night in tall grass."), doc("n3", "A replaced article about green tea.")], &mut NoProgress)
+            .await
+            .expect("add");
+        eng.remove(&["n5".into(), "n7".into()]).await.expect("remove");
+        let want = eng.stats();
+        drop(lz);
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy(), "the delta keeps the base usable");
+        let got = lz.stats().unwrap();
+        assert_eq!((got.documents, got.chunks), (want.documents, want.chunks));
+        let full = loaded(&store).await;
+        for (q, mode) in [("harvest mouse owls", SearchMode::Bm25), ("green tea", SearchMode::Hybrid), ("owls at night", SearchMode::Dense)] {
+            let o = SearchOptions::new(10, mode);
+            let (x, y) = (full.search(q, &o).await.unwrap(), lz.search(q, &o).await.unwrap());
+            assert!(!y.is_empty(), "{q}");
+            assert!(y.iter().all(|h| h.doc_id != "n5" && h.doc_id != "n7"), "removed documents stay removed: {q}");
+            assert_eq!(ids(&x)[0], ids(&y)[0], "{q}");
+        }
+        let top = lz.search("harvest mouse owls", &SearchOptions::new(3, SearchMode::Bm25)).await.unwrap();
+        assert_eq!(top[0].doc_id, "fresh");
+        let tea = lz.search("replaced article green tea", &SearchOptions::new(3, SearchMode::Bm25)).await.unwrap();
+        assert_eq!(tea[0].doc_id, "n3", "the replacement, not the old text");
+        // Past the rebuild size the next upkeep writes a new base with an empty delta.
+        let eng = lz.engine().await.unwrap();
+        let more: Vec<DocumentInput> =
+            news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
+        eng.add(more, &mut NoProgress).await.unwrap();
+        let steps = eng.maintain_all(false).await.unwrap();
+        assert!(steps.iter().any(|s| s.collection == "segments"));
+        let Some(Record::Segment(d)) = store.get(Collection::Segments, "delta").await.unwrap() else { panic!("delta") };
+        let d: webrag::index::segment::Delta = webrag::index::segment::decode(&d.data).unwrap();
+        assert!(d.added.is_empty() && d.removed.is_empty());
+    })
+}
+
+#[test]
+fn bad_segments_fall_back_to_the_full_open() {
+    pollster::block_on(async {
+        let articles = news(200);
+        let store = MemoryStore::new();
+        build(&store, &articles).await;
+        let q = queries(&articles, 40);
+        let want: Vec<Vec<String>> = {
+            let full = loaded(&store).await;
+            let mut v = Vec::new();
+            for q in &q {
+                v.push(ids(&full.search(q, &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap()));
+            }
+            v
+        };
+        // A postings block gone: the search that needs it loads the knowledge base instead.
+        let blocks: Vec<String> = store.load().await.unwrap().segments.into_iter().map(|s| s.id).filter(|id| id.starts_with("t/")).collect();
+        store.commit(blocks.iter().map(|b| Op::Delete(Collection::Segments, b.clone())).collect()).await.unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        assert_eq!(ids(&lz.search(&q[0], &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap()), want[0]);
+        assert!(!lz.is_lazy(), "loaded after the missing block");
+        // …whose open sees the base is incomplete, and upkeep writes a whole new one.
+        let eng = lz.engine().await.unwrap();
+        assert!(eng.needs_maintenance());
+        eng.maintain_all(false).await.unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        for (q, w) in q.iter().zip(&want) {
+            assert_eq!(&ids(&lz.search(q, &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap()), w, "{q}");
+        }
+        // A head that does not decode: a full open, the same answers.
+        store.commit(vec![Op::Put(Record::Segment(SegmentRecord { id: "head".into(), data: vec![0xff; 7] }))]).await.unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(!lz.is_lazy());
+        assert_eq!(ids(&lz.search(&q[1], &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap()), want[1]);
+        // Atomic questions: the base goes in the same commit, and no new one is built.
+        let eng = lz.engine().await.unwrap();
+        eng.maintain_all(false).await.unwrap();
+        let cid = eng.doc_chunk_ids("n0")[0].clone();
+        eng.put_questions(vec![(cid, vec!["What happened?".into()])]).await.unwrap();
+        assert!(store.load().await.unwrap().segments.is_empty());
+        assert!(eng.maintain_all(false).await.unwrap().iter().all(|s| s.collection != "segments"));
+        assert!(!lazy(&store).await.is_lazy());
+    })
+}
