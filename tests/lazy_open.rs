@@ -170,9 +170,12 @@ fn writes_after_the_base_are_in_the_delta() {
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
         let eng = lz.engine().await.expect("load");
-        eng.add(vec![doc("fresh", "Owls hunt the harvest mouse at night in tall grass."), doc("n3", "A replaced article about green tea.")], &mut NoProgress)
-            .await
-            .expect("add");
+        eng.add(
+            vec![doc("fresh", "Owls hunt the harvest mouse at night in tall grass."), doc("n3", "A replaced article about green tea.")],
+            &mut NoProgress,
+        )
+        .await
+        .expect("add");
         eng.remove(&["n5".into(), "n7".into()]).await.expect("remove");
         let want = eng.stats();
         drop(lz);
@@ -181,7 +184,8 @@ fn writes_after_the_base_are_in_the_delta() {
         let got = lz.stats().unwrap();
         assert_eq!((got.documents, got.chunks), (want.documents, want.chunks));
         let full = loaded(&store).await;
-        for (q, mode) in [("harvest mouse owls", SearchMode::Bm25), ("green tea", SearchMode::Hybrid), ("owls at night", SearchMode::Dense)] {
+        for (q, mode) in [("harvest mouse owls", SearchMode::Bm25), ("green tea", SearchMode::Hybrid), ("owls at night", SearchMode::Dense)]
+        {
             let o = SearchOptions::new(10, mode);
             let (x, y) = (full.search(q, &o).await.unwrap(), lz.search(q, &o).await.unwrap());
             assert!(!y.is_empty(), "{q}");
@@ -194,8 +198,7 @@ fn writes_after_the_base_are_in_the_delta() {
         assert_eq!(tea[0].doc_id, "n3", "the replacement, not the old text");
         // Past the rebuild size the next upkeep writes a new base with an empty delta.
         let eng = lz.engine().await.unwrap();
-        let more: Vec<DocumentInput> =
-            news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
+        let more: Vec<DocumentInput> = news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
         eng.add(more, &mut NoProgress).await.unwrap();
         let steps = eng.maintain_all(false).await.unwrap();
         assert!(steps.iter().any(|s| s.collection == "segments"));
@@ -221,7 +224,8 @@ fn bad_segments_fall_back_to_the_full_open() {
             v
         };
         // A postings block gone: the search that needs it loads the knowledge base instead.
-        let blocks: Vec<String> = store.load().await.unwrap().segments.into_iter().map(|s| s.id).filter(|id| id.starts_with("t/")).collect();
+        let blocks: Vec<String> =
+            store.load().await.unwrap().segments.into_iter().map(|s| s.id).filter(|id| id.starts_with("t/")).collect();
         store.commit(blocks.iter().map(|b| Op::Delete(Collection::Segments, b.clone())).collect()).await.unwrap();
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
