@@ -1,12 +1,13 @@
 #![cfg(not(target_arch = "wasm32"))]
-//! Frozen stores of every released schema (tests/fixtures/store-schema-{1..4}.json, written by
+//! Frozen stores of every released schema (tests/fixtures/store-schema-{1..5}.json, written by
 //! the CLI of the last commit of each schema; tests/fixtures/README.md) open with this build and
 //! are migrated: schema 1 gets its pseudo-graph, every one records the current schema, and all
-//! four answer the same queries with the same chunks (the documents are the same three files).
+//! answer the same queries with the same chunks (the documents are the same three files). The
+//! schema-5 store holds index segments, and opens lazily from them with the same answers.
 mod common;
 
 use webrag::config::Config;
-use webrag::engine::{Engine, SearchOptions};
+use webrag::engine::{Engine, LazyEngine, SearchOptions};
 use webrag::native::FileStore;
 use webrag::ports::{FixedClock, SCHEMA_VERSION, Store};
 use webrag::types::SearchMode;
@@ -69,5 +70,34 @@ fn every_released_schema_opens_and_is_migrated() {
             assert_eq!(answers(&again, &flat).await, *first.as_ref().unwrap());
             std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
         }
+    });
+}
+
+#[test]
+fn schema_5_segments_open_lazily_with_the_same_answers() {
+    pollster::block_on(async {
+        let flat = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid];
+        let path = fixture(5);
+        let want = answers(&open(&path).await, &flat).await;
+        let mut lz = LazyEngine::open(FileStore::open(&path).await.unwrap(), common::model(), Config::default(), Box::new(FixedClock(1.0)))
+            .await
+            .unwrap();
+        assert!(lz.is_lazy(), "the fixture's segments are read");
+        let mut got: Vec<Vec<String>> = Vec::new();
+        for (q, _) in QUERIES {
+            for &m in &flat {
+                got.push(
+                    lz.search(q, &SearchOptions { k: 5, mode: m, literal: true })
+                        .await
+                        .unwrap()
+                        .iter()
+                        .map(|h| h.chunk_id.clone())
+                        .collect(),
+                );
+            }
+        }
+        assert_eq!(got, want);
+        assert!(lz.is_lazy());
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     });
 }

@@ -21,7 +21,8 @@ use crate::types::*;
 
 use super::Engine;
 use super::open::check_meta;
-use super::search::{Ranked, SearchOptions, check_k, hit, query_vector};
+use super::search::{SearchOptions, check_k, query_vector};
+use crate::retrieve::{Ranked, hit};
 
 /// A knowledge base opened lazily: served from its index segments until something needs it
 /// whole, then an [`Engine`].

@@ -14,7 +14,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn needs_maintenance(&self) -> bool {
         !self.stale_ann.is_empty()
             || VectorCollection::ALL.into_iter().any(|c| self.ann_of(c).is_some_and(SegmentedIndex::needs_seal))
-            || self.segments_due().is_some()
+            || self.segments_due(false).is_some()
     }
 
     /// The segmented index of collection `c`.
@@ -50,7 +50,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// records, else seals the fresh buffer of one vector collection (chunks, topics, facts) that
     /// reached `ann.sealAt` — or, with `force`, any non-empty one, also rebuilding every segment
     /// that holds a removed vector — into an HNSW segment, merging segments by tier, and writes
-    /// it (and deletes the merged ones) in one commit. `None`: nothing
+    /// it (and deletes the merged ones) in one commit; else stores the index segments when due
+    /// (with `force`, whenever anything changed since the base). `None`: nothing
     /// to do. Searches see the segment at once; if the commit fails, the next open searches those
     /// vectors exactly again (segments are derived data).
     pub async fn maintain(&mut self, force: bool) -> Result<Option<SealReport>> {
@@ -61,7 +62,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
         let Some(c) = VectorCollection::ALL.into_iter().find(|&c| self.ann_of(c).is_some_and(due)) else {
-            return self.maintain_segments().await;
+            return self.maintain_segments(force).await;
         };
         let outcome = self.ann_of_mut(c).and_then(|ix| ix.seal_purging(force)).expect("due: something to seal");
         let ix = self.ann_of(c).expect("sealed just now");

@@ -77,8 +77,10 @@ pub struct AtomicHit {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SealReport {
-    /// The vector collection sealed: `"chunks"`, `"topics"` or `"facts"` (empty when the step
-    /// only deleted unreadable segments).
+    /// The vector collection sealed: `"chunks"`, `"topics"`, `"facts"` or `"questions"` (empty
+    /// when the step only deleted unreadable segments); `"segments"` when the step stored a new
+    /// base of index segments (`vectors`: its chunks, `segments`: the records written) or
+    /// deleted them (both 0).
     pub collection: String,
     /// Vectors in the new segment.
     pub vectors: usize,

@@ -1,5 +1,5 @@
 //! Search: sparse (BM25), dense, hybrid (RRF) and the graph retriever over the knowledge base.
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::embed::Embedder;
 use crate::error::{InputError, Result};
@@ -7,7 +7,7 @@ use crate::graph::GraphSearch;
 use crate::index::bm25::{self, contains_phrase, parse_query};
 use crate::index::top_k;
 use crate::ports::Store;
-use crate::retrieve::{rrf, snippet};
+use crate::retrieve::{Ranked, hit};
 use crate::text::analyze;
 use crate::types::*;
 
@@ -142,83 +142,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             hits.push(hit(c, self.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
         }
         Ok(hits)
-    }
-}
-
-/// The ranked lists of one search, `(slot, score)` best first, by retriever (slots of one
-/// numbering: the loaded engine's, or a lazily opened base's ordinals).
-#[derive(Debug, Default)]
-pub(super) struct Ranked {
-    pub bm25: Vec<(u32, f32)>,
-    pub dense: Vec<(u32, f32)>,
-    pub graph: Vec<(u32, f32)>,
-    pub atomic: Vec<(u32, f32)>,
-}
-
-impl Ranked {
-    /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
-    /// `rrf_k`) and every slot's scores and ranks in each list.
-    pub(super) fn fuse(self, mode: SearchMode, rrf_k: f32) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
-        use SearchMode::*;
-        let mut scores: HashMap<u32, Scores> = HashMap::new();
-        for (i, (s, v)) in self.atomic.iter().enumerate() {
-            let e = scores.entry(*s).or_default();
-            e.atomic = Some(*v);
-            e.atomic_rank = Some(i as u32 + 1);
-        }
-        for (i, (s, v)) in self.bm25.iter().enumerate() {
-            let e = scores.entry(*s).or_default();
-            e.bm25 = Some(*v);
-            e.bm25_rank = Some(i as u32 + 1);
-        }
-        for (i, (s, v)) in self.dense.iter().enumerate() {
-            let e = scores.entry(*s).or_default();
-            e.dense = Some(*v);
-            e.dense_rank = Some(i as u32 + 1);
-        }
-        for (i, (s, v)) in self.graph.iter().enumerate() {
-            let e = scores.entry(*s).or_default();
-            e.graph = Some(*v);
-            e.graph_rank = Some(i as u32 + 1);
-        }
-        let ranked = match mode {
-            Bm25 => self.bm25,
-            Dense => self.dense,
-            Graph => self.graph,
-            Atomic if self.atomic.is_empty() => self.dense,
-            Hybrid | HybridGraph | Atomic => {
-                let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
-                let (a, b, c, d) = (ids(&self.bm25), ids(&self.dense), ids(&self.graph), ids(&self.atomic));
-                let mut lists: Vec<&[u32]> = match mode {
-                    Hybrid => vec![&a, &b],
-                    HybridGraph => vec![&a, &b, &c],
-                    _ => vec![&b],
-                };
-                if !d.is_empty() {
-                    lists.push(&d);
-                }
-                let fused = rrf(&lists, rrf_k);
-                for (s, v) in &fused {
-                    scores.entry(*s).or_default().rrf = Some(*v);
-                }
-                fused
-            }
-        };
-        (ranked, scores)
-    }
-}
-
-/// A hit on chunk `c` of document `doc`, its snippet around the query `terms`.
-pub(super) fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Scores, terms: &HashSet<String>) -> Hit {
-    Hit {
-        doc_id: c.doc_id.clone(),
-        chunk_id: c.id.clone(),
-        title: doc.map(|d| d.title.clone()).unwrap_or_default(),
-        url: doc.and_then(|d| d.url.clone()),
-        heading_path: c.heading_path.clone(),
-        score,
-        scores,
-        snippet: snippet(&c.text, terms, 240),
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::index::segment::{self, BaseChunk, Delta, REBUILD_AT, SEGMENT_FORMAT, SegmentHead, SegmentKey};
+use crate::index::segment::{self, BaseChunk, Delta, SEGMENT_FORMAT, SegmentHead, SegmentKey};
 use crate::ports::{Collection, Op, Record, Store};
 use crate::types::*;
 
@@ -92,14 +92,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Whether the stored base should be (re)built: the knowledge base has at least
-    /// `lazyOpenChunks` chunks and no atomic questions (a lazy open serves neither the atomic
-    /// list nor the graph), and there is no valid base or its delta passed [`REBUILD_AT`]. With
-    /// atomic questions, or below the size, stored segments are deleted instead.
-    pub(super) fn segments_due(&self) -> Option<bool> {
+    /// `lazyOpenChunks` chunks and no atomic questions (a lazy open serves no atomic list), and
+    /// there is no valid base or its delta is [`segment::rebuild_due`] — with `force`, any
+    /// change. With atomic questions, or below the size, stored segments are deleted instead.
+    pub(super) fn segments_due(&self, force: bool) -> Option<bool> {
         let wanted = self.config.lazy_open_chunks > 0 && self.chunks.len() >= self.config.lazy_open_chunks && self.atoms.is_empty();
         match (&self.base, wanted) {
             (None, true) => Some(true),
-            (Some(b), true) if b.delta.changes() >= REBUILD_AT => Some(true),
+            (Some(b), true) if segment::rebuild_due(b.ords.len(), b.delta.changes()) || (force && b.delta.changes() > 0) => Some(true),
             (Some(_), true) => None,
             (_, false) if !self.segment_ids.is_empty() => Some(false),
             _ => None,
@@ -109,8 +109,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// The maintenance step of the stored segments: builds a new base over every chunk (documents
     /// by id, chunks by ordinal) and replaces the old records in one commit, or deletes them when
     /// no base is wanted. `None`: nothing to do.
-    pub(super) async fn maintain_segments(&mut self) -> Result<Option<SealReport>> {
-        let Some(build) = self.segments_due() else { return Ok(None) };
+    pub(super) async fn maintain_segments(&mut self, force: bool) -> Result<Option<SealReport>> {
+        let Some(build) = self.segments_due(force) else { return Ok(None) };
         if !build {
             self.store.commit(self.segment_deletes()).await?;
             self.drop_segments();

@@ -15,7 +15,7 @@
 //! at open, from their own records) and the ordinals of base chunks removed since (tombstones). It
 //! is written in the same transaction as the documents that change it, so base + delta always
 //! equals the stored chunks; the engine builds a new base when the delta grows past
-//! [`REBUILD_AT`] (an LSM tree of one level).
+//! [`rebuild_due`]'s size (an LSM tree of one level).
 use serde::{Deserialize, Serialize};
 
 use crate::types::PostingRecord;
@@ -28,8 +28,17 @@ pub const LIST_SIZE: usize = 1024;
 pub const NPROBE: usize = 8;
 /// Target postings per BM25 block.
 pub const BLOCK_POSTINGS: usize = 8192;
-/// Changed chunks (added + removed) after which the engine builds a new base.
+/// Changed chunks (added + removed) after which the engine builds a new base: at least this
+/// many, and at least an eighth of the base ([`rebuild_due`]).
 pub const REBUILD_AT: usize = 2048;
+
+/// Whether a base of `base` chunks with `changes` changed since is due for a rebuild: once the
+/// delta holds [`REBUILD_AT`] changes and an eighth of the base, so a growing knowledge base
+/// rebuilds its base O(log n) times (about 9 bases' worth of work in all while it grows), and
+/// a lazy open reads a delta of at most about an eighth of the base.
+pub fn rebuild_due(base: usize, changes: usize) -> bool {
+    changes >= REBUILD_AT.max(base / 8)
+}
 /// Vectors k-means trains the IVF centroids on (a stride sample; every vector is then assigned).
 pub const KMEANS_SAMPLE: usize = 16_384;
 /// k-means iterations for the IVF centroids.

@@ -63,6 +63,10 @@ enum Cmd {
         /// every core), cpu, or gpu (any adapter, lavapipe included; an error without one).
         #[arg(long, default_value = "auto")]
         device: DevicePreference,
+        /// Store the index segments a lazy open reads (docs/vector-index.md) once the knowledge
+        /// base has this many chunks; 0: never.
+        #[arg(long, default_value_t = crate::config::Config::LAZY_OPEN_CHUNKS.count())]
+        lazy_open_chunks: usize,
     },
     /// Search a knowledge-base file.
     Search {
@@ -335,10 +339,12 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 t0.elapsed().as_secs_f64()
             );
         }
-        Cmd::Index { paths, db, out: None, device, .. } => {
+        Cmd::Index { paths, db, out: None, device, lazy_open_chunks, .. } => {
             let t0 = Instant::now();
             let embedder = open_embedder(&model_dir, device).await?;
-            let mut eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
+            let config = Config { lazy_open_chunks, ..Config::default() };
+            config.validate()?;
+            let mut eng = Engine::open(FileStore::open(&db).await?, embedder, config, Box::new(SystemClock)).await?;
             let mut files = Vec::new();
             for p in &paths {
                 collect(p, &mut files);
@@ -361,10 +367,14 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 })
                 .await?;
             for step in eng.maintain_all(false).await? {
-                eprintln!(
-                    "sealed {} {} vectors into an HNSW segment ({} merged; {} segments)",
-                    step.vectors, step.collection, step.merged, step.segments
-                );
+                if step.collection == crate::ports::Collection::Segments.name() {
+                    eprintln!("stored the index segments of {} chunks ({} records)", step.vectors, step.segments);
+                } else {
+                    eprintln!(
+                        "sealed {} {} vectors into an HNSW segment ({} merged; {} segments)",
+                        step.vectors, step.collection, step.merged, step.segments
+                    );
+                }
             }
             let s = eng.stats();
             println!(

@@ -1,11 +1,13 @@
-//! Retrieval glue: reciprocal-rank fusion of ranked lists ([`rrf`]) and query-aware snippets
-//! ([`snippet`]). The retrievers themselves are the indexes in [`crate::index`].
+//! Retrieval glue: reciprocal-rank fusion of ranked lists ([`rrf`]), the fusion of one search's
+//! lists by mode with each hit's scores and ranks ([`Ranked::fuse`]), hits ([`hit`]) and
+//! query-aware snippets ([`snippet`]). The retrievers themselves are the indexes in
+//! [`crate::index`]; the engine runs them over the loaded indexes or the stored segments.
 use std::collections::{HashMap, HashSet};
 
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::text::{analyze, is_cjk};
-use crate::types::SnippetPart;
+use crate::types::{ChunkRecord, DocumentRecord, Hit, Scores, SearchMode, SnippetPart};
 
 /// Reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list contributes
 /// `1 / (k + rank)` (rank from 1) to every item it holds. Returns `(item, score)`, best first;
@@ -25,6 +27,87 @@ pub fn rrf(lists: &[&[u32]], k: f32) -> Vec<(u32, f32)> {
     let mut v: Vec<(u32, f32)> = order.into_iter().map(|i| (i, score[&i])).collect();
     v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     v
+}
+
+/// The ranked lists of one search, `(slot, score)` best first, by retriever (slots of one
+/// numbering: the loaded engine's, or a lazily opened base's ordinals).
+#[derive(Debug, Default)]
+pub struct Ranked {
+    /// BM25.
+    pub bm25: Vec<(u32, f32)>,
+    /// Dense (cosine over chunk embeddings).
+    pub dense: Vec<(u32, f32)>,
+    /// The pseudo-graph retriever (PGR).
+    pub graph: Vec<(u32, f32)>,
+    /// Atomic questions (PIKE-RAG path (b)), each chunk by its best question.
+    pub atomic: Vec<(u32, f32)>,
+}
+
+impl Ranked {
+    /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
+    /// `rrf_k`) and every slot's scores and ranks in each list.
+    pub fn fuse(self, mode: SearchMode, rrf_k: f32) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
+        use SearchMode::*;
+        let mut scores: HashMap<u32, Scores> = HashMap::new();
+        for (i, (s, v)) in self.atomic.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.atomic = Some(*v);
+            e.atomic_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in self.bm25.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.bm25 = Some(*v);
+            e.bm25_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in self.dense.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.dense = Some(*v);
+            e.dense_rank = Some(i as u32 + 1);
+        }
+        for (i, (s, v)) in self.graph.iter().enumerate() {
+            let e = scores.entry(*s).or_default();
+            e.graph = Some(*v);
+            e.graph_rank = Some(i as u32 + 1);
+        }
+        let ranked = match mode {
+            Bm25 => self.bm25,
+            Dense => self.dense,
+            Graph => self.graph,
+            Atomic if self.atomic.is_empty() => self.dense,
+            Hybrid | HybridGraph | Atomic => {
+                let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
+                let (a, b, c, d) = (ids(&self.bm25), ids(&self.dense), ids(&self.graph), ids(&self.atomic));
+                let mut lists: Vec<&[u32]> = match mode {
+                    Hybrid => vec![&a, &b],
+                    HybridGraph => vec![&a, &b, &c],
+                    _ => vec![&b],
+                };
+                if !d.is_empty() {
+                    lists.push(&d);
+                }
+                let fused = rrf(&lists, rrf_k);
+                for (s, v) in &fused {
+                    scores.entry(*s).or_default().rrf = Some(*v);
+                }
+                fused
+            }
+        };
+        (ranked, scores)
+    }
+}
+
+/// A hit on chunk `c` of document `doc`, its snippet around the query `terms`.
+pub fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Scores, terms: &HashSet<String>) -> Hit {
+    Hit {
+        doc_id: c.doc_id.clone(),
+        chunk_id: c.id.clone(),
+        title: doc.map(|d| d.title.clone()).unwrap_or_default(),
+        url: doc.and_then(|d| d.url.clone()),
+        heading_path: c.heading_path.clone(),
+        score,
+        scores,
+        snippet: snippet(&c.text, terms, 240),
+    }
 }
 
 /// English function words that a snippet does not highlight: Lucene's English stop set

@@ -359,10 +359,20 @@ impl WebRagCore {
         run(async move { Ok::<_, Error>(inner.lock().await.embedder()?.info()) })
     }
 
-    /// `{documents, chunks, terms, dim, model}`.
+    /// [`crate::types::Stats`], plus `wasmMemoryBytes`: the size of this worker's wasm linear
+    /// memory (where every loaded index lives).
     pub fn stats(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.stats() })
+        future_to_promise(async move {
+            let stats = inner.lock().await.stats().map_err(|e| js_error(&e))?;
+            let v = to_js(&stats)?;
+            let bytes = wasm_bindgen::memory()
+                .dyn_into::<js_sys::WebAssembly::Memory>()
+                .map(|m| js_sys::ArrayBuffer::from(m.buffer()).byte_length())
+                .unwrap_or(0);
+            Reflect::set(&v, &"wasmMemoryBytes".into(), &bytes.into())?;
+            Ok(v)
+        })
     }
 
     /// One step of background upkeep (`force`: seal every non-empty buffer and purge removed

@@ -4,7 +4,7 @@
 //   add() reports the answer to navigator.storage.persist().
 // - A static site indexed with `webrag index --kb`: a visitor's page imports the snapshot's
 //   knowledge-base file into a full knowledge base and searches it offline.
-// - The frozen stores of tests/fixtures (schemas 1 to 4, as older builds laid them out in
+// - The frozen stores of tests/fixtures (schemas 1 to 5, as older builds laid them out in
 //   IndexedDB: object stores of that schema, database version 10 × schema) open in this build,
 //   migrated; the frozen snapshots (formats 1 to 3) load and search with webrag/static.
 import { test, before, after } from 'node:test';
@@ -117,11 +117,11 @@ test('stores of every released schema, as older builds wrote them to IndexedDB, 
   try {
     const page = await blankPage(browser);
     let first;
-    for (const schema of [1, 2, 3, 4]) {
+    for (const schema of [1, 2, 3, 4, 5]) {
       const fixture = JSON.parse(readFileSync(join(ROOT, `tests/fixtures/store-schema-${schema}.json`), 'utf8'));
       const r = await page.evaluate(async ({ fixture, schema, model }) => {
         const name = `fixture-schema-${schema}`;
-        const bytes = { vectors: ['data'], ann: ['data'], memory: ['embedding'] };
+        const bytes = { vectors: ['data'], ann: ['data'], memory: ['embedding'], segments: ['data'] };
         await new Promise((ok, fail) => {
           const req = indexedDB.open(name, 10 * schema);
           req.onupgradeneeded = () => { for (const s of Object.keys(fixture)) req.result.createObjectStore(s, { keyPath: 'id' }); };
@@ -141,6 +141,7 @@ test('stores of every released schema, as older builds wrote them to IndexedDB, 
         });
         const { WebRag } = await import('/pkg/index.js');
         const rag = await WebRag.open({ name, model, device: 'cpu' });
+        const lazy = (await rag.stats()).lazy;
         const answers = {};
         for (const [q, mode] of [['When did Apollo 11 land on the Moon?', 'hybrid'], ['which language has a borrow checker', 'dense'], ['green tea brewing', 'bm25'], ['Apollo 11 Moon', 'graph']]) {
           answers[`${mode}: ${q}`] = (await rag.search(q, { k: 3, mode, literal: true })).map((h) => h.docId);
@@ -148,11 +149,12 @@ test('stores of every released schema, as older builds wrote them to IndexedDB, 
         const stats = await rag.stats();
         rag.close();
         const version = await new Promise((ok) => { const req = indexedDB.open(name); req.onsuccess = () => { ok(req.result.version); req.result.close(); }; });
-        return { answers, stats, version };
+        return { answers, stats, version, lazy };
       }, { fixture, schema, model: MODEL });
       assert.equal(r.stats.documents, 3, `schema ${schema}`);
       assert.equal(r.stats.chunks, 5, `schema ${schema}`);
-      assert.equal(r.version, 40, `schema ${schema}: the database was upgraded`);
+      assert.equal(r.version, 50, `schema ${schema}: the database was upgraded`);
+      assert.equal(r.lazy, schema === 5, `schema ${schema}: only the current schema's index segments open lazily`);
       const top = Object.fromEntries(Object.entries(r.answers).map(([k, v]) => [k, v[0]?.split('/').pop()]));
       assert.deepEqual(top, {
         'hybrid: When did Apollo 11 land on the Moon?': 'moon.txt',

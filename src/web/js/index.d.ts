@@ -123,9 +123,10 @@ export interface Hit {
 
 /** Per vector collection: [vectors in the exact fresh buffer, sealed HNSW segments, tombstones]. */
 export interface AnnStats { chunks: [number, number, number]; topics: [number, number, number]; facts: [number, number, number]; questions: [number, number, number] }
-export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats; atomizedChunks: number; questions: number; memory: number }
-/** One sealing step: the collection, vectors in the new segment, older segments merged into it, segments after. */
-export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | ''; vectors: number; merged: number; segments: number }
+/** `lazy`: opened from the stored index segments and not loaded whole yet (searches bm25 / dense / hybrid / atomic are served from them; `ann` and `memory` read 0 until loaded). */
+export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats; atomizedChunks: number; questions: number; memory: number; lazy: boolean; /** The worker's wasm linear memory, in bytes (every loaded index lives there). */ wasmMemoryBytes: number }
+/** One upkeep step: the collection, vectors in the new segment, older segments merged into it, segments after; for `'segments'`, the chunks of the new index-segment base and the records written (0, 0 when they were deleted). */
+export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | 'questions' | 'segments' | ''; vectors: number; merged: number; segments: number }
 /** `persisted`: the browser's answer to `navigator.storage.persist()`, asked after the first add that stores something; on later adds `navigator.storage.persisted()`; null without a StorageManager. */
 export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number; persisted: boolean | null }
 export interface RemoveReport { removed: string[]; unknown: string[] }
@@ -144,6 +145,7 @@ export interface Options {
   /** Default 60; 1..=1000. */ rrfK?: number;
   /** Default 100; 1..=10000. */ fusionDepth?: number;
   /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
+  /** From this many chunks on, idle upkeep stores the index segments the next open reads lazily; 0: never. Default 4096; 0..=100000000. */ lazyOpenChunks?: number;
   /** Pseudo-graph (PG-RAG) options. */
   graph?: GraphOptions;
   /** HNSW segments of the vector collections (chunks, topics, facts). */
