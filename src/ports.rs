@@ -219,14 +219,18 @@ impl Contents {
 pub trait Store {
     /// Reads one record.
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError>;
-    /// Reads several records of one collection, in the order of `keys` (one read transaction
-    /// where the store has them).
-    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+    /// Reads records of any collections, in the order of `keys` (one read transaction where the
+    /// store has them).
+    async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
         let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            out.push(self.get(collection, k).await?);
+        for (c, k) in keys {
+            out.push(self.get(*c, k).await?);
         }
         Ok(out)
+    }
+    /// Reads several records of one collection, in the order of `keys` ([`Store::get_batch`]).
+    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+        self.get_batch(&keys.iter().map(|k| (collection, k.clone())).collect::<Vec<_>>()).await
     }
     /// Reads everything (used once at open).
     async fn load(&self) -> Result<Contents, StoreError>;
@@ -240,8 +244,8 @@ impl<S: Store + ?Sized> Store for &S {
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
         (**self).get(collection, key).await
     }
-    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
-        (**self).get_many(collection, keys).await
+    async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
+        (**self).get_batch(keys).await
     }
     async fn load(&self) -> Result<Contents, StoreError> {
         (**self).load().await

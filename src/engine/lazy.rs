@@ -13,7 +13,9 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
 use crate::index::bm25::{self, Accumulator, Bm25Index, Query, contains_phrase, parse_query, query_weights};
-use crate::index::segment::{self, Delta, NPROBE, PostingsBlock, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings};
+use crate::index::segment::{
+    self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
+};
 use crate::index::top_k;
 use crate::ports::{Clock, Collection, Record, SCHEMA_VERSION, Store};
 use crate::text::analyze;
@@ -23,6 +25,9 @@ use super::Engine;
 use super::open::check_meta;
 use super::search::{SearchOptions, check_k, query_vector};
 use crate::retrieve::{Ranked, hit};
+
+/// Dense candidates rescored with their stored f32 vectors: at least this many (`k` if more).
+const RESCORE_MIN: usize = 50;
 
 /// A knowledge base opened lazily: served from its index segments until something needs it
 /// whole, then an [`Engine`].
@@ -191,7 +196,10 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let (Some(h), Some(d)) = (segment_bytes(got.next().flatten()), segment_bytes(got.next().flatten())) else { return Ok(None) };
         let (Ok(head), Ok(delta)) = (segment::decode::<SegmentHead>(&h), segment::decode::<Delta>(&d)) else { return Ok(None) };
         drop((h, d));
-        if head.format != SEGMENT_FORMAT || head.dim as usize != embedder.dim() || head.lengths.len() != head.chunks.len() {
+        let shaped = head.lengths.len() == head.chunks.len()
+            && head.doc_of.len() == head.chunks.len()
+            && head.doc_of.iter().all(|d| (*d as usize) < head.documents.len());
+        if head.format != SEGMENT_FORMAT || head.dim as usize != embedder.dim() || !shaped {
             return Ok(None);
         }
         let mut dead = vec![false; head.chunks.len()];
@@ -272,6 +280,41 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         if s < n { self.parts.head.chunks.get(s) } else { self.parts.delta.added.get(s - n) }
     }
 
+    /// The chunk records of `slots` and their documents' records, in one read (a delta chunk's
+    /// document, which the head does not name, in a second).
+    async fn hit_records(&self, slots: &[u32]) -> Result<(HashMap<u32, ChunkRecord>, HashMap<String, DocumentRecord>)> {
+        let head = &self.parts.head;
+        let mut keys: Vec<(Collection, String)> =
+            slots.iter().filter_map(|s| Some((Collection::Chunks, self.chunk_id(*s)?.clone()))).collect();
+        let mut doc_ids: Vec<&String> = slots.iter().filter_map(|&s| head.documents.get(*head.doc_of.get(s as usize)? as usize)).collect();
+        doc_ids.sort();
+        doc_ids.dedup();
+        keys.extend(doc_ids.into_iter().map(|d| (Collection::Documents, d.clone())));
+        let mut chunks = HashMap::new();
+        let mut docs = HashMap::new();
+        let mut by_id: HashMap<String, u32> = slots.iter().filter_map(|s| Some((self.chunk_id(*s)?.clone(), *s))).collect();
+        for r in self.store.get_batch(&keys).await?.into_iter().flatten() {
+            match r {
+                Record::Chunk(c) => {
+                    if let Some(s) = by_id.remove(&c.id) {
+                        chunks.insert(s, c);
+                    }
+                }
+                Record::Document(d) => {
+                    docs.insert(d.id.clone(), d);
+                }
+                _ => {}
+            }
+        }
+        let missing: Vec<String> = chunks.values().filter(|c| !docs.contains_key(&c.doc_id)).map(|c| c.doc_id.clone()).collect();
+        for r in self.store.get_many(Collection::Documents, &missing).await?.into_iter().flatten() {
+            if let Record::Document(d) = r {
+                docs.insert(d.id.clone(), d);
+            }
+        }
+        Ok((chunks, docs))
+    }
+
     /// Chunk records of `slots`.
     async fn chunks(&self, slots: &[u32]) -> Result<HashMap<u32, ChunkRecord>> {
         let ids: Vec<String> = slots.iter().filter_map(|s| self.chunk_id(*s).cloned()).collect();
@@ -281,8 +324,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 
     /// Searches the segments as [`Engine::search_with`] searches the loaded indexes: BM25 with
     /// the same scores (the idf's document frequencies count tombstones until the next base),
-    /// dense over the [`NPROBE`] nearest IVF lists and the delta, its candidates rescored with
-    /// their stored f32 vectors.
+    /// dense over the [`NPROBE`] nearest IVF lists (int8 estimates) and the delta (exact), its
+    /// best `max(k, 50)` candidates rescored with their stored f32 vectors.
     async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         check_k(opts.k)?;
         let qv = query_vector(&self.embedder, query, opts).await?;
@@ -293,26 +336,26 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
         names.extend(q.phrases.iter().flatten().map(String::as_str));
         let blocks = self.blocks(&names).await?;
-        let postings = |t: &str| -> (Vec<(u32, u32)>, usize) {
+        // A term's postings: base ordinals (tombstones skipped) then delta slots; and its df.
+        let dead = &self.parts.dead;
+        let postings = |t: &str| {
             let base = blocks.get(&segment::block_of(t, self.parts.head.blocks)).map_or(&[][..], |b| block_postings(b, t));
             let delta = self.parts.delta_bm25.postings(t);
-            let df = base.len() + delta.len();
             let live = base
                 .iter()
-                .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
+                .filter(|(o, _)| !dead.get(*o as usize).copied().unwrap_or(true))
                 .copied()
-                .chain(delta.iter().map(|&(s, tf)| (base_n + s, tf)))
-                .collect();
-            (live, df)
+                .chain(delta.iter().map(move |&(s, tf)| (base_n + s, tf)));
+            (live, base.len() + delta.len())
         };
-        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| postings(t).0.into_iter().map(|p| p.0)).collect();
+        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| postings(t).0.map(|p| p.0)).collect();
         let phrase_candidates: Option<HashSet<u32>> = (!q.phrases.is_empty()).then(|| {
             let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
             terms.sort();
             terms.dedup();
             let mut set: Option<HashSet<u32>> = None;
             for t in terms {
-                let slots: HashSet<u32> = postings(t).0.into_iter().map(|p| p.0).collect();
+                let slots: HashSet<u32> = postings(t).0.map(|p| p.0).collect();
                 set = Some(match set {
                     None => slots,
                     Some(prev) => prev.intersection(&slots).copied().collect(),
@@ -347,31 +390,22 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             && v.len() == self.embedder.dim()
         {
             let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
+            let codes = QueryCodes::new(v);
             let estimates = probe
                 .iter()
-                .flat_map(|l| l.scores(v))
+                .flat_map(|l| l.scores(&codes))
                 .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
                 .chain(self.parts.delta_vectors.iter().enumerate().map(|(i, d)| (base_n + i as u32, crate::embed::gemm::dot(v, d))))
                 .filter(|(s, _)| cheap(*s));
             let filtering = phrase_candidates.is_some() || !excluded.is_empty();
             let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
-            let exact = self.rescore(cands, v).await?;
+            let exact = self.rescore(cands, v, opts.k.max(RESCORE_MIN), opts.k).await?;
             lists.dense = self.phrase_filter(exact, &q, depth).await?;
         }
         let (ranked, mut scores) = lists.fuse(if opts.mode == Atomic { Dense } else { opts.mode }, self.config.rrf_k);
         let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.k).collect();
         let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
-        let chunks = self.chunks(&slots).await?;
-        let mut doc_ids: Vec<String> = chunks.values().map(|c| c.doc_id.clone()).collect();
-        doc_ids.sort();
-        doc_ids.dedup();
-        let docs: HashMap<String, DocumentRecord> = self
-            .store
-            .get_many(Collection::Documents, &doc_ids)
-            .await?
-            .into_iter()
-            .filter_map(|r| if let Some(Record::Document(d)) = r { Some((d.id.clone(), d)) } else { None })
-            .collect();
+        let (chunks, docs) = self.hit_records(&slots).await?;
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         Ok(top
             .into_iter()
@@ -382,28 +416,38 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             .collect())
     }
 
-    /// The candidates' exact inner products with `q`, from their stored f32 vectors, best first
-    /// (a candidate whose vector is not stored keeps its estimate).
-    async fn rescore(&self, cands: Vec<(u32, f32)>, q: &[f32]) -> Result<Vec<(u32, f32)>> {
+    /// The candidates best first, the `top` best of them with their exact inner products with
+    /// `q` from their stored f32 vectors, the others with their estimates: rescoring reorders,
+    /// so the reads repeat until the first `k` are all exact (usually one read).
+    async fn rescore(&self, mut cands: Vec<(u32, f32)>, q: &[f32], top: usize, k: usize) -> Result<Vec<(u32, f32)>> {
         let base_n = self.parts.head.chunks.len() as u32;
-        let ids: Vec<String> = cands.iter().filter(|(s, _)| *s < base_n).filter_map(|(s, _)| self.chunk_id(*s).cloned()).collect();
-        let mut stored: HashMap<String, Vec<f32>> = HashMap::new();
-        for r in self.store.get_many(Collection::Vectors, &ids).await?.into_iter().flatten() {
-            if let Record::Vector(v) = r
-                && let Some(f) = v.to_f32().filter(|f| f.len() == q.len())
-            {
-                stored.insert(v.id, f);
+        let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0));
+        // The delta's rows were scored exactly.
+        let mut exact: HashSet<u32> = cands.iter().map(|c| c.0).filter(|s| *s >= base_n).collect();
+        let mut want = top;
+        loop {
+            let todo: Vec<u32> = cands.iter().take(want).map(|c| c.0).filter(|s| !exact.contains(s)).collect();
+            if todo.is_empty() {
+                return Ok(cands);
             }
+            let ids: Vec<String> = todo.iter().filter_map(|s| self.chunk_id(*s).cloned()).collect();
+            let mut stored: HashMap<String, f32> = HashMap::new();
+            for r in self.store.get_many(Collection::Vectors, &ids).await?.into_iter().flatten() {
+                if let Record::Vector(v) = r
+                    && let Some(f) = v.to_f32().filter(|f| f.len() == q.len())
+                {
+                    stored.insert(v.id, crate::embed::gemm::dot(q, &f));
+                }
+            }
+            for c in cands.iter_mut().filter(|c| todo.contains(&c.0)) {
+                if let Some(x) = self.chunk_id(c.0).and_then(|id| stored.get(id)) {
+                    c.1 = *x;
+                }
+            }
+            exact.extend(todo);
+            cands.sort_by(by_score);
+            want = k;
         }
-        let mut out: Vec<(u32, f32)> = cands
-            .into_iter()
-            .map(|(s, est)| {
-                let exact = self.chunk_id(s).and_then(|id| stored.get(id)).map(|v| crate::embed::gemm::dot(q, v));
-                (s, exact.unwrap_or(est))
-            })
-            .collect();
-        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
-        Ok(out)
     }
 
     /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.

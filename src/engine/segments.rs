@@ -121,7 +121,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let chunks: Vec<BaseChunk<'_>> = doc_ids
             .iter()
             .flat_map(|d| self.doc_chunks[*d].iter())
-            .filter_map(|id| Some(BaseChunk { id, posting: self.postings.get(id)?, vector: self.chunk_vector(id)? }))
+            .filter_map(|id| {
+                Some(BaseChunk {
+                    id,
+                    doc_id: &self.chunks.get(id)?.doc_id,
+                    posting: self.postings.get(id)?,
+                    vector: self.chunk_vector(id)?,
+                })
+            })
             .collect();
         let recs = segment::build_base(&chunks, self.docs.len() as u64, self.embedder.dim());
         let ords: HashMap<ChunkId, u32> = chunks.iter().enumerate().map(|(o, c)| (c.id.to_string(), o as u32)).collect();

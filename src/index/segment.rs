@@ -4,8 +4,8 @@
 //! inverted lists (IVF), and the `WRV1` vector block.
 //!
 //! A **base** is an immutable picture of the chunks at one moment, numbered by ordinal:
-//! - `head`: [`SegmentHead`] — the chunk ids and BM25 lengths by ordinal, the counts, the IVF
-//!   centroids (postcard);
+//! - `head`: [`SegmentHead`] — the chunk ids, BM25 lengths and documents by ordinal, the
+//!   counts, the IVF centroids (postcard);
 //! - `t/{b}`: [`PostingsBlock`] — the inverted BM25 postings `(ordinal, tf)` of the terms whose
 //!   FNV-1a hash is `b` modulo the block count (postcard), so a query reads its terms' blocks only;
 //! - `v/{l}`: the chunk vectors of IVF list `l` as a `WRV1` block (int8 with a scale per vector),
@@ -85,6 +85,10 @@ pub struct SegmentHead {
     pub chunks: Vec<String>,
     /// BM25 length (analysed tokens) of each chunk, by ordinal.
     pub lengths: Vec<u32>,
+    /// Document ids, sorted.
+    pub documents: Vec<String>,
+    /// Each chunk's document, as an index into `documents`, by ordinal.
+    pub doc_of: Vec<u32>,
     /// Postings blocks (`t/…` records).
     pub blocks: u32,
     /// Distinct terms.
@@ -275,41 +279,89 @@ impl VecBlock {
         let codes = b[at + 4 * rows..].iter().map(|x| *x as i8).collect();
         Some(VecBlock { dim, ids, scales, codes })
     }
-    /// `(id, scale · ⟨codes, q⟩)` of every row (the int8 estimate of the inner product).
-    pub fn scores<'a>(&'a self, q: &'a [f32]) -> impl Iterator<Item = (u32, f32)> + 'a {
+    /// `(id, estimate)` of every row: the inner product of the row's int8 codes with `q`
+    /// quantized to int8 too ([`quantize`]), times both scales — integer arithmetic, which the
+    /// compiler turns into SIMD (wasm simd128's widening multiplies).
+    pub fn scores<'a>(&'a self, q: &'a QueryCodes) -> impl Iterator<Item = (u32, f32)> + 'a {
         let dim = self.dim.max(1);
-        self.ids.iter().zip(&self.scales).zip(self.codes.chunks_exact(dim)).map(move |((&id, &s), row)| {
-            let mut acc = [0f32; 8];
-            let mut i = 0;
-            while i + 8 <= row.len().min(q.len()) {
-                for j in 0..8 {
-                    acc[j] += row[i + j] as f32 * q[i + j];
-                }
-                i += 8;
-            }
-            let mut sum: f32 = acc.iter().sum();
-            while i < row.len().min(q.len()) {
-                sum += row[i] as f32 * q[i];
-                i += 1;
-            }
-            (id, s * sum)
-        })
+        self.ids
+            .iter()
+            .zip(&self.scales)
+            .zip(self.codes.chunks_exact(dim))
+            .map(move |((&id, &s), row)| (id, s * q.scale * dot_i8(row, &q.codes) as f32))
     }
+}
+
+/// A query vector quantized for [`VecBlock::scores`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryCodes {
+    scale: f32,
+    codes: Vec<i8>,
+}
+
+impl QueryCodes {
+    /// Quantizes `q` ([`quantize`]).
+    pub fn new(q: &[f32]) -> Self {
+        let (scale, codes) = quantize(q);
+        QueryCodes { scale, codes }
+    }
+}
+
+/// `Σ a_i · b_i` in i32 (exact: |a_i · b_i| ≤ 127², so 2^31 / 127² ≈ 133k terms fit). On wasm
+/// with SIMD128: 16 lanes at a time, widened to i16 and summed in pairs (`i32x4.dot_i16x8_s`);
+/// integer sums are exact, so the result is the same everywhere.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    use core::arch::wasm32::*;
+    let n = a.len().min(b.len());
+    let chunks = n / 16;
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut acc = i32x4_splat(0);
+    for c in 0..chunks {
+        // SAFETY: 16c + 16 ≤ n ≤ both lengths; v128_load has no alignment requirement.
+        let (x, y) = unsafe { (v128_load(pa.add(c * 16) as *const v128), v128_load(pb.add(c * 16) as *const v128)) };
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(x), i16x8_extend_low_i8x16(y)));
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), i16x8_extend_high_i8x16(y)));
+    }
+    let mut s = i32x4_extract_lane::<0>(acc) + i32x4_extract_lane::<1>(acc) + i32x4_extract_lane::<2>(acc) + i32x4_extract_lane::<3>(acc);
+    for i in chunks * 16..n {
+        s += a[i] as i32 * b[i] as i32;
+    }
+    s
+}
+
+/// `Σ a_i · b_i` in i32 (exact: |a_i · b_i| ≤ 127², so 2^31 / 127² ≈ 133k terms fit).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0i32; 16];
+    let mut ca = a.chunks_exact(16);
+    let mut cb = b.chunks_exact(16);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for j in 0..16 {
+            acc[j] += x[j] as i16 as i32 * y[j] as i16 as i32;
+        }
+    }
+    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| *x as i32 * *y as i32).sum();
+    acc.iter().sum::<i32>() + tail
 }
 
 /// A chunk as a base indexes it.
 pub struct BaseChunk<'a> {
     /// Chunk id.
     pub id: &'a str,
+    /// Its document's id.
+    pub doc_id: &'a str,
     /// Its BM25 terms and length.
     pub posting: &'a PostingRecord,
     /// Its embedding.
     pub vector: &'a [f32],
 }
 
-/// Builds a base over `chunks` (ordinal = position) with `documents` documents: the records of
+/// Builds a base over `chunks` (ordinal = position) with `document_count` documents: the records of
 /// every [`SegmentKey`] of it, each with its bytes, the delta empty. Deterministic.
-pub fn build_base(chunks: &[BaseChunk<'_>], documents: u64, dim: usize) -> Vec<(SegmentKey, Vec<u8>)> {
+pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> Vec<(SegmentKey, Vec<u8>)> {
     use std::collections::BTreeMap;
     let n = chunks.len();
     let mut inverted: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
@@ -336,10 +388,15 @@ pub fn build_base(chunks: &[BaseChunk<'_>], documents: u64, dim: usize) -> Vec<(
     let sample: Vec<&[f32]> = vectors.iter().step_by(stride).copied().collect();
     let cents = if lists == 0 { Vec::new() } else { kmeans_train(&sample, lists, KMEANS_ITERATIONS) };
     let which = assign(&vectors, &cents);
+    let mut documents: Vec<String> = chunks.iter().map(|c| c.doc_id.to_string()).collect();
+    documents.sort();
+    documents.dedup();
     let head = SegmentHead {
         format: SEGMENT_FORMAT,
         chunks: chunks.iter().map(|c| c.id.to_string()).collect(),
         lengths: chunks.iter().map(|c| c.posting.length.max(1)).collect(),
+        doc_of: chunks.iter().map(|c| documents.binary_search_by(|d| d.as_str().cmp(c.doc_id)).unwrap_or(0) as u32).collect(),
+        documents,
         blocks,
         terms: inverted.len() as u64,
         okapi_idf_sum,
@@ -348,7 +405,7 @@ pub fn build_base(chunks: &[BaseChunk<'_>], documents: u64, dim: usize) -> Vec<(
     };
     let mut out = vec![
         (SegmentKey::Head, postcard::to_allocvec(&head).unwrap_or_default()),
-        (SegmentKey::Delta, postcard::to_allocvec(&Delta { documents, ..Delta::default() }).unwrap_or_default()),
+        (SegmentKey::Delta, postcard::to_allocvec(&Delta { documents: document_count, ..Delta::default() }).unwrap_or_default()),
     ];
     for (b, part) in parts.iter().enumerate() {
         out.push((SegmentKey::Terms(b as u32), postcard::to_allocvec(part).unwrap_or_default()));
@@ -399,8 +456,12 @@ mod tests {
         let b = vec_block(b"WRV1", &[7, 9], &rows, 3);
         let v = VecBlock::parse(b"WRV1", &b).expect("parses");
         assert_eq!((v.ids.clone(), v.dim, v.codes.len()), (vec![7, 9], 3, 6));
-        let s: Vec<(u32, f32)> = v.scores(&[0.5, -1.0, 0.25]).collect();
+        let s: Vec<(u32, f32)> = v.scores(&QueryCodes::new(&[0.5, -1.0, 0.25])).collect();
         assert!((s[0].1 - 1.3125).abs() < 0.02, "{s:?}");
+        let long: Vec<f32> = (0..50).map(|i| ((i * 7 % 13) as f32 - 6.0) / 6.0).collect();
+        let (x, y) = (quantize(&long).1, quantize(&long.iter().rev().copied().collect::<Vec<_>>()).1);
+        let naive: i32 = x.iter().zip(&y).map(|(p, q)| *p as i32 * *q as i32).sum();
+        assert_eq!(dot_i8(&x, &y), naive);
         assert_eq!(s[1].1, 0.0);
         assert!(VecBlock::parse(b"WRC1", &b).is_none());
         assert!(VecBlock::parse(b"WRV1", &b[..b.len() - 1]).is_none());
@@ -420,10 +481,15 @@ mod tests {
             })
             .collect();
         let vecs: Vec<Vec<f32>> = (0..50).map(|i| vec![(i as f32).cos(), (i as f32).sin()]).collect();
-        let chunks: Vec<BaseChunk<'_>> = posts.iter().zip(&vecs).map(|(p, v)| BaseChunk { id: &p.id, posting: p, vector: v }).collect();
+        let chunks: Vec<BaseChunk<'_>> = posts
+            .iter()
+            .zip(&vecs)
+            .map(|(p, v)| BaseChunk { id: &p.id, doc_id: p.id.split('#').next().unwrap_or(""), posting: p, vector: v })
+            .collect();
         let recs = build_base(&chunks, 50, 2);
         let head: SegmentHead = decode(&recs[0].1).expect("head");
-        assert_eq!((head.chunks.len(), head.terms, head.lists()), (50, 1 + 7 + 50, 1));
+        assert_eq!((head.chunks.len(), head.terms, head.lists(), head.documents.len()), (50, 1 + 7 + 50, 1, 50));
+        assert!(head.doc_of.iter().enumerate().all(|(o, d)| head.documents[*d as usize] == format!("d{o}")));
         let mut postings = 0;
         let mut rows = Vec::new();
         for (k, bytes) in &recs[2..] {

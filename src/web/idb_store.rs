@@ -176,20 +176,27 @@ impl Store for IdbStore {
         }
     }
 
-    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+    async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
+        let mut names: Vec<&str> = keys.iter().map(|(c, _)| c.name()).collect();
+        names.sort();
+        names.dedup();
         let futs = {
             let db = self.db()?;
-            let tx = db.transaction(&[collection.name()], TransactionMode::ReadOnly).map_err(backend)?;
-            let store = tx.object_store(collection.name()).map_err(backend)?;
-            keys.iter().map(|k| store.get(JsValue::from_str(k)).map_err(backend)).collect::<Result<Vec<_>, _>>()?
+            let tx = db.transaction(&names, TransactionMode::ReadOnly).map_err(backend)?;
+            let mut v = Vec::with_capacity(keys.len());
+            for (c, k) in keys {
+                let store = tx.object_store(c.name()).map_err(backend)?;
+                v.push((*c, store.get(JsValue::from_str(k)).map_err(backend)?));
+            }
+            v
         };
         let mut out = Vec::with_capacity(keys.len());
-        for f in futs {
+        for (c, f) in futs {
             out.push(match f.await.map_err(backend)? {
-                Some(v) if !v.is_undefined() => Some(record_from_js(collection, v)?),
+                Some(v) if !v.is_undefined() => Some(record_from_js(c, v)?),
                 _ => None,
             });
         }
