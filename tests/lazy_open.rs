@@ -131,7 +131,8 @@ fn lazy_open_answers_as_the_loaded_engine() {
             dense_lazy += hit(&y);
             for g in &y {
                 let s = g.scores.dense.expect("dense score");
-                assert!((s - dot(&qv, full.chunk_vector(&g.chunk_id).expect("vector"))).abs() < 1e-5, "exact rescored score");
+                // The IVF lists hold 12-bit values: the score is the f32 cosine within 2e-3.
+                assert!((s - dot(&qv, full.chunk_vector(&g.chunk_id).expect("vector"))).abs() < 2e-3, "dense score {s}");
             }
             let o = SearchOptions::new(10, SearchMode::Hybrid);
             hybrid += overlap(&full.search(q, &o).await.expect("hybrid"), &lz.search(q, &o).await.expect("lazy hybrid"));

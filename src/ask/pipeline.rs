@@ -219,198 +219,47 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
     if question.is_empty() {
         return Err(bad("question", "is empty".into()));
     }
-    let mut events: Vec<TraceEvent> = Vec::new();
-    let mut emit = |e: TraceEvent, events: &mut Vec<TraceEvent>| {
-        trace(e.clone());
-        events.push(e);
+    let mut run = Run {
+        model,
+        eng,
+        web,
+        p,
+        steps,
+        clock,
+        trace,
+        events: Vec::new(),
+        ctx: Ctx { items: Vec::new(), seen: HashSet::new(), clock },
+        result: PipelineResult {
+            question: question.into(),
+            clarified: question.into(),
+            answer: None,
+            context: Vec::new(),
+            trajectory: None,
+            route: "both".into(),
+            remembered: 0,
+        },
+        raw: Vec::new(),
     };
-    let ev = |step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64| TraceEvent {
-        step: step.into(),
-        round: 0,
-        input,
-        output,
-        ms: clock.now_ms() - t0,
-    };
-    let mut ctx = Ctx { items: Vec::new(), seen: HashSet::new(), clock };
-    let mut result = PipelineResult {
-        question: question.into(),
-        clarified: question.into(),
-        answer: None,
-        context: Vec::new(),
-        trajectory: None,
-        route: "both".into(),
-        remembered: 0,
-    };
-    let mut raw = Vec::new();
-
-    // 1. Retrieval trigger.
-    let mut from_memory = false;
-    if steps.trigger && eng.memory_len() > 0 {
-        let t0 = ctx.clock.now_ms();
-        let qv = eng.embedder().embed(&[question]).await?.pop().unwrap_or_default();
-        let hits = eng.memory_matches(&qv, p.tau);
-        from_memory = hits.len() >= p.theta;
-        if from_memory {
-            for (m, _) in hits.iter().take(p.max_sources) {
-                ctx.push(Source { id: format!("memory:{}", m.id), title: m.title.clone(), text: m.content.clone() }, "memory");
-            }
-            result.route = "memory".into();
-        }
-        let shown: Vec<serde_json::Value> = hits.iter().map(|(m, s)| serde_json::json!({"title": m.title, "score": s})).collect();
-        emit(
-            ev(
-                "trigger",
-                serde_json::json!({"tau": p.tau, "theta": p.theta}),
-                serde_json::json!({"matches": shown, "fired": from_memory}),
-                t0,
-            ),
-            &mut events,
-        );
-    }
-
+    let from_memory = run.trigger(question).await?;
     if !from_memory {
-        // 2. Query Rewriter+.
-        let mut queries: Vec<String> = Vec::new();
-        if steps.rewrite {
-            let t0 = clock.now_ms();
-            let m = msgs(
-                "rewrite",
-                format!(
-                    "Question: {question}\nRewrite the question so it is clear and self-contained, and write up to {} short search queries that together find what answering it needs. \
-Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
-                    p.rewrite_queries
-                ),
-            );
-            if let Some(r) = step::<Rewrite, _>(model, "rewrite", &m, &|_| Ok(()), &mut raw).await? {
-                if let Some(q) = r.question.map(|q| q.trim().to_string()).filter(|q| !q.is_empty()) {
-                    result.clarified = q;
-                }
-                queries = r.queries.into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.rewrite_queries).collect();
-            }
-            emit(
-                ev(
-                    "rewrite",
-                    serde_json::json!({"question": question}),
-                    serde_json::json!({"clarified": result.clarified, "queries": queries, "raw": raw}),
-                    t0,
-                ),
-                &mut events,
-            );
-        }
-        let q = result.clarified.clone();
-
-        // 3. Domain routing.
-        if steps.route {
-            let t0 = clock.now_ms();
-            let domains = if web.is_some() {
-                "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), \"both\", or \"web\" (current events, not in the knowledge base)"
-            } else {
-                "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), or \"both\""
-            };
-            let m = msgs("route", format!("Question: {q}\nWhich source should answer it: {domains}? Reply {{\"route\": \"...\"}}."));
-            let allowed: &[&str] = if web.is_some() { &["graph", "chunks", "both", "web"] } else { &["graph", "chunks", "both"] };
-            let check = |r: &Route| {
-                if allowed.contains(&r.route.as_str()) { Ok(()) } else { Err(format!("route {:?} is not one of {allowed:?}", r.route)) }
-            };
-            if let Some(r) = step::<Route, _>(model, "route", &m, &check, &mut raw).await? {
-                result.route = r.route;
-            }
-            emit(ev("route", serde_json::json!({"question": q}), serde_json::json!({"route": result.route, "raw": raw}), t0), &mut events);
-        }
-        let (use_graph, use_chunks) = match result.route.as_str() {
+        let queries = run.rewrite(question).await?;
+        let q = run.result.clarified.clone();
+        run.route(&q).await?;
+        let (use_graph, use_chunks) = match run.result.route.as_str() {
             "graph" => (true, false),
             "chunks" => (false, true),
             "web" => (false, false),
             _ => (true, true),
         };
-
-        // Rewritten queries: each one's best chunk.
-        if !queries.is_empty() && use_chunks {
-            let t0 = clock.now_ms();
-            let mut added = Vec::new();
-            for rq in &queries {
-                let opts = SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::HybridGraph) };
-                if let Some(h) = eng.search(rq, &opts).await?.into_iter().find(|h| !ctx.seen.contains(&h.chunk_id)) {
-                    ctx.push(chunk_source(&*eng, &h.chunk_id), "rewrite");
-                    added.push(h.chunk_id);
-                }
-            }
-            emit(ev("retrieve", serde_json::json!({"queries": queries}), serde_json::json!({"chunks": added}), t0), &mut events);
-        }
-
-        // 4. Key points → PGR.
-        if use_graph {
-            let t0 = clock.now_ms();
-            let mut kps = vec![q.clone()];
-            if steps.key_points {
-                let m = msgs(
-                    "key points",
-                    format!(
-                        "Question: {q}\nList up to {} key points an answer must cover, each a short phrase naming its entities. Reply {{\"keyPoints\": [\"...\"]}}.",
-                        p.key_points
-                    ),
-                );
-                let nonempty = |k: &KeyPoints| {
-                    if k.key_points.iter().any(|s| !s.trim().is_empty()) { Ok(()) } else { Err("no key point".to_string()) }
-                };
-                if let Some(k) = step::<KeyPoints, _>(model, "keyPoints", &m, &nonempty, &mut raw).await? {
-                    kps = k.key_points.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).take(p.key_points).collect();
-                }
-            }
-            let refs: Vec<&str> = kps.iter().map(String::as_str).collect();
-            let vecs = eng.embedder().embed(&refs).await?;
-            let vrefs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
-            let gs = eng.graph().search(&q, &vrefs, p.graph_facts, &eng.config().graph);
-            let text = map_text(&gs.context);
-            if !text.trim().is_empty() {
-                let title = gs.context.iter().map(|m| m.topic.as_str()).collect::<Vec<_>>().join(", ");
-                ctx.push(Source { id: "graph:1".into(), title, text: text.clone() }, "graph");
-            }
-            let facts: Vec<&str> = gs.hits.iter().map(|h| h.chunk_id.as_str()).collect();
-            emit(
-                ev(
-                    "keyPoints",
-                    serde_json::json!({"question": q, "on": steps.key_points}),
-                    serde_json::json!({"keyPoints": kps, "context": gs.context, "chunks": facts, "raw": raw}),
-                    t0,
-                ),
-                &mut events,
-            );
-        }
-
-        // 5. Decomposition (or a plain search).
         if use_chunks {
-            if steps.decompose {
-                let mut sub = |e: TraceEvent| emit(e, &mut events);
-                let t = decompose(model, &*eng, &q, &p.decompose, clock, &mut sub).await?;
-                for c in &t.context {
-                    if !ctx.push(chunk_source(&*eng, c), "decompose") {
-                        // Found by a rewritten query too: decomposition chose it.
-                        if let Some(i) = ctx.items.iter_mut().find(|i| &i.source.id == c) {
-                            i.via = "decompose".into();
-                        }
-                    }
-                }
-                result.trajectory = Some(t);
-            } else {
-                let t0 = clock.now_ms();
-                let opts = SearchOptions { literal: true, ..SearchOptions::new(p.max_sources, SearchMode::HybridGraph) };
-                let hits = eng.search(&q, &opts).await?;
-                for h in &hits {
-                    ctx.push(chunk_source(&*eng, &h.chunk_id), "search");
-                }
-                emit(
-                    ev(
-                        "search",
-                        serde_json::json!({"query": q}),
-                        serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()}),
-                        t0,
-                    ),
-                    &mut events,
-                );
-            }
+            run.rewritten(&queries).await?;
         }
-
+        if use_graph {
+            run.key_points(&q).await?;
+        }
+        if use_chunks {
+            run.decompose_or_search(&q).await?;
+        }
         // The most targeted sources first: decomposition's (or the search's), then the
         // rewritten queries', then the graph's mind-map context.
         let rank = |via: &str| match via {
@@ -419,142 +268,347 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             "graph" => 2,
             _ => 3,
         };
-        ctx.items.sort_by_key(|c| rank(&c.via));
+        run.ctx.items.sort_by_key(|c| rank(&c.via));
+        run.web_search(&q).await?;
+        run.verify(&q).await?;
+    }
+    run.filter().await?;
+    run.ctx.items.truncate(p.max_sources);
+    run.result.context = run.ctx.items.clone();
+    run.answer(on_token).await?;
+    run.remember(from_memory).await?;
+    run.finish(question).await
+}
 
-        // Web (routing chose it).
-        if result.route == "web"
-            && let Some(w) = web
-        {
-            let t0 = clock.now_ms();
-            let rs = w.search(&q, p.max_sources).await?;
-            for (i, r) in rs.iter().enumerate() {
-                ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
-            }
-            emit(ev("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0), &mut events);
-        }
+/// One run of the pipeline: what every step reads and adds to.
+struct Run<'a, M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> {
+    model: &'a M,
+    eng: &'a mut Engine<S, E>,
+    web: Option<&'a W>,
+    p: &'a PipelineParams,
+    steps: Steps,
+    clock: &'a dyn Clock,
+    trace: &'a mut dyn FnMut(TraceEvent),
+    /// Every event so far (the kept trace).
+    events: Vec<TraceEvent>,
+    ctx: Ctx<'a>,
+    result: PipelineResult,
+    /// The last structured step's raw replies.
+    raw: Vec<String>,
+}
 
-        // 6. Verify and supplement.
-        if steps.verify && result.route != "web" {
-            for round in 1..=p.verify_rounds {
-                let t0 = clock.now_ms();
-                let m = msgs(
-                    "verify",
-                    format!(
-                        "Question: {q}\nSources:\n{}Is this enough to answer the question? Reply {{\"sufficient\": true}}, or {{\"sufficient\": false, \"queries\": [\"...\"]}} with up to {} \
-sub-queries for what is missing.",
-                        list(&ctx.items),
-                        p.supplement_queries
-                    ),
-                );
-                let v = step::<Verify, _>(model, "verify", &m, &|_| Ok(()), &mut raw).await?;
-                let (sufficient, subs) = match v {
-                    Some(v) => (
-                        v.sufficient,
-                        v.queries
-                            .into_iter()
-                            .map(|s| s.trim().to_string())
-                            .filter(|s| !s.is_empty())
-                            .take(p.supplement_queries)
-                            .collect::<Vec<_>>(),
-                    ),
-                    None => (true, Vec::new()),
-                };
-                emit(
-                    TraceEvent {
-                        step: "verify".into(),
-                        round,
-                        input: serde_json::json!({"sources": ctx.items.len()}),
-                        output: serde_json::json!({"sufficient": sufficient, "queries": subs, "raw": raw}),
-                        ms: clock.now_ms() - t0,
-                    },
-                    &mut events,
-                );
-                if sufficient || subs.is_empty() {
-                    break;
-                }
-                for sq in &subs {
-                    supplement(model, eng, sq, round, &mut ctx, &mut |e| emit(e, &mut events)).await?;
-                }
-            }
-        }
+impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
+    fn emit(&mut self, step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64) {
+        let e = TraceEvent { step: step.into(), round: 0, input, output, ms: self.clock.now_ms() - t0 };
+        (self.trace)(e.clone());
+        self.events.push(e);
     }
 
-    // 7. Knowledge filter.
-    if steps.filter && !ctx.items.is_empty() {
-        let t0 = clock.now_ms();
-        let n = ctx.items.len();
+    /// 1. Retrieval trigger: whether the memory answers (its entries then are the context).
+    async fn trigger(&mut self, question: &str) -> Result<bool> {
+        if !self.steps.trigger || self.eng.memory_len() == 0 {
+            return Ok(false);
+        }
+        let (p, t0) = (self.p, self.clock.now_ms());
+        let qv = self.eng.embedder().embed(&[question]).await?.pop().unwrap_or_default();
+        let hits = self.eng.memory_matches(&qv, p.tau);
+        let fired = hits.len() >= p.theta;
+        if fired {
+            for (m, _) in hits.iter().take(p.max_sources) {
+                self.ctx.push(Source { id: format!("memory:{}", m.id), title: m.title.clone(), text: m.content.clone() }, "memory");
+            }
+            self.result.route = "memory".into();
+        }
+        let shown: Vec<serde_json::Value> = hits.iter().map(|(m, s)| serde_json::json!({"title": m.title, "score": s})).collect();
+        self.emit(
+            "trigger",
+            serde_json::json!({"tau": p.tau, "theta": p.theta}),
+            serde_json::json!({"matches": shown, "fired": fired}),
+            t0,
+        );
+        Ok(fired)
+    }
+
+    /// 2. Query Rewriter+: the clarified question (into the result) and the search queries.
+    async fn rewrite(&mut self, question: &str) -> Result<Vec<String>> {
+        let mut queries: Vec<String> = Vec::new();
+        if !self.steps.rewrite {
+            return Ok(queries);
+        }
+        let (p, t0) = (self.p, self.clock.now_ms());
+        let m = msgs(
+            "rewrite",
+            format!(
+                "Question: {question}\nRewrite the question so it is clear and self-contained, and write up to {} short search queries that together find what answering it needs. \
+Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
+                p.rewrite_queries
+            ),
+        );
+        if let Some(r) = step::<Rewrite, _>(self.model, "rewrite", &m, &|_| Ok(()), &mut self.raw).await? {
+            if let Some(q) = r.question.map(|q| q.trim().to_string()).filter(|q| !q.is_empty()) {
+                self.result.clarified = q;
+            }
+            queries = r.queries.into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.rewrite_queries).collect();
+        }
+        let output = serde_json::json!({"clarified": self.result.clarified, "queries": queries, "raw": self.raw});
+        self.emit("rewrite", serde_json::json!({"question": question}), output, t0);
+        Ok(queries)
+    }
+
+    /// 3. Domain routing (into the result's route).
+    async fn route(&mut self, q: &str) -> Result<()> {
+        if !self.steps.route {
+            return Ok(());
+        }
+        let t0 = self.clock.now_ms();
+        let domains = if self.web.is_some() {
+            "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), \"both\", or \"web\" (current events, not in the knowledge base)"
+        } else {
+            "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), or \"both\""
+        };
+        let m = msgs("route", format!("Question: {q}\nWhich source should answer it: {domains}? Reply {{\"route\": \"...\"}}."));
+        let allowed: &[&str] = if self.web.is_some() { &["graph", "chunks", "both", "web"] } else { &["graph", "chunks", "both"] };
+        let check = |r: &Route| {
+            if allowed.contains(&r.route.as_str()) { Ok(()) } else { Err(format!("route {:?} is not one of {allowed:?}", r.route)) }
+        };
+        if let Some(r) = step::<Route, _>(self.model, "route", &m, &check, &mut self.raw).await? {
+            self.result.route = r.route;
+        }
+        let output = serde_json::json!({"route": self.result.route, "raw": self.raw});
+        self.emit("route", serde_json::json!({"question": q}), output, t0);
+        Ok(())
+    }
+
+    /// The rewritten queries: each one's best new chunk joins the context.
+    async fn rewritten(&mut self, queries: &[String]) -> Result<()> {
+        if queries.is_empty() {
+            return Ok(());
+        }
+        let t0 = self.clock.now_ms();
+        let mut added = Vec::new();
+        for rq in queries {
+            let opts = SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::HybridGraph) };
+            if let Some(h) = self.eng.search(rq, &opts).await?.into_iter().find(|h| !self.ctx.seen.contains(&h.chunk_id)) {
+                self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "rewrite");
+                added.push(h.chunk_id);
+            }
+        }
+        self.emit("retrieve", serde_json::json!({"queries": queries}), serde_json::json!({"chunks": added}), t0);
+        Ok(())
+    }
+
+    /// 4. Key points → PGR: the graph's mind-map context joins as one source.
+    async fn key_points(&mut self, q: &str) -> Result<()> {
+        let (p, t0) = (self.p, self.clock.now_ms());
+        let mut kps = vec![q.to_string()];
+        if self.steps.key_points {
+            let m = msgs(
+                "key points",
+                format!(
+                    "Question: {q}\nList up to {} key points an answer must cover, each a short phrase naming its entities. Reply {{\"keyPoints\": [\"...\"]}}.",
+                    p.key_points
+                ),
+            );
+            let nonempty =
+                |k: &KeyPoints| if k.key_points.iter().any(|s| !s.trim().is_empty()) { Ok(()) } else { Err("no key point".to_string()) };
+            if let Some(k) = step::<KeyPoints, _>(self.model, "keyPoints", &m, &nonempty, &mut self.raw).await? {
+                kps = k.key_points.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).take(p.key_points).collect();
+            }
+        }
+        let refs: Vec<&str> = kps.iter().map(String::as_str).collect();
+        let vecs = self.eng.embedder().embed(&refs).await?;
+        let vrefs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
+        let gs = self.eng.graph().search(q, &vrefs, p.graph_facts, &self.eng.config().graph);
+        let text = map_text(&gs.context);
+        if !text.trim().is_empty() {
+            let title = gs.context.iter().map(|m| m.topic.as_str()).collect::<Vec<_>>().join(", ");
+            self.ctx.push(Source { id: "graph:1".into(), title, text }, "graph");
+        }
+        let facts: Vec<&str> = gs.hits.iter().map(|h| h.chunk_id.as_str()).collect();
+        let output = serde_json::json!({"keyPoints": kps, "context": gs.context, "chunks": facts, "raw": self.raw});
+        self.emit("keyPoints", serde_json::json!({"question": q, "on": self.steps.key_points}), output, t0);
+        Ok(())
+    }
+
+    /// 5. Decomposition (PIKE-RAG Algorithm 1), or with it off a hybrid+graph search.
+    async fn decompose_or_search(&mut self, q: &str) -> Result<()> {
+        if self.steps.decompose {
+            let (events, trace) = (&mut self.events, &mut self.trace);
+            let mut sub = |e: TraceEvent| {
+                trace(e.clone());
+                events.push(e);
+            };
+            let t = decompose(self.model, &*self.eng, q, &self.p.decompose, self.clock, &mut sub).await?;
+            for c in &t.context {
+                if !self.ctx.push(chunk_source(&*self.eng, c), "decompose") {
+                    // Found by a rewritten query too: decomposition chose it.
+                    if let Some(i) = self.ctx.items.iter_mut().find(|i| &i.source.id == c) {
+                        i.via = "decompose".into();
+                    }
+                }
+            }
+            self.result.trajectory = Some(t);
+            return Ok(());
+        }
+        let t0 = self.clock.now_ms();
+        let opts = SearchOptions { literal: true, ..SearchOptions::new(self.p.max_sources, SearchMode::HybridGraph) };
+        let hits = self.eng.search(q, &opts).await?;
+        for h in &hits {
+            self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
+        }
+        let output = serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()});
+        self.emit("search", serde_json::json!({"query": q}), output, t0);
+        Ok(())
+    }
+
+    /// Web search, when routing chose it.
+    async fn web_search(&mut self, q: &str) -> Result<()> {
+        let Some(w) = self.web.filter(|_| self.result.route == "web") else { return Ok(()) };
+        let t0 = self.clock.now_ms();
+        let rs = w.search(q, self.p.max_sources).await?;
+        for (i, r) in rs.iter().enumerate() {
+            self.ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
+        }
+        self.emit("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0);
+        Ok(())
+    }
+
+    /// 6. Verify and supplement (LevelRAG), up to `verifyRounds` rounds.
+    async fn verify(&mut self, q: &str) -> Result<()> {
+        if !self.steps.verify || self.result.route == "web" {
+            return Ok(());
+        }
+        let p = self.p;
+        for round in 1..=p.verify_rounds {
+            let t0 = self.clock.now_ms();
+            let m = msgs(
+                "verify",
+                format!(
+                    "Question: {q}\nSources:\n{}Is this enough to answer the question? Reply {{\"sufficient\": true}}, or {{\"sufficient\": false, \"queries\": [\"...\"]}} with up to {} \
+sub-queries for what is missing.",
+                    list(&self.ctx.items),
+                    p.supplement_queries
+                ),
+            );
+            let v = step::<Verify, _>(self.model, "verify", &m, &|_| Ok(()), &mut self.raw).await?;
+            let (sufficient, subs) = match v {
+                Some(v) => (
+                    v.sufficient,
+                    v.queries
+                        .into_iter()
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .take(p.supplement_queries)
+                        .collect::<Vec<_>>(),
+                ),
+                None => (true, Vec::new()),
+            };
+            let e = TraceEvent {
+                step: "verify".into(),
+                round,
+                input: serde_json::json!({"sources": self.ctx.items.len()}),
+                output: serde_json::json!({"sufficient": sufficient, "queries": subs, "raw": self.raw}),
+                ms: self.clock.now_ms() - t0,
+            };
+            (self.trace)(e.clone());
+            self.events.push(e);
+            if sufficient || subs.is_empty() {
+                break;
+            }
+            for sq in &subs {
+                let (events, trace) = (&mut self.events, &mut self.trace);
+                let mut sub = |e: TraceEvent| {
+                    trace(e.clone());
+                    events.push(e);
+                };
+                supplement(self.model, &*self.eng, sq, round, &mut self.ctx, &mut sub).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// 7. Knowledge filter: an NLI label per source; those not kept leave the context.
+    async fn filter(&mut self) -> Result<()> {
+        if !self.steps.filter || self.ctx.items.is_empty() {
+            return Ok(());
+        }
+        let (p, t0) = (self.p, self.clock.now_ms());
+        let n = self.ctx.items.len();
         let m = msgs(
             "filter",
             format!(
                 "Question: {}\nSources:\n{}For each source, in order, judge as natural-language inference whether it supports answering the question: \"entailment\" (it does), \
 \"neutral\" (related, not enough alone) or \"contradiction\" (irrelevant or contradicting). Reply {{\"labels\": [one label per source]}}.",
-                result.clarified,
-                list(&ctx.items)
+                self.result.clarified,
+                list(&self.ctx.items)
             ),
         );
         let check = move |l: &Labels| if l.labels.len() == n { Ok(()) } else { Err(format!("{} labels for {n} sources", l.labels.len())) };
-        let labels = step::<Labels, _>(model, "filter", &m, &check, &mut raw).await?;
-        let before: Vec<String> = ctx.items.iter().map(|c| c.source.id.clone()).collect();
+        let labels = step::<Labels, _>(self.model, "filter", &m, &check, &mut self.raw).await?;
+        let before: Vec<String> = self.ctx.items.iter().map(|c| c.source.id.clone()).collect();
         if let Some(l) = &labels {
             let keep = |lab: &str| {
                 let lab = lab.trim().to_ascii_lowercase();
                 lab == "entailment" || (p.filter == FilterStrength::Lenient && lab == "neutral")
             };
             let mut it = l.labels.iter();
-            ctx.items.retain(|_| it.next().is_some_and(|lab| keep(lab)));
+            self.ctx.items.retain(|_| it.next().is_some_and(|lab| keep(lab)));
         }
-        let kept: Vec<&String> = ctx.items.iter().map(|c| &c.source.id).collect();
-        emit(
-            ev(
-                "filter",
-                serde_json::json!({"sources": before, "strength": p.filter}),
-                serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": raw}),
-                t0,
-            ),
-            &mut events,
-        );
-    }
-    ctx.items.truncate(p.max_sources);
-    result.context = ctx.items.clone();
-
-    // 8. Answer.
-    if steps.answer {
-        let sources: Vec<Source> = ctx.items.iter().map(|c| c.source.clone()).collect();
-        let mut sub = |e: TraceEvent| emit(e, &mut events);
-        result.answer = Some(answer_from(model, &result.clarified, &sources, &p.answer, clock, on_token, &mut sub).await?);
+        let kept: Vec<&String> = self.ctx.items.iter().map(|c| &c.source.id).collect();
+        let output = serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": self.raw});
+        self.emit("filter", serde_json::json!({"sources": before, "strength": p.filter}), output, t0);
+        Ok(())
     }
 
-    // 9. Memory update.
-    if steps.memory
-        && !from_memory
-        && let Some(a) = result.answer.as_ref().filter(|a| a.known)
-    {
-        let t0 = clock.now_ms();
+    /// 8. The cited, streamed answer.
+    async fn answer(&mut self, on_token: &mut dyn FnMut(&str)) -> Result<()> {
+        if !self.steps.answer {
+            return Ok(());
+        }
+        let sources: Vec<Source> = self.ctx.items.iter().map(|c| c.source.clone()).collect();
+        let (events, trace) = (&mut self.events, &mut self.trace);
+        let mut sub = |e: TraceEvent| {
+            trace(e.clone());
+            events.push(e);
+        };
+        self.result.answer =
+            Some(answer_from(self.model, &self.result.clarified, &sources, &self.p.answer, self.clock, on_token, &mut sub).await?);
+        Ok(())
+    }
+
+    /// 9. Memory update: the answered sub-questions and the answer, when it is known and did not
+    /// come from the memory.
+    async fn remember(&mut self, from_memory: bool) -> Result<()> {
+        let Some(a) = self.result.answer.as_ref().filter(|a| a.known && self.steps.memory && !from_memory) else { return Ok(()) };
+        let t0 = self.clock.now_ms();
         let mut entries: Vec<(String, String, Vec<String>)> = Vec::new();
-        if let Some(t) = &result.trajectory {
+        if let Some(t) = &self.result.trajectory {
             let chosen = t.rounds.iter().filter(|r| r.selected.is_some());
             for (r, c) in chosen.zip(&t.context) {
                 if let (Some(sq), Some(ans)) = (&r.sub_question, &r.answer)
-                    && ctx.items.iter().any(|i| &i.source.id == c)
+                    && self.ctx.items.iter().any(|i| &i.source.id == c)
                 {
                     entries.push((sq.clone(), ans.clone(), vec![c.clone()]));
                 }
             }
         }
-        entries.push((result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
-        let saved = eng.remember(entries).await?;
-        result.remembered = saved.len();
-        emit(
-            ev("memory", serde_json::json!({}), serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()}), t0),
-            &mut events,
-        );
+        entries.push((self.result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
+        let saved = self.eng.remember(entries).await?;
+        self.result.remembered = saved.len();
+        let output = serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()});
+        self.emit("memory", serde_json::json!({}), output, t0);
+        Ok(())
     }
 
-    if p.keep_trace {
-        let json = serde_json::json!({"question": question, "events": events, "trajectory": result.trajectory, "answer": result.answer, "route": result.route});
-        eng.keep_trace(question, json.to_string()).await?;
+    /// Keeps the trace (when asked) and returns the result.
+    async fn finish(self, question: &str) -> Result<PipelineResult> {
+        let r = self.result;
+        if self.p.keep_trace {
+            let json = serde_json::json!({"question": question, "events": self.events, "trajectory": r.trajectory, "answer": r.answer, "route": r.route});
+            self.eng.keep_trace(question, json.to_string()).await?;
+        }
+        Ok(r)
     }
-    Ok(result)
 }
 
 /// LevelRAG's low-level searchers for one sub-query: sparse (keyword rewrite in the BM25 syntax,

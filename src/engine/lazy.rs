@@ -26,9 +26,6 @@ use super::open::check_meta;
 use super::search::{SearchOptions, check_k, query_vector};
 use crate::retrieve::{Ranked, hit};
 
-/// Dense candidates rescored with their stored f32 vectors: at least this many (`k` if more).
-const RESCORE_MIN: usize = 50;
-
 /// A knowledge base opened lazily: served from its index segments until something needs it
 /// whole, then an [`Engine`].
 pub struct LazyEngine<S: Store, E: Embedder> {
@@ -266,7 +263,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
             let key = SegmentKey::List(*l);
             let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base is missing"))?;
-            let block = VecBlock::parse(b"WRV1", &bytes).ok_or_else(|| corrupt(key, "not a WRV1 vector block"))?;
+            let block = VecBlock::parse(&bytes).ok_or_else(|| corrupt(key, "not a WRL1 vector block"))?;
             self.cache.lists.borrow_mut().insert(*l, Rc::new(block));
         }
         let cache = self.cache.lists.borrow();
@@ -324,8 +321,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 
     /// Searches the segments as [`Engine::search_with`] searches the loaded indexes: BM25 with
     /// the same scores (the idf's document frequencies count tombstones until the next base),
-    /// dense over the [`NPROBE`] nearest IVF lists (int8 estimates) and the delta (exact), its
-    /// best `max(k, 50)` candidates rescored with their stored f32 vectors.
+    /// dense over the [`NPROBE`] nearest IVF lists (12-bit integer inner products, within about
+    /// 1e-3 of the f32 ones) and the delta (exact f32).
     async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         check_k(opts.k)?;
         let qv = query_vector(&self.embedder, query, opts).await?;
@@ -399,8 +396,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 .filter(|(s, _)| cheap(*s));
             let filtering = phrase_candidates.is_some() || !excluded.is_empty();
             let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
-            let exact = self.rescore(cands, v, opts.k.max(RESCORE_MIN), opts.k).await?;
-            lists.dense = self.phrase_filter(exact, &q, depth).await?;
+            lists.dense = self.phrase_filter(cands, &q, depth).await?;
         }
         let (ranked, mut scores) = lists.fuse(if opts.mode == Atomic { Dense } else { opts.mode }, self.config.rrf_k);
         let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.k).collect();
@@ -414,40 +410,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), &terms))
             })
             .collect())
-    }
-
-    /// The candidates best first, the `top` best of them with their exact inner products with
-    /// `q` from their stored f32 vectors, the others with their estimates: rescoring reorders,
-    /// so the reads repeat until the first `k` are all exact (usually one read).
-    async fn rescore(&self, mut cands: Vec<(u32, f32)>, q: &[f32], top: usize, k: usize) -> Result<Vec<(u32, f32)>> {
-        let base_n = self.parts.head.chunks.len() as u32;
-        let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0));
-        // The delta's rows were scored exactly.
-        let mut exact: HashSet<u32> = cands.iter().map(|c| c.0).filter(|s| *s >= base_n).collect();
-        let mut want = top;
-        loop {
-            let todo: Vec<u32> = cands.iter().take(want).map(|c| c.0).filter(|s| !exact.contains(s)).collect();
-            if todo.is_empty() {
-                return Ok(cands);
-            }
-            let ids: Vec<String> = todo.iter().filter_map(|s| self.chunk_id(*s).cloned()).collect();
-            let mut stored: HashMap<String, f32> = HashMap::new();
-            for r in self.store.get_many(Collection::Vectors, &ids).await?.into_iter().flatten() {
-                if let Record::Vector(v) = r
-                    && let Some(f) = v.to_f32().filter(|f| f.len() == q.len())
-                {
-                    stored.insert(v.id, crate::embed::gemm::dot(q, &f));
-                }
-            }
-            for c in cands.iter_mut().filter(|c| todo.contains(&c.0)) {
-                if let Some(x) = self.chunk_id(c.0).and_then(|id| stored.get(id)) {
-                    c.1 = *x;
-                }
-            }
-            exact.extend(todo);
-            cands.sort_by(by_score);
-            want = k;
-        }
     }
 
     /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.

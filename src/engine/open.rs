@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{ModelError, Result, StoreError};
-use crate::graph::{GraphPlan, PseudoGraph};
+use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
@@ -161,7 +161,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut plan = GraphPlan::default();
         for n in contents.graph_nodes {
             let v = vectors.remove(&n.id);
-            plan.nodes.push((n, v));
+            let chunk_ordinal = n.chunk_id.as_ref().and_then(|c| eng.chunks.get(c)).map(|c| c.ordinal);
+            plan.nodes.push(PlannedNode { record: n, vector: v, chunk_ordinal });
         }
         plan.edges = contents.graph_edges;
         let skipped = eng.graph.apply(plan);

@@ -39,11 +39,7 @@ impl PseudoGraph {
         let t = *self.doc_topic.get(doc)?;
         fn build(g: &PseudoGraph, s: u32) -> MapNode {
             let n = g.node(s);
-            MapNode {
-                label: n.label.clone(),
-                children: n.children.iter().map(|c| build(g, *c)).collect(),
-                chunk: n.chunk.as_ref().and_then(|c| c.rsplit('#').next()?.parse().ok()),
-            }
+            MapNode { label: n.label.clone(), children: n.children.iter().map(|c| build(g, *c)).collect(), chunk: n.chunk_ordinal }
         }
         let n = self.node(t);
         Some(MindMap { topic: n.label.clone(), children: n.children.iter().map(|c| build(self, *c)).collect() })

@@ -54,10 +54,22 @@ pub struct GraphPlan {
     pub delete_edges: Vec<EdgeKey>,
     /// Node ids to delete (their vectors too).
     pub delete_nodes: Vec<(String, NodeKind)>,
-    /// Nodes to write, with the vector of topics, routes and facts.
-    pub nodes: Vec<(GraphNodeRecord, Option<Vec<f32>>)>,
+    /// Nodes to write.
+    pub nodes: Vec<PlannedNode>,
     /// Edges to write.
     pub edges: Vec<GraphEdgeRecord>,
+}
+
+/// A node a plan writes: its record, the vector of a topic, route or fact, and a fact's chunk's
+/// ordinal in its document (the mind map's `chunk`; the record names the chunk by id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedNode {
+    /// The record.
+    pub record: GraphNodeRecord,
+    /// Its vector.
+    pub vector: Option<Vec<f32>>,
+    /// Its chunk's ordinal.
+    pub chunk_ordinal: Option<u32>,
 }
 
 impl GraphPlan {
@@ -73,7 +85,7 @@ impl GraphPlan {
                 ops.push(Op::Delete(Collection::Vectors, n.clone()));
             }
         }
-        for (n, v) in &self.nodes {
+        for PlannedNode { record: n, vector: v, .. } in &self.nodes {
             ops.push(Op::Put(Record::GraphNode(n.clone())));
             if let (Some(v), Some(c)) = (v, vector_collection(n.kind)) {
                 ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&n.id, c, v))));
@@ -131,7 +143,7 @@ impl PseudoGraph {
                 nf: &mut u32,
                 news: &mut Vec<New>,
                 edges: &mut Vec<GraphEdgeRecord>,
-                chunks: &mut HashMap<String, String>,
+                chunks: &mut HashMap<String, (String, u32)>,
             ) {
                 let (id, kind) = if n.children.is_empty() {
                     *nf += 1;
@@ -140,8 +152,8 @@ impl PseudoGraph {
                     *nr += 1;
                     (format!("{}#r{}", m.doc_id, *nr - 1), NodeKind::Route)
                 };
-                if let Some(c) = n.chunk.and_then(|o| m.chunk_ids.get(o as usize)) {
-                    chunks.insert(id.clone(), c.clone());
+                if let Some((o, c)) = n.chunk.and_then(|o| Some((o, m.chunk_ids.get(o as usize)?))) {
+                    chunks.insert(id.clone(), (c.clone(), o));
                 }
                 news.push(New {
                     id: id.clone(),
@@ -161,16 +173,18 @@ impl PseudoGraph {
             }
             let start = news.len() - (nr + nf) as usize - 1;
             for n in &news[start..] {
-                plan.nodes.push((
-                    GraphNodeRecord {
+                let chunk = chunks.get(&n.id);
+                plan.nodes.push(PlannedNode {
+                    record: GraphNodeRecord {
                         id: n.id.clone(),
                         kind: n.kind,
                         label: n.label.clone(),
                         doc_id: Some(n.doc.clone()),
-                        chunk_id: chunks.get(&n.id).cloned(),
+                        chunk_id: chunk.map(|c| c.0.clone()),
                     },
-                    Some(n.v.clone()),
-                ));
+                    vector: Some(n.v.clone()),
+                    chunk_ordinal: chunk.map(|c| c.1),
+                });
             }
         }
         // Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
@@ -215,10 +229,11 @@ impl PseudoGraph {
                             k += 1;
                         }
                         taken.insert(id.clone());
-                        plan.nodes.push((
-                            GraphNodeRecord { id: id.clone(), kind: sup_kind, label: String::new(), doc_id: None, chunk_id: None },
-                            None,
-                        ));
+                        plan.nodes.push(PlannedNode {
+                            record: GraphNodeRecord { id: id.clone(), kind: sup_kind, label: String::new(), doc_id: None, chunk_id: None },
+                            vector: None,
+                            chunk_ordinal: None,
+                        });
                         plan.edges.push(GraphEdgeRecord::new(EdgeKind::Similar, &id, &other, 0));
                         sup_of.insert(other.clone(), id.clone());
                         id
@@ -412,13 +427,14 @@ impl PseudoGraph {
             touched.remove(&s);
             self.free.push(s);
         }
-        for (r, v) in plan.nodes {
+        for PlannedNode { record: r, vector: v, chunk_ordinal } in plan.nodes {
             let s = self.alloc(Node {
                 id: r.id,
                 kind: r.kind,
                 label: r.label,
                 doc: r.doc_id,
                 chunk: r.chunk_id,
+                chunk_ordinal,
                 parent: None,
                 ordinal: 0,
                 children: Vec::new(),

@@ -35,6 +35,8 @@ pub(super) struct Node {
     pub(super) label: String,
     pub(super) doc: Option<String>,
     pub(super) chunk: Option<String>,
+    /// The chunk's ordinal in its document.
+    pub(super) chunk_ordinal: Option<u32>,
     pub(super) parent: Option<u32>,
     pub(super) ordinal: u32,
     pub(super) children: Vec<u32>,

@@ -268,11 +268,7 @@ impl PseudoGraph {
         let mut maps: Vec<MindMap> = Vec::new();
         for &(r, _) in &result.rows {
             let labels: Vec<&str> = rows[r as usize].iter().map(|c| self.node(slots[*c as usize]).label.as_str()).collect();
-            let chunk = self
-                .node(slots[*rows[r as usize].last().expect("row") as usize])
-                .chunk
-                .as_ref()
-                .and_then(|c| c.rsplit('#').next()?.parse().ok());
+            let chunk = self.node(slots[*rows[r as usize].last().expect("row") as usize]).chunk_ordinal;
             let map = match maps.iter_mut().find(|m| m.topic == labels[0]) {
                 Some(m) => m,
                 None => {

@@ -1,15 +1,15 @@
 //! The stored index segments a knowledge base opens lazily with (docs/vector-index.md, "Index
 //! segments"), and the pieces of their format the static-site snapshot shares
-//! ([`crate::snapshot`]): FNV-1a term partitions, int8 vectors with a scale each, k-means
-//! inverted lists (IVF), and the `WRV1` vector block.
+//! ([`crate::snapshot`]): FNV-1a term partitions, vectors quantized with a scale each, k-means
+//! inverted lists (IVF), and the vector block layout (magic, rows, dim, ids, scales, values).
 //!
 //! A **base** is an immutable picture of the chunks at one moment, numbered by ordinal:
 //! - `head`: [`SegmentHead`] — the chunk ids, BM25 lengths and documents by ordinal, the
 //!   counts, the IVF centroids (postcard);
 //! - `t/{b}`: [`PostingsBlock`] — the inverted BM25 postings `(ordinal, tf)` of the terms whose
 //!   FNV-1a hash is `b` modulo the block count (postcard), so a query reads its terms' blocks only;
-//! - `v/{l}`: the chunk vectors of IVF list `l` as a `WRV1` block (int8 with a scale per vector),
-//!   so a query reads the centroids and its [`NPROBE`] nearest lists.
+//! - `v/{l}`: the chunk vectors of IVF list `l` as a `WRL1` block (12-bit integers with a scale
+//!   per vector, [`list_block`]), so a query reads the centroids and its [`NPROBE`] nearest lists.
 //!
 //! What changed since the base is the **delta** ([`Delta`]): the chunks added since (read whole
 //! at open, from their own records) and the ordinals of base chunks removed since (tombstones). It
@@ -25,7 +25,7 @@ pub const SEGMENT_FORMAT: u32 = 1;
 /// Target vectors per IVF list.
 pub const LIST_SIZE: usize = 1024;
 /// IVF lists a dense query reads (the nearest centroids).
-pub const NPROBE: usize = 8;
+pub const NPROBE: usize = 12;
 /// Target postings per BM25 block.
 pub const BLOCK_POSTINGS: usize = 8192;
 /// Changed chunks (added + removed) after which the engine builds a new base: at least this
@@ -230,7 +230,7 @@ pub fn assign(vectors: &[&[f32]], cents: &[Vec<f32>]) -> Vec<usize> {
 
 /// A vector block: `magic` (4 bytes), u32 rows, u32 dim, then the rows' u32 ids, their f32
 /// scales and their int8 values (all little-endian). The snapshot's centroid (`WRC1`) and list
-/// (`WRV1`) files and the store's IVF lists use it.
+/// (`WRV1`) files use it; the store's IVF lists use its layout with wider values ([`list_block`]).
 pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
     let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
     b.extend_from_slice(magic);
@@ -248,7 +248,43 @@ pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usi
     b
 }
 
-/// A decoded [`vec_block`].
+/// Largest magnitude of a value in the store's IVF lists (12 bits signed): with it, the SIMD
+/// dot product's 32-bit lanes cannot overflow ([`dot_i16`]).
+pub const LIST_MAX: f32 = 2047.0;
+
+/// Symmetric quantization to ±[`LIST_MAX`] with one scale per vector: `v ≈ scale · q` (relative
+/// error about 1/4094 of the largest component, against 1/254 for [`quantize`]).
+pub fn quantize_wide(v: &[f32]) -> (f32, Vec<i16>) {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / LIST_MAX;
+    (scale, v.iter().map(|x| (x / scale).round().clamp(-LIST_MAX, LIST_MAX) as i16).collect())
+}
+
+/// An IVF list of the store: the [`vec_block`] layout with magic `WRL1` and the values as
+/// little-endian i16 of at most ±[`LIST_MAX`] ([`quantize_wide`]).
+pub fn list_block(ids: &[u32], rows: &[(f32, Vec<i16>)], dim: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(12 + rows.len() * (8 + 2 * dim));
+    b.extend_from_slice(b"WRL1");
+    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(dim as u32).to_le_bytes());
+    for id in ids {
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+    for (s, _) in rows {
+        b.extend_from_slice(&s.to_le_bytes());
+    }
+    for (_, q) in rows {
+        for x in q {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    b
+}
+
+/// A decoded [`list_block`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct VecBlock {
     /// Dimension.
@@ -258,37 +294,41 @@ pub struct VecBlock {
     /// Row scales.
     pub scales: Vec<f32>,
     /// Row values, `rows × dim`.
-    pub codes: Vec<i8>,
+    pub codes: Vec<i16>,
 }
 
 impl VecBlock {
-    /// Reads a block written by [`vec_block`] with `magic`; `None` when the bytes are not one.
-    pub fn parse(magic: &[u8; 4], b: &[u8]) -> Option<VecBlock> {
+    /// Reads a [`list_block`]; `None` when the bytes are not one (or hold a value past
+    /// ±[`LIST_MAX`], or a scale that is not finite).
+    pub fn parse(b: &[u8]) -> Option<VecBlock> {
         let u32_at = |i: usize| b.get(i..i + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
-        if b.get(..4)? != magic {
+        if b.get(..4)? != b"WRL1" {
             return None;
         }
         let (rows, dim) = (u32_at(4)? as usize, u32_at(8)? as usize);
-        let need = 12usize.checked_add(rows.checked_mul(8usize.checked_add(dim)?)?)?;
+        let need = 12usize.checked_add(rows.checked_mul(8usize.checked_add(dim.checked_mul(2)?)?)?)?;
         if b.len() != need {
             return None;
         }
         let ids = (0..rows).map(|i| u32_at(12 + 4 * i)).collect::<Option<Vec<u32>>>()?;
         let at = 12 + 4 * rows;
-        let scales = (0..rows).map(|i| u32_at(at + 4 * i).map(f32::from_bits)).collect::<Option<Vec<f32>>>()?;
-        let codes = b[at + 4 * rows..].iter().map(|x| *x as i8).collect();
+        let scales = (0..rows).map(|i| u32_at(at + 4 * i).map(f32::from_bits).filter(|s| s.is_finite())).collect::<Option<Vec<f32>>>()?;
+        let codes: Vec<i16> = b[at + 4 * rows..].chunks_exact(2).map(|p| i16::from_le_bytes([p[0], p[1]])).collect();
+        if codes.iter().any(|c| (*c as f32).abs() > LIST_MAX) {
+            return None;
+        }
         Some(VecBlock { dim, ids, scales, codes })
     }
-    /// `(id, estimate)` of every row: the inner product of the row's int8 codes with `q`
-    /// quantized to int8 too ([`quantize`]), times both scales — integer arithmetic, which the
-    /// compiler turns into SIMD (wasm simd128's widening multiplies).
+    /// `(id, estimate)` of every row: the inner product of the row's values with `q` quantized
+    /// the same way, times both scales — integer arithmetic (SIMD on wasm), within about 1e-3 of
+    /// the f32 inner product of unit vectors.
     pub fn scores<'a>(&'a self, q: &'a QueryCodes) -> impl Iterator<Item = (u32, f32)> + 'a {
         let dim = self.dim.max(1);
         self.ids
             .iter()
             .zip(&self.scales)
             .zip(self.codes.chunks_exact(dim))
-            .map(move |((&id, &s), row)| (id, s * q.scale * dot_i8(row, &q.codes) as f32))
+            .map(move |((&id, &s), row)| (id, s * q.scale * dot_i16(row, &q.codes) as f32))
     }
 }
 
@@ -296,55 +336,54 @@ impl VecBlock {
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryCodes {
     scale: f32,
-    codes: Vec<i8>,
+    codes: Vec<i16>,
 }
 
 impl QueryCodes {
-    /// Quantizes `q` ([`quantize`]).
+    /// Quantizes `q` ([`quantize_wide`]).
     pub fn new(q: &[f32]) -> Self {
-        let (scale, codes) = quantize(q);
+        let (scale, codes) = quantize_wide(q);
         QueryCodes { scale, codes }
     }
 }
 
-/// `Σ a_i · b_i` in i32 (exact: |a_i · b_i| ≤ 127², so 2^31 / 127² ≈ 133k terms fit). On wasm
-/// with SIMD128: 16 lanes at a time, widened to i16 and summed in pairs (`i32x4.dot_i16x8_s`);
-/// integer sums are exact, so the result is the same everywhere.
+/// `Σ a_i · b_i` of values within ±[`LIST_MAX`], exact. On wasm with SIMD128: 8 lanes at a time
+/// summed in pairs (`i32x4.dot_i16x8_s`, each pair ≤ 2 · 2047² ≈ 8.4e6), the 32-bit lanes moved
+/// into an i64 every 64 steps (≤ 5.4e8 < 2³¹), so any dimension is safe.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
     use core::arch::wasm32::*;
     let n = a.len().min(b.len());
-    let chunks = n / 16;
+    let chunks = n / 8;
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut total: i64 = 0;
     let mut acc = i32x4_splat(0);
+    let lanes = |v: v128| -> i64 {
+        i32x4_extract_lane::<0>(v) as i64
+            + i32x4_extract_lane::<1>(v) as i64
+            + i32x4_extract_lane::<2>(v) as i64
+            + i32x4_extract_lane::<3>(v) as i64
+    };
     for c in 0..chunks {
-        // SAFETY: 16c + 16 ≤ n ≤ both lengths; v128_load has no alignment requirement.
-        let (x, y) = unsafe { (v128_load(pa.add(c * 16) as *const v128), v128_load(pb.add(c * 16) as *const v128)) };
-        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(x), i16x8_extend_low_i8x16(y)));
-        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), i16x8_extend_high_i8x16(y)));
-    }
-    let mut s = i32x4_extract_lane::<0>(acc) + i32x4_extract_lane::<1>(acc) + i32x4_extract_lane::<2>(acc) + i32x4_extract_lane::<3>(acc);
-    for i in chunks * 16..n {
-        s += a[i] as i32 * b[i] as i32;
-    }
-    s
-}
-
-/// `Σ a_i · b_i` in i32 (exact: |a_i · b_i| ≤ 127², so 2^31 / 127² ≈ 133k terms fit).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0i32; 16];
-    let mut ca = a.chunks_exact(16);
-    let mut cb = b.chunks_exact(16);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for j in 0..16 {
-            acc[j] += x[j] as i16 as i32 * y[j] as i16 as i32;
+        // SAFETY: 8c + 8 ≤ n ≤ both lengths; v128_load has no alignment requirement.
+        let (x, y) = unsafe { (v128_load(pa.add(c * 8) as *const v128), v128_load(pb.add(c * 8) as *const v128)) };
+        acc = i32x4_add(acc, i32x4_dot_i16x8(x, y));
+        if c % 64 == 63 {
+            total += lanes(acc);
+            acc = i32x4_splat(0);
         }
     }
-    let tail: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| *x as i32 * *y as i32).sum();
-    acc.iter().sum::<i32>() + tail
+    total += lanes(acc);
+    for i in chunks * 8..n {
+        total += a[i] as i64 * b[i] as i64;
+    }
+    total
+}
+
+/// `Σ a_i · b_i` of values within ±[`LIST_MAX`], exact.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
+    a.iter().zip(b).map(|(x, y)| *x as i64 * *y as i64).sum()
 }
 
 /// A chunk as a base indexes it.
@@ -412,8 +451,8 @@ pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> 
     }
     for l in 0..cents.len() {
         let members: Vec<u32> = which.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
-        let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(vectors[i as usize])).collect();
-        out.push((SegmentKey::List(l as u32), vec_block(b"WRV1", &members, &rows, dim)));
+        let rows: Vec<(f32, Vec<i16>)> = members.iter().map(|&i| quantize_wide(vectors[i as usize])).collect();
+        out.push((SegmentKey::List(l as u32), list_block(&members, &rows, dim)));
     }
     out
 }
@@ -451,24 +490,33 @@ mod tests {
     }
 
     #[test]
-    fn vec_block_round_trip_and_rejects_bad_bytes() {
-        let rows = vec![quantize(&[0.5, -1.0, 0.25]), quantize(&[0.0, 0.0, 0.0])];
-        let b = vec_block(b"WRV1", &[7, 9], &rows, 3);
-        let v = VecBlock::parse(b"WRV1", &b).expect("parses");
+    fn list_block_round_trip_and_rejects_bad_bytes() {
+        let rows = vec![quantize_wide(&[0.5, -1.0, 0.25]), quantize_wide(&[0.0, 0.0, 0.0])];
+        let b = list_block(&[7, 9], &rows, 3);
+        let v = VecBlock::parse(&b).expect("parses");
         assert_eq!((v.ids.clone(), v.dim, v.codes.len()), (vec![7, 9], 3, 6));
         let s: Vec<(u32, f32)> = v.scores(&QueryCodes::new(&[0.5, -1.0, 0.25])).collect();
-        assert!((s[0].1 - 1.3125).abs() < 0.02, "{s:?}");
-        let long: Vec<f32> = (0..50).map(|i| ((i * 7 % 13) as f32 - 6.0) / 6.0).collect();
-        let (x, y) = (quantize(&long).1, quantize(&long.iter().rev().copied().collect::<Vec<_>>()).1);
-        let naive: i32 = x.iter().zip(&y).map(|(p, q)| *p as i32 * *q as i32).sum();
-        assert_eq!(dot_i8(&x, &y), naive);
+        assert!((s[0].1 - 1.3125).abs() < 1e-3, "{s:?}");
         assert_eq!(s[1].1, 0.0);
-        assert!(VecBlock::parse(b"WRC1", &b).is_none());
-        assert!(VecBlock::parse(b"WRV1", &b[..b.len() - 1]).is_none());
-        assert!(VecBlock::parse(b"WRV1", &[]).is_none());
+        // Exact integer sums, also past the point where 32-bit lanes are flushed (64 steps).
+        let long: Vec<f32> = (0..1000).map(|i| ((i * 7 % 13) as f32 - 6.0) / 6.0).collect();
+        let (x, y) = (quantize_wide(&long).1, quantize_wide(&long.iter().rev().copied().collect::<Vec<_>>()).1);
+        let naive: i64 = x.iter().zip(&y).map(|(p, q)| *p as i64 * *q as i64).sum();
+        assert_eq!(dot_i16(&x, &y), naive);
+        let extreme = vec![LIST_MAX as i16; 4096];
+        assert_eq!(dot_i16(&extreme, &extreme), 4096 * 2047 * 2047);
+        let mut wrong = b.clone();
+        wrong[..4].copy_from_slice(b"WRV1");
+        assert!(VecBlock::parse(&wrong).is_none());
+        assert!(VecBlock::parse(&b[..b.len() - 1]).is_none());
+        assert!(VecBlock::parse(&[]).is_none());
         let mut huge = b.clone();
         huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(VecBlock::parse(b"WRV1", &huge).is_none());
+        assert!(VecBlock::parse(&huge).is_none());
+        let mut past = b.clone();
+        let at = past.len() - 2;
+        past[at..].copy_from_slice(&4000i16.to_le_bytes());
+        assert!(VecBlock::parse(&past).is_none(), "a value past ±2047");
     }
 
     #[test]
@@ -481,11 +529,9 @@ mod tests {
             })
             .collect();
         let vecs: Vec<Vec<f32>> = (0..50).map(|i| vec![(i as f32).cos(), (i as f32).sin()]).collect();
-        let chunks: Vec<BaseChunk<'_>> = posts
-            .iter()
-            .zip(&vecs)
-            .map(|(p, v)| BaseChunk { id: &p.id, doc_id: p.id.split('#').next().unwrap_or(""), posting: p, vector: v })
-            .collect();
+        let docs: Vec<String> = (0..50).map(|i| format!("d{i}")).collect();
+        let chunks: Vec<BaseChunk<'_>> =
+            posts.iter().zip(&vecs).zip(&docs).map(|((p, v), d)| BaseChunk { id: &p.id, doc_id: d, posting: p, vector: v }).collect();
         let recs = build_base(&chunks, 50, 2);
         let head: SegmentHead = decode(&recs[0].1).expect("head");
         assert_eq!((head.chunks.len(), head.terms, head.lists(), head.documents.len()), (50, 1 + 7 + 50, 1, 50));
@@ -501,7 +547,7 @@ mod tests {
                         postings += l.len();
                     }
                 }
-                SegmentKey::List(_) => rows.extend(VecBlock::parse(b"WRV1", bytes).expect("list").ids),
+                SegmentKey::List(_) => rows.extend(VecBlock::parse(bytes).expect("list").ids),
                 _ => unreachable!(),
             }
         }
