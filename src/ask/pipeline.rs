@@ -576,8 +576,8 @@ sub-queries for what is missing.",
         Ok(())
     }
 
-    /// 9. Memory update: the answered sub-questions and the answer, when it is known and did not
-    /// come from the memory.
+    /// Step 9, the memory update: the answered sub-questions and the answer, when it is known
+    /// and did not come from the memory.
     async fn remember(&mut self, from_memory: bool) -> Result<()> {
         let Some(a) = self.result.answer.as_ref().filter(|a| a.known && self.steps.memory && !from_memory) else { return Ok(()) };
         let t0 = self.clock.now_ms();
