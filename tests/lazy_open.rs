@@ -256,3 +256,18 @@ fn bad_segments_fall_back_to_the_full_open() {
         assert!(!lazy(&store).await.is_lazy());
     })
 }
+
+#[test]
+fn clear_while_lazy_does_not_load_what_it_deletes() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        build(&store, &news(100)).await;
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        lz.clear().await.expect("clear");
+        let s = lz.stats().unwrap();
+        assert_eq!((s.documents, s.chunks, s.lazy), (0, 0, false));
+        let c = store.load().await.unwrap();
+        assert!(c.chunks.is_empty() && c.segments.is_empty() && !c.meta.is_empty(), "emptied, the model recorded again");
+    })
+}

@@ -121,6 +121,17 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
+    /// [`Engine::clear`], without loading what it deletes: while lazy, the store is cleared and
+    /// the (now empty) knowledge base opened whole.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn clear(&mut self) -> Result<()> {
+        if let State::Reading(r) = &self.state {
+            r.store.clear().await?;
+        }
+        self.engine().await?.clear().await
+    }
+
     /// [`Engine::maintain`]; while lazy there is nothing to do unless `force` (which loads).
     pub async fn maintain(&mut self, force: bool) -> Result<Option<super::SealReport>> {
         if self.is_lazy() && !force {

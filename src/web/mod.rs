@@ -438,6 +438,6 @@ impl WebRagCore {
     /// Deletes everything in this knowledge base.
     pub fn clear(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.engine().await?.clear().await })
+        run(async move { inner.lock().await.clear().await })
     }
 }
