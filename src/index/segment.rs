@@ -232,18 +232,24 @@ pub fn assign(vectors: &[&[f32]], cents: &[Vec<f32>]) -> Vec<usize> {
 /// scales and their int8 values (all little-endian). The snapshot's centroid (`WRC1`) and list
 /// (`WRV1`) files use it; the store's IVF lists use its layout with wider values ([`list_block`]).
 pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(12 + rows.len() * (8 + dim));
+    let mut b = block_start(magic, ids, rows.iter().map(|r| r.0), rows.len(), dim, 1);
+    for (_, q) in rows {
+        b.extend(q.iter().map(|x| *x as u8));
+    }
+    b
+}
+
+/// A block's magic, counts, ids and scales, with room for `rows × dim` values of `width` bytes.
+fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, rows: usize, dim: usize, width: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(12 + rows * (8 + width * dim));
     b.extend_from_slice(magic);
-    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(rows as u32).to_le_bytes());
     b.extend_from_slice(&(dim as u32).to_le_bytes());
     for id in ids {
         b.extend_from_slice(&id.to_le_bytes());
     }
-    for (s, _) in rows {
+    for s in scales {
         b.extend_from_slice(&s.to_le_bytes());
-    }
-    for (_, q) in rows {
-        b.extend(q.iter().map(|x| *x as u8));
     }
     b
 }
@@ -266,16 +272,7 @@ pub fn quantize_wide(v: &[f32]) -> (f32, Vec<i16>) {
 /// An IVF list of the store: the [`vec_block`] layout with magic `WRL1` and the values as
 /// little-endian i16 of at most ±[`LIST_MAX`] ([`quantize_wide`]).
 pub fn list_block(ids: &[u32], rows: &[(f32, Vec<i16>)], dim: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(12 + rows.len() * (8 + 2 * dim));
-    b.extend_from_slice(b"WRL1");
-    b.extend_from_slice(&(rows.len() as u32).to_le_bytes());
-    b.extend_from_slice(&(dim as u32).to_le_bytes());
-    for id in ids {
-        b.extend_from_slice(&id.to_le_bytes());
-    }
-    for (s, _) in rows {
-        b.extend_from_slice(&s.to_le_bytes());
-    }
+    let mut b = block_start(b"WRL1", ids, rows.iter().map(|r| r.0), rows.len(), dim, 2);
     for (_, q) in rows {
         for x in q {
             b.extend_from_slice(&x.to_le_bytes());

@@ -187,6 +187,18 @@ pub fn pgr_rows(
     crate::graph::pgr::pgr(&t, &sim_rows, &p).rows.into_iter().flat_map(|(r, s)| [r as f32, s]).collect()
 }
 
+/// [`crate::types::Stats`] as the page sees them, with `wasmMemoryBytes`: the size of this
+/// worker's wasm linear memory (where every loaded index lives).
+fn stats_js(stats: &crate::types::Stats) -> Result<JsValue, JsValue> {
+    let v = to_js(stats)?;
+    let bytes = wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| js_sys::ArrayBuffer::from(m.buffer()).byte_length())
+        .unwrap_or(0);
+    Reflect::set(&v, &"wasmMemoryBytes".into(), &bytes.into())?;
+    Ok(v)
+}
+
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
 #[wasm_bindgen]
@@ -365,13 +377,7 @@ impl WebRagCore {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let stats = inner.lock().await.stats().map_err(|e| js_error(&e))?;
-            let v = to_js(&stats)?;
-            let bytes = wasm_bindgen::memory()
-                .dyn_into::<js_sys::WebAssembly::Memory>()
-                .map(|m| js_sys::ArrayBuffer::from(m.buffer()).byte_length())
-                .unwrap_or(0);
-            Reflect::set(&v, &"wasmMemoryBytes".into(), &bytes.into())?;
-            Ok(v)
+            stats_js(&stats)
         })
     }
 
@@ -432,7 +438,10 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = importKb)]
     pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.engine().await?.import_kb(&bytes).await })
+        future_to_promise(async move {
+            let stats = async { inner.lock().await.engine().await?.import_kb(&bytes).await }.await.map_err(|e| js_error(&e))?;
+            stats_js(&stats)
+        })
     }
 
     /// Deletes everything in this knowledge base.
