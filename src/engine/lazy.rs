@@ -274,7 +274,9 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
             let key = SegmentKey::List(*l);
             let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base is missing"))?;
-            let block = VecBlock::parse(&bytes).ok_or_else(|| corrupt(key, "not a WRL1 vector block"))?;
+            let block = VecBlock::parse(&bytes)
+                .filter(|b| b.dim == self.parts.head.dim as usize)
+                .ok_or_else(|| corrupt(key, "not a WRL1 vector block of the head's dimension"))?;
             self.cache.lists.borrow_mut().insert(*l, Rc::new(block));
         }
         let cache = self.cache.lists.borrow();
