@@ -211,6 +211,15 @@ pub enum StoreError {
         /// Browser or backend message.
         reason: String,
     },
+    /// Another engine over the same store (another tab, another worker) committed since this one
+    /// read it: the batch was not written. The engine reads the store again and retries.
+    #[error("the knowledge base changed in another tab (generation {found}, this view is of {expected}); nothing written")]
+    Conflict {
+        /// The generation this engine read.
+        expected: u64,
+        /// The generation stored.
+        found: u64,
+    },
     /// Any other backend failure.
     #[error("storage backend error: {reason}")]
     Backend {
@@ -380,6 +389,7 @@ impl Error {
                 StoreError::QuotaExceeded => "QUOTA_EXCEEDED",
                 StoreError::Corrupt { .. } => "STORE_CORRUPT",
                 StoreError::Aborted { .. } => "STORE_ABORTED",
+                StoreError::Conflict { .. } => "STORE_CONFLICT",
                 StoreError::Backend { .. } => "STORE_BACKEND",
             },
             Error::Cancelled => "CANCELLED",

@@ -145,6 +145,24 @@ impl Record {
     }
 }
 
+/// The `meta` record that counts the commits of engines to a store (a JSON number; 0 when
+/// absent). Every engine commit checks it ([`Op::CheckGeneration`]) and bumps it, so an engine
+/// whose view is older than the store (another tab wrote since) cannot write over it.
+pub const GENERATION_KEY: &str = "generation";
+
+/// The stored generation in `meta` records ([`GENERATION_KEY`]; 0 when absent or unreadable).
+pub fn generation_of(meta: &[MetaRecord]) -> u64 {
+    meta.iter().find(|m| m.id == GENERATION_KEY).and_then(|m| m.value.parse().ok()).unwrap_or(0)
+}
+
+/// The stored generation in one `meta` record read by key (0 when absent or unreadable).
+pub fn generation_in(r: Option<&Record>) -> u64 {
+    match r {
+        Some(Record::Meta(m)) => generation_of(std::slice::from_ref(m)),
+        _ => 0,
+    }
+}
+
 /// One write of a batch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -152,6 +170,22 @@ pub enum Op {
     Put(Record),
     /// Delete a key (absent keys are ignored).
     Delete(Collection, String),
+    /// A precondition: the batch applies only if the stored generation ([`GENERATION_KEY`])
+    /// equals this, checked inside the same transaction; else the whole batch fails with
+    /// [`StoreError::Conflict`] and nothing is written.
+    CheckGeneration(u64),
+}
+
+/// [`StoreError::Conflict`] when a check of `ops` disagrees with the `stored` generation.
+pub fn check_generation(stored: u64, ops: &[Op]) -> Result<(), StoreError> {
+    for op in ops {
+        if let Op::CheckGeneration(expected) = op
+            && *expected != stored
+        {
+            return Err(StoreError::Conflict { expected: *expected, found: stored });
+        }
+    }
+    Ok(())
 }
 
 /// Everything stored, as read at open.
@@ -215,7 +249,8 @@ impl Contents {
 /// Contract (checked by the conformance suite `tests/store_conformance.rs`, run against every
 /// implementation): a `commit` is atomic — after it returns `Err`, or after a crash mid-way, the
 /// store holds either all of the batch or none of it; reads see every committed batch; `load`
-/// returns each collection sorted by key.
+/// returns each collection sorted by key; a batch with an [`Op::CheckGeneration`] that does not
+/// hold fails with [`StoreError::Conflict`] and writes nothing.
 pub trait Store {
     /// Reads one record.
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError>;
@@ -311,9 +346,12 @@ impl Store for MemoryStore {
         if let Some(err) = self.fail_next_commit.borrow_mut().take() {
             return Err(err);
         }
+        let stored = generation_in(self.data.borrow().get(&Collection::Meta).and_then(|m| m.get(GENERATION_KEY)));
+        check_generation(stored, &ops)?;
         let mut data = self.data.borrow_mut();
         for op in ops {
             match op {
+                Op::CheckGeneration(_) => {}
                 Op::Put(r) => {
                     data.entry(r.collection()).or_default().insert(r.key().to_string(), r);
                 }

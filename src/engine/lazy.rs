@@ -17,7 +17,7 @@ use crate::index::segment::{
     self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
 };
 use crate::index::top_k;
-use crate::ports::{Clock, Collection, Record, SCHEMA_VERSION, Store};
+use crate::ports::{Clock, Collection, GENERATION_KEY, Record, SCHEMA_VERSION, Store, generation_in, generation_of};
 use crate::text::analyze;
 use crate::types::*;
 
@@ -54,6 +54,45 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         Ok(LazyEngine { state })
     }
 
+    /// The store's generation the view is of ([`Engine::generation`]).
+    pub fn generation(&self) -> u64 {
+        match &self.state {
+            State::Reading(r) => r.parts.generation,
+            State::Loaded(e) => e.generation(),
+            State::Failed => 0,
+        }
+    }
+
+    /// Reads the store's generation; when another engine over the same store (another tab)
+    /// committed since this view was read, opens the knowledge base again ([`LazyEngine::open`]:
+    /// lazily where it can, keeping the options) and returns `true`. Writes call this first, so
+    /// they plan against what is stored; a write that still meets a newer generation fails with
+    /// [`StoreError::Conflict`] and writes nothing.
+    ///
+    /// Errors: those of [`LazyEngine::open`] (the engine is then unusable:
+    /// [`StoreError::Backend`]); after a failed load, [`StoreError::Backend`].
+    pub async fn refresh(&mut self) -> Result<bool> {
+        let held = self.generation();
+        let stored = match &self.state {
+            State::Reading(r) => r.store.get(Collection::Meta, GENERATION_KEY).await?,
+            State::Loaded(e) => e.store().get(Collection::Meta, GENERATION_KEY).await?,
+            State::Failed => return Err(failed()),
+        };
+        if generation_in(stored.as_ref()) == held {
+            return Ok(false);
+        }
+        let (store, embedder, config, clock) = match std::mem::replace(&mut self.state, State::Failed) {
+            State::Reading(r) => {
+                let Reader { store, embedder, config, clock, .. } = *r;
+                (store, embedder, config, clock)
+            }
+            State::Loaded(e) => e.into_parts(),
+            State::Failed => return Err(failed()),
+        };
+        *self = LazyEngine::open(store, embedder, config, clock).await?;
+        Ok(true)
+    }
+
     /// Whether searches are still served from the index segments (nothing else is loaded).
     pub fn is_lazy(&self) -> bool {
         matches!(self.state, State::Reading(_))
@@ -70,8 +109,17 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
         match &mut self.state {
             State::Loaded(e) => Ok(e),
-            _ => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+            _ => Err(failed()),
         }
+    }
+
+    /// The whole knowledge base to write to: [`LazyEngine::refresh`], then
+    /// [`LazyEngine::engine`].
+    ///
+    /// Errors: those of both.
+    pub async fn for_write(&mut self) -> Result<&mut Engine<S, E>> {
+        self.refresh().await?;
+        self.engine().await
     }
 
     /// The loaded engine, if loaded.
@@ -89,7 +137,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         match &self.state {
             State::Reading(r) => Ok(&r.embedder),
             State::Loaded(e) => Ok(e.embedder()),
-            State::Failed => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+            State::Failed => Err(failed()),
         }
     }
 
@@ -117,7 +165,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         match &self.state {
             State::Reading(r) => Ok(r.stats()),
             State::Loaded(e) => Ok(e.stats()),
-            State::Failed => Err(StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()),
+            State::Failed => Err(failed()),
         }
     }
 
@@ -127,7 +175,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn clear(&mut self) -> Result<()> {
         if let State::Reading(r) = &self.state {
-            r.store.clear().await?;
+            super::clear_store(&r.store, r.parts.generation).await?;
         }
         self.engine().await?.clear().await
     }
@@ -137,12 +185,18 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         if self.is_lazy() && !force {
             return Ok(None);
         }
-        self.engine().await?.maintain(force).await
+        self.for_write().await?.maintain(force).await
     }
+}
+
+fn failed() -> crate::error::Error {
+    StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()
 }
 
 /// What a lazy open read.
 struct Parts {
+    /// The store's generation when read.
+    generation: u64,
     head: SegmentHead,
     /// Removed since the base, by base ordinal.
     dead: Vec<bool>,
@@ -189,18 +243,19 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     ///
     /// Errors: [`crate::error::ModelError::Mismatch`], [`StoreError::VersionTooNew`], store errors.
     async fn read(store: &S, embedder: &E) -> Result<Option<Parts>> {
-        let keys: Vec<String> = ["schema", "model", "dim"].map(String::from).to_vec();
-        let meta: Vec<MetaRecord> = store
-            .get_many(Collection::Meta, &keys)
-            .await?
-            .into_iter()
-            .filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None })
-            .collect();
+        // meta, head and delta in one read transaction: one generation's view.
+        let mut keys: Vec<(Collection, String)> =
+            ["schema", "model", "dim", GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
+        keys.push((Collection::Segments, SegmentKey::Head.store_id()));
+        keys.push((Collection::Segments, SegmentKey::Delta.store_id()));
+        let mut got = store.get_batch(&keys).await?;
+        let segs = got.split_off(4);
+        let meta: Vec<MetaRecord> = got.into_iter().filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None }).collect();
         if check_meta(&meta, embedder.model_id(), embedder.dim())? != Some(SCHEMA_VERSION) {
             return Ok(None);
         }
-        let ids = [SegmentKey::Head.store_id(), SegmentKey::Delta.store_id()];
-        let mut got = store.get_many(Collection::Segments, &ids).await?.into_iter();
+        let generation = generation_of(&meta);
+        let mut got = segs.into_iter();
         let (Some(h), Some(d)) = (segment_bytes(got.next().flatten()), segment_bytes(got.next().flatten())) else { return Ok(None) };
         let (Ok(head), Ok(delta)) = (segment::decode::<SegmentHead>(&h), segment::decode::<Delta>(&d)) else { return Ok(None) };
         drop((h, d));
@@ -230,7 +285,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let (delta_live, delta_len) = delta_bm25.totals();
         let base_len: u64 = head.lengths.iter().zip(&dead).filter(|(_, d)| !**d).map(|(l, _)| *l as u64).sum();
         let live = dead.iter().filter(|d| !**d).count() + delta_live;
-        Ok(Some(Parts { head, dead, delta, delta_bm25, delta_vectors, live, total_len: base_len + delta_len }))
+        Ok(Some(Parts { generation, head, dead, delta, delta_bm25, delta_vectors, live, total_len: base_len + delta_len }))
     }
 
     fn stats(&self) -> Stats {

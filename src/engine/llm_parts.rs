@@ -55,7 +55,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         // A lazy open serves no atomic list: the stored base goes with the first questions.
         ops.extend(self.segment_deletes());
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         self.drop_segments();
         let mut at = 0;
         for (cid, qs) in items {
@@ -117,7 +117,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let rec = DocumentRecord { mind_map: Some(kind.to_string()), ..rec };
         ops.push(Op::Put(Record::Document(rec.clone())));
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         self.graph.apply(plan);
         self.docs.insert(rec.id.clone(), rec);
         Ok(())
@@ -170,7 +170,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 v,
             ));
         }
-        self.store.commit(recs.iter().map(|(r, _)| Op::Put(Record::Memory(r.clone()))).collect()).await?;
+        self.commit(recs.iter().map(|(r, _)| Op::Put(Record::Memory(r.clone()))).collect()).await?;
         let out = recs.iter().map(|(r, _)| r.clone()).collect();
         self.memory.extend(recs);
         Ok(out)
@@ -181,7 +181,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let ops: Vec<Op> = self.memory.iter().map(|(m, _)| Op::Delete(Collection::Memory, m.id.clone())).collect();
         let n = ops.len();
         if n > 0 {
-            self.store.commit(ops).await?;
+            self.commit(ops).await?;
         }
         self.memory.clear();
         Ok(n)
@@ -192,7 +192,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let now = self.clock.now_ms();
         let id = format!("t{:015}-{:06}", now as u64, self.traces.len());
         let rec = TraceRecord { id, created_at: now, question: question.to_string(), json };
-        self.store.commit(vec![Op::Put(Record::Trace(rec.clone()))]).await?;
+        self.commit(vec![Op::Put(Record::Trace(rec.clone()))]).await?;
         self.traces.push(rec.clone());
         Ok(rec)
     }
@@ -207,7 +207,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let ops: Vec<Op> = self.traces.iter().map(|t| Op::Delete(Collection::Traces, t.id.clone())).collect();
         let n = ops.len();
         if n > 0 {
-            self.store.commit(ops).await?;
+            self.commit(ops).await?;
         }
         self.traces.clear();
         Ok(n)

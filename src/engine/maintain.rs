@@ -57,7 +57,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub async fn maintain(&mut self, force: bool) -> Result<Option<SealReport>> {
         if !self.stale_ann.is_empty() {
             let ops = self.stale_ann.drain(..).map(|id| Op::Delete(Collection::Ann, id)).collect();
-            self.store.commit(ops).await?;
+            self.commit(ops).await?;
             return Ok(Some(SealReport { collection: String::new(), vectors: 0, merged: 0, segments: 0 }));
         }
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
@@ -79,7 +79,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 data,
             })));
         }
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         Ok(Some(SealReport { collection: name.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments }))
     }
 

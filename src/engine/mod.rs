@@ -26,7 +26,7 @@ use crate::graph::PseudoGraph;
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::Bm25Index;
-use crate::ports::{Clock, Collection, Op, Record, SCHEMA_VERSION, Store};
+use crate::ports::{Clock, Collection, GENERATION_KEY, Op, Record, SCHEMA_VERSION, Store, generation_in};
 use crate::types::*;
 
 /// A knowledge base: store + embedder + in-memory indexes.
@@ -59,6 +59,8 @@ pub struct Engine<S: Store, E: Embedder> {
     base: Option<segments::StoredBase>,
     /// Ids of every stored `segments` record.
     segment_ids: Vec<String>,
+    /// The store's generation this engine's view is of ([`crate::ports::GENERATION_KEY`]).
+    generation: std::cell::Cell<u64>,
 }
 
 /// An atomic question found for a query (PIKE-RAG path (b)).
@@ -115,16 +117,53 @@ pub fn decode_utf8(id: &str, bytes: &[u8]) -> Result<String> {
     }
 }
 
+/// Empties `store` ([`Store::clear`]) and stores a generation past the one it held, so that
+/// every engine over it with an older view sees the change. Returns that generation.
+pub(crate) async fn clear_store<S: Store>(store: &S, held: u64) -> Result<u64> {
+    let stored = generation_in(store.get(Collection::Meta, GENERATION_KEY).await?.as_ref());
+    let next = stored.max(held) + 1;
+    store.clear().await?;
+    store.commit(vec![meta(GENERATION_KEY, next.into())]).await?;
+    Ok(next)
+}
+
 impl<S: Store, E: Embedder> Engine<S, E> {
     async fn write_meta(&self) -> Result<()> {
-        self.store
-            .commit(vec![
-                meta("schema", SCHEMA_VERSION.into()),
-                meta("model", self.embedder.model_id().into()),
-                meta("dim", self.embedder.dim().into()),
-            ])
-            .await?;
+        self.commit(vec![
+            meta("schema", SCHEMA_VERSION.into()),
+            meta("model", self.embedder.model_id().into()),
+            meta("dim", self.embedder.dim().into()),
+        ])
+        .await
+    }
+
+    /// Commits `ops` as one batch, guarded by this engine's generation: the batch checks that
+    /// the store still holds the generation this engine's view is of and stores the next one.
+    ///
+    /// Errors: [`crate::error::StoreError::Conflict`] when another engine over the same store
+    /// (another tab) committed since — nothing is written, and the caller opens the store again
+    /// ([`LazyEngine::refresh`]); other store errors.
+    async fn commit(&self, mut ops: Vec<Op>) -> Result<()> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let g = self.generation.get();
+        ops.insert(0, Op::CheckGeneration(g));
+        ops.push(meta(GENERATION_KEY, (g + 1).into()));
+        self.store.commit(ops).await?;
+        self.generation.set(g + 1);
         Ok(())
+    }
+
+    /// The store's generation this engine's view is of: it changes with every commit, this
+    /// engine's or (after [`LazyEngine::refresh`]) another's.
+    pub fn generation(&self) -> u64 {
+        self.generation.get()
+    }
+
+    /// The store, the embedder, the options and the clock, to open the store again.
+    pub(crate) fn into_parts(self) -> (S, E, Config, Box<dyn Clock>) {
+        (self.store, self.embedder, self.config, self.clock)
     }
 
     fn index_chunk(&mut self, c: ChunkRecord, p: PostingRecord, v: &[f32]) {

@@ -8,7 +8,7 @@ use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
-use crate::ports::{Clock, Contents, NoProgress, SCHEMA_VERSION, Store};
+use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, SCHEMA_VERSION, Store, generation_of};
 use crate::types::*;
 
 use super::Engine;
@@ -22,17 +22,92 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// and any store error.
     pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
         config.validate()?;
-        let contents = store.load().await?;
-        let mut eng = Engine::empty(store, embedder, config, clock);
-        let found = eng.check_meta(&contents.meta)?;
+        let mut parts = (store, embedder, config, clock);
+        // Another engine over the same store may commit between the read and a write of the
+        // open (the meta of a new store, a migration, a repair): read again then.
+        let mut attempt = 0;
+        loop {
+            let (store, embedder, config, clock) = parts;
+            let contents = store.load().await?;
+            let mut eng = Engine::empty(store, embedder, config, clock);
+            match eng.open_from(contents).await {
+                Err(crate::error::Error::Store(StoreError::Conflict { .. })) if attempt < 4 => {
+                    attempt += 1;
+                    parts = eng.into_parts();
+                }
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(eng),
+            }
+        }
+    }
+
+    /// [`Engine::open`] of an [`Engine::empty`] one over `contents`, read from its store.
+    async fn open_from(&mut self, contents: Contents) -> Result<()> {
+        self.generation.set(generation_of(&contents.meta));
+        let found = self.check_meta(&contents.meta)?;
         if found.is_none() {
-            eng.write_meta().await?;
+            self.write_meta().await?;
         }
-        eng.rebuild(contents)?;
+        let mut contents = contents;
+        let mut repairs = self.embed_missing(&mut contents).await?;
+        repairs.extend(self.rebuild(contents)?);
+        self.commit(repairs).await?;
         if let Some(v) = found.filter(|&v| v < SCHEMA_VERSION) {
-            eng.migrate(v).await?;
+            self.migrate(v).await?;
         }
-        Ok(eng)
+        Ok(())
+    }
+
+    /// Repairs before a rebuild: chunks without their document are dropped (with their vectors
+    /// and postings), and a chunk whose vector is missing or unreadable is embedded again (its
+    /// vector joins `contents`). Returns the store writes of both.
+    async fn embed_missing(&self, contents: &mut Contents) -> Result<Vec<Op>> {
+        let mut ops = Vec::new();
+        let titles: HashMap<&str, &str> = contents.documents.iter().map(|d| (d.id.as_str(), d.title.as_str())).collect();
+        let dim = self.embedder.dim();
+        let good: std::collections::HashSet<&str> =
+            contents.vectors.iter().filter(|v| v.to_f32().is_some_and(|d| d.len() == dim)).map(|v| v.id.as_str()).collect();
+        let mut orphans = std::collections::HashSet::new();
+        let mut missing: Vec<(String, String)> = Vec::new();
+        for c in &contents.chunks {
+            match titles.get(c.doc_id.as_str()) {
+                None => {
+                    orphans.insert(c.id.clone());
+                    for coll in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+                        ops.push(Op::Delete(coll, c.id.clone()));
+                    }
+                }
+                Some(title) if !good.contains(c.id.as_str()) => {
+                    let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
+                    let input = crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max);
+                    missing.push((c.id.clone(), input));
+                }
+                Some(_) => {}
+            }
+        }
+        drop(titles);
+        if !orphans.is_empty() {
+            contents.chunks.retain(|c| !orphans.contains(&c.id));
+            contents.postings.retain(|p| !orphans.contains(&p.id));
+            contents.vectors.retain(|v| !orphans.contains(&v.id));
+        }
+        for part in missing.chunks(self.embed_batch()) {
+            let texts: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+            let vs = self.embedder.embed(&texts).await?;
+            if vs.len() != part.len() || vs.iter().any(|v| v.len() != dim) {
+                return Err(crate::error::ModelError::Unsupported {
+                    reason: "the embedder returned vectors of another count or size".into(),
+                }
+                .into());
+            }
+            for ((id, _), v) in part.iter().zip(vs) {
+                let rec = VectorRecord::from_f32(id, "chunks", &v);
+                contents.vectors.retain(|x| &x.id != id);
+                contents.vectors.push(rec.clone());
+                ops.push(Op::Put(Record::Vector(rec)));
+            }
+        }
+        Ok(ops)
     }
 
     /// Brings a knowledge base of schema `from` to [`SCHEMA_VERSION`], in one commit: schema 1
@@ -64,7 +139,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let mut ops = plan.ops();
         ops.push(super::meta("schema", SCHEMA_VERSION.into()));
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         self.graph.apply(plan);
         Ok(())
     }
@@ -82,6 +157,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             traces: Vec::new(),
             base: None,
             segment_ids: Vec::new(),
+            generation: std::cell::Cell::new(0),
             store,
             embedder,
             config,
@@ -121,19 +197,21 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         check_meta(meta, self.embedder.model_id(), self.embedder.dim())
     }
 
-    /// Builds the in-memory indexes of an [`Engine::empty`] one from the store's contents.
+    /// Builds the in-memory indexes of an [`Engine::empty`] one from the store's contents (every
+    /// chunk with its vector: [`Engine::embed_missing`] first). Returns the deletes of what it
+    /// dropped as stale derived data (graph edges that do not form a graph).
     ///
-    /// Errors: [`StoreError::Corrupt`] (a chunk without its vector, an edge to a missing node).
-    pub(super) fn rebuild(&mut self, contents: Contents) -> Result<()> {
+    /// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
+    pub(super) fn rebuild(&mut self, contents: Contents) -> Result<Vec<Op>> {
         let eng = self;
         let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
+        let mut repairs = Vec::new();
         for v in contents.vectors {
-            let data = v.to_f32().filter(|d| d.len() == eng.embedder.dim()).ok_or_else(|| StoreError::Corrupt {
-                collection: "vectors".into(),
-                key: v.id.clone(),
-                reason: format!("expected {} f32 values, found {} bytes", eng.embedder.dim(), v.data.len()),
-            })?;
-            vectors.insert(v.id, data);
+            // An unreadable vector is as good as none: a chunk's is embedded again before the
+            // rebuild, a node's is zeros, a question's makes its chunk count as not atomized.
+            if let Some(data) = v.to_f32().filter(|d| d.len() == eng.embedder.dim()) {
+                vectors.insert(v.id, data);
+            }
         }
         let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
         for d in contents.documents {
@@ -165,15 +243,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             plan.nodes.push(PlannedNode { record: n, vector: v, chunk_ordinal });
         }
         plan.edges = contents.graph_edges;
-        let skipped = eng.graph.apply(plan);
-        if let Some(e) = skipped.first() {
-            return Err(StoreError::Corrupt {
-                collection: "graph_edges".into(),
-                key: e.clone(),
-                reason: "an end of the edge is not stored".into(),
-            }
-            .into());
-        }
+        // What does not form a graph (an edge to a deleted node, a cycle, a second parent) is
+        // derived data gone stale: dropped here and deleted from the store.
+        repairs.extend(eng.graph.apply(plan).into_iter().map(|id| Op::Delete(Collection::GraphEdges, id)));
         // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
         // (the chunk counts as not atomized, so the next pass redoes it).
         for q in contents.questions {
@@ -218,7 +290,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
         }
         eng.attach_segments(contents.segments);
-        Ok(())
+        Ok(repairs)
     }
 }
 

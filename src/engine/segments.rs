@@ -112,7 +112,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(super) async fn maintain_segments(&mut self, force: bool) -> Result<Option<SealReport>> {
         let Some(build) = self.segments_due(force) else { return Ok(None) };
         if !build {
-            self.store.commit(self.segment_deletes()).await?;
+            self.commit(self.segment_deletes()).await?;
             self.drop_segments();
             return Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors: 0, merged: 0, segments: 0 }));
         }
@@ -144,7 +144,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             .collect();
         let segments = recs.len();
         ops.extend(recs.into_iter().map(|(k, data)| Op::Put(Record::Segment(SegmentRecord { id: k.store_id(), data }))));
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         self.segment_ids = ids;
         self.base = Some(StoredBase { ords, delta: Delta { documents: self.docs.len() as u64, ..Delta::default() } });
         Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors, merged: 0, segments }))

@@ -32,7 +32,13 @@ impl Embedder for ShapeOnly<'_> {
         self.tokens
     }
     async fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>> {
-        Err(ModelError::Unsupported { reason: "a knowledge base checked for import does not embed".into() }.into())
+        // Only a chunk without a readable vector is embedded at open: in a file, that is corrupt.
+        Err(crate::error::StoreError::Corrupt {
+            collection: "vectors".into(),
+            key: String::new(),
+            reason: "a chunk has no readable vector".into(),
+        }
+        .into())
     }
 }
 
@@ -92,16 +98,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             .into_iter()
             .filter_map(|op| match op {
                 Op::Put(r) => Some(Op::Delete(r.collection(), r.key().to_string())),
-                Op::Delete(..) => None,
+                Op::Delete(..) | Op::CheckGeneration(_) => None,
             })
             .collect();
         ops.extend(file.contents.clone().into_ops());
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         // Read back exactly as a fresh open would (with the migration of an older schema).
         let contents = file.contents;
         let found = self.check_meta(&contents.meta)?;
         self.reset_indexes();
-        self.rebuild(contents)?;
+        let repairs = self.rebuild(contents)?;
+        self.commit(repairs).await?;
         if let Some(v) = found.filter(|&v| v < crate::ports::SCHEMA_VERSION) {
             self.migrate(v).await?;
         }

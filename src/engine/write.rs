@@ -161,7 +161,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let delta = self.next_delta(&gone, &added, self.docs.len() + report.added.len());
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
-        self.store.commit(ops).await?;
+        self.commit(ops).await?;
         self.set_delta(delta.map(|(_, d)| d));
         // Committed: now mirror it in memory.
         for id in &report.replaced {
@@ -234,7 +234,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.docs.len() - report.removed.len()) };
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         if !ops.is_empty() {
-            self.store.commit(ops).await?;
+            self.commit(ops).await?;
         }
         self.set_delta(delta.map(|(_, d)| d));
         for id in &report.removed {
@@ -246,7 +246,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Deletes everything (the model metadata is written again).
     pub async fn clear(&mut self) -> Result<()> {
-        self.store.clear().await?;
+        let next = super::clear_store(&self.store, self.generation.get()).await?;
+        self.generation.set(next);
         self.write_meta().await?;
         self.reset_indexes();
         Ok(())

@@ -364,8 +364,12 @@ impl PseudoGraph {
         s
     }
 
-    /// Mirrors a committed plan (or, at open, every stored record as one plan). Edges whose ends
-    /// are missing are skipped and reported by id.
+    /// Mirrors a committed plan (or, at open, every stored record as one plan). What would not
+    /// form a graph is skipped: a node whose id is already live, and (reported by id; open
+    /// deletes them from the store) an edge with a missing end, from a node to
+    /// itself, of a kind its ends do not have (a tree edge to or from a super-node or down to a topic, a similar edge
+    /// from anything but a super-node, a mention edge not from a fact to a topic), a second
+    /// parent, or a tree edge that would close a cycle.
     pub fn apply(&mut self, plan: GraphPlan) -> Vec<String> {
         let mut skipped = Vec::new();
         let mut touched: HashSet<u32> = HashSet::new();
@@ -428,6 +432,10 @@ impl PseudoGraph {
             self.free.push(s);
         }
         for PlannedNode { record: r, vector: v, chunk_ordinal } in plan.nodes {
+            if self.by_id.contains_key(&r.id) {
+                skipped.push(r.id);
+                continue;
+            }
             let s = self.alloc(Node {
                 id: r.id,
                 kind: r.kind,
@@ -460,6 +468,10 @@ impl PseudoGraph {
                 skipped.push(e.id);
                 continue;
             };
+            if !self.edge_fits(e.kind, a, b) {
+                skipped.push(e.id);
+                continue;
+            }
             match e.kind {
                 EdgeKind::Tree => {
                     if let Some(n) = self.nodes[b as usize].as_mut() {
@@ -517,6 +529,37 @@ impl PseudoGraph {
         self.entities = OnceCell::new();
         skipped
     }
+    /// Whether an edge `kind` from slot `a` to slot `b` keeps the graph one
+    /// ([`PseudoGraph::apply`]).
+    fn edge_fits(&self, kind: EdgeKind, a: u32, b: u32) -> bool {
+        let (na, nb) = (self.node(a), self.node(b));
+        if a == b {
+            return false;
+        }
+        let is_super = |k| matches!(k, NodeKind::SuperTopic | NodeKind::SuperFact);
+        match kind {
+            EdgeKind::Tree => {
+                if is_super(na.kind) || is_super(nb.kind) || nb.kind == NodeKind::Topic || nb.parent.is_some() {
+                    return false;
+                }
+                // `a`'s ancestors must not include `b` (the trees are acyclic, so this ends).
+                let mut t = a;
+                while let Some(up) = self.node(t).parent {
+                    if up == b {
+                        return false;
+                    }
+                    t = up;
+                }
+                true
+            }
+            EdgeKind::Similar => {
+                matches!((na.kind, nb.kind), (NodeKind::SuperTopic, NodeKind::Topic) | (NodeKind::SuperFact, NodeKind::Fact))
+                    && nb.sup.is_none_or(|s| s == a)
+            }
+            EdgeKind::Mention => na.kind == NodeKind::Fact && nb.kind == NodeKind::Topic,
+        }
+    }
+
     pub(super) fn collect_paths(&self, s: u32, stack: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
         stack.push(s);
         let n = self.node(s);

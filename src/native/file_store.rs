@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::StoreError;
-use crate::ports::{Collection, Contents, MemoryStore, Op, Record, Store};
+use crate::ports::{Collection, Contents, GENERATION_KEY, MemoryStore, Op, Record, Store, check_generation, generation_in};
 
 /// JSON-file store: a [`MemoryStore`] mirrored to `path`.
 pub struct FileStore {
@@ -49,9 +49,11 @@ impl Store for FileStore {
     }
     async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError> {
         // Write the new state to disk first; apply in memory only if the rename succeeded.
+        let stored = generation_in(self.mem.get(Collection::Meta, GENERATION_KEY).await?.as_ref());
+        check_generation(stored, &ops)?;
         let shadow = MemoryStore::new();
         let mut all = self.mem.load().await?.into_ops();
-        all.extend(ops.iter().cloned());
+        all.extend(ops.iter().filter(|o| !matches!(o, Op::CheckGeneration(_))).cloned());
         shadow.commit(all).await?;
         let tmp_store = FileStore { path: self.path.clone(), mem: shadow };
         tmp_store.flush().await?;

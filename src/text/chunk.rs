@@ -53,6 +53,13 @@ fn prefix(title: &str, path: &[String], counter: &dyn TokenCounter, max_prefix: 
     if offs.len() <= max_prefix { p } else { p[..offs[max_prefix].0].trim_end().to_string() }
 }
 
+/// The text embedded for a chunk of `text` under heading `path` in a document titled `title`:
+/// what [`chunk`] gives as [`Chunk::embed_input`] (to embed a stored chunk again).
+pub fn embed_input(title: &str, path: &[String], text: &str, counter: &dyn TokenCounter, max_tokens: usize) -> String {
+    let pre = prefix(title, path, counter, (max_tokens / 4).max(1));
+    if pre.is_empty() { text.to_string() } else { format!("{pre}\n{text}") }
+}
+
 /// Splits `blocks` into chunks of at most `max_tokens` word pieces (embedded input, special
 /// tokens included), aiming at `target_tokens`.
 pub fn chunk(title: &str, blocks: &[Block], counter: &dyn TokenCounter, max_tokens: usize, target_tokens: usize) -> Vec<Chunk> {

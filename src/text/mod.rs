@@ -8,5 +8,5 @@ mod chunk;
 mod parse;
 
 pub use analyze::{analyze, is_cjk};
-pub use chunk::{Chunk, TokenCounter, chunk};
+pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
 pub use parse::{Block, Parsed, parse, resolve_format};

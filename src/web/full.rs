@@ -91,7 +91,7 @@ impl WebRagCore {
             let client = model?;
             let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
             let mut core = inner.lock().await;
-            let eng = core.engine().await?;
+            let eng = core.for_write().await?;
             let emit = |v: Result<JsValue, JsValue>| {
                 if let (Some(f), Ok(v)) = (&on_event, v) {
                     let _ = f.call1(&JsValue::NULL, &v);
@@ -125,7 +125,7 @@ impl WebRagCore {
             let client = model?;
             let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
             let mut core = inner.lock().await;
-            let eng = core.engine().await?;
+            let eng = core.for_write().await?;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {
@@ -160,7 +160,10 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = clearTraces)]
     pub fn clear_traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.engine().await?.clear_traces().await })
+        run(async move {
+            let mut core = inner.lock().await;
+            super::write_op!(core, eng => eng.clear_traces().await)
+        })
     }
 
     /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
@@ -184,7 +187,10 @@ impl WebRagCore {
     /// Deletes every memory entry; resolves to how many.
     pub fn forget(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.engine().await?.forget().await })
+        run(async move {
+            let mut core = inner.lock().await;
+            super::write_op!(core, eng => eng.forget().await)
+        })
     }
 
     /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,

@@ -14,7 +14,9 @@ use idb::{Database, DatabaseEvent, Factory, KeyPath, ObjectStoreParams, Transact
 use wasm_bindgen::JsValue;
 
 use crate::error::StoreError;
-use crate::ports::{Collection, Contents, Op, Record, SCHEMA_VERSION, Store};
+use crate::ports::{Collection, Contents, GENERATION_KEY, Op, Record, SCHEMA_VERSION, Store};
+use js_sys::Reflect;
+use wasm_bindgen::JsCast;
 
 /// IndexedDB version of the current schema.
 pub const IDB_VERSION: u32 = 10 * SCHEMA_VERSION;
@@ -36,7 +38,7 @@ fn to_js<T: serde::Serialize>(v: &T) -> Result<JsValue, StoreError> {
 }
 
 fn from_js<T: serde::de::DeserializeOwned>(c: Collection, v: JsValue) -> Result<T, StoreError> {
-    let key = js_sys::Reflect::get(&v, &"id".into()).ok().and_then(|k| k.as_string()).unwrap_or_default();
+    let key = Reflect::get(&v, &"id".into()).ok().and_then(|k| k.as_string()).unwrap_or_default();
     serde_wasm_bindgen::from_value(v).map_err(|e| StoreError::Corrupt { collection: c.name().into(), key, reason: e.to_string() })
 }
 
@@ -246,21 +248,54 @@ impl Store for IdbStore {
             .map(|o| match o {
                 Op::Put(r) => r.collection().name(),
                 Op::Delete(c, _) => c.name(),
+                Op::CheckGeneration(_) => Collection::Meta.name(),
             })
             .collect();
         names.sort();
         names.dedup();
         // Serialise everything first: an encoding failure must not leave a half transaction.
         let mut encoded = Vec::with_capacity(ops.len());
+        let mut expected = None;
         for op in &ops {
             encoded.push(match op {
                 Op::Put(r) => (r.collection(), Some(record_to_js(r)?), JsValue::from_str(r.key())),
                 Op::Delete(c, k) => (*c, None, JsValue::from_str(k)),
+                Op::CheckGeneration(g) => {
+                    expected = Some(*g);
+                    continue;
+                }
             });
         }
         let tx = {
             let db = self.db()?;
             db.transaction(&names, TransactionMode::ReadWrite).map_err(backend)?
+        };
+        // The generation check is the transaction's first request; its success handler aborts
+        // the whole transaction (every write after it included) when another engine committed.
+        let conflict: Rc<std::cell::Cell<Option<u64>>> = Rc::default();
+        let tx = match expected {
+            Some(g) => {
+                let raw: web_sys::IdbTransaction = tx.into();
+                let req =
+                    raw.object_store(Collection::Meta.name()).and_then(|s| s.get(&JsValue::from_str(GENERATION_KEY))).map_err(backend)?;
+                let (seen, tx_in, req_in) = (conflict.clone(), raw.clone(), req.clone());
+                let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
+                    let found = req_in
+                        .result()
+                        .ok()
+                        .and_then(|v| Reflect::get(&v, &"value".into()).ok())
+                        .and_then(|v| v.as_string())
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    if found != g {
+                        seen.set(Some(found));
+                        let _ = tx_in.abort();
+                    }
+                });
+                req.set_onsuccess(Some(on_success.unchecked_ref()));
+                idb::Transaction::from(raw)
+            }
+            None => tx,
         };
         let mut failed = None;
         for (c, value, key) in encoded {
@@ -284,7 +319,15 @@ impl Store for IdbStore {
             let _ = tx.abort();
             return Err(e);
         }
-        match tx.commit().map_err(backend)?.await {
+        let done = match expected {
+            // Committing explicitly would end the transaction before the check's handler ran.
+            Some(_) => tx.await,
+            None => tx.commit().map_err(backend)?.await,
+        };
+        if let Some(found) = conflict.get() {
+            return Err(StoreError::Conflict { expected: expected.unwrap_or(0), found });
+        }
+        match done {
             Ok(TransactionResult::Committed) => Ok(()),
             Ok(TransactionResult::Aborted) => Err(StoreError::Aborted { reason: "transaction aborted".into() }),
             Err(e) => {

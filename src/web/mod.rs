@@ -34,7 +34,18 @@ use platform::JsClock;
 
 #[wasm_bindgen(start)]
 fn start() {
-    console_error_panic_hook::set_once();
+    // A panic (a bug: none is reachable from input or stored data) ends this wasm instance.
+    // Besides logging it, tell the worker (`__webragPanic`), which tells the page at once: its
+    // calls then reject with WORKER_FAILED instead of waiting forever, and a fresh worker opens
+    // the knowledge base again.
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        if let Ok(f) = Reflect::get(&js_sys::global(), &"__webragPanic".into())
+            && let Ok(f) = f.dyn_into::<Function>()
+        {
+            let _ = f.call1(&JsValue::NULL, &info.to_string().into());
+        }
+    }));
 }
 
 /// A JS `Error` with `name` (e.g. `InputError`) and `code` (e.g. `EMPTY_DOCUMENT`).
@@ -199,6 +210,24 @@ fn stats_js(stats: &crate::types::Stats) -> Result<JsValue, JsValue> {
     Ok(v)
 }
 
+/// Runs a write against the whole engine `$core` (a `LazyEngine`), bound to `$eng`: the store is
+/// read again first when another tab committed since ([`LazyEngine::refresh`]), and the write is
+/// tried again (up to twice) when its commit still meets a newer generation (`STORE_CONFLICT`:
+/// nothing was written).
+macro_rules! write_op {
+    ($core:ident, $eng:ident => $body:expr) => {{
+        let mut attempt = 0;
+        loop {
+            let $eng = $core.for_write().await?;
+            match $body {
+                Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
+                r => break r,
+            }
+        }
+    }};
+}
+pub(crate) use write_op;
+
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
 #[wasm_bindgen]
@@ -301,7 +330,7 @@ impl WebRagCore {
             let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
             let mut core = inner.lock().await;
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
-            core.engine().await?.add(docs, &mut cb).await
+            write_op!(core, eng => eng.add(docs.clone(), &mut cb).await)
         })
     }
 
@@ -311,7 +340,8 @@ impl WebRagCore {
         let ids: Result<Vec<String>, _> = serde_wasm_bindgen::from_value(ids);
         run(async move {
             let ids = ids.map_err(|e| crate::error::InputError::InvalidOption { name: "ids".into(), reason: e.to_string() })?;
-            inner.lock().await.engine().await?.remove(&ids).await
+            let mut core = inner.lock().await;
+            write_op!(core, eng => eng.remove(&ids).await)
         })
     }
 
@@ -389,10 +419,7 @@ impl WebRagCore {
         future_to_promise(async move {
             let mut core = inner.lock().await;
             let r = if force {
-                match core.engine().await {
-                    Ok(eng) => eng.maintain_all(true).await.map(|v| to_js(&v)),
-                    Err(e) => Err(e),
-                }
+                async { write_op!(core, eng => eng.maintain_all(true).await) }.await.map(|v| to_js(&v))
             } else {
                 core.maintain(false).await.map(|v| to_js(&v))
             };
@@ -439,9 +466,34 @@ impl WebRagCore {
     pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let stats = async { inner.lock().await.engine().await?.import_kb(&bytes).await }.await.map_err(|e| js_error(&e))?;
+            let stats = async {
+                let mut core = inner.lock().await;
+                write_op!(core, eng => eng.import_kb(&bytes).await)
+            }
+            .await
+            .map_err(|e| js_error(&e))?;
             stats_js(&stats)
         })
+    }
+
+    /// Reads the store again when another tab (or worker) committed since this one read it
+    /// ([`LazyEngine::refresh`]). Resolves to whether it did.
+    pub fn refresh(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { inner.lock().await.refresh().await })
+    }
+
+    /// The store's generation this worker's view is of: it changes with every commit.
+    pub fn generation(&self) -> Promise {
+        let inner = self.inner.clone();
+        run(async move { Ok::<_, Error>(inner.lock().await.generation()) })
+    }
+
+    /// Testing hook: panics, as a bug in the engine would (the worker and the page then recover:
+    /// `WORKER_FAILED`, a fresh worker).
+    #[wasm_bindgen(js_name = panicForTesting)]
+    pub fn panic_for_testing(&self) {
+        panic!("panicForTesting: a deliberate panic");
     }
 
     /// Deletes everything in this knowledge base.

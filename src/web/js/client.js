@@ -76,12 +76,18 @@ export const MODEL_CACHE = 'webrag-models-v1';
 
 export class WebRag {
   #worker; #next = 1; #pending = new Map(); #persistAsked = false; #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
+  #reopen = null; #ready = null;
 
   constructor(worker, onEvent) {
-    this.#worker = worker;
     this.#onEvent = onEvent;
+    this.#attach(worker);
+  }
+
+  #attach(worker) {
+    this.#worker = worker;
     worker.onmessage = (e) => {
-      const { id, ok, value, error, progress, event, llmRequest } = e.data;
+      const { id, ok, value, error, progress, event, llmRequest, fatal } = e.data;
+      if (fatal !== undefined) { this.#failed(`the engine stopped: ${fatal}`); return; }
       if (event) { this.#onEvent?.(event); return; }
       if (llmRequest) { this.#runModel(llmRequest); return; }
       const p = this.#pending.get(id);
@@ -90,10 +96,25 @@ export class WebRag {
       this.#pending.delete(id);
       ok ? p.resolve(value) : p.reject(rehydrate(error));
     };
-    worker.onerror = (e) => {
-      for (const p of this.#pending.values()) p.reject(new WebRagError(`worker failed: ${e.message}`, 'WORKER_FAILED'));
-      this.#pending.clear();
-    };
+    worker.onerror = (e) => { e.preventDefault?.(); this.#failed(`worker failed: ${e.message}`); };
+  }
+
+  // The worker died (a panic in the engine, an uncaught error): every call in flight rejects with
+  // WORKER_FAILED now, and a fresh worker opens the same knowledge base from the store; calls
+  // made meanwhile wait for it (and reject with WORKER_FAILED if it cannot start).
+  #failed(message) {
+    const worker = this.#worker;
+    worker.onmessage = null; worker.onerror = null;
+    worker.terminate();
+    for (const p of this.#pending.values()) p.reject(new WebRagError(message, 'WORKER_FAILED'));
+    this.#pending.clear();
+    this.#onEvent?.({ type: 'warning', code: 'WORKER_FAILED', message: `${message}; starting a fresh worker` });
+    if (!this.#reopen) return;
+    this.#ready = this.#reopen().then(
+      () => { this.#onEvent?.({ type: 'restarted' }); },
+      (e) => { throw new WebRagError(`the worker could not be started again: ${e?.message ?? e}`, 'WORKER_FAILED'); },
+    );
+    this.#ready.catch(() => {});
   }
 
   // A model given as a function runs here, in the page; its reply (a string, or an async
@@ -146,7 +167,12 @@ export class WebRag {
     throw new WebRagError('import WebRag from webrag or webrag/search', 'WORKER_FAILED');
   }
 
-  #call(op, args, onProgress) {
+  async #call(op, args, onProgress) {
+    if (this.#ready) await this.#ready;
+    return this.#post(op, args, onProgress);
+  }
+
+  #post(op, args, onProgress) {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onProgress });
@@ -169,11 +195,16 @@ export class WebRag {
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#call('open', { name, model: m, options, device, wasm }, onProgress);
+      await rag.#post('open', { name, model: m, options, device, wasm }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
     }
+    rag.#reopen = async () => {
+      const started = await this.startWorker(workerUrl);
+      rag.#attach(started.worker);
+      await rag.#post('open', { name, model: m, options, device, wasm: started.wasm });
+    };
     return rag;
   }
 
@@ -273,6 +304,8 @@ export class WebRag {
   profileGpu(texts) { return this.#call('profileGpu', { texts }); }
   /** Testing hook: destroys the GPU device as a driver reset would; resolves to whether one was in use. */
   loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
+  /** Testing hook: panics inside the engine, as a bug would; rejects with WORKER_FAILED, and a fresh worker takes over. */
+  panicForTesting() { return this.#call('panicForTesting', {}); }
   /** Deletes the cached model files (the next open downloads them again). */
   static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
   /** {documents, chunks, terms, dim, model, ann: {chunks, topics, facts: [fresh, segments, tombstones]}}. */

@@ -225,8 +225,14 @@ export interface EmbedderInfo {
 }
 /** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
 export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
-/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'sealed', ...} after each idle-time sealing step. */
-export type EmbedderEvent = { type: 'warning'; code: string; message: string } | ({ type: 'sealed' } & SealReport);
+/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'sealed', ...} after each idle-time sealing step; {type: 'changed'} when another tab committed; {type: 'restarted'} after a worker failure. */
+export type EmbedderEvent =
+  | { type: 'warning'; code: string; message: string }
+  | ({ type: 'sealed' } & SealReport)
+  /** Another tab (or worker) committed to this knowledge base; this one reads the store again before its next call. */
+  | { type: 'changed'; generation: number | null }
+  /** A fresh worker took over after WORKER_FAILED and opened the knowledge base again. */
+  | { type: 'restarted' };
 export const MODEL_CACHE: string;
 
 export class WebRag {
@@ -277,6 +283,8 @@ export class WebRag {
   profileGpu(texts: string[]): Promise<KernelTimes | null>;
   /** Testing hook: destroys the GPU device (as a driver reset would). */
   loseGpuForTesting(): Promise<boolean>;
+  /** Testing hook: panics inside the engine as a bug would; rejects with WORKER_FAILED at once, and a fresh worker opens the knowledge base again (onEvent: {type: 'restarted'}). */
+  panicForTesting(): Promise<void>;
   stats(): Promise<Stats>;
   /** Seals vector buffers into HNSW segments now (also done when the worker is idle); `force` seals every buffer and purges removed vectors. */
   maintain(opts?: { force?: boolean }): Promise<SealReport | SealReport[] | null>;

@@ -11,6 +11,49 @@ import init, { WebRagCore, cancel } from './webrag.js';
 
 let core = null;
 
+// Two tabs (or two workers) over one knowledge base: operations that commit run under the
+// knowledge base's Web Lock, so one tab writes at a time; each commit bumps the store's
+// generation (checked inside every write transaction) and is announced on a BroadcastChannel;
+// a worker that hears of one reads the store again before its next operation and tells its page
+// {event: {type: 'changed', generation}}.
+let dbName = null;
+let channel = null;
+let stale = false;
+let generation = null;
+const COMMITS = new Set(['add', 'remove', 'ask', 'enrich', 'clearTraces', 'forget', 'clear', 'maintain', 'importKb']);
+function exclusive(f) {
+  const locks = self.navigator?.locks;
+  return locks && dbName != null ? locks.request(`webrag:${dbName}`, f) : f();
+}
+async function announce() {
+  const g = await core.generation();
+  if (generation !== null && g !== generation) channel?.postMessage({ generation: g });
+  generation = g;
+}
+function listen(name) {
+  dbName = name;
+  if (typeof BroadcastChannel !== 'function') return;
+  channel = new BroadcastChannel(`webrag:${name}`);
+  channel.onmessage = (e) => {
+    stale = true;
+    self.postMessage({ event: { type: 'changed', generation: e.data?.generation ?? null } });
+  };
+}
+async function fresh() {
+  if (!stale || !core) return;
+  stale = false;
+  await core.refresh();
+  generation = await core.generation();
+}
+
+// A panic in the engine (a bug) ends its wasm instance: every later call would fail or hang. The
+// panic hook calls this; the page is told at once ({fatal}), rejects the calls in flight with
+// WORKER_FAILED and starts a fresh worker over the same store.
+self.__webragPanic = (message) => {
+  core = null;
+  self.postMessage({ fatal: String(message) });
+};
+
 // Models given by the page as JS functions (e.g. WebLLM) run in the page: the worker asks for
 // each reply with {llmRequest: {cb, reqId, messages, step}} and the page answers with
 // {llmToken: {reqId, token}}... then {llmEnd: {reqId}} or {llmError: {reqId, message}}. These
@@ -54,7 +97,7 @@ function scheduleUpkeep(delay = 50) {
     queue = queue.then(async () => {
       let more = false;
       try {
-        const step = await core.maintain(false);
+        const step = await exclusive(async () => { await fresh(); const r = await core.maintain(false); await announce(); return r; });
         more = step != null;
         if (more) self.postMessage({ event: { type: 'sealed', ...step } });
       } catch (err) {
@@ -73,7 +116,10 @@ const OPS = {
     // Module bytes from the page for an inline worker; else the .wasm beside this file.
     await init({ module_or_path: a.wasm ?? new URL('./webrag_bg.wasm', import.meta.url) });
     const onEvent = (event) => self.postMessage({ event });
-    core = await WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', onEvent);
+    listen(a.name);
+    // A new store gets its meta written at open: under the lock too.
+    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', onEvent));
+    generation = await core.generation();
     return await core.stats();
   },
   add: (a, p) => core.add(a.docs, p),
@@ -96,6 +142,7 @@ const OPS = {
   embedder: () => core.embedder(),
   profileGpu: (a) => core.profileGpu(a.texts),
   loseGpuForTesting: () => core.loseGpuForTesting(),
+  panicForTesting: () => core.panicForTesting(),
   documents: () => core.documents(),
   chunk: (a) => core.chunk(a.id),
   clear: () => core.clear(),
@@ -122,7 +169,11 @@ self.onmessage = (e) => {
       if (op !== 'open' && typeof core[op] !== 'function') {
         throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
       }
-      const value = await OPS[op](args, (ev) => self.postMessage({ id, progress: ev }));
+      const run = () => OPS[op](args, (ev) => self.postMessage({ id, progress: ev }));
+      let value;
+      if (op === 'open') value = await run();
+      else if (COMMITS.has(op)) value = await exclusive(async () => { await fresh(); const v = await run(); await announce(); return v; });
+      else { await fresh(); value = await run(); }
       self.postMessage({ id, ok: true, value });
     } catch (err) {
       self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
