@@ -48,7 +48,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// Errors: store errors.
     pub async fn export_kb(&self) -> Result<Vec<u8>> {
-        let contents = self.store.load().await?;
+        let mut contents = self.store.load().await?;
+        // The commit count belongs to the store, not to the knowledge base.
+        contents.meta.retain(|m| m.id != crate::ports::GENERATION_KEY);
         kb_file::encode(&contents, self.embedder.model_id(), self.embedder.dim())
     }
 
@@ -57,7 +59,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// The file is checked whole before anything is written: its layout, its records' schema,
     /// its model against the loaded one, and its records by opening them as a knowledge base in
-    /// memory (every chunk has its vector, every edge its nodes). Then one commit deletes every
+    /// memory (every chunk has its vector; stale graph edges are dropped, as an open drops them).
+    /// Then one commit deletes every
     /// stored record and writes the file's, so a failure leaves the old knowledge base as it was.
     /// An older schema is migrated as [`Engine::open`] migrates a store.
     ///
@@ -101,7 +104,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 Op::Delete(..) | Op::CheckGeneration(_) => None,
             })
             .collect();
-        ops.extend(file.contents.clone().into_ops());
+        ops.extend(file.contents.clone().into_ops().into_iter().filter(|op| match op {
+            Op::Put(crate::ports::Record::Meta(m)) => m.id != crate::ports::GENERATION_KEY,
+            _ => true,
+        }));
         self.commit(ops).await?;
         // Read back exactly as a fresh open would (with the migration of an older schema).
         let contents = file.contents;
