@@ -170,6 +170,13 @@ pub enum ModelError {
         /// What was downloaded.
         found: String,
     },
+    /// The embedder returned something other than one finite `dim`-long vector per text (a
+    /// broken GPU driver, a bad custom embedder); nothing was written.
+    #[error("the embedder's output is invalid: {reason}")]
+    BadOutput {
+        /// What was wrong.
+        reason: String,
+    },
 }
 
 /// Errors from a [`crate::ports::Store`] implementation.
@@ -382,6 +389,7 @@ impl Error {
                 ModelError::Tokenize { .. } => "TOKENIZE_FAILED",
                 ModelError::Mismatch { .. } => "MODEL_MISMATCH",
                 ModelError::Integrity { .. } => "MODEL_INTEGRITY",
+                ModelError::BadOutput { .. } => "MODEL_OUTPUT_INVALID",
             },
             Error::Store(e) => match e {
                 StoreError::Blocked { .. } => "STORE_BLOCKED",

@@ -244,6 +244,14 @@ pub struct AnnSegmentRecord {
     /// The instant-distance map (points = the vectors as f32, values = local indexes), postcard.
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
+    /// The layout of `data` (`crate::index::ann::ANN_FORMAT`; records written before the field
+    /// existed have layout 1). A segment of another layout is not attached, and rebuilt.
+    #[serde(default = "first_ann_format")]
+    pub format: u32,
+}
+
+fn first_ann_format() -> u32 {
+    1
 }
 
 impl AnnSegmentRecord {

@@ -145,8 +145,14 @@ fn unreadable_segment_is_dropped_without_loss() {
         let chunks = c.iter_mut().find(|r| r.collection == "chunks").expect("a chunk segment");
         chunks.data.truncate(chunks.data.len() / 2);
         let broken = chunks.id.clone();
-        let junk =
-            AnnSegmentRecord { id: "nonsense/0000000000".into(), collection: "nonsense".into(), seq: 0, ids: vec![], data: vec![1, 2, 3] };
+        let junk = AnnSegmentRecord {
+            id: "nonsense/0000000000".into(),
+            collection: "nonsense".into(),
+            seq: 0,
+            ids: vec![],
+            data: vec![1, 2, 3],
+            format: 1,
+        };
         store.commit(vec![Op::Put(Record::Ann(chunks.clone())), Op::Put(Record::Ann(junk))]).await.unwrap();
         let mut e = open(&store).await;
         let (fresh, segments, _) = e.ann_shape()[0];
@@ -156,6 +162,34 @@ fn unreadable_segment_is_dropped_without_loss() {
         e.maintain(false).await.expect("maintain");
         assert!(store.get(Collection::Ann, &broken).await.unwrap().is_none(), "the unreadable record is deleted");
         assert!(store.get(Collection::Ann, "nonsense/0000000000").await.unwrap().is_none());
+    })
+}
+
+#[test]
+fn corrupted_segment_bytes_never_panic() {
+    // Every byte of a stored segment changed in turn (a foreign or damaged record): the open
+    // either attaches it or drops it, and a dense search answers from the same vectors.
+    use rand::{Rng, SeedableRng};
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(passages(12), &mut NoProgress).await.expect("add");
+        e.maintain_all(true).await.expect("seal");
+        drop(e);
+        let good = store.load().await.unwrap().ann.into_iter().find(|r| r.collection == "chunks").expect("a chunk segment");
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut dropped = 0;
+        for i in 0..good.data.len().min(400) {
+            let mut bad = good.clone();
+            let at = if i < 200 { i } else { rng.random_range(0..bad.data.len()) };
+            bad.data[at] = bad.data[at].wrapping_add(rng.random_range(1..=255));
+            store.commit(vec![Op::Put(Record::Ann(bad))]).await.unwrap();
+            let e = open(&store).await;
+            dropped += usize::from(e.ann_shape()[0].1 == 0);
+            let hits = dense_ids(&e, SearchMode::Dense).await;
+            assert!(!hits.is_empty(), "byte {at}: the search answers");
+        }
+        assert!(dropped > 0, "some corruptions were caught and dropped");
     })
 }
 

@@ -353,6 +353,58 @@ impl webrag::embed::Embedder for Recording {
     }
 }
 
+/// An embedder whose output is broken one way: `0` one vector too few, `1` vectors of the wrong
+/// size, `2` a NaN.
+struct Broken(u8);
+
+impl webrag::embed::Embedder for Broken {
+    fn model_id(&self) -> &str {
+        common::model().model_id()
+    }
+    fn dim(&self) -> usize {
+        common::model().dim()
+    }
+    fn max_tokens(&self) -> usize {
+        common::model().max_tokens()
+    }
+    fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
+        common::model().token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> webrag::Result<Vec<Vec<f32>>> {
+        let mut v = common::model().embed(texts).await?;
+        match self.0 {
+            0 => drop(v.pop()),
+            1 => v[0].truncate(10),
+            _ => v[0][3] = f32::NAN,
+        }
+        Ok(v)
+    }
+}
+
+/// A broken embedder is a typed error (`MODEL_OUTPUT_INVALID`) at ingest and at search, never a
+/// panic or a bad vector in an index; nothing already stored is lost.
+#[test]
+fn broken_embedder_output_is_a_typed_error() {
+    pollster::block_on(async {
+        for mode in 0..3 {
+            let store = MemoryStore::new();
+            let good = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+            let mut good = good;
+            good.add(vec![doc("tea.txt", NOTES[2].1)], &mut NoProgress).await.expect("add");
+            drop(good);
+            let before = store.load().await.unwrap();
+            let mut e = Engine::open(&store, Broken(mode), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+            let err = e.add(vec![doc("rust.md", NOTES[0].1), doc("bread.md", NOTES[1].1)], &mut NoProgress).await.expect_err("bad output");
+            assert_eq!(err.code(), "MODEL_OUTPUT_INVALID", "{mode}: {err}");
+            assert_eq!(store.load().await.unwrap(), before, "{mode}: nothing written");
+            let err = e.search("green tea", &SearchOptions::new(3, SearchMode::Dense)).await.expect_err("bad query vector");
+            assert_eq!(err.code(), "MODEL_OUTPUT_INVALID");
+            let hits = e.search("green tea", &SearchOptions::new(3, SearchMode::Bm25)).await.expect("bm25 needs no vector");
+            assert_eq!(hits[0].doc_id, "tea.txt");
+        }
+    });
+}
+
 /// Ingest embeds in the embedder's preferred batch unless `embedBatch` says otherwise, and
 /// reports an `embed` progress event after each call.
 #[test]

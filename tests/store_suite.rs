@@ -84,6 +84,7 @@ pub async fn run<S: Store>(store: &S) {
         seq: 7,
         ids: vec!["d1#f0".into(), "d1#f1".into()],
         data: (0..=255u8).chain(0..=255u8).collect(),
+        format: 1,
     });
     store.commit(vec![Op::Put(seg.clone())]).await.expect("ann commit");
     assert_eq!(store.get(Collection::Ann, "facts/0000000007").await.expect("get"), Some(seg));

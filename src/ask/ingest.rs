@@ -477,7 +477,7 @@ async fn chunk_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         let cos = if items.is_empty() {
             0.0
         } else {
-            let v = eng.embedder().embed(&[joined.as_str(), c.text.as_str()]).await?;
+            let v = eng.embedder().embed_checked(&[joined.as_str(), c.text.as_str()]).await?;
             crate::embed::gemm::dot(&v[0], &v[1])
         };
         scores.push((r, cos));

@@ -535,7 +535,7 @@ impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate:
         if self.question_count() == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let qv = self.embedder().embed(&[query.trim()]).await?.pop().unwrap_or_default();
+        let qv = self.embedder().embed_checked(&[query.trim()]).await?.pop().unwrap_or_default();
         // Several questions of one chunk count once (its best), so ask for more than k.
         let mut seen = HashSet::new();
         Ok(self

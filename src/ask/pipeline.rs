@@ -310,7 +310,7 @@ impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, 
             return Ok(false);
         }
         let (p, t0) = (self.p, self.clock.now_ms());
-        let qv = self.eng.embedder().embed(&[question]).await?.pop().unwrap_or_default();
+        let qv = self.eng.embedder().embed_checked(&[question]).await?.pop().unwrap_or_default();
         let hits = self.eng.memory_matches(&qv, p.tau);
         let fired = hits.len() >= p.theta;
         if fired {
@@ -416,7 +416,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             }
         }
         let refs: Vec<&str> = kps.iter().map(String::as_str).collect();
-        let vecs = self.eng.embedder().embed(&refs).await?;
+        let vecs = self.eng.embedder().embed_checked(&refs).await?;
         let vrefs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
         let gs = self.eng.graph().search(q, &vrefs, p.graph_facts, &self.eng.config().graph);
         let text = map_text(&gs.context);
@@ -684,7 +684,7 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         format!("Sub-query: {sq}\nWrite a short passage that would answer it, as an encyclopedia would. Reply {{\"document\": \"...\"}}."),
     );
     let doc = step::<Pseudo, _>(model, "dense", &m, &|_| Ok(()), &mut raw).await?.map(|d| d.document).unwrap_or_else(|| sq.to_string());
-    let qv = eng.embedder().embed(&[doc.as_str()]).await?.pop().unwrap_or_default();
+    let qv = eng.embedder().embed_checked(&[doc.as_str()]).await?.pop().unwrap_or_default();
     let hits = eng.search_with(&doc, Some(&qv), &SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::Dense) })?;
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {

@@ -58,6 +58,21 @@ pub trait Embedder {
     /// Embeds `texts`: one `dim`-long, L2-normalised vector per text, in order. Texts longer
     /// than `max_tokens` are truncated (first `max_tokens - 1` ids, then `[SEP]`).
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// [`Embedder::embed`] with its output checked: one vector of `dim` finite values per text.
+    /// The engine embeds only through this, so no bad vector reaches an index.
+    ///
+    /// Errors: those of `embed`; [`crate::error::ModelError::BadOutput`].
+    async fn embed_checked(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let out = self.embed(texts).await?;
+        let bad = |reason: String| crate::error::ModelError::BadOutput { reason }.into();
+        if out.len() != texts.len() {
+            return Err(bad(format!("{} vectors for {} texts", out.len(), texts.len())));
+        }
+        if let Some((i, v)) = out.iter().enumerate().find(|(_, v)| v.len() != self.dim() || v.iter().any(|x| !x.is_finite())) {
+            return Err(bad(format!("vector {i} has {} values (expected {} finite ones)", v.len(), self.dim())));
+        }
+        Ok(out)
+    }
     /// Texts per [`Embedder::embed`] call that keep this path busy at ingest (the engine's
     /// default `embedBatch`): [`CPU_BATCH`] unless the path says otherwise.
     fn preferred_batch(&self) -> usize {

@@ -37,7 +37,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let total = flat.len();
         let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(total);
         for part in flat.chunks(self.embed_batch()) {
-            vecs.extend(self.embedder.embed(part).await?);
+            vecs.extend(self.embedder.embed_checked(part).await?);
         }
         drop(flat);
         let mut ops = Vec::new();
@@ -103,7 +103,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
             for part in inputs.chunks(self.embed_batch()) {
                 let refs: Vec<&str> = part.iter().map(String::as_str).collect();
-                vecs.extend(self.embedder.embed(&refs).await?);
+                vecs.extend(self.embedder.embed_checked(&refs).await?);
             }
             let chunk_ids = self.doc_chunks.get(doc_id).cloned().unwrap_or_default();
             let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
@@ -159,7 +159,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             return Ok(Vec::new());
         }
         let titles: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
-        let vecs = self.embedder.embed(&titles).await?;
+        let vecs = self.embedder.embed_checked(&titles).await?;
         let now = self.clock.now_ms();
         let base = self.memory.len();
         let mut recs = Vec::new();

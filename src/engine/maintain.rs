@@ -77,6 +77,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 seq: outcome.created,
                 ids,
                 data,
+                format: crate::index::ann::ANN_FORMAT,
             })));
         }
         self.commit(ops).await?;

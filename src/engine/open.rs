@@ -93,13 +93,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         for part in missing.chunks(self.embed_batch()) {
             let texts: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
-            let vs = self.embedder.embed(&texts).await?;
-            if vs.len() != part.len() || vs.iter().any(|v| v.len() != dim) {
-                return Err(crate::error::ModelError::Unsupported {
-                    reason: "the embedder returned vectors of another count or size".into(),
-                }
-                .into());
-            }
+            let vs = self.embedder.embed_checked(&texts).await?;
             for ((id, _), v) in part.iter().zip(vs) {
                 let rec = VectorRecord::from_f32(id, "chunks", &v);
                 contents.vectors.retain(|x| &x.id != id);
@@ -273,18 +267,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let question_slots: HashMap<String, u32> =
             (0..eng.qslots.capacity() as u32).filter_map(|s| Some((eng.qslots.id(s)?.store_id(), s))).collect();
         for r in contents.ann {
-            let attached = VectorCollection::from_name(&r.collection).is_some_and(|c| {
-                let slots: Vec<Option<u32>> = r
-                    .ids
-                    .iter()
-                    .map(|id| match c {
-                        VectorCollection::Chunks => eng.slots.get(id),
-                        VectorCollection::Questions => question_slots.get(id).copied(),
-                        VectorCollection::Topics | VectorCollection::Facts => eng.graph.slot_of(id),
-                    })
-                    .collect();
-                eng.ann_of_mut(c).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
-            });
+            let attached = r.format == crate::index::ann::ANN_FORMAT
+                && VectorCollection::from_name(&r.collection).is_some_and(|c| {
+                    let slots: Vec<Option<u32>> = r
+                        .ids
+                        .iter()
+                        .map(|id| match c {
+                            VectorCollection::Chunks => eng.slots.get(id),
+                            VectorCollection::Questions => question_slots.get(id).copied(),
+                            VectorCollection::Topics | VectorCollection::Facts => eng.graph.slot_of(id),
+                        })
+                        .collect();
+                    eng.ann_of_mut(c).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
+                });
             if !attached {
                 eng.stale_ann.push(r.id);
             }

@@ -153,7 +153,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if text.is_empty() {
             return Ok(GraphSearch::default());
         }
-        let qv = self.embedder.embed(&[text]).await?.pop().unwrap_or_default();
+        let qv = self.embedder.embed_checked(&[text]).await?.pop().unwrap_or_default();
         Ok(self.graph_search(text, &qv, k))
     }
 
@@ -170,7 +170,7 @@ pub(super) async fn query_vector<E: Embedder>(embedder: &E, query: &str, opts: &
     Ok(match opts.mode {
         SearchMode::Bm25 => None,
         _ if dense_text.trim().is_empty() => None,
-        _ => embedder.embed(&[dense_text.as_str()]).await?.into_iter().next(),
+        _ => embedder.embed_checked(&[dense_text.as_str()]).await?.into_iter().next(),
     })
 }
 

@@ -95,7 +95,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
         let batch = self.embed_batch();
         for part in inputs.chunks(batch) {
-            vectors.extend(self.embedder.embed(part).await?);
+            vectors.extend(self.embedder.embed_checked(part).await?);
             progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
         }
         // Mind maps (structural), their node embeddings, and the graph plan against the current
@@ -192,7 +192,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
         let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
         for part in flat.chunks(self.embed_batch()) {
-            node_vecs.extend(self.embedder.embed(part).await?);
+            node_vecs.extend(self.embedder.embed_checked(part).await?);
             progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
         }
         let chunk_ids: Vec<Vec<String>> = docs.iter().map(|d| (0..d.chunks.len()).map(|o| chunk_id(d.doc_id, o)).collect()).collect();

@@ -24,6 +24,76 @@ use serde::{Deserialize, Serialize};
 use super::vectors::FlatIndex;
 use crate::embed::gemm::dot;
 
+/// The layout of [`SegmentedIndex::segment_bytes`] (`AnnSegmentRecord::format`): postcard of an
+/// instant-distance 0.6 `HnswMap<points, u32>`. A stored segment of another format is not
+/// attached (its vectors are searched exactly until the next seal rebuilds it).
+pub const ANN_FORMAT: u32 = 1;
+
+/// instant-distance's stored graph, read field for field as postcard lays it out (the crate's
+/// own types keep them private), to check every link before the crate follows one: a link out
+/// of range would panic inside its search.
+#[derive(Deserialize)]
+struct StoredMap {
+    hnsw: StoredHnsw,
+    values: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+struct StoredHnsw {
+    ef_search: u64,
+    points: Vec<Vec<f32>>,
+    zero: Vec<ZeroLinks>,
+    layers: Vec<Vec<[u32; 32]>>,
+}
+
+/// A layer-0 node's 64 links (`M * 2`; `u32::MAX`: none).
+struct ZeroLinks([u32; 64]);
+
+impl<'de> Deserialize<'de> for ZeroLinks {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ZeroLinks;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("64 point ids")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ZeroLinks, A::Error> {
+                let mut out = [0u32; 64];
+                for (i, x) in out.iter_mut().enumerate() {
+                    *x = seq.next_element()?.ok_or_else(|| serde::de::Error::invalid_length(i, &self))?;
+                }
+                Ok(ZeroLinks(out))
+            }
+        }
+        d.deserialize_tuple(64, V)
+    }
+}
+
+/// Checks a stored segment's graph: one layer-0 node and one value per point, upper layers
+/// nested prefixes of the points, every link to a node of its own layer (or none).
+fn check_graph(bytes: &[u8]) -> Result<(), AttachError> {
+    let m: StoredMap = postcard::from_bytes(bytes).map_err(|e| AttachError::Decode(e.to_string()))?;
+    let n = m.hnsw.points.len();
+    if m.hnsw.ef_search == 0 || m.hnsw.ef_search > 100_000 {
+        return Err(AttachError::Shape(format!("ef_search {}", m.hnsw.ef_search)));
+    }
+    if m.hnsw.zero.len() != n || m.values.len() != n {
+        return Err(AttachError::Shape(format!("{n} points, {} layer-0 nodes, {} values", m.hnsw.zero.len(), m.values.len())));
+    }
+    let ok = |links: &[u32], len: usize| links.iter().all(|&l| l == u32::MAX || (l as usize) < len);
+    if !m.hnsw.zero.iter().all(|z| ok(&z.0, n)) {
+        return Err(AttachError::Shape("a layer-0 link out of range".into()));
+    }
+    let mut below = n;
+    for layer in &m.hnsw.layers {
+        if layer.is_empty() || layer.len() > below || !layer.iter().all(|u| ok(u, layer.len())) {
+            return Err(AttachError::Shape("an upper layer that is empty, not nested, or links out of range".into()));
+        }
+        below = layer.len();
+    }
+    Ok(())
+}
+
 /// HNSW and sealing parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -323,6 +393,7 @@ impl SegmentedIndex {
     ///
     /// Errors: [`AttachError`] when the bytes do not decode or do not fit (nothing changes then).
     pub fn attach(&mut self, seq: u64, bytes: &[u8], slots: &[Option<u32>]) -> Result<(), AttachError> {
+        check_graph(bytes)?;
         let map: HnswMap<Unit, u32> = postcard::from_bytes(bytes).map_err(|e| AttachError::Decode(e.to_string()))?;
         let n = map.values.len();
         if n != slots.len() {
