@@ -70,7 +70,7 @@ pub fn chunk(title: &str, blocks: &[Block], counter: &dyn TokenCounter, max_toke
         // A section: consecutive blocks with the same heading path.
         let path = &blocks[i].heading_path;
         let mut j = i;
-        while j < blocks.len() && blocks[j].heading_path == *path {
+        while j < blocks.len() && (std::rc::Rc::ptr_eq(&blocks[j].heading_path, path) || blocks[j].heading_path == *path) {
             j += 1;
         }
         let pre = prefix(title, path, counter, max_prefix);
@@ -210,7 +210,7 @@ mod tests {
     }
 
     fn block(path: &[&str], text: &str) -> Block {
-        Block { heading_path: path.iter().map(|s| s.to_string()).collect(), text: text.into() }
+        Block { heading_path: path.iter().map(|s| s.to_string()).collect::<Vec<_>>().into(), text: text.into() }
     }
 
     #[test]

@@ -1,13 +1,19 @@
 //! Markdown / HTML / plain-text parsing into blocks that keep their heading path.
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use crate::types::Format;
 
 /// One block of text (paragraph, list item, code block, table row) with the headings above it.
+///
+/// Parsing is linear in the input: the blocks under one heading share its path (`Rc`), and a
+/// heading keeps at most [`MAX_HEADING_CHARS`] characters (paths are at most 6 deep).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
-    /// Headings above the block, outermost first.
-    pub heading_path: Vec<String>,
+    /// Headings above the block, outermost first (shared by the blocks of a section).
+    pub heading_path: Rc<[String]>,
     /// Plain text of the block (whitespace collapsed except in code blocks).
     pub text: String,
 }
@@ -55,28 +61,42 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Tracks the heading stack: `levels[i]` is the level of `path[i]`.
+/// The longest heading kept, in characters (a longer one is cut): it is repeated in every chunk
+/// record of its section.
+pub const MAX_HEADING_CHARS: usize = 256;
+
+/// Tracks the heading stack: `levels[i]` is the level of `path[i]`; `shared` is the path as the
+/// blocks hold it, made once per heading.
 #[derive(Default)]
 struct Headings {
     levels: Vec<u8>,
     path: Vec<String>,
+    shared: Option<Rc<[String]>>,
 }
 
 impl Headings {
-    fn enter(&mut self, level: u8, text: String) {
+    fn enter(&mut self, level: u8, mut text: String) {
+        if let Some((cut, _)) = text.char_indices().nth(MAX_HEADING_CHARS) {
+            text.truncate(cut);
+        }
         while self.levels.last().is_some_and(|&l| l >= level) {
             self.levels.pop();
             self.path.pop();
         }
         self.levels.push(level);
         self.path.push(text);
+        self.shared = None;
+    }
+
+    fn shared(&mut self) -> Rc<[String]> {
+        self.shared.get_or_insert_with(|| self.path.clone().into()).clone()
     }
 }
 
-fn push_block(blocks: &mut Vec<Block>, headings: &Headings, text: &str, keep_ws: bool) {
+fn push_block(blocks: &mut Vec<Block>, headings: &mut Headings, text: &str, keep_ws: bool) {
     let t = if keep_ws { text.trim().to_string() } else { collapse_ws(text) };
     if !t.is_empty() {
-        blocks.push(Block { heading_path: headings.path.clone(), text: t });
+        blocks.push(Block { heading_path: headings.shared(), text: t });
     }
 }
 
@@ -90,7 +110,7 @@ fn parse_markdown(text: &str) -> Parsed {
     for ev in Parser::new_ext(text, opts) {
         match ev {
             Event::Start(Tag::Heading { level, .. }) => {
-                push_block(&mut out.blocks, &headings, &cur, in_code);
+                push_block(&mut out.blocks, &mut headings, &cur, in_code);
                 cur.clear();
                 heading = Some((level_num(level), String::new()));
             }
@@ -106,17 +126,17 @@ fn parse_markdown(text: &str) -> Parsed {
                 }
             }
             Event::Start(Tag::CodeBlock(_)) => {
-                push_block(&mut out.blocks, &headings, &cur, false);
+                push_block(&mut out.blocks, &mut headings, &cur, false);
                 cur.clear();
                 in_code = true;
             }
             Event::End(TagEnd::CodeBlock) => {
-                push_block(&mut out.blocks, &headings, &cur, true);
+                push_block(&mut out.blocks, &mut headings, &cur, true);
                 cur.clear();
                 in_code = false;
             }
             Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::BlockQuote(_)) => {
-                push_block(&mut out.blocks, &headings, &cur, false);
+                push_block(&mut out.blocks, &mut headings, &cur, false);
                 cur.clear();
             }
             Event::End(TagEnd::TableCell) => cur.push_str(" | "),
@@ -139,7 +159,7 @@ fn parse_markdown(text: &str) -> Parsed {
             _ => {}
         }
     }
-    push_block(&mut out.blocks, &headings, &cur, in_code);
+    push_block(&mut out.blocks, &mut headings, &cur, in_code);
     out
 }
 
@@ -194,8 +214,11 @@ fn parse_html(text: &str) -> Parsed {
     let mut heading: Option<(u8, String)> = None;
     let mut in_title = false;
     let mut title_text = String::new();
-    // Stack of skipped elements (names), so nested/malformed markup unwinds correctly.
+    // Stack of skipped elements (names), so nested/malformed markup unwinds correctly, with the
+    // count of each name on it: an end tag of a name not on the stack costs no scan (linear
+    // time however deep the nesting).
     let mut skip: Vec<String> = Vec::new();
+    let mut skipping: HashMap<String, usize> = HashMap::new();
     let mut in_pre = 0usize;
     for token in Tokenizer::new(text).flatten() {
         match token {
@@ -204,6 +227,7 @@ fn parse_html(text: &str) -> Parsed {
                 let ignored = tag.attributes.keys().any(|k| &k[..] == b"data-webrag-ignore");
                 if !skip.is_empty() {
                     if (SKIP.contains(&name.as_str()) || ignored) && !tag.self_closing {
+                        *skipping.entry(name.clone()).or_default() += 1;
                         skip.push(name);
                     }
                     continue;
@@ -214,16 +238,17 @@ fn parse_html(text: &str) -> Parsed {
                 }
                 if (SKIP.contains(&name.as_str()) && name != "head") || ignored {
                     if !tag.self_closing {
+                        *skipping.entry(name.clone()).or_default() += 1;
                         skip.push(name);
                     }
                     continue;
                 }
                 if let Some(level) = heading_level(&name) {
-                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     heading = Some((level, String::new()));
                 } else if BLOCK.contains(&name.as_str()) {
-                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     if name == "pre" {
                         in_pre += 1;
@@ -233,8 +258,15 @@ fn parse_html(text: &str) -> Parsed {
             Token::EndTag(tag) => {
                 let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
                 if !skip.is_empty() {
-                    if let Some(pos) = skip.iter().rposition(|s| *s == name) {
-                        skip.truncate(pos);
+                    if skipping.get(&name).is_some_and(|&n| n > 0) {
+                        while let Some(top) = skip.pop() {
+                            if let Some(n) = skipping.get_mut(&top) {
+                                *n -= 1;
+                            }
+                            if top == name {
+                                break;
+                            }
+                        }
                     }
                     continue;
                 }
@@ -253,7 +285,7 @@ fn parse_html(text: &str) -> Parsed {
                         }
                     }
                 } else if BLOCK.contains(&name.as_str()) {
-                    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     if name == "pre" {
                         in_pre = in_pre.saturating_sub(1);
@@ -276,7 +308,7 @@ fn parse_html(text: &str) -> Parsed {
             _ => {}
         }
     }
-    push_block(&mut out.blocks, &headings, &cur, in_pre > 0);
+    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
     let t = collapse_ws(&title_text);
     if !t.is_empty() {
         out.title = Some(t);
@@ -298,18 +330,18 @@ fn heading_level(name: &str) -> Option<u8> {
 
 fn parse_text(text: &str) -> Parsed {
     let mut out = Parsed::default();
-    let headings = Headings::default();
+    let mut headings = Headings::default();
     let mut cur = String::new();
     for line in text.lines() {
         if line.trim().is_empty() {
-            push_block(&mut out.blocks, &headings, &cur, false);
+            push_block(&mut out.blocks, &mut headings, &cur, false);
             cur.clear();
         } else {
             cur.push_str(line);
             cur.push('\n');
         }
     }
-    push_block(&mut out.blocks, &headings, &cur, false);
+    push_block(&mut out.blocks, &mut headings, &cur, false);
     out
 }
 
@@ -351,6 +383,42 @@ mod tests {
                 ("Main/Sub".into(), "unclosed italic".into()),
             ]
         );
+    }
+
+    #[test]
+    fn parsing_holds_memory_linear_in_the_input() {
+        // Six long headings over thousands of small blocks: the blocks share their section's path
+        // (each used to hold its own copy: 5,000 × 6 × 10 KB), and headings are cut.
+        let mut md = String::new();
+        for l in 1..=6 {
+            md += &format!("{} {}\n\n", "#".repeat(l), "word ".repeat(2000));
+        }
+        for i in 0..5000 {
+            md += &format!("- item {i}\n");
+        }
+        let p = parse(&md, Format::Markdown);
+        assert_eq!(p.blocks.len(), 5000);
+        let mut paths: Vec<*const [String]> = p.blocks.iter().map(|b| Rc::as_ptr(&b.heading_path)).collect();
+        paths.dedup();
+        assert_eq!(paths.len(), 1, "one shared path");
+        let path = &p.blocks[0].heading_path;
+        assert_eq!(path.len(), 6);
+        assert!(path.iter().all(|h| h.chars().count() == MAX_HEADING_CHARS));
+        let held: usize = p.blocks.iter().map(|b| b.text.len()).sum::<usize>() + path.iter().map(String::len).sum::<usize>();
+        assert!(held <= md.len(), "{held} bytes held for {} of input", md.len());
+    }
+
+    #[test]
+    fn deeply_nested_skipped_html_unwinds() {
+        // 100k nested skipped elements, then 100k end tags of names not on the stack: each end
+        // tag is a map lookup (the stack used to be scanned whole for each: quadratic).
+        let n = 100_000;
+        let html = format!("<p>before</p>{}{}{}<p>after</p>", "<svg>".repeat(n), "</b>".repeat(n), "</svg>".repeat(n));
+        let p = parse(&html, Format::Html);
+        let texts: Vec<&str> = p.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["before", "after"]);
+        let unclosed = format!("<p>kept</p>{}<p>hidden", "<script>".repeat(n));
+        assert_eq!(parse(&unclosed, Format::Html).blocks.len(), 1);
     }
 
     #[test]
