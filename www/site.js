@@ -6,7 +6,10 @@ import { StaticSearch } from '../pkg/static.js';
 
 const $ = (id) => document.getElementById(id);
 const PARAMS = new URLSearchParams(location.search);
+// `?snapshot=` names a snapshot of this site only: another origin's would put its text and links
+// in this page.
 const SNAPSHOT = new URL(PARAMS.get('snapshot') ?? '../target/crud-site/webrag/', location.href);
+const FOREIGN = SNAPSHOT.origin !== location.origin;
 // Page URLs in the snapshot are relative to the site root: the snapshot's parent folder.
 const SITE_ROOT = new URL('..', SNAPSHOT);
 const demo = { ready: false, semanticReady: false, searches: 0 };
@@ -20,8 +23,10 @@ function render(results, errors) {
   for (const r of results) {
     const li = document.createElement('li');
     const a = document.createElement('a');
-    a.href = new URL(r.url.replace(/^\//, ''), SITE_ROOT).href;
-    a.textContent = r.title || r.url;
+    // `url` is a relative, http or https link or null (safeUrl): no javascript: link.
+    const href = r.url == null ? null : new URL(r.url.replace(/^\//, ''), SITE_ROOT);
+    if (href && (href.protocol === 'http:' || href.protocol === 'https:')) a.href = href.href;
+    a.textContent = r.title || r.url || '(untitled)';
     const meta = document.createElement('small');
     meta.textContent = ` ${r.heading ? `${r.heading} · ` : ''}${r.found.join(' + ')}`;
     const p = document.createElement('p');
@@ -88,6 +93,10 @@ async function saveOffline() {
 }
 
 async function main() {
+  if (FOREIGN) {
+    $('status').textContent = `refused: the snapshot ${SNAPSHOT.href} is not on this site (${location.origin})`;
+    return;
+  }
   try {
     site = await StaticSearch.open(SNAPSHOT);
   } catch (e) {

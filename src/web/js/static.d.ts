@@ -1,9 +1,9 @@
 // Types of webrag/static: search over a static-site snapshot (`webrag index <site> --out <site>/webrag`).
 
-/** SNAPSHOT_UNAVAILABLE (fetch failed), SNAPSHOT_CORRUPT (hash, gzip, JSON or binary), SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER. */
+/** SNAPSHOT_UNAVAILABLE (fetch failed), SNAPSHOT_CORRUPT (hash, gzip, JSON or binary), SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED (`requireIntegrity` without `crypto.subtle`). */
 export class SnapshotError extends Error {
   name: 'SnapshotError';
-  code: 'SNAPSHOT_UNAVAILABLE' | 'SNAPSHOT_CORRUPT' | 'SNAPSHOT_VERSION' | 'SNAPSHOT_NO_EMBEDDER';
+  code: 'SNAPSHOT_UNAVAILABLE' | 'SNAPSHOT_CORRUPT' | 'SNAPSHOT_VERSION' | 'SNAPSHOT_NO_EMBEDDER' | 'SNAPSHOT_UNVERIFIED';
   /** The snapshot file concerned, relative to the snapshot folder. */
   file: string;
 }
@@ -62,14 +62,20 @@ export function fnv1a(s: string): number;
  */
 export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p: PgrParams): [number, number][];
 
+/** `u` if it is safe as a link (relative, http: or https:, parsed as a browser parses an href), else null. Results' `url` went through it. */
+export function safeUrl(u: unknown): string | null;
+
 export class StaticSearch {
   /** Opens the snapshot folder (the one holding manifest.json). */
   /**
    * With `offline` (default true) a copy made by `importOffline()` is used: files are read from
    * IndexedDB, and its manifest when the network one cannot be fetched.
-   * Rejects with SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT or SNAPSHOT_VERSION (manifest version 3 is read).
+   * Rejects with SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT or SNAPSHOT_VERSION (manifest version 3 is read);
+   * with `requireIntegrity` and no `crypto.subtle` (an insecure context), SNAPSHOT_UNVERIFIED.
    */
-  static open(baseUrl: string | URL, opts?: { fetch?: typeof fetch; offline?: boolean }): Promise<StaticSearch>;
+  static open(baseUrl: string | URL, opts?: { fetch?: typeof fetch; offline?: boolean; requireIntegrity?: boolean }): Promise<StaticSearch>;
+  /** 'sha256': every shard is checked against the hash in its name; 'unchecked': the page has no crypto.subtle. */
+  readonly integrity: 'sha256' | 'unchecked';
   readonly manifest: Manifest;
   /** Compressed bytes and files fetched from the network so far. */
   readonly transferred: { bytes: number; files: number };

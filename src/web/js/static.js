@@ -9,12 +9,13 @@
 //
 // Errors are `SnapshotError`s with a stable `code`: SNAPSHOT_UNAVAILABLE (a file could not be
 // fetched), SNAPSHOT_CORRUPT (hash mismatch, truncated gzip, bad JSON or binary), SNAPSHOT_VERSION
-// (a manifest this loader does not read). A shard that fails does not fail the search: its error
+// (a manifest this loader does not read), SNAPSHOT_UNVERIFIED (`requireIntegrity` in a page that
+// cannot check hashes). Results' page URLs are links only when safe (`safeUrl`). A shard that fails does not fail the search: its error
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 
-/** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT or SNAPSHOT_VERSION, `file` the file. */
+/** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
   constructor(message, code, file) { super(message); this.name = 'SnapshotError'; this.code = code; this.file = file; }
 }
@@ -233,12 +234,31 @@ function migrate(m) {
   return out;
 }
 
+/**
+ * A result's page URL as a snapshot gives it, if it is safe to put in a link: relative, `http:`
+ * or `https:` (parsed as a browser parses an `href`, so `java\tscript:` is caught too). Anything
+ * else (`javascript:`, `data:`, not a string) is `null`.
+ */
+export function safeUrl(u) {
+  if (typeof u !== 'string') return null;
+  try {
+    const p = new URL(u, 'https://relative.invalid/');
+    return p.protocol === 'http:' || p.protocol === 'https:' ? u : null;
+  } catch { return null; }
+}
+
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
   #base; #fetch; #cache = new Map(); #embed = null; #idb = null;
   /** The manifest. */ manifest;
   /** Bytes fetched from the network so far (compressed, as transferred), and files. */ transferred = { bytes: 0, files: 0 };
   /** Files read from the IndexedDB copy (`importOffline`) instead of the network. */ offlineReads = 0;
+  /**
+   * Whether shards are checked against the hash in their names: `'sha256'`, or `'unchecked'`
+   * where the page has no `crypto.subtle` (an insecure context: plain http on a host other than
+   * localhost). `open(…, {requireIntegrity: true})` refuses to open then (SNAPSHOT_UNVERIFIED).
+   */
+  integrity = globalThis.crypto?.subtle ? 'sha256' : 'unchecked';
 
   constructor(base, manifest, fetchFn, idb) { this.#base = base; this.manifest = manifest; this.#fetch = fetchFn; this.#idb = idb; }
 
@@ -248,7 +268,12 @@ export class StaticSearch {
    * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
    * fetched (no network) the imported manifest is used instead.
    */
-  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true } = {}) {
+  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false } = {}) {
+    if (!globalThis.crypto?.subtle) {
+      const message = 'this page has no crypto.subtle (an insecure context): snapshot shards cannot be checked against their hashes';
+      if (requireIntegrity) throw new SnapshotError(message, 'SNAPSHOT_UNVERIFIED', 'manifest.json');
+      console.warn(`webrag/static: ${message}`);
+    }
     const base = new URL(baseUrl, globalThis.location?.href).href.replace(/\/?$/, '/');
     let idb = null;
     if (offline && globalThis.indexedDB) {
@@ -528,7 +553,7 @@ export class StaticSearch {
       const row = f.c?.[c % size];
       if (!Array.isArray(row)) throw new SnapshotError(`${name}: no chunk ${c}`, 'SNAPSHOT_CORRUPT', name);
       const [title, url, heading, excerpt, page] = row;
-      return { title, url, heading, excerpt, page };
+      return { title, url: safeUrl(url), heading, excerpt, page };
     }));
   }
 

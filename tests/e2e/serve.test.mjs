@@ -1,0 +1,70 @@
+// Hostile input to the dev server and to the static-site page:
+// - www/serve.mjs answers a malformed escape with 400 and keeps serving; a path that leaves its
+//   root for a sibling folder whose name starts the same is refused; CORS headers go to pages of
+//   127.0.0.1 / localhost only.
+// - webrag/static's `safeUrl` keeps relative, http and https links and drops javascript:, data:
+//   and their obfuscations (results' `url` goes through it); site.html refuses a `?snapshot=` of
+//   another origin.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { ROOT, startServer, launch } from './harness.mjs';
+import { safeUrl } from '../../src/web/js/static.js';
+
+let server;
+const SIBLING = `${ROOT}-probe-${process.pid}`;
+before(async () => {
+  mkdirSync(SIBLING, { recursive: true });
+  writeFileSync(`${SIBLING}/secret.txt`, 'not for the web');
+  server = await startServer(24000 + Math.floor(Math.random() * 1000));
+});
+after(() => { server?.stop(); rmSync(SIBLING, { recursive: true, force: true }); });
+
+const get = (path, headers = {}) => fetch(`${server.url}${path}`, { headers, redirect: 'manual' });
+
+test('the dev server: a bad escape is a 400 and the server lives on', async () => {
+  assert.equal((await get('/%E0%A4%A')).status, 400);
+  assert.equal((await get('/www/%')).status, 400);
+  assert.equal((await get('/www/style.css')).status, 200, 'still serving');
+});
+
+test('the dev server: no path leaves its root, not even for a sibling folder of a similar name', async () => {
+  const probe = `/..%2f${basename(SIBLING)}/secret.txt`;
+  const r = await get(probe);
+  assert.equal(r.status, 403, `${probe} is refused`);
+  assert.notEqual(await r.text(), 'not for the web');
+  assert.equal((await get('/shared/..%2f..%2fetc/passwd')).status, 403);
+  assert.equal((await get('/www/..%2f..%2f..%2fetc/passwd')).status, 403);
+});
+
+test('the dev server: CORS for local pages only', async () => {
+  const local = await get('/www/style.css', { Origin: 'http://127.0.0.1:9999' });
+  assert.equal(local.headers.get('access-control-allow-origin'), 'http://127.0.0.1:9999');
+  const other = await get('/www/style.css', { Origin: 'https://evil.example' });
+  assert.equal(other.headers.get('access-control-allow-origin'), null);
+  assert.equal((await get('/www/style.css')).headers.get('access-control-allow-origin'), null);
+});
+
+test('safeUrl keeps links a visitor can follow safely and drops script URLs', () => {
+  for (const ok of ['news/a.html', '/news/a.html#x', 'https://example.org/p?q=1', 'http://example.org/', '?page=2', 'a:b/c.html'.replace('a:', 'a%3A')]) {
+    assert.equal(safeUrl(ok), ok, ok);
+  }
+  for (const bad of ['javascript:alert(1)', 'JavaScript:alert(1)', ' javascript:alert(1)', 'java\tscript:alert(1)', 'java\nscript:alert(1)',
+    '\u0001javascript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'vbscript:x', null, 42, {}]) {
+    assert.equal(safeUrl(bad), null, JSON.stringify(bad));
+  }
+});
+
+test('site.html refuses a snapshot of another origin', { timeout: 120_000 }, async () => {
+  const browser = await launch({ webgpu: false });
+  try {
+    const page = await browser.ctx.newPage();
+    const other = server.url.replace('127.0.0.1', 'localhost');
+    await page.goto(`${server.url}/www/site.html?snapshot=${encodeURIComponent(`${other}/target/e2e-site/webrag/`)}`);
+    await page.waitForFunction(() => /refused/.test(document.getElementById('status').textContent), null, { timeout: 30_000 });
+    assert.equal(await page.evaluate(() => window.siteDemo.ready), false);
+  } finally {
+    await browser.close();
+  }
+});
