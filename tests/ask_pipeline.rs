@@ -85,7 +85,10 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         assert_eq!(eng.stats().questions, 4);
         assert_eq!(eng.stats().documents, 4, "nothing stored is lost");
         let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
-        assert!(prompt.starts_with("Task: atomize\nDocument: Acme Corporation\nPassage: <data>Acme Corporation was founded"), "{prompt}");
+        assert!(
+            prompt.starts_with("Task: atomize\nDocument: <data>Acme Corporation</data>\nPassage: <data>Acme Corporation was founded"),
+            "{prompt}"
+        );
 
         // The questions are stored: a reopened engine has them and resumes with the one chunk.
         drop(eng);
@@ -286,9 +289,9 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
             .find_map(|l| l["body"]["messages"][1]["content"].as_str().filter(|c| c.starts_with("Task: filter")))
             .unwrap()
             .to_string();
-        assert_eq!(filter_prompt.matches("<data>").count(), 4, "four sources were judged: {filter_prompt}");
+        assert_eq!(filter_prompt.matches("<data>").count(), 8, "four sources (title and text) were judged: {filter_prompt}");
         assert!(
-            filter_prompt.contains("[2] (Acme Corporation, Jane Roe, Green tea) <data>Acme Corporation\n  - "),
+            filter_prompt.contains("[2] <data>Acme Corporation, Jane Roe, Green tea</data> <data>Acme Corporation\n  - "),
             "the graph's mind-map context: {filter_prompt}"
         );
         let vias: Vec<&str> = r.context.iter().map(|c| c.via.as_str()).collect();

@@ -78,7 +78,7 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
     s.rules(serde_json::json!([
         { "match": "Task: atomize", "reply": { "content": "{\"questions\": [\"When do owls hunt?\", \"Where do herons wade?\"]}" } },
         { "match": "Task: fact-check items", "reply": { "content": "{\"items\": [\"Owls hunt at night with silent flight.\", \"Herons wade in shallow water.\"]}" } },
-        { "match": "Topic: Birds", "reply": { "content": "{\"Birds\": {\"Night hunters\": \"Owls hunt at night with silent flight.\", \"Waders\": \"Herons wade in shallow water.\"}}" } },
+        { "match": "Topic: <data>Birds</data>", "reply": { "content": "{\"Birds\": {\"Night hunters\": \"Owls hunt at night with silent flight.\", \"Waders\": \"Herons wade in shallow water.\"}}" } },
         { "match": "Task: mind map", "reply": { "content": "no map today" } },
         { "match": "Your reply could not be used", "reply": { "content": "still no map" } }
     ]));

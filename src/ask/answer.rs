@@ -88,7 +88,7 @@ pub fn answer_messages<K: KnowledgeBase>(question: &str, kb: &K, sources: &[Stri
 pub fn source_messages(question: &str, sources: &[Source]) -> Vec<ChatMessage> {
     let mut list = String::new();
     for (i, s) in sources.iter().enumerate() {
-        list.push_str(&format!("[S{}] ({}) {}\n", i + 1, s.title, data(&s.text)));
+        list.push_str(&format!("[S{}] {} {}\n", i + 1, data(&s.title), data(&s.text)));
     }
     vec![
         ChatMessage::system(

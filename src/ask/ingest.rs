@@ -220,8 +220,9 @@ pub fn atomize_messages(title: &str, text: &str, max: usize) -> Vec<ChatMessage>
     vec![
         ChatMessage::system(SYSTEM),
         ChatMessage::user(format!(
-            "Task: atomize\nDocument: {title}\nPassage: {}\nList up to {max} questions this passage answers. Each names its entities (no pronouns) \
+            "Task: atomize\nDocument: {}\nPassage: {}\nList up to {max} questions this passage answers. Each names its entities (no pronouns) \
 and is answerable from the passage alone. Reply {{\"questions\": [\"...\"]}}.",
+            data(title),
             data(text)
         )),
     ]
@@ -350,8 +351,9 @@ pub fn fci_messages(title: &str, text: &str, max: usize, retry: Option<(f32, f32
     vec![
         ChatMessage::system(SYSTEM),
         ChatMessage::user(format!(
-            "Task: fact-check items\nDocument: {title}\nText: {}\nList up to {max} fact-check items: the key verifiable facts of the text (figures, dates, places, \
+            "Task: fact-check items\nDocument: {}\nText: {}\nList up to {max} fact-check items: the key verifiable facts of the text (figures, dates, places, \
 names, claims, opinions, policies), each one self-contained sentence.{again} Reply {{\"items\": [\"...\"]}}.",
+            data(title),
             data(text)
         )),
     ]
@@ -363,8 +365,9 @@ pub fn map_messages(topic: &str, items: &[String]) -> Vec<ChatMessage> {
     vec![
         ChatMessage::system(SYSTEM),
         ChatMessage::user(format!(
-            "Task: mind map\nTopic: {topic}\nFact-check items: {}\nOrganise every item into a mind map around the topic, keeping each fact's wording: \
-{{\"{topic}\": {{\"sub-topic\": {{\"sub-topic\": \"fact\" or [\"fact\", ...]}}}}}}. Reply with the JSON object only.",
+            "Task: mind map\nTopic: {}\nFact-check items: {}\nOrganise every item into a mind map around the topic, keeping each fact's wording: \
+{{\"<the topic>\": {{\"sub-topic\": {{\"sub-topic\": \"fact\" or [\"fact\", ...]}}}}}}. Reply with the JSON object only.",
+            data(topic),
             data(&list)
         )),
     ]

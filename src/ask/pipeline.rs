@@ -194,7 +194,7 @@ fn chunk_source<K: KnowledgeBase>(kb: &K, id: &str) -> Source {
 }
 
 fn list(items: &[ContextItem]) -> String {
-    items.iter().enumerate().map(|(i, c)| format!("[{i}] ({}) {}\n", c.source.title, data(&c.source.text))).collect()
+    items.iter().enumerate().map(|(i, c)| format!("[{i}] {} {}\n", data(&c.source.title), data(&c.source.text))).collect()
 }
 
 /// Runs the pipeline for `question` over `eng`. `on_token` receives the streamed answer,
@@ -647,7 +647,7 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let shown: String = hits
         .iter()
         .enumerate()
-        .map(|(i, h)| format!("[{i}] ({}) {}\n", h.title, data(&h.snippet.iter().map(|s| s.text.as_str()).collect::<String>())))
+        .map(|(i, h)| format!("[{i}] {} {}\n", data(&h.title), data(&h.snippet.iter().map(|s| s.text.as_str()).collect::<String>())))
         .collect();
     let m = msgs(
         "keyword feedback",

@@ -168,16 +168,16 @@ test('the demo: LLM stages at ingest (resumable), the whole ask pipeline streame
   // questions are kept, and the second run asks only about the chunk left.
   await reset();
   await rules([
-    { match: 'Task: atomize\nDocument: Jane Roe', times: 1, reply: { status: 401 } },
-    { match: 'Task: atomize\nDocument: Acme', reply: json({ questions: ['Who founded Acme Corporation?', 'When was Acme Corporation founded?'] }) },
-    { match: 'Task: atomize\nDocument: Jane Roe', reply: json({ questions: ['Where was Jane Roe born?'] }) },
-    { match: 'Task: atomize\nDocument: Lyon', reply: json({ questions: ['Which rivers meet at Lyon?'] }) },
-    { match: 'Task: fact-check items\nDocument: Acme', reply: json({ items: ['Acme Corporation was founded by Jane Roe in 1931.', 'Acme Corporation was founded in Springfield.'] }) },
-    { match: 'Task: fact-check items\nDocument: Jane Roe', reply: json({ items: ['Jane Roe was an engineer born in Lyon, France.'] }) },
-    { match: 'Task: fact-check items\nDocument: Lyon', reply: json({ items: ['Lyon is a city in France at the confluence of the Rhône and the Saône.'] }) },
-    { match: 'Task: mind map\nTopic: Acme', reply: { content: '```json\n{"Acme Corporation": {"History": {"Founding": "Founded by Jane Roe in 1931.", "Place": "Founded in Springfield."}}}\n```' } },
-    { match: 'Task: mind map\nTopic: Jane Roe', reply: json({ 'Jane Roe': { Life: { Birth: 'Born in Lyon, France.', Work: 'An engineer.' } } }) },
-    { match: 'Task: mind map\nTopic: Lyon', reply: { content: 'Lyon is lovely; no JSON today.' } },
+    { match: 'Task: atomize\nDocument: <data>Jane Roe', times: 1, reply: { status: 401 } },
+    { match: 'Task: atomize\nDocument: <data>Acme', reply: json({ questions: ['Who founded Acme Corporation?', 'When was Acme Corporation founded?'] }) },
+    { match: 'Task: atomize\nDocument: <data>Jane Roe', reply: json({ questions: ['Where was Jane Roe born?'] }) },
+    { match: 'Task: atomize\nDocument: <data>Lyon', reply: json({ questions: ['Which rivers meet at Lyon?'] }) },
+    { match: 'Task: fact-check items\nDocument: <data>Acme', reply: json({ items: ['Acme Corporation was founded by Jane Roe in 1931.', 'Acme Corporation was founded in Springfield.'] }) },
+    { match: 'Task: fact-check items\nDocument: <data>Jane Roe', reply: json({ items: ['Jane Roe was an engineer born in Lyon, France.'] }) },
+    { match: 'Task: fact-check items\nDocument: <data>Lyon', reply: json({ items: ['Lyon is a city in France at the confluence of the Rhône and the Saône.'] }) },
+    { match: 'Task: mind map\nTopic: <data>Acme', reply: { content: '```json\n{"Acme Corporation": {"History": {"Founding": "Founded by Jane Roe in 1931.", "Place": "Founded in Springfield."}}}\n```' } },
+    { match: 'Task: mind map\nTopic: <data>Jane Roe', reply: json({ 'Jane Roe': { Life: { Birth: 'Born in Lyon, France.', Work: 'An engineer.' } } }) },
+    { match: 'Task: mind map\nTopic: <data>Lyon', reply: { content: 'Lyon is lovely; no JSON today.' } },
     { match: 'Your reply could not be used', reply: { content: 'Still no JSON, sorry.' } },
   ]);
   await page.click('#enrich-btn');
