@@ -226,7 +226,10 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
         let answer_req = &s.log()[3]["body"];
         assert_eq!(answer_req["stream"], true);
         assert!(
-            answer_req["messages"][1]["content"].as_str().unwrap().contains("[S1] <data>Acme Corporation</data> <data>Acme Corporation was founded")
+            answer_req["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("[S1] <data>Acme Corporation</data> <data>Acme Corporation was founded")
         );
         // Low confidence: "I don't know." with the sources it had.
         s.script(json!([{ "content": "{\"decompose\": false}" }, { "content": "Perhaps Lyon [S1]?\nConfidence: low" }]));

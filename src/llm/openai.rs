@@ -82,6 +82,9 @@ pub fn backoff_ms(cfg: &LlmConfig, attempt: u32, headers: &[(String, String)]) -
 #[derive(Default)]
 pub struct SseReader {
     pending: Vec<u8>,
+    /// Bytes of `pending` already searched for a line end (a long line fed in small pieces is
+    /// searched once, not once per piece).
+    scanned: usize,
     /// The text so far.
     pub text: String,
     /// `[DONE]` or a `finish_reason` was seen.
@@ -92,8 +95,9 @@ impl SseReader {
     /// Feeds bytes; each new piece of content goes to `on_token`.
     pub fn feed(&mut self, bytes: &[u8], on_token: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
         self.pending.extend_from_slice(bytes);
-        while let Some(nl) = self.pending.iter().position(|b| *b == b'\n') {
+        while let Some(nl) = self.pending[self.scanned..].iter().position(|b| *b == b'\n').map(|i| i + self.scanned) {
             let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            self.scanned = 0;
             let line = String::from_utf8_lossy(&line);
             let Some(data) = line.trim_end_matches(['\r', '\n']).strip_prefix("data:") else { continue };
             let data = data.trim();
@@ -115,6 +119,7 @@ impl SseReader {
                 self.finished = true;
             }
         }
+        self.scanned = self.pending.len();
         Ok(())
     }
 }

@@ -171,11 +171,18 @@ fn split_tokens(text: &str, counter: &dyn TokenCounter, budget: usize, out: &mut
             }
         }
         let a = offs[start_tok].0;
-        let b = if end_tok < offs.len() { offs[end_tok].0 } else { text.len() };
-        let piece = text[a..b].trim();
-        if !piece.is_empty() {
-            // Re-count: cutting can only keep or lower the count of the window.
+        // Re-count the window on its own: a cut inside a word makes the rest of that word start a
+        // new word, which can take more word pieces (`Sourdou|gh` → `g h`); shrink it until it fits.
+        let (piece, n) = loop {
+            let b = if end_tok < offs.len() { offs[end_tok].0 } else { text.len() };
+            let piece = text[a..b].trim();
             let n = counter.count(piece);
+            if n <= budget || end_tok <= start_tok + 1 {
+                break (piece, n);
+            }
+            end_tok -= 1;
+        };
+        if !piece.is_empty() {
             out.push((piece.to_string(), n));
         }
         start_tok = end_tok;
