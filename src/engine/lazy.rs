@@ -122,6 +122,15 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         self.engine().await
     }
 
+    /// The store (none after a failed load).
+    pub fn store(&self) -> Option<&S> {
+        match &self.state {
+            State::Reading(r) => Some(&r.store),
+            State::Loaded(e) => Some(e.store()),
+            State::Failed => None,
+        }
+    }
+
     /// The loaded engine, if loaded.
     pub fn loaded(&self) -> Option<&Engine<S, E>> {
         match &self.state {

@@ -107,6 +107,35 @@ enum Cmd {
         #[arg(long, default_value = "target/webrag-kb.json")]
         db: PathBuf,
     },
+    /// Ask a question of a knowledge-base file with an OpenAI-compatible endpoint: the ask
+    /// pipeline (docs/ask-pipeline.md; `--preset ask` runs every step, `search` only retrieves
+    /// and answers) or, with `--decompose`, knowledge-aware decomposition alone. Prints the
+    /// answer (or the trajectory) as JSON; `--trace` prints each step's trace event to stderr.
+    Ask {
+        /// The question.
+        question: String,
+        /// An OpenAI-compatible endpoint, up to the API version (e.g. http://127.0.0.1:8000/v1).
+        #[arg(long)]
+        llm_url: String,
+        /// The endpoint's model name.
+        #[arg(long, default_value = "gpt-4o-mini")]
+        llm_model: String,
+        /// The environment variable holding the endpoint's API key (none: no key is sent).
+        #[arg(long, default_value = "WEBRAG_LLM_KEY")]
+        llm_key_env: String,
+        /// The pipeline's preset.
+        #[arg(long, default_value = "ask", value_parser = ["ask", "search"])]
+        preset: String,
+        /// Run knowledge-aware decomposition alone (PIKE-RAG Algorithm 1) and print its trajectory.
+        #[arg(long)]
+        decompose: bool,
+        /// Print each step's trace event (JSON, one per line) to stderr.
+        #[arg(long)]
+        trace: bool,
+        /// Knowledge-base file.
+        #[arg(long, default_value = "target/webrag-kb.json")]
+        db: PathBuf,
+    },
     /// Write a knowledge base as one knowledge-base file (docs/kb-file.md), e.g. for
     /// `importKb()` in a browser.
     Export {
@@ -407,6 +436,32 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
+        }
+        Cmd::Ask { question, llm_url, llm_model, llm_key_env, preset, decompose, trace, db } => {
+            let cfg = crate::llm::LlmConfig {
+                base_url: llm_url,
+                model: llm_model,
+                api_key: std::env::var(&llm_key_env).unwrap_or_default(),
+                ..Default::default()
+            };
+            let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+            let mut eng =
+                Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
+            let mut on_trace = |ev: crate::ask::TraceEvent| {
+                if trace {
+                    eprintln!("{}", serde_json::to_string(&ev).unwrap_or_default());
+                }
+            };
+            let out = if decompose {
+                let p = crate::ask::DecomposeParams::default();
+                serde_json::to_string(&crate::ask::decompose(&model, &eng, &question, &p, &SystemClock, &mut on_trace).await?)
+            } else {
+                let p = crate::ask::pipeline::PipelineParams { preset, ..Default::default() };
+                let web: Option<&crate::ask::pipeline::NoWeb> = None;
+                let r = crate::ask::pipeline::run(&model, &mut eng, web, &question, &p, &SystemClock, &mut |_| {}, &mut on_trace).await?;
+                serde_json::to_string(&r)
+            };
+            println!("{}", out.unwrap_or_default());
         }
         Cmd::Export { out, db } => {
             let eng =

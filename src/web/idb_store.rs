@@ -25,6 +25,8 @@ pub const IDB_VERSION: u32 = 10 * SCHEMA_VERSION;
 pub struct IdbStore {
     name: String,
     db: Rc<RefCell<Option<Database>>>,
+    /// Testing hook ([`IdbStore::abort_next_commit_after`]).
+    abort_after: std::cell::Cell<Option<usize>>,
 }
 
 fn backend(e: impl std::fmt::Debug) -> StoreError {
@@ -137,7 +139,7 @@ impl IdbStore {
             }
         });
         *cell.borrow_mut() = Some(db);
-        Ok(IdbStore { name: name.into(), db: cell })
+        Ok(IdbStore { name: name.into(), db: cell, abort_after: Default::default() })
     }
 
     fn db(&self) -> Result<std::cell::Ref<'_, Database>, StoreError> {
@@ -148,6 +150,13 @@ impl IdbStore {
             });
         }
         Ok(std::cell::Ref::map(b, |o| o.as_ref().expect("checked")))
+    }
+
+    /// Testing hook: the next commit aborts its IndexedDB transaction (`IDBTransaction.abort()`)
+    /// after issuing `ops` of its writes, as a crash or a browser abort mid-batch would; it
+    /// fails with [`StoreError::Aborted`] and the browser rolls the whole batch back.
+    pub fn abort_next_commit_after(&self, ops: usize) {
+        self.abort_after.set(Some(ops));
     }
 
     /// Closes the connection.
@@ -162,6 +171,32 @@ impl IdbStore {
         let f = Factory::new().map_err(backend)?;
         f.delete(name).map_err(backend)?.await.map_err(backend)
     }
+}
+
+/// Waits for a read-write transaction to end (it commits by itself once its requests are done):
+/// `true` when it committed, `false` when it aborted (its `error` says why). Only `complete` and `abort` are
+/// listened to, and both handlers are removed before they are dropped: the error events of an
+/// abort's requests bubble to the transaction with nothing left to call.
+async fn outcome(raw: &web_sys::IdbTransaction) -> bool {
+    use wasm_bindgen::closure::Closure;
+    let (send, recv) = futures::channel::oneshot::channel::<bool>();
+    let send = Rc::new(RefCell::new(Some(send)));
+    let handler = |done: bool| {
+        let send = send.clone();
+        Closure::<dyn FnMut()>::new(move || {
+            if let Some(s) = send.borrow_mut().take() {
+                let _ = s.send(done);
+            }
+        })
+    };
+    let (on_complete, on_abort) = (handler(true), handler(false));
+    raw.set_oncomplete(Some(on_complete.as_ref().unchecked_ref()));
+    raw.set_onabort(Some(on_abort.as_ref().unchecked_ref()));
+    let committed = recv.await.unwrap_or(false);
+    raw.set_oncomplete(None);
+    raw.set_onabort(None);
+    drop((on_complete, on_abort));
+    committed
 }
 
 impl Store for IdbStore {
@@ -266,16 +301,15 @@ impl Store for IdbStore {
                 }
             });
         }
-        let tx = {
+        let raw: web_sys::IdbTransaction = {
             let db = self.db()?;
-            db.transaction(&names, TransactionMode::ReadWrite).map_err(backend)?
+            db.transaction(&names, TransactionMode::ReadWrite).map_err(backend)?.into()
         };
         // The generation check is the transaction's first request; its success handler aborts
         // the whole transaction (every write after it included) when another engine committed.
         let conflict: Rc<std::cell::Cell<Option<u64>>> = Rc::default();
-        let tx = match expected {
-            Some(g) => {
-                let raw: web_sys::IdbTransaction = tx.into();
+        if let Some(g) = expected {
+            {
                 let req =
                     raw.object_store(Collection::Meta.name()).and_then(|s| s.get(&JsValue::from_str(GENERATION_KEY))).map_err(backend)?;
                 let (seen, tx_in, req_in) = (conflict.clone(), raw.clone(), req.clone());
@@ -293,13 +327,18 @@ impl Store for IdbStore {
                     }
                 });
                 req.set_onsuccess(Some(on_success.unchecked_ref()));
-                idb::Transaction::from(raw)
             }
-            None => tx,
-        };
+        }
+        let abort_after = self.abort_after.take();
         let mut failed = None;
-        for (c, value, key) in encoded {
-            let store = match tx.object_store(c.name()) {
+        for (i, (c, value, key)) in encoded.into_iter().enumerate() {
+            if abort_after == Some(i) {
+                let _ = raw.abort();
+                break;
+            }
+            // Raw requests, no handlers: only the transaction's outcome matters (a handler
+            // dropped with its request would be called by an abort's error events).
+            let store = match raw.object_store(c.name()) {
                 Ok(s) => s,
                 Err(e) => {
                     failed = Some(backend(e));
@@ -307,8 +346,8 @@ impl Store for IdbStore {
                 }
             };
             let r = match value {
-                Some(v) => store.put(&v, None).map(|_| ()),
-                None => store.delete(key).map(|_| ()),
+                Some(v) => store.put(&v).map(|_| ()),
+                None => store.delete(&key).map(|_| ()),
             };
             if let Err(e) = r {
                 failed = Some(backend(e));
@@ -316,24 +355,23 @@ impl Store for IdbStore {
             }
         }
         if let Some(e) = failed {
-            let _ = tx.abort();
+            let _ = raw.abort();
             return Err(e);
         }
-        let done = match expected {
-            // Committing explicitly would end the transaction before the check's handler ran.
-            Some(_) => tx.await,
-            None => tx.commit().map_err(backend)?.await,
-        };
+        let committed = outcome(&raw).await;
         if let Some(found) = conflict.get() {
             return Err(StoreError::Conflict { expected: expected.unwrap_or(0), found });
         }
-        match done {
-            Ok(TransactionResult::Committed) => Ok(()),
-            Ok(TransactionResult::Aborted) => Err(StoreError::Aborted { reason: "transaction aborted".into() }),
-            Err(e) => {
-                let s = format!("{e:?}");
-                Err(if s.contains("Quota") { StoreError::QuotaExceeded } else { StoreError::Aborted { reason: s } })
-            }
+        // An abort's reason is the transaction's error: QuotaExceededError when the browser
+        // refused the space (it aborts the transaction at commit).
+        let reason = raw.error().map(|e| (e.name(), e.message()));
+        if reason.as_ref().is_some_and(|(n, _)| n == "QuotaExceededError") {
+            return Err(StoreError::QuotaExceeded);
+        }
+        if committed {
+            Ok(())
+        } else {
+            Err(StoreError::Aborted { reason: reason.map_or_else(|| "transaction aborted".into(), |(n, m)| format!("{n}: {m}")) })
         }
     }
 

@@ -226,6 +226,7 @@ macro_rules! write_op {
         }
     }};
 }
+#[cfg(feature = "full")]
 pub(crate) use write_op;
 
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
@@ -487,6 +488,20 @@ impl WebRagCore {
     pub fn generation(&self) -> Promise {
         let inner = self.inner.clone();
         run(async move { Ok::<_, Error>(inner.lock().await.generation()) })
+    }
+
+    /// Testing hook: the next commit aborts its IndexedDB transaction after `ops` of its writes
+    /// ([`IdbStore::abort_next_commit_after`]): the call fails with `STORE_ABORTED` and nothing
+    /// of the batch is stored.
+    #[wasm_bindgen(js_name = abortNextCommitForTesting)]
+    pub fn abort_next_commit_for_testing(&self, ops: usize) -> Promise {
+        let inner = self.inner.clone();
+        run(async move {
+            if let Some(s) = inner.lock().await.store() {
+                s.abort_next_commit_after(ops);
+            }
+            Ok::<_, Error>(())
+        })
     }
 
     /// Testing hook: panics, as a bug in the engine would (the worker and the page then recover:

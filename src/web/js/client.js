@@ -306,6 +306,8 @@ export class WebRag {
   loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
   /** Testing hook: panics inside the engine, as a bug would; rejects with WORKER_FAILED, and a fresh worker takes over. */
   panicForTesting() { return this.#call('panicForTesting', {}); }
+  /** Testing hook: the next commit aborts its IndexedDB transaction after `ops` writes (STORE_ABORTED; nothing of the batch stays). */
+  abortNextCommitForTesting(ops) { return this.#call('abortNextCommitForTesting', { ops }); }
   /** Deletes the cached model files (the next open downloads them again). */
   static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
   /** {documents, chunks, terms, dim, model, ann: {chunks, topics, facts: [fresh, segments, tombstones]}}. */

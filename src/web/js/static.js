@@ -239,6 +239,8 @@ function migrate(m) {
  * or `https:` (parsed as a browser parses an `href`, so `java\tscript:` is caught too). Anything
  * else (`javascript:`, `data:`, not a string) is `null`.
  */
+let warnedUnverified = false;
+
 export function safeUrl(u) {
   if (typeof u !== 'string') return null;
   try {
@@ -272,7 +274,8 @@ export class StaticSearch {
     if (!globalThis.crypto?.subtle) {
       const message = 'this page has no crypto.subtle (an insecure context): snapshot shards cannot be checked against their hashes';
       if (requireIntegrity) throw new SnapshotError(message, 'SNAPSHOT_UNVERIFIED', 'manifest.json');
-      console.warn(`webrag/static: ${message}`);
+      if (!warnedUnverified) console.warn(`webrag/static: ${message}`);
+      warnedUnverified = true;
     }
     const base = new URL(baseUrl, globalThis.location?.href).href.replace(/\/?$/, '/');
     let idb = null;

@@ -143,6 +143,7 @@ const OPS = {
   profileGpu: (a) => core.profileGpu(a.texts),
   loseGpuForTesting: () => core.loseGpuForTesting(),
   panicForTesting: () => core.panicForTesting(),
+  abortNextCommitForTesting: (a) => core.abortNextCommitForTesting(a.ops),
   documents: () => core.documents(),
   chunk: (a) => core.chunk(a.id),
   clear: () => core.clear(),
