@@ -22,7 +22,7 @@ const block = (text, start, end) => {
 
 const worker = read('src/web/js/worker.js');
 const OPS = [...block(worker, 'const OPS = {', '\n};').matchAll(/^ {2}(\w+): /gm)].map((m) => m[1]).sort();
-const CLIENT = [...new Set([...read('src/web/js/client.js').matchAll(/#call\('(\w+)'/g)].map((m) => m[1]))].sort();
+const CLIENT = [...new Set([...read('src/web/js/client.js').matchAll(/#(?:call|post)\('(\w+)'/g)].map((m) => m[1]))].sort();
 const coreMethods = (dts) => new Set([...block(dts, 'export class WebRagCore', '\n}').matchAll(/^ {4}(?:static )?(\w+)\(/gm)].map((m) => m[1]));
 
 test('the worker dispatches exactly the operations the client posts', () => {

@@ -59,7 +59,11 @@ const HAMMER = async ({ name, model, ms, seed }) => {
 const STATE = async () => {
   const docs = (await window.rag.documents()).map((d) => `${d.id} ${d.sourceHash}`).sort();
   const hits = [];
-  for (const mode of ['bm25', 'hybrid', 'graph']) hits.push((await window.rag.search('starter feeding flour', { k: 5, mode })).map((h) => h.chunkId));
+  // Every hit (k covers the whole pool), BM25's with its score: the order of equal scores is
+  // free, and fused scores follow that order.
+  for (const mode of ['bm25', 'hybrid', 'graph']) {
+    hits.push((await window.rag.search('starter feeding flour', { k: 50, mode })).map((h) => (mode === 'bm25' ? `${h.chunkId} ${h.score.toFixed(4)}` : h.chunkId)).sort());
+  }
   return { docs, hits };
 };
 
