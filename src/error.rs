@@ -140,12 +140,6 @@ pub enum ModelError {
         /// Dtype found.
         dtype: String,
     },
-    /// Tokenization failed.
-    #[error("tokenization failed: {reason}")]
-    Tokenize {
-        /// Tokenizer message.
-        reason: String,
-    },
     /// The store was built with another model (id or dimension differ).
     #[error("this knowledge base was built with model {stored} ({stored_dim}-d); the engine has {loaded} ({loaded_dim}-d)")]
     Mismatch {
@@ -329,14 +323,11 @@ pub enum Error {
     /// Language-model endpoint problem.
     #[error(transparent)]
     Llm(#[from] LlmError),
-    /// The operation was cancelled by the caller.
-    #[error("operation cancelled")]
-    Cancelled,
 }
 
 impl Error {
     /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,
-    /// `GpuError`, `LlmError`, `AbortError`).
+    /// `GpuError`, `LlmError`).
     pub fn name(&self) -> &'static str {
         match self {
             Error::Input(_) => "InputError",
@@ -344,7 +335,6 @@ impl Error {
             Error::Store(_) => "StoreError",
             Error::Gpu(_) => "GpuError",
             Error::Llm(_) => "LlmError",
-            Error::Cancelled => "AbortError",
         }
     }
 
@@ -386,7 +376,6 @@ impl Error {
                 ModelError::CorruptWeights { .. } => "MODEL_WEIGHTS_CORRUPT",
                 ModelError::TensorMissing { .. } => "MODEL_TENSOR_MISSING",
                 ModelError::TensorShape { .. } => "MODEL_TENSOR_SHAPE",
-                ModelError::Tokenize { .. } => "TOKENIZE_FAILED",
                 ModelError::Mismatch { .. } => "MODEL_MISMATCH",
                 ModelError::Integrity { .. } => "MODEL_INTEGRITY",
                 ModelError::BadOutput { .. } => "MODEL_OUTPUT_INVALID",
@@ -400,7 +389,6 @@ impl Error {
                 StoreError::Conflict { .. } => "STORE_CONFLICT",
                 StoreError::Backend { .. } => "STORE_BACKEND",
             },
-            Error::Cancelled => "CANCELLED",
         }
     }
 }

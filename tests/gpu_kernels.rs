@@ -353,6 +353,19 @@ fn device_embedder_falls_back_to_cpu_on_device_loss() {
     assert_eq!(events.borrow()[0].code, "GPU_LOST");
 }
 
+/// A forward pass on a destroyed device is a typed error (`GPU_FAILED`), never a panic or a hang.
+#[test]
+fn a_destroyed_device_fails_with_gpu_failed() {
+    let Some(g) = gpu() else { return };
+    let m = common::model();
+    let bert = g.upload(m.bert());
+    let ids = vec![m.tokenizer().encode("Owls hunt at night.").expect("encode")];
+    pollster::block_on(bert.embed_ids(&ids)).expect("a pass before the loss");
+    g.destroy();
+    let err = pollster::block_on(bert.embed_ids(&ids)).expect_err("the device is gone");
+    assert_eq!(webrag::Error::from(err.clone()).code(), "GPU_FAILED", "{err}");
+}
+
 /// A 768-d BERT (12 heads of 64, FFN 3072; 2 layers, random weights, built here as safetensors)
 /// loads on both paths, and the GPU forward pass matches the CPU one (cosine ≥ 0.9999).
 #[test]

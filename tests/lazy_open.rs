@@ -271,3 +271,23 @@ fn clear_while_lazy_does_not_load_what_it_deletes() {
         assert!(c.chunks.is_empty() && c.segments.is_empty() && !c.meta.is_empty(), "emptied, the model recorded again");
     })
 }
+
+/// A load that fails after a lazy open (here the store now names another model) leaves the engine
+/// unusable with a typed error — `MODEL_MISMATCH` for the load, then `STORE_BACKEND` ("open it
+/// again") for every later call — never a panic.
+#[test]
+fn a_failed_load_is_a_typed_error_then_store_backend() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        build(&store, &news(100)).await;
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let meta = webrag::types::MetaRecord { id: "dim".into(), value: "768".into() };
+        store.commit(vec![Op::Put(Record::Meta(meta))]).await.unwrap();
+        assert_eq!(lz.engine().await.err().expect("mismatch").code(), "MODEL_MISMATCH");
+        assert_eq!(lz.engine().await.err().expect("failed").code(), "STORE_BACKEND");
+        assert_eq!(lz.stats().err().expect("failed").code(), "STORE_BACKEND");
+        let q = SearchOptions::new(3, SearchMode::Hybrid);
+        assert_eq!(lz.search("news", &q).await.err().expect("failed").code(), "STORE_BACKEND");
+    })
+}

@@ -103,3 +103,22 @@ test('static snapshot decoders: mutated files give results or SnapshotErrors, no
   console.log(`# fuzz static_snapshot: ${runs} executions in ${((performance.now() - start) / 1000).toFixed(0)} s, 0 failures (${JSON.stringify(outcomes)})`);
   assert.ok(runs > 10);
 });
+
+test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', async () => {
+  const fetchFn = async (url) => {
+    const b = files.get(String(url).slice(BASE.length));
+    return b ? new Response(b) : new Response('not found', { status: 404 });
+  };
+  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  assert.equal(site.integrity, 'sha256');
+  await assert.rejects(site.search('新闻', { mode: 'semantic' }), (e) => e instanceof SnapshotError && e.code === 'SNAPSHOT_NO_EMBEDDER');
+  const subtle = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+  Object.defineProperty(globalThis, 'crypto', { value: undefined, configurable: true, writable: true });
+  try {
+    await assert.rejects(StaticSearch.open(BASE, { fetch: fetchFn, offline: false, requireIntegrity: true }), (e) => e instanceof SnapshotError && e.code === 'SNAPSHOT_UNVERIFIED');
+    const unchecked = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+    assert.equal(unchecked.integrity, 'unchecked', 'without the option it opens, and says so');
+  } finally {
+    Object.defineProperty(globalThis, 'crypto', subtle);
+  }
+});

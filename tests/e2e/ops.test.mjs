@@ -9,7 +9,7 @@
 //   index.d.ts and docs/api.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './harness.mjs';
 
@@ -57,5 +57,17 @@ test('every error code is declared in index.d.ts and documented in docs/api.md',
   const dts = read('src/web/js/index.d.ts');
   const api = read('docs/api.md');
   const missing = codes.filter((c) => !dts.includes(c)).map((c) => `index.d.ts: ${c}`).concat(codes.filter((c) => !api.includes(c)).map((c) => `docs/api.md: ${c}`));
+  assert.deepEqual(missing, []);
+});
+
+test('every error code is produced by a test (by its code or its Rust variant)', () => {
+  const err = read('src/error.rs');
+  const pairs = [...err.matchAll(/(\w+Error)::(\w+)\s*(?:\{ \.\. \})?\s*=>\s*"([A-Z][A-Z0-9_]+)"/g)].map((m) => [`${m[1]}::${m[2]}`, m[3]]);
+  assert.ok(pairs.length > 35, `codes were read (${pairs.length})`);
+  const js = ['NOT_OPEN', 'WORKER_FAILED', 'INTERNAL', 'NOT_IN_BUILD', 'SNAPSHOT_UNAVAILABLE', 'SNAPSHOT_CORRUPT', 'SNAPSHOT_VERSION', 'SNAPSHOT_NO_EMBEDDER', 'SNAPSHOT_UNVERIFIED'];
+  const walk = (dir) => readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.(rs|mjs)$/.test(d.name) ? [join(dir, d.name)] : []));
+  const tests = [...walk('tests'), ...walk('wasm-tests')].filter((f) => !f.endsWith('ops.test.mjs')).map(read).join('\n');
+  const missing = pairs.filter(([variant, code]) => !tests.includes(code) && !tests.includes(variant)).map(([, code]) => code)
+    .concat(js.filter((code) => !tests.includes(code)));
   assert.deepEqual(missing, []);
 });

@@ -1,0 +1,189 @@
+// webrag against a real OpenAI-compatible server (`./webrag.sh llm-real`; opt-in, not in CI):
+// llama.cpp's server from `llama-cpp-python[server]` with a GGUF model, behind a recording proxy
+// on 127.0.0.1 that classifies every LLM call. Over 30 HotpotQA passages it runs, natively (the
+// `webrag` binary) and in the page (headless Chromium, the worker), `enrich` (atomizing + LLM mind
+// maps), `decompose` and `ask` (presets ask and search) for three questions, then prints how the
+// calls ended — JSON read at once, read after one repair request, unreadable after the repair
+// (the step's fallback, or a typed error), free text (the answer) — and how each operation ended
+// (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
+//
+//   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
+import { spawn, execFile } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+const PYTHON = opt('--python', join(ROOT, 'target/llm-venv/bin/python'));
+const MODEL = opt('--model', join(ROOT, 'target/llm/gemma-3-270m-q4_k_m.gguf'));
+const LLM_PORT = Number(opt('--port', 18181));
+const PROXY_PORT = LLM_PORT + 1;
+const DEADLINE_MS = Number(opt('--deadline-ms', 20 * 60_000));
+const WORK = join(ROOT, 'target/llm-real');
+const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
+
+// ---- the last JSON object of a reply (as src/llm/json.rs reads it) ----
+function hasJsonObject(text) {
+  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) {
+    for (let j = text.indexOf('}', i); j >= 0; j = text.indexOf('}', j + 1)) {
+      try { const v = JSON.parse(text.slice(i, j + 1)); if (v && typeof v === 'object' && !Array.isArray(v)) return true; } catch { /* longer */ }
+    }
+  }
+  return false;
+}
+
+// ---- the recording proxy ----
+const calls = [];
+let phase = 'setup';
+function classify(body, reply) {
+  const msgs = body?.messages ?? [];
+  const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const repair = user.startsWith('Your reply could not be used');
+  const task = /^Task: ([^\n]+)/m.exec(msgs.filter((m) => m.role === 'user').map((m) => m.content).join('\n'))?.[1] ?? (msgs.length <= 2 ? 'chat' : 'other');
+  const free = /^answer/.test(task) || task === 'chat';
+  const kind = free ? 'free text' : repair ? (hasJsonObject(reply) ? 'read after repair' : 'unreadable after repair') : (hasJsonObject(reply) ? 'JSON at once' : 'needed a repair');
+  return { task, kind };
+}
+function sseText(raw) {
+  let text = '';
+  for (const line of raw.split('\n')) {
+    const d = line.startsWith('data:') ? line.slice(5).trim() : null;
+    if (!d || d === '[DONE]') continue;
+    try { text += JSON.parse(d).choices?.[0]?.delta?.content ?? ''; } catch { /* not JSON */ }
+  }
+  return text;
+}
+const proxy = createServer((req, res) => {
+  const cors = { 'Access-Control-Allow-Origin': req.headers.origin ?? '*', 'Access-Control-Allow-Headers': '*', 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS' };
+  if (req.method === 'OPTIONS') { res.writeHead(204, cors).end(); return; }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    let parsed = null;
+    try { parsed = JSON.parse(body.toString('utf8')); } catch { /* forwarded as is */ }
+    const up = request({ host: '127.0.0.1', port: LLM_PORT, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${LLM_PORT}` } }, (ur) => {
+      res.writeHead(ur.statusCode, { ...ur.headers, ...cors });
+      const out = [];
+      ur.on('data', (c) => { out.push(c); res.write(c); });
+      ur.on('end', () => {
+        res.end();
+        if (req.url.endsWith('/chat/completions')) {
+          const raw = Buffer.concat(out).toString('utf8');
+          const reply = parsed?.stream ? sseText(raw) : (() => { try { return JSON.parse(raw).choices?.[0]?.message?.content ?? ''; } catch { return ''; } })();
+          calls.push({ phase, status: ur.statusCode, ...classify(parsed, reply) });
+        }
+      });
+    });
+    up.on('error', (e) => { res.writeHead(502, cors).end(String(e)); calls.push({ phase, status: 502, task: 'transport', kind: 'transport error' }); });
+    up.end(body);
+  });
+});
+
+// ---- helpers ----
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const ops = [];
+async function timed(name, f) {
+  const t0 = performance.now();
+  let outcome;
+  try {
+    outcome = await Promise.race([f().then(() => 'ok'), sleep(DEADLINE_MS).then(() => 'HUNG')]);
+  } catch (e) {
+    outcome = e?.code ?? `untyped: ${e?.message ?? e}`;
+  }
+  ops.push({ phase, name, outcome, s: ((performance.now() - t0) / 1000).toFixed(0) });
+  console.error(`[${phase}] ${name}: ${outcome} (${ops.at(-1).s} s)`);
+}
+function run(cmd, argv) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, argv, { cwd: ROOT, maxBuffer: 64 << 20, timeout: DEADLINE_MS }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const code = /error \[([A-Z_]+)\]/.exec(stderr)?.[1];
+      reject(Object.assign(new Error(stderr.slice(-500)), { code: code ?? (err.killed ? 'HUNG' : `exit ${err.code}`) }));
+    });
+  });
+}
+
+// ---- main ----
+const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--model_alias', 'local'], { stdio: ['ignore', 'ignore', 'pipe'] });
+let serverLog = '';
+server.stderr.on('data', (d) => { serverLog = (serverLog + d).slice(-4000); });
+const cleanup = () => { try { server.kill(); } catch { /* gone */ } };
+process.on('exit', cleanup);
+try {
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`http://127.0.0.1:${LLM_PORT}/v1/models`)).ok) break; } catch { /* starting */ }
+    if (i > 300 || server.exitCode !== null) throw new Error(`the LLM server did not start:\n${serverLog}`);
+    await sleep(1000);
+  }
+  await new Promise((r) => proxy.listen(PROXY_PORT, '127.0.0.1', r));
+  const LLM_URL = `http://127.0.0.1:${PROXY_PORT}/v1`;
+  const llm = { baseUrl: LLM_URL, model: 'local', timeoutMs: 600_000 };
+
+  // 30 passages of HotpotQA's train100 (the contexts of the first questions), 3 questions.
+  const data = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
+  const passages = new Map();
+  for (const q of data) for (const [title, sents] of q.context) if (passages.size < 30 && !passages.has(title)) passages.set(title, sents.join(''));
+  const questions = data.slice(0, 3).map((q) => q.question);
+  rmSync(WORK, { recursive: true, force: true });
+  mkdirSync(join(WORK, 'docs'), { recursive: true });
+  const files = [...passages].map(([title, text], i) => {
+    const f = join(WORK, 'docs', `${String(i).padStart(2, '0')}.md`);
+    writeFileSync(f, `# ${title}\n\n${text}\n`);
+    return f;
+  });
+  const db = join(WORK, 'kb.json');
+
+  phase = 'native';
+  await run(BIN, ['index', ...files, '--db', db]);
+  await timed('enrich', () => run(BIN, ['enrich', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+  for (const [i, q] of questions.entries()) {
+    await timed(`decompose q${i + 1}`, () => run(BIN, ['ask', q, '--decompose', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+    await timed(`ask q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'ask', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+    await timed(`search q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'search', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+  }
+
+  phase = 'page';
+  const web = await startServer(PROXY_PORT + 1);
+  const browser = await launch({ webgpu: false });
+  try {
+    const page = await browser.ctx.newPage();
+    page.on('pageerror', (e) => console.error('pageerror:', e.message));
+    await page.goto(`${web.url}/www/style.css`);
+    await page.evaluate(async ({ docs }) => {
+      const { WebRag } = await import('/pkg/index.js');
+      window.rag = await WebRag.open({ name: 'llm-real', model: '/.models/all-MiniLM-L6-v2/', device: 'cpu' });
+      await window.rag.add(docs);
+    }, { docs: [...passages].map(([title, text], i) => ({ id: `${i}.md`, text: `# ${title}\n\n${text}` })) });
+    const inPage = (name, body) => timed(name, () => page.evaluate(body, { llm, questions }).then((r) => { if (r) throw Object.assign(new Error(r.message), { code: r.code }); }));
+    const wrap = (expr) => new Function('a', `return (async () => { try { ${expr}; return null; } catch (e) { return { code: e.code ?? e.name, message: e.message }; } })();`);
+    await inPage('enrich', wrap('await window.rag.enrich({ llm: a.llm })'));
+    for (let i = 0; i < questions.length; i++) {
+      await inPage(`decompose q${i + 1}`, wrap(`await window.rag.decompose(a.questions[${i}], { llm: a.llm })`));
+      await inPage(`ask q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'ask' } })`));
+      await inPage(`search q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'search' } })`));
+    }
+  } finally {
+    await browser.close();
+    web.stop();
+  }
+
+  // ---- the figures ----
+  const kinds = ['JSON at once', 'needed a repair', 'read after repair', 'unreadable after repair', 'free text', 'transport error'];
+  console.log(`\nwebrag against llama.cpp's server (llama-cpp-python 0.3.36) with ${MODEL.split('/').at(-1)}, ${new Date().toISOString().slice(0, 10)}`);
+  console.log(`\n| where | LLM calls | ${kinds.join(' | ')} |\n|---|---|${kinds.map(() => '---').join('|')}|`);
+  for (const p of ['native', 'page']) {
+    const c = calls.filter((x) => x.phase === p);
+    console.log(`| ${p} | ${c.length} | ${kinds.map((k) => c.filter((x) => x.kind === k).length).join(' | ')} |`);
+  }
+  console.log('\n| where | operation | outcome | seconds |\n|---|---|---|---|');
+  for (const o of ops) console.log(`| ${o.phase} | ${o.name} | ${o.outcome} | ${o.s} |`);
+  const bad = ops.filter((o) => o.outcome === 'HUNG' || o.outcome.startsWith('untyped'));
+  console.log(`\n${ops.length} operations: ${ops.filter((o) => o.outcome === 'ok').length} ok, ${ops.length - bad.length - ops.filter((o) => o.outcome === 'ok').length} typed errors, ${bad.length} hung or untyped`);
+  process.exitCode = bad.length ? 1 : 0;
+} finally {
+  proxy.close();
+  cleanup();
+}
