@@ -19,6 +19,8 @@ import { StaticSearch, SnapshotError } from '../../src/web/js/static.js';
 const SITE = join(ROOT, 'target/fuzz-site');
 const SECONDS = Number(process.env.WEBRAG_FUZZ_SECONDS ?? 5);
 const files = new Map();
+// The global `crypto`, put back after the cases that hide it (an interrupted case may restore it late).
+const CRYPTO = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
 
 before(() => {
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '12'], { stdio: 'inherit' });
@@ -60,7 +62,7 @@ test('static snapshot decoders: mutated files give results or SnapshotErrors, no
   let runs = 0;
   const outcomes = { results: 0, reported: 0, thrown: 0 };
   const start = performance.now();
-  const subtle = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+  const subtle = CRYPTO;
   const prop = fc.asyncProperty(
     fc.array(fc.record({ file: fc.nat(), how: fc.nat(2), at: fc.nat(), byte: fc.nat(255), path: fc.nat(), value: fc.nat() }), { minLength: 1, maxLength: 3 }),
     fc.oneof(fc.constantFrom('新闻', '经济 发展', '"中国 市场"', '2023'), fc.string({ maxLength: 12 })),
@@ -99,12 +101,15 @@ test('static snapshot decoders: mutated files give results or SnapshotErrors, no
     },
   );
   const details = await fc.check(prop, { numRuns: Number.MAX_SAFE_INTEGER, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, seed: 19 });
+  await new Promise((r) => setTimeout(r, 2000)); // a case cut off by the time limit ends
+  Object.defineProperty(globalThis, 'crypto', CRYPTO);
   if (details.failed) assert.fail(`fuzz static_snapshot: counterexample ${JSON.stringify(details.counterexample)}: ${details.errorInstance?.message}`);
   console.log(`# fuzz static_snapshot: ${runs} executions in ${((performance.now() - start) / 1000).toFixed(0)} s, 0 failures (${JSON.stringify(outcomes)})`);
   assert.ok(runs > 10);
 });
 
 test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', async () => {
+  Object.defineProperty(globalThis, 'crypto', CRYPTO);
   const fetchFn = async (url) => {
     const b = files.get(String(url).slice(BASE.length));
     return b ? new Response(b) : new Response('not found', { status: 404 });
@@ -112,13 +117,28 @@ test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', as
   const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
   assert.equal(site.integrity, 'sha256');
   await assert.rejects(site.search('新闻', { mode: 'semantic' }), (e) => e instanceof SnapshotError && e.code === 'SNAPSHOT_NO_EMBEDDER');
-  const subtle = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
   Object.defineProperty(globalThis, 'crypto', { value: undefined, configurable: true, writable: true });
   try {
     await assert.rejects(StaticSearch.open(BASE, { fetch: fetchFn, offline: false, requireIntegrity: true }), (e) => e instanceof SnapshotError && e.code === 'SNAPSHOT_UNVERIFIED');
     const unchecked = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
     assert.equal(unchecked.integrity, 'unchecked', 'without the option it opens, and says so');
   } finally {
-    Object.defineProperty(globalThis, 'crypto', subtle);
+    Object.defineProperty(globalThis, 'crypto', CRYPTO);
+  }
+});
+
+// Found by static_snapshot: a manifest whose `fragments` is null made every search fail with a
+// TypeError per hit; such a manifest is SNAPSHOT_CORRUPT at open.
+test('regression: a manifest field of the wrong type is SNAPSHOT_CORRUPT at open', async () => {
+  for (const [field, value] of [['fragments', null], ['terms', { shards: 'x' }], ['model', 3], ['graph', { pgr: null }]]) {
+    const m = JSON.parse(new TextDecoder().decode(files.get('manifest.json')));
+    m[field] = value;
+    const fetchFn = async (url) => {
+      const name = String(url).slice(BASE.length);
+      if (name === 'manifest.json') return new Response(JSON.stringify(m));
+      const b = files.get(name);
+      return b ? new Response(b) : new Response('not found', { status: 404 });
+    };
+    await assert.rejects(StaticSearch.open(BASE, { fetch: fetchFn, offline: false }), (e) => e instanceof SnapshotError && e.code === 'SNAPSHOT_CORRUPT', field);
   }
 });

@@ -225,6 +225,59 @@ const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g' };
  * lists every shard's name in the manifest (`files`) instead of directory pages. What those
  * snapshots hold is read as written; rebuilding with `webrag index` brings the graph stage.
  */
+/**
+ * Checks the fields of a manifest (format 3 shape, after `migrate`) that this loader reads, so a
+ * damaged or foreign manifest is a SNAPSHOT_CORRUPT at open instead of a TypeError in a search.
+ */
+function checkManifest(m) {
+  const bad = (what) => { throw new SnapshotError(`manifest.json: ${what}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); };
+  const obj = (v, what) => (v && typeof v === 'object' && !Array.isArray(v) ? v : bad(`${what} is not an object`));
+  const int = (v, what, min = 0) => { if (!Number.isSafeInteger(v) || v < min) bad(`${what} is not an integer ≥ ${min}`); };
+  const num = (v, what) => { if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${what} is not a number`); };
+  const names = (v, what) => { if (!Array.isArray(v) || !v.every((f) => typeof f === 'string')) bad(`${what} is not a list of file names`); };
+  const series = (k, what) => {
+    obj(k, what);
+    if (k.files !== undefined) names(k.files, `${what}.files`); // format 1: every shard named
+    else {
+      if (typeof k.ext !== 'string') bad(`${what}.ext is not a string`);
+      names(k.dirs, `${what}.dirs`);
+      int(obj(m.directory, 'directory').group, 'directory.group', 1);
+    }
+  };
+  int(m.documents, 'documents');
+  int(m.chunks, 'chunks');
+  int(obj(m.model, 'model').dim, 'model.dim', 1);
+  for (const f of ['avgdl', 'k1', 'b']) num(obj(m.bm25, 'bm25')[f], `bm25.${f}`);
+  series(m.terms, 'terms');
+  int(m.terms.shards, 'terms.shards', 1);
+  series(m.fragments, 'fragments');
+  int(m.fragments.size, 'fragments.size', 1);
+  int(m.fragments.count, 'fragments.count');
+  if (m.fusion != null) num(obj(m.fusion, 'fusion').rrfK, 'fusion.rrfK');
+  if (m.vectors != null) {
+    series(m.vectors, 'vectors');
+    int(m.vectors.lists, 'vectors.lists');
+    if (m.vectors.lists > 0) {
+      if (typeof m.vectors.centroids !== 'string') bad('vectors.centroids is not a file name');
+      int(m.vectors.nprobe, 'vectors.nprobe', 1);
+    }
+  }
+  if (m.graph != null) {
+    series(m.graph, 'graph');
+    for (const f of ['topics', 'seedTopics', 'maxTopics']) int(m.graph[f], `graph.${f}`);
+    num(m.graph.linkDecay, 'graph.linkDecay');
+    const p = obj(m.graph.pgr, 'graph.pgr');
+    for (const f of ['support', 'continueThreshold']) num(p[f], `graph.pgr.${f}`);
+    for (const f of ['anchors', 'topRows']) int(p[f], `graph.pgr.${f}`, 1);
+  }
+  return m;
+}
+
+/** `e` as a SnapshotError: a decoder's TypeError or RangeError on damaged bytes is corruption of `file`. */
+function asSnapshotError(e, file = '') {
+  return e instanceof SnapshotError ? e : new SnapshotError(`${file || 'snapshot'}: ${e?.message ?? e}`, 'SNAPSHOT_CORRUPT', file);
+}
+
 function migrate(m) {
   if (m.version === 3) return m;
   const out = structuredClone(m);
@@ -300,7 +353,9 @@ export class StaticSearch {
     let m;
     try { m = JSON.parse(text); } catch (e) { throw new SnapshotError(`manifest.json: ${e.message}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); }
     if (m?.format !== 'webrag-snapshot' || ![1, 2, 3].includes(m.version)) throw new SnapshotError(`manifest.json: format ${m?.format} version ${m?.version} is not webrag-snapshot 1, 2 or 3`, 'SNAPSHOT_VERSION', 'manifest.json');
-    const s = new StaticSearch(base, migrate(m), fetchFn, idb);
+    let checked;
+    try { checked = checkManifest(migrate(m)); } catch (e) { throw asSnapshotError(e, 'manifest.json'); }
+    const s = new StaticSearch(base, checked, fetchFn, idb);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
       s.transferred.files += 1;
@@ -441,7 +496,7 @@ export class StaticSearch {
     const k1 = m.bm25.k1;
     await Promise.all([...byShard].map(async ([s, ts]) => {
       let shard;
-      try { shard = await this.#json(await this.shardName('terms', s)); } catch (e) { errors.push(e); return; }
+      try { shard = await this.#json(await this.shardName('terms', s)); } catch (e) { errors.push(asSnapshotError(e)); return; }
       for (const t of ts) {
         const list = shard.t?.[t];
         if (!list) continue;
@@ -464,7 +519,7 @@ export class StaticSearch {
     const errors = [];
     if (!v?.lists) return { hits: [], errors };
     let cents;
-    try { cents = dots(readVectors(await this.#file(v.centroids), 'WRC1', v.centroids, vector.length), vector); } catch (e) { errors.push(e); return { hits: [], errors }; }
+    try { cents = dots(readVectors(await this.#file(v.centroids), 'WRC1', v.centroids, vector.length), vector); } catch (e) { errors.push(asSnapshotError(e, v.centroids)); return { hits: [], errors }; }
     const probe = [...cents.keys()].sort((a, b) => cents[b] - cents[a]).slice(0, nprobe ?? v.nprobe);
     const best = new Map(); // chunk → its best row (a chunk's own vector or one of its atomic questions)
     await Promise.all(probe.map(async (l) => {
@@ -473,7 +528,7 @@ export class StaticSearch {
         const block = readVectors(await this.#file(name), 'WRV1', name, vector.length);
         const d = dots(block, vector);
         for (let i = 0; i < block.count; i++) if (!(best.get(block.ids[i]) >= d[i])) best.set(block.ids[i], d[i]);
-      } catch (e) { errors.push(e); }
+      } catch (e) { errors.push(asSnapshotError(e)); }
     }));
     const hits = [...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
@@ -506,7 +561,7 @@ export class StaticSearch {
     const g = this.manifest.graph;
     const errors = [];
     if (!g?.topics) return { hits: [], topics: [], errors };
-    const load = async (pages) => (await Promise.all(pages.map((p) => this.#topic(p, vector.length).catch((e) => { errors.push(e); return null; })))).filter(Boolean);
+    const load = async (pages) => (await Promise.all(pages.map((p) => this.#topic(p, vector.length).catch((e) => { errors.push(asSnapshotError(e)); return null; })))).filter(Boolean);
     const seeds = await load([...new Set(seedPages)].slice(0, g.seedTopics));
     const cand = seeds.map((t) => t.page);
     const lists = seeds.map((t) => {
@@ -575,7 +630,7 @@ export class StaticSearch {
     const withText = async (hits, found) => {
       const out = [];
       await Promise.all(hits.map(async (h, i) => {
-        try { out[i] = { ...h, ...(await this.fragments([h.chunk]))[0], found: found(h.chunk) }; } catch (e) { errors.push(e); }
+        try { out[i] = { ...h, ...(await this.fragments([h.chunk]))[0], found: found(h.chunk) }; } catch (e) { errors.push(asSnapshotError(e)); }
       }));
       return out.filter(Boolean);
     };
