@@ -156,6 +156,14 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     let out = dir.join("webrag");
     let said = index(&dir, &out);
     assert!(said.contains("snapshot of 4 pages"), "{said}");
+    // The manifest is written last (a reader never finds it naming a shard not yet there), and no
+    // half-written file is left beside the snapshot.
+    let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let manifest_at = mtime(&out.join("manifest.json"));
+    for (name, _) in tree(&out) {
+        assert!(!name.ends_with(".tmp"), "{name} left behind");
+        assert!(mtime(&out.join(&name)) <= manifest_at, "{name} was written after manifest.json");
+    }
     let first = tree(&out);
     index(&dir, &out);
     assert_eq!(tree(&out), first, "a second build of the unchanged site is byte-identical");

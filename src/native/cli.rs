@@ -97,6 +97,12 @@ enum Cmd {
         /// The environment variable holding the endpoint's API key (none: no key is sent).
         #[arg(long, default_value = "WEBRAG_LLM_KEY")]
         llm_key_env: String,
+        /// Milliseconds an LLM call may take (a slow local model needs more).
+        #[arg(long, default_value_t = 60_000)]
+        llm_timeout_ms: u64,
+        /// Tokens an LLM reply may have at most.
+        #[arg(long, default_value_t = 1024)]
+        llm_max_tokens: u32,
         /// Skip knowledge atomizing.
         #[arg(long)]
         no_atomize: bool,
@@ -123,6 +129,12 @@ enum Cmd {
         /// The environment variable holding the endpoint's API key (none: no key is sent).
         #[arg(long, default_value = "WEBRAG_LLM_KEY")]
         llm_key_env: String,
+        /// Milliseconds an LLM call may take (a slow local model needs more).
+        #[arg(long, default_value_t = 60_000)]
+        llm_timeout_ms: u64,
+        /// Tokens an LLM reply may have at most.
+        #[arg(long, default_value_t = 1024)]
+        llm_max_tokens: u32,
         /// The pipeline's preset.
         #[arg(long, default_value = "ask", value_parser = ["ask", "search"])]
         preset: String,
@@ -419,11 +431,13 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.chunks
             );
         }
-        Cmd::Enrich { llm_url, llm_model, llm_key_env, no_atomize, no_mind_maps, db } => {
+        Cmd::Enrich { llm_url, llm_model, llm_key_env, llm_timeout_ms, llm_max_tokens, no_atomize, no_mind_maps, db } => {
             let cfg = crate::llm::LlmConfig {
                 base_url: llm_url,
                 model: llm_model,
                 api_key: std::env::var(&llm_key_env).unwrap_or_default(),
+                timeout_ms: llm_timeout_ms,
+                max_tokens: llm_max_tokens,
                 ..Default::default()
             };
             let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
@@ -437,11 +451,13 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
-        Cmd::Ask { question, llm_url, llm_model, llm_key_env, preset, decompose, trace, db } => {
+        Cmd::Ask { question, llm_url, llm_model, llm_key_env, llm_timeout_ms, llm_max_tokens, preset, decompose, trace, db } => {
             let cfg = crate::llm::LlmConfig {
                 base_url: llm_url,
                 model: llm_model,
                 api_key: std::env::var(&llm_key_env).unwrap_or_default(),
+                timeout_ms: llm_timeout_ms,
+                max_tokens: llm_max_tokens,
                 ..Default::default()
             };
             let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;

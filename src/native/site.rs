@@ -42,7 +42,8 @@ pub fn crawl(site: &Path, out: &Path) -> Result<Vec<DocumentInput>> {
 }
 
 /// Writes `snap` into `out` (`manifest.json` last, so a reader never finds a manifest naming
-/// shards not yet written), then deletes the files of earlier snapshots that it no longer names
+/// shards not yet written; each file written beside and renamed into place, so none is ever
+/// seen half written), then deletes the files of earlier snapshots that it no longer names
 /// (under `t/`, `f/`, `v/`, `g/`), so `out` holds exactly this snapshot.
 ///
 /// Errors: I/O errors as [`StoreError::Backend`] naming the path.
@@ -55,7 +56,10 @@ pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
             std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         }
         if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
-            std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+            // Whole files only: written beside, then renamed over (a crash leaves the old file).
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+            std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))?;
         }
     }
     let keep: BTreeSet<&str> = snap.files.keys().map(String::as_str).collect();

@@ -6,6 +6,7 @@
 // calls ended — JSON read at once, read after one repair request, unreadable after the repair
 // (the step's fallback, or a typed error), free text (the answer) — and how each operation ended
 // (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
+// Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000).
 //
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
 import { spawn, execFile } from 'node:child_process';
@@ -21,6 +22,12 @@ const MODEL = opt('--model', join(ROOT, 'target/llm/gemma-3-270m-q4_k_m.gguf'));
 const LLM_PORT = Number(opt('--port', 18181));
 const PROXY_PORT = LLM_PORT + 1;
 const DEADLINE_MS = Number(opt('--deadline-ms', 20 * 60_000));
+const PASSAGES = Number(opt('--passages', 30));
+const QUESTIONS = Number(opt('--questions', 3));
+// A small model on a CPU is slow and rambles: replies are capped, and a call may take minutes.
+const MAX_TOKENS = Number(opt('--max-tokens', 256));
+const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
+const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
 const WORK = join(ROOT, 'target/llm-real');
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
 
@@ -120,13 +127,13 @@ try {
   }
   await new Promise((r) => proxy.listen(PROXY_PORT, '127.0.0.1', r));
   const LLM_URL = `http://127.0.0.1:${PROXY_PORT}/v1`;
-  const llm = { baseUrl: LLM_URL, model: 'local', timeoutMs: 600_000 };
+  const llm = { baseUrl: LLM_URL, model: 'local', timeoutMs: TIMEOUT_MS, maxTokens: MAX_TOKENS };
 
   // 30 passages of HotpotQA's train100 (the contexts of the first questions), 3 questions.
   const data = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
   const passages = new Map();
-  for (const q of data) for (const [title, sents] of q.context) if (passages.size < 30 && !passages.has(title)) passages.set(title, sents.join(''));
-  const questions = data.slice(0, 3).map((q) => q.question);
+  for (const q of data) for (const [title, sents] of q.context) if (passages.size < PASSAGES && !passages.has(title)) passages.set(title, sents.join(''));
+  const questions = data.slice(0, QUESTIONS).map((q) => q.question);
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(join(WORK, 'docs'), { recursive: true });
   const files = [...passages].map(([title, text], i) => {
@@ -138,11 +145,11 @@ try {
 
   phase = 'native';
   await run(BIN, ['index', ...files, '--db', db]);
-  await timed('enrich', () => run(BIN, ['enrich', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+  await timed('enrich', () => run(BIN, ['enrich', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
   for (const [i, q] of questions.entries()) {
-    await timed(`decompose q${i + 1}`, () => run(BIN, ['ask', q, '--decompose', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
-    await timed(`ask q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'ask', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
-    await timed(`search q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'search', '--llm-url', LLM_URL, '--llm-model', 'local', '--db', db]));
+    await timed(`decompose q${i + 1}`, () => run(BIN, ['ask', q, '--decompose', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
+    await timed(`ask q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'ask', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
+    await timed(`search q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'search', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
   }
 
   phase = 'page';
