@@ -20,6 +20,40 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The OpenAI-compatible endpoint of `enrich` and `ask`.
+#[derive(clap::Args, Debug)]
+struct LlmArgs {
+    /// An OpenAI-compatible endpoint, up to the API version (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long)]
+    llm_url: String,
+    /// The endpoint's model name.
+    #[arg(long, default_value = "gpt-4o-mini")]
+    llm_model: String,
+    /// The environment variable holding the endpoint's API key (none: no key is sent).
+    #[arg(long, default_value = "WEBRAG_LLM_KEY")]
+    llm_key_env: String,
+    /// Milliseconds an LLM call may take (a slow local model needs more).
+    #[arg(long, default_value_t = 60_000)]
+    llm_timeout_ms: u64,
+    /// Tokens an LLM reply may have at most.
+    #[arg(long, default_value_t = 1024)]
+    llm_max_tokens: u32,
+}
+
+impl LlmArgs {
+    /// The client configuration (the key read from `llm_key_env`).
+    fn config(self) -> crate::llm::LlmConfig {
+        crate::llm::LlmConfig {
+            base_url: self.llm_url,
+            model: self.llm_model,
+            api_key: std::env::var(&self.llm_key_env).unwrap_or_default(),
+            timeout_ms: self.llm_timeout_ms,
+            max_tokens: self.llm_max_tokens,
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Index files or directories (.md, .markdown, .html, .htm, .txt) into a knowledge-base file;
@@ -88,21 +122,8 @@ enum Cmd {
     /// Run the ingest-time LLM stages over a knowledge-base file (docs/ask-pipeline.md): knowledge
     /// atomizing, then LLM mind maps; each does only what is left, so running it again resumes.
     Enrich {
-        /// An OpenAI-compatible endpoint, up to the API version (e.g. http://127.0.0.1:8000/v1).
-        #[arg(long)]
-        llm_url: String,
-        /// The endpoint's model name.
-        #[arg(long, default_value = "gpt-4o-mini")]
-        llm_model: String,
-        /// The environment variable holding the endpoint's API key (none: no key is sent).
-        #[arg(long, default_value = "WEBRAG_LLM_KEY")]
-        llm_key_env: String,
-        /// Milliseconds an LLM call may take (a slow local model needs more).
-        #[arg(long, default_value_t = 60_000)]
-        llm_timeout_ms: u64,
-        /// Tokens an LLM reply may have at most.
-        #[arg(long, default_value_t = 1024)]
-        llm_max_tokens: u32,
+        #[command(flatten)]
+        llm: LlmArgs,
         /// Skip knowledge atomizing.
         #[arg(long)]
         no_atomize: bool,
@@ -120,21 +141,8 @@ enum Cmd {
     Ask {
         /// The question.
         question: String,
-        /// An OpenAI-compatible endpoint, up to the API version (e.g. http://127.0.0.1:8000/v1).
-        #[arg(long)]
-        llm_url: String,
-        /// The endpoint's model name.
-        #[arg(long, default_value = "gpt-4o-mini")]
-        llm_model: String,
-        /// The environment variable holding the endpoint's API key (none: no key is sent).
-        #[arg(long, default_value = "WEBRAG_LLM_KEY")]
-        llm_key_env: String,
-        /// Milliseconds an LLM call may take (a slow local model needs more).
-        #[arg(long, default_value_t = 60_000)]
-        llm_timeout_ms: u64,
-        /// Tokens an LLM reply may have at most.
-        #[arg(long, default_value_t = 1024)]
-        llm_max_tokens: u32,
+        #[command(flatten)]
+        llm: LlmArgs,
         /// The pipeline's preset.
         #[arg(long, default_value = "ask", value_parser = ["ask", "search"])]
         preset: String,
@@ -431,16 +439,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.chunks
             );
         }
-        Cmd::Enrich { llm_url, llm_model, llm_key_env, llm_timeout_ms, llm_max_tokens, no_atomize, no_mind_maps, db } => {
-            let cfg = crate::llm::LlmConfig {
-                base_url: llm_url,
-                model: llm_model,
-                api_key: std::env::var(&llm_key_env).unwrap_or_default(),
-                timeout_ms: llm_timeout_ms,
-                max_tokens: llm_max_tokens,
-                ..Default::default()
-            };
-            let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+        Cmd::Enrich { llm, no_atomize, no_mind_maps, db } => {
+            let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
             let mut eng =
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let defaults = crate::ask::ingest::EnrichParams::default();
@@ -451,16 +451,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
-        Cmd::Ask { question, llm_url, llm_model, llm_key_env, llm_timeout_ms, llm_max_tokens, preset, decompose, trace, db } => {
-            let cfg = crate::llm::LlmConfig {
-                base_url: llm_url,
-                model: llm_model,
-                api_key: std::env::var(&llm_key_env).unwrap_or_default(),
-                timeout_ms: llm_timeout_ms,
-                max_tokens: llm_max_tokens,
-                ..Default::default()
-            };
-            let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+        Cmd::Ask { question, llm, preset, decompose, trace, db } => {
+            let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
             let mut eng =
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let mut on_trace = |ev: crate::ask::TraceEvent| {
