@@ -142,6 +142,17 @@ pub async fn run<S: Store>(store: &S) {
     store.commit(ops).await.expect("big commit");
     assert_eq!(store.load().await.expect("load").chunks.len(), 501);
 
+    // the generation check: a batch whose `CheckGeneration` does not hold writes nothing
+    let generation = |g: u64| Op::Put(Record::Meta(MetaRecord { id: webrag::ports::GENERATION_KEY.into(), value: g.to_string() }));
+    store.commit(vec![Op::CheckGeneration(0), generation(1)]).await.expect("absent counts as 0");
+    let before = store.load().await.expect("load");
+    let stale = store.commit(vec![Op::CheckGeneration(0), Op::Put(doc("stale")), generation(1)]).await;
+    assert_eq!(stale, Err(webrag::error::StoreError::Conflict { expected: 0, found: 1 }));
+    assert_eq!(store.load().await.expect("load"), before, "a refused batch writes nothing");
+    store.commit(vec![Op::CheckGeneration(1), Op::Put(doc("fresh")), generation(2)]).await.expect("current generation");
+    assert!(store.get(Collection::Documents, "fresh").await.expect("get").is_some());
+    store.commit(vec![Op::Delete(Collection::Documents, "fresh".into()), Op::Delete(Collection::Meta, "generation".into())]).await.expect("undo");
+
     // clear
     store.clear().await.expect("clear");
     let c = store.load().await.expect("load");
