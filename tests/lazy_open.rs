@@ -286,8 +286,8 @@ fn a_failed_load_is_a_typed_error_then_store_backend() {
         store.commit(vec![Op::Put(Record::Meta(meta))]).await.unwrap();
         assert_eq!(lz.engine().await.err().expect("mismatch").code(), "MODEL_MISMATCH");
         assert_eq!(lz.engine().await.err().expect("failed").code(), "STORE_BACKEND");
-        assert_eq!(lz.stats().err().expect("failed").code(), "STORE_BACKEND");
+        assert_eq!(lz.stats().expect_err("failed").code(), "STORE_BACKEND");
         let q = SearchOptions::new(3, SearchMode::Hybrid);
-        assert_eq!(lz.search("news", &q).await.err().expect("failed").code(), "STORE_BACKEND");
+        assert_eq!(lz.search("news", &q).await.expect_err("failed").code(), "STORE_BACKEND");
     })
 }

@@ -151,7 +151,10 @@ pub async fn run<S: Store>(store: &S) {
     assert_eq!(store.load().await.expect("load"), before, "a refused batch writes nothing");
     store.commit(vec![Op::CheckGeneration(1), Op::Put(doc("fresh")), generation(2)]).await.expect("current generation");
     assert!(store.get(Collection::Documents, "fresh").await.expect("get").is_some());
-    store.commit(vec![Op::Delete(Collection::Documents, "fresh".into()), Op::Delete(Collection::Meta, "generation".into())]).await.expect("undo");
+    store
+        .commit(vec![Op::Delete(Collection::Documents, "fresh".into()), Op::Delete(Collection::Meta, "generation".into())])
+        .await
+        .expect("undo");
 
     // clear
     store.clear().await.expect("clear");
