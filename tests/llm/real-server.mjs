@@ -6,7 +6,8 @@
 // calls ended — JSON read at once, read after one repair request, unreadable after the repair
 // (the step's fallback, or a typed error), free text (the answer) — and how each operation ended
 // (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
-// Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000).
+// Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000),
+// --only native|page (both).
 //
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
 import { spawn, execFile } from 'node:child_process';
@@ -27,6 +28,7 @@ const QUESTIONS = Number(opt('--questions', 3));
 // A small model on a CPU is slow and rambles: replies are capped, and a call may take minutes.
 const MAX_TOKENS = Number(opt('--max-tokens', 256));
 const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
+const ONLY = opt('--only', 'both'); // native, page or both
 const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
 const WORK = join(ROOT, 'target/llm-real');
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
@@ -72,7 +74,10 @@ const proxy = createServer((req, res) => {
     let parsed = null;
     try { parsed = JSON.parse(body.toString('utf8')); } catch { /* forwarded as is */ }
     const up = request({ host: '127.0.0.1', port: LLM_PORT, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${LLM_PORT}` } }, (ur) => {
-      res.writeHead(ur.statusCode, { ...ur.headers, ...cors });
+      // The server's own CORS headers are replaced by ours (two Access-Control-Allow-Origin
+      // values make the browser refuse the response).
+      const headers = Object.fromEntries(Object.entries(ur.headers).filter(([k]) => !k.startsWith('access-control-')));
+      res.writeHead(ur.statusCode, { ...headers, ...Object.fromEntries(Object.entries(cors).map(([k, v]) => [k.toLowerCase(), v])) });
       const out = [];
       ur.on('data', (c) => { out.push(c); res.write(c); });
       ur.on('end', () => {
@@ -144,37 +149,39 @@ try {
   const db = join(WORK, 'kb.json');
 
   phase = 'native';
-  await run(BIN, ['index', ...files, '--db', db]);
-  await timed('enrich', () => run(BIN, ['enrich', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
-  for (const [i, q] of questions.entries()) {
+  if (ONLY !== 'page') await run(BIN, ['index', ...files, '--db', db]);
+  if (ONLY !== 'page') await timed('enrich', () => run(BIN, ['enrich', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
+  for (const [i, q] of (ONLY !== 'page' ? questions : []).entries()) {
     await timed(`decompose q${i + 1}`, () => run(BIN, ['ask', q, '--decompose', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
     await timed(`ask q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'ask', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
     await timed(`search q${i + 1}`, () => run(BIN, ['ask', q, '--preset', 'search', '--llm-url', LLM_URL, ...LLM_FLAGS, '--db', db]));
   }
 
-  phase = 'page';
-  const web = await startServer(PROXY_PORT + 1);
-  const browser = await launch({ webgpu: false });
-  try {
-    const page = await browser.ctx.newPage();
-    page.on('pageerror', (e) => console.error('pageerror:', e.message));
-    await page.goto(`${web.url}/www/style.css`);
-    await page.evaluate(async ({ docs }) => {
-      const { WebRag } = await import('/pkg/index.js');
-      window.rag = await WebRag.open({ name: 'llm-real', model: '/.models/all-MiniLM-L6-v2/', device: 'cpu' });
-      await window.rag.add(docs);
-    }, { docs: [...passages].map(([title, text], i) => ({ id: `${i}.md`, text: `# ${title}\n\n${text}` })) });
-    const inPage = (name, body) => timed(name, () => page.evaluate(body, { llm, questions }).then((r) => { if (r) throw Object.assign(new Error(r.message), { code: r.code }); }));
-    const wrap = (expr) => new Function('a', `return (async () => { try { ${expr}; return null; } catch (e) { return { code: e.code ?? e.name, message: e.message }; } })();`);
-    await inPage('enrich', wrap('await window.rag.enrich({ llm: a.llm })'));
-    for (let i = 0; i < questions.length; i++) {
-      await inPage(`decompose q${i + 1}`, wrap(`await window.rag.decompose(a.questions[${i}], { llm: a.llm })`));
-      await inPage(`ask q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'ask' } })`));
-      await inPage(`search q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'search' } })`));
+  if (ONLY !== 'native') {
+    phase = 'page';
+    const web = await startServer(PROXY_PORT + 1);
+    const browser = await launch({ webgpu: false });
+    try {
+      const page = await browser.ctx.newPage();
+      page.on('pageerror', (e) => console.error('pageerror:', e.message));
+      await page.goto(`${web.url}/www/style.css`);
+      await page.evaluate(async ({ docs }) => {
+        const { WebRag } = await import('/pkg/index.js');
+        window.rag = await WebRag.open({ name: 'llm-real', model: '/.models/all-MiniLM-L6-v2/', device: 'cpu' });
+        await window.rag.add(docs);
+      }, { docs: [...passages].map(([title, text], i) => ({ id: `${i}.md`, text: `# ${title}\n\n${text}` })) });
+      const inPage = (name, body) => timed(name, () => page.evaluate(body, { llm, questions }).then((r) => { if (r) throw Object.assign(new Error(r.message), { code: r.code }); }));
+      const wrap = (expr) => new Function('a', `return (async () => { try { ${expr}; return null; } catch (e) { return { code: e.code ?? e.name, message: e.message }; } })();`);
+      await inPage('enrich', wrap('await window.rag.enrich({ llm: a.llm })'));
+      for (let i = 0; i < questions.length; i++) {
+        await inPage(`decompose q${i + 1}`, wrap(`await window.rag.decompose(a.questions[${i}], { llm: a.llm })`));
+        await inPage(`ask q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'ask' } })`));
+        await inPage(`search q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'search' } })`));
+      }
+    } finally {
+      await browser.close();
+      web.stop();
     }
-  } finally {
-    await browser.close();
-    web.stop();
   }
 
   // ---- the figures ----
