@@ -324,6 +324,25 @@ fn chunks_never_exceed_256_word_pieces() {
     }
 }
 
+/// The `Embedder` methods that describe the model, answered by the real one (for the test
+/// embedders below, which differ only in `embed`).
+macro_rules! the_model_describes_it {
+    () => {
+        fn model_id(&self) -> &str {
+            common::model().model_id()
+        }
+        fn dim(&self) -> usize {
+            common::model().dim()
+        }
+        fn max_tokens(&self) -> usize {
+            common::model().max_tokens()
+        }
+        fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
+            common::model().token_counter()
+        }
+    };
+}
+
 /// The real model behind [`webrag::embed::Embedder`], recording the size of every call and
 /// asking for `preferred` texts per call (as a GPU path asks for 256).
 struct Recording {
@@ -332,18 +351,7 @@ struct Recording {
 }
 
 impl webrag::embed::Embedder for Recording {
-    fn model_id(&self) -> &str {
-        common::model().model_id()
-    }
-    fn dim(&self) -> usize {
-        common::model().dim()
-    }
-    fn max_tokens(&self) -> usize {
-        common::model().max_tokens()
-    }
-    fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
-        common::model().token_counter()
-    }
+    the_model_describes_it!();
     async fn embed(&self, texts: &[&str]) -> webrag::Result<Vec<Vec<f32>>> {
         self.calls.borrow_mut().push(texts.len());
         common::model().embed(texts).await
@@ -358,18 +366,7 @@ impl webrag::embed::Embedder for Recording {
 struct Broken(u8);
 
 impl webrag::embed::Embedder for Broken {
-    fn model_id(&self) -> &str {
-        common::model().model_id()
-    }
-    fn dim(&self) -> usize {
-        common::model().dim()
-    }
-    fn max_tokens(&self) -> usize {
-        common::model().max_tokens()
-    }
-    fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
-        common::model().token_counter()
-    }
+    the_model_describes_it!();
     async fn embed(&self, texts: &[&str]) -> webrag::Result<Vec<Vec<f32>>> {
         let mut v = common::model().embed(texts).await?;
         match self.0 {
