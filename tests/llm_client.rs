@@ -168,6 +168,46 @@ fn structured_output_takes_the_last_object_and_repairs_once() {
 }
 
 #[test]
+fn structured_steps_ask_for_json_output_and_servers_without_it_are_detected_once() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Route {
+        route: String,
+    }
+    let ok = |_: &Route| Ok(());
+    let msgs = [ChatMessage::user("Reply with one JSON object: {\"route\": \"...\"}.")];
+    let opts = ChatOptions::step("route");
+    let s = LlmServer::start();
+    // A server with JSON output: structured steps ask for it, plain calls (the answer) do not.
+    let c = client(&s, |_| {});
+    s.script(json!([{ "content": "{\"route\": \"both\"}" }, { "content": "Hi." }]));
+    pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap();
+    ask(&c).unwrap();
+    let log = s.log();
+    assert_eq!(log[0]["body"]["response_format"], json!({"type": "json_object"}));
+    assert!(log[1]["body"].get("response_format").is_none());
+    // A server without it (400 naming response_format): asked once more without, then never again.
+    s.reset();
+    s.config(json!({"rejectResponseFormat": true}));
+    let c = client(&s, |_| {});
+    s.rules(json!([{ "match": "route", "reply": { "content": "{\"route\": \"graph\"}" } }]));
+    for _ in 0..2 {
+        let (r, _) = pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap();
+        assert_eq!(r.route, "graph");
+    }
+    let asked: Vec<bool> = s.log().iter().map(|e| e["body"].get("response_format").is_some()).collect();
+    assert_eq!(asked, [true, false, false], "detected on the first refusal");
+    // jsonMode "on": the refusal is the server's error; "off": never asked.
+    let on = client(&s, |c| c.json_mode = webrag::llm::JsonMode::On);
+    let e = pollster::block_on(structured::<Route, _>(&on, &msgs, &opts, &ok)).unwrap_err();
+    assert!(matches!(e, LlmError::Http { status: 400, .. }), "{e:?}");
+    s.reset();
+    s.rules(json!([{ "match": "route", "reply": { "content": "{\"route\": \"graph\"}" } }]));
+    let off = client(&s, |c| c.json_mode = webrag::llm::JsonMode::Off);
+    pollster::block_on(structured::<Route, _>(&off, &msgs, &opts, &ok)).unwrap();
+    assert!(s.log()[0]["body"].get("response_format").is_none());
+}
+
+#[test]
 fn bad_configurations_are_typed() {
     for cfg in [
         LlmConfig { base_url: "ftp://x".into(), model: "m".into(), ..Default::default() },

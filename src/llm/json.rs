@@ -49,6 +49,8 @@ pub async fn structured<T: DeserializeOwned, M: LanguageModel + ?Sized>(
     opts: &ChatOptions,
     check: &dyn Fn(&T) -> Result<(), String>,
 ) -> Result<(T, Vec<String>), LlmError> {
+    let json_opts = opts.clone().json();
+    let opts = &json_opts;
     let first = model.chat(messages, opts).await?;
     let reason = match parse_output(&first, check) {
         Ok(t) => return Ok((t, vec![first])),

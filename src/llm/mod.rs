@@ -57,6 +57,9 @@ pub struct ChatOptions {
     pub max_tokens: Option<u32>,
     /// The pipeline step asking (traces, error messages).
     pub step: String,
+    /// The reply must be one JSON object: clients that can ask the server for JSON output do
+    /// (OpenAI's `response_format: {"type": "json_object"}`, [`JsonMode`]).
+    pub json: bool,
 }
 
 impl ChatOptions {
@@ -64,6 +67,27 @@ impl ChatOptions {
     pub fn step(step: &str) -> Self {
         ChatOptions { step: step.to_string(), ..Default::default() }
     }
+
+    /// These options for a reply that must be one JSON object.
+    pub fn json(self) -> Self {
+        ChatOptions { json: true, ..self }
+    }
+}
+
+/// Whether structured steps ask the server for JSON output (`response_format: {"type":
+/// "json_object"}`, OpenAI Chat Completions; llama.cpp's server, vLLM and Ollama constrain
+/// decoding to JSON with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonMode {
+    /// Ask; a server that answers the request with 400 or 422 naming `response_format` is asked
+    /// again without it, and the client stops asking (detected once per client).
+    #[default]
+    Auto,
+    /// Always ask (a refusal is the server's error).
+    On,
+    /// Never ask: the prompt alone says "reply with one JSON object".
+    Off,
 }
 
 /// A chat model: the port the ask pipeline uses. Implemented by [`openai::OpenAiClient`] (any
@@ -124,6 +148,8 @@ pub struct LlmConfig {
     pub max_backoff_ms: u64,
     /// Requests in flight at once from this client. Default 4; range 1..=64.
     pub concurrency: usize,
+    /// JSON output for the structured steps: `"auto"` (default), `"on"` or `"off"`.
+    pub json_mode: JsonMode,
 }
 
 impl Default for LlmConfig {
@@ -140,6 +166,7 @@ impl Default for LlmConfig {
             backoff_ms: 500,
             max_backoff_ms: 20_000,
             concurrency: 4,
+            json_mode: JsonMode::Auto,
         }
     }
 }

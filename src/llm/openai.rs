@@ -18,7 +18,7 @@ use std::task::{Poll, Waker};
 
 use serde_json::{Value, json};
 
-use super::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
+use super::{ChatMessage, ChatOptions, HttpBody, JsonMode, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
 use crate::error::LlmError;
 
 /// A counting semaphore for one thread (the page's worker; native callers block anyway).
@@ -62,6 +62,8 @@ pub struct OpenAiClient<T: HttpTransport> {
     cfg: LlmConfig,
     transport: T,
     gate: Gate,
+    /// The server refused `response_format` once ([`JsonMode::Auto`]): not asked again.
+    no_json: Cell<bool>,
 }
 
 /// `Retry-After` as milliseconds: delta-seconds (`"2"`, `"0.5"`); an HTTP date is not read
@@ -153,7 +155,7 @@ impl<T: HttpTransport> OpenAiClient<T> {
     pub fn new(cfg: LlmConfig, transport: T) -> Result<Self, LlmError> {
         cfg.validate()?;
         let gate = Gate::new(cfg.concurrency);
-        Ok(OpenAiClient { cfg, transport, gate })
+        Ok(OpenAiClient { cfg, transport, gate, no_json: Cell::new(false) })
     }
 
     /// The configuration.
@@ -163,13 +165,16 @@ impl<T: HttpTransport> OpenAiClient<T> {
 
     /// The HTTP request for `messages` (the API key is in its headers: never log them).
     pub fn request(&self, messages: &[ChatMessage], opts: &ChatOptions, stream: bool) -> HttpRequest {
-        let body = json!({
+        let mut body = json!({
             "model": self.cfg.model,
             "messages": messages,
             "temperature": opts.temperature.unwrap_or(self.cfg.temperature),
             "max_tokens": opts.max_tokens.unwrap_or(self.cfg.max_tokens),
             "stream": stream,
         });
+        if self.asks_json(opts) {
+            body["response_format"] = json!({"type": "json_object"});
+        }
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         if !self.cfg.api_key.is_empty() {
             headers.push(("authorization".to_string(), format!("Bearer {}", self.cfg.api_key)));
@@ -178,11 +183,39 @@ impl<T: HttpTransport> OpenAiClient<T> {
         HttpRequest { url: self.cfg.endpoint(), headers, body: body.to_string(), timeout_ms: self.cfg.timeout_ms }
     }
 
+    /// Whether a request with `opts` carries `response_format`.
+    pub fn asks_json(&self, opts: &ChatOptions) -> bool {
+        opts.json
+            && match self.cfg.json_mode {
+                JsonMode::On => true,
+                JsonMode::Off => false,
+                JsonMode::Auto => !self.no_json.get(),
+            }
+    }
+
     async fn send(
         &self,
         messages: &[ChatMessage],
         opts: &ChatOptions,
         mut on_token: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<String, LlmError> {
+        match self.send_once(messages, opts, &mut on_token).await {
+            // A server without JSON output: once more without asking for it, and never again.
+            Err(LlmError::Http { status: 400 | 422, body, .. })
+                if self.cfg.json_mode == JsonMode::Auto && self.asks_json(opts) && body.contains("response_format") =>
+            {
+                self.no_json.set(true);
+                self.send_once(messages, opts, &mut on_token).await
+            }
+            r => r,
+        }
+    }
+
+    async fn send_once(
+        &self,
+        messages: &[ChatMessage],
+        opts: &ChatOptions,
+        on_token: &mut Option<&mut dyn FnMut(&str)>,
     ) -> Result<String, LlmError> {
         let req = self.request(messages, opts, on_token.is_some());
         let mut attempt = 0u32;

@@ -42,7 +42,13 @@ impl LlmServer {
         ureq::post(&format!("http://127.0.0.1:{}/__rules", self.port)).send(rules.to_string()).expect("rules");
     }
 
-    /// Empties the queue, the rules and the log.
+    /// Sets server switches (`{"rejectResponseFormat": true}`).
+    #[allow(dead_code)]
+    pub fn config(&self, switches: Value) {
+        ureq::post(&format!("http://127.0.0.1:{}/__config", self.port)).send(switches.to_string()).expect("config");
+    }
+
+    /// Empties the queue, the rules, the log and the switches.
     #[allow(dead_code)]
     pub fn reset(&self) {
         ureq::post(&format!("http://127.0.0.1:{}/__reset", self.port)).send("").expect("reset");

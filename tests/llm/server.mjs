@@ -6,7 +6,9 @@
 //
 // Control endpoints (tests drive the server with them):
 //   POST /__script  [reply, ...]   queue replies, used in order by the next chat requests
-//   POST /__reset                  empty the queue and the log
+//   POST /__reset                  empty the queue, the rules, the log and the switches
+//   POST /__config {rejectResponseFormat?}
+//                                  switches: a 400 naming `response_format` to any request asking for it
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
 //   POST /search {query, k}        a web-search endpoint: one result naming the query
 //   POST /__rules [{match, reply, times?}, ...]
@@ -27,6 +29,9 @@ const args = process.argv.slice(2);
 const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
 let queue = [];
 let rules = [];
+// Server switches (POST /__config): `rejectResponseFormat` answers any request that asks for
+// JSON output (`response_format`) with a 400 naming it, as servers without JSON mode do.
+let config = {};
 let log = [];
 
 const cors = {
@@ -56,7 +61,8 @@ const server = http.createServer(async (req, res) => {
   const text = await readBody(req);
   if (url.pathname === '/__script') { queue.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
   if (url.pathname === '/__rules') { rules.push(...JSON.parse(text)); res.writeHead(200, cors); res.end('{}'); return; }
-  if (url.pathname === '/__reset') { queue = []; rules = []; log = []; res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__config') { config = { ...config, ...JSON.parse(text) }; res.writeHead(200, cors); res.end('{}'); return; }
+  if (url.pathname === '/__reset') { queue = []; rules = []; log = []; config = {}; res.writeHead(200, cors); res.end('{}'); return; }
   if (url.pathname === '/__log') { res.writeHead(200, { ...cors, 'content-type': 'application/json' }); res.end(JSON.stringify(log)); return; }
   // A web-search endpoint for domain routing: {query, k} → {results: [{title, url, text}]}.
   if (url.pathname === '/search' && req.method === 'POST') {
@@ -73,6 +79,11 @@ const server = http.createServer(async (req, res) => {
   const auth = headers.authorization || null;
   delete headers.authorization;
   log.push({ at: Date.now(), auth, headers, body });
+  if (config.rejectResponseFormat && body.response_format) {
+    res.writeHead(400, { ...cors, 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: "Unrecognized request argument supplied: response_format", type: 'invalid_request_error' } }));
+    return;
+  }
   const lastUser = [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '';
   const rule = queue.length ? null : rules.find((r) => lastUser.includes(r.match) && (r.times === undefined || r.times > 0));
   if (rule && rule.times !== undefined) rule.times -= 1;
