@@ -107,7 +107,7 @@ fn the_loop_fills_the_context_traces_every_step_and_exports_sft_pairs() {
 }
 
 #[test]
-fn bad_output_is_repaired_once_then_typed_and_nothing_stored_is_lost() {
+fn bad_output_is_repaired_once_then_falls_back_and_nothing_stored_is_lost() {
     pollster::block_on(async {
         let eng = engine().await;
         let before = eng.stats();
@@ -123,14 +123,26 @@ fn bad_output_is_repaired_once_then_typed_and_nothing_stored_is_lost() {
         assert_eq!((t.stop, t.context.len()), (Stop::NothingSelected, 0));
         let repair = s.log()[2]["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
         assert!(repair.contains("choice 99 is not one of the candidates"), "{repair}");
-        // Prose twice: LLM_BAD_OUTPUT naming the step.
+        // Prose twice at the first proposal: the fallback proposal is the question itself; prose
+        // twice at its selection: the best-ranked candidate joins, its answer unknown; prose twice
+        // at the next proposal: the loop stops (Unreadable) with that context. No error.
         // (Every document was among the candidates, so no fallback selection was asked for.)
         assert_eq!(s.log().len(), 3);
-        s.script(json!([{ "content": "I think you should search for Acme." }, { "content": "{\"choice\": 1}" }]));
-        match decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {}).await {
-            Err(Error::Llm(LlmError::BadOutput { step, .. })) => assert_eq!(step, "propose"),
-            other => panic!("expected LLM_BAD_OUTPUT, got {other:?}"),
-        }
+        s.rules(json!([{ "match": "", "reply": { "content": "I think you should search for Acme." } }]));
+        let mut events = Vec::new();
+        let t = decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |e| events.push(e))
+            .await
+            .unwrap();
+        assert_eq!(t.stop, Stop::Unreadable);
+        assert_eq!(t.rounds[0].proposals, ["Who founded Acme?"]);
+        assert_eq!((t.rounds[0].selected, t.rounds[0].answer.as_deref()), (Some(0), None));
+        assert_eq!(t.context, [t.rounds[0].candidates[0].chunk_id.clone()], "the best-ranked candidate");
+        assert_eq!(eng.chunk(&t.context[0]).unwrap().doc_id, "acme");
+        let fallbacks: Vec<(&str, usize)> =
+            events.iter().filter(|e| e.output["fallback"].is_string()).map(|e| (e.step.as_str(), e.round)).collect();
+        assert_eq!(fallbacks, [("propose", 1), ("select", 1), ("propose", 2)]);
+        assert_eq!(s.log().len(), 3 + 6, "each unreadable reply was sent back for repair once");
+        s.reset();
         // An endpoint fault surfaces typed.
         s.script(json!([{ "status": 401 }]));
         let e = decompose(&client(&s), &eng, "Who founded Acme?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {})

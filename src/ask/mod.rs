@@ -30,7 +30,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{LlmError, Result};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::Clock;
@@ -158,6 +158,9 @@ pub enum Stop {
     NothingSelected,
     /// `rounds` reached.
     Rounds,
+    /// A proposal after the first round stayed unreadable after its repair (the fallback: stop
+    /// with the context gathered so far).
+    Unreadable,
 }
 
 /// A decomposition trajectory `(q, [(sub_q, answer)...])` and its context.
@@ -279,8 +282,13 @@ its question from its source. Reply {{\"choice\": <number>, \"answer\": \"...\"}
 
 /// Runs Algorithm 1 for `question`. `trace` receives every step.
 ///
-/// Errors: the model's [`LlmError`]s (a proposal or selection that stays unreadable after the
-/// repair attempt is [`LlmError::BadOutput`]) and the knowledge base's.
+/// Unreadable output (after the repair attempt) never ends the run: a first-round proposal falls
+/// back to the question itself, a later one stops the loop ([`Stop::Unreadable`]); a selection
+/// falls back to the best-ranked candidate, its answer unknown. The trace marks each fallback
+/// (`output.fallback`: the reason).
+///
+/// Errors: the endpoint's [`LlmError`]s (unauthorized, timeout, cancelled, ...) and the
+/// knowledge base's.
 pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     model: &M,
     kb: &K,
@@ -302,7 +310,16 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
             (None, None) => Err("the object needs \"questions\" (a list of strings) or \"decompose\": false".to_string()),
             _ => Ok(()),
         };
-        let (prop, raw) = structured::<Proposal, _>(model, &msgs, &ChatOptions::step("propose"), &has_shape).await?;
+        let (prop, raw, fallback) = match structured::<Proposal, _>(model, &msgs, &ChatOptions::step("propose"), &has_shape).await {
+            Ok((prop, raw)) => (prop, raw, None),
+            // The fallback for an unreadable proposal: in the first round the question itself is
+            // the one proposal; later, the loop stops with what it gathered.
+            Err(LlmError::BadOutput { reason, .. }) => {
+                let questions = if t == 1 { vec![question.to_string()] } else { Vec::new() };
+                (Proposal { decompose: None, questions: Some(questions) }, Vec::new(), Some(reason))
+            }
+            Err(e) => return Err(e.into()),
+        };
         let proposals: Vec<String> = if prop.decompose == Some(false) {
             Vec::new()
         } else {
@@ -314,13 +331,21 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
                 .take(p.proposals)
                 .collect()
         };
+        let mut output = serde_json::json!({"proposals": proposals, "raw": raw});
+        if let Some(reason) = &fallback {
+            output["fallback"] = reason.as_str().into();
+        }
         trace(TraceEvent {
             step: "propose".into(),
             round: t,
             input: serde_json::json!({"question": question, "known": context.len()}),
-            output: serde_json::json!({"proposals": proposals, "raw": raw}),
+            output,
             ms: clock.now_ms() - t0,
         });
+        if proposals.is_empty() && fallback.is_some() {
+            stop = Stop::Unreadable;
+            break;
+        }
         if proposals.is_empty() {
             stop = Stop::NothingProposed;
             break;
@@ -430,14 +455,18 @@ async fn select_one<M: LanguageModel + ?Sized, K: KnowledgeBase>(
         Some(c) if c >= n => Err(format!("choice {c} is not one of the candidates 0..{}", n - 1)),
         _ => Ok(()),
     };
-    let (sel, raw) = structured::<Selection, _>(model, &msgs, &ChatOptions::step("select"), &in_range).await?;
-    trace(TraceEvent {
-        step: "select".into(),
-        round,
-        input: serde_json::json!({"candidates": shown}),
-        output: serde_json::json!({"choice": sel.choice, "answer": sel.answer, "raw": raw}),
-        ms: clock.now_ms() - t0,
-    });
+    // The fallback for an unreadable selection: the best-ranked candidate joins, its answer
+    // unknown (the candidates are ranked by similarity or retrieval score).
+    let (sel, raw, fallback) = match structured::<Selection, _>(model, &msgs, &ChatOptions::step("select"), &in_range).await {
+        Ok((sel, raw)) => (sel, raw, None),
+        Err(LlmError::BadOutput { reason, .. }) => (Selection { choice: Some(0), answer: None }, Vec::new(), Some(reason)),
+        Err(e) => return Err(e.into()),
+    };
+    let mut output = serde_json::json!({"choice": sel.choice, "answer": sel.answer, "raw": raw});
+    if let Some(reason) = fallback {
+        output["fallback"] = reason.into();
+    }
+    trace(TraceEvent { step: "select".into(), round, input: serde_json::json!({"candidates": shown}), output, ms: clock.now_ms() - t0 });
     Ok(sel.choice.map(|c| (c, sel.answer)))
 }
 

@@ -595,12 +595,12 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 );
                 println!();
                 println!(
-                    "| dataset | rounds N / candidates K / retriever | gold passages in the final context (mean per question) | pooled | mean / max context chunks | stops: nothing proposed / found / selected / rounds | questions |"
+                    "| dataset | rounds N / candidates K / retriever | gold passages in the final context (mean per question) | pooled | mean / max context chunks | stops: nothing proposed / found / selected / rounds / unreadable | questions |"
                 );
                 println!("|---|---|---|---|---|---|---|");
                 for d in &decomposition {
                     println!(
-                        "| {} | {} / {} / {} | {:.1}% | {:.1}% | {:.2} / {} | {} / {} / {} / {} | {} |",
+                        "| {} | {} / {} / {} | {:.1}% | {:.1}% | {:.2} / {} | {} / {} / {} / {} / {} | {} |",
                         d.dataset,
                         d.params.rounds,
                         d.params.candidates,
@@ -613,6 +613,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                         d.stops[1],
                         d.stops[2],
                         d.stops[3],
+                        d.stops[4],
                         d.questions
                     );
                 }

@@ -278,8 +278,9 @@ pub struct DecomposeRow {
     pub mean_context: f64,
     /// Largest final context.
     pub max_context: usize,
-    /// How the loops ended: nothing proposed / nothing found / nothing selected / rounds used up.
-    pub stops: [usize; 4],
+    /// How the loops ended: nothing proposed / nothing found / nothing selected / rounds used up
+    /// / an unreadable proposal.
+    pub stops: [usize; 5],
     /// Questions evaluated.
     pub questions: usize,
     /// The parameters used.
@@ -296,7 +297,7 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
     use crate::ask::Stop;
     let clock = FixedClock(0.0);
     let (mut share, mut found, mut total, mut ctx, mut max_ctx, mut n) = (0f64, 0usize, 0usize, 0usize, 0usize, 0usize);
-    let mut stops = [0usize; 4];
+    let mut stops = [0usize; 5];
     let mut trajectories = Vec::new();
     for (q, gold) in &set.questions {
         if gold.is_empty() {
@@ -324,6 +325,7 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
             Stop::NothingFound => 1,
             Stop::NothingSelected => 2,
             Stop::Rounds => 3,
+            Stop::Unreadable => 4,
         }] += 1;
         trajectories.push(t);
     }

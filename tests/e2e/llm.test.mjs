@@ -46,7 +46,7 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
       const t = await window.webragDemo.rag.decompose(q, { llm: cfg, onTrace: (e) => traces.push(e.step) });
       const docs = [];
       for (const c of t.context) docs.push((await window.webragDemo.rag.chunk(c)).docId);
-      return { ok: true, stop: t.stop, docs, answers: t.rounds.map((r) => r.answer), traces, ms: performance.now() - t0 };
+      return { ok: true, stop: t.stop, docs, answers: t.rounds.map((r) => r.answer), proposals: t.rounds.map((r) => r.proposals), traces, ms: performance.now() - t0 };
     } catch (e) {
       return { ok: false, name: e.name, code: e.code, isLlmError: e.constructor.name === 'LlmError', ms: performance.now() - t0 };
     }
@@ -109,7 +109,7 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   assert.match(viaFunction.err.message, /model crashed/);
 
   // Faults: 401 → LLM_UNAUTHORIZED; a hung server → LLM_TIMEOUT within the configured timeout;
-  // 429 then 200 → retried and answered; prose twice → LLM_BAD_OUTPUT. Nothing stored is lost.
+  // 429 then 200 → retried and answered; prose twice → the documented fallback. Nothing stored is lost.
   await script([{ status: 401 }]);
   const unauthorized = await run(cfg, 'q');
   assert.deepEqual([unauthorized.name, unauthorized.code, unauthorized.isLlmError], ['LlmError', 'LLM_UNAUTHORIZED', true]);
@@ -120,9 +120,10 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   await script([{ status: 429, headers: { 'retry-after': '0' } }, { content: '{"decompose": false}' }]);
   const retried = await run(cfg, 'q');
   assert.equal(retried.ok, true, JSON.stringify(retried));
-  await script([{ content: 'Let me think about it.' }, { content: 'Still thinking.' }]);
+  await script([{ content: 'Let me think about it.' }, { content: 'Still thinking.' }, { content: '{"choice": null}' }]);
   const bad = await run(cfg, 'q');
-  assert.deepEqual([bad.name, bad.code], ['LlmError', 'LLM_BAD_OUTPUT']);
+  assert.equal(bad.ok, true, 'an unreadable proposal falls back to the question itself');
+  assert.deepEqual(bad.proposals[0], ['q']);
   const down = await run({ ...cfg, baseUrl: 'http://127.0.0.1:9/v1', retries: 0 }, 'q');
   assert.deepEqual([down.name, down.code], ['LlmError', 'LLM_NETWORK']);
   const misconfigured = await run({ baseUrl: 'ftp://x', model: 'm' }, 'q');
