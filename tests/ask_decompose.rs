@@ -9,7 +9,7 @@ use serde_json::json;
 use webrag::ask::{DecomposeParams, Stop, TraceEvent, decompose, sft_jsonl};
 use webrag::config::Config;
 use webrag::engine::Engine;
-use webrag::error::{Error, LlmError};
+use webrag::error::Error;
 use webrag::ports::{FixedClock, MemoryStore, NoProgress};
 use webrag::types::{DocumentInput, Format};
 
@@ -203,7 +203,7 @@ fn when_nothing_found_for_the_proposal_helps_the_original_question_is_searched()
 
 #[test]
 fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() {
-    use webrag::ask::answer::{AnswerParams, Confidence, UNKNOWN};
+    use webrag::ask::answer::{AnswerParams, AnswerStream, Confidence, UNKNOWN};
     use webrag::ask::ask;
     pollster::block_on(async {
         let eng = engine().await;
@@ -221,14 +221,14 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
             &eng,
             "Who founded Acme?",
             &DecomposeParams::default(),
-            &AnswerParams::default(),
+            &AnswerParams { stream: AnswerStream::Provisional, ..Default::default() },
             &FixedClock(0.0),
             &mut |t| tokens.push(t.to_string()),
             &mut |e| steps.push(e.step),
         )
         .await
         .unwrap();
-        assert_eq!(tokens.len(), 6, "the answer arrives piece by piece: {tokens:?}");
+        assert_eq!(tokens.len(), 6, "provisional: the answer arrives piece by piece: {tokens:?}");
         assert_eq!(r.answer.text, "Acme was founded by Jane Roe [S1] (not [S7]).");
         assert_eq!(r.answer.confidence, Confidence::High);
         assert!(r.answer.known);
@@ -244,20 +244,23 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
                 .contains("[S1] <data>Acme Corporation</data> <data>Acme Corporation was founded")
         );
         // Low confidence: "I don't know." with the sources it had.
-        s.script(json!([{ "content": "{\"decompose\": false}" }, { "content": "Perhaps Lyon [S1]?\nConfidence: low" }]));
+        // Withheld (the default): nothing of the low-confidence reply reaches on_token.
+        s.script(json!([{ "content": "{\"decompose\": false}" }, { "stream": ["Perhaps ", "Lyon [S1]?", "\nConfidence: low"] }]));
+        let mut shown = Vec::new();
         let r = ask(
             &client(&s),
             &eng,
             "Where is Acme's head office?",
             &DecomposeParams::default(),
-            &AnswerParams { min_confidence: Confidence::Medium },
+            &AnswerParams { min_confidence: Confidence::Medium, ..Default::default() },
             &FixedClock(0.0),
-            &mut |_| {},
+            &mut |t| shown.push(t.to_string()),
             &mut |_| {},
         )
         .await
         .unwrap();
         assert_eq!((r.answer.text.as_str(), r.answer.known, r.answer.citations.len()), (UNKNOWN, false, 0));
+        assert_eq!(shown, [UNKNOWN], "withheld: only the final text, once");
         // A stream cut short is a typed error.
         s.script(json!([{ "content": "{\"decompose\": false}" }, { "stream": ["Acme was "], "truncate": true }]));
         let e =

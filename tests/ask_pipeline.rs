@@ -301,7 +301,7 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
             "decomposition's sources first; the contradiction (the graph's source) was filtered out; neutral kept (lenient)"
         );
         let a = r.answer.as_ref().unwrap();
-        assert_eq!(tokens, "Jane Roe, Acme's founder [S1], was born in Lyon [S2].\nConfidence: high");
+        assert_eq!(tokens, "Jane Roe, Acme's founder [S1], was born in Lyon [S2].", "withheld: the final text once, no confidence line");
         assert_eq!(a.citations, vec![r.context[0].source.id.clone(), r.context[1].source.id.clone()]);
         // Memory: the answered sub-question and the answer; the trace was kept.
         assert_eq!(r.remembered, 2);
@@ -371,11 +371,11 @@ fn the_search_preset_makes_no_model_call_and_steps_switch_individually() {
         let p: PipelineParams = serde_json::from_value(json!({"steps": {"rewrit": false}})).unwrap();
         let e = run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err();
         assert_eq!(e.code(), "INVALID_OPTION");
-        let p: PipelineParams = serde_json::from_value(json!({"preset": "chat"})).unwrap();
-        assert_eq!(
-            run(&client(&s), &mut eng, None::<&NoWeb>, "q", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {}).await.unwrap_err().code(),
-            "INVALID_OPTION"
-        );
+        let e = serde_json::from_value::<PipelineParams>(json!({"preset": "chat"})).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `chat`") && e.contains("`light`") && e.contains("`L4`"), "{e}");
+        let e = webrag::error::Error::from("chat".parse::<webrag::ask::pipeline::Preset>().unwrap_err());
+        assert_eq!(e.code(), "INVALID_OPTION");
+        assert!(e.to_string().contains("\"light\""), "{e}");
     });
 }
 

@@ -59,6 +59,109 @@ impl Steps {
     };
 }
 
+/// A pipeline preset: which steps run and how the answer is written. The task levels are
+/// PIKE-RAG's (arXiv 2501.11551, §3: L1 factual, L2 linkable-reasoning, L3 predictive, L4
+/// creative); docs/ask-pipeline.md, "Presets", lists each one's steps and model calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Preset {
+    /// Every step (the default).
+    #[default]
+    #[serde(rename = "ask")]
+    Ask,
+    /// No model call: the hybrid+graph search result is the context, no answer.
+    #[serde(rename = "search")]
+    Search,
+    /// One retrieval (hybrid+graph search and the graph retriever with the question as its key
+    /// point) and one answer call.
+    #[serde(rename = "light")]
+    Light,
+    /// L1, factual questions: the rewritten question and its queries retrieve, a strict
+    /// knowledge filter keeps what entails the answer, then the answer.
+    #[serde(rename = "L1", alias = "l1")]
+    L1,
+    /// L2, linkable-reasoning (multi-hop) questions: key points into the graph retriever,
+    /// knowledge-aware decomposition, verify and supplement, the lenient filter, the answer.
+    #[serde(rename = "L2", alias = "l2")]
+    L2,
+    /// L3, predictive questions: L2's retrieval, then an answer that orders the retrieved facts
+    /// (by time where they have dates) and reasons from them to a forecast or judgement, stating
+    /// its assumptions.
+    #[serde(rename = "L3", alias = "l3")]
+    L3,
+    /// L4, creative questions: L2's retrieval, then several perspectives on the sources (one
+    /// call), then an answer that synthesises them.
+    #[serde(rename = "L4", alias = "l4")]
+    L4,
+}
+
+/// How the answer step writes (the preset's choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerStyle {
+    /// A cited answer from the sources (L1, L2, ask, light).
+    Cited,
+    /// A forecast or judgement reasoned from the ordered facts (L3).
+    Predictive,
+    /// A synthesis of several perspectives (L4).
+    Creative,
+}
+
+impl Preset {
+    /// Every preset, in the order the docs list them.
+    pub const ALL: [Preset; 7] = [Preset::Search, Preset::Light, Preset::L1, Preset::L2, Preset::L3, Preset::L4, Preset::Ask];
+
+    /// The name options use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Ask => "ask",
+            Preset::Search => "search",
+            Preset::Light => "light",
+            Preset::L1 => "L1",
+            Preset::L2 => "L2",
+            Preset::L3 => "L3",
+            Preset::L4 => "L4",
+        }
+    }
+
+    /// The steps this preset runs.
+    pub fn steps(self) -> Steps {
+        let retrieve_multi_hop = Steps { key_points: true, decompose: true, verify: true, filter: true, answer: true, ..Steps::NONE };
+        match self {
+            Preset::Ask => Steps::ALL,
+            Preset::Search => Steps::NONE,
+            Preset::Light => Steps { answer: true, ..Steps::NONE },
+            Preset::L1 => Steps { rewrite: true, filter: true, answer: true, ..Steps::NONE },
+            Preset::L2 | Preset::L3 | Preset::L4 => retrieve_multi_hop,
+        }
+    }
+
+    /// The knowledge filter's strength when the options name none.
+    pub fn filter(self) -> FilterStrength {
+        if self == Preset::L1 { FilterStrength::Strict } else { FilterStrength::Lenient }
+    }
+
+    /// How the answer is written.
+    pub fn style(self) -> AnswerStyle {
+        match self {
+            Preset::L3 => AnswerStyle::Predictive,
+            Preset::L4 => AnswerStyle::Creative,
+            _ => AnswerStyle::Cited,
+        }
+    }
+}
+
+impl std::str::FromStr for Preset {
+    type Err = InputError;
+    /// A preset's name (`L1`..`L4` also lowercase); anything else is
+    /// [`InputError::InvalidOption`] `preset`.
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| InputError::InvalidOption {
+            name: "preset".into(),
+            reason: format!("{s:?} is not one of \"search\", \"light\", \"L1\", \"L2\", \"L3\", \"L4\", \"ask\""),
+        })
+    }
+}
+
 /// How strict the knowledge filter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -75,8 +178,8 @@ pub enum FilterStrength {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PipelineParams {
-    /// `"ask"` (default) or `"search"`.
-    pub preset: String,
+    /// The preset (default `ask`).
+    pub preset: Preset,
     /// Per-step switches over the preset: `{rewrite: false}` etc.
     pub steps: serde_json::Map<String, serde_json::Value>,
     /// Retrieval-trigger similarity τ. Default 0.4; range 0..=1.
@@ -93,10 +196,12 @@ pub struct PipelineParams {
     pub verify_rounds: usize,
     /// Sub-queries per supplement. Default 2; range 1..=5.
     pub supplement_queries: usize,
-    /// Knowledge-filter strength. Default lenient.
-    pub filter: FilterStrength,
+    /// Knowledge-filter strength. Default: the preset's (strict for L1, else lenient).
+    pub filter: Option<FilterStrength>,
     /// Sources given to the answer at most. Default 8; range 1..=30.
     pub max_sources: usize,
+    /// Perspectives the L4 preset drafts before its synthesis. Default 3; range 1..=6.
+    pub perspectives: usize,
     /// Keep the trace in the `traces` collection (for export). Default false.
     pub keep_trace: bool,
     /// Decomposition options.
@@ -111,7 +216,7 @@ pub struct PipelineParams {
 impl Default for PipelineParams {
     fn default() -> Self {
         PipelineParams {
-            preset: "ask".into(),
+            preset: Preset::Ask,
             steps: Default::default(),
             tau: Self::TAU.real(),
             theta: Self::THETA.count(),
@@ -120,8 +225,9 @@ impl Default for PipelineParams {
             graph_facts: Self::GRAPH_FACTS.count(),
             verify_rounds: Self::VERIFY_ROUNDS.count(),
             supplement_queries: Self::SUPPLEMENT_QUERIES.count(),
-            filter: FilterStrength::Lenient,
+            filter: None,
             max_sources: Self::MAX_SOURCES.count(),
+            perspectives: Self::PERSPECTIVES.count(),
             keep_trace: false,
             decompose: DecomposeParams::default(),
             answer: AnswerParams::default(),
@@ -147,6 +253,8 @@ impl PipelineParams {
     pub const SUPPLEMENT_QUERIES: Range = Range::new("supplementQueries", 2.0, 1.0, 5.0);
     /// `maxSources`.
     pub const MAX_SOURCES: Range = Range::new("maxSources", 8.0, 1.0, 30.0);
+    /// `perspectives`.
+    pub const PERSPECTIVES: Range = Range::new("perspectives", 3.0, 1.0, 6.0);
     /// The numeric options with a fixed range (docs/api.md, "Ask").
     pub const OPTIONS: &[Range] = &[
         Self::TAU,
@@ -157,17 +265,14 @@ impl PipelineParams {
         Self::VERIFY_ROUNDS,
         Self::SUPPLEMENT_QUERIES,
         Self::MAX_SOURCES,
+        Self::PERSPECTIVES,
     ];
 
     /// The steps that run: the preset's, with `steps` applied.
     ///
-    /// Errors: [`InputError::InvalidOption`] for an unknown preset, step or a non-boolean.
+    /// Errors: [`InputError::InvalidOption`] for an unknown step or a non-boolean.
     pub fn resolved_steps(&self) -> Result<Steps> {
-        let mut s = match self.preset.as_str() {
-            "ask" => Steps::ALL,
-            "search" => Steps::NONE,
-            other => return Err(bad("preset", format!("{other:?} is not \"ask\" or \"search\""))),
-        };
+        let mut s = self.preset.steps();
         for (k, v) in &self.steps {
             let Some(b) = v.as_bool() else { return Err(bad(&format!("steps.{k}"), format!("{v} is not true or false"))) };
             let f = match k.as_str() {
@@ -192,6 +297,11 @@ impl PipelineParams {
         Ok(s)
     }
 
+    /// The knowledge filter's strength: the options', else the preset's.
+    pub fn filter_strength(&self) -> FilterStrength {
+        self.filter.unwrap_or(self.preset.filter())
+    }
+
     /// Checks the ranges.
     pub fn validate(&self) -> Result<Steps> {
         let steps = self.resolved_steps()?;
@@ -206,6 +316,7 @@ impl PipelineParams {
                 (Self::VERIFY_ROUNDS, self.verify_rounds as f64),
                 (Self::SUPPLEMENT_QUERIES, self.supplement_queries as f64),
                 (Self::MAX_SOURCES, self.max_sources as f64),
+                (Self::PERSPECTIVES, self.perspectives as f64),
             ],
         )?;
         self.decompose.validate()?;

@@ -30,7 +30,8 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::answer::{Answer, Source, answer_from};
+use super::answer::{Answer, Perspective, Source, answer_styled};
+use super::params::AnswerStyle;
 use super::{KnowledgeBase, TraceEvent, Trajectory, data, decompose};
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
@@ -42,7 +43,7 @@ use crate::ports::{Clock, Store};
 use crate::types::SearchMode;
 
 use super::params::bad;
-pub use super::params::{FilterStrength, PipelineParams, Steps};
+pub use super::params::{FilterStrength, PipelineParams, Preset, Steps};
 pub use super::web::{HttpWebSearch, NoWeb, WebResult, WebSearch, WebSearchConfig};
 
 /// A source in the context, with the step that brought it.
@@ -126,6 +127,11 @@ struct Feedback {
 #[derive(Deserialize)]
 struct Pseudo {
     document: String,
+}
+
+#[derive(Deserialize)]
+struct Views {
+    perspectives: Vec<Perspective>,
 }
 
 #[derive(Deserialize)]
@@ -549,31 +555,57 @@ sub-queries for what is missing.",
         if let Some(l) = &labels {
             let keep = |lab: &str| {
                 let lab = lab.trim().to_ascii_lowercase();
-                lab == "entailment" || (p.filter == FilterStrength::Lenient && lab == "neutral")
+                lab == "entailment" || (p.filter_strength() == FilterStrength::Lenient && lab == "neutral")
             };
             let mut it = l.labels.iter();
             self.ctx.items.retain(|_| it.next().is_some_and(|lab| keep(lab)));
         }
         let kept: Vec<&String> = self.ctx.items.iter().map(|c| &c.source.id).collect();
         let output = serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": self.raw});
-        self.emit("filter", serde_json::json!({"sources": before, "strength": p.filter}), output, t0);
+        self.emit("filter", serde_json::json!({"sources": before, "strength": p.filter_strength()}), output, t0);
         Ok(())
     }
 
-    /// 8. The cited, streamed answer.
+    /// 8. The answer, in the preset's style (L4: after its perspectives).
     async fn answer(&mut self, on_token: &mut dyn FnMut(&str)) -> Result<()> {
         if !self.steps.answer {
             return Ok(());
         }
         let sources: Vec<Source> = self.ctx.items.iter().map(|c| c.source.clone()).collect();
+        let style = self.p.preset.style();
+        let perspectives = if style == AnswerStyle::Creative && !sources.is_empty() { self.perspectives(&sources).await? } else { Vec::new() };
         let (events, trace) = (&mut self.events, &mut self.trace);
         let mut sub = |e: TraceEvent| {
             trace(e.clone());
             events.push(e);
         };
+        let q = &self.result.clarified;
         self.result.answer =
-            Some(answer_from(self.model, &self.result.clarified, &sources, &self.p.answer, self.clock, on_token, &mut sub).await?);
+            Some(answer_styled(self.model, q, &sources, style, &perspectives, &self.p.answer, self.clock, on_token, &mut sub).await?);
         Ok(())
+    }
+
+    /// L4's perspectives: up to `perspectives` points of view on the sources, one call. The
+    /// fallback on unreadable output: none (the synthesis reads the sources alone).
+    async fn perspectives(&mut self, sources: &[Source]) -> Result<Vec<Perspective>> {
+        let (p, t0) = (self.p, self.clock.now_ms());
+        let list: String = sources.iter().enumerate().map(|(i, s)| format!("[S{}] {} {}\n", i + 1, data(&s.title), data(&s.text))).collect();
+        let m = msgs(
+            "perspectives",
+            format!(
+                "Question: {}\nSources:\n{list}Name up to {} distinct perspectives from which to answer the question (stakeholders, disciplines, time horizons), \
+each with what it makes of the sources in two or three sentences, citing them as [S1]. Reply {{\"perspectives\": [{{\"name\": \"...\", \"view\": \"...\"}}]}}.",
+                self.result.clarified, p.perspectives
+            ),
+        );
+        let nonempty = |v: &Views| if v.perspectives.is_empty() { Err("no perspective".to_string()) } else { Ok(()) };
+        let views = step::<Views, _>(self.model, "perspectives", &m, &nonempty, &mut self.raw).await?;
+        let out: Vec<Perspective> = views
+            .map(|v| v.perspectives.into_iter().filter(|p| !p.view.trim().is_empty()).take(p.perspectives).collect())
+            .unwrap_or_default();
+        let output = serde_json::json!({"perspectives": out, "raw": self.raw});
+        self.emit("perspectives", serde_json::json!({"sources": sources.len()}), output, t0);
+        Ok(out)
     }
 
     /// Step 9, the memory update: the answered sub-questions and the answer, when it is known

@@ -130,22 +130,26 @@ enum Cmd {
         /// Skip the LLM mind maps.
         #[arg(long)]
         no_mind_maps: bool,
+        /// Print each step's trace event and progress (JSON, one per line) to stderr.
+        #[arg(long)]
+        trace: bool,
         /// Knowledge-base file.
         #[arg(long, default_value = "target/webrag-kb.json")]
         db: PathBuf,
     },
     /// Ask a question of a knowledge-base file with an OpenAI-compatible endpoint: the ask
-    /// pipeline (docs/ask-pipeline.md; `--preset ask` runs every step, `search` only retrieves
-    /// and answers) or, with `--decompose`, knowledge-aware decomposition alone. Prints the
+    /// pipeline (docs/ask-pipeline.md; `--preset ask` runs every step, `light` one retrieval and
+    /// one answer call, `L1`..`L4` PIKE-RAG's task levels, `search` no model call) or, with `--decompose`, knowledge-aware decomposition alone. Prints the
     /// answer (or the trajectory) as JSON; `--trace` prints each step's trace event to stderr.
     Ask {
         /// The question.
         question: String,
         #[command(flatten)]
         llm: LlmArgs,
-        /// The pipeline's preset.
-        #[arg(long, default_value = "ask", value_parser = ["ask", "search"])]
-        preset: String,
+        /// The pipeline's preset: search, light, L1, L2, L3, L4 or ask (docs/ask-pipeline.md,
+        /// "Presets").
+        #[arg(long, default_value = "ask")]
+        preset: crate::ask::pipeline::Preset,
         /// Run knowledge-aware decomposition alone (PIKE-RAG Algorithm 1) and print its trajectory.
         #[arg(long)]
         decompose: bool,
@@ -439,7 +443,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.chunks
             );
         }
-        Cmd::Enrich { llm, no_atomize, no_mind_maps, db } => {
+        Cmd::Enrich { llm, no_atomize, no_mind_maps, trace, db } => {
             let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
             let mut eng =
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
@@ -448,7 +452,17 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 atomize: defaults.atomize.filter(|_| !no_atomize),
                 mind_maps: defaults.mind_maps.filter(|_| !no_mind_maps),
             };
-            let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut crate::ports::NoProgress, &mut |_| {}).await?;
+            let mut progress = |ev: crate::types::ProgressEvent| {
+                if trace {
+                    eprintln!("{}", serde_json::to_string(&ev).unwrap_or_default());
+                }
+            };
+            let mut on_trace = |ev: crate::ask::TraceEvent| {
+                if trace {
+                    eprintln!("{}", serde_json::to_string(&ev).unwrap_or_default());
+                }
+            };
+            let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut progress, &mut on_trace).await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
         Cmd::Ask { question, llm, preset, decompose, trace, db } => {

@@ -12,14 +12,14 @@ use super::{WebRagCore, cancel_token, llm, report, run, to_js};
 use crate::error::Error;
 use crate::types::ProgressEvent;
 
-/// Options as `T`, absent = default; `cancelId` is ignored.
-fn parse_options<T: serde::de::DeserializeOwned + Default>(options: &JsValue) -> Result<T, serde_wasm_bindgen::Error> {
+/// Options as `T` ([`super::options`]); `cancelId` is ignored.
+fn parse_options<T: serde::de::DeserializeOwned + Default>(what: &str, options: &JsValue) -> Result<T, crate::error::InputError> {
     if options.is_undefined() || options.is_null() {
         return Ok(T::default());
     }
     let copy = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
     let _ = Reflect::delete_property(&copy, &"cancelId".into());
-    serde_wasm_bindgen::from_value(copy.into())
+    super::options(what, &copy.into())
 }
 
 #[wasm_bindgen]
@@ -35,11 +35,10 @@ impl WebRagCore {
     pub fn decompose(&self, question: String, llm: JsValue, options: JsValue, on_trace: Option<Function>) -> Promise {
         let inner = self.inner.clone();
         let model = llm::PageModel::from_js(llm);
-        let params: Result<crate::ask::DecomposeParams, _> =
-            if options.is_undefined() || options.is_null() { Ok(Default::default()) } else { serde_wasm_bindgen::from_value(options) };
+        let params: Result<crate::ask::DecomposeParams, _> = parse_options("decompose", &options);
         run(async move {
             let client = model?;
-            let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "decompose".into(), reason: e.to_string() })?;
+            let params = params?;
             let mut core = inner.lock().await;
             let eng = core.engine().await?;
             let mut trace = |ev: crate::ask::TraceEvent| {
@@ -85,11 +84,11 @@ impl WebRagCore {
         let (cancel, guard) = cancel_token(&options);
         let cancel2 = cancel.clone();
         let model = llm::PageModel::cancellable(llm, cancel);
-        let opts: Result<crate::ask::pipeline::PipelineParams, _> = parse_options(&options);
+        let opts: Result<crate::ask::pipeline::PipelineParams, _> = parse_options("options", &options);
         run(async move {
             let _guard = guard;
             let client = model?;
-            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "ask".into(), reason: e.to_string() })?;
+            let opts = opts?;
             let mut core = inner.lock().await;
             let eng = core.for_write().await?;
             let emit = |v: Result<JsValue, JsValue>| {
@@ -98,7 +97,8 @@ impl WebRagCore {
                 }
             };
             let mut trace = |ev: crate::ask::TraceEvent| emit(to_js(&ev));
-            let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t })));
+            let provisional = opts.answer.stream == crate::ask::answer::AnswerStream::Provisional;
+            let mut token = |t: &str| emit(to_js(&serde_json::json!({ "token": t, "provisional": provisional })));
             let web = opts
                 .web_search
                 .clone()
@@ -119,11 +119,11 @@ impl WebRagCore {
         let inner = self.inner.clone();
         let (cancel, guard) = cancel_token(&options);
         let model = llm::PageModel::cancellable(llm, cancel);
-        let params: Result<crate::ask::ingest::EnrichParams, _> = parse_options(&options);
+        let params: Result<crate::ask::ingest::EnrichParams, _> = parse_options("options", &options);
         run(async move {
             let _guard = guard;
             let client = model?;
-            let params = params.map_err(|e| crate::error::InputError::InvalidOption { name: "enrich".into(), reason: e.to_string() })?;
+            let params = params?;
             let mut core = inner.lock().await;
             let eng = core.for_write().await?;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);

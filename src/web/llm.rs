@@ -187,7 +187,7 @@ impl PageModel {
         if let Ok(f) = llm.clone().dyn_into::<js_sys::Function>() {
             return Ok(PageModel::Js(JsCallbackModel(f)));
         }
-        let cfg: LlmConfig = serde_wasm_bindgen::from_value(llm).map_err(|e| LlmError::NotConfigured { reason: e.to_string() })?;
+        let cfg: LlmConfig = super::options("llm", &llm).map_err(|e| LlmError::NotConfigured { reason: e.to_string() })?;
         Ok(PageModel::Http(OpenAiClient::new(cfg, FetchTransport { cancel })?))
     }
 }

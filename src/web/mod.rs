@@ -64,6 +64,49 @@ pub(crate) fn option_error(name: &str, e: impl std::fmt::Display) -> JsValue {
     js_error(&crate::error::InputError::InvalidOption { name: name.into(), reason: e.to_string() }.into())
 }
 
+/// `v` with every `undefined` value of its plain objects left out, at any depth (JavaScript's
+/// way to omit a field: `{steps: undefined}` means no `steps`). Arrays are copied element by
+/// element; anything else (typed arrays, functions, class instances) is kept as it is.
+fn defined(v: &JsValue) -> JsValue {
+    if js_sys::Array::is_array(v) {
+        return js_sys::Array::from(v).iter().map(|x| defined(&x)).collect::<js_sys::Array>().into();
+    }
+    if !v.is_object() || v.is_function() {
+        return v.clone();
+    }
+    let proto = js_sys::Object::get_prototype_of(v);
+    let plain = proto.is_null() || JsValue::from(proto) == JsValue::from(js_sys::Object::get_prototype_of(&js_sys::Object::new()));
+    if !plain {
+        return v.clone();
+    }
+    let out = js_sys::Object::new();
+    for entry in js_sys::Object::entries(v.unchecked_ref()).iter() {
+        let pair: js_sys::Array = entry.unchecked_into();
+        let (k, val) = (pair.get(0), pair.get(1));
+        if !val.is_undefined() {
+            let _ = Reflect::set(&out, &k, &defined(&val));
+        }
+    }
+    out.into()
+}
+
+/// Options of an operation as `T`: `undefined` or `null` is the default, `undefined` fields are
+/// absent, and an error names the field it is about (`answer.minConfidence: unknown variant
+/// "sure", expected one of "low", "medium", "high"`) as [`InputError::InvalidOption`] `what.field`.
+///
+/// [`InputError::InvalidOption`]: crate::error::InputError::InvalidOption
+pub(crate) fn options<T: serde::de::DeserializeOwned + Default>(what: &str, v: &JsValue) -> Result<T, crate::error::InputError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    let clean = defined(v);
+    serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(clean)).map_err(|e| {
+        let path = e.path().to_string();
+        let name = if path == "." || path.is_empty() { what.to_string() } else { format!("{what}.{path}") };
+        crate::error::InputError::InvalidOption { name, reason: e.into_inner().to_string() }
+    })
+}
+
 pub(crate) fn report(cb: &Option<Function>, ev: &ProgressEvent) {
     if let (Some(f), Ok(v)) = (cb, to_js(ev)) {
         let _ = f.call1(&JsValue::NULL, &v);
@@ -268,11 +311,7 @@ impl WebRagCore {
     ) -> Result<WebRagCore, JsValue> {
         let preference: DevicePreference =
             device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
-        let config: Config = if options.is_undefined() || options.is_null() {
-            Config::default()
-        } else {
-            serde_wasm_bindgen::from_value(options).map_err(|e| option_error("options", e))?
-        };
+        let config: Config = self::options("options", &options).map_err(|e| js_error(&e.into()))?;
         let has = |k: &str| Reflect::get(&model, &k.into()).is_ok_and(|v| !v.is_undefined());
         let (files, id) = if let Some(url) = model.as_string() {
             (fetch_model(&ModelSpec::url(&url), &on_progress).await.map_err(|e| js_error(&e))?, None)
@@ -350,10 +389,9 @@ impl WebRagCore {
     /// literal = false}`. Resolves to hits.
     pub fn search(&self, query: String, opts: JsValue) -> Promise {
         let inner = self.inner.clone();
-        let opts: Result<SearchOptions, _> =
-            if opts.is_undefined() || opts.is_null() { Ok(SearchOptions::default()) } else { serde_wasm_bindgen::from_value(opts) };
+        let opts: Result<SearchOptions, _> = options("options", &opts);
         run(async move {
-            let opts = opts.map_err(|e| crate::error::InputError::InvalidOption { name: "options".into(), reason: e.to_string() })?;
+            let opts = opts?;
             inner.lock().await.search(&query, &opts).await
         })
     }

@@ -62,11 +62,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
     future_to_promise(async move {
         let pages: Vec<Page> = serde_wasm_bindgen::from_value(pages).map_err(|e| option_error("pages", e))?;
         let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
-        let options: Options = if options.is_undefined() || options.is_null() {
-            Options::default()
-        } else {
-            serde_wasm_bindgen::from_value(options).map_err(|e| option_error("options", e))?
-        };
+        let options: Options = super::options("options", &options).map_err(|e| super::js_error(&e.into()))?;
         let run = async {
             let vectors = match options.vectors.as_deref() {
                 None | Some("none") => false,

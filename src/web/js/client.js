@@ -264,7 +264,7 @@ export class WebRag {
   ask(question, { llm, options, onTrace, onEvent, onToken, signal } = {}) {
     const trace = onTrace ?? onEvent;
     return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
-      this.#call('ask', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token) : trace?.(ev)))), signal);
+      this.#call('ask', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token, { provisional: ev.provisional === true }) : trace?.(ev)))), signal);
   }
   /**
    * The ingest-time LLM stages over what is stored: knowledge atomizing (the questions each
