@@ -118,7 +118,9 @@ pub fn styled_messages(question: &str, sources: &[Source], style: AnswerStyle, p
     }
     let (system, task) = match style {
         AnswerStyle::Cited => (
-            format!("You answer questions from the sources given, and from nothing else. {DATA_RULE} {CITE_RULE} If the sources do not answer the question, say so. {CONFIDENCE_RULE}"),
+            format!(
+                "You answer questions from the sources given, and from nothing else. {DATA_RULE} {CITE_RULE} If the sources do not answer the question, say so. {CONFIDENCE_RULE}"
+            ),
             "answer",
         ),
         AnswerStyle::Predictive => (

@@ -24,6 +24,8 @@ pub struct Steps {
     pub decompose: bool,
     /// Verify and supplement.
     pub verify: bool,
+    /// LevelRAG's summarize step: each supplement's passages summarized for its sub-query.
+    pub summarize: bool,
     /// Knowledge filter (NLI).
     pub filter: bool,
     /// The answer (off: the context only).
@@ -41,6 +43,7 @@ impl Steps {
         key_points: true,
         decompose: true,
         verify: true,
+        summarize: true,
         filter: true,
         answer: true,
         memory: true,
@@ -53,6 +56,7 @@ impl Steps {
         key_points: false,
         decompose: false,
         verify: false,
+        summarize: false,
         filter: false,
         answer: false,
         memory: false,
@@ -125,7 +129,8 @@ impl Preset {
 
     /// The steps this preset runs.
     pub fn steps(self) -> Steps {
-        let retrieve_multi_hop = Steps { key_points: true, decompose: true, verify: true, filter: true, answer: true, ..Steps::NONE };
+        let retrieve_multi_hop =
+            Steps { key_points: true, decompose: true, verify: true, summarize: true, filter: true, answer: true, ..Steps::NONE };
         match self {
             Preset::Ask => Steps::ALL,
             Preset::Search => Steps::NONE,
@@ -282,13 +287,14 @@ impl PipelineParams {
                 "keyPoints" => &mut s.key_points,
                 "decompose" => &mut s.decompose,
                 "verify" => &mut s.verify,
+                "summarize" => &mut s.summarize,
                 "filter" => &mut s.filter,
                 "answer" => &mut s.answer,
                 "memory" => &mut s.memory,
                 _ => {
                     return Err(bad(
                         &format!("steps.{k}"),
-                        "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory)".into(),
+                        "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory)".into(),
                     ));
                 }
             };

@@ -121,12 +121,80 @@ struct Feedback {
     #[serde(default)]
     action: Option<String>,
     #[serde(default)]
+    terms: Vec<String>,
+    /// A whole new query (read when no action with terms is given).
+    #[serde(default)]
     query: Option<String>,
+}
+
+/// LevelRAG's sparse-searcher feedback actions on a keyword query (arXiv 2502.18139 §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackAction {
+    /// Add the terms.
+    Extend,
+    /// Exclude the terms (`-term`, `-"two words"`).
+    Filter,
+    /// Boost the terms (`term^2`; a term already in the query is boosted where it stands).
+    Emphasize,
+    /// The model wrote a whole new query.
+    Rewrite,
+}
+
+/// A term as one BM25 query token: a phrase in quotes.
+fn query_term(t: &str) -> String {
+    let t = t.trim().trim_matches('"');
+    if t.contains(char::is_whitespace) { format!("\"{t}\"") } else { t.to_string() }
+}
+
+/// The query `kw` after `action` with `terms` (empty terms are ignored).
+pub fn refine_query(kw: &str, action: FeedbackAction, terms: &[String]) -> String {
+    let terms: Vec<String> = terms.iter().map(|t| query_term(t)).filter(|t| !t.is_empty() && t != "\"\"").collect();
+    match action {
+        FeedbackAction::Extend => std::iter::once(kw.to_string()).chain(terms).collect::<Vec<_>>().join(" "),
+        FeedbackAction::Filter => {
+            std::iter::once(kw.to_string()).chain(terms.iter().map(|t| format!("-{t}"))).collect::<Vec<_>>().join(" ")
+        }
+        FeedbackAction::Emphasize => {
+            let mut words: Vec<String> = kw.split_whitespace().map(str::to_string).collect();
+            for t in terms {
+                match words.iter_mut().find(|w| w.eq_ignore_ascii_case(&t)) {
+                    Some(w) => w.push_str("^2"),
+                    None => words.push(format!("{t}^2")),
+                }
+            }
+            words.join(" ")
+        }
+        FeedbackAction::Rewrite => kw.to_string(),
+    }
+}
+
+impl Feedback {
+    /// The action and the refined query, or `None` when the reply changes nothing.
+    fn refined(&self, kw: &str) -> Option<(FeedbackAction, String)> {
+        let action = match self.action.as_deref().map(|a| a.trim().to_ascii_lowercase()) {
+            Some(a) if a == "extend" => Some(FeedbackAction::Extend),
+            Some(a) if a == "filter" => Some(FeedbackAction::Filter),
+            Some(a) if a == "emphasize" || a == "emphasise" => Some(FeedbackAction::Emphasize),
+            _ => None,
+        };
+        if let Some(a) = action.filter(|_| self.terms.iter().any(|t| !t.trim().is_empty())) {
+            let q = refine_query(kw, a, &self.terms);
+            return (q != kw).then_some((a, q));
+        }
+        let q = self.query.as_deref().map(str::trim).filter(|q| !q.is_empty() && *q != kw)?;
+        Some((action.unwrap_or(FeedbackAction::Rewrite), q.to_string()))
+    }
 }
 
 #[derive(Deserialize)]
 struct Pseudo {
     document: String,
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    summary: String,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +313,7 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
             remembered: 0,
         },
         raw: Vec::new(),
+        summaries: 0,
     };
     let from_memory = run.trigger(question).await?;
     if !from_memory {
@@ -301,6 +370,8 @@ struct Run<'a, M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> {
     result: PipelineResult,
     /// The last structured step's raw replies.
     raw: Vec<String>,
+    /// Summaries added so far (their ids count up).
+    summaries: usize,
 }
 
 impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
@@ -527,9 +598,63 @@ sub-queries for what is missing.",
                     trace(e.clone());
                     events.push(e);
                 };
-                supplement(self.model, &*self.eng, sq, round, &mut self.ctx, &mut sub).await?;
+                let found = supplement(self.model, &*self.eng, sq, round, &mut self.ctx, &mut sub).await?;
+                if self.steps.summarize {
+                    self.summarize(sq, &found, round).await?;
+                }
             }
         }
+        Ok(())
+    }
+
+    /// LevelRAG's summarize step (high-level searcher): what the passages found for one
+    /// sub-query say about it, in a few cited sentences; the summary joins the context as a
+    /// source (`summary:{n}`, before the chunks), so the next verify round and the answer read
+    /// it. Fallback on unreadable output: no summary (the chunks stay).
+    async fn summarize(&mut self, sq: &str, found: &[String], round: usize) -> Result<()> {
+        if found.is_empty() {
+            return Ok(());
+        }
+        let t0 = self.clock.now_ms();
+        let passages: String = found
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let s = chunk_source(&*self.eng, c);
+                format!("[{}] {} {}\n", i + 1, data(&s.title), data(&s.text))
+            })
+            .collect();
+        let m = msgs(
+            "summarize",
+            format!(
+                "Sub-query: {sq}\nPassages:\n{passages}Summarize in one to three sentences what the passages say that answers the sub-query, and nothing else; \
+say \"nothing\" if they say nothing about it. Reply {{\"summary\": \"...\"}}."
+            ),
+        );
+        let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("empty summary".to_string()) } else { Ok(()) };
+        let summary =
+            step::<Summary, _>(self.model, "summarize", &m, &nonempty, &mut self.raw).await?.map(|s| s.summary.trim().to_string());
+        let mut added = None;
+        if let Some(text) = summary.as_ref().filter(|t| !t.eq_ignore_ascii_case("nothing") && !t.eq_ignore_ascii_case("nothing.")) {
+            self.summaries += 1;
+            let id = format!("summary:{}", self.summaries);
+            let source = Source { id: id.clone(), title: format!("Summary for: {sq}"), text: text.clone() };
+            if self.ctx.seen.insert(id.clone()) {
+                // Before the chunks, after the other summaries: the answer and verify read it first.
+                let at = self.ctx.items.iter().take_while(|c| c.via == "summary").count();
+                self.ctx.items.insert(at, ContextItem { source, via: "summary".into() });
+                added = Some(id);
+            }
+        }
+        let e = TraceEvent {
+            step: "summarize".into(),
+            round,
+            input: serde_json::json!({"subQuery": sq, "chunks": found}),
+            output: serde_json::json!({"summary": summary, "added": added, "raw": self.raw}),
+            ms: self.clock.now_ms() - t0,
+        };
+        (self.trace)(e.clone());
+        self.events.push(e);
         Ok(())
     }
 
@@ -573,7 +698,8 @@ sub-queries for what is missing.",
         }
         let sources: Vec<Source> = self.ctx.items.iter().map(|c| c.source.clone()).collect();
         let style = self.p.preset.style();
-        let perspectives = if style == AnswerStyle::Creative && !sources.is_empty() { self.perspectives(&sources).await? } else { Vec::new() };
+        let perspectives =
+            if style == AnswerStyle::Creative && !sources.is_empty() { self.perspectives(&sources).await? } else { Vec::new() };
         let (events, trace) = (&mut self.events, &mut self.trace);
         let mut sub = |e: TraceEvent| {
             trace(e.clone());
@@ -589,7 +715,8 @@ sub-queries for what is missing.",
     /// fallback on unreadable output: none (the synthesis reads the sources alone).
     async fn perspectives(&mut self, sources: &[Source]) -> Result<Vec<Perspective>> {
         let (p, t0) = (self.p, self.clock.now_ms());
-        let list: String = sources.iter().enumerate().map(|(i, s)| format!("[S{}] {} {}\n", i + 1, data(&s.title), data(&s.text))).collect();
+        let list: String =
+            sources.iter().enumerate().map(|(i, s)| format!("[S{}] {} {}\n", i + 1, data(&s.title), data(&s.text))).collect();
         let m = msgs(
             "perspectives",
             format!(
@@ -644,7 +771,8 @@ each with what it makes of the sources in two or three sentences, citing them as
 }
 
 /// LevelRAG's low-level searchers for one sub-query: sparse (keyword rewrite in the BM25 syntax,
-/// one feedback round) and dense (pseudo-document); the best new chunk of each joins.
+/// one feedback round) and dense (pseudo-document); the best new chunk of each joins. Returns
+/// the chunks each searcher ranked first and second (for the summarize step).
 async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     model: &M,
     eng: &Engine<S, E>,
@@ -652,9 +780,9 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     round: usize,
     ctx: &mut Ctx<'_>,
     emit: &mut dyn FnMut(TraceEvent),
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let clock = ctx.clock;
-    let mut raw = Vec::new();
+    let mut found: Vec<String> = Vec::new();
     // Sparse.
     let t0 = clock.now_ms();
     let m = msgs(
@@ -663,6 +791,7 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             "Sub-query: {sq}\nWrite a keyword query for a BM25 search engine. Syntax: \"exact phrase\", -excluded, term^2 to emphasize. Reply {{\"query\": \"...\"}}."
         ),
     );
+    let mut raw = Vec::new();
     let mut kw = step::<Keyword, _>(
         model,
         "sparse",
@@ -684,20 +813,24 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let m = msgs(
         "keyword feedback",
         format!(
-            "Sub-query: {sq}\nKeyword query: {kw}\nResults:\n{}Are the results relevant? Reply {{\"relevant\": true}}, or {{\"relevant\": false, \"action\": \"extend\" | \"filter\" | \"emphasize\", \"query\": \"...\"}}: \
-extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2.",
+            "Sub-query: {sq}\nKeyword query: {kw}\nResults:\n{}Are the results relevant? Reply {{\"relevant\": true}}, or {{\"relevant\": false, \"action\": \"extend\" | \"filter\" | \"emphasize\", \"terms\": [\"...\"]}}: \
+extend adds the terms, filter excludes them, emphasize boosts them.",
             if shown.is_empty() { "(none)\n".to_string() } else { shown }
         ),
     );
     let mut action = None;
-    if let Some(f) = step::<Feedback, _>(model, "sparse", &m, &|_| Ok(()), &mut raw).await?
-        && let (false, Some(nq)) = (f.relevant, f.query.filter(|q| !q.trim().is_empty()))
+    let mut raw_feedback = Vec::new();
+    if let Some(f) = step::<Feedback, _>(model, "sparse", &m, &|_| Ok(()), &mut raw_feedback).await?
+        && !f.relevant
+        && let Some((a, nq)) = f.refined(&kw)
     {
-        action = f.action;
+        action = Some(a);
         kw = nq;
         tried.push(kw.clone());
         hits = eng.search(&kw, &bm25).await.unwrap_or_default();
     }
+    raw.extend(raw_feedback);
+    found.extend(hits.iter().take(2).map(|h| h.chunk_id.clone()));
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c), "sparse");
@@ -706,7 +839,7 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         step: "sparse".into(),
         round,
         input: serde_json::json!({"subQuery": sq}),
-        output: serde_json::json!({"queries": tried, "feedback": action, "added": added}),
+        output: serde_json::json!({"queries": tried, "feedback": action, "hits": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>(), "added": added, "raw": raw}),
         ms: clock.now_ms() - t0,
     });
     // Dense (HyDE).
@@ -715,9 +848,15 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         "pseudo-document",
         format!("Sub-query: {sq}\nWrite a short passage that would answer it, as an encyclopedia would. Reply {{\"document\": \"...\"}}."),
     );
+    let mut raw = Vec::new();
     let doc = step::<Pseudo, _>(model, "dense", &m, &|_| Ok(()), &mut raw).await?.map(|d| d.document).unwrap_or_else(|| sq.to_string());
     let qv = eng.embedder().embed_checked(&[doc.as_str()]).await?.pop().unwrap_or_default();
     let hits = eng.search_with(&doc, Some(&qv), &SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::Dense) })?;
+    for h in hits.iter().take(2) {
+        if !found.contains(&h.chunk_id) {
+            found.push(h.chunk_id.clone());
+        }
+    }
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c), "dense");
@@ -726,8 +865,8 @@ extend adds terms, filter adds -excluded terms, emphasize boosts terms with ^2."
         step: "dense".into(),
         round,
         input: serde_json::json!({"subQuery": sq}),
-        output: serde_json::json!({"pseudoDocument": doc, "added": added}),
+        output: serde_json::json!({"pseudoDocument": doc, "hits": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>(), "added": added, "raw": raw}),
         ms: clock.now_ms() - t0,
     });
-    Ok(())
+    Ok(found)
 }

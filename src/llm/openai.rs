@@ -18,7 +18,7 @@ use std::task::{Poll, Waker};
 
 use serde_json::{Value, json};
 
-use super::{ChatMessage, ChatOptions, HttpBody, JsonMode, HttpRequest, HttpTransport, LanguageModel, LlmConfig, TransportError};
+use super::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, JsonMode, LanguageModel, LlmConfig, TransportError};
 use crate::error::LlmError;
 
 /// A counting semaphore for one thread (the page's worker; native callers block anyway).

@@ -90,8 +90,8 @@ const server = http.createServer(async (req, res) => {
   let reply = queue.shift() ?? rule?.reply ?? {
     content: JSON.stringify({ echo: [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '' }),
   };
-  // `fillLabels`: a knowledge-filter reply with one label per <data> source of the prompt.
-  if (reply.fillLabels) reply = { ...reply, content: JSON.stringify({ labels: Array(lastUser.split('<data>').length - 1).fill(reply.fillLabels) }) };
+  // `fillLabels`: a knowledge-filter reply with one label per source of the prompt (a line `[n] ...`).
+  if (reply.fillLabels) reply = { ...reply, content: JSON.stringify({ labels: Array((lastUser.match(/^\[\d+\] /gm) ?? []).length).fill(reply.fillLabels) }) };
   if (reply.hang) return; // never answers; the client's timeout must end it
   if (reply.delayMs) await sleep(reply.delayMs);
   const status = reply.status ?? 200;
