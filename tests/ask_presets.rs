@@ -304,3 +304,53 @@ fn the_summarize_step_condenses_each_supplement_for_verify_and_the_answer() {
         assert!(events.iter().all(|e| e.step != "summarize") && prompts(&s).iter().all(|p| !p.starts_with("Task: summarize")));
     });
 }
+
+#[test]
+fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        s.rules(readable(true));
+        // The ask preset remembers the answered sub-question (its chunk) and the answer (the
+        // chunk it cites).
+        let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;
+        assert_eq!(r.remembered, 2);
+        let doc_of = |eng: &Eng<'_>, c: &str| eng.chunk(c).map(|c| c.doc_id.clone());
+        for m in eng.memory() {
+            assert!(!m.sources.is_empty() && m.sources.iter().all(|c| doc_of(&eng, c).as_deref() == Some("acme")), "{m:?}");
+        }
+        // Re-adding the note unchanged keeps them; editing it forgets them, in the same commit.
+        eng.add(vec![doc("acme", "Acme Corporation", "Acme Corporation was founded by Jane Roe in 1931 in Springfield.")], &mut NoProgress)
+            .await
+            .unwrap();
+        assert_eq!(eng.memory().len(), 2, "unchanged: nothing forgotten");
+        eng.add(vec![doc("acme", "Acme Corporation", "Acme Corporation was founded by John Doe in 1950.")], &mut NoProgress).await.unwrap();
+        assert_eq!(eng.memory().len(), 0, "edited: what was learned from it is gone");
+        let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
+        assert_eq!(reopened.memory().len(), 0, "and gone from the store");
+        drop(reopened);
+        // Removing a note forgets what was learned from it, and only that.
+        s.reset();
+        s.rules(readable(true));
+        let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;
+        assert_eq!(r.remembered, 2);
+        eng.remember(vec![("Where is Lyon?".into(), "In France.".into(), vec![webrag::types::chunk_id("lyon", 0)])]).await.unwrap();
+        eng.remember(vec![("Unsourced?".into(), "Not saved.".into(), vec![])]).await.unwrap();
+        assert_eq!(eng.memory().len(), 3, "an entry without a source is not saved");
+        eng.remove(&["acme".into()]).await.unwrap();
+        let left: Vec<String> = eng.memory().into_iter().map(|m| m.title).collect();
+        assert_eq!(left, ["Where is Lyon?"]);
+        // A store written before memory was tied to its sources: an entry whose chunk is gone
+        // is deleted at open.
+        let mut stale = eng.memory()[0].clone();
+        stale.id = "m-stale".into();
+        stale.sources = vec![webrag::types::chunk_id("acme", 0)];
+        use webrag::ports::Record;
+        use webrag::ports::{Op, Store};
+        (&store).commit(vec![Op::Put(Record::Memory(stale))]).await.unwrap();
+        let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
+        assert_eq!(reopened.memory().len(), 1);
+        assert!((&store).get(webrag::ports::Collection::Memory, "m-stale").await.unwrap().is_none(), "deleted from the store");
+    });
+}

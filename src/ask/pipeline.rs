@@ -751,7 +751,13 @@ each with what it makes of the sources in two or three sentences, citing them as
                 }
             }
         }
-        entries.push((self.result.clarified.clone(), a.text.clone(), a.citations.iter().filter(|c| !c.contains(':')).cloned().collect()));
+        // The answer's sources: the chunks it cites, else (it cites only the graph's context or
+        // a summary) every chunk of its context; an entry stands only while its sources do.
+        let mut sources: Vec<String> = a.citations.iter().filter(|c| self.eng.chunk(c).is_some()).cloned().collect();
+        if sources.is_empty() {
+            sources = self.ctx.items.iter().map(|i| i.source.id.clone()).filter(|c| self.eng.chunk(c).is_some()).collect();
+        }
+        entries.push((self.result.clarified.clone(), a.text.clone(), sources));
         let saved = self.eng.remember(entries).await?;
         self.result.remembered = saved.len();
         let output = serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()});

@@ -154,7 +154,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Saves title–content pairs to the memory knowledge base (docs/ask-pipeline.md), each title
     /// embedded, in one commit. Returns the new records.
+    /// An entry without a source chunk that is still stored is not saved (nothing could tell
+    /// when it goes stale).
     pub async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
+        let entries: Vec<_> = entries.into_iter().filter(|e| !e.2.is_empty() && e.2.iter().all(|c| self.chunks.contains_key(c))).collect();
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -174,6 +177,24 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let out = recs.iter().map(|(r, _)| r.clone()).collect();
         self.memory.extend(recs);
         Ok(out)
+    }
+
+    /// The memory entries learned from any of the chunks `gone` (edited or removed): their
+    /// deletes join `ops`; returns their ids, to drop from memory once committed. What was
+    /// learned from a note stands only while the note does.
+    pub(super) fn memory_deletes(&self, gone: &[ChunkId], ops: &mut Vec<Op>) -> HashSet<String> {
+        let gone: HashSet<&str> = gone.iter().map(String::as_str).collect();
+        let stale: HashSet<String> =
+            self.memory.iter().filter(|(m, _)| m.sources.iter().any(|s| gone.contains(s.as_str()))).map(|(m, _)| m.id.clone()).collect();
+        ops.extend(stale.iter().map(|id| Op::Delete(Collection::Memory, id.clone())));
+        stale
+    }
+
+    /// Drops the committed `stale` entries from memory.
+    pub(super) fn drop_memory(&mut self, stale: &HashSet<String>) {
+        if !stale.is_empty() {
+            self.memory.retain(|(m, _)| !stale.contains(&m.id));
+        }
     }
 
     /// Deletes every memory entry.

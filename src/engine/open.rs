@@ -253,6 +253,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
         }
         for m in contents.memory {
+            // An entry learned from a chunk that is gone went stale (its note was edited or
+            // removed where this build did not yet tie memory to its sources): deleted.
+            if m.sources.iter().any(|c| !eng.chunks.contains_key(c)) {
+                repairs.push(Op::Delete(Collection::Memory, m.id));
+                continue;
+            }
             let v = VectorRecord { id: m.id.clone(), collection: "memory".into(), data: m.embedding.clone() }.to_f32().unwrap_or_default();
             if v.len() == eng.embedder.dim() {
                 eng.memory.push((m, v));

@@ -160,9 +160,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let added: Vec<ChunkId> = new_chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
         let delta = self.next_delta(&gone, &added, self.docs.len() + report.added.len());
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
+        let stale = self.memory_deletes(&gone, &mut ops);
         progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
         self.commit(ops).await?;
         self.set_delta(delta.map(|(_, d)| d));
+        self.drop_memory(&stale);
         // Committed: now mirror it in memory.
         for id in &report.replaced {
             self.unindex_doc(id);
@@ -233,10 +235,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         ops.extend(graph_plan.ops());
         let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.docs.len() - report.removed.len()) };
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
+        let stale = self.memory_deletes(&gone, &mut ops);
         if !ops.is_empty() {
             self.commit(ops).await?;
         }
         self.set_delta(delta.map(|(_, d)| d));
+        self.drop_memory(&stale);
         for id in &report.removed {
             self.unindex_doc(id);
         }
