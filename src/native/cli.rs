@@ -201,6 +201,10 @@ enum Cmd {
         /// passages in the final context.
         #[arg(long)]
         decompose: bool,
+        /// Also run the ask pipeline under every preset on MuSiQue with the scripted oracle as
+        /// the model, and print each preset's LLM calls and tokens per question.
+        #[arg(long)]
+        ask: bool,
         /// With --decompose: write the trajectories as SFT pairs (<decompose> format, JSONL) here.
         #[arg(long)]
         sft: Option<PathBuf>,
@@ -530,7 +534,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph, decompose, sft, device } => {
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, device } => {
             let graph: Option<crate::graph::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
@@ -538,6 +542,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut rows = Vec::new();
             let mut snapshot_rows = Vec::new();
             let mut decomposition = Vec::new();
+            let mut asked = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -562,6 +567,11 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 );
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
                 snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng).await?);
+                if ask && name == "musique" {
+                    let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
+                        .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
+                    asked = crate::native::eval_ask::evaluate_presets(&set, &mut eng, &oracle).await?;
+                }
                 if decompose && name == "musique" {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
                         .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
@@ -631,6 +641,10 @@ async fn run(cli: Cli) -> crate::Result<()> {
                         d.questions
                     );
                 }
+            }
+            if !asked.is_empty() {
+                println!();
+                crate::native::eval_ask::print(&asked);
             }
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())

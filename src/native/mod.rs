@@ -5,6 +5,7 @@ pub mod bench_embed;
 pub mod bench_graph;
 pub mod cli;
 pub mod eval;
+pub mod eval_ask;
 mod file_store;
 pub mod http;
 pub mod oracle;
