@@ -242,7 +242,7 @@ function renderAnswer(a, context = []) {
     b.onclick = async () => {
       const src = $('source');
       const item = context.find((x) => x.id === id);
-      if (item && ['graph', 'memory', 'web'].includes(item.via)) {
+      if (item && ['graph', 'memory', 'web', 'summary'].includes(item.via)) {
         src.textContent = `${item.title} (${item.via})\n\n${item.text}`;
       } else {
         const c = await rag.chunk(id);
@@ -252,6 +252,7 @@ function renderAnswer(a, context = []) {
     };
     box.append(b);
   }
+  box.classList.remove('provisional');
   $('answer-meta').textContent = `confidence: ${a.confidence}${a.known ? '' : ' (below the threshold: "I don\'t know")'} · sources: ${a.sources.length}`;
   $('answer-meta').dataset.confidence = a.confidence;
 }
@@ -263,17 +264,26 @@ async function askQuestion(q) {
   $('source').hidden = true;
   $('trace').replaceChildren();
   $('trace-box').open = true;
+  // Under the ask preset every box applies; under another preset only the boxes unchecked turn
+  // its steps off (the preset decides which steps are on).
+  const preset = $('ask-preset').value;
   const steps = {};
-  for (const box of document.querySelectorAll('#ask-steps input[data-step]')) steps[box.dataset.step] = box.checked;
+  for (const box of document.querySelectorAll('#ask-steps input[data-step]')) {
+    if (preset === 'ask' || !box.checked) steps[box.dataset.step] = box.checked;
+  }
   const ctl = new AbortController();
   $('ask-stop').hidden = false;
   $('ask-stop').onclick = () => ctl.abort();
   try {
     const r = await rag.ask(q, {
       llm: llmConfig(),
-      options: { steps, keepTrace: $('keep-trace').checked },
+      // Streamed provisionally (marked as such) until the confidence is known.
+      options: { preset, steps, keepTrace: $('keep-trace').checked, answer: { stream: 'provisional' } },
       signal: ctl.signal,
-      onToken: (t) => $('answer').append(document.createTextNode(t)),
+      onToken: (t, { provisional }) => {
+        $('answer').classList.toggle('provisional', provisional);
+        $('answer').append(document.createTextNode(t));
+      },
       onTrace: (e) => $('trace').append(traceItem(e)),
     });
     if (r.answer) renderAnswer(r.answer, r.context);

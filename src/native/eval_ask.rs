@@ -113,8 +113,7 @@ pub async fn evaluate_presets<E: Embedder>(
             if r.answer.as_ref().is_some_and(|a| a.known && !gold_answer.is_empty() && a.text.to_lowercase().contains(&gold_answer)) {
                 correct += 1;
             }
-            let docs: Vec<usize> =
-                r.context.iter().filter_map(|c| eng.chunk(&c.source.id)).filter_map(|c| c.doc_id.parse().ok()).collect();
+            let docs: Vec<usize> = r.context.iter().filter_map(|c| eng.chunk(&c.source.id)).filter_map(|c| c.doc_id.parse().ok()).collect();
             share += gold.iter().filter(|g| docs.contains(g)).count() as f64 / gold.len() as f64;
         }
         let per = |x: usize| x as f64 / n.max(1) as f64;
@@ -134,11 +133,11 @@ pub async fn evaluate_presets<E: Embedder>(
 
 /// The rows as a Markdown table.
 pub fn print(rows: &[AskRow]) {
-    println!(
-        "The ask pipeline per preset on MuSiQue with the scripted oracle (memory and trigger off; tokens ≈ characters / 4):"
-    );
+    println!("The ask pipeline per preset on MuSiQue with the scripted oracle (memory and trigger off; tokens ≈ characters / 4):");
     println!();
-    println!("| preset | LLM calls / question (mean, max) | prompt tokens / question | completion tokens / question | answer holds the gold answer | gold passages in the context | questions |");
+    println!(
+        "| preset | LLM calls / question (mean, max) | prompt tokens / question | completion tokens / question | answer holds the gold answer | gold passages in the context | questions |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for r in rows {
         let correct = r.correct.map_or("—".to_string(), |c| format!("{c:.1}%"));

@@ -116,7 +116,9 @@ impl MusiqueOracle {
                     .collect();
                 json!({"labels": labels})
             }
-            "perspectives" => json!({"perspectives": [{"name": "oracle", "view": hops.iter().map(|h| h.1.as_str()).collect::<Vec<_>>().join("; ")}]}),
+            "perspectives" => {
+                json!({"perspectives": [{"name": "oracle", "view": hops.iter().map(|h| h.1.as_str()).collect::<Vec<_>>().join("; ")}]})
+            }
             t if t.starts_with("answer") => {
                 let Some((_, gold)) = hops.last() else { return Some("I don't know.\nConfidence: low".into()) };
                 let cited = sources("[S").iter().position(|s| s.contains(&norm(gold)));

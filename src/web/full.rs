@@ -28,15 +28,18 @@ impl WebRagCore {
     /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
     /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,
     /// backoffMs?, maxBackoffMs?, concurrency?}`, [`crate::llm::LlmConfig`]; the key stays in this
-    /// worker's memory), or with a model function ([`llm::JsCallbackModel`]) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?}`).
+    /// worker's memory), or with a model function ([`llm::JsCallbackModel`]) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?,
+    /// cancelId?}`; [`cancel`] with `cancelId` stops the run at its next model call).
     /// `onTrace` receives `{step, round, input, output, ms}` per step. Resolves to the trajectory
     /// `{question, rounds: [{proposals, candidates, selected, subQuestion, answer}], context,
     /// stop}`; rejects with `LlmError` (`LLM_UNAUTHORIZED`, `LLM_TIMEOUT`, `LLM_BAD_OUTPUT`, ...).
     pub fn decompose(&self, question: String, llm: JsValue, options: JsValue, on_trace: Option<Function>) -> Promise {
         let inner = self.inner.clone();
-        let model = llm::PageModel::from_js(llm);
+        let (cancel, guard) = cancel_token(&options);
+        let model = llm::PageModel::cancellable(llm, cancel);
         let params: Result<crate::ask::DecomposeParams, _> = parse_options("decompose", &options);
         run(async move {
+            let _guard = guard;
             let client = model?;
             let params = params?;
             let mut core = inner.lock().await;

@@ -103,7 +103,9 @@ pub(crate) fn options<T: serde::de::DeserializeOwned + Default>(what: &str, v: &
     serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(clean)).map_err(|e| {
         let path = e.path().to_string();
         let name = if path == "." || path.is_empty() { what.to_string() } else { format!("{what}.{path}") };
-        crate::error::InputError::InvalidOption { name, reason: e.into_inner().to_string() }
+        // serde-wasm-bindgen's errors are JS `Error`s: their text starts "Error: ".
+        let reason = e.into_inner().to_string();
+        crate::error::InputError::InvalidOption { name, reason: reason.strip_prefix("Error: ").unwrap_or(&reason).to_string() }
     })
 }
 

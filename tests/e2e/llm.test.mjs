@@ -74,10 +74,13 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   const asked = await page.evaluate(async (c) => {
     const tokens = [];
     const steps = [];
-    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: c, options: { preset: 'search', steps: { decompose: true, answer: true } }, onToken: (t) => tokens.push(t), onTrace: (e) => steps.push(e.step) });
-    return { tokens, steps, text: r.answer.text, cited: (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId, confidence: r.answer.confidence };
+    const marks = [];
+    const options = { preset: 'search', steps: { decompose: true, answer: true }, answer: { stream: 'provisional' } };
+    const r = await window.webragDemo.rag.ask('Who founded Acme?', { llm: c, options, onToken: (t, m) => { tokens.push(t); marks.push(m.provisional); }, onTrace: (e) => steps.push(e.step) });
+    return { tokens, marks, steps, text: r.answer.text, cited: (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId, confidence: r.answer.confidence };
   }, cfg);
-  assert.deepEqual(asked.tokens, ['Acme ', 'was founded ', 'by Jane Roe ', '[S1].', '\nConfidence: high'], 'tokens arrive as streamed');
+  assert.deepEqual(asked.tokens, ['Acme ', 'was founded ', 'by Jane Roe ', '[S1].', '\nConfidence: high'], 'provisional: tokens arrive as streamed');
+  assert.ok(asked.marks.every((m) => m === true), 'and are marked provisional');
   assert.equal(asked.text, 'Acme was founded by Jane Roe [S1].');
   assert.deepEqual([asked.cited, asked.confidence], ['acme', 'high']);
   assert.equal(asked.steps.at(-1), 'answer');
@@ -102,7 +105,7 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
     return { steps, tokens, text: r.answer.text, confidence: r.answer.confidence, cited, err };
   });
   assert.deepEqual(viaFunction.steps, ['propose', 'select', 'propose', 'answer']);
-  assert.deepEqual(viaFunction.tokens, ['Jane Roe ', 'founded it [S1].', '\nConfidence: medium']);
+  assert.deepEqual(viaFunction.tokens, ['Jane Roe founded it [S1].'], 'withheld (the default): the final text once its confidence is known');
   assert.deepEqual([viaFunction.text, viaFunction.confidence, viaFunction.cited], ['Jane Roe founded it [S1].', 'medium', 'acme']);
   assert.equal(viaFunction.err.name, 'LlmError');
   assert.equal(viaFunction.err.code, 'LLM_CALLBACK_FAILED');
@@ -266,4 +269,69 @@ test('the demo: LLM stages at ingest (resumable), the whole ask pipeline streame
   await page.waitForFunction(() => window.webragDemo?.ready === true, null, { timeout: 300_000 });
   assert.equal(await page.inputValue('#llm-key'), 'sk-demo-secret');
   assert.equal(await page.inputValue('#llm-base'), `${llmUrl}/v1`);
+});
+
+test('an AbortSignal is honoured while the call waits in the worker queue: it never starts', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-cancel&empty&device=cpu`);
+  await reset();
+  // The first call holds the worker's queue for 1.5 s (a slow model); four more wait behind it
+  // and are aborted there.
+  await rules([{ match: 'Task:', reply: { ...json({ decompose: false, questions: [] }), delayMs: 1500 } }]);
+  const r = await page.evaluate(async (cfg) => {
+    const rag = window.webragDemo.rag;
+    await rag.add([{ id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931.', format: 'text' }]);
+    const settle = (p) => p.then((v) => ({ ok: true, v }), (e) => ({ ok: false, name: e.name, code: e.code }));
+    const slow = settle(rag.decompose('Who founded Acme?', { llm: cfg }));
+    const ctl = [0, 1, 2, 3].map(() => new AbortController());
+    const queued = [
+      settle(rag.search('Acme', { k: 3, signal: ctl[0].signal })),
+      settle(rag.ask('Who founded Acme?', { llm: cfg, signal: ctl[1].signal })),
+      settle(rag.decompose('Who founded Acme?', { llm: cfg, signal: ctl[2].signal })),
+      settle(rag.add([{ id: 'late', text: 'Never stored.', format: 'text' }], { signal: ctl[3].signal })),
+    ];
+    const kept = settle(rag.search('Acme', { k: 3, signal: new AbortController().signal }));
+    for (const c of ctl) c.abort();
+    const [first, ...rest] = await Promise.all([slow, ...queued, kept]);
+    return { first, rest, docs: (await rag.documents()).map((d) => d.id) };
+  }, { baseUrl: `${llmUrl}/v1`, model: 'scripted', timeoutMs: 10_000, retries: 0 });
+  assert.equal(r.first.ok, true, JSON.stringify(r.first));
+  const [search, ask, decompose, add, kept] = r.rest;
+  assert.deepEqual([search.name, search.code], ['CancelledError', 'CANCELLED']);
+  assert.deepEqual([ask.name, ask.code], ['LlmError', 'LLM_CANCELLED']);
+  assert.deepEqual([decompose.name, decompose.code], ['LlmError', 'LLM_CANCELLED']);
+  assert.deepEqual([add.name, add.code], ['CancelledError', 'CANCELLED']);
+  assert.equal(kept.ok, true, 'a search whose signal did not fire runs');
+  assert.equal(kept.v[0].docId, 'acme');
+  assert.deepEqual(r.docs, ['acme'], 'the cancelled add wrote nothing');
+  assert.equal((await log()).length, 1, 'only the first call reached the model');
+});
+
+test('options accept undefined for any optional field, and errors name the field and what was expected', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-options&empty&device=cpu`);
+  const r = await page.evaluate(async (cfg) => {
+    const rag = window.webragDemo.rag;
+    await rag.add([{ id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931.', format: 'text' }]);
+    const settle = (p) => p.then((v) => ({ ok: true, v }), (e) => ({ ok: false, code: e.code, message: e.message }));
+    return {
+      ask: await settle(rag.ask('Who founded Acme?', { llm: { ...cfg, apiKey: undefined, headers: undefined }, options: { preset: 'search', steps: undefined, tau: undefined, answer: { minConfidence: undefined }, decompose: undefined } })),
+      search: await settle(rag.search('Acme', { k: undefined, mode: undefined })),
+      badEnum: await settle(rag.ask('q', { llm: cfg, options: { preset: 'search', answer: { minConfidence: 'sure' } } })),
+      badPreset: await settle(rag.ask('q', { llm: cfg, options: { preset: 'chat' } })),
+      badType: await settle(rag.search('Acme', { k: 'ten' })),
+      badStep: await settle(rag.ask('q', { llm: cfg, options: { preset: 'search', steps: { answer: 'yes' } } })),
+    };
+  }, { baseUrl: `${llmUrl}/v1`, model: 'scripted', timeoutMs: 5000, retries: 0 });
+  assert.equal(r.ask.ok, true, JSON.stringify(r.ask));
+  assert.equal(r.ask.v.context[0].title, 'Acme Corporation');
+  assert.equal(r.search.ok, true, JSON.stringify(r.search));
+  assert.equal(r.badEnum.code, 'INVALID_OPTION');
+  assert.match(r.badEnum.message, /options\.answer\.minConfidence: unknown variant `sure`, expected one of `low`, `medium`, `high`/);
+  assert.equal(r.badPreset.code, 'INVALID_OPTION');
+  assert.match(r.badPreset.message, /options\.preset: unknown variant `chat`, expected one of .*`light`.*`L1`/);
+  assert.equal(r.badType.code, 'INVALID_OPTION');
+  assert.match(r.badType.message, /options\.k: /);
+  assert.equal(r.badStep.code, 'INVALID_OPTION');
+  assert.match(r.badStep.message, /steps\.answer/);
 });

@@ -15,8 +15,10 @@ export class StoreError extends WebRagError { constructor(m, c) { super(m, c); t
 export class GpuError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'GpuError'; } }
 /** LLM endpoint or output problem (LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_TIMEOUT, LLM_BAD_OUTPUT, LLM_CALLBACK_FAILED, LLM_CANCELLED, ...). */
 export class LlmError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'LlmError'; } }
+/** An operation without a model call (add, search) whose AbortSignal fired before it started (CANCELLED). */
+export class CancelledError extends WebRagError { constructor(m, c) { super(m, c); this.name = 'CancelledError'; } }
 
-const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError };
+const CLASSES = { InputError, ModelError, StoreError, GpuError, LlmError, CancelledError };
 
 function rehydrate({ name, code, message }) {
   const C = CLASSES[name] ?? WebRagError;
@@ -152,10 +154,12 @@ export class WebRag {
     try { return await f(m); } finally { if (m?.callback) { this.#models.delete(m.callback); this.#signals.delete(m.callback); } }
   }
 
-  // Runs `f(cancelId)` so that `signal` aborting cancels it in the worker (LLM_CANCELLED).
-  async #cancellable(signal, f) {
+  // Runs `f(cancelId)` so that `signal` aborting cancels it in the worker: while it waits in the
+  // worker's queue it never starts; a running model call is aborted (LLM_CANCELLED). `llm`: the
+  // operation calls a model (else a queued cancel is CancelledError CANCELLED).
+  async #cancellable(signal, f, llm = true) {
     if (!signal) return f(undefined);
-    if (signal.aborted) throw new LlmError('LLM work cancelled', 'LLM_CANCELLED');
+    if (signal.aborted) throw llm ? new LlmError('LLM work cancelled', 'LLM_CANCELLED') : new CancelledError('cancelled before it started', 'CANCELLED');
     const cancelId = `c${this.#nextCancel++}`;
     const onAbort = () => this.#worker.postMessage({ cancelId });
     signal.addEventListener('abort', onAbort, { once: true });
@@ -215,8 +219,8 @@ export class WebRag {
    * answer then, and on later adds whether storage is persistent (`persisted()`); null where the
    * browser has no StorageManager.
    */
-  async add(docs, { onProgress } = {}) {
-    const report = await this.#call('add', { docs }, onProgress);
+  async add(docs, { onProgress, signal } = {}) {
+    const report = await this.#cancellable(signal, (cancelId) => this.#call('add', { docs, cancelId }, onProgress), false);
     const storage = globalThis.navigator?.storage;
     let persisted = null;
     try {
@@ -231,8 +235,15 @@ export class WebRag {
   }
   /** Removes documents; resolves to {removed, unknown}. */
   remove(ids) { return this.#call('remove', { ids }); }
-  /** Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph', literal = false}. */
-  search(query, options = {}) { return this.#call('search', { query, options }); }
+  /**
+   * Searches; options {k = 10, mode = 'hybrid' | 'bm25' | 'dense' | 'graph' | 'hybrid+graph',
+   * literal = false, signal}: an AbortSignal that fires while the search waits behind other
+   * operations rejects it with CancelledError CANCELLED before it runs.
+   */
+  search(query, options = {}) {
+    const { signal, ...rest } = options ?? {};
+    return this.#cancellable(signal, (cancelId) => this.#call('search', { query, options: rest, cancelId }), false);
+  }
   /** The pseudo-graph retriever's facts, mind-map context and explain data (anchors, row scores). */
   explainGraph(query, { k = 10 } = {}) { return this.#call('explainGraph', { query, k }); }
   /**
@@ -243,7 +254,10 @@ export class WebRag {
    * proposals?, retriever?}`, `onTrace` receives each step `{step, round, input, output, ms}`.
    * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
    */
-  decompose(question, { llm, options, onTrace } = {}) { return this.#withModel(llm, (m) => this.#call('decompose', { question, llm: m, options }, onTrace)); }
+  decompose(question, { llm, options, onTrace, signal } = {}) {
+    return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
+      this.#call('decompose', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, onTrace)), signal);
+  }
   /** One short chat with the endpoint ("test connection"); resolves to {reply, ms}, rejects with LlmError. */
   testLlm(llm) { return this.#withModel(llm, (m) => this.#call('testLlm', { llm: m })); }
   /**

@@ -13,6 +13,8 @@ export class StoreError extends WebRagError {}
 export class GpuError extends WebRagError {}
 /** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair, where a step has no fallback), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text), LLM_CANCELLED (an AbortSignal fired). */
 export class LlmError extends WebRagError {}
+/** An operation without a model call (`add`, `search`) whose `signal` fired before it started: CANCELLED. */
+export class CancelledError extends WebRagError {}
 
 /** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
 export interface LlmConfig {
@@ -242,14 +244,16 @@ export class WebRag {
   static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
-  add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void }): Promise<AddReport>;
+  /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. */
+  add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void; signal?: AbortSignal }): Promise<AddReport>;
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
-  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean }): Promise<Hit[]>;
+  /** `signal`: an abort while the search waits behind other operations rejects it with CancelledError CANCELLED. */
+  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; signal?: AbortSignal }): Promise<Hit[]>;
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
-  decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void }): Promise<Trajectory>;
+  decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void; signal?: AbortSignal }): Promise<Trajectory>;
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
   testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
   /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts). */

@@ -2,7 +2,7 @@
 // LLM client, the GPU embedder). A page that only searches can import `webrag/search` instead.
 import { WebRag as Client, startWorker } from './client.js';
 
-export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, MODEL_CACHE } from './client.js';
+export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, CancelledError, MODEL_CACHE } from './client.js';
 
 /**
  * A knowledge base in IndexedDB, searched in a Web Worker.

@@ -6,7 +6,7 @@
 // `device: 'gpu'` with GpuError GPU_UNAVAILABLE.
 import { WebRag as Client, startWorker } from './client.js';
 
-export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, MODEL_CACHE } from './client.js';
+export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, CancelledError, MODEL_CACHE } from './client.js';
 
 export class WebRag extends Client {
   static startWorker(workerUrl) {

@@ -154,17 +154,27 @@ const OPS = {
 // Operations after which the idle-time upkeep runs.
 const WRITES = new Set(['open', 'add', 'remove', 'importKb']);
 
+// Cancels received for requests (their `cancelId`): one still queued never starts.
+const cancelled = new Set();
+const LLM_OPS = new Set(['ask', 'enrich', 'decompose', 'testLlm']);
+
 self.onmessage = (e) => {
   const { llmToken, llmEnd, llmError, cancelId } = e.data;
-  // A cancel bypasses the queue: the run it stops holds the queue.
-  if (cancelId) { if (core) cancel(cancelId); return; }
+  // A cancel bypasses the queue: the run it stops holds the queue, or it is still queued.
+  if (cancelId) { cancelled.add(cancelId); if (core) cancel(cancelId); return; }
   if (llmToken) { llmCalls.get(llmToken.reqId)?.token(llmToken.token); return; }
   if (llmEnd) { llmCalls.get(llmEnd.reqId)?.end(); return; }
   if (llmError) { llmCalls.get(llmError.reqId)?.fail(llmError.message); return; }
   const { id, op, args } = e.data;
+  const cid = args?.cancelId ?? args?.options?.cancelId;
   waiting++;
   queue = queue.then(async () => {
     try {
+      if (cid && cancelled.has(cid)) {
+        throw LLM_OPS.has(op)
+          ? Object.assign(new Error(`${op} cancelled before it started`), { name: 'LlmError', code: 'LLM_CANCELLED' })
+          : Object.assign(new Error(`${op} cancelled before it started`), { name: 'CancelledError', code: 'CANCELLED' });
+      }
       if (!Object.hasOwn(OPS, op)) throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
       if (op !== 'open' && !core) throw Object.assign(new Error('not open'), { name: 'StoreError', code: 'NOT_OPEN' });
       if (op !== 'open' && typeof core[op] !== 'function') {
@@ -179,6 +189,7 @@ self.onmessage = (e) => {
     } catch (err) {
       self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
     } finally {
+      if (cid) cancelled.delete(cid);
       waiting--;
       if (WRITES.has(op)) scheduleUpkeep();
     }
