@@ -122,6 +122,10 @@ mod tests {
                 chunk_count: 0,
                 status: "indexed".into(),
                 mind_map: None,
+                tags: vec!["t".into()],
+                auto_tags: Vec::new(),
+                tagged: false,
+                meta: Default::default(),
             }],
             ..Contents::default()
         }

@@ -25,7 +25,7 @@ pub enum Format {
 }
 
 /// A document given to `add()`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct DocumentInput {
     /// Caller's id; re-adding the same id replaces the document (no-op if unchanged).
@@ -41,6 +41,56 @@ pub struct DocumentInput {
     /// Optional URL or file name, shown with hits and used by `auto` format detection.
     #[serde(default)]
     pub url: Option<String>,
+    /// Tags, for [`SearchFilter::tags`] (compared without case; at most [`MAX_TAGS`], each
+    /// 1..=[`MAX_TAG_CHARS`] characters). Default none.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Metadata `name → value`, for [`SearchFilter::meta`] (at most [`MAX_TAGS`] entries, names
+    /// and values up to [`MAX_META_CHARS`] characters). Default none.
+    #[serde(default)]
+    pub meta: std::collections::BTreeMap<String, String>,
+}
+
+/// Tags (and metadata entries) a document may carry at most.
+pub const MAX_TAGS: usize = 32;
+/// Characters in one tag at most.
+pub const MAX_TAG_CHARS: usize = 64;
+/// Characters in a metadata name or value at most.
+pub const MAX_META_CHARS: usize = 256;
+
+/// A tag as stored and compared: trimmed, lowercased, inner whitespace collapsed.
+pub fn normalize_tag(tag: &str) -> String {
+    tag.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Which documents a search (or an ask) may return: every condition given must hold. Empty
+/// (the default): every document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchFilter {
+    /// The document carries at least one of these tags (its own or its automatic ones; case
+    /// ignored). Empty: any.
+    pub tags: Vec<String>,
+    /// The document is one of these. Empty: any.
+    pub doc_ids: Vec<DocId>,
+    /// The document's metadata has each of these `name → value` entries. Empty: any.
+    pub meta: std::collections::BTreeMap<String, String>,
+}
+
+impl SearchFilter {
+    /// No condition.
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty() && self.doc_ids.is_empty() && self.meta.is_empty()
+    }
+
+    /// Whether `doc` passes.
+    pub fn matches(&self, doc: &DocumentRecord) -> bool {
+        let tags_ok = self.tags.is_empty() || {
+            let want: Vec<String> = self.tags.iter().map(|t| normalize_tag(t)).collect();
+            doc.tags.iter().chain(&doc.auto_tags).any(|t| want.contains(t))
+        };
+        tags_ok && (self.doc_ids.is_empty() || self.doc_ids.contains(&doc.id)) && self.meta.iter().all(|(k, v)| doc.meta.get(k) == Some(v))
+    }
 }
 
 /// `documents` record.
@@ -66,6 +116,18 @@ pub struct DocumentRecord {
     /// map failed after its repair attempt; the structural map was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mind_map: Option<String>,
+    /// Tags given with the document ([`normalize_tag`]ged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Tags the auto-tagging stage chose (PIKE-RAG §4.2, auto-tagging; `enrich`), normalized.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auto_tags: Vec<String>,
+    /// Whether the auto-tagging stage ran on this document (so a pass resumes after it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tagged: bool,
+    /// Metadata given with the document.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub meta: std::collections::BTreeMap<String, String>,
 }
 
 /// `questions` record (schema 4): the atomic questions one chunk answers (PIKE-RAG §4.2.6,
@@ -134,6 +196,11 @@ pub struct ChunkRecord {
     pub text: String,
     /// Word pieces of the embedded input (prefix + text + special tokens); ≤ `max_chunk_tokens`.
     pub token_count: u32,
+    /// PIKE-RAG's forward summary (§4.2, context-aware chunking): what the document says before
+    /// this chunk, in a sentence or two, written by the `enrich` stage; it is embedded with the
+    /// chunk. `None`: not written (the first chunk never has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_summary: Option<String>,
 }
 
 /// The id of a document's chunk: `"{doc_id}#{ordinal}"`.

@@ -29,6 +29,8 @@ fn passages(n: usize) -> Vec<DocumentInput> {
             text: sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>(),
             format: Format::Text,
             url: None,
+            tags: Vec::new(),
+            meta: Default::default(),
         })
         .collect()
 }

@@ -18,7 +18,15 @@ use webrag::types::{DocumentInput, Format, SearchMode};
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
-    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Text, url: None }
+    DocumentInput {
+        id: id.into(),
+        title: Some(title.into()),
+        text: text.into(),
+        format: Format::Text,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    }
 }
 
 async fn engine(store: &MemoryStore) -> Eng<'_> {
@@ -348,9 +356,9 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         stale.sources = vec![webrag::types::chunk_id("acme", 0)];
         use webrag::ports::Record;
         use webrag::ports::{Op, Store};
-        (&store).commit(vec![Op::Put(Record::Memory(stale))]).await.unwrap();
+        store.commit(vec![Op::Put(Record::Memory(stale))]).await.unwrap();
         let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
         assert_eq!(reopened.memory().len(), 1);
-        assert!((&store).get(webrag::ports::Collection::Memory, "m-stale").await.unwrap().is_none(), "deleted from the store");
+        assert!(store.get(webrag::ports::Collection::Memory, "m-stale").await.unwrap().is_none(), "deleted from the store");
     });
 }

@@ -13,7 +13,15 @@ use webrag::types::{DocumentInput, Format, SearchMode};
 type Eng = Engine<MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, url: None }
+    DocumentInput {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        format: Format::Auto,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    }
 }
 
 async fn open() -> Eng {

@@ -130,7 +130,15 @@ fn config() -> Config {
 }
 
 fn docs() -> Vec<DocumentInput> {
-    let d = |id: &str, text: &str| DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Markdown, url: None };
+    let d = |id: &str, text: &str| DocumentInput {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        format: Format::Markdown,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    };
     vec![
         d("a|b #c/d?e", "# Owls\n\nOwls hunt mice at night.\n\n## Diet\n\nThe Harvest mouse is a small rodent."),
         d("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees.\n\n## Longjing\n\nLongjing comes from Hangzhou."),

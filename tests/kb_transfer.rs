@@ -14,7 +14,15 @@ use webrag::types::{DocumentInput, Format, Hit, SearchMode};
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, url: None }
+    DocumentInput {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        format: Format::Auto,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    }
 }
 
 fn corpus() -> Vec<DocumentInput> {

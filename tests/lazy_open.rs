@@ -26,7 +26,15 @@ fn config() -> Config {
 }
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Text, url: None }
+    DocumentInput {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        format: Format::Text,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    }
 }
 
 /// The first `n` CRUD news articles.

@@ -18,6 +18,10 @@ fn doc(id: &str) -> Record {
         chunk_count: 1,
         status: "indexed".into(),
         mind_map: Some("llm".into()),
+        tags: vec!["notes".into()],
+        auto_tags: vec!["baking".into()],
+        tagged: true,
+        meta: [("lang".to_string(), "en".to_string())].into(),
     })
 }
 
@@ -29,6 +33,7 @@ fn chunk(id: &str, doc: &str) -> Record {
         heading_path: vec!["A".into(), "B — ü 中文".into()],
         text: "text with unicode: ünïcødé 中文 🚀".into(),
         token_count: 12,
+        forward_summary: Some("What came before — ü.".into()),
     })
 }
 

@@ -24,7 +24,15 @@ fn embedder() -> Emb {
 }
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Markdown, url: None }
+    DocumentInput {
+        id: id.into(),
+        title: None,
+        text: text.into(),
+        format: Format::Markdown,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    }
 }
 
 async fn tab(store: &MemoryStore) -> Tab<'_> {

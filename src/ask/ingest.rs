@@ -119,10 +119,15 @@ impl MindMapParams {
 }
 
 /// What `enrich` runs: each ingest-time stage with its options, or `None` to skip it. Read from
-/// the page's `{atomize?, mindMaps?}`, where a stage is `true` (or absent: run with defaults),
-/// `false` (skip) or its options object.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// the page's `{forwardSummaries?, tags?, atomize?, mindMaps?}`, where a stage is `true` (run
+/// with defaults), `false` (skip) or its options object; absent, `atomize` and `mindMaps` run
+/// and `forwardSummaries` and `tags` do not.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EnrichParams {
+    /// Forward summaries (PIKE-RAG enhanced chunking). Default off.
+    pub forward_summaries: Option<super::enhance::SummaryParams>,
+    /// Auto-tagging. Default off.
+    pub tags: Option<super::enhance::TaggingParams>,
     /// Knowledge atomizing. Default on.
     pub atomize: Option<AtomizeParams>,
     /// LLM mind maps. Default on.
@@ -131,7 +136,12 @@ pub struct EnrichParams {
 
 impl Default for EnrichParams {
     fn default() -> Self {
-        EnrichParams { atomize: Some(AtomizeParams::default()), mind_maps: Some(MindMapParams::default()) }
+        EnrichParams {
+            forward_summaries: None,
+            tags: None,
+            atomize: Some(AtomizeParams::default()),
+            mind_maps: Some(MindMapParams::default()),
+        }
     }
 }
 
@@ -143,9 +153,11 @@ impl<'de> Deserialize<'de> for EnrichParams {
             On(bool),
             With(T),
         }
-        fn stage<T: Default>(s: Option<Stage<T>>) -> Option<T> {
+        fn stage<T: Default>(s: Option<Stage<T>>, on: bool) -> Option<T> {
             match s {
-                None | Some(Stage::On(true)) => Some(T::default()),
+                None if on => Some(T::default()),
+                None => None,
+                Some(Stage::On(true)) => Some(T::default()),
                 Some(Stage::On(false)) => None,
                 Some(Stage::With(t)) => Some(t),
             }
@@ -154,12 +166,21 @@ impl<'de> Deserialize<'de> for EnrichParams {
         #[serde(rename_all = "camelCase")]
         struct Raw {
             #[serde(default)]
+            forward_summaries: Option<Stage<super::enhance::SummaryParams>>,
+            #[serde(default)]
+            tags: Option<Stage<super::enhance::TaggingParams>>,
+            #[serde(default)]
             atomize: Option<Stage<AtomizeParams>>,
             #[serde(default)]
             mind_maps: Option<Stage<MindMapParams>>,
         }
         let raw = Raw::deserialize(d)?;
-        Ok(EnrichParams { atomize: stage(raw.atomize), mind_maps: stage(raw.mind_maps) })
+        Ok(EnrichParams {
+            forward_summaries: stage(raw.forward_summaries, false),
+            tags: stage(raw.tags, false),
+            atomize: stage(raw.atomize, true),
+            mind_maps: stage(raw.mind_maps, true),
+        })
     }
 }
 
@@ -167,15 +188,23 @@ impl<'de> Deserialize<'de> for EnrichParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EnrichReport {
+    /// Forward summaries (absent: skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_summaries: Option<super::enhance::SummaryReport>,
+    /// Auto-tagging (absent: skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<super::enhance::TagReport>,
     /// Knowledge atomizing.
     pub atomize: Option<AtomizeReport>,
     /// LLM mind maps.
     pub mind_maps: Option<MindMapReport>,
 }
 
-/// Runs the ingest-time LLM stages `p` asks for, atomizing first: each does only what is left
-/// (chunks without questions, documents without an LLM map), so a call after a failure or a
-/// cancel resumes. `progress` receives `atomize` / `mindmap` phases, `trace` each model step.
+/// Runs the ingest-time LLM stages `p` asks for, in order — forward summaries, auto-tagging,
+/// atomizing, mind maps: each does only what is left (chunks without a summary or questions,
+/// documents untagged or without an LLM map), so a call after a failure or a cancel resumes.
+/// `progress` receives `summaries` / `tags` / `atomize` / `mindmap` phases, `trace` each model
+/// step.
 ///
 /// Errors: invalid options, the first model or store error (what was committed stays).
 pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
@@ -187,6 +216,13 @@ pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<EnrichReport> {
     let mut out = EnrichReport::default();
+    // Forward summaries first: they change the chunks' embeddings the later stages read.
+    if let Some(f) = &p.forward_summaries {
+        out.forward_summaries = Some(super::enhance::forward_summaries(eng, model, f, clock, progress, trace).await?);
+    }
+    if let Some(t) = &p.tags {
+        out.tags = Some(super::enhance::auto_tag(eng, model, t, clock, progress, trace).await?);
+    }
     if let Some(a) = &p.atomize {
         out.atomize = Some(atomize(eng, model, a, clock, progress, trace).await?);
     }

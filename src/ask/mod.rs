@@ -20,6 +20,7 @@
 //! Every model call and every retrieval is traced ([`TraceEvent`]). Retrieved text is always
 //! inside `<data>` tags and the system prompt says it is data, never instructions.
 pub mod answer;
+pub mod enhance;
 pub mod ingest;
 pub mod params;
 pub mod pipeline;
@@ -605,6 +606,49 @@ impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate:
         let c = self.chunk(chunk_id)?;
         let title = self.document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
         Some((title, c.text.clone()))
+    }
+}
+
+/// The engine as a knowledge base limited to the documents `filter` passes (`None`: all).
+pub struct Scoped<'a, S: crate::ports::Store, E: crate::embed::Embedder> {
+    /// The engine.
+    pub eng: &'a crate::engine::Engine<S, E>,
+    /// The documents allowed.
+    pub filter: Option<&'a crate::types::SearchFilter>,
+}
+
+impl<S: crate::ports::Store, E: crate::embed::Embedder> Scoped<'_, S, E> {
+    /// Whether chunk `id` is in scope.
+    pub fn allows(&self, chunk_id: &str) -> bool {
+        let Some(f) = self.filter else { return true };
+        self.eng.chunk(chunk_id).and_then(|c| self.eng.document(&c.doc_id)).is_some_and(|d| f.matches(d))
+    }
+}
+
+impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for Scoped<'_, S, E> {
+    async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
+        if self.filter.is_none() {
+            return self.eng.atomic_candidates(query, k, delta).await;
+        }
+        // Out-of-scope chunks are dropped, so more are asked for.
+        let all = self.eng.atomic_candidates(query, k * 8, delta).await?;
+        Ok(all.into_iter().filter(|c| self.allows(&c.chunk_id)).take(k).collect())
+    }
+
+    async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>> {
+        let opts =
+            crate::engine::SearchOptions { literal: true, filter: self.filter.cloned(), ..crate::engine::SearchOptions::new(k, mode) };
+        Ok(self
+            .eng
+            .search(query, &opts)
+            .await?
+            .into_iter()
+            .map(|h| Candidate { question: h.title, chunk_id: h.chunk_id, score: h.score, via: Via::Chunk })
+            .collect())
+    }
+
+    fn chunk_text(&self, chunk_id: &str) -> Option<(String, String)> {
+        self.eng.chunk_text(chunk_id)
     }
 }
 

@@ -7,6 +7,7 @@ use super::DecomposeParams;
 use super::answer::AnswerParams;
 use super::web::WebSearchConfig;
 use crate::error::{Error, InputError, Result};
+use crate::types::SearchFilter;
 
 /// Which steps run. Every field defaults to the preset's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +168,17 @@ impl std::str::FromStr for Preset {
     }
 }
 
+/// `filter` of the ask options: the documents the run may use, or (the older form) the
+/// knowledge filter's strength.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AskFilter {
+    /// `"strict"` or `"lenient"`.
+    Strength(FilterStrength),
+    /// `{tags?, docIds?, meta?}`.
+    Scope(SearchFilter),
+}
+
 /// How strict the knowledge filter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -202,7 +214,10 @@ pub struct PipelineParams {
     /// Sub-queries per supplement. Default 2; range 1..=5.
     pub supplement_queries: usize,
     /// Knowledge-filter strength. Default: the preset's (strict for L1, else lenient).
-    pub filter: Option<FilterStrength>,
+    pub knowledge_filter: Option<FilterStrength>,
+    /// Which documents the run may use (`{tags, docIds, meta}`, [`SearchFilter`]), or — the
+    /// older form — the knowledge filter's strength (`"strict"` / `"lenient"`). Default none.
+    pub filter: Option<AskFilter>,
     /// Sources given to the answer at most. Default 8; range 1..=30.
     pub max_sources: usize,
     /// Perspectives the L4 preset drafts before its synthesis. Default 3; range 1..=6.
@@ -230,6 +245,7 @@ impl Default for PipelineParams {
             graph_facts: Self::GRAPH_FACTS.count(),
             verify_rounds: Self::VERIFY_ROUNDS.count(),
             supplement_queries: Self::SUPPLEMENT_QUERIES.count(),
+            knowledge_filter: None,
             filter: None,
             max_sources: Self::MAX_SOURCES.count(),
             perspectives: Self::PERSPECTIVES.count(),
@@ -303,9 +319,22 @@ impl PipelineParams {
         Ok(s)
     }
 
-    /// The knowledge filter's strength: the options', else the preset's.
+    /// The knowledge filter's strength: the options' (`knowledgeFilter`, else a strength given
+    /// as `filter`), else the preset's.
     pub fn filter_strength(&self) -> FilterStrength {
-        self.filter.unwrap_or(self.preset.filter())
+        let given = match &self.filter {
+            Some(AskFilter::Strength(s)) => Some(*s),
+            _ => None,
+        };
+        self.knowledge_filter.or(given).unwrap_or(self.preset.filter())
+    }
+
+    /// The documents the run may use, when a filter with a condition is given.
+    pub fn scope(&self) -> Option<&SearchFilter> {
+        match &self.filter {
+            Some(AskFilter::Scope(f)) if !f.is_empty() => Some(f),
+            _ => None,
+        }
     }
 
     /// Checks the ranges.

@@ -375,6 +375,12 @@ struct Run<'a, M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> {
 }
 
 impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
+    /// Search options for the pipeline's retrievals: the question read literally, `k` hits from
+    /// `mode`, within the run's scope.
+    fn search_opts(&self, k: usize, mode: SearchMode) -> SearchOptions {
+        SearchOptions { literal: true, filter: self.p.scope().cloned(), ..SearchOptions::new(k, mode) }
+    }
+
     fn emit(&mut self, step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64) {
         let e = TraceEvent { step: step.into(), round: 0, input, output, ms: self.clock.now_ms() - t0 };
         (self.trace)(e.clone());
@@ -383,7 +389,8 @@ impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, 
 
     /// 1. Retrieval trigger: whether the memory answers (its entries then are the context).
     async fn trigger(&mut self, question: &str) -> Result<bool> {
-        if !self.steps.trigger || self.eng.memory_len() == 0 {
+        // The memory is not scoped: with a filter, the run retrieves.
+        if !self.steps.trigger || self.eng.memory_len() == 0 || self.p.scope().is_some() {
             return Ok(false);
         }
         let (p, t0) = (self.p, self.clock.now_ms());
@@ -464,7 +471,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         let t0 = self.clock.now_ms();
         let mut added = Vec::new();
         for rq in queries {
-            let opts = SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::HybridGraph) };
+            let opts = self.search_opts(3, SearchMode::HybridGraph);
             if let Some(h) = self.eng.search(rq, &opts).await?.into_iter().find(|h| !self.ctx.seen.contains(&h.chunk_id)) {
                 self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "rewrite");
                 added.push(h.chunk_id);
@@ -495,7 +502,15 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         let refs: Vec<&str> = kps.iter().map(String::as_str).collect();
         let vecs = self.eng.embedder().embed_checked(&refs).await?;
         let vrefs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
-        let gs = self.eng.graph().search(q, &vrefs, p.graph_facts, &self.eng.config().graph);
+        let mut gs = self.eng.graph().search(q, &vrefs, p.graph_facts, &self.eng.config().graph);
+        if let Some(f) = p.scope() {
+            // Within the scope: the facts of its documents, the mind maps of their titles.
+            let eng = &*self.eng;
+            let doc_ok = |doc: &str| eng.document(doc).is_some_and(|d| f.matches(d));
+            gs.hits.retain(|h| eng.chunk(&h.chunk_id).is_some_and(|c| doc_ok(&c.doc_id)));
+            let titles: HashSet<String> = eng.documents().into_iter().filter(|d| f.matches(d)).map(|d| d.title).collect();
+            gs.context.retain(|m| titles.contains(&m.topic));
+        }
         let text = map_text(&gs.context);
         if !text.trim().is_empty() {
             let title = gs.context.iter().map(|m| m.topic.as_str()).collect::<Vec<_>>().join(", ");
@@ -515,7 +530,8 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 trace(e.clone());
                 events.push(e);
             };
-            let t = decompose(self.model, &*self.eng, q, &self.p.decompose, self.clock, &mut sub).await?;
+            let kb = super::Scoped { eng: &*self.eng, filter: self.p.scope() };
+            let t = decompose(self.model, &kb, q, &self.p.decompose, self.clock, &mut sub).await?;
             for c in &t.context {
                 if !self.ctx.push(chunk_source(&*self.eng, c), "decompose") {
                     // Found by a rewritten query too: decomposition chose it.
@@ -528,7 +544,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             return Ok(());
         }
         let t0 = self.clock.now_ms();
-        let opts = SearchOptions { literal: true, ..SearchOptions::new(self.p.max_sources, SearchMode::HybridGraph) };
+        let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
         let hits = self.eng.search(q, &opts).await?;
         for h in &hits {
             self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
@@ -598,7 +614,7 @@ sub-queries for what is missing.",
                     trace(e.clone());
                     events.push(e);
                 };
-                let found = supplement(self.model, &*self.eng, sq, round, &mut self.ctx, &mut sub).await?;
+                let found = supplement(self.model, &*self.eng, p.scope(), sq, round, &mut self.ctx, &mut sub).await?;
                 if self.steps.summarize {
                     self.summarize(sq, &found, round).await?;
                 }
@@ -782,6 +798,7 @@ each with what it makes of the sources in two or three sentences, citing them as
 async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     model: &M,
     eng: &Engine<S, E>,
+    scope: Option<&crate::types::SearchFilter>,
     sq: &str,
     round: usize,
     ctx: &mut Ctx<'_>,
@@ -809,7 +826,7 @@ async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     .map(|k| k.query)
     .unwrap_or_else(|| sq.to_string());
     let mut tried = vec![kw.clone()];
-    let bm25 = SearchOptions::new(3, SearchMode::Bm25);
+    let bm25 = SearchOptions { filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Bm25) };
     let mut hits = eng.search(&kw, &bm25).await.unwrap_or_default();
     let shown: String = hits
         .iter()
@@ -857,7 +874,11 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     let mut raw = Vec::new();
     let doc = step::<Pseudo, _>(model, "dense", &m, &|_| Ok(()), &mut raw).await?.map(|d| d.document).unwrap_or_else(|| sq.to_string());
     let qv = eng.embedder().embed_checked(&[doc.as_str()]).await?.pop().unwrap_or_default();
-    let hits = eng.search_with(&doc, Some(&qv), &SearchOptions { literal: true, ..SearchOptions::new(3, SearchMode::Dense) })?;
+    let hits = eng.search_with(
+        &doc,
+        Some(&qv),
+        &SearchOptions { literal: true, filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Dense) },
+    )?;
     for h in hits.iter().take(2) {
         if !found.contains(&h.chunk_id) {
             found.push(h.chunk_id.clone());

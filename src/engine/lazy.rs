@@ -155,8 +155,11 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     /// (`STORE_CORRUPT`) loads the knowledge base and searches it there (the next
     /// [`Engine::maintain`] writes a new base).
     pub async fn search(&mut self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        // The segments answer without the graph and without a filter (which needs the
+        // documents' tags and metadata: the loaded engine has them).
         if let State::Reading(r) = &self.state
             && !matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph)
+            && opts.scope().is_none()
         {
             match r.search(query, opts).await {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}

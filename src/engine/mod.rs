@@ -5,6 +5,7 @@
 //! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
 //! touches the in-memory indexes: a failure at any step leaves both store and indexes as they
 //! were.
+pub mod enhance;
 mod lazy;
 mod llm_parts;
 mod maintain;

@@ -78,9 +78,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                     }
                 }
                 Some(title) if !good.contains(c.id.as_str()) => {
-                    let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
-                    let input = crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max);
-                    missing.push((c.id.clone(), input));
+                    missing.push((c.id.clone(), self.chunk_input(title, c)));
                 }
                 Some(_) => {}
             }

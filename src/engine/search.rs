@@ -24,18 +24,25 @@ pub struct SearchOptions {
     /// Read the query as plain text: quotes, `-` and `^` are ordinary characters, so nothing is
     /// filtered or boosted (for natural-language questions). Default false.
     pub literal: bool,
+    /// Only documents that pass ([`SearchFilter`]: tags, ids, metadata). Default none.
+    pub filter: Option<SearchFilter>,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false }
+        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false, filter: None }
     }
 }
 
 impl SearchOptions {
     /// `k` hits from `mode`, with the query syntax on.
     pub fn new(k: usize, mode: SearchMode) -> Self {
-        SearchOptions { k, mode, literal: false }
+        SearchOptions { k, mode, literal: false, filter: None }
+    }
+
+    /// The filter, when it has a condition.
+    pub fn scope(&self) -> Option<&SearchFilter> {
+        self.filter.as_ref().filter(|f| !f.is_empty())
     }
 }
 
@@ -74,8 +81,19 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             set
         };
+        // The filter's documents, and the slots of their chunks (scanned exactly by the dense
+        // retriever: a filter can leave too few of the approximate neighbours).
+        let allowed: Option<HashSet<&str>> =
+            opts.scope().map(|f| self.docs.values().filter(|d| f.matches(d)).map(|d| d.id.as_str()).collect());
+        let allowed_slots: Option<Vec<u32>> = allowed.as_ref().map(|docs| {
+            docs.iter().flat_map(|d| self.doc_chunks.get(*d).into_iter().flatten()).filter_map(|c| self.slots.get(c)).collect()
+        });
+        let in_scope = |slot: u32| -> bool {
+            let Some(docs) = &allowed else { return true };
+            self.slots.id(slot).and_then(|id| self.chunks.get(id)).is_some_and(|c| docs.contains(c.doc_id.as_str()))
+        };
         let passes = |slot: u32| -> bool {
-            if excluded.contains(&slot) {
+            if excluded.contains(&slot) || !in_scope(slot) {
                 return false;
             }
             let Some(cands) = &phrase_candidates else { return true };
@@ -97,11 +115,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             Vec::new()
         };
         let dense_list: Vec<(u32, f32)> = match (want_dense, qv) {
-            (true, Some(v)) if v.len() == self.vectors.dim() => {
-                let filtering = !q.phrases.is_empty() || !excluded.is_empty();
-                let raw = self.vectors.search(v, if filtering { depth * 4 } else { depth });
-                raw.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
-            }
+            (true, Some(v)) if v.len() == self.vectors.dim() => match &allowed_slots {
+                Some(slots) => top_k(
+                    slots.iter().filter(|s| passes(**s)).filter_map(|&s| Some((s, crate::embed::gemm::dot(self.vectors.get(s)?, v)))),
+                    depth,
+                ),
+                None => {
+                    let filtering = !q.phrases.is_empty() || !excluded.is_empty();
+                    let raw = self.vectors.search(v, if filtering { depth * 4 } else { depth });
+                    raw.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
+                }
+            },
             _ => Vec::new(),
         };
         let graph_list: Vec<(u32, f32)> = match (want_graph, qv) {

@@ -43,6 +43,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             if d.text.len() > self.config.max_document_bytes {
                 return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
             }
+            check_tags(d)?;
         }
         let mut report = AddReport::default();
         // (record, chunks) of documents to write
@@ -54,6 +55,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 let mut h = Sha256::new();
                 h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
                 h.update(d.text.as_bytes());
+                // Tags and metadata count (a document re-added with new ones is replaced); a
+                // document without them hashes as before they existed.
+                if !d.tags.is_empty() || !d.meta.is_empty() {
+                    let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
+                    h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
+                }
                 h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
             };
             if self.docs.get(&d.id).is_some_and(|old| old.source_hash == hash) {
@@ -81,6 +88,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 chunk_count: chunks.len() as u32,
                 status: "indexed".into(),
                 mind_map: None,
+                tags: {
+                    let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
+                    tags.into_iter().collect()
+                },
+                auto_tags: Vec::new(),
+                tagged: false,
+                meta: d.meta.clone(),
             };
             if self.docs.contains_key(&d.id) {
                 report.replaced.push(d.id);
@@ -142,6 +156,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                     heading_path: c.heading_path,
                     text: c.text,
                     token_count: c.token_count as u32,
+                    forward_summary: None,
                 };
                 let pr = PostingRecord { id: id.clone(), length, terms };
                 ops.push(Op::Put(Record::Chunk(cr.clone())));
@@ -256,4 +271,32 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.reset_indexes();
         Ok(())
     }
+}
+
+/// Checks a document's tags and metadata against [`MAX_TAGS`], [`MAX_TAG_CHARS`] and
+/// [`MAX_META_CHARS`].
+///
+/// Errors: [`InputError::InvalidOption`] naming the document and the field.
+fn check_tags(d: &DocumentInput) -> Result<()> {
+    let bad = |field: &str, reason: String| -> Result<()> {
+        Err(InputError::InvalidOption { name: format!("documents[{:?}].{field}", d.id), reason }.into())
+    };
+    if d.tags.len() > MAX_TAGS {
+        return bad("tags", format!("{} tags; at most {MAX_TAGS}", d.tags.len()));
+    }
+    for t in &d.tags {
+        let n = normalize_tag(t).chars().count();
+        if n == 0 || n > MAX_TAG_CHARS {
+            return bad("tags", format!("{t:?} is not 1..={MAX_TAG_CHARS} characters"));
+        }
+    }
+    if d.meta.len() > MAX_TAGS {
+        return bad("meta", format!("{} entries; at most {MAX_TAGS}", d.meta.len()));
+    }
+    for (k, v) in &d.meta {
+        if k.is_empty() || k.chars().count() > MAX_META_CHARS || v.chars().count() > MAX_META_CHARS {
+            return bad("meta", format!("{k:?}: names are 1..={MAX_META_CHARS} characters, values up to {MAX_META_CHARS}"));
+        }
+    }
+    Ok(())
 }

@@ -38,6 +38,12 @@ pub struct GraphParams {
     /// is 67.7–69.4 for any value from 12 to 100, 64.0 without; README); 0 turns them off;
     /// range 0..=1000.
     pub entity_max_topics: usize,
+    /// Super-fact links in the walk (PG-RAG §3.3, knowledge linking: the members of a
+    /// super-fact are linked, joining mind maps through complementary facts): a topic whose
+    /// fact shares a super-fact with another topic's fact has that topic as a neighbour,
+    /// scored by the other fact's similarity. Default false (measured on HotpotQA and MuSiQue
+    /// train100, docs/benchmarks.md, "Super-facts").
+    pub super_fact_links: bool,
     /// PGR thresholds and sizes.
     pub pgr: PgrParams,
 }
@@ -53,6 +59,7 @@ impl Default for GraphParams {
             link_decay: Self::LINK_DECAY.real(),
             dense_hops: Self::DENSE_HOPS.count(),
             entity_max_topics: Self::ENTITY_MAX_TOPICS.count(),
+            super_fact_links: false,
             pgr: PgrParams::default(),
         }
     }

@@ -86,6 +86,18 @@ impl PseudoGraph {
         for &f in self.mentioned_by.get(&s).into_iter().flatten() {
             out.push(Link { to: self.topic_of(f), kind: "mention", scored_by: f, from: s });
         }
+        if p.super_fact_links {
+            for path in self.paths.get(&s).into_iter().flatten() {
+                let f = *path.last().expect("non-empty path");
+                let Some(sf) = self.node(f).sup else { continue };
+                for &g in self.members.get(&sf).into_iter().flatten() {
+                    let t = self.topic_of(g);
+                    if t != s {
+                        out.push(Link { to: t, kind: "super_fact", scored_by: g, from: f });
+                    }
+                }
+            }
+        }
         if p.entity_max_topics > 0 {
             let ents = self.entity_index();
             for path in self.paths.get(&s).into_iter().flatten() {

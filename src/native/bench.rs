@@ -113,7 +113,15 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
         let docs = part
             .iter()
             .enumerate()
-            .map(|(j, x)| DocumentInput { id: format!("n{}", i * 2000 + j), title: None, text: x.clone(), format: Format::Text, url: None })
+            .map(|(j, x)| DocumentInput {
+                id: format!("n{}", i * 2000 + j),
+                title: None,
+                text: x.clone(),
+                format: Format::Text,
+                url: None,
+                tags: Vec::new(),
+                meta: Default::default(),
+            })
             .collect();
         eng.add(docs, &mut NoProgress).await?;
         eng.maintain_all(false).await?;
@@ -134,7 +142,15 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
 /// with its sentences (split after `。`) in reverse order, so the copy chunks and embeds
 /// differently. 34,728 documents, about 120k chunks.
 pub fn crud_news_scaled(news: &[String]) -> Vec<DocumentInput> {
-    let doc = |id: String, text: String| DocumentInput { id, title: None, text, format: Format::Text, url: None };
+    let doc = |id: String, text: String| DocumentInput {
+        id,
+        title: None,
+        text,
+        format: Format::Text,
+        url: None,
+        tags: Vec::new(),
+        meta: Default::default(),
+    };
     let mut out: Vec<DocumentInput> = news.iter().enumerate().map(|(i, a)| doc(format!("n{i}"), a.clone())).collect();
     for (i, a) in news.iter().enumerate() {
         let mut parts: Vec<&str> = a.split_inclusive('。').collect();

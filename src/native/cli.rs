@@ -20,6 +20,24 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// Which documents `search` and `ask` may use ([`crate::types::SearchFilter`]).
+#[derive(clap::Args, Debug)]
+struct FilterArgs {
+    /// Only documents with this tag, given or automatic (repeatable: any of them).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Only this document (repeatable).
+    #[arg(long = "doc")]
+    doc_ids: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Option<crate::types::SearchFilter> {
+        let f = crate::types::SearchFilter { tags: self.tags.clone(), doc_ids: self.doc_ids.clone(), meta: Default::default() };
+        (!f.is_empty()).then_some(f)
+    }
+}
+
 /// The OpenAI-compatible endpoint of `enrich` and `ask`.
 #[derive(clap::Args, Debug)]
 struct LlmArgs {
@@ -101,6 +119,9 @@ enum Cmd {
         /// base has this many chunks; 0: never.
         #[arg(long, default_value_t = crate::config::Config::LAZY_OPEN_CHUNKS.count())]
         lazy_open_chunks: usize,
+        /// A tag for every file indexed (repeatable), for `search --tag` and `ask --tag`.
+        #[arg(long = "tag")]
+        tags: Vec<String>,
     },
     /// Search a knowledge-base file.
     Search {
@@ -118,6 +139,8 @@ enum Cmd {
         /// Read the query as plain text (no phrases, -term or ^ boosts).
         #[arg(long)]
         literal: bool,
+        #[command(flatten)]
+        filter: FilterArgs,
     },
     /// Run the ingest-time LLM stages over a knowledge-base file (docs/ask-pipeline.md): knowledge
     /// atomizing, then LLM mind maps; each does only what is left, so running it again resumes.
@@ -130,6 +153,15 @@ enum Cmd {
         /// Skip the LLM mind maps.
         #[arg(long)]
         no_mind_maps: bool,
+        /// Also write forward summaries (PIKE-RAG enhanced chunking; each chunk embedded again).
+        #[arg(long)]
+        forward_summaries: bool,
+        /// Also tag each document (PIKE-RAG auto-tagging).
+        #[arg(long)]
+        tags: bool,
+        /// With --tags: a tag to choose from (repeatable; none: any short tag).
+        #[arg(long = "vocabulary")]
+        vocabulary: Vec<String>,
         /// Print each step's trace event and progress (JSON, one per line) to stderr.
         #[arg(long)]
         trace: bool,
@@ -156,6 +188,8 @@ enum Cmd {
         /// Print each step's trace event (JSON, one per line) to stderr.
         #[arg(long)]
         trace: bool,
+        #[command(flatten)]
+        filter: FilterArgs,
         /// Knowledge-base file.
         #[arg(long, default_value = "target/webrag-kb.json")]
         db: PathBuf,
@@ -396,7 +430,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 t0.elapsed().as_secs_f64()
             );
         }
-        Cmd::Index { paths, db, out: None, device, lazy_open_chunks, .. } => {
+        Cmd::Index { paths, db, out: None, device, lazy_open_chunks, tags, .. } => {
             let t0 = Instant::now();
             let embedder = open_embedder(&model_dir, device).await?;
             let config = Config { lazy_open_chunks, ..Config::default() };
@@ -411,7 +445,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let bytes = std::fs::read(f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
                 let id = f.display().to_string();
                 let text = crate::engine::decode_utf8(&id, &bytes)?;
-                docs.push(DocumentInput { id: id.clone(), title: None, text, format: Format::Auto, url: Some(id) });
+                docs.push(DocumentInput {
+                    id: id.clone(),
+                    title: None,
+                    text,
+                    format: Format::Auto,
+                    url: Some(id),
+                    tags: tags.clone(),
+                    meta: Default::default(),
+                });
             }
             let mut last = 0;
             let report = eng
@@ -447,12 +489,14 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 s.chunks
             );
         }
-        Cmd::Enrich { llm, no_atomize, no_mind_maps, trace, db } => {
+        Cmd::Enrich { llm, no_atomize, no_mind_maps, forward_summaries, tags, vocabulary, trace, db } => {
             let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
             let mut eng =
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let defaults = crate::ask::ingest::EnrichParams::default();
             let p = crate::ask::ingest::EnrichParams {
+                forward_summaries: forward_summaries.then(Default::default),
+                tags: tags.then(|| crate::ask::enhance::TaggingParams { vocabulary: vocabulary.clone(), ..Default::default() }),
                 atomize: defaults.atomize.filter(|_| !no_atomize),
                 mind_maps: defaults.mind_maps.filter(|_| !no_mind_maps),
             };
@@ -469,7 +513,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut progress, &mut on_trace).await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
-        Cmd::Ask { question, llm, preset, decompose, trace, db } => {
+        Cmd::Ask { question, llm, preset, decompose, trace, filter, db } => {
             let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
             let mut eng =
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
@@ -480,9 +524,12 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let out = if decompose {
                 let p = crate::ask::DecomposeParams::default();
-                serde_json::to_string(&crate::ask::decompose(&model, &eng, &question, &p, &SystemClock, &mut on_trace).await?)
+                let scope = filter.filter();
+                let kb = crate::ask::Scoped { eng: &eng, filter: scope.as_ref() };
+                serde_json::to_string(&crate::ask::decompose(&model, &kb, &question, &p, &SystemClock, &mut on_trace).await?)
             } else {
-                let p = crate::ask::pipeline::PipelineParams { preset, ..Default::default() };
+                let filter = filter.filter().map(crate::ask::params::AskFilter::Scope);
+                let p = crate::ask::pipeline::PipelineParams { preset, filter, ..Default::default() };
                 let web: Option<&crate::ask::pipeline::NoWeb> = None;
                 let r = crate::ask::pipeline::run(&model, &mut eng, web, &question, &p, &SystemClock, &mut |_| {}, &mut on_trace).await?;
                 serde_json::to_string(&r)
@@ -505,7 +552,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let s = eng.import_kb(&bytes).await?;
             println!("imported {} documents, {} chunks into {}", s.documents, s.chunks, db.display());
         }
-        Cmd::Search { query, db, k, mode, literal } => {
+        Cmd::Search { query, db, k, mode, literal, filter } => {
             let mode = match mode.as_str() {
                 "bm25" => SearchMode::Bm25,
                 "dense" => SearchMode::Dense,
@@ -516,7 +563,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let embedder = load_embedder(&model_dir)?;
             let eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
-            let hits = eng.search(&query, &SearchOptions { k, mode, literal }).await?;
+            let hits = eng.search(&query, &SearchOptions { k, mode, literal, filter: filter.filter() }).await?;
             for (i, h) in hits.iter().enumerate() {
                 let snippet: String = h.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
                 println!(

@@ -97,6 +97,8 @@ impl EvalSet {
                 text: x.clone(),
                 format: Format::Text,
                 url: None,
+                tags: Vec::new(),
+                meta: Default::default(),
             })
             .collect()
     }

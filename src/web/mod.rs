@@ -131,6 +131,10 @@ struct JsDoc {
     format: Option<String>,
     #[serde(default)]
     url: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    meta: std::collections::BTreeMap<String, String>,
 }
 
 fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
@@ -146,7 +150,7 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
         Some("text") | Some("txt") => Format::Text,
         Some(other) => return Err(crate::error::InputError::UnknownFormat { format: other.into() }.into()),
     };
-    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url })
+    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta })
 }
 
 /// The worker's knowledge base: opened lazily, loaded by the first operation that needs it whole.
@@ -362,13 +366,17 @@ impl WebRagCore {
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
     }
 
-    /// Adds documents (`[{id, text | bytes, title?, format?, url?}]`) as one transaction.
+    /// Adds documents (`[{id, text | bytes, title?, format?, url?, tags?, meta?}]`) as one transaction.
     /// Resolves to `{added, replaced, unchanged, chunks}`.
     pub fn add(&self, docs: JsValue, on_progress: Option<Function>) -> Promise {
         let inner = self.inner.clone();
-        let parsed: Result<Vec<JsDoc>, _> = serde_wasm_bindgen::from_value(docs);
+        let parsed: Result<Vec<JsDoc>, _> = if docs.is_undefined() || docs.is_null() {
+            Err(crate::error::InputError::InvalidOption { name: "docs".into(), reason: "is not an array of documents".into() })
+        } else {
+            options("docs", &docs)
+        };
         run(async move {
-            let docs = parsed.map_err(|e| crate::error::InputError::InvalidOption { name: "docs".into(), reason: e.to_string() })?;
+            let docs = parsed?;
             let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
             let mut core = inner.lock().await;
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);

@@ -8,6 +8,10 @@
 // (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
 // Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000),
 // --only native|page (both).
+// With --presets search,light,L1,L2,L3,L4,ask it runs, in the page only, `ask` under each preset
+// for every question (`--questions 20`) and prints per preset the seconds and LLM calls per
+// question and how each question ended (an answer, "I don't know." — the low-confidence
+// fallback — or an error code).
 //
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
 import { spawn, execFile } from 'node:child_process';
@@ -28,7 +32,8 @@ const QUESTIONS = Number(opt('--questions', 3));
 // A small model on a CPU is slow and rambles: replies are capped, and a call may take minutes.
 const MAX_TOKENS = Number(opt('--max-tokens', 256));
 const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
-const ONLY = opt('--only', 'both'); // native, page or both
+const PRESETS = opt('--presets', '').split(',').filter(Boolean);
+const ONLY = PRESETS.length ? 'page' : opt('--only', 'both'); // native, page or both
 const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
 const WORK = join(ROOT, 'target/llm-real');
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
@@ -97,6 +102,7 @@ const proxy = createServer((req, res) => {
 // ---- helpers ----
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const ops = [];
+const presetRuns = [];
 async function timed(name, f) {
   const t0 = performance.now();
   let outcome;
@@ -172,8 +178,29 @@ try {
       }, { docs: [...passages].map(([title, text], i) => ({ id: `${i}.md`, text: `# ${title}\n\n${text}` })) });
       const inPage = (name, body) => timed(name, () => page.evaluate(body, { llm, questions }).then((r) => { if (r) throw Object.assign(new Error(r.message), { code: r.code }); }));
       const wrap = (expr) => new Function('a', `return (async () => { try { ${expr}; return null; } catch (e) { return { code: e.code ?? e.name, message: e.message }; } })();`);
-      await inPage('enrich', wrap('await window.rag.enrich({ llm: a.llm })'));
-      for (let i = 0; i < questions.length; i++) {
+      for (const preset of PRESETS) {
+        phase = preset;
+        for (let i = 0; i < questions.length; i++) {
+          const t0 = performance.now();
+          const before = calls.length;
+          let outcome;
+          try {
+            outcome = await Promise.race([
+              page.evaluate(async ({ llm: l, q, p }) => {
+                try {
+                  const r = await window.rag.ask(q, { llm: l, options: { preset: p, steps: { memory: false, trigger: false } } });
+                  return r.answer === null ? 'context only' : r.answer.known ? 'answer' : "I don't know";
+                } catch (e) { return `error ${e.code ?? e.name}`; }
+              }, { llm, q: questions[i], p: preset }),
+              sleep(DEADLINE_MS).then(() => 'HUNG'),
+            ]);
+          } catch (e) { outcome = `untyped: ${e.message}`; }
+          presetRuns.push({ preset, q: i, outcome, s: (performance.now() - t0) / 1000, calls: calls.length - before });
+          console.error(`[${preset}] q${i + 1}: ${outcome} (${presetRuns.at(-1).s.toFixed(0)} s, ${presetRuns.at(-1).calls} calls)`);
+        }
+      }
+      if (!PRESETS.length) await inPage('enrich', wrap('await window.rag.enrich({ llm: a.llm })'));
+      for (let i = 0; i < (PRESETS.length ? 0 : questions.length); i++) {
         await inPage(`decompose q${i + 1}`, wrap(`await window.rag.decompose(a.questions[${i}], { llm: a.llm })`));
         await inPage(`ask q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'ask' } })`));
         await inPage(`search q${i + 1}`, wrap(`await window.rag.ask(a.questions[${i}], { llm: a.llm, options: { preset: 'search' } })`));
@@ -188,15 +215,28 @@ try {
   const kinds = ['JSON at once', 'needed a repair', 'read after repair', 'unreadable after repair', 'free text', 'transport error'];
   console.log(`\nwebrag against llama.cpp's server (llama-cpp-python 0.3.36) with ${MODEL.split('/').at(-1)}, ${new Date().toISOString().slice(0, 10)}`);
   console.log(`\n| where | LLM calls | ${kinds.join(' | ')} |\n|---|---|${kinds.map(() => '---').join('|')}|`);
-  for (const p of ['native', 'page']) {
+  for (const p of [...new Set(calls.map((x) => x.phase))].filter((p) => p !== 'setup')) {
     const c = calls.filter((x) => x.phase === p);
     console.log(`| ${p} | ${c.length} | ${kinds.map((k) => c.filter((x) => x.kind === k).length).join(' | ')} |`);
+  }
+  if (PRESETS.length) {
+    const outcomes = [...new Set(presetRuns.map((r) => r.outcome))].sort();
+    console.log(`\n| preset | questions | seconds / question (mean, max) | LLM calls / question (mean, max) | ${outcomes.join(' | ')} |\n|---|---|---|---|${outcomes.map(() => '---').join('|')}|`);
+    for (const p of PRESETS) {
+      const rs = presetRuns.filter((r) => r.preset === p);
+      const mean = (f) => rs.reduce((a, r) => a + f(r), 0) / Math.max(1, rs.length);
+      const max = (f) => Math.max(0, ...rs.map(f));
+      console.log(`| ${p} | ${rs.length} | ${mean((r) => r.s).toFixed(1)}, ${max((r) => r.s).toFixed(0)} | ${mean((r) => r.calls).toFixed(1)}, ${max((r) => r.calls)} | ${outcomes.map((o) => rs.filter((r) => r.outcome === o).length).join(' | ')} |`);
+    }
+    const failed = presetRuns.filter((r) => r.outcome.startsWith('error') || r.outcome === 'HUNG' || r.outcome.startsWith('untyped'));
+    console.log(`\n${presetRuns.length} questions asked: ${presetRuns.length - failed.length} ended in an answer, "I don't know." or the context; ${failed.length} in an error`);
+    process.exitCode = failed.length ? 1 : 0;
   }
   console.log('\n| where | operation | outcome | seconds |\n|---|---|---|---|');
   for (const o of ops) console.log(`| ${o.phase} | ${o.name} | ${o.outcome} | ${o.s} |`);
   const bad = ops.filter((o) => o.outcome === 'HUNG' || o.outcome.startsWith('untyped'));
   console.log(`\n${ops.length} operations: ${ops.filter((o) => o.outcome === 'ok').length} ok, ${ops.length - bad.length - ops.filter((o) => o.outcome === 'ok').length} typed errors, ${bad.length} hung or untyped`);
-  process.exitCode = bad.length ? 1 : 0;
+  if (bad.length) process.exitCode = 1;
 } finally {
   proxy.close();
   cleanup();

@@ -100,6 +100,10 @@ export interface DocumentInput {
   /** Default `auto`: from the url/file extension, else sniffed. */
   format?: Format;
   url?: string;
+  /** Tags for `filter.tags` of search and ask (case ignored; at most 32, each 1..=64 characters). */
+  tags?: string[];
+  /** Metadata `name → value` for `filter.meta` (at most 32 entries; names 1..=256 characters, values up to 256). */
+  meta?: Record<string, string>;
 }
 
 export interface ProgressEvent {

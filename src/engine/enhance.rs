@@ -1,0 +1,119 @@
+//! PIKE-RAG's enhanced chunking and auto-tagging (arXiv 2501.11551, §4.2) as stored data: a
+//! chunk's forward summary, embedded with it, and a document's automatic tags. The model calls
+//! that write them live in [`crate::ask::enhance`]; this is where they are stored and indexed.
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::ports::{Op, Record, Store};
+use crate::types::*;
+
+use super::Engine;
+
+/// The text embedded for a chunk with a forward summary: the summary, then the chunk's input.
+pub fn forward_input(summary: &str, input: &str) -> String {
+    format!("{}\n{input}", summary.trim())
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// The text a stored chunk is embedded from: its title and headings prefix and its text,
+    /// after its forward summary when it has one.
+    pub(super) fn chunk_input(&self, title: &str, c: &ChunkRecord) -> String {
+        let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
+        let input = crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max);
+        match &c.forward_summary {
+            Some(s) => forward_input(s, &input),
+            None => input,
+        }
+    }
+
+    /// A document's chunks in order (none for an unknown id).
+    pub fn chunks_of(&self, doc_id: &str) -> Vec<&ChunkRecord> {
+        self.doc_chunks.get(doc_id).into_iter().flatten().filter_map(|c| self.chunks.get(c)).collect()
+    }
+
+    /// Documents the auto-tagging stage has not run on, by id.
+    pub fn untagged(&self) -> Vec<DocId> {
+        let mut v: Vec<DocId> = self.docs.values().filter(|d| !d.tagged).map(|d| d.id.clone()).collect();
+        v.sort();
+        v
+    }
+
+    /// Sets documents' automatic tags ([`normalize_tag`]ged, deduplicated, at most
+    /// [`MAX_TAGS`], each 1..=[`MAX_TAG_CHARS`] characters; others dropped) and marks them
+    /// tagged, in one commit. Unknown ids are skipped.
+    pub async fn set_auto_tags(&mut self, tags: Vec<(DocId, Vec<String>)>) -> Result<()> {
+        let mut recs = Vec::new();
+        for (id, ts) in tags {
+            let Some(d) = self.docs.get(&id) else { continue };
+            let mut auto: Vec<String> = Vec::new();
+            for t in ts.iter().map(|t| normalize_tag(t)) {
+                let n = t.chars().count();
+                if (1..=MAX_TAG_CHARS).contains(&n) && !auto.contains(&t) && auto.len() < MAX_TAGS {
+                    auto.push(t);
+                }
+            }
+            recs.push(DocumentRecord { auto_tags: auto, tagged: true, ..d.clone() });
+        }
+        if recs.is_empty() {
+            return Ok(());
+        }
+        self.commit(recs.iter().map(|r| Op::Put(Record::Document(r.clone()))).collect()).await?;
+        for r in recs {
+            self.docs.insert(r.id.clone(), r);
+        }
+        Ok(())
+    }
+
+    /// Chunks without a forward summary after the first of their document, in document order
+    /// (documents by id, chunks by ordinal): the work the forward-summary stage has left.
+    pub fn unsummarized(&self) -> Vec<ChunkId> {
+        let mut docs: Vec<&DocId> = self.doc_chunks.keys().collect();
+        docs.sort();
+        docs.into_iter()
+            .flat_map(|d| self.doc_chunks[d].iter())
+            .filter(|c| self.chunks.get(*c).is_some_and(|c| c.ordinal > 0 && c.forward_summary.is_none()))
+            .cloned()
+            .collect()
+    }
+
+    /// Sets chunks' forward summaries and embeds each chunk again with its summary before its
+    /// input ([`forward_input`]), in one commit. Unknown ids are skipped.
+    ///
+    /// Errors: the embedder's and the store's (nothing is written then).
+    pub async fn set_forward_summaries(&mut self, items: Vec<(ChunkId, String)>) -> Result<()> {
+        let mut recs = Vec::new();
+        let mut inputs = Vec::new();
+        for (cid, summary) in items {
+            let Some(c) = self.chunks.get(&cid) else { continue };
+            let rec = ChunkRecord { forward_summary: Some(summary.trim().to_string()), ..c.clone() };
+            let title = self.docs.get(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
+            inputs.push(self.chunk_input(&title, &rec));
+            recs.push(rec);
+        }
+        if recs.is_empty() {
+            return Ok(());
+        }
+        let mut vectors = Vec::with_capacity(inputs.len());
+        for part in inputs.chunks(self.embed_batch()) {
+            let refs: Vec<&str> = part.iter().map(String::as_str).collect();
+            vectors.extend(self.embedder.embed_checked(&refs).await?);
+        }
+        let mut ops = Vec::new();
+        for (r, v) in recs.iter().zip(&vectors) {
+            ops.push(Op::Put(Record::Chunk(r.clone())));
+            ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&r.id, "chunks", v))));
+        }
+        // The stored index segments saw the old vectors: these chunks are changed there.
+        let ids: Vec<ChunkId> = recs.iter().map(|r| r.id.clone()).collect();
+        let delta = self.next_delta(&ids, &ids, self.docs.len());
+        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
+        self.commit(ops).await?;
+        self.set_delta(delta.map(|(_, d)| d));
+        for (r, v) in recs.into_iter().zip(vectors) {
+            if let Some(slot) = self.slots.get(&r.id) {
+                self.vectors.insert(slot, &v);
+            }
+            self.chunks.insert(r.id.clone(), r);
+        }
+        Ok(())
+    }
+}
