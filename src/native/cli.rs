@@ -236,7 +236,8 @@ enum Cmd {
         #[arg(long)]
         decompose: bool,
         /// Also run the ask pipeline under every preset on MuSiQue with the scripted oracle as
-        /// the model, and print each preset's LLM calls and tokens per question.
+        /// the model, and print each preset's LLM calls and tokens per question, and the
+        /// retrieval trigger's firing rates per τ.
         #[arg(long)]
         ask: bool,
         /// With --decompose: write the trajectories as SFT pairs (<decompose> format, JSONL) here.
@@ -590,6 +591,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut snapshot_rows = Vec::new();
             let mut decomposition = Vec::new();
             let mut asked = Vec::new();
+            let mut trigger = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -618,6 +620,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
                         .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
                     asked = crate::native::eval_ask::evaluate_presets(&set, &mut eng, &oracle).await?;
+                    let theta = crate::ask::pipeline::PipelineParams::THETA.count();
+                    trigger = crate::native::eval_ask::calibrate_trigger(&set, eng.embedder(), &oracle, theta).await?;
                 }
                 if decompose && name == "musique" {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
@@ -692,6 +696,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             if !asked.is_empty() {
                 println!();
                 crate::native::eval_ask::print(&asked);
+                println!();
+                crate::native::eval_ask::print_trigger(&trigger, crate::ask::pipeline::PipelineParams::THETA.count());
             }
             if let Some(p) = json {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())

@@ -147,3 +147,75 @@ pub fn print(rows: &[AskRow]) {
         );
     }
 }
+
+/// The retrieval trigger's calibration (ERM4 §3.4: memory entries whose title has cosine ≥ τ
+/// with the question; θ of them answer it from memory).
+#[derive(Debug, Clone, Serialize)]
+pub struct TriggerRow {
+    /// τ.
+    pub tau: f32,
+    /// Share of questions whose memory of the *other* questions' runs (their questions and hop
+    /// sub-questions) holds θ entries ≥ τ: the trigger would answer from unrelated memory.
+    pub false_fires: f64,
+    /// Share of questions whose memory of their *own* earlier run (the question and its hop
+    /// sub-questions) holds θ entries ≥ τ: the trigger would answer a repeated question.
+    pub true_fires: f64,
+}
+
+/// For every MuSiQue question: the θ-th highest cosine among the other questions' memory (each
+/// one's question and hop sub-questions) and among its own; the share of each at or above τ for
+/// τ in 0.40, 0.45, …, 0.95.
+pub async fn calibrate_trigger<E: Embedder>(
+    set: &EvalSet,
+    embedder: &E,
+    oracle: &crate::native::oracle::MusiqueOracle,
+    theta: usize,
+) -> Result<Vec<TriggerRow>> {
+    // Memory titles per question: the question, then its hop sub-questions.
+    let questions: Vec<&String> = set.questions.iter().map(|(q, _)| q).collect();
+    let mut titles: Vec<(usize, String)> = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        titles.push((i, q.trim().to_string()));
+        for sq in oracle.sub_questions(q) {
+            titles.push((i, sq));
+        }
+    }
+    let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(titles.len());
+    for part in titles.chunks(32) {
+        let refs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+        vecs.extend(embedder.embed_checked(&refs).await?);
+    }
+    let kth = |mut xs: Vec<f32>| -> f32 {
+        xs.sort_by(|a, b| b.total_cmp(a));
+        xs.get(theta - 1).copied().unwrap_or(f32::NEG_INFINITY)
+    };
+    let mut own = Vec::new();
+    let mut other = Vec::new();
+    for (i, _) in questions.iter().enumerate() {
+        let at = titles.iter().position(|(j, _)| *j == i).unwrap_or(0);
+        let q = &vecs[at];
+        let sims = |same: bool| -> Vec<f32> {
+            titles.iter().zip(&vecs).filter(|((j, _), _)| (*j == i) == same).map(|(_, v)| crate::embed::gemm::dot(q, v)).collect()
+        };
+        own.push(kth(sims(true)));
+        other.push(kth(sims(false)));
+    }
+    let share = |xs: &[f32], tau: f32| 100.0 * xs.iter().filter(|x| **x >= tau).count() as f64 / xs.len().max(1) as f64;
+    Ok((0..12)
+        .map(|i| {
+            let tau = 0.40 + 0.05 * i as f32;
+            TriggerRow { tau, false_fires: share(&other, tau), true_fires: share(&own, tau) }
+        })
+        .collect())
+}
+
+/// The calibration as a Markdown table.
+pub fn print_trigger(rows: &[TriggerRow], theta: usize) {
+    println!("The retrieval trigger on MuSiQue train100 (θ = {theta}; memory = each question and its hop sub-questions):");
+    println!();
+    println!("| τ | fires on unrelated memory | fires on the question's own earlier run |");
+    println!("|---|---|---|");
+    for r in rows {
+        println!("| {:.2} | {:.1}% | {:.1}% |", r.tau, r.false_fires, r.true_fires);
+    }
+}

@@ -57,6 +57,12 @@ impl MusiqueOracle {
         self.hops.get(question.trim()).and_then(|h| h.last()).map(|h| h.1.as_str())
     }
 
+    /// `question`'s hops as sub-questions, earlier answers substituted (none when unknown).
+    pub fn sub_questions(&self, question: &str) -> Vec<String> {
+        let hops = self.hops.get(question.trim()).map(Vec::as_slice).unwrap_or_default();
+        (0..hops.len()).map(|i| Self::sub_question(hops, i)).collect()
+    }
+
     /// Hop `i` of `question` with the earlier hops' answers substituted for `#1`, `#2`, ...
     pub fn sub_question(hops: &[(String, String)], i: usize) -> String {
         let mut q = hops[i].0.clone();

@@ -335,3 +335,40 @@ test('options accept undefined for any optional field, and errors name the field
   assert.equal(r.badStep.code, 'INVALID_OPTION');
   assert.match(r.badStep.message, /steps\.answer/);
 });
+
+test('tags and metadata filter search and ask in the page; auto-tagging and forward summaries run from enrich', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-tags&empty&device=cpu`);
+  await reset();
+  await rules([
+    { match: 'Task: tags', reply: json({ tags: ['Business', 'not in the list'] }) },
+    { match: 'Task: forward summary', reply: json({ summary: 'Acme Corporation was founded by Jane Roe.' }) },
+    { match: 'Task: answer', reply: { content: 'Lyon [S1].\nConfidence: high' } },
+  ]);
+  const r = await page.evaluate(async (cfg) => {
+    const rag = window.webragDemo.rag;
+    await rag.add([
+      { id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931.\n\nIt moved to Lyon in 1950.', format: 'text', tags: ['Companies'], meta: { year: '1931' } },
+      { id: 'lyon', title: 'Lyon', text: 'Lyon is a city in France.', format: 'text', tags: ['places'], meta: undefined },
+      { id: 'history', title: 'History', text: Array.from({ length: 40 }, (_, i) => `Paragraph ${i}: the company made anvils in Springfield for many years.`).join('\n\n'), format: 'text' },
+    ]);
+    const docs = async (hits) => [...new Set(hits.map((h) => h.docId))];
+    const places = await docs(await rag.search('Acme founded city', { filter: { tags: ['PLACES'] } }));
+    const byMeta = await docs(await rag.search('Acme founded city', { mode: 'dense', filter: { meta: { year: '1931' } } }));
+    const report = await rag.enrich({ llm: cfg, tags: { vocabulary: ['business', 'travel'] }, forwardSummaries: true, atomize: false, mindMaps: false });
+    const business = await docs(await rag.search('Lyon', { mode: 'bm25', filter: { tags: ['business'] } }));
+    const scoped = await rag.ask('Who founded Acme?', { llm: cfg, options: { preset: 'light', filter: { docIds: ['lyon'] } } });
+    const all = await rag.documents();
+    return { places, byMeta, report, business, scopedDocs: scoped.context.map((c) => c.id), all, second: await rag.chunk('history#1') };
+  }, { baseUrl: `${llmUrl}/v1`, model: 'scripted', timeoutMs: 5000, retries: 0 });
+  assert.deepEqual(r.places, ['lyon']);
+  assert.deepEqual(r.byMeta, ['acme']);
+  assert.deepEqual(r.report.tags, { documents: 3, tags: 3, failed: [], remaining: 0 });
+  assert.equal(r.report.atomize, null);
+  assert.deepEqual(r.business.sort(), ['acme', 'lyon']);
+  const acme = r.all.find((d) => d.id === 'acme');
+  assert.deepEqual([acme.tags, acme.autoTags, acme.meta], [['companies'], ['business'], { year: '1931' }]);
+  assert.ok(r.scopedDocs.every((id) => id.startsWith('lyon') || id === 'graph:1'), JSON.stringify(r.scopedDocs));
+  assert.ok(r.report.forwardSummaries.chunks >= 1 && r.report.forwardSummaries.remaining === 0, JSON.stringify(r.report.forwardSummaries));
+  assert.equal(r.second.forwardSummary, 'Acme Corporation was founded by Jane Roe.');
+});

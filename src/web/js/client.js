@@ -263,12 +263,14 @@ export class WebRag {
   /**
    * The ask pipeline (docs/ask-pipeline.md): retrieval trigger over the memory knowledge base, Query
    * Rewriter+, domain routing, key points into the graph retriever, knowledge-aware
-   * decomposition, verify and supplement, knowledge filter, a cited answer streamed to
-   * `onToken`, memory update. `options`: `{preset: 'ask' (every step) | 'search' (no model
-   * call), steps: {trigger, rewrite, route, keyPoints, decompose, verify, filter, answer, memory}
-   * (booleans over the preset), tau, theta, rewriteQueries, keyPoints, graphFacts, verifyRounds,
-   * supplementQueries, filter: 'strict' | 'lenient', maxSources, keepTrace, decompose: {...},
-   * answer: {minConfidence}}`. `onTrace` (alias `onEvent`) receives each step's `{step, round,
+   * decomposition, verify, supplement and summarize, knowledge filter, a cited answer given to
+   * `onToken(piece, {provisional})`, memory update. `options`: `{preset: 'ask' (every step) |
+   * 'light' | 'L1' | 'L2' | 'L3' | 'L4' | 'search' (no model call), steps: {trigger, rewrite,
+   * route, keyPoints, decompose, verify, summarize, filter, answer, memory} (booleans over the
+   * preset), tau, theta, rewriteQueries, keyPoints, graphFacts, verifyRounds, supplementQueries,
+   * filter: {tags, docIds, meta}, knowledgeFilter: 'strict' | 'lenient', maxSources,
+   * perspectives, keepTrace, decompose: {...}, answer: {minConfidence, stream: 'withheld' |
+   * 'provisional'}}`. `onTrace` (alias `onEvent`) receives each step's `{step, round,
    * input, output, ms}`. `signal` (AbortSignal) cancels: requests in flight are aborted and the
    * promise rejects with LlmError LLM_CANCELLED. Resolves to `{question, clarified, answer:
    * {text, citations, confidence, known, sources} | null, context: [{id, title, text, via}],
@@ -281,17 +283,19 @@ export class WebRag {
       this.#call('ask', { question, llm: m, options: { ...(options ?? {}), ...(cancelId ? { cancelId } : {}) } }, (ev) => (typeof ev.token === 'string' ? onToken?.(ev.token, { provisional: ev.provisional === true }) : trace?.(ev)))), signal);
   }
   /**
-   * The ingest-time LLM stages over what is stored: knowledge atomizing (the questions each
-   * chunk answers, embedded and indexed) and LLM mind maps (verified fact-check items → JSON
-   * mind map replacing the structural one). `atomize` / `mindMaps`: `true` (default), `false`,
-   * or their options. Resumable: each call does only what is left, so after an error or an
-   * abort, call again. `onProgress` receives `{phase: 'atomize' | 'mindmap', done, total}` and
-   * the stages' trace events. Resolves to `{atomize: {chunks, questions, failed, remaining},
-   * mindMaps: {documents, fallbacks, items, unverifiedChunks, regenerations}}`.
+   * The ingest-time LLM stages over what is stored: forward summaries (each chunk embedded
+   * again with what its document said before it) and auto-tagging (PIKE-RAG; off unless asked),
+   * knowledge atomizing (the questions each chunk answers, embedded and indexed) and LLM mind
+   * maps (verified fact-check items → JSON mind map replacing the structural one). Each stage:
+   * `true`, `false`, or its options. Resumable: each call does only what is left, so after an
+   * error or an abort, call again. `onProgress` receives `{phase: 'summaries' | 'tags' |
+   * 'atomize' | 'mindmap', done, total}` and the stages' trace events. Resolves to
+   * `{forwardSummaries?, tags?, atomize: {chunks, questions, failed, remaining}, mindMaps:
+   * {documents, fallbacks, items, unverifiedChunks, regenerations}}`.
    */
-  enrich({ llm, atomize = true, mindMaps = true, onProgress, signal } = {}) {
+  enrich({ llm, forwardSummaries = false, tags = false, atomize = true, mindMaps = true, onProgress, signal } = {}) {
     return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
-      this.#call('enrich', { llm: m, options: { atomize, mindMaps, ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
+      this.#call('enrich', { llm: m, options: { forwardSummaries, tags, atomize, mindMaps, ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
   }
   /** Kept ask traces (`options.keepTrace`), oldest first: `[{id, createdAt, question, json}]`. */
   traces() { return this.#call('traces', {}); }

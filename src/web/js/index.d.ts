@@ -52,17 +52,17 @@ export interface DecomposeOptions {
 export interface DecomposeCandidate { question: string; chunkId: string; score: number; via: 'atomic' | 'question' | 'chunk' }
 export interface DecomposeRound { proposals: string[]; candidates: DecomposeCandidate[]; selected: number | null; subQuestion: string | null; answer: string | null }
 /** `stop`: why the loop ended. `context`: chunk ids, in the order they joined. */
-export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' }
+export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' | 'unreadable' }
 /** The cited answer: `text` cites `sources` as [S1], [S2]...; "I don't know." when `known` is false. */
 export interface Answer { text: string; citations: string[]; confidence: 'low' | 'medium' | 'high'; known: boolean; sources: string[] }
 /** One pipeline step (`trigger`, `rewrite`, `route`, `retrieve`, `keyPoints`, `propose`, `select`, `verify`, `sparse`, `dense`, `filter`, `answer`, `memory`; at ingest `atomize`, `fci`, `mindmap`) with its inputs, outputs and time (ms). */
 export interface TraceEvent { step: string; round: number; input: unknown; output: unknown; ms: number }
 
 /** Pipeline steps; each boolean overrides the preset. */
-export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
+export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
 /** Ask-pipeline options (docs/ask-pipeline.md). */
 export interface AskOptions {
-  /** 'ask' (default): every step; 'search': no model call (context only, `answer` null). */ preset?: 'ask' | 'search';
+  /** 'ask' (default): every step; 'search': no model call (context only, `answer` null); 'light': one retrieval, one answer call; 'L1'..'L4': PIKE-RAG's task levels (factual, multi-hop, predictive, creative). */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
   /** Per-step switches over the preset. */ steps?: PipelineSteps;
   /** Retrieval-trigger similarity τ (memory title cosine). Default 0.4; 0..=1. */ tau?: number;
   /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3; 1..=100. */ theta?: number;
@@ -71,17 +71,24 @@ export interface AskOptions {
   /** Facts the graph retriever puts in its context. Default 8; 1..=50. */ graphFacts?: number;
   /** Verify-and-supplement rounds. Default 1; 1..=5. */ verifyRounds?: number;
   /** Sub-queries per supplement. Default 2; 1..=5. */ supplementQueries?: number;
-  /** Knowledge filter: 'strict' keeps entailment only, 'lenient' (default) also neutral. */ filter?: 'strict' | 'lenient';
+  /** The documents the run may use; the older form, 'strict' | 'lenient', sets `knowledgeFilter`. */ filter?: SearchFilter | 'strict' | 'lenient';
+  /** Knowledge filter: 'strict' keeps entailment only, 'lenient' also neutral. Default: the preset's ('strict' for L1, else 'lenient'). */ knowledgeFilter?: 'strict' | 'lenient';
+  /** Perspectives the L4 preset drafts before its synthesis. Default 3; 1..=6. */ perspectives?: number;
   /** Sources given to the answer at most. Default 8; 1..=30. */ maxSources?: number;
   /** Keep the trace for exportTraces(). Default false. */ keepTrace?: boolean;
   /** A web-search endpoint routing may pick: POST {query, k} → {results: [{title, url, text}]}. */ webSearch?: { url: string; headers?: Record<string, string>; timeoutMs?: number };
   decompose?: DecomposeOptions;
-  answer?: { minConfidence?: 'low' | 'medium' | 'high' };
+  answer?: {
+    minConfidence?: 'low' | 'medium' | 'high';
+    /** 'withheld' (default): `onToken` gets the final text once its confidence is known; 'provisional': each piece as it arrives, marked provisional. */ stream?: 'withheld' | 'provisional';
+  };
 }
 /** A source of the answer and the step that brought it (`memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`). */
 export interface ContextItem { id: string; title: string; text: string; via: string }
 export interface AskResult { question: string; clarified: string; answer: Answer | null; context: ContextItem[]; trajectory: Trajectory | null; route: 'graph' | 'chunks' | 'both' | 'web' | 'memory'; remembered: number }
 export interface EnrichReport {
+  /** Present when the stage ran. */ forwardSummaries?: { chunks: number; failed: string[]; remaining: number };
+  /** Present when the stage ran. */ tags?: { documents: number; tags: number; failed: string[]; remaining: number };
   atomize: { chunks: number; questions: number; failed: string[]; remaining: number } | null;
   mindMaps: { documents: number; fallbacks: string[]; items: number; unverifiedChunks: number; regenerations: number } | null;
 }
@@ -137,8 +144,14 @@ export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | 'quest
 /** `persisted`: the browser's answer to `navigator.storage.persist()`, asked after the first add that stores something; on later adds `navigator.storage.persisted()`; null without a StorageManager. */
 export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number; persisted: boolean | null }
 export interface RemoveReport { removed: string[]; unknown: string[] }
-export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string; mindMap?: 'structural' | 'llm' | 'structural-fallback' }
-export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number }
+export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string; mindMap?: 'structural' | 'llm' | 'structural-fallback'; tags?: string[]; autoTags?: string[]; tagged?: boolean; meta?: Record<string, string> }
+export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number; forwardSummary?: string }
+/** Which documents a search or an ask may use: every condition given must hold. */
+export interface SearchFilter {
+  /** At least one of these tags, given or automatic (case ignored). */ tags?: string[];
+  /** One of these documents. */ docIds?: string[];
+  /** Each of these metadata entries. */ meta?: Record<string, string>;
+}
 
 /** Engine options (all optional). */
 export interface Options {
@@ -197,6 +210,7 @@ export interface GraphOptions {
   /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9; 0..=1. */ linkDecay?: number;
   /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
   /** Shared-entity links in the walk: topics whose facts name the same proper name (a run of capitalised words) that at most this many topics name. Default 20; 0 turns them off; 0..=1000. */ entityMaxTopics?: number;
+  /** Super-fact links in the walk (PG-RAG §3.3): topics whose facts share a super-fact are neighbours. Default false. */ superFactLinks?: boolean;
   /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
   pgr?: {
     /** Weight 1 within this of an anchor's similarity. Default 0.01; 0 ≤ support ≤ continueThreshold ≤ 2. */ support?: number;
@@ -253,7 +267,7 @@ export class WebRag {
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
   /** `signal`: an abort while the search waits behind other operations rejects it with CancelledError CANCELLED. */
-  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; signal?: AbortSignal }): Promise<Hit[]>;
+  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; filter?: SearchFilter; signal?: AbortSignal }): Promise<Hit[]>;
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
@@ -261,10 +275,19 @@ export class WebRag {
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
   testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
   /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts). */
-  ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string) => void; signal?: AbortSignal }): Promise<AskResult>;
+  ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string, mark: { provisional: boolean }) => void; signal?: AbortSignal }): Promise<AskResult>;
   /** Ingest-time LLM stages over what is stored (knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. */
   enrich(opts: {
     llm: LlmConfig | ModelFunction;
+    forwardSummaries?: boolean | {
+      /** Words a forward summary may have. Default 40; 5..=200. */ maxWords?: number;
+      /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
+    };
+    tags?: boolean | {
+      /** Automatic tags per document. Default 5; 1..=32. */ maxTags?: number;
+      /** The tags to choose from; none: any short tag. */ vocabulary?: string[];
+      /** Characters of the document the model reads. Default 2000; 200..=20000. */ maxChars?: number;
+    };
     atomize?: boolean | {
       /** Questions asked for per chunk. Default 5; 1..=20. */ maxQuestions?: number;
       /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
