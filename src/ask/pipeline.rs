@@ -1,7 +1,7 @@
 //! The whole ask pipeline (docs/ask-pipeline.md), each step optional and traced:
 //!
 //! 1. **trigger** — retrieval trigger over the memory knowledge base (four-module RAG, arXiv
-//!    2407.10670): memory entries whose title has cosine ≥ τ (0.4) with the question; when at
+//!    2407.10670): memory entries whose title has cosine ≥ τ (0.6) with the question; when at
 //!    least θ (3) match, the answer comes from them and no retrieval runs;
 //! 2. **rewrite** — Query Rewriter+ (same paper): one call returns a clarified question and a
 //!    few search queries; each query's best chunk joins the context;

@@ -64,7 +64,7 @@ export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: b
 export interface AskOptions {
   /** 'ask' (default): every step; 'search': no model call (context only, `answer` null); 'light': one retrieval, one answer call; 'L1'..'L4': PIKE-RAG's task levels (factual, multi-hop, predictive, creative). */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
   /** Per-step switches over the preset. */ steps?: PipelineSteps;
-  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.4; 0..=1. */ tau?: number;
+  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.6; 0..=1. */ tau?: number;
   /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3; 1..=100. */ theta?: number;
   /** Queries asked of Query Rewriter+. Default 3; 1..=10. */ rewriteQueries?: number;
   /** Key points for the graph retriever. Default 4; 1..=10. */ keyPoints?: number;
