@@ -24,6 +24,7 @@ pub mod enhance;
 pub mod ingest;
 pub mod params;
 pub mod pipeline;
+pub mod searchers;
 pub mod web;
 
 use crate::options::Range;
