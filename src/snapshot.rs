@@ -106,7 +106,7 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
     let text = crate::engine::decode_utf8(&url, bytes)?;
     let lower = url.to_ascii_lowercase();
     let format = if lower.ends_with(".md") || lower.ends_with(".markdown") { Format::Markdown } else { Format::Html };
-    Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), tags: Vec::new(), meta: Default::default() })
+    Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), ..Default::default() })
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

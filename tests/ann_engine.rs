@@ -28,9 +28,7 @@ fn passages(n: usize) -> Vec<DocumentInput> {
             title: Some(title.clone()),
             text: sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>(),
             format: Format::Text,
-            url: None,
-            tags: Vec::new(),
-            meta: Default::default(),
+            ..Default::default()
         })
         .collect()
 }

@@ -14,15 +14,7 @@ use webrag::ports::{FixedClock, MemoryStore, NoProgress};
 use webrag::types::{DocumentInput, Format};
 
 fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: Some(title.into()),
-        text: text.into(),
-        format: Format::Text,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Text, ..Default::default() }
 }
 
 async fn engine() -> Engine<MemoryStore, &'static webrag::embed::CpuEmbedder> {

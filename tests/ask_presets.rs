@@ -18,15 +18,7 @@ use webrag::types::{DocumentInput, Format, SearchMode};
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: Some(title.into()),
-        text: text.into(),
-        format: Format::Text,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Text, ..Default::default() }
 }
 
 async fn engine(store: &MemoryStore) -> Eng<'_> {

@@ -13,15 +13,7 @@ use webrag::types::{DocumentInput, Format, SearchMode};
 type Eng = Engine<MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: None,
-        text: text.into(),
-        format: Format::Auto,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, ..Default::default() }
 }
 
 async fn open() -> Eng {

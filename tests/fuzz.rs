@@ -135,9 +135,7 @@ fn docs() -> Vec<DocumentInput> {
         title: None,
         text: text.into(),
         format: Format::Markdown,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
+        ..Default::default()
     };
     vec![
         d("a|b #c/d?e", "# Owls\n\nOwls hunt mice at night.\n\n## Diet\n\nThe Harvest mouse is a small rodent."),

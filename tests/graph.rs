@@ -15,15 +15,7 @@ use webrag::ports::{Contents, FixedClock, MemoryStore, NoProgress, Store};
 use webrag::types::{DocumentInput, EdgeKind, Format, NodeKind, SearchMode};
 
 fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: Some(title.into()),
-        text: text.into(),
-        format: Format::Auto,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Auto, ..Default::default() }
 }
 
 fn corpus() -> Vec<DocumentInput> {

@@ -14,15 +14,7 @@ use webrag::types::{DocumentInput, Format, Hit, SearchMode};
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: None,
-        text: text.into(),
-        format: Format::Auto,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, ..Default::default() }
 }
 
 fn corpus() -> Vec<DocumentInput> {

@@ -26,15 +26,7 @@ fn config() -> Config {
 }
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: None,
-        text: text.into(),
-        format: Format::Text,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Text, ..Default::default() }
 }
 
 /// The first `n` CRUD news articles.

@@ -24,15 +24,7 @@ fn embedder() -> Emb {
 }
 
 fn doc(id: &str, text: &str) -> DocumentInput {
-    DocumentInput {
-        id: id.into(),
-        title: None,
-        text: text.into(),
-        format: Format::Markdown,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    }
+    DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Markdown, ..Default::default() }
 }
 
 async fn tab(store: &MemoryStore) -> Tab<'_> {

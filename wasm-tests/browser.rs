@@ -98,15 +98,8 @@ async fn embeddings_match_golden_in_browser() {
 async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
     let name = "webrag-engine-test";
     let _ = IdbStore::delete(name).await;
-    let doc = |id: &str, text: &str| DocumentInput {
-        id: id.into(),
-        title: None,
-        text: text.into(),
-        format: Format::Auto,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    };
+    let doc =
+        |id: &str, text: &str| DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Auto, ..Default::default() };
     {
         let store = IdbStore::open(name).await.expect("open");
         let mut e = Engine::open(store, model().await, Config::default(), Box::new(FixedClock(1.0))).await.expect("engine");

@@ -190,31 +190,14 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
         let msgs = summary_messages(&title, before.as_deref(), &prev.text, p.max_words);
         let t0 = clock.now_ms();
         let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("the summary is empty".to_string()) } else { Ok(()) };
-        let out = match structured::<Summary, _>(model, &msgs, &ChatOptions::step("forward summary"), &nonempty).await {
-            Ok((s, _)) => {
-                let words: Vec<&str> = s.summary.split_whitespace().take(p.max_words).collect();
-                let summary = words.join(" ");
-                fresh.insert(cid.clone(), summary.clone());
-                batch.push((cid.clone(), summary.clone()));
-                serde_json::json!({"summary": summary})
-            }
-            Err(LlmError::BadOutput { reason, .. }) => {
-                report.failed.push(cid.clone());
-                serde_json::json!({"fallback": reason})
-            }
-            Err(e) => {
-                stop = Some(e.into());
-                serde_json::Value::Null
-            }
-        };
-        if stop.is_none() {
-            trace(TraceEvent {
-                step: "forwardSummary".into(),
-                round: i + 1,
-                input: serde_json::json!({"chunkId": cid}),
-                output: out,
-                ms: clock.now_ms() - t0,
-            });
+        let reply = structured::<Summary, _>(model, &msgs, &ChatOptions::step("forward summary"), &nonempty).await;
+        let read = settle(reply, cid, &mut report.failed, &mut stop, "forwardSummary", i + 1, t0, clock, trace, |s| {
+            let summary = s.summary.split_whitespace().take(p.max_words).collect::<Vec<_>>().join(" ");
+            (serde_json::json!({"chunkId": cid, "summary": summary}), summary)
+        });
+        if let Some(summary) = read {
+            fresh.insert(cid.clone(), summary.clone());
+            batch.push((cid.clone(), summary));
         }
         if batch.len() >= p.batch || stop.is_some() || i + 1 == pending.len() {
             report.chunks += batch.len();
@@ -260,36 +243,19 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         }
         let text: String = text.chars().take(p.max_chars).collect();
         let t0 = clock.now_ms();
-        let out = match structured::<Tags, _>(model, &tag_messages(&title, &text, p), &ChatOptions::step("tags"), &|_| Ok(())).await {
-            Ok((t, _)) => {
-                let mut tags: Vec<String> = Vec::new();
-                for t in t.tags.iter().map(|t| crate::types::normalize_tag(t)) {
-                    if !t.is_empty() && !tags.contains(&t) && (vocabulary.is_empty() || vocabulary.contains(&t)) && tags.len() < p.max_tags
-                    {
-                        tags.push(t);
-                    }
+        let reply = structured::<Tags, _>(model, &tag_messages(&title, &text, p), &ChatOptions::step("tags"), &|_| Ok(())).await;
+        let read = settle(reply, id, &mut report.failed, &mut stop, "tags", i + 1, t0, clock, trace, |t| {
+            let mut tags: Vec<String> = Vec::new();
+            for t in t.tags.iter().map(|t| crate::types::normalize_tag(t)) {
+                if !t.is_empty() && !tags.contains(&t) && (vocabulary.is_empty() || vocabulary.contains(&t)) && tags.len() < p.max_tags {
+                    tags.push(t);
                 }
-                report.tags += tags.len();
-                batch.push((id.clone(), tags.clone()));
-                serde_json::json!({"tags": tags})
             }
-            Err(LlmError::BadOutput { reason, .. }) => {
-                report.failed.push(id.clone());
-                serde_json::json!({"fallback": reason})
-            }
-            Err(e) => {
-                stop = Some(e.into());
-                serde_json::Value::Null
-            }
-        };
-        if stop.is_none() {
-            trace(TraceEvent {
-                step: "tags".into(),
-                round: i + 1,
-                input: serde_json::json!({"docId": id}),
-                output: out,
-                ms: clock.now_ms() - t0,
-            });
+            (serde_json::json!({"docId": id, "tags": tags}), tags)
+        });
+        if let Some(tags) = read {
+            report.tags += tags.len();
+            batch.push((id.clone(), tags));
         }
         if batch.len() >= 8 || stop.is_some() || i + 1 == pending.len() {
             report.documents += batch.len();
@@ -302,4 +268,39 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     }
     report.remaining = eng.untagged().len();
     Ok(report)
+}
+
+/// One unit's structured reply, settled: read → `Some` of what `take` makes of it (traced as
+/// `step`); unreadable after its repair → `None`, the unit's id in `failed` and the reason
+/// traced as `fallback`; any other error → `None` and `stop` set (the stage ends after
+/// committing what it has).
+#[allow(clippy::too_many_arguments)]
+fn settle<T, U>(
+    reply: std::result::Result<(T, Vec<String>), LlmError>,
+    id: &str,
+    failed: &mut Vec<String>,
+    stop: &mut Option<Error>,
+    step: &str,
+    round: usize,
+    t0: f64,
+    clock: &dyn Clock,
+    trace: &mut dyn FnMut(TraceEvent),
+    take: impl FnOnce(T) -> (serde_json::Value, U),
+) -> Option<U> {
+    let (output, out) = match reply {
+        Ok((t, _)) => {
+            let (shown, u) = take(t);
+            (shown, Some(u))
+        }
+        Err(LlmError::BadOutput { reason, .. }) => {
+            failed.push(id.to_string());
+            (serde_json::json!({"id": id, "fallback": reason}), None)
+        }
+        Err(e) => {
+            *stop = Some(e.into());
+            return None;
+        }
+    };
+    trace(TraceEvent { step: step.into(), round, input: serde_json::json!({"id": id}), output, ms: clock.now_ms() - t0 });
+    out
 }

@@ -594,13 +594,7 @@ impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate:
     }
 
     async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>> {
-        let opts = crate::engine::SearchOptions { literal: true, ..crate::engine::SearchOptions::new(k, mode) };
-        Ok(self
-            .search(query, &opts)
-            .await?
-            .into_iter()
-            .map(|h| Candidate { question: h.title, chunk_id: h.chunk_id, score: h.score, via: Via::Chunk })
-            .collect())
+        Scoped { eng: self, filter: None }.chunk_candidates(query, k, mode).await
     }
 
     fn chunk_text(&self, chunk_id: &str) -> Option<(String, String)> {

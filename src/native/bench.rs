@@ -118,9 +118,7 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
                 title: None,
                 text: x.clone(),
                 format: Format::Text,
-                url: None,
-                tags: Vec::new(),
-                meta: Default::default(),
+                ..Default::default()
             })
             .collect();
         eng.add(docs, &mut NoProgress).await?;
@@ -142,15 +140,7 @@ pub async fn run(model: &CpuEmbedder, shared: &Path) -> Result<()> {
 /// with its sentences (split after `。`) in reverse order, so the copy chunks and embeds
 /// differently. 34,728 documents, about 120k chunks.
 pub fn crud_news_scaled(news: &[String]) -> Vec<DocumentInput> {
-    let doc = |id: String, text: String| DocumentInput {
-        id,
-        title: None,
-        text,
-        format: Format::Text,
-        url: None,
-        tags: Vec::new(),
-        meta: Default::default(),
-    };
+    let doc = |id: String, text: String| DocumentInput { id, title: None, text, format: Format::Text, ..Default::default() };
     let mut out: Vec<DocumentInput> = news.iter().enumerate().map(|(i, a)| doc(format!("n{i}"), a.clone())).collect();
     for (i, a) in news.iter().enumerate() {
         let mut parts: Vec<&str> = a.split_inclusive('。').collect();

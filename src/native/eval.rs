@@ -96,9 +96,7 @@ impl EvalSet {
                 title: Some(t.clone()),
                 text: x.clone(),
                 format: Format::Text,
-                url: None,
-                tags: Vec::new(),
-                meta: Default::default(),
+                ..Default::default()
             })
             .collect()
     }
