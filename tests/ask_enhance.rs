@@ -9,7 +9,7 @@ use serde_json::json;
 use webrag::ask::enhance::{SummaryParams, TaggingParams, auto_tag, forward_summaries};
 use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::config::Config;
-use webrag::engine::{Engine, SearchOptions};
+use webrag::engine::{Engine, Exclusive, SearchOptions};
 use webrag::ports::{FixedClock, MemoryStore, NoProgress};
 use webrag::types::{DocumentInput, Format, SearchFilter, SearchMode};
 
@@ -142,7 +142,8 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         ]));
         let p = TaggingParams { vocabulary: vec!["business".into(), "places".into(), "drinks".into()], ..Default::default() };
         let mut events = Vec::new();
-        let r = auto_tag(&mut eng, &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |e| events.push(e)).await.unwrap();
+        let r =
+            auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |e| events.push(e)).await.unwrap();
         assert_eq!((r.documents, r.tags, r.failed.as_slice(), r.remaining), (3, 6, &["globex".to_string()][..], 1));
         assert_eq!(eng.document("acme").unwrap().auto_tags, ["business", "places"], "deduplicated, from the vocabulary only");
         assert_eq!(eng.document("acme").unwrap().tags, ["companies", "history"], "the given tags stay");
@@ -151,7 +152,7 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         // The next pass asks only for what is left, and the tags survive a reopen.
         s.reset();
         s.rules(json!([{ "match": "Task: tags", "reply": { "content": "{\"tags\": [\"business\"]}" } }]));
-        let r = auto_tag(&mut eng, &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.documents, r.remaining), (1, 0));
         assert_eq!(s.log().len(), 1);
         drop(eng);
@@ -187,13 +188,16 @@ It closed in 1999 after a long decline, and its archives went to the city librar
             { "status": 500 }
         ]));
         let p = SummaryParams { batch: 8, ..Default::default() };
-        let e = forward_summaries(&mut eng, &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap_err();
+        let e = forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {})
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), "LLM_HTTP");
         assert_eq!(eng.unsummarized(), ids[2..], "what was done is committed");
         // Resume: the third chunk's prompt carries the second chunk's summary and text.
         s.reset();
         s.script(json!([{ "content": "{\"summary\": \"Acme Corporation moved from Springfield to Lyon in 1950.\"}" }]));
-        let r = forward_summaries(&mut eng, &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r =
+            forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.chunks, r.remaining), (1, 0));
         let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(prompt.contains("<data>Acme Corporation, founded by Jane Roe in 1931 in Springfield, made anvils.</data>"), "{prompt}");
@@ -214,5 +218,84 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         let eng = Engine::open(&store, common::model(), config, Box::new(FixedClock(1.0))).await.unwrap();
         assert_eq!(eng.chunk(&ids[2]).unwrap().forward_summary, summary);
         assert_eq!(eng.chunk_vector(&ids[2]).unwrap().to_vec(), after);
+    });
+}
+
+/// A model that, at each call, takes the shared engine (which `enrich` must not hold while it
+/// waits on the model), searches it, and on the first call about `edit` replaces that document;
+/// then asks the scripted server.
+struct Probe<'a> {
+    db: &'a futures::lock::Mutex<webrag::engine::LazyEngine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>>,
+    client: webrag::llm::openai::OpenAiClient<webrag::native::http::UreqTransport>,
+    edit: Vec<(&'static str, &'static str)>,
+    searches: std::cell::RefCell<Vec<usize>>,
+    edited: std::cell::RefCell<Vec<String>>,
+}
+
+impl webrag::llm::LanguageModel for Probe<'_> {
+    async fn chat(
+        &self,
+        messages: &[webrag::llm::ChatMessage],
+        opts: &webrag::llm::ChatOptions,
+    ) -> Result<String, webrag::error::LlmError> {
+        {
+            let mut lazy = self.db.try_lock().expect("enrich holds the engine while the model answers");
+            let hits = lazy.search("founded", &SearchOptions::new(5, SearchMode::Bm25)).await.expect("search");
+            self.searches.borrow_mut().push(hits.len());
+            let prompt = &messages[1].content;
+            for (task, id) in &self.edit {
+                if prompt.contains(task)
+                    && prompt.contains(&format!("<data>{}", corpus().iter().find(|d| d.id == *id).unwrap().title.clone().unwrap()))
+                    && !self.edited.borrow().contains(&id.to_string())
+                {
+                    let mut d = corpus().into_iter().find(|d| d.id == *id).unwrap();
+                    d.text = format!("{} It was rewritten while the model read it.", d.text);
+                    lazy.engine().await.unwrap().add(vec![d], &mut NoProgress).await.expect("re-add");
+                    self.edited.borrow_mut().push(id.to_string());
+                }
+            }
+        }
+        self.client.chat(messages, opts).await
+    }
+}
+
+#[test]
+fn enrich_leaves_the_engine_free_while_the_model_answers_and_drops_replies_about_changed_documents() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        drop(engine(&store, Config::default(), corpus()).await);
+        let lazy = webrag::engine::LazyEngine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
+        let db = futures::lock::Mutex::new(lazy);
+        let s = LlmServer::start();
+        s.rules(json!([
+            { "match": "Task: tags", "reply": { "content": "{\"tags\": [\"business\"]}" } },
+            { "match": "Task: atomize", "reply": { "content": "{\"questions\": [\"Who founded what?\"]}" } }
+        ]));
+        // Globex changes while its tags are asked for, Lyon while its questions are.
+        let probe = Probe {
+            db: &db,
+            client: s.client(),
+            edit: vec![("Task: tags", "globex"), ("Task: atomize", "lyon")],
+            searches: Default::default(),
+            edited: Default::default(),
+        };
+        let p: webrag::ask::ingest::EnrichParams =
+            serde_json::from_value(json!({"tags": true, "atomize": {"batch": 1}, "mindMaps": false})).unwrap();
+        let r = webrag::ask::ingest::enrich(&db, &probe, &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        // Every model call found the engine free, and its search answered.
+        assert_eq!(probe.searches.borrow().len(), s.log().len());
+        assert!(probe.searches.borrow().iter().all(|&n| n > 0));
+        assert_eq!(*probe.edited.borrow(), ["globex", "lyon"]);
+        let tags = r.tags.unwrap();
+        assert_eq!((tags.documents, tags.remaining), (3, 1), "globex's tags were about its old text");
+        let atoms = r.atomize.unwrap();
+        assert_eq!((atoms.chunks, atoms.remaining), (3, 1), "lyon's questions were about its old text");
+        let mut lazy = db.lock().await;
+        let eng = lazy.engine().await.unwrap();
+        assert_eq!(eng.untagged(), ["globex", "lyon"], "replaced documents lose their automatic tags");
+        assert!(eng.document("acme").unwrap().auto_tags.contains(&"business".to_string()));
+        let lyon = eng.chunks_of("lyon")[0].id.clone();
+        assert!(eng.questions(&lyon).is_none_or(|q| q.is_empty()), "{:?}", eng.questions(&lyon));
+        assert_eq!(eng.unatomized(), [lyon]);
     });
 }

@@ -12,7 +12,7 @@ use webrag::ask::ingest::{AtomizeParams, MindMapParams, atomize, build_mind_maps
 use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::ask::{DecomposeParams, TraceEvent, Via, decompose};
 use webrag::config::Config;
-use webrag::engine::Engine;
+use webrag::engine::{Engine, Exclusive};
 use webrag::llm::{Cancel, WithCancel};
 use webrag::native::http::UreqTransport;
 use webrag::ports::{FixedClock, MemoryStore, NoProgress};
@@ -68,7 +68,7 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         let mut events: Vec<TraceEvent> = Vec::new();
         let mut phases = Vec::new();
         let e = atomize(
-            &mut eng,
+            &Exclusive::new(&mut eng),
             &client(&s),
             &p,
             &FixedClock(0.0),
@@ -99,10 +99,10 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         let before = s.log().len();
         // An unreadable reply (twice: the repair attempt too) leaves the chunk for later.
         s.script(json!([{ "content": "no idea" }, { "content": "still no JSON" }]));
-        let r = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.chunks, r.failed.clone(), r.remaining), (0, vec![roe.clone()], 1));
         s.script(json!([q(&["Where was Jane Roe born?"])]));
-        let r = atomize(&mut eng, &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.chunks, r.questions, r.remaining), (1, 1, 0));
         assert_eq!(s.log().len(), before + 3, "the resumed passes asked only about the chunk left");
 
@@ -163,10 +163,16 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             { "status": 401 }
         ]));
         let mut events: Vec<TraceEvent> = Vec::new();
-        let e =
-            build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |ev| events.push(ev))
-                .await
-                .unwrap_err();
+        let e = build_mind_maps(
+            &Exclusive::new(&mut eng),
+            &client(&s),
+            &MindMapParams::default(),
+            &FixedClock(0.0),
+            &mut NoProgress,
+            &mut |ev| events.push(ev),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code(), "LLM_UNAUTHORIZED");
         let fci = &events[0].output[0];
         assert_eq!(fci["verified"], true);
@@ -204,9 +210,16 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             { "content": "{\"Green tea\": {\"Making\": \"Leaves are steamed or pan-fired after picking.\"}}" }
         ]));
         let before = s.log().len();
-        let r = build_mind_maps(&mut eng, &client(&s), &MindMapParams::default(), &FixedClock(0.0), &mut NoProgress, &mut |_| {})
-            .await
-            .unwrap();
+        let r = build_mind_maps(
+            &Exclusive::new(&mut eng),
+            &client(&s),
+            &MindMapParams::default(),
+            &FixedClock(0.0),
+            &mut NoProgress,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
         assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
         assert_eq!(s.log().len(), before + 4);
         assert_eq!(eng.document("roe").unwrap().mind_map.as_deref(), Some("llm"));

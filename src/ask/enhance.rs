@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{TraceEvent, data};
 use crate::embed::Embedder;
-use crate::engine::Engine;
+use crate::engine::EngineAccess;
 use crate::error::{Error, LlmError, Result};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
@@ -163,9 +163,11 @@ pub fn tag_messages(title: &str, text: &str, p: &TaggingParams) -> Vec<ChatMessa
 }
 
 /// Writes forward summaries for every chunk still without one (after its document's first), in
-/// document order, `p.batch` chunks per commit. Progress: `{phase: "summaries", done, total}`.
+/// document order, `p.batch` chunks per commit; a summary whose document changed while it was
+/// written is dropped (the next pass writes it again). Progress: `{phase: "summaries", done,
+/// total}`.
 pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &mut Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     p: &SummaryParams,
     clock: &dyn Clock,
@@ -173,49 +175,68 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<SummaryReport> {
     p.validate()?;
-    let pending = eng.unsummarized();
+    let pending = db.with(async |eng| Ok(eng.unsummarized())).await?;
     let total = pending.len();
     let mut report = SummaryReport::default();
     progress.report(ProgressEvent { phase: "summaries".into(), done: 0, total });
     // Summaries written in this pass, not yet committed.
     let mut fresh: HashMap<ChunkId, String> = HashMap::new();
-    let mut batch: Vec<(ChunkId, String)> = Vec::new();
+    // (chunk, its document's hash as read, summary)
+    let mut batch: Vec<(ChunkId, String, String)> = Vec::new();
     let mut stop: Option<Error> = None;
     for (i, cid) in pending.iter().enumerate() {
-        let Some(c) = eng.chunk(cid) else { continue };
-        let prev_id = crate::types::chunk_id(&c.doc_id, c.ordinal as usize - 1);
-        let Some(prev) = eng.chunk(&prev_id) else { continue };
-        let title = eng.document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
-        let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
-        let msgs = summary_messages(&title, before.as_deref(), &prev.text, p.max_words);
-        let t0 = clock.now_ms();
-        let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("the summary is empty".to_string()) } else { Ok(()) };
-        let reply = structured::<Summary, _>(model, &msgs, &ChatOptions::step("forward summary"), &nonempty).await;
-        let read = settle(reply, cid, &mut report.failed, &mut stop, "forwardSummary", i + 1, t0, clock, trace, |s| {
-            let summary = s.summary.split_whitespace().take(p.max_words).collect::<Vec<_>>().join(" ");
-            (serde_json::json!({"chunkId": cid, "summary": summary}), summary)
-        });
-        if let Some(summary) = read {
-            fresh.insert(cid.clone(), summary.clone());
-            batch.push((cid.clone(), summary));
+        let read = db
+            .with(async |eng| {
+                let Some(c) = eng.chunk(cid) else { return Ok(None) };
+                let prev_id = crate::types::chunk_id(&c.doc_id, c.ordinal as usize - 1);
+                let (Some(prev), Some(d)) = (eng.chunk(&prev_id), eng.document(&c.doc_id)) else { return Ok(None) };
+                let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
+                Ok(Some((d.source_hash.clone(), summary_messages(&d.title, before.as_deref(), &prev.text, p.max_words))))
+            })
+            .await?;
+        if let Some((hash, msgs)) = read {
+            let t0 = clock.now_ms();
+            let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("the summary is empty".to_string()) } else { Ok(()) };
+            let reply = structured::<Summary, _>(model, &msgs, &ChatOptions::step("forward summary"), &nonempty).await;
+            let read = settle(reply, cid, &mut report.failed, &mut stop, "forwardSummary", i + 1, t0, clock, trace, |s| {
+                let summary = s.summary.split_whitespace().take(p.max_words).collect::<Vec<_>>().join(" ");
+                (serde_json::json!({"chunkId": cid, "summary": summary}), summary)
+            });
+            if let Some(summary) = read {
+                fresh.insert(cid.clone(), summary.clone());
+                batch.push((cid.clone(), hash, summary));
+            }
         }
         if batch.len() >= p.batch || stop.is_some() || i + 1 == pending.len() {
-            report.chunks += batch.len();
-            eng.set_forward_summaries(std::mem::take(&mut batch)).await?;
+            let items = std::mem::take(&mut batch);
+            report.chunks += db
+                .with(async |eng| {
+                    let keep: Vec<(ChunkId, String)> = items
+                        .into_iter()
+                        .filter(|(cid, hash, _)| {
+                            eng.chunk(cid).and_then(|c| eng.document(&c.doc_id)).is_some_and(|d| d.source_hash == *hash)
+                        })
+                        .map(|(cid, _, s)| (cid, s))
+                        .collect();
+                    let n = keep.len();
+                    eng.set_forward_summaries(keep).await?;
+                    Ok(n)
+                })
+                .await?;
             progress.report(ProgressEvent { phase: "summaries".into(), done: i + 1, total });
         }
         if let Some(e) = stop {
             return Err(e);
         }
     }
-    report.remaining = eng.unsummarized().len();
+    report.remaining = db.with(async |eng| Ok(eng.unsummarized().len())).await?;
     Ok(report)
 }
 
-/// Tags every document not yet tagged, one call each, committing every 8 documents. Progress:
-/// `{phase: "tags", done, total}`.
+/// Tags every document not yet tagged, one call each, committing every 8 documents (a document
+/// changed meanwhile keeps nothing from its reply). Progress: `{phase: "tags", done, total}`.
 pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &mut Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     p: &TaggingParams,
     clock: &dyn Clock,
@@ -223,50 +244,70 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<TagReport> {
     p.validate()?;
-    let pending = eng.untagged();
+    let pending = db.with(async |eng| Ok(eng.untagged())).await?;
     let total = pending.len();
     let vocabulary: Vec<String> = p.vocabulary.iter().map(|t| crate::types::normalize_tag(t)).collect();
     let mut report = TagReport::default();
     progress.report(ProgressEvent { phase: "tags".into(), done: 0, total });
-    let mut batch: Vec<(DocId, Vec<String>)> = Vec::new();
+    // (document, its hash as read, tags)
+    let mut batch: Vec<(DocId, String, Vec<String>)> = Vec::new();
     let mut stop: Option<Error> = None;
     for (i, id) in pending.iter().enumerate() {
-        let Some(d) = eng.document(id) else { continue };
-        let title = d.title.clone();
-        let mut text = String::new();
-        for c in eng.chunks_of(id) {
-            if text.chars().count() >= p.max_chars {
-                break;
-            }
-            text.push_str(&c.text);
-            text.push('\n');
-        }
-        let text: String = text.chars().take(p.max_chars).collect();
-        let t0 = clock.now_ms();
-        let reply = structured::<Tags, _>(model, &tag_messages(&title, &text, p), &ChatOptions::step("tags"), &|_| Ok(())).await;
-        let read = settle(reply, id, &mut report.failed, &mut stop, "tags", i + 1, t0, clock, trace, |t| {
-            let mut tags: Vec<String> = Vec::new();
-            for t in t.tags.iter().map(|t| crate::types::normalize_tag(t)) {
-                if !t.is_empty() && !tags.contains(&t) && (vocabulary.is_empty() || vocabulary.contains(&t)) && tags.len() < p.max_tags {
-                    tags.push(t);
+        let read = db
+            .with(async |eng| {
+                let Some(d) = eng.document(id) else { return Ok(None) };
+                let mut text = String::new();
+                for c in eng.chunks_of(id) {
+                    if text.chars().count() >= p.max_chars {
+                        break;
+                    }
+                    text.push_str(&c.text);
+                    text.push('\n');
                 }
+                let text: String = text.chars().take(p.max_chars).collect();
+                Ok(Some((d.source_hash.clone(), tag_messages(&d.title, &text, p))))
+            })
+            .await?;
+        if let Some((hash, msgs)) = read {
+            let t0 = clock.now_ms();
+            let reply = structured::<Tags, _>(model, &msgs, &ChatOptions::step("tags"), &|_| Ok(())).await;
+            let read = settle(reply, id, &mut report.failed, &mut stop, "tags", i + 1, t0, clock, trace, |t| {
+                let mut tags: Vec<String> = Vec::new();
+                for t in t.tags.iter().map(|t| crate::types::normalize_tag(t)) {
+                    if !t.is_empty() && !tags.contains(&t) && (vocabulary.is_empty() || vocabulary.contains(&t)) && tags.len() < p.max_tags
+                    {
+                        tags.push(t);
+                    }
+                }
+                (serde_json::json!({"docId": id, "tags": tags}), tags)
+            });
+            if let Some(tags) = read {
+                batch.push((id.clone(), hash, tags));
             }
-            (serde_json::json!({"docId": id, "tags": tags}), tags)
-        });
-        if let Some(tags) = read {
-            report.tags += tags.len();
-            batch.push((id.clone(), tags));
         }
         if batch.len() >= 8 || stop.is_some() || i + 1 == pending.len() {
-            report.documents += batch.len();
-            eng.set_auto_tags(std::mem::take(&mut batch)).await?;
+            let items = std::mem::take(&mut batch);
+            let kept = db
+                .with(async |eng| {
+                    let keep: Vec<(DocId, Vec<String>)> = items
+                        .into_iter()
+                        .filter(|(id, hash, _)| eng.document(id).is_some_and(|d| d.source_hash == *hash))
+                        .map(|(id, _, t)| (id, t))
+                        .collect();
+                    let counts = (keep.len(), keep.iter().map(|(_, t)| t.len()).sum::<usize>());
+                    eng.set_auto_tags(keep).await?;
+                    Ok(counts)
+                })
+                .await?;
+            report.documents += kept.0;
+            report.tags += kept.1;
             progress.report(ProgressEvent { phase: "tags".into(), done: i + 1, total });
         }
         if let Some(e) = stop {
             return Err(e);
         }
     }
-    report.remaining = eng.untagged().len();
+    report.remaining = db.with(async |eng| Ok(eng.untagged().len())).await?;
     Ok(report)
 }
 

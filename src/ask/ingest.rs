@@ -22,7 +22,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::{TraceEvent, data};
 use crate::embed::Embedder;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineAccess};
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
 use crate::llm::json::structured;
@@ -206,9 +206,14 @@ pub struct EnrichReport {
 /// `progress` receives `summaries` / `tags` / `atomize` / `mindmap` phases, `trace` each model
 /// step.
 ///
+/// The stages reach the engine through `db` a step at a time ([`EngineAccess`]): they hold it to
+/// read what is left and to commit a batch, never while a model call is under way, so searches
+/// of a shared engine run in between. A document replaced or removed while the model read it
+/// keeps nothing from that reply (the next pass does it again).
+///
 /// Errors: invalid options, the first model or store error (what was committed stays).
 pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &mut Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     p: &EnrichParams,
     clock: &dyn Clock,
@@ -218,18 +223,24 @@ pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let mut out = EnrichReport::default();
     // Forward summaries first: they change the chunks' embeddings the later stages read.
     if let Some(f) = &p.forward_summaries {
-        out.forward_summaries = Some(super::enhance::forward_summaries(eng, model, f, clock, progress, trace).await?);
+        out.forward_summaries = Some(super::enhance::forward_summaries(db, model, f, clock, progress, trace).await?);
     }
     if let Some(t) = &p.tags {
-        out.tags = Some(super::enhance::auto_tag(eng, model, t, clock, progress, trace).await?);
+        out.tags = Some(super::enhance::auto_tag(db, model, t, clock, progress, trace).await?);
     }
     if let Some(a) = &p.atomize {
-        out.atomize = Some(atomize(eng, model, a, clock, progress, trace).await?);
+        out.atomize = Some(atomize(db, model, a, clock, progress, trace).await?);
     }
     if let Some(m) = &p.mind_maps {
-        out.mind_maps = Some(build_mind_maps(eng, model, m, clock, progress, trace).await?);
+        out.mind_maps = Some(build_mind_maps(db, model, m, clock, progress, trace).await?);
     }
     Ok(out)
+}
+
+/// The `sourceHash` of the document `doc` now (`None`: removed): a stage keeps a reply only
+/// when its document's hash is the one it read before the model call.
+pub(crate) fn source_hash<S: Store, E: Embedder>(eng: &Engine<S, E>, doc: &str) -> Option<String> {
+    eng.document(doc).map(|d| d.source_hash.clone())
 }
 
 /// What an atomizing pass did.
@@ -272,7 +283,7 @@ and is answerable from the passage alone. Reply {{\"questions\": [\"...\"]}}.",
 ///
 /// Progress: `{phase: "atomize", done, total}` after each batch.
 pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &mut Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     p: &AtomizeParams,
     clock: &dyn Clock,
@@ -280,20 +291,25 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<AtomizeReport> {
     p.validate()?;
-    let pending = eng.unatomized();
+    let pending = db.with(async |eng| Ok(eng.unatomized())).await?;
     let total = pending.len();
     let mut report = AtomizeReport::default();
     progress.report(ProgressEvent { phase: "atomize".into(), done: 0, total });
     for (b, batch) in pending.chunks(p.batch).enumerate() {
         let t0 = clock.now_ms();
-        let prompts: Vec<(ChunkId, Vec<ChatMessage>)> = batch
-            .iter()
-            .filter_map(|cid| {
-                let c = eng.chunk(cid)?;
-                let title = eng.document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
-                Some((cid.clone(), atomize_messages(&title, &c.text, p.max_questions)))
+        // (chunk, its document's hash as read, prompt)
+        let prompts: Vec<(ChunkId, Option<String>, Vec<ChatMessage>)> = db
+            .with(async |eng| {
+                Ok(batch
+                    .iter()
+                    .filter_map(|cid| {
+                        let c = eng.chunk(cid)?;
+                        let d = eng.document(&c.doc_id)?;
+                        Some((cid.clone(), Some(d.source_hash.clone()), atomize_messages(&d.title, &c.text, p.max_questions)))
+                    })
+                    .collect())
             })
-            .collect();
+            .await?;
         let nonempty = |a: &Atoms| {
             if a.questions.iter().any(|q| !q.trim().is_empty()) || a.questions.is_empty() {
                 Ok(())
@@ -302,10 +318,10 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             }
         };
         let opts = ChatOptions::step("atomize");
-        let replies = join_all(prompts.iter().map(|(_, m)| structured::<Atoms, _>(model, m, &opts, &nonempty))).await;
-        let mut ok: Vec<(ChunkId, Vec<String>)> = Vec::new();
+        let replies = join_all(prompts.iter().map(|(_, _, m)| structured::<Atoms, _>(model, m, &opts, &nonempty))).await;
+        let mut ok: Vec<(ChunkId, Option<String>, Vec<String>)> = Vec::new();
         let mut stop: Option<Error> = None;
-        for ((cid, _), r) in prompts.iter().zip(replies) {
+        for ((cid, hash, _), r) in prompts.iter().zip(replies) {
             match r {
                 Ok((a, _)) => {
                     let mut seen = HashSet::new();
@@ -316,7 +332,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                         .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
                         .take(p.max_questions)
                         .collect();
-                    ok.push((cid.clone(), qs));
+                    ok.push((cid.clone(), hash.clone(), qs));
                 }
                 Err(LlmError::BadOutput { .. }) => report.failed.push(cid.clone()),
                 Err(e) => {
@@ -326,10 +342,19 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 }
             }
         }
-        let n = ok.len();
-        let shown: Vec<serde_json::Value> = ok.iter().map(|(c, qs)| serde_json::json!({"chunkId": c, "questions": qs})).collect();
-        report.questions += eng.put_questions(ok).await?;
-        report.chunks += n;
+        let (stored, shown) = db
+            .with(async |eng| {
+                let ok: Vec<(ChunkId, Vec<String>)> = ok
+                    .into_iter()
+                    .filter(|(cid, hash, _)| eng.chunk(cid).is_some_and(|c| source_hash(eng, &c.doc_id) == *hash))
+                    .map(|(cid, _, qs)| (cid, qs))
+                    .collect();
+                let shown: Vec<serde_json::Value> = ok.iter().map(|(c, qs)| serde_json::json!({"chunkId": c, "questions": qs})).collect();
+                Ok((eng.put_questions(ok).await?, shown))
+            })
+            .await?;
+        report.questions += stored;
+        report.chunks += shown.len();
         trace(TraceEvent {
             step: "atomize".into(),
             round: b + 1,
@@ -342,7 +367,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             return Err(e);
         }
     }
-    report.remaining = eng.unatomized().len();
+    report.remaining = db.with(async |eng| Ok(eng.unatomized().len())).await?;
     Ok(report)
 }
 
@@ -493,30 +518,30 @@ pub struct MindMapReport {
     pub regenerations: usize,
 }
 
-/// Extracts and verifies one chunk's FCIs: `(items, regenerations used, verified)`.
+/// Extracts and verifies the FCIs of one chunk (`text`): `(items, regenerations used,
+/// verified)`. The engine is held only to embed the items for the cosine check.
 async fn chunk_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     title: &str,
-    cid: &str,
+    text: &str,
     p: &MindMapParams,
 ) -> std::result::Result<(Vec<String>, usize, bool, Vec<(f32, f32)>), Error> {
-    let Some(c) = eng.chunk(cid) else { return Ok((Vec::new(), 0, true, Vec::new())) };
     let mut scores = Vec::new();
     let mut retry = None;
     for attempt in 0..=p.regenerations {
-        let msgs = fci_messages(title, &c.text, p.max_items, retry);
+        let msgs = fci_messages(title, text, p.max_items, retry);
         let items: Vec<String> = match structured::<Items, _>(model, &msgs, &ChatOptions::step("fci"), &|_: &Items| Ok(())).await {
             Ok((it, _)) => it.items.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).take(p.max_items).collect(),
             Err(LlmError::BadOutput { .. }) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
         let joined = items.join("\n");
-        let r = rouge_l(&joined, &c.text);
+        let r = rouge_l(&joined, text);
         let cos = if items.is_empty() {
             0.0
         } else {
-            let v = eng.embedder().embed_checked(&[joined.as_str(), c.text.as_str()]).await?;
+            let v = db.with(async |eng| eng.embedder().embed_checked(&[joined.as_str(), text]).await).await?;
             crate::embed::gemm::dot(&v[0], &v[1])
         };
         scores.push((r, cos));
@@ -526,17 +551,24 @@ async fn chunk_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         retry = Some((r, cos));
     }
     // Bounded: the chunk's own sentences stand in.
-    Ok((mindmap::split_facts(&c.text), p.regenerations, false, scores))
+    Ok((mindmap::split_facts(text), p.regenerations, false, scores))
+}
+
+/// One document as the mind-map stage reads it before its model calls.
+struct MapInput {
+    hash: String,
+    chunks: Vec<(ChunkId, String)>,
 }
 
 /// LLM mind maps for every document that has none yet (`mindMap` absent or `"structural"`),
 /// committed document by document (so a stopped pass resumes at the next one). The FCI calls of
 /// a document's chunks run concurrently. Model errors other than unreadable output end the pass
-/// with that error; documents done before it keep their maps.
+/// with that error; documents done before it keep their maps. A document replaced or removed
+/// meanwhile is skipped (a replaced one has no LLM map: the next pass maps it).
 ///
 /// Progress: `{phase: "mindmap", done, total}` per document.
 pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
-    eng: &mut Engine<S, E>,
+    db: &impl EngineAccess<S, E>,
     model: &M,
     p: &MindMapParams,
     clock: &dyn Clock,
@@ -544,20 +576,35 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<MindMapReport> {
     p.validate()?;
-    let mut docs: Vec<(String, String)> = eng
-        .documents()
-        .into_iter()
-        .filter(|d| matches!(d.mind_map.as_deref(), None | Some("structural")))
-        .map(|d| (d.id, d.title))
-        .collect();
+    let mut docs: Vec<(String, String)> = db
+        .with(async |eng| {
+            Ok(eng
+                .documents()
+                .into_iter()
+                .filter(|d| matches!(d.mind_map.as_deref(), None | Some("structural")))
+                .map(|d| (d.id, d.title))
+                .collect())
+        })
+        .await?;
     docs.sort();
     let total = docs.len();
     let mut report = MindMapReport::default();
     progress.report(ProgressEvent { phase: "mindmap".into(), done: 0, total });
     for (n, (doc, title)) in docs.iter().enumerate() {
         let t0 = clock.now_ms();
-        let cids: Vec<ChunkId> = eng.doc_chunk_ids(doc).to_vec();
-        let per_chunk = join_all(cids.iter().map(|cid| chunk_items(eng, model, title, cid, p))).await;
+        let input = db
+            .with(async |eng| {
+                Ok(source_hash(eng, doc).map(|hash| MapInput {
+                    hash,
+                    chunks: eng.chunks_of(doc).into_iter().map(|c| (c.id.clone(), c.text.clone())).collect(),
+                }))
+            })
+            .await?;
+        let Some(input) = input else {
+            progress.report(ProgressEvent { phase: "mindmap".into(), done: n + 1, total });
+            continue;
+        };
+        let per_chunk = join_all(input.chunks.iter().map(|(_, text)| chunk_items(db, model, title, text, p))).await;
         let mut items: Vec<(String, u32)> = Vec::new();
         let mut checks = Vec::new();
         for (ordinal, r) in per_chunk.into_iter().enumerate() {
@@ -566,7 +613,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             if !verified {
                 report.unverified_chunks += 1;
             }
-            checks.push(serde_json::json!({"chunk": cids[ordinal], "verified": verified, "scores": scores, "items": its}));
+            checks.push(serde_json::json!({"chunk": input.chunks[ordinal].0, "verified": verified, "scores": scores, "items": its}));
             items.extend(its.into_iter().map(|i| (i, ordinal as u32)));
         }
         trace(TraceEvent {
@@ -581,34 +628,48 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         let msgs = map_messages(title, &texts);
         let topic = title.clone();
         let shape = move |v: &serde_json::Value| read_map(v, &topic).map(|_| ());
-        match structured::<serde_json::Value, _>(model, &msgs, &ChatOptions::step("mindmap"), &shape).await {
+        let reply = structured::<serde_json::Value, _>(model, &msgs, &ChatOptions::step("mindmap"), &shape).await;
+        let map = match reply {
             Ok((v, raw)) => {
                 let mut map = read_map(&v, title).map_err(|reason| LlmError::BadOutput { step: "mindmap".into(), reason })?;
                 attach_chunks(&mut map, &items);
-                eng.set_mind_map(doc, Some(&map), "llm").await?;
+                Ok((map, raw))
+            }
+            Err(LlmError::BadOutput { reason, .. }) => Err(reason),
+            Err(e) => return Err(e.into()),
+        };
+        let unchanged = |eng: &Engine<S, E>| source_hash(eng, doc).as_ref() == Some(&input.hash);
+        let committed = db
+            .with(async |eng| {
+                if !unchanged(eng) {
+                    return Ok(false);
+                }
+                match &map {
+                    Ok((m, _)) => eng.set_mind_map(doc, Some(m), "llm").await?,
+                    Err(_) => eng.set_mind_map(doc, None, "structural-fallback").await?,
+                }
+                Ok(true)
+            })
+            .await?;
+        let output = match (&map, committed) {
+            (_, false) => serde_json::json!({"skipped": "the document changed while its map was made"}),
+            (Ok((m, raw)), true) => {
                 report.documents += 1;
                 report.items += texts.len();
-                trace(TraceEvent {
-                    step: "mindmap".into(),
-                    round: n + 1,
-                    input: serde_json::json!({"doc": doc, "items": texts.len()}),
-                    output: serde_json::json!({"map": map, "raw": raw}),
-                    ms: clock.now_ms() - t1,
-                });
+                serde_json::json!({"map": m, "raw": raw})
             }
-            Err(LlmError::BadOutput { reason, .. }) => {
-                eng.set_mind_map(doc, None, "structural-fallback").await?;
+            (Err(reason), true) => {
                 report.fallbacks.push(doc.clone());
-                trace(TraceEvent {
-                    step: "mindmap".into(),
-                    round: n + 1,
-                    input: serde_json::json!({"doc": doc}),
-                    output: serde_json::json!({"fallback": "structural", "reason": reason}),
-                    ms: clock.now_ms() - t1,
-                });
+                serde_json::json!({"fallback": "structural", "reason": reason})
             }
-            Err(e) => return Err(e.into()),
-        }
+        };
+        trace(TraceEvent {
+            step: "mindmap".into(),
+            round: n + 1,
+            input: serde_json::json!({"doc": doc, "items": texts.len()}),
+            output,
+            ms: clock.now_ms() - t1,
+        });
         progress.report(ProgressEvent { phase: "mindmap".into(), done: n + 1, total });
     }
     Ok(report)

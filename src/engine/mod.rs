@@ -12,11 +12,13 @@ mod maintain;
 mod open;
 mod search;
 mod segments;
+mod shared;
 mod transfer;
 mod write;
 
 pub use lazy::LazyEngine;
 pub use search::{SearchOptions, dense_query_text};
+pub use shared::{EngineAccess, Exclusive};
 
 use std::collections::HashMap;
 

@@ -117,7 +117,9 @@ impl WebRagCore {
     /// after a failure or a cancel resumes. `onProgress` receives `{phase: "atomize" |
     /// "mindmap", done, total}` and the stages' trace events (`{step, round, input, output,
     /// ms}`). Resolves to `{atomize: {chunks, questions, failed, remaining} | null, mindMaps:
-    /// {documents, fallbacks, items, unverifiedChunks, regenerations} | null}`.
+    /// {documents, fallbacks, items, unverifiedChunks, regenerations} | null}`. The engine is
+    /// held only to read what is left and to commit a batch, never while the model answers, so
+    /// `search` and the other reads run while `enrich` waits on the model.
     pub fn enrich(&self, llm: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
         let inner = self.inner.clone();
         let (cancel, guard) = cancel_token(&options);
@@ -127,15 +129,15 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let params = params?;
-            let mut core = inner.lock().await;
-            let eng = core.for_write().await?;
+            // Read again if another tab committed, and loaded whole, before the first step.
+            inner.lock().await.for_write().await?;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {
                     let _ = f.call1(&JsValue::NULL, &v);
                 }
             };
-            crate::ask::ingest::enrich(eng, &client, &params, &JsClock, &mut progress, &mut trace).await
+            crate::ask::ingest::enrich(&*inner, &client, &params, &JsClock, &mut progress, &mut trace).await
         })
     }
 

@@ -372,3 +372,35 @@ test('tags and metadata filter search and ask in the page; auto-tagging and forw
   assert.ok(r.report.forwardSummaries.chunks >= 1 && r.report.forwardSummaries.remaining === 0, JSON.stringify(r.report.forwardSummaries));
   assert.equal(r.second.forwardSummary, 'Acme Corporation was founded by Jane Roe.');
 });
+
+test('search runs while enrich waits on the model; a write waits for enrich and then commits', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-enrich-reads&empty&device=cpu`);
+  await reset();
+  // Each atomizing reply takes 1.5 s: enrich (one chunk per batch) waits on the model ~4.5 s.
+  await rules([{ match: 'Task: atomize', reply: { ...json({ questions: ['Who founded Acme Corporation?'] }), delayMs: 1500 } }]);
+  const r = await page.evaluate(async (cfg) => {
+    const rag = window.webragDemo.rag;
+    await rag.add([
+      { id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931.', format: 'text' },
+      { id: 'roe', title: 'Jane Roe', text: 'Jane Roe was an engineer born in Lyon.', format: 'text' },
+      { id: 'lyon', title: 'Lyon', text: 'Lyon is a city in France.', format: 'text' },
+    ]);
+    const order = [];
+    const enrich = rag.enrich({ llm: cfg, atomize: { batch: 1 }, mindMaps: false, onProgress: (ev) => { if (ev.phase === 'atomize' && ev.done > 0) order.push(`atomized ${ev.done}`); } })
+      .then((report) => { order.push('enrich'); return report; });
+    const hits = await rag.search('founded');
+    order.push('search');
+    const stats = await rag.stats();
+    order.push('stats');
+    const add = rag.add([{ id: 'tea', title: 'Tea', text: 'Green tea is steamed soon after picking.', format: 'text' }]).then(() => order.push('add'));
+    const [report] = await Promise.all([enrich, add]);
+    return { order, hits: hits.map((h) => h.docId), chunks: stats.chunks, report, after: (await rag.stats()).chunks };
+  }, { baseUrl: `${llmUrl}/v1`, model: 'scripted', timeoutMs: 10_000, retries: 0 });
+  // The search and the stats answered before the first reply came back; the add waited for enrich.
+  assert.deepEqual(r.order, ['search', 'stats', 'atomized 1', 'atomized 2', 'atomized 3', 'enrich', 'add'], JSON.stringify(r.order));
+  assert.equal(r.hits[0], 'acme');
+  assert.equal(r.chunks, 3);
+  assert.deepEqual([r.report.atomize.chunks, r.report.atomize.questions, r.report.atomize.remaining], [3, 3, 0]);
+  assert.equal(r.after, 4);
+});

@@ -7,7 +7,7 @@
 // (the step's fallback, or a typed error), free text (the answer) — and how each operation ended
 // (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
 // Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000),
-// --only native|page (both).
+// --threads N (the server's threads; every core), --only native|page (both).
 // With --presets search,light,L1,L2,L3,L4,ask it runs, in the page only, `ask` under each preset
 // for every question (`--questions 20`) and prints per preset the seconds and LLM calls per
 // question and how each question ended (an answer, "I don't know." — the low-confidence
@@ -17,6 +17,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
 
@@ -32,6 +33,8 @@ const QUESTIONS = Number(opt('--questions', 3));
 // A small model on a CPU is slow and rambles: replies are capped, and a call may take minutes.
 const MAX_TOKENS = Number(opt('--max-tokens', 256));
 const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
+// llama-cpp-python generates on half the cores unless told: a small model is faster on all of them.
+const THREADS = Number(opt('--threads', availableParallelism()));
 const PRESETS = opt('--presets', '').split(',').filter(Boolean);
 const ONLY = PRESETS.length ? 'page' : opt('--only', 'both'); // native, page or both
 const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
@@ -125,7 +128,7 @@ function run(cmd, argv) {
 }
 
 // ---- main ----
-const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--model_alias', 'local'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local'], { stdio: ['ignore', 'ignore', 'pipe'] });
 let serverLog = '';
 server.stderr.on('data', (d) => { serverLog = (serverLog + d).slice(-4000); });
 const cleanup = () => { try { server.kill(); } catch { /* gone */ } };

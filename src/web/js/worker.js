@@ -1,4 +1,5 @@
-// webrag Web Worker: owns one WebRagCore (wasm) and runs the client's calls one at a time.
+// webrag Web Worker: owns one WebRagCore (wasm) and runs the client's calls one at a time, in
+// order (but `enrich`, see DETACHED).
 // Protocol: request {id, op, args}; replies {id, ok: true, value} | {id, ok: false, error:
 // {name, code, message}}; progress {id, progress: {phase, done, total}}; embedder events (not tied
 // to a request) {event: {type, code, message}}.
@@ -151,6 +152,11 @@ const OPS = {
   exportKb: () => core.exportKb(),
   importKb: (a) => core.importKb(a.bytes),
 };
+// Long writes that wait on a model most of the time: started in queue order (under the Web Lock,
+// which they hold to the end, so writes queued after them wait), but the queue moves on as soon
+// as one runs, and reads (search, stats, ...) run while it waits on the model: the engine holds
+// its lock only for each read or commit step (src/engine/shared.rs).
+const DETACHED = new Set(['enrich']);
 // Operations after which the idle-time upkeep runs.
 const WRITES = new Set(['open', 'add', 'remove', 'importKb']);
 
@@ -168,7 +174,15 @@ self.onmessage = (e) => {
   const { id, op, args } = e.data;
   const cid = args?.cancelId ?? args?.options?.cancelId;
   waiting++;
+  const reply = (value) => self.postMessage({ id, ok: true, value });
+  const fail = (err) => self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
+  const settle = () => {
+    if (cid) cancelled.delete(cid);
+    waiting--;
+    if (WRITES.has(op)) scheduleUpkeep();
+  };
   queue = queue.then(async () => {
+    let detached = false;
     try {
       if (cid && cancelled.has(cid)) {
         throw LLM_OPS.has(op)
@@ -181,17 +195,21 @@ self.onmessage = (e) => {
         throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
       }
       const run = () => OPS[op](args, (ev) => self.postMessage({ id, progress: ev }));
-      let value;
-      if (op === 'open') value = await run();
-      else if (COMMITS.has(op)) value = await exclusive(async () => { await fresh(); const v = await run(); await announce(); return v; });
-      else { await fresh(); value = await run(); }
-      self.postMessage({ id, ok: true, value });
+      if (op === 'open') reply(await run());
+      else if (DETACHED.has(op)) {
+        // Started in order, under the lock; the queue moves on once it runs (see DETACHED).
+        let started;
+        const running = new Promise((r) => { started = r; });
+        const done = exclusive(async () => { await fresh(); const v = run(); started(); try { return await v; } finally { await announce(); } });
+        detached = true;
+        done.then(reply, fail).finally(settle);
+        await Promise.race([running, done.catch(() => {})]);
+      } else if (COMMITS.has(op)) reply(await exclusive(async () => { await fresh(); const v = await run(); await announce(); return v; }));
+      else { await fresh(); reply(await run()); }
     } catch (err) {
-      self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', code: err?.code ?? 'INTERNAL', message: String(err?.message ?? err) } });
+      fail(err);
     } finally {
-      if (cid) cancelled.delete(cid);
-      waiting--;
-      if (WRITES.has(op)) scheduleUpkeep();
+      if (!detached) settle();
     }
   });
 };
