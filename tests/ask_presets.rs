@@ -354,3 +354,67 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         assert!(store.get(webrag::ports::Collection::Memory, "m-stale").await.unwrap().is_none(), "deleted from the store");
     });
 }
+
+/// A model call that times out (a small local model too slow for `timeoutMs`) ends the question
+/// in "I don't know." with the sources gathered so far — or, when none were yet, those of a
+/// search — never in an error; the trace says so. Other errors still reject.
+#[test]
+fn a_timed_out_model_call_ends_in_i_dont_know_with_sources() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        let cfg =
+            webrag::llm::LlmConfig { base_url: s.base_url(), model: "scripted".into(), timeout_ms: 400, retries: 0, ..Default::default() };
+        let slow = webrag::llm::openai::OpenAiClient::new(cfg, webrag::native::http::UreqTransport).unwrap();
+        let ask_slow = async |eng: &mut Eng<'_>, p: &PipelineParams| {
+            let mut events: Vec<TraceEvent> = Vec::new();
+            let mut tokens: Vec<String> = Vec::new();
+            let r = run(&slow, eng, None::<&NoWeb>, "Who founded Acme?", p, &FixedClock(0.0), &mut |t| tokens.push(t.into()), &mut |e| {
+                events.push(e)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            (r, events, tokens)
+        };
+        // light: the retrieval ran, then the answer call hangs.
+        let mut rules = readable(true);
+        rules.as_array_mut().unwrap().insert(0, json!({ "match": "Task: answer", "reply": { "hang": true } }));
+        s.rules(rules.clone());
+        let (r, events, tokens) = ask_slow(&mut eng, &params(json!({"preset": "light"}))).await;
+        let a = r.answer.expect("an answer");
+        assert_eq!((a.text.as_str(), a.known), (UNKNOWN, false));
+        assert!(!a.sources.is_empty() && a.sources == r.context.iter().map(|c| c.source.id.clone()).collect::<Vec<_>>());
+        assert!(r.context.iter().any(|c| c.source.id.starts_with("acme")), "{:?}", r.context);
+        let t = events.iter().find(|e| e.step == "timeout").expect("the trace records the timeout");
+        assert!(t.output["error"].as_str().unwrap().contains("400"), "{}", t.output);
+        assert_eq!(tokens, [UNKNOWN], "the withheld answer is the fallback's");
+        // ask: the first step (rewrite) hangs, before anything was retrieved: a search supplies
+        // the sources.
+        s.reset();
+        let mut rules = readable(true);
+        rules.as_array_mut().unwrap().insert(0, json!({ "match": "Task: rewrite", "reply": { "hang": true } }));
+        s.rules(rules);
+        let (r, events, _) = ask_slow(&mut eng, &params(json!({"preset": "ask", "steps": {"trigger": false}}))).await;
+        assert_eq!(r.answer.as_ref().map(|a| a.known), Some(false));
+        assert!(r.context.iter().any(|c| c.source.id.starts_with("acme")), "{:?}", r.context);
+        assert_eq!(events.iter().map(|e| e.step.as_str()).collect::<Vec<_>>(), ["timeout"], "nothing ran after the timeout");
+        assert_eq!(s.log().len(), 1, "one call, the one that hung");
+        // An endpoint refusing the key is not a slow model: the ask rejects.
+        s.reset();
+        s.rules(json!([{ "match": "Task:", "reply": { "status": 401 } }]));
+        let e = run(
+            &slow,
+            &mut eng,
+            None::<&NoWeb>,
+            "Who founded Acme?",
+            &params(json!({"preset": "light"})),
+            &FixedClock(0.0),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), "LLM_UNAUTHORIZED");
+    });
+}

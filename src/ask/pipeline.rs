@@ -30,12 +30,12 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::answer::{Answer, Perspective, Source, answer_styled};
+use super::answer::{Answer, AnswerStream, Confidence, Perspective, Source, UNKNOWN, answer_styled};
 use super::params::AnswerStyle;
 use super::{KnowledgeBase, TraceEvent, Trajectory, data, decompose};
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
-use crate::error::{LlmError, Result};
+use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
@@ -196,8 +196,11 @@ fn list(items: &[ContextItem]) -> String {
 /// Runs the pipeline for `question` over `eng`. `on_token` receives the streamed answer,
 /// `trace` every step's event. See the module docs for the steps and their fallbacks.
 ///
-/// Errors: [`InputError::InvalidOption`] for bad options; the model's [`LlmError`]s (including
-/// [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
+/// A model call that times out ([`LlmError::Timeout`]) is not an error: the answer is "I don't
+/// know." over the sources gathered so far (trace step `timeout`).
+///
+/// Errors: [`InputError::InvalidOption`] for bad options; the model's other [`LlmError`]s
+/// (including [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
 /// only writes are the memory update and the kept trace, each one commit at the end.
 #[allow(clippy::too_many_arguments)]
 pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>(
@@ -237,44 +240,85 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
         raw: Vec::new(),
         summaries: 0,
     };
-    let from_memory = run.trigger(question).await?;
-    if !from_memory {
-        let queries = run.rewrite(question).await?;
-        let q = run.result.clarified.clone();
-        run.route(&q).await?;
-        let (use_graph, use_chunks) = match run.result.route.as_str() {
-            "graph" => (true, false),
-            "chunks" => (false, true),
-            "web" => (false, false),
-            _ => (true, true),
-        };
-        if use_chunks {
-            run.rewritten(&queries).await?;
-        }
-        if use_graph {
-            run.key_points(&q).await?;
-        }
-        if use_chunks {
-            run.decompose_or_search(&q).await?;
-        }
-        // The most targeted sources first: decomposition's (or the search's), then the
-        // rewritten queries', then the graph's mind-map context.
-        let rank = |via: &str| match via {
-            "decompose" | "search" => 0,
-            "rewrite" => 1,
-            "graph" => 2,
-            _ => 3,
-        };
-        run.ctx.items.sort_by_key(|c| rank(&c.via));
-        run.web_search(&q).await?;
-        run.verify(&q).await?;
+    let mut from_memory = false;
+    match run.steps(question, &mut from_memory, on_token).await {
+        Ok(()) => {}
+        // A model too slow for `timeoutMs` (a small local model on a CPU): the question ends in
+        // "I don't know." with what was retrieved, rather than in an error.
+        Err(Error::Llm(e @ LlmError::Timeout { .. })) => run.timed_out(&e, on_token).await?,
+        Err(e) => return Err(e),
     }
-    run.filter().await?;
-    run.ctx.items.truncate(p.max_sources);
-    run.result.context = run.ctx.items.clone();
-    run.answer(on_token).await?;
     run.remember(from_memory).await?;
     run.finish(question).await
+}
+
+impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
+    /// The steps up to the answer (`from_memory`: the trigger answered from the memory).
+    async fn steps(&mut self, question: &str, from_memory: &mut bool, on_token: &mut dyn FnMut(&str)) -> Result<()> {
+        let p = self.p;
+        let run = self;
+        *from_memory = run.trigger(question).await?;
+        if !*from_memory {
+            let queries = run.rewrite(question).await?;
+            let q = run.result.clarified.clone();
+            run.route(&q).await?;
+            let (use_graph, use_chunks) = match run.result.route.as_str() {
+                "graph" => (true, false),
+                "chunks" => (false, true),
+                "web" => (false, false),
+                _ => (true, true),
+            };
+            if use_chunks {
+                run.rewritten(&queries).await?;
+            }
+            if use_graph {
+                run.key_points(&q).await?;
+            }
+            if use_chunks {
+                run.decompose_or_search(&q).await?;
+            }
+            // The most targeted sources first: decomposition's (or the search's), then the
+            // rewritten queries', then the graph's mind-map context.
+            let rank = |via: &str| match via {
+                "decompose" | "search" => 0,
+                "rewrite" => 1,
+                "graph" => 2,
+                _ => 3,
+            };
+            run.ctx.items.sort_by_key(|c| rank(&c.via));
+            run.web_search(&q).await?;
+            run.verify(&q).await?;
+        }
+        run.filter().await?;
+        run.ctx.items.truncate(p.max_sources);
+        run.result.context = run.ctx.items.clone();
+        run.answer(on_token).await
+    }
+
+    /// The fallback when a model call timed out (`e`): the answer is "I don't know." over the
+    /// sources gathered so far — when there are none yet, over a hybrid+graph search of the
+    /// question — and the trace records `{step: "timeout", output: {fallback, error}}`.
+    async fn timed_out(&mut self, e: &LlmError, on_token: &mut dyn FnMut(&str)) -> Result<()> {
+        let t0 = self.clock.now_ms();
+        if self.ctx.items.is_empty() {
+            let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
+            let q = self.result.clarified.clone();
+            for h in self.eng.search(&q, &opts).await? {
+                self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
+            }
+        }
+        self.ctx.items.truncate(self.p.max_sources);
+        self.result.context = self.ctx.items.clone();
+        let sources: Vec<String> = self.ctx.items.iter().map(|c| c.source.id.clone()).collect();
+        let answer = Answer { text: UNKNOWN.to_string(), citations: Vec::new(), confidence: Confidence::Low, known: false, sources };
+        if self.p.answer.stream == AnswerStream::Withheld {
+            on_token(&answer.text);
+        }
+        self.result.answer = Some(answer);
+        let output = serde_json::json!({"fallback": "I don't know, with the sources gathered so far", "error": e.to_string(), "sources": self.result.context.len()});
+        self.emit("timeout", serde_json::json!({"code": "LLM_TIMEOUT"}), output, t0);
+        Ok(())
+    }
 }
 
 /// One run of the pipeline: what every step reads and adds to.

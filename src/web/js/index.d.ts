@@ -274,9 +274,9 @@ export class WebRag {
   decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void; signal?: AbortSignal }): Promise<Trajectory>;
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
   testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
-  /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts). */
+  /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts); a timed-out model call ends in "I don't know." with the sources gathered so far. */
   ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string, mark: { provisional: boolean }) => void; signal?: AbortSignal }): Promise<AskResult>;
-  /** Ingest-time LLM stages over what is stored (knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. */
+  /** Ingest-time LLM stages over what is stored (forward summaries, tags, knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. Reads called meanwhile (search, stats, ...) run while it waits on the model; writes wait for it to end. */
   enrich(opts: {
     llm: LlmConfig | ModelFunction;
     forwardSummaries?: boolean | {
