@@ -49,8 +49,9 @@ fn invalid(reason: impl Into<String>) -> crate::error::Error {
 }
 
 /// Writes `contents` (a whole store, as [`crate::ports::Store::load`] returns it) as a
-/// knowledge-base file.
-pub fn encode(contents: &Contents, model: &str, dim: usize) -> Result<Vec<u8>> {
+/// knowledge-base file, gzip-compressed at `level` (`Compression::default()` for files people
+/// move; `fast()` for a build cache written on every build).
+pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compression) -> Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Out<'a> {
         format: &'a str,
@@ -63,7 +64,7 @@ pub fn encode(contents: &Contents, model: &str, dim: usize) -> Result<Vec<u8>> {
     let schema =
         contents.meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION);
     let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents };
-    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
     serde_json::to_writer(&mut gz, &out).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
     gz.flush().map_err(|e| StoreError::Backend { reason: e.to_string() })?;
     Ok(gz.finish().map_err(|e| StoreError::Backend { reason: e.to_string() })?)
@@ -133,12 +134,12 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let bytes = encode(&sample(), "m", 3).unwrap();
+        let bytes = encode(&sample(), "m", 3, flate2::Compression::default()).unwrap();
         let f = decode(&bytes).unwrap();
         assert_eq!((f.format.as_str(), f.version, f.schema, f.model.as_str(), f.dim), (FORMAT, VERSION, 4, "m", 3));
         assert_eq!(f.contents, sample());
         // Deterministic: no time in the gzip header.
-        assert_eq!(bytes, encode(&sample(), "m", 3).unwrap());
+        assert_eq!(bytes, encode(&sample(), "m", 3, flate2::Compression::default()).unwrap());
     }
 
     #[test]
@@ -159,7 +160,7 @@ mod tests {
             code(&gz(r#"{"format":"webrag-kb","version":1,"schema":4,"model":"m","dim":3,"contents":{"meta":7}}"#)),
             "KB_FILE_INVALID"
         );
-        let mut cut = encode(&sample(), "m", 3).unwrap();
+        let mut cut = encode(&sample(), "m", 3, flate2::Compression::default()).unwrap();
         cut.truncate(cut.len() / 2);
         assert_eq!(code(&cut), "KB_FILE_INVALID");
     }

@@ -416,7 +416,7 @@ fn json_extract() {
 #[test]
 fn decoders() {
     let base = base_contents();
-    let file = kb_file::encode(&base, embedder().model_id(), embedder().dim()).expect("encode");
+    let file = kb_file::encode(&base, embedder().model_id(), embedder().dim(), flate2::Compression::default()).expect("encode");
     let payloads: Vec<Vec<u8>> = base.segments.iter().map(|s| s.data.clone()).collect();
     fuzz(
         "decoders",

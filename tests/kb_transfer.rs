@@ -86,11 +86,11 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
         let good = kb_file::decode(&eng.export_kb().await.unwrap()).unwrap();
 
         let mut bad: Vec<(&str, Vec<u8>)> = vec![("KB_FILE_INVALID", b"plain text".to_vec())];
-        bad.push(("MODEL_MISMATCH", kb_file::encode(&good.contents, "another/model", 384).unwrap()));
+        bad.push(("MODEL_MISMATCH", kb_file::encode(&good.contents, "another/model", 384, flate2::Compression::default()).unwrap()));
         // A chunk whose vector is missing.
         let mut c: Contents = good.contents.clone();
         c.vectors.retain(|v| !v.id.starts_with("apollo#"));
-        bad.push(("STORE_CORRUPT", kb_file::encode(&c, &good.model, good.dim).unwrap()));
+        bad.push(("STORE_CORRUPT", kb_file::encode(&c, &good.model, good.dim, flate2::Compression::default()).unwrap()));
         // An edge to a node that is not there: stale derived data, dropped (below).
         let mut dangling = good.contents.clone();
         let gone =
@@ -99,14 +99,16 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
         // A store schema from the future.
         let mut c = good.contents.clone();
         c.meta.iter_mut().filter(|m| m.id == "schema").for_each(|m| m.value = "99".into());
-        bad.push(("STORE_VERSION_TOO_NEW", kb_file::encode(&c, &good.model, good.dim).unwrap()));
+        bad.push(("STORE_VERSION_TOO_NEW", kb_file::encode(&c, &good.model, good.dim, flate2::Compression::default()).unwrap()));
         for (code, bytes) in bad {
             let err = eng.import_kb(&bytes).await.expect_err(code);
             assert_eq!(err.code(), code, "{err}");
             assert_eq!(store.load().await.unwrap(), before, "{code}: nothing written");
             assert_eq!(answers(&eng).await, want, "{code}: the indexes are as they were");
         }
-        eng.import_kb(&kb_file::encode(&dangling, &good.model, good.dim).unwrap()).await.expect("a file with a stale edge imports");
+        eng.import_kb(&kb_file::encode(&dangling, &good.model, good.dim, flate2::Compression::default()).unwrap())
+            .await
+            .expect("a file with a stale edge imports");
         let edges = store.load().await.unwrap().graph_edges;
         assert!(!edges.is_empty() && edges.iter().all(|e| e.child != gone && e.parent != gone), "the edges to {gone} were dropped");
     });

@@ -46,10 +46,23 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn index(site: &Path, out: &Path) -> String {
-    let o =
-        std::process::Command::new(env!("CARGO_BIN_EXE_webrag")).arg("index").arg(site).arg("--out").arg(out).output().expect("run webrag");
+    index_with(site, out, &[]).0
+}
+
+/// `webrag index <site> --out <out> --cache <out>.cache <extra>`: (stdout, stderr).
+fn index_with(site: &Path, out: &Path, extra: &[&str]) -> (String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+        .arg("index")
+        .arg(site)
+        .arg("--out")
+        .arg(out)
+        .arg("--cache")
+        .arg(out.with_extension("cache"))
+        .args(extra)
+        .output()
+        .expect("run webrag");
     assert!(o.status.success(), "webrag index failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 /// A graph file (gzipped `WRG1`): its JSON header and the vector block after it.
@@ -88,6 +101,8 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
             .arg(&dir)
             .arg("--out")
             .arg(&out)
+            .arg("--cache")
+            .arg(out.with_extension("cache"))
             .args(["--llm-url", &s.base_url(), "--llm-model", "scripted"])
             .args(extra)
             .output()
@@ -285,5 +300,41 @@ fn index_device_gpu_and_cpu_give_the_same_snapshot_shape() {
         .expect("run webrag");
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("tpu"), "the bad value is named");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An incremental build (the build cache) embeds only what changed and writes the snapshot a
+/// build from scratch writes; a damaged cache file falls back to a build from scratch.
+#[test]
+fn an_incremental_build_reuses_unchanged_pages_and_equals_a_build_from_scratch() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-site-incr-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    site(&dir);
+    let out = dir.join("webrag");
+    let (_, said) = index_with(&dir, &out, &[]);
+    assert!(said.contains("0 unchanged pages reused, 4 pages added or changed"), "{said}");
+    let cache: Vec<PathBuf> = std::fs::read_dir(out.with_extension("cache")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(cache.len(), 1, "one cache file: {cache:?}");
+    // One page changed, one removed, one added.
+    std::fs::write(
+        dir.join("birds/kestrel.html"),
+        "<html><head><title>Kestrel</title></head><body><p>The kestrel hovers over meadows.</p></body></html>",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.join("notes.md")).unwrap();
+    std::fs::write(dir.join("birds/wren.md"), "# Wren\n\nThe wren sings loudly for its size.\n").unwrap();
+    let (_, said) = index_with(&dir, &out, &[]);
+    assert!(said.contains("build cache: 4 pages from"), "{said}");
+    assert!(said.contains("2 unchanged pages reused, 2 pages added or changed (2 chunks embedded), 1 removed"), "{said}");
+    let fresh = dir.join("fresh");
+    let (_, said) = index_with(&dir, &fresh, &["--no-cache"]);
+    assert!(said.contains("0 unchanged pages reused, 4 pages added or changed") && !said.contains("build cache"), "{said}");
+    assert!(!fresh.with_extension("cache").exists(), "--no-cache writes no cache");
+    assert_eq!(tree(&out), tree(&fresh), "the incremental snapshot is the one a build from scratch writes");
+    // A damaged cache file: a warning, a build from scratch, the same snapshot.
+    std::fs::write(&cache[0], b"not a knowledge base").unwrap();
+    let (_, said) = index_with(&dir, &out, &[]);
+    assert!(said.contains("not used") && said.contains("0 unchanged pages reused"), "{said}");
+    assert_eq!(tree(&out), tree(&fresh));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -48,10 +48,18 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// Errors: store errors.
     pub async fn export_kb(&self) -> Result<Vec<u8>> {
+        self.export_kb_at(flate2::Compression::default()).await
+    }
+
+    /// [`Engine::export_kb`] compressed at `level` (`fast()`: several times quicker, a larger
+    /// file; the static-site build cache).
+    ///
+    /// Errors: store errors.
+    pub async fn export_kb_at(&self, level: flate2::Compression) -> Result<Vec<u8>> {
         let mut contents = self.store.load().await?;
         // The commit count belongs to the store, not to the knowledge base.
         contents.meta.retain(|m| m.id != crate::ports::GENERATION_KEY);
-        kb_file::encode(&contents, self.embedder.model_id(), self.embedder.dim())
+        kb_file::encode(&contents, self.embedder.model_id(), self.embedder.dim(), level)
     }
 
     /// Replaces this knowledge base with the one in `bytes` (a file from [`Engine::export_kb`]),

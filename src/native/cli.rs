@@ -122,6 +122,15 @@ enum Cmd {
         /// A tag for every file indexed (repeatable), for `search --tag` and `ask --tag`.
         #[arg(long = "tag")]
         tags: Vec<String>,
+        /// Static-site mode: the build cache, a folder (default: $XDG_CACHE_HOME/webrag/sites,
+        /// else ~/.cache/webrag/sites). A build keeps its knowledge base there (one file per
+        /// output folder, model and mode) and the next reuses it: pages whose content is
+        /// unchanged keep their vectors, graph and LLM results; only changed pages are embedded.
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        /// Static-site mode: build from scratch, neither reading nor writing the build cache.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Search a knowledge-base file.
     Search {
@@ -302,66 +311,6 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Indexes a crawled site with `embedder` and writes its snapshot to `out`.
-async fn site_snapshot<E: crate::embed::Embedder>(
-    embedder: E,
-    docs: Vec<DocumentInput>,
-    out: &Path,
-    p: &crate::native::site::SnapshotParams,
-    llm: Option<crate::llm::LlmConfig>,
-    t0: Instant,
-) -> crate::Result<crate::native::site::SnapshotSummary> {
-    // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
-    let mut config = Config::default();
-    config.graph.enabled = p.graph;
-    let mut eng = Engine::open(crate::ports::MemoryStore::new(), embedder, config, Box::new(SystemClock)).await?;
-    let n = docs.len();
-    let mut done = 0;
-    for batch in docs.chunks(256) {
-        eng.add(batch.to_vec(), &mut crate::ports::NoProgress).await?;
-        // Seal grown fresh buffers into HNSW segments, as the page does when idle: otherwise every
-        // later batch's fusion scans all earlier topics and facts exactly (quadratic in the site).
-        eng.maintain_all(false).await?;
-        done += batch.len();
-        eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, t0.elapsed().as_secs_f64());
-    }
-    if let Some(cfg) = llm {
-        // Ingest-time LLM stages (docs/ask-pipeline.md): a model error stops here, before anything is
-        // written, so the previous snapshot stays as it was.
-        let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
-        let a =
-            crate::ask::ingest::atomize(&mut eng, &model, &Default::default(), &SystemClock, &mut crate::ports::NoProgress, &mut |_| {})
-                .await?;
-        eprintln!(
-            "atomized {} chunks: {} questions ({} unreadable replies); {:.0} s",
-            a.chunks,
-            a.questions,
-            a.failed.len(),
-            t0.elapsed().as_secs_f64()
-        );
-        let m = crate::ask::ingest::build_mind_maps(
-            &mut eng,
-            &model,
-            &Default::default(),
-            &SystemClock,
-            &mut crate::ports::NoProgress,
-            &mut |_| {},
-        )
-        .await?;
-        eprintln!(
-            "LLM mind maps for {} pages ({} fact-check items, {} regenerations, {} structural fallbacks); {:.0} s",
-            m.documents,
-            m.items,
-            m.regenerations,
-            m.fallbacks.len(),
-            t0.elapsed().as_secs_f64()
-        );
-    }
-    let (snap, summary) = crate::snapshot::build_site(&eng, p).await?;
-    crate::native::site::write_snapshot(&snap, out)?;
-    Ok(summary)
-}
-
 /// Entry point of the `webrag` binary.
 pub fn main() {
     let cli = Cli::parse();
@@ -374,7 +323,7 @@ pub fn main() {
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), vectors, no_graph, kb, llm_url, llm_model, llm_key_env, device, .. } => {
+        Cmd::Index { paths, out: Some(out), vectors, no_graph, kb, llm_url, llm_model, llm_key_env, device, cache, no_cache, .. } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption {
                     name: "paths".into(),
@@ -411,12 +360,14 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 kb,
                 ..Default::default()
             };
+            let cache = if no_cache { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };
+            let build = crate::native::site::SiteBuild { out: &out, params: &p, llm, cache: cache.as_deref(), mode: &vectors, t0 };
             let summary = if vectors == "chunks" {
-                site_snapshot(open_embedder(&model_dir, device).await?, docs, &out, &p, llm, t0).await?
+                build.run(open_embedder(&model_dir, device).await?, docs).await?
             } else {
                 // Keyword only: the tokenizer still bounds the chunks; no model runs.
                 let model = load_embedder(&model_dir)?;
-                site_snapshot(crate::embed::hashing::HashingEmbedder::new(&model), docs, &out, &p, llm, t0).await?
+                build.run(crate::embed::hashing::HashingEmbedder::new(&model), docs).await?
             };
             println!(
                 "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} graph files, {} bytes; {:.1} s",
@@ -511,7 +462,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     eprintln!("{}", serde_json::to_string(&ev).unwrap_or_default());
                 }
             };
-            let r = crate::ask::ingest::enrich(&mut eng, &model, &p, &SystemClock, &mut progress, &mut on_trace).await?;
+            let r = crate::ask::ingest::enrich(
+                &crate::engine::Exclusive::new(&mut eng),
+                &model,
+                &p,
+                &SystemClock,
+                &mut progress,
+                &mut on_trace,
+            )
+            .await?;
             println!("{}", serde_json::to_string(&r).unwrap_or_default());
         }
         Cmd::Ask { question, llm, preset, decompose, trace, filter, db } => {

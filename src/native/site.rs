@@ -73,3 +73,164 @@ pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The build cache's default folder: `$XDG_CACHE_HOME/webrag/sites`, else
+/// `~/.cache/webrag/sites`, else the system's temporary folder's `webrag/sites`.
+pub fn default_cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("webrag").join("sites")
+}
+
+/// One static-site build (`webrag index <site> --out <out>`): index the crawled pages, run the
+/// ingest-time LLM stages when `llm` is given, write the snapshot.
+///
+/// With a `cache` folder the build is incremental: it starts from the knowledge base the last
+/// build over the same `out`, `mode`, graph setting and model left there (a knowledge-base file,
+/// [`crate::engine::Engine::export_kb`]), removes the pages gone from the site, and adds the
+/// crawled ones, so an unchanged page (same id and content hash) keeps its chunks, vectors, mind
+/// map, atomic questions and LLM map and only new or changed pages are embedded (and sent to the
+/// model). The snapshot is the one a build from scratch writes. A cache file that cannot be read
+/// (another schema, a damaged file) is ignored with a warning: the build starts from scratch and
+/// replaces it.
+pub struct SiteBuild<'a> {
+    /// The snapshot's folder.
+    pub out: &'a Path,
+    /// What the snapshot holds.
+    pub params: &'a SnapshotParams,
+    /// The endpoint for the ingest-time LLM stages.
+    pub llm: Option<crate::llm::LlmConfig>,
+    /// The build cache's folder (`None`: a build from scratch, nothing kept).
+    pub cache: Option<&'a Path>,
+    /// The vectors mode (`chunks`, `hashing`, `none`), part of the cache file's key.
+    pub mode: &'a str,
+    /// When the command started (for the times it prints).
+    pub t0: std::time::Instant,
+}
+
+impl SiteBuild<'_> {
+    /// The cache file for this build: named by a hash of the output folder's absolute path, the
+    /// vectors mode, the graph setting, the model, the schema and webrag's version.
+    fn cache_file(&self, model_id: &str) -> Option<PathBuf> {
+        use sha2::Digest;
+        let dir = self.cache?;
+        let out = std::path::absolute(self.out).unwrap_or_else(|_| self.out.to_path_buf());
+        // The version too: another webrag may chunk or index the same page differently.
+        let key = format!(
+            "{}\n{}\n{}\n{model_id}\n{}\n{}",
+            out.display(),
+            self.mode,
+            self.params.graph,
+            crate::ports::SCHEMA_VERSION,
+            env!("CARGO_PKG_VERSION")
+        );
+        let h: String = sha2::Sha256::digest(key.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect();
+        Some(dir.join(format!("{h}.webrag-kb.gz")))
+    }
+
+    /// Runs the build with `embedder` over the crawled `docs`; returns the snapshot's summary.
+    ///
+    /// Errors: the engine's, the model's (after the cache keeps what was done, so the next build
+    /// resumes; the snapshot is then left as it was), I/O errors as [`StoreError::Backend`].
+    pub async fn run<E: crate::embed::Embedder>(self, embedder: E, docs: Vec<DocumentInput>) -> Result<SnapshotSummary> {
+        use crate::engine::{Engine, Exclusive};
+        use crate::ports::{MemoryStore, NoProgress, SystemClock};
+        // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
+        let mut config = crate::config::Config::default();
+        config.graph.enabled = self.params.graph;
+        let cache = self.cache_file(embedder.model_id());
+        let mut eng = Engine::open(MemoryStore::new(), embedder, config, Box::new(SystemClock)).await?;
+        if let Some(file) = cache.as_deref().filter(|f| f.exists()) {
+            let read = std::fs::read(file).map_err(|e| Error::from(StoreError::Backend { reason: format!("{}: {e}", file.display()) }));
+            match read {
+                Ok(bytes) => match eng.import_kb(&bytes).await {
+                    Ok(s) => eprintln!("build cache: {} pages from {}", s.documents, file.display()),
+                    Err(e) => eprintln!("build cache {} not used ({e}): building from scratch", file.display()),
+                },
+                Err(e) => eprintln!("build cache not used ({e}): building from scratch"),
+            }
+        }
+        // The cache is written again only when this build changed the knowledge base.
+        let imported = eng.generation();
+        let crawled: BTreeSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+        let gone: Vec<String> = eng.documents().into_iter().map(|d| d.id).filter(|id| !crawled.contains(id.as_str())).collect();
+        if !gone.is_empty() {
+            eng.remove(&gone).await?;
+        }
+        let n = docs.len();
+        let (mut done, mut unchanged, mut embedded) = (0, 0, 0);
+        for batch in docs.chunks(256) {
+            let r = eng.add(batch.to_vec(), &mut NoProgress).await?;
+            unchanged += r.unchanged.len();
+            embedded += r.chunks;
+            // Seal grown fresh buffers into HNSW segments, as the page does when idle: otherwise
+            // every later batch's fusion scans all earlier topics and facts exactly (quadratic).
+            eng.maintain_all(false).await?;
+            done += batch.len();
+            eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, self.t0.elapsed().as_secs_f64());
+        }
+        eprintln!(
+            "{unchanged} unchanged pages reused, {} pages added or changed ({embedded} chunks embedded), {} removed",
+            n - unchanged,
+            gone.len()
+        );
+        let stages = match self.llm {
+            Some(cfg) => llm_stages(&Exclusive::new(&mut eng), cfg, self.t0).await,
+            None => Ok(()),
+        };
+        // Kept even when a model call failed: the next build resumes where this one stopped.
+        if let Some(file) = cache.as_ref().filter(|f| eng.generation() != imported || !f.exists()) {
+            let t = std::time::Instant::now();
+            let bytes = eng.export_kb_at(flate2::Compression::fast()).await?;
+            save_cache(&bytes, file)?;
+            eprintln!("build cache saved: {} bytes in {:.1} s", bytes.len(), t.elapsed().as_secs_f64());
+        }
+        // A model error stops here, before the snapshot is written: the last one stays as it was.
+        stages?;
+        let (snap, summary) = crate::snapshot::build_site(&eng, self.params).await?;
+        write_snapshot(&snap, self.out)?;
+        Ok(summary)
+    }
+}
+
+/// Knowledge atomizing and LLM mind maps (docs/ask-pipeline.md) over what is left to do.
+async fn llm_stages<E: crate::embed::Embedder>(
+    db: &crate::engine::Exclusive<'_, crate::ports::MemoryStore, E>,
+    cfg: crate::llm::LlmConfig,
+    t0: std::time::Instant,
+) -> Result<()> {
+    use crate::ports::{NoProgress, SystemClock};
+    let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+    let a = crate::ask::ingest::atomize(db, &model, &Default::default(), &SystemClock, &mut NoProgress, &mut |_| {}).await?;
+    eprintln!(
+        "atomized {} chunks: {} questions ({} unreadable replies); {:.0} s",
+        a.chunks,
+        a.questions,
+        a.failed.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let m = crate::ask::ingest::build_mind_maps(db, &model, &Default::default(), &SystemClock, &mut NoProgress, &mut |_| {}).await?;
+    eprintln!(
+        "LLM mind maps for {} pages ({} fact-check items, {} regenerations, {} structural fallbacks); {:.0} s",
+        m.documents,
+        m.items,
+        m.regenerations,
+        m.fallbacks.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Writes the build cache file (beside, then renamed over).
+fn save_cache(bytes: &[u8], file: &Path) -> Result<()> {
+    let io = |p: &Path, e: std::io::Error| -> Error { StoreError::Backend { reason: format!("{}: {e}", p.display()) }.into() };
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    }
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, file).map_err(|e| io(file, e))
+}
