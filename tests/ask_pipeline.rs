@@ -490,5 +490,28 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
             .await
             .unwrap();
         assert_eq!(r.route, "both");
+        // A web search past its timeout ends the question in "I don't know." over a search of
+        // the knowledge base, as a timed-out model call does.
+        s.reset();
+        s.script(json!([{ "content": "{\"route\": \"web\"}" }]));
+        let hanging = HttpWebSearch {
+            cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search?hang", s.port), headers: Default::default(), timeout_ms: 300 },
+            transport: UreqTransport,
+        };
+        let p: PipelineParams = serde_json::from_value(
+            json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}}),
+        )
+        .unwrap();
+        let mut steps = Vec::new();
+        let r = run(&client(&s), &mut eng, Some(&hanging), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
+            steps.push(e.step)
+        })
+        .await
+        .expect("a timed-out web search is not an error");
+        assert_eq!(steps, vec!["route", "timeout"]);
+        let a = r.answer.expect("an answer");
+        assert_eq!((a.text.as_str(), a.known), (webrag::ask::answer::UNKNOWN, false));
+        assert!(r.context.iter().any(|c| c.via == "search" && c.source.id.starts_with("acme")), "{:?}", r.context);
+        assert_eq!(s.log().len(), 2, "the route call and the web search");
     });
 }

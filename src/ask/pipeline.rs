@@ -196,8 +196,8 @@ fn list(items: &[ContextItem]) -> String {
 /// Runs the pipeline for `question` over `eng`. `on_token` receives the streamed answer,
 /// `trace` every step's event. See the module docs for the steps and their fallbacks.
 ///
-/// A model call that times out ([`LlmError::Timeout`]) is not an error: the answer is "I don't
-/// know." over the sources gathered so far (trace step `timeout`).
+/// A model call or web search that times out ([`LlmError::Timeout`]) is not an error: the answer
+/// is "I don't know." over the sources gathered so far (trace step `timeout`).
 ///
 /// Errors: [`InputError::InvalidOption`] for bad options; the model's other [`LlmError`]s
 /// (including [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
@@ -240,25 +240,28 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
         raw: Vec::new(),
         summaries: 0,
     };
-    let mut from_memory = false;
-    match run.steps(question, &mut from_memory, on_token).await {
-        Ok(()) => {}
+    let from_memory = match run.steps(question, on_token).await {
+        Ok(from_memory) => from_memory,
         // A model too slow for `timeoutMs` (a small local model on a CPU): the question ends in
-        // "I don't know." with what was retrieved, rather than in an error.
-        Err(Error::Llm(e @ LlmError::Timeout { .. })) => run.timed_out(&e, on_token).await?,
+        // "I don't know." with what was retrieved, rather than in an error. Nothing is
+        // remembered: the answer is not known.
+        Err(Error::Llm(e @ LlmError::Timeout { .. })) => {
+            run.timed_out(&e, on_token).await?;
+            false
+        }
         Err(e) => return Err(e),
-    }
+    };
     run.remember(from_memory).await?;
     run.finish(question).await
 }
 
 impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
-    /// The steps up to the answer (`from_memory`: the trigger answered from the memory).
-    async fn steps(&mut self, question: &str, from_memory: &mut bool, on_token: &mut dyn FnMut(&str)) -> Result<()> {
+    /// The steps up to the answer; `true` when the trigger answered from the memory.
+    async fn steps(&mut self, question: &str, on_token: &mut dyn FnMut(&str)) -> Result<bool> {
         let p = self.p;
         let run = self;
-        *from_memory = run.trigger(question).await?;
-        if !*from_memory {
+        let from_memory = run.trigger(question).await?;
+        if !from_memory {
             let queries = run.rewrite(question).await?;
             let q = run.result.clarified.clone();
             run.route(&q).await?;
@@ -292,20 +295,18 @@ impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, 
         run.filter().await?;
         run.ctx.items.truncate(p.max_sources);
         run.result.context = run.ctx.items.clone();
-        run.answer(on_token).await
+        run.answer(on_token).await?;
+        Ok(from_memory)
     }
 
-    /// The fallback when a model call timed out (`e`): the answer is "I don't know." over the
-    /// sources gathered so far — when there are none yet, over a hybrid+graph search of the
-    /// question — and the trace records `{step: "timeout", output: {fallback, error}}`.
+    /// The fallback when a model call or web search timed out (`e`): the answer is "I don't
+    /// know." over the sources gathered so far — when there are none yet, over a hybrid+graph
+    /// search of the question — and the trace records `{step: "timeout", output: {fallback, error}}`.
     async fn timed_out(&mut self, e: &LlmError, on_token: &mut dyn FnMut(&str)) -> Result<()> {
         let t0 = self.clock.now_ms();
         if self.ctx.items.is_empty() {
-            let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
             let q = self.result.clarified.clone();
-            for h in self.eng.search(&q, &opts).await? {
-                self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
-            }
+            self.search(&q).await?;
         }
         self.ctx.items.truncate(self.p.max_sources);
         self.result.context = self.ctx.items.clone();
@@ -510,14 +511,20 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             return Ok(());
         }
         let t0 = self.clock.now_ms();
+        let chunks = self.search(q).await?;
+        self.emit("search", serde_json::json!({"query": q}), serde_json::json!({"chunks": chunks}), t0);
+        Ok(())
+    }
+
+    /// A hybrid+graph search of `q` within the run's scope, its hits joining the context as
+    /// `via: "search"`; returns their chunk ids.
+    async fn search(&mut self, q: &str) -> Result<Vec<String>> {
         let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
         let hits = self.eng.search(q, &opts).await?;
         for h in &hits {
             self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
         }
-        let output = serde_json::json!({"chunks": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>()});
-        self.emit("search", serde_json::json!({"query": q}), output, t0);
-        Ok(())
+        Ok(hits.into_iter().map(|h| h.chunk_id).collect())
     }
 
     /// Web search, when routing chose it.

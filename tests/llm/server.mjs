@@ -10,7 +10,7 @@
 //   POST /__config {rejectResponseFormat?}
 //                                  switches: a 400 naming `response_format` to any request asking for it
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
-//   POST /search {query, k}        a web-search endpoint: one result naming the query
+//   POST /search {query, k}        a web-search endpoint: one result naming the query (/search?hang: never answers)
 //   POST /__rules [{match, reply, times?}, ...]
 //                                  when the queue is empty, the first rule whose `match` occurs in
 //                                  the last user message answers (`times`: how often, default
@@ -68,6 +68,7 @@ const server = http.createServer(async (req, res) => {
   if (url.pathname === '/search' && req.method === 'POST') {
     const { query } = JSON.parse(text || '{}');
     log.push({ at: Date.now(), search: query });
+    if (url.searchParams.has('hang')) return; // never answers: the searcher's timeout must end it
     res.writeHead(200, { ...cors, 'content-type': 'application/json' });
     res.end(JSON.stringify({ results: [{ title: 'Acme news', url: 'https://news.example/acme', text: `Today: Acme Corporation opened an office in Lyon. (${query})` }] }));
     return;
