@@ -557,6 +557,36 @@ pub struct Hit {
     pub scores: Scores,
     /// Snippet around the best-matching terms (≈ 240 characters).
     pub snippet: Vec<SnippetPart>,
+    /// With [`Grouping::Document`]: the document's other matching chunks, best first (at most
+    /// 2). Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<Section>,
+}
+
+/// Another matching chunk of a document-level hit ([`Hit::sections`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Section {
+    /// Chunk id.
+    pub chunk_id: ChunkId,
+    /// Headings above the chunk.
+    pub heading_path: Vec<String>,
+    /// Its score in the ranked list.
+    pub score: f32,
+    /// Snippet around the best-matching terms.
+    pub snippet: Vec<SnippetPart>,
+}
+
+/// What a search returns: chunks, or documents (each its best chunk, with its other matching
+/// chunks as [`Hit::sections`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grouping {
+    /// One hit per chunk (the default).
+    #[default]
+    Chunk,
+    /// One hit per document, ranked where its best chunk is.
+    Document,
 }
 
 /// Counters returned by `stats()`.

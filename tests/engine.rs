@@ -70,6 +70,44 @@ fn add_search_every_mode() {
 }
 
 #[test]
+fn search_grouped_by_document_gives_each_document_once_with_its_sections() {
+    use webrag::types::Grouping;
+    pollster::block_on(async {
+        let e = seeded().await;
+        let by_chunk = e.search("rust water owner", &SearchOptions::new(10, SearchMode::Bm25)).await.expect("search");
+        let rust: Vec<&str> = by_chunk.iter().filter(|h| h.doc_id == "rust.md").map(|h| h.chunk_id.as_str()).collect();
+        assert!(rust.len() >= 2, "the query matches several chunks of rust.md: {:?}", ids(&by_chunk));
+        let grouped = SearchOptions { group: Grouping::Document, ..SearchOptions::new(10, SearchMode::Bm25) };
+        let by_doc = e.search("rust water owner", &grouped).await.expect("search");
+        let mut first_seen: Vec<&str> = Vec::new();
+        for h in &by_chunk {
+            if !first_seen.contains(&h.doc_id.as_str()) {
+                first_seen.push(&h.doc_id);
+            }
+        }
+        assert_eq!(ids(&by_doc), first_seen, "each document once, where its best chunk ranks");
+        for d in &by_doc {
+            let chunks: Vec<&webrag::types::Hit> = by_chunk.iter().filter(|h| h.doc_id == d.doc_id).collect();
+            assert_eq!(d.chunk_id, chunks[0].chunk_id, "the best chunk stands for the document");
+            let sections: Vec<&str> = d.sections.iter().map(|s| s.chunk_id.as_str()).collect();
+            let rest: Vec<&str> = chunks[1..].iter().take(2).map(|h| h.chunk_id.as_str()).collect();
+            assert_eq!(sections, rest, "{}: its next chunks are its sections", d.doc_id);
+            for (s, h) in d.sections.iter().zip(&chunks[1..]) {
+                assert_eq!((s.score, &s.heading_path, &s.snippet), (h.score, &h.heading_path, &h.snippet));
+            }
+        }
+        assert!(by_doc.iter().any(|d| !d.sections.is_empty()));
+        // k counts documents.
+        let one = e.search("rust water owner", &SearchOptions { k: 1, ..grouped.clone() }).await.expect("search");
+        assert_eq!(one, by_doc[..1].to_vec());
+        // The option reads from JSON as the page sends it.
+        let o: SearchOptions = serde_json::from_value(serde_json::json!({"k": 3, "group": "document"})).unwrap();
+        assert_eq!(o.group, Grouping::Document);
+        assert!(serde_json::from_value::<SearchOptions>(serde_json::json!({"group": "pages"})).is_err());
+    });
+}
+
+#[test]
 fn query_syntax_filters() {
     pollster::block_on(async {
         let e = seeded().await;

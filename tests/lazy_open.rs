@@ -120,6 +120,9 @@ fn lazy_open_answers_as_the_loaded_engine() {
                 assert_eq!(h.score, g.score, "{q}");
                 assert_eq!((&h.title, &h.snippet, &h.heading_path), (&g.title, &g.snippet, &g.heading_path));
             }
+            // Grouped by document, the segments give the loaded engine's documents and sections.
+            let o = SearchOptions { group: webrag::types::Grouping::Document, ..SearchOptions::new(10, SearchMode::Bm25) };
+            assert_eq!(full.search(q, &o).await.expect("bm25 documents"), lz.search(q, &o).await.expect("lazy bm25 documents"), "{q}");
             // Dense: recall@10 of both against an exact scan (the loaded engine's fresh buffer
             // is exact only before sealing, so compare with the flat scan of every vector).
             let qv = embedder().embed(&[q.as_str()]).await.expect("embed").remove(0);

@@ -34,7 +34,7 @@ async fn answers(eng: &Engine<FileStore, &'static webrag::embed::CpuEmbedder>, m
     let mut out = Vec::new();
     for (q, want) in QUERIES {
         for &m in modes {
-            let hits = eng.search(q, &SearchOptions { k: 5, mode: m, literal: true, filter: None }).await.unwrap();
+            let hits = eng.search(q, &SearchOptions { literal: true, ..SearchOptions::new(5, m) }).await.unwrap();
             assert!(hits.first().is_some_and(|h| h.doc_id.ends_with(want)), "{q:?} {m:?}: {:?}", hits.first().map(|h| &h.doc_id));
             out.push(hits.iter().map(|h| h.chunk_id.clone()).collect());
         }
@@ -87,7 +87,7 @@ fn schema_5_segments_open_lazily_with_the_same_answers() {
         for (q, _) in QUERIES {
             for &m in &flat {
                 got.push(
-                    lz.search(q, &SearchOptions { k: 5, mode: m, literal: true, filter: None })
+                    lz.search(q, &SearchOptions { literal: true, ..SearchOptions::new(5, m) })
                         .await
                         .unwrap()
                         .iter()

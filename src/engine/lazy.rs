@@ -479,17 +479,18 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             lists.dense = self.phrase_filter(cands, &q, depth).await?;
         }
         let (ranked, mut scores) = lists.fuse(if opts.mode == Atomic { Dense } else { opts.mode }, self.config.rrf_k);
-        let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.k).collect();
+        let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.take(depth)).collect();
         let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
         let (chunks, docs) = self.hit_records(&slots).await?;
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
-        Ok(top
-            .into_iter()
-            .filter_map(|(s, score)| {
-                let c = chunks.get(&s)?;
-                Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), &terms))
-            })
-            .collect())
+        Ok(opts.grouped(
+            top.into_iter()
+                .filter_map(|(s, score)| {
+                    let c = chunks.get(&s)?;
+                    Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), &terms))
+                })
+                .collect(),
+        ))
     }
 
     /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.

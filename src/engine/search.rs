@@ -26,18 +26,38 @@ pub struct SearchOptions {
     pub literal: bool,
     /// Only documents that pass ([`SearchFilter`]: tags, ids, metadata). Default none.
     pub filter: Option<SearchFilter>,
+    /// Chunks (default) or documents: `k` documents, each its best chunk with its next matching
+    /// chunks as sections, from the first `fusionDepth` of the ranked list.
+    pub group: Grouping,
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false, filter: None }
+        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false, filter: None, group: Grouping::Chunk }
     }
 }
 
 impl SearchOptions {
     /// `k` hits from `mode`, with the query syntax on.
     pub fn new(k: usize, mode: SearchMode) -> Self {
-        SearchOptions { k, mode, literal: false, filter: None }
+        SearchOptions { k, mode, ..SearchOptions::default() }
+    }
+
+    /// How many of the ranked list to turn into hits: `k`, or with documents grouped the whole
+    /// fused depth (a document's chunks may rank anywhere in it).
+    pub(super) fn take(&self, depth: usize) -> usize {
+        match self.group {
+            Grouping::Chunk => self.k,
+            Grouping::Document => depth.max(self.k),
+        }
+    }
+
+    /// `hits` as the caller asked: unchanged, or grouped by document.
+    pub(super) fn grouped(&self, hits: Vec<Hit>) -> Vec<Hit> {
+        match self.group {
+            Grouping::Chunk => hits,
+            Grouping::Document => crate::retrieve::group_by_document(hits, self.k),
+        }
     }
 
     /// The filter, when it has a condition.
@@ -161,11 +181,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k);
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         let mut hits = Vec::with_capacity(opts.k);
-        for (slot, score) in ranked.into_iter().take(opts.k) {
+        for (slot, score) in ranked.into_iter().take(opts.take(depth)) {
             let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
             hits.push(hit(c, self.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
         }
-        Ok(hits)
+        Ok(opts.grouped(hits))
     }
 }
 

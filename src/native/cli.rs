@@ -7,7 +7,7 @@ use crate::embed::DevicePreference;
 use crate::engine::{Engine, SearchOptions};
 use crate::native::{FileStore, default_model_dir, eval, load_embedder, open_embedder};
 use crate::ports::SystemClock;
-use crate::types::{DocumentInput, Format, ProgressEvent, SearchMode};
+use crate::types::{DocumentInput, Format, Grouping, ProgressEvent, SearchMode};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -148,6 +148,9 @@ enum Cmd {
         /// Read the query as plain text (no phrases, -term or ^ boosts).
         #[arg(long)]
         literal: bool,
+        /// One hit per document (its best chunk, its other matching chunks as sections).
+        #[arg(long)]
+        documents: bool,
         #[command(flatten)]
         filter: FilterArgs,
     },
@@ -512,7 +515,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let s = eng.import_kb(&bytes).await?;
             println!("imported {} documents, {} chunks into {}", s.documents, s.chunks, db.display());
         }
-        Cmd::Search { query, db, k, mode, literal, filter } => {
+        Cmd::Search { query, db, k, mode, literal, documents, filter } => {
             let mode = match mode.as_str() {
                 "bm25" => SearchMode::Bm25,
                 "dense" => SearchMode::Dense,
@@ -523,7 +526,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let embedder = load_embedder(&model_dir)?;
             let eng = Engine::open(FileStore::open(&db).await?, embedder, Config::default(), Box::new(SystemClock)).await?;
-            let hits = eng.search(&query, &SearchOptions { k, mode, literal, filter: filter.filter() }).await?;
+            let group = if documents { Grouping::Document } else { Grouping::Chunk };
+            let hits = eng.search(&query, &SearchOptions { k, mode, literal, filter: filter.filter(), group }).await?;
             for (i, h) in hits.iter().enumerate() {
                 let snippet: String = h.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
                 println!(
@@ -536,6 +540,11 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     h.scores.dense
                 );
                 println!("    {}", snippet.replace('\n', " "));
+                for sec in &h.sections {
+                    let snippet: String =
+                        sec.snippet.iter().map(|p| if p.hit { format!("[{}]", p.text) } else { p.text.clone() }).collect();
+                    println!("    § {} (score {:.4}): {}", sec.heading_path.join(" > "), sec.score, snippet.replace('\n', " "));
+                }
             }
             if hits.is_empty() {
                 println!("no hits");

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::text::{analyze, is_cjk};
-use crate::types::{ChunkRecord, DocumentRecord, Hit, Scores, SearchMode, SnippetPart};
+use crate::types::{ChunkRecord, DocId, DocumentRecord, Hit, Scores, SearchMode, Section, SnippetPart};
 
 /// Reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list contributes
 /// `1 / (k + rank)` (rank from 1) to every item it holds. Returns `(item, score)`, best first;
@@ -107,7 +107,35 @@ pub fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Sc
         score,
         scores,
         snippet: snippet(&c.text, terms, 240),
+        sections: Vec::new(),
     }
+}
+
+/// Sections a document-level hit carries at most.
+pub const MAX_SECTIONS: usize = 2;
+
+/// Groups ranked chunk hits by document ([`Grouping::Document`]): a document's first hit stands
+/// for it, where it ranks; its next hits (up to [`MAX_SECTIONS`]) become its sections. At most
+/// `k` documents.
+pub fn group_by_document(hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+    let mut out: Vec<Hit> = Vec::new();
+    let mut at: HashMap<DocId, usize> = HashMap::new();
+    for h in hits {
+        match at.get(&h.doc_id) {
+            Some(&i) => {
+                let d = &mut out[i];
+                if d.sections.len() < MAX_SECTIONS {
+                    d.sections.push(Section { chunk_id: h.chunk_id, heading_path: h.heading_path, score: h.score, snippet: h.snippet });
+                }
+            }
+            None if out.len() < k => {
+                at.insert(h.doc_id.clone(), out.len());
+                out.push(h);
+            }
+            None => {}
+        }
+    }
+    out
 }
 
 /// English function words that a snippet does not highlight: Lucene's English stop set

@@ -133,6 +133,8 @@ export interface Hit {
   scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; graph: number | null; graphRank: number | null; rrf: number | null };
   /** Plain text parts; render with textContent, never as HTML. */
   snippet: SnippetPart[];
+  /** With `group: 'document'`: the document's other matching chunks, best first (at most 2). */
+  sections?: { chunkId: string; headingPath: string[]; score: number; snippet: SnippetPart[] }[];
 }
 
 /** Per vector collection: [vectors in the exact fresh buffer, sealed HNSW segments, tombstones]. */
@@ -265,9 +267,9 @@ export class WebRag {
   /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. */
   add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void; signal?: AbortSignal }): Promise<AddReport>;
   remove(ids: string[]): Promise<RemoveReport>;
-  /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). */
+  /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). `group: 'document'`: `k` documents, each its best chunk with its other matching chunks as `sections`. */
   /** `signal`: an abort while the search waits behind other operations rejects it with CancelledError CANCELLED. */
-  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; filter?: SearchFilter; signal?: AbortSignal }): Promise<Hit[]>;
+  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; filter?: SearchFilter; group?: 'chunk' | 'document'; signal?: AbortSignal }): Promise<Hit[]>;
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
