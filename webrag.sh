@@ -107,7 +107,7 @@ build() {
   build_wasm pkg/search --no-default-features
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
-    src/web/js/static.js src/web/js/static.d.ts pkg/
+    src/web/js/static.js src/web/js/static-text.js src/web/js/static.d.ts pkg/
   # `npx webrag index`: the CLI, and the default model's tokenizer (it bounds the chunks of a
   # keyword-only snapshot; no weights).
   mkdir -p pkg/bin pkg/model
@@ -132,7 +132,7 @@ build() {
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
+  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
     "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,

@@ -7,8 +7,13 @@
 //!   UTF-8 bytes mod the shard count), each posting `(chunk, w)` with `w` the term's BM25
 //!   tf-part `tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl))` quantized to 0..=255 over 0..k1+1, so a
 //!   query reads only its terms' shards and needs no document lengths;
-//! - `f/{i}-{hash}.json.gz` — fragments: `[title, url, heading path, excerpt]` of
-//!   `fragments.size` consecutive chunks, fetched only for the hits shown;
+//! - `f/{i}-{hash}.json.gz` — fragments: `[title, url, heading path, text, page]` of
+//!   `fragments.size` consecutive chunks (the text up to `excerpt_chars`), fetched only for the
+//!   hits shown, which cut a query-aware excerpt from it;
+//! - `p/pages-{hash}.bin.gz` — `WRP1`: each page's chunk count, so hits group by page before
+//!   any fragment is fetched;
+//! - `w/{i}-{hash}.json.gz` and `w/index-{hash}.json.gz` — the vocabulary, sorted, with document
+//!   frequencies, in blocks, and each block's first term: the completions of the word being typed;
 //! - `v/c-{hash}.bin.gz` and `v/{i}-{hash}.bin.gz` — the chunk embeddings quantized to int8
 //!   (a scale per vector) and partitioned by k-means (an inverted file, IVF): the centroids, then
 //!   one list per centroid; a query reads the centroids and its `nprobe` nearest lists. When an
@@ -46,8 +51,12 @@ pub struct SnapshotParams {
     pub term_shard_bytes: usize,
     /// Chunks per fragment file. Default 16.
     pub fragment_size: usize,
-    /// Characters of chunk text kept as the excerpt. Default 280.
+    /// Characters of chunk text kept in its fragment, from which the page cuts a query-aware
+    /// excerpt. Default 1,000 (a whole chunk of the default 256-token chunker, as a rule).
     pub excerpt_chars: usize,
+    /// Terms per block of the sorted vocabulary (the prefix completions of the word being
+    /// typed). Default 512.
+    pub word_block: usize,
     /// Vectors per IVF list on average (sets the list count). Default 128.
     pub list_size: usize,
     /// Lists a query reads by default (written to the manifest). Default 3.
@@ -70,7 +79,8 @@ impl Default for SnapshotParams {
         SnapshotParams {
             term_shard_bytes: 24 * 1024,
             fragment_size: 16,
-            excerpt_chars: 280,
+            excerpt_chars: 1_000,
+            word_block: 512,
             list_size: 128,
             nprobe: 3,
             kmeans_iterations: 8,
@@ -123,6 +133,9 @@ fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
 
 /// Files per directory page.
 pub const DIR_GROUP: usize = 256;
+
+/// The folders a snapshot writes its shards into (everything but the manifest and the kb file).
+pub const SHARD_DIRS: [&str; 6] = ["t", "f", "v", "g", "p", "w"];
 
 /// The hash part of a content-hashed name (`t/12-89abcdef.json.gz` → its 4 bytes).
 fn name_hash(name: &str) -> [u8; 4] {
@@ -226,6 +239,15 @@ fn graph_file(
     b
 }
 
+/// `v` as an unsigned LEB128 varint (7 bits a byte, low first; the high bit says more follow).
+fn leb128(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 /// An `f32` as the shortest decimal that reads back as the same `f32` (0.01, not 0.0099999998).
 fn short(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(x as f64)
@@ -299,6 +321,41 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         snap.files.insert(name.clone(), bytes);
         term_files.push(name);
     }
+    // Words: the vocabulary in code point order (= UTF-8 byte order, as the BTreeMap holds it)
+    // with each term's document frequency, in blocks; an index names each block's first term.
+    // A page completes the word being typed from the block its prefix falls in.
+    let mut word_files = Vec::new();
+    let mut word_firsts = Vec::new();
+    let vocab: Vec<(&str, usize)> = postings.iter().map(|(t, l)| (*t, l.len())).collect();
+    for (i, block) in vocab.chunks(p.word_block.max(1)).enumerate() {
+        word_firsts.push(block[0].0);
+        let rows: Vec<serde_json::Value> = block.iter().map(|(t, df)| serde_json::json!([t, df])).collect();
+        let bytes = gzip(serde_json::json!({ "w": rows }).to_string().as_bytes());
+        let name = hashed("w", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        word_files.push(name);
+    }
+    let word_index = {
+        let bytes = gzip(serde_json::json!({ "first": word_firsts }).to_string().as_bytes());
+        let name = hashed("w", "index", "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        name
+    };
+    // Pages: each page's chunk count, so a search groups chunk hits by page before it fetches
+    // any fragment.
+    let pages_file = {
+        let mut b = Vec::with_capacity(8 + docs.len());
+        b.extend_from_slice(b"WRP1");
+        b.extend_from_slice(&(docs.len() as u32).to_le_bytes());
+        for (i, start) in first_chunk.iter().enumerate() {
+            let end = first_chunk.get(i + 1).copied().unwrap_or(chunks.len());
+            leb128(&mut b, (end - start) as u32);
+        }
+        let bytes = gzip(&b);
+        let name = hashed("p", "pages", "bin.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        name
+    };
     // Fragments.
     let mut frag_files = Vec::new();
     for (i, group) in chunks.chunks(p.fragment_size.max(1)).enumerate() {
@@ -374,6 +431,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     let frag_dirs = directory(&mut snap, "f", &frag_files);
     let list_dirs = directory(&mut snap, "v", &list_files);
     let graph_dirs = directory(&mut snap, "g", &graph_files);
+    let word_dirs = directory(&mut snap, "w", &word_files);
     let g = &cfg.graph;
     let graph = if graph_on {
         serde_json::json!({
@@ -395,6 +453,8 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         "directory": { "group": DIR_GROUP, "hashBytes": 4 },
         "terms": { "hash": "fnv1a32", "shards": shards, "ext": "json.gz", "dirs": term_dirs },
         "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
+        "pages": pages_file,
+        "words": { "blocks": word_files.len(), "index": word_index, "ext": "json.gz", "dirs": word_dirs },
         "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
         "graph": graph,
         "fusion": { "rrfK": short(eng.config().rrf_k) },
@@ -430,6 +490,15 @@ mod tests {
         assert_eq!(url_of("index.html"), "/");
         assert_eq!(url_of("news/2023/p1.html"), "/news/2023/p1.html");
         assert!(is_page("a/B.HTML") && is_page("x.md") && !is_page("style.css") && !is_page("README"));
+    }
+
+    #[test]
+    fn leb128_writes_seven_bits_a_byte() {
+        let mut b = Vec::new();
+        for v in [0, 1, 127, 128, 300, u32::MAX] {
+            leb128(&mut b, v);
+        }
+        assert_eq!(b, [0, 1, 127, 0x80, 1, 0xac, 2, 0xff, 0xff, 0xff, 0xff, 0x0f]);
     }
 
     #[test]

@@ -200,7 +200,12 @@ fn an_unchanged_site_gives_byte_identical_snapshots_and_chrome_is_not_indexed() 
     let graph_files = shard_names("graph", "g", manifest["graph"]["topics"].as_u64().unwrap() as usize);
     assert_eq!(graph_files.len(), 4, "a graph file per page");
     named.extend(graph_files.clone());
-    for key in ["terms", "fragments", "vectors", "graph"] {
+    let word_files = shard_names("words", "w", manifest["words"]["blocks"].as_u64().unwrap() as usize);
+    assert!(!word_files.is_empty(), "the vocabulary's blocks");
+    named.extend(word_files);
+    named.push(manifest["words"]["index"].as_str().unwrap().to_string());
+    named.push(manifest["pages"].as_str().unwrap().to_string());
+    for key in ["terms", "fragments", "vectors", "graph", "words"] {
         named.extend(manifest[key]["dirs"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()));
     }
     for f in &named {

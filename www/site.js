@@ -17,21 +17,51 @@ window.siteDemo = demo;
 let site;
 let seq = 0;
 
+// A link to `url` (a result's `url` or `section`: relative, http or https, or null — safeUrl —
+// so never a javascript: link), resolved against the site root.
+function link(url, text) {
+  const a = document.createElement('a');
+  const href = url == null ? null : new URL(url.replace(/^\//, ''), SITE_ROOT);
+  if (href && (href.protocol === 'http:' || href.protocol === 'https:')) a.href = href.href;
+  a.textContent = text;
+  return a;
+}
+
+// The excerpt with its matched spans in <mark> (text nodes only).
+function excerpt(text, highlights) {
+  const p = document.createElement('p');
+  let at = 0;
+  for (const [a, b] of highlights ?? []) {
+    const m = document.createElement('mark');
+    m.textContent = text.slice(a, b);
+    p.append(text.slice(at, a), m);
+    at = b;
+  }
+  p.append(text.slice(at));
+  return p;
+}
+
 function render(results, errors) {
   const ol = $('results');
   ol.replaceChildren();
   for (const r of results) {
     const li = document.createElement('li');
-    const a = document.createElement('a');
-    // `url` is a relative, http or https link or null (safeUrl): no javascript: link.
-    const href = r.url == null ? null : new URL(r.url.replace(/^\//, ''), SITE_ROOT);
-    if (href && (href.protocol === 'http:' || href.protocol === 'https:')) a.href = href.href;
-    a.textContent = r.title || r.url || '(untitled)';
+    const a = link(r.url, r.title || r.url || '(untitled)');
     const meta = document.createElement('small');
-    meta.textContent = ` ${r.heading ? `${r.heading} · ` : ''}${r.found.join(' + ')}`;
-    const p = document.createElement('p');
-    p.textContent = r.excerpt;
-    li.append(a, meta, p);
+    meta.append(' ');
+    if (r.heading) meta.append(link(r.section, r.heading), ' · ');
+    meta.append(r.found.join(' + '));
+    li.append(a, meta, excerpt(r.excerpt, r.highlights));
+    if (r.sections?.length) {
+      const ul = document.createElement('ul');
+      ul.className = 'sections';
+      for (const s of r.sections) {
+        const sub = document.createElement('li');
+        sub.append(link(s.section, s.heading || r.title || '(section)'), excerpt(s.excerpt, s.highlights));
+        ul.append(sub);
+      }
+      li.append(ul);
+    }
     if (r.path) {
       const path = document.createElement('p');
       path.className = 'path';

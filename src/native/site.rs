@@ -63,7 +63,7 @@ pub fn write_snapshot(snap: &Snapshot, out: &Path) -> Result<()> {
         }
     }
     let keep: BTreeSet<&str> = snap.files.keys().map(String::as_str).collect();
-    for dir in ["t", "f", "v", "g"] {
+    for dir in crate::snapshot::SHARD_DIRS {
         for e in std::fs::read_dir(out.join(dir)).into_iter().flatten().flatten() {
             let rel = format!("{dir}/{}", e.file_name().to_string_lossy());
             if !keep.contains(rel.as_str()) {

@@ -7,10 +7,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from './harness.mjs';
-import { analyze, fnv1a } from '../../src/web/js/static.js';
+import { StaticSearch, analyze, fnv1a, highlight, phrase, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
 const BAD = join(ROOT, 'target/e2e-site-bad');
@@ -78,7 +79,7 @@ test('site search as you type over the snapshot, keyword first, then semantic an
   const fetched = await page.evaluate(() => window.siteDemo.site.transferred);
   const shards = new Set(analyze(title).map((t) => fnv1a(t) % manifest.terms.shards)).size;
   const dirs = manifest.terms.dirs.length + manifest.fragments.dirs.length;
-  assert.ok(fetched.files <= 1 + dirs + shards + 10, JSON.stringify(fetched));
+  assert.ok(fetched.files <= 2 + dirs + shards + 10, JSON.stringify(fetched)); // the manifest, the pages file
   assert.ok(fetched.files < manifest.terms.shards + manifest.fragments.count, 'not the whole index');
   // Navigation and footer text were not indexed.
   await page.fill('#q', 'sitenavigationmenu sitefooterlinks');
@@ -115,6 +116,109 @@ test('site search as you type over the snapshot, keyword first, then semantic an
   assert.ok(g.topics.length >= 1 && g.topics.length <= manifest.graph.maxTopics && g.topics[0] === mine.page, JSON.stringify(g.topics));
   assert.ok(g.direct.length > 0 && g.direct.every((h) => h.path.length >= 2));
   assert.ok(g.newFiles <= manifest.graph.maxTopics + 1, `a graph search reads its topics' files only: ${g.newFiles}`);
+});
+
+test('query-aware excerpts: the window with the most query terms, matches highlighted, the last word a prefix while typed', () => {
+  const marked = (h) => h.highlights.map(([a, b]) => h.excerpt.slice(a, b));
+  const text = `Static site search. ${'Filler words stand here. '.repeat(20)}The webrag engine groups results by page.`;
+  let h = highlight(text, 'webrag grou', { chars: 80 });
+  assert.ok(h.excerpt.startsWith('…') && h.excerpt.length <= 82, h.excerpt);
+  assert.deepEqual(marked(h), ['webrag', 'groups'], 'the word being typed matches as a prefix');
+  assert.deepEqual(marked(highlight(text, 'webrag grou ', { chars: 80 })), ['webrag'], 'a finished word matches whole words only');
+  assert.deepEqual(marked(highlight(text, 'STATIC Search', { chars: 80 })), ['Static', 'search'], 'case-insensitive, at word boundaries');
+  assert.deepEqual(marked(highlight('Research is not search.', 'search')), ['search'], 'not inside a word');
+  assert.deepEqual(marked(highlight('央视网消息：今天北京大学举行开学典礼。', '北京大学 典礼')), ['北京大学', '典礼'], 'CJK bigrams, overlapping ones merged');
+  const none = highlight(text, 'nothing matches', { chars: 40 });
+  assert.deepEqual(none.highlights, []);
+  assert.ok(text.startsWith(none.excerpt.replace(/…$/, '')), none.excerpt);
+  assert.deepEqual(highlight('', 'x'), { excerpt: '', highlights: [] });
+  assert.equal(sectionUrl('/a/b.html#top', 'Guide › Install-steps'), '/a/b.html#:~:text=Install%2Dsteps');
+  assert.equal(sectionUrl('/a/', ''), '/a/');
+  assert.equal(sectionUrl(null, 'x'), null);
+});
+
+test('while typing, the last word matches its completions; a query\'s terms in a row rank first', { timeout: 300_000 }, async () => {
+  const EN = join(ROOT, 'target/e2e-site-en');
+  rmSync(EN, { recursive: true, force: true });
+  mkdirSync(EN, { recursive: true });
+  const pageHtml = (title, body) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>${body}</main></body></html>`;
+  writeFileSync(join(EN, 'owls.html'), pageHtml('Owls', '<p>Owls are nocturnal birds of prey. Owls go hunting at night and hunt by ear.</p><h2>Hearing</h2><p>An owl locates its prey by hearing alone, even under snow.</p>'));
+  writeFileSync(join(EN, 'hunting.html'), pageHtml('Hunting dogs', '<p>Hunting dogs help hunters. The hunter waits while the dogs hunt. Hunting seasons are short.</p>'));
+  writeFileSync(join(EN, 'herons.html'), pageHtml('Herons', '<p>Herons wade in shallow water. Birds of this kind hunt fish at dawn; prey birds are rare here.</p>'));
+  writeFileSync(join(EN, 'hundreds.html'), pageHtml('Migration', '<p>Hundreds of birds pass in autumn. Nocturnal migration is common.</p>'));
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', EN, '--out', join(EN, 'webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
+  const site = await StaticSearch.open(`file://${join(EN, 'webrag')}/`, { fetch: fsFetch, offline: false });
+  assert.ok(site.manifest.words?.blocks >= 1, 'the snapshot has a vocabulary');
+  const hun = await site.completions('hun');
+  assert.ok(hun.length === 3 && hun.every((t) => t.startsWith('hun') && t !== 'hun'), JSON.stringify(hun));
+  assert.deepEqual(hun, ['hunt', 'hunting', 'hundreds'], 'the most frequent first (hunt 3 chunks, hunting 2), ties in order');
+  assert.deepEqual(await site.completions('zzz'), []);
+  const urls = async (q, opts) => (await site.search(q, { mode: 'keyword', ...opts })).results.map((r) => r.url);
+  assert.deepEqual(await urls('noctu'), ['/hundreds.html', '/owls.html'].sort(), 'a half-typed word finds its pages');
+  assert.deepEqual(await urls('noctu '), [], 'a finished word is a whole word');
+  assert.deepEqual((await site.keyword('noctu', { prefix: false })).hits, [], 'prefix: false');
+  // The proximity signal: "birds of prey" in a row ranks the owls page above the herons page,
+  // which holds the same words apart.
+  assert.equal(phrase(analyze('birds of prey'), analyze('Owls are nocturnal birds of prey.')), 1);
+  assert.equal(phrase(analyze('birds of prey'), analyze('Birds of this kind; prey birds')), 0.5);
+  const r = (await site.search('birds of prey ', { mode: 'keyword' })).results;
+  assert.equal(r[0]?.url, '/owls.html', JSON.stringify(r.map((x) => [x.url, x.score])));
+  assert.deepEqual(r[0].highlights.map(([a, b]) => r[0].excerpt.slice(a, b)).slice(0, 3), ['birds', 'of', 'prey']);
+  // A section link names its heading.
+  const hearing = (await site.search('hearing alone', { mode: 'keyword' })).results[0];
+  assert.equal(hearing.url, '/owls.html');
+  if (hearing.heading) assert.equal(hearing.section, `/owls.html#:~:text=${hearing.heading.split(' › ').at(-1)}`);
+});
+
+test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000 }, async () => {
+  // The pages file gives every page's chunk count; they sum to the chunks.
+  const pb = gunzipSync(readFileSync(join(SITE, 'webrag', manifest.pages)));
+  assert.equal(pb.subarray(0, 4).toString(), 'WRP1');
+  assert.equal(pb.readUInt32LE(4), manifest.documents);
+  let sum = 0;
+  for (let at = 8; at < pb.length; at++) if (pb[at] < 0x80) sum += pb[at]; else throw new Error('a page of 128+ chunks in the test site');
+  assert.equal(sum, manifest.chunks);
+  const page = await browser.ctx.newPage();
+  page.on('pageerror', (e) => console.error('pageerror:', e.message));
+  await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
+  await page.waitForFunction(() => window.siteDemo?.ready);
+  const titles = pages.slice(0, 40).map(titleOf);
+  const r = await page.evaluate(async (qs) => {
+    const site = window.siteDemo.site;
+    const out = [];
+    for (const q of qs) {
+      const byPage = (await site.search(q, { k: 10, mode: 'keyword' })).results;
+      const byChunk = (await site.search(q, { k: 10, mode: 'keyword', group: 'chunk' })).results;
+      const sectionUrls = await Promise.all(byPage.flatMap((x) => x.sections.map(async (sec) => [x.url, (await site.fragments([sec.chunk]))[0].url])));
+      out.push({
+        q,
+        pages: byPage.map((x) => x.url),
+        chunks: byChunk.map((x) => x.url),
+        marked: byPage.map((x) => x.highlights.map(([a, b]) => x.excerpt.slice(a, b))),
+        sections: byPage.reduce((n, x) => n + x.sections.length, 0),
+        sectionUrls,
+        section: byPage[0]?.section,
+      });
+    }
+    return out;
+  }, titles);
+  for (const [i, x] of r.entries()) {
+    assert.ok(x.pages[0]?.endsWith(pages[i]), `${x.q}: ${x.pages[0]}`);
+    assert.equal(new Set(x.pages).size, x.pages.length, 'one result per page');
+    assert.ok(x.pages.length >= new Set(x.chunks).size, 'at least as many pages as chunks grouped would give');
+    const qterms = new Set(analyze(x.q));
+    assert.ok(x.marked[0].length > 0, `${x.q}: the best excerpt highlights the query`);
+    for (const m of x.marked.flat()) assert.ok([...qterms].some((t) => m.toLowerCase().includes(t)), `${x.q}: "${m}" holds a query term`);
+    for (const [pageUrl, sectionUrl] of x.sectionUrls) assert.equal(sectionUrl, pageUrl, 'a section is a chunk of its page');
+    assert.ok(x.section.startsWith(x.pages[0]), x.section);
+  }
+  assert.ok(r.some((x) => x.sections > 0), 'pages of several chunks show their other sections');
+  assert.ok(r.some((x) => new Set(x.chunks).size < x.chunks.length), 'chunk results repeat pages that page results group');
+  // The demo renders the matched terms in <mark>.
+  await page.fill('#q', titles[3]);
+  await page.waitForFunction((t) => document.querySelector('#results li a')?.textContent === t, titles[3]);
+  assert.ok(await page.$eval('#results li', (li) => li.querySelectorAll('mark').length > 0));
 });
 
 test('the JavaScript PGR selects the same rows and scores as the Rust PGR', { timeout: 120_000 }, async () => {
@@ -232,6 +336,34 @@ test('a corrupt or truncated shard gives a typed error and the rest of the searc
   }, title);
   assert.ok(r2.errors.includes(`SNAPSHOT_CORRUPT ${frag}`), JSON.stringify(r2));
   assert.ok(r2.n > 0, 'hits in other fragment files are still shown');
+  // A pages file that does not decode (its hash matching its name): a typed error, and the
+  // results are grouped by their fragments' page numbers instead.
+  const { gzipSync } = await import('node:zlib');
+  const { createHash } = await import('node:crypto');
+  const u32 = (n) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
+  const counts = Buffer.from(Array(manifest.documents).fill(1));
+  const broken = {
+    'another page count': Buffer.concat([Buffer.from('WRP1'), u32(manifest.documents + 1), counts]),
+    'a truncated varint': Buffer.concat([Buffer.from('WRP1'), u32(manifest.documents), counts.subarray(1), Buffer.from([0x81])]),
+    'counts that miss chunks': Buffer.concat([Buffer.from('WRP1'), u32(manifest.documents), Buffer.alloc(manifest.documents)]),
+    'not a pages file': Buffer.from('WRP2'),
+  };
+  for (const [why, raw] of Object.entries(broken)) {
+    const gz = gzipSync(raw);
+    const name = `p/pages-${createHash('sha256').update(gz).digest('hex').slice(0, 8)}.bin.gz`;
+    writeFileSync(join(BAD, 'webrag', name), gz);
+    writeFileSync(join(BAD, 'webrag/manifest.json'), JSON.stringify({ ...manifest, pages: name }));
+    const r3 = await page2.evaluate(async (q) => {
+      const { StaticSearch } = await import('/pkg/static.js');
+      const site = await StaticSearch.open('/target/e2e-site-bad/webrag/');
+      const out = await site.search(q, { k: 5 });
+      return { urls: out.results.map((x) => x.url), errors: out.errors.map((e) => `${e.name} ${e.code} ${e.file}`) };
+    }, titleOf(pages[30]));
+    assert.ok(r3.errors.includes(`SnapshotError SNAPSHOT_CORRUPT ${name}`), `${why}: ${JSON.stringify(r3)}`);
+    assert.ok(r3.errors.every((e) => e.endsWith(name) || e.endsWith(frag)), `${why}: ${JSON.stringify(r3)}`);
+    assert.ok(r3.urls[0]?.endsWith(pages[30]) && new Set(r3.urls).size === r3.urls.length, `${why}: ${JSON.stringify(r3)}`);
+  }
+  writeFileSync(join(BAD, 'webrag/manifest.json'), readFileSync(join(SITE, 'webrag/manifest.json')));
   // A manifest that is not a snapshot is SNAPSHOT_VERSION; a missing one SNAPSHOT_UNAVAILABLE.
   writeFileSync(join(BAD, 'webrag/manifest.json'), JSON.stringify({ format: 'other', version: 9 }));
   const codes = await page2.evaluate(async () => {

@@ -19,6 +19,10 @@ export interface Manifest {
   bm25: { k1: number; b: number; avgdl: number };
   terms: { hash: 'fnv1a32'; shards: number; ext: string; dirs: string[] };
   fragments: { size: number; count: number; ext: string; dirs: string[] };
+  /** The pages file (`WRP1`: each page's chunk count); absent in older snapshots. */
+  pages?: string;
+  /** The sorted vocabulary in blocks with each block's first term (prefix completion); absent in older snapshots. */
+  words?: { blocks: number; index: string; ext: string; dirs: string[] };
   vectors: { quant: 'int8'; metric: 'cosine'; lists: number; nprobe: number; centroids: string; ext: string; dirs: string[] };
   /** The mind maps, one `g/{page}-{hash}.bin.gz` per page, and the PGR parameters; null when built without (`--no-graph`, `--vectors none`). */
   graph: null | {
@@ -39,15 +43,30 @@ export interface Fragment {
   url: string;
   /** Headings above the chunk, joined with " › ". */
   heading: string;
-  /** The start of the chunk's text. */
+  /** The chunk's text as its fragment keeps it (up to 1,000 characters); in search results, the query-aware excerpt cut from it. */
   excerpt: string;
   /** The page's number in the snapshot (its graph file). */
   page: number;
 }
-export interface StaticResult extends StaticHit, Fragment {
+/** A query-aware excerpt: about 200 characters around the most query terms, "…" where text was cut; `highlights` are the matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
+export interface Excerpt { excerpt: string; highlights: [number, number][] }
+/** Another matching chunk of a result's page (in the best chunk's fragment file). */
+export interface StaticSection extends Excerpt {
+  chunk: number;
+  heading: string;
+  /** A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or the page URL. */
+  section: string | null;
+}
+/** A result; its `score` is the retriever's (BM25, cosine) or the RRF score, times `1 + 0.5 · phrase` when the keyword list took part. */
+export interface StaticResult extends StaticHit, Fragment, Excerpt {
+  /** The retrievers that found this chunk (with `group: 'chunk'`) or any chunk of this page. */
   found: ('keyword' | 'semantic' | 'graph')[];
   /** For graph hits: the fact path PGR selected, topic first, the fact last. */
   path?: string[];
+  /** A link to the best chunk's section (see StaticSection.section). */
+  section: string | null;
+  /** With `group: 'page'`: the page's other matching sections, best first. */
+  sections?: StaticSection[];
 }
 /** A graph hit: a chunk, PGR's aggregated score of its best fact path, and that path. */
 export interface GraphHit extends StaticHit { path: string[] }
@@ -61,6 +80,17 @@ export function fnv1a(s: string): number;
  * ids (−1 pads), `lens` the rows' lengths, `sims[kp][node]`. The selected `[row, score]`, best first.
  */
 export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p: PgrParams): [number, number][];
+
+/**
+ * A query-aware excerpt of `text` (a fragment's text): the window of about `chars` (200)
+ * characters holding the most distinct query terms — words at word boundaries, the last word
+ * also as a prefix while it is being typed, CJK bigrams anywhere — cut at word boundaries.
+ */
+export function highlight(text: string, query: string, opts?: { chars?: number }): Excerpt;
+/** The proximity signal: the longest run of consecutive query terms found consecutively in the text's terms, over (query terms − 1); 0 for fewer than 2 query terms. */
+export function phrase(queryTerms: string[], textTerms: string[]): number;
+/** `url` with a text fragment (`#:~:text=`) of the last heading of `heading` (" › "-joined), or `url` when there is none. */
+export function sectionUrl(url: string | null, heading: string): string | null;
 
 /** `u` if it is safe as a link (relative, http: or https:, parsed as a browser parses an href), else null. Results' `url` went through it. */
 export function safeUrl(u: unknown): string | null;
@@ -82,7 +112,7 @@ export class StaticSearch {
   /** Files read from the IndexedDB copy instead. */
   readonly offlineReads: number;
   /** The content-hashed file name of shard `i` of a series (read from its directory page). */
-  shardName(kind: 'terms' | 'fragments' | 'vectors' | 'graph', i: number): Promise<string>;
+  shardName(kind: 'terms' | 'fragments' | 'vectors' | 'graph' | 'words', i: number): Promise<string>;
   /** Every file of the snapshot but the manifest (reads all directory pages). */
   files(): Promise<string[]>;
   /**
@@ -94,7 +124,13 @@ export class StaticSearch {
   removeOffline(): Promise<void>;
   /** Enables semantic search with a query embedder, e.g. `(texts) => rag.embed(texts)` from `webrag`. */
   setEmbedder(embed: (texts: string[]) => Promise<number[][]>): void;
-  keyword(query: string, opts?: { k?: number }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
+  /** Up to `max` (3) terms of the vocabulary that start with `prefix`, most frequent first (none without a words index). */
+  completions(prefix: string, opts?: { max?: number }): Promise<string[]>;
+  /**
+   * BM25. With `prefix` (default: the query ends in a letter or digit) the last word, 2+
+   * characters and not CJK, also matches its completions; a chunk takes its best of them.
+   */
+  keyword(query: string, opts?: { k?: number; prefix?: boolean }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
   semantic(vector: number[] | Float32Array, opts?: { k?: number; nprobe?: number }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
   /**
    * PGR over the mind maps of `seedPages` (the first `seedTopics`) and their neighbours (up to
@@ -106,10 +142,14 @@ export class StaticSearch {
    * 'hybrid' (default; keyword alone until an embedder is set), 'keyword' or 'semantic'. Results
    * come in stages through `onProgress`: 'keyword', then (with an embedder) 'semantic' and
    * 'graph', each the RRF fusion so far; `onKeyword` gets the first stage. Resolves to the last.
+   * `group: 'page'` (default): `k` pages, each its best chunk with up to `sections` − 1 (default
+   * 3 − 1) other matching sections; the retrievers' page lists are fused (RRF). `'chunk'`: `k` chunks.
    */
   search(query: string, opts?: {
     k?: number;
     mode?: 'hybrid' | 'keyword' | 'semantic';
+    group?: 'page' | 'chunk';
+    sections?: number;
     onKeyword?: (results: StaticResult[]) => void;
     onProgress?: (p: { stage: SearchStage; results: StaticResult[] }) => void;
   }): Promise<{ results: StaticResult[]; errors: SnapshotError[] }>;

@@ -14,104 +14,13 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
+import { analyze, fnv1a, highlight, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
+
+export { analyze, fnv1a, highlight, phrase, sectionUrl };
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
   constructor(message, code, file) { super(message); this.name = 'SnapshotError'; this.code = code; this.file = file; }
-}
-
-// ---- the analyzer: the same terms as the Rust one (src/text/analyze.rs) --------------------
-const isCjk = (cp) => (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x4e00 && cp <= 0x9fff)
-  || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
-const MID_PUNCT = /[!-/:-@[-^`{-~\u00B7\u0387\u05F3\u05F4\u2018\u2019\u2024\u2027\uFE50\uFE52\uFE54\uFE55]/u;
-const ALNUM = /[\p{Alphabetic}\p{N}]/u;
-let segmenter;
-
-// Katakana that UAX #29 joins into one word (Word_Break=Katakana, within the CJK ranges).
-const isKatakanaWord = (cp) => (cp >= 0x30a0 && cp <= 0x30fa) || (cp >= 0x30fc && cp <= 0x30ff) || cp === 0x309b || cp === 0x309c;
-// Scripts that ICU segments with a dictionary but UAX #29 (the Rust side) by grapheme cluster.
-const DICTIONARY_SCRIPT = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tai_Tham}\p{Script=Tai_Viet}\p{Script=New_Tai_Lue}]/u;
-let graphemes;
-
-/**
- * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
- * runs of CJK characters as overlapping bigrams (a lone character as itself). The same terms as
- * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
- * read character by character here (Katakana runs are one word, as in UAX #29), whatever
- * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
- */
-export function analyze(text) {
-  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
-  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
-  const out = [];
-  let run = [];
-  let runEnd = -1;
-  const flush = () => {
-    if (run.length === 1) out.push(run[0]);
-    else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
-    run = [];
-  };
-  const lower = (s) => { let r = ''; for (const c of s) r += c.toLowerCase(); return r; };
-  const word = (w) => {
-    if (!ALNUM.test(w)) return;
-    if (run.length) flush();
-    for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
-  };
-  // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.
-  let kata = null; // the Katakana word being read: {start, chars, end}
-  const endKata = () => {
-    if (!kata) return;
-    if (kata.chars.length === 1) cjkChar(kata.chars[0], kata.start);
-    else {
-      if (run.length) flush();
-      let at = kata.start;
-      for (const c of kata.chars) { if (at !== runEnd && run.length) flush(); run.push(c); at += c.length; runEnd = at; }
-    }
-    kata = null;
-  };
-  const cjkChar = (ch, at) => {
-    if (at !== runEnd && run.length) flush();
-    run.push(ch);
-    runEnd = at + ch.length;
-  };
-  for (const { segment, index } of segmenter.segment(text)) {
-    let off = 0;
-    let plain = '';
-    const endPlain = () => {
-      if (!plain) return;
-      if (DICTIONARY_SCRIPT.test(plain)) for (const { segment: g } of graphemes.segment(plain)) word(g);
-      else word(plain);
-      plain = '';
-    };
-    for (const ch of segment) {
-      const cp = ch.codePointAt(0);
-      const at = index + off;
-      if (isCjk(cp)) {
-        endPlain();
-        if (isKatakanaWord(cp) && kata && kata.end === at) { kata.chars.push(ch); kata.end = at + ch.length; }
-        else {
-          endKata();
-          if (isKatakanaWord(cp)) kata = { start: at, chars: [ch], end: at + ch.length };
-          else cjkChar(ch, at);
-        }
-      } else {
-        endKata();
-        plain += ch;
-      }
-      off += ch.length;
-    }
-    endPlain();
-  }
-  endKata();
-  if (run.length) flush();
-  return out;
-}
-
-/** FNV-1a 32 of the UTF-8 bytes (the term → shard hash of the writer). */
-export function fnv1a(s) {
-  let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(s)) { h ^= b; h = Math.imul(h, 0x01000193) >>> 0; }
-  return h >>> 0;
 }
 
 async function gunzip(bytes) {
@@ -215,9 +124,59 @@ export function rrf(lists, k) {
   return [...score].sort((a, b) => b[1] - a[1]);
 }
 
+/** Completions of the word being typed that a keyword search adds. */
+const PREFIX_TERMS = 3;
+const utf8 = (t) => new TextEncoder().encode(t);
+/** Byte order of UTF-8 (= code point order), the order of the vocabulary's blocks. */
+function cmpBytes(a, b) {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/**
+ * How much a query's terms in a row raise a shown result's score (see `phrase`). Chosen on 200
+ * headline-start and 200 body-span queries over a 3,000-page CRUD site (0, 0.5, 1, 2: 0.5 best)
+ * and checked on 200 + 200 others (0.5 and 1 tie, both above 0): tests/site/eval-static.mjs.
+ */
+const PHRASE_WEIGHT = 0.5;
+
+/**
+ * A pages file (`WRP1`): each page's first chunk (`starts`, pages + 1 entries, the last =
+ * `chunks`); `of(chunk)` is the chunk's page. Memory is bounded by the file's size, whatever the
+ * manifest claims.
+ */
+function readPages(bytes, name, pages, chunks) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const bad = (why) => { throw new SnapshotError(`${name}: ${why}`, 'SNAPSHOT_CORRUPT', name); };
+  if (bytes.length < 8 || String.fromCharCode(...bytes.subarray(0, 4)) !== 'WRP1') bad('not a WRP1 pages file');
+  if (dv.getUint32(4, true) !== pages) bad(`${dv.getUint32(4, true)} pages, the manifest says ${pages}`);
+  if (pages > bytes.length - 8) bad('truncated'); // a count takes a byte at least
+  const starts = new Float64Array(pages + 1);
+  let at = 8;
+  for (let p = 0; p < pages; p++) {
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      if (at >= bytes.length || shift > 28) bad('truncated');
+      const b = bytes[at++];
+      n += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    starts[p + 1] = starts[p] + n;
+  }
+  if (starts[pages] !== chunks || at !== bytes.length) bad(`${starts[pages]} chunks, the manifest says ${chunks}`);
+  const of = (c) => {
+    if (!(c >= 0 && c < chunks)) return undefined;
+    let lo = 0;
+    let hi = pages - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= c) lo = mid; else hi = mid - 1; }
+    return lo;
+  };
+  return { starts, of };
+}
+
 /** The IndexedDB store of an imported snapshot (one database per snapshot URL). */
 const offlineStore = (base) => createStore(`webrag-snapshot ${base}`, 'files');
-const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g' };
+const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w' };
 
 /**
  * A manifest of an older format in the shape of format 3 (docs/snapshot-format.md, "Versions"):
@@ -254,6 +213,12 @@ function checkManifest(m) {
   int(m.fragments.size, 'fragments.size', 1);
   int(m.fragments.count, 'fragments.count');
   if (m.fusion != null) num(obj(m.fusion, 'fusion').rrfK, 'fusion.rrfK');
+  if (m.pages != null && typeof m.pages !== 'string') bad('pages is not a file name');
+  if (m.words != null) {
+    series(m.words, 'words');
+    int(m.words.blocks, 'words.blocks');
+    if (typeof m.words.index !== 'string') bad('words.index is not a file name');
+  }
   if (m.vectors != null) {
     series(m.vectors, 'vectors');
     int(m.vectors.lists, 'vectors.lists');
@@ -304,7 +269,7 @@ export function safeUrl(u) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null;
   /** The manifest. */ manifest;
   /** Bytes fetched from the network so far (compressed, as transferred), and files. */ transferred = { bytes: 0, files: 0 };
   /** Files read from the IndexedDB copy (`importOffline`) instead of the network. */ offlineReads = 0;
@@ -435,12 +400,14 @@ export class StaticSearch {
   async files() {
     const m = this.manifest;
     const names = [];
-    const counts = { terms: m.terms.shards, fragments: m.fragments.count, vectors: m.vectors?.lists ?? 0, graph: m.graph?.topics ?? 0 };
+    const counts = { terms: m.terms.shards, fragments: m.fragments.count, vectors: m.vectors?.lists ?? 0, graph: m.graph?.topics ?? 0, words: m.words?.blocks ?? 0 };
     for (const [kind, n] of Object.entries(counts)) {
       names.push(...(m[kind]?.dirs ?? []));
       for (let i = 0; i < n; i++) names.push(await this.shardName(kind, i));
     }
     if (m.vectors?.centroids) names.push(m.vectors.centroids);
+    if (m.pages) names.push(m.pages);
+    if (m.words?.index) names.push(m.words.index);
     return names;
   }
 
@@ -481,17 +448,55 @@ export class StaticSearch {
     this.#idb = null;
   }
 
-  /** BM25 over the terms' shards: `{hits: [{chunk, score}], errors}`. */
-  async keyword(query, { k = 10 } = {}) {
+  /**
+   * The completions of `prefix` in the snapshot's vocabulary (its words blocks; none in older
+   * snapshots): up to `max` terms that start with it, most frequent first, `prefix` itself left
+   * out.
+   */
+  async completions(prefix, { max = PREFIX_TERMS } = {}) {
+    const w = this.manifest.words;
+    if (!w?.blocks || !prefix) return [];
+    const index = await this.#json(w.index);
+    const firsts = Array.isArray(index?.first) ? index.first : [];
+    const key = utf8(prefix);
+    // The last block whose first term sorts at or before the prefix, and the next one (a
+    // prefix's terms may begin a block).
+    let lo = 0;
+    let hi = firsts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (cmpBytes(utf8(String(firsts[mid])), key) <= 0) lo = mid; else hi = mid - 1; }
+    const found = [];
+    for (let b = lo; b < Math.min(lo + 2, w.blocks); b++) {
+      const block = await this.#json(await this.shardName('words', b));
+      for (const row of Array.isArray(block?.w) ? block.w : []) {
+        if (Array.isArray(row) && typeof row[0] === 'string' && row[0] !== prefix && row[0].startsWith(prefix)) found.push([row[0], Number(row[1]) || 0]);
+      }
+    }
+    return found.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max).map(([t]) => t);
+  }
+
+  /**
+   * BM25 over the terms' shards: `{hits: [{chunk, score}], errors}`. While the last word is
+   * being typed (`prefix`, default: the query ends in a letter or digit) and has 2 characters or
+   * more, it also matches its completions (`completions`): a chunk scores its best of the word
+   * and its completions.
+   */
+  async keyword(query, { k = 10, prefix = /[\p{Alphabetic}\p{N}]$/u.test(query) } = {}) {
     const m = this.manifest;
     const terms = [...new Set(analyze(query))];
+    const errors = [];
+    // The word being typed: its completions form one group with it (a chunk takes their best).
+    const last = terms.at(-1);
+    let group = [];
+    if (prefix && last && !isCjk(last.codePointAt(0)) && [...last].length >= 2) {
+      try { group = (await this.completions(last)).filter((t) => !terms.includes(t)); } catch (e) { errors.push(asSnapshotError(e)); }
+    }
     const byShard = new Map();
-    for (const t of terms) {
+    for (const t of [...terms, ...group]) {
       const s = fnv1a(t) % m.terms.shards;
       byShard.set(s, [...(byShard.get(s) ?? []), t]);
     }
-    const errors = [];
     const scores = new Map();
+    const typed = new Map(); // chunk → best score of the word being typed or a completion
     const n = m.chunks;
     const k1 = m.bm25.k1;
     await Promise.all([...byShard].map(async ([s, ts]) => {
@@ -502,13 +507,17 @@ export class StaticSearch {
         if (!list) continue;
         const df = list[0];
         const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+        const inGroup = group.length > 0 && (t === last || group.includes(t));
         let c = 0;
         for (let i = 1; i + 1 < list.length; i += 2) {
           c += list[i];
-          scores.set(c, (scores.get(c) ?? 0) + idf * (list[i + 1] / 255) * (k1 + 1));
+          const sc = idf * (list[i + 1] / 255) * (k1 + 1);
+          if (inGroup) typed.set(c, Math.max(typed.get(c) ?? 0, sc));
+          else scores.set(c, (scores.get(c) ?? 0) + sc);
         }
       }
     }));
+    for (const [c, sc] of typed) scores.set(c, (scores.get(c) ?? 0) + sc);
     const hits = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
   }
@@ -615,53 +624,139 @@ export class StaticSearch {
     }));
   }
 
+  /** The pages file (fetched once; `of(chunk)` → page), or null for a snapshot without one. */
+  #pageMap() {
+    const name = this.manifest.pages;
+    if (!name) return Promise.resolve(null);
+    if (!this.#pagesOf) {
+      this.#pagesOf = this.#file(name).then((b) => readPages(b, name, this.manifest.documents, this.manifest.chunks));
+      this.#pagesOf.catch(() => { this.#pagesOf = null; }); // a failed fetch may be retried
+    }
+    return this.#pagesOf;
+  }
+
   /**
    * Searches: `mode` 'keyword' (BM25 only), 'semantic' (needs an embedder) or 'hybrid' (default:
-   * keyword, plus semantic and graph fused by RRF when an embedder is set). Results come in
-   * stages: `onProgress({stage, results})` is called with 'keyword' as soon as the keyword
-   * results are ready, then 'semantic' (keyword + semantic), then 'graph' (all three, when the
-   * snapshot has a graph); `onKeyword(results)` is the first stage alone. Resolves to the last
-   * stage's `{results: [{chunk, score, title, url, heading, excerpt, page, found:
-   * ['keyword'|'semantic'|'graph'], path?}], errors}`; results whose fragment file fails are
-   * left out (their error is in `errors`).
+   * keyword, plus semantic and graph fused by RRF when an embedder is set). With `group: 'page'`
+   * (default) the results are pages: each retriever's chunk list becomes a list of pages (a page
+   * ranked where its first chunk is), the lists are fused, and a page's best chunk — its first in
+   * the fused chunk order — is the result, its next matching chunks in the same fragment file
+   * (up to `sections` − 1) its `sections`; `group: 'chunk'` returns chunks. Every result carries a query-aware `excerpt`
+   * with its `highlights` and a `section` link. Results come in stages: `onProgress({stage,
+   * results})` is called with 'keyword' as soon as the keyword results are ready, then
+   * 'semantic' (keyword + semantic), then 'graph' (all three, when the snapshot has a graph);
+   * `onKeyword(results)` is the first stage alone. Resolves to the last stage's `{results,
+   * errors}`; results whose fragment file fails are left out (their error is in `errors`).
    */
-  async search(query, { k = 10, mode = 'hybrid', onKeyword, onProgress } = {}) {
+  async search(query, { k = 10, mode = 'hybrid', group = 'page', sections = 3, onKeyword, onProgress } = {}) {
     const errors = [];
-    const withText = async (hits, found) => {
-      const out = [];
-      await Promise.all(hits.map(async (h, i) => {
-        try { out[i] = { ...h, ...(await this.fragments([h.chunk]))[0], found: found(h.chunk) }; } catch (e) { errors.push(asSnapshotError(e)); }
-      }));
-      return out.filter(Boolean);
+    let pageOf = null;
+    if (group === 'page') {
+      try { pageOf = await this.#pageMap(); } catch (e) { errors.push(asSnapshotError(e)); }
+    }
+    // Chunk candidates per retriever: more than k when pages group them.
+    const want = pageOf ? k * 4 : k;
+    const text = async (chunk) => {
+      try { return (await this.fragments([chunk]))[0]; } catch (e) { errors.push(asSnapshotError(e)); return null; }
     };
-    const stage = (name, results) => { if (name === 'keyword') onKeyword?.(results); onProgress?.({ stage: name, results }); return results; };
+    const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
+    // The proximity signal: results whose title, heading or text hold the query's terms in a
+    // row rank higher among the shown ones (score × (1 + PHRASE_WEIGHT · phrase)).
+    const qterms = analyze(query);
+    const byPhrase = (rows, lists) => {
+      if (!lists.keyword?.length || qterms.length < 2) return rows;
+      for (const [r, f] of rows) r.score *= 1 + PHRASE_WEIGHT * phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`));
+      return rows.sort((a, b) => b[0].score - a[0].score);
+    };
+    // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
+    const results = async (lists, scores, paths) => {
+      const names = Object.keys(lists).filter((n) => lists[n].length);
+      // One list with its own scores (BM25, cosine) keeps them; several are fused by RRF.
+      const single = names.length === 1 && scores;
+      const fused = single
+        ? lists[names[0]].map((chunk) => [chunk, scores.get(chunk) ?? 0])
+        : rrf(names.map((n) => lists[n]), this.manifest.fusion?.rrfK ?? 60);
+      if (group !== 'page') {
+        const top = fused.slice(0, k);
+        const out = await Promise.all(top.map(async ([chunk, score]) => {
+          const f = await text(chunk);
+          const r = f && shown({ chunk, score }, f);
+          if (r) { r.found = names.filter((n) => lists[n].includes(chunk)); if (paths?.has(chunk)) r.path = paths.get(chunk); }
+          return r && [r, f];
+        }));
+        return byPhrase(out.filter(Boolean), lists).map(([r]) => r);
+      }
+      // Pages: from the pages file, else (an older snapshot) from the fragments of the top k chunks.
+      let of = pageOf;
+      let ranked = fused;
+      if (!of) {
+        ranked = fused.slice(0, k);
+        const fs = await Promise.all(ranked.map(([c]) => text(c)));
+        const m = new Map(ranked.map(([c], i) => [c, fs[i] ? (fs[i].page ?? fs[i].url) : null]));
+        of = { get: (c) => m.get(c) };
+        ranked = ranked.filter(([c]) => m.get(c) != null);
+      } else {
+        const map = of;
+        of = { get: (c) => map.of(c) };
+      }
+      const pageLists = names.map((n) => [...new Set(lists[n].map((c) => of.get(c)).filter((p) => p !== undefined && p !== null))]);
+      const pages = single ? [] : rrf(pageLists, this.manifest.fusion?.rrfK ?? 60);
+      const chunksOf = new Map();
+      for (const [c, score] of ranked) {
+        const p = of.get(c);
+        if (p === undefined || p === null) continue;
+        if (!chunksOf.has(p)) { chunksOf.set(p, []); if (single) pages.push([p, score]); }
+        chunksOf.get(p).push([c, score]);
+      }
+      const out = await Promise.all(pages.slice(0, k).map(async ([p, score]) => {
+        // The page's matching chunks in its best one's fragment file (no further fetch), the
+        // ones whose text holds the most query terms first (a short chunk can outrank the one
+        // that holds the match through the title every chunk is indexed with): the first is
+        // shown, the next are its sections.
+        const all = chunksOf.get(p) ?? [];
+        const file = (c) => Math.floor(c / this.manifest.fragments.size);
+        const same = all.filter(([c], i) => i === 0 || file(c) === file(all[0][0]));
+        const got = await Promise.all(same.map(([c]) => text(c)));
+        if (!got[0]) return null;
+        const order = same.map((c, i) => [c, got[i], got[i] ? termsIn(got[i].excerpt, query) : -1]).filter((x) => x[1])
+          .sort((a, b) => b[2] - a[2]).slice(0, Math.max(1, sections));
+        const cs = order.map((x) => x[0]);
+        const fs = order.map((x) => x[1]);
+        const r = shown({ chunk: cs[0][0], score }, fs[0]);
+        r.found = names.filter((n) => lists[n].some((c) => of.get(c) === p));
+        const path = cs.map(([c]) => paths?.get(c)).find(Boolean);
+        if (path) r.path = path;
+        r.sections = cs.slice(1).map(([c], i) => fs[i + 1] && (({ chunk, heading, excerpt, highlights, section }) => ({ chunk, heading, excerpt, highlights, section }))(shown({ chunk: c }, fs[i + 1]))).filter(Boolean);
+        return [r, fs[0]];
+      }));
+      return byPhrase(out.filter(Boolean), lists).map(([r]) => r);
+    };
+    const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs }); return rs; };
     let kw = { hits: [], errors: [] };
+    const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
-      kw = await this.keyword(query, { k });
+      kw = await this.keyword(query, { k: want });
       errors.push(...kw.errors);
-      if (onKeyword || onProgress) stage('keyword', await withText(kw.hits, () => ['keyword']));
     }
     if (mode === 'keyword' || !this.#embed) {
       if (mode === 'semantic') throw new SnapshotError('semantic search needs an embedder (setEmbedder)', 'SNAPSHOT_NO_EMBEDDER', '');
-      return { results: await withText(kw.hits, () => ['keyword']), errors };
+      const rs = await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores());
+      if (onKeyword || onProgress) stage('keyword', rs);
+      return { results: rs, errors };
     }
+    if (mode !== 'semantic' && (onKeyword || onProgress)) stage('keyword', await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores()));
     const [qv] = await this.#embed([query]);
-    const sem = await this.semantic(qv, { k });
+    const sem = await this.semantic(qv, { k: want });
     errors.push(...sem.errors);
-    if (mode === 'semantic') return { results: await withText(sem.hits, () => ['semantic']), errors };
-    const sets = { keyword: new Set(kw.hits.map((h) => h.chunk)), semantic: new Set(sem.hits.map((h) => h.chunk)), graph: new Set() };
-    const found = (c) => Object.keys(sets).filter((n) => sets[n].has(c));
-    const fuse = (lists) => rrf(lists, this.manifest.fusion?.rrfK ?? 60).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
-    const first = await withText(fuse([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk)]), found);
-    stage('semantic', first);
+    if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors };
+    const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
+    const first = stage('semantic', await results(lists, null));
     if (!this.manifest.graph?.topics) return { results: first, errors };
     // Seed topics: the pages of the first fused results.
-    const gr = await this.graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), { k });
+    const gr = await this.graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), { k: want });
     errors.push(...gr.errors);
-    for (const h of gr.hits) sets.graph.add(h.chunk);
     const paths = new Map(gr.hits.map((h) => [h.chunk, h.path]));
-    const all = await withText(fuse([kw.hits.map((h) => h.chunk), sem.hits.map((h) => h.chunk), gr.hits.map((h) => h.chunk)]), found);
-    for (const r of all) if (paths.has(r.chunk)) r.path = paths.get(r.chunk);
+    const all = await results({ ...lists, graph: gr.hits.map((h) => h.chunk) }, null, paths);
     return { results: stage('graph', all), errors };
   }
 }

@@ -114,7 +114,7 @@ async function main() {
     if (!same) writeFileSync(path, bytes);
     keep.add(name);
   }
-  for (const dir of ['t', 'f', 'v', 'g']) {
+  for (const dir of ['t', 'f', 'v', 'g', 'p', 'w']) { // snapshot::SHARD_DIRS
     let names = [];
     try { names = readdirSync(join(out, dir)); } catch { continue; }
     for (const n of names) if (!keep.has(`${dir}/${n}`)) rmSync(join(out, dir, n));

@@ -1,0 +1,229 @@
+// webrag/static's text helpers: the analyzer (the same terms as the Rust one), query-aware
+// excerpts with their matched spans, the proximity signal and section links. Re-exported by
+// static.js; no imports.
+
+// ---- the analyzer: the same terms as the Rust one (src/text/analyze.rs) --------------------
+export const isCjk = (cp) => (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x4e00 && cp <= 0x9fff)
+  || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
+const MID_PUNCT = /[!-/:-@[-^`{-~\u00B7\u0387\u05F3\u05F4\u2018\u2019\u2024\u2027\uFE50\uFE52\uFE54\uFE55]/u;
+const ALNUM = /[\p{Alphabetic}\p{N}]/u;
+let segmenter;
+
+// Katakana that UAX #29 joins into one word (Word_Break=Katakana, within the CJK ranges).
+const isKatakanaWord = (cp) => (cp >= 0x30a0 && cp <= 0x30fa) || (cp >= 0x30fc && cp <= 0x30ff) || cp === 0x309b || cp === 0x309c;
+// Scripts that ICU segments with a dictionary but UAX #29 (the Rust side) by grapheme cluster.
+const DICTIONARY_SCRIPT = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tai_Tham}\p{Script=Tai_Viet}\p{Script=New_Tai_Lue}]/u;
+let graphemes;
+
+/**
+ * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
+ * runs of CJK characters as overlapping bigrams (a lone character as itself). The same terms as
+ * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
+ * read character by character here (Katakana runs are one word, as in UAX #29), whatever
+ * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
+ */
+export function analyze(text) {
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  const out = [];
+  let run = [];
+  let runEnd = -1;
+  const flush = () => {
+    if (run.length === 1) out.push(run[0]);
+    else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
+    run = [];
+  };
+  const lower = (s) => { let r = ''; for (const c of s) r += c.toLowerCase(); return r; };
+  const word = (w) => {
+    if (!ALNUM.test(w)) return;
+    if (run.length) flush();
+    for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
+  };
+  // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.
+  let kata = null; // the Katakana word being read: {start, chars, end}
+  const endKata = () => {
+    if (!kata) return;
+    if (kata.chars.length === 1) cjkChar(kata.chars[0], kata.start);
+    else {
+      if (run.length) flush();
+      let at = kata.start;
+      for (const c of kata.chars) { if (at !== runEnd && run.length) flush(); run.push(c); at += c.length; runEnd = at; }
+    }
+    kata = null;
+  };
+  const cjkChar = (ch, at) => {
+    if (at !== runEnd && run.length) flush();
+    run.push(ch);
+    runEnd = at + ch.length;
+  };
+  for (const { segment, index } of segmenter.segment(text)) {
+    let off = 0;
+    let plain = '';
+    const endPlain = () => {
+      if (!plain) return;
+      if (DICTIONARY_SCRIPT.test(plain)) for (const { segment: g } of graphemes.segment(plain)) word(g);
+      else word(plain);
+      plain = '';
+    };
+    for (const ch of segment) {
+      const cp = ch.codePointAt(0);
+      const at = index + off;
+      if (isCjk(cp)) {
+        endPlain();
+        if (isKatakanaWord(cp) && kata && kata.end === at) { kata.chars.push(ch); kata.end = at + ch.length; }
+        else {
+          endKata();
+          if (isKatakanaWord(cp)) kata = { start: at, chars: [ch], end: at + ch.length };
+          else cjkChar(ch, at);
+        }
+      } else {
+        endKata();
+        plain += ch;
+      }
+      off += ch.length;
+    }
+    endPlain();
+  }
+  endKata();
+  if (run.length) flush();
+  return out;
+}
+
+/** FNV-1a 32 of the UTF-8 bytes (the term → shard hash of the writer). */
+export function fnv1a(s) {
+  let h = 0x811c9dc5;
+  for (const b of new TextEncoder().encode(s)) { h ^= b; h = Math.imul(h, 0x01000193) >>> 0; }
+  return h >>> 0;
+}
+
+// ---- query-aware excerpts -------------------------------------------------------------------
+
+const WORD_CHAR = /[\p{Alphabetic}\p{N}\p{M}]/u;
+/** `s` lowercased character by character, keeping its length (offsets stay valid). */
+function lowerSameLength(s) {
+  let out = '';
+  for (const c of s) { const l = c.toLowerCase(); out += l.length === c.length ? l : c; }
+  return out;
+}
+
+/**
+ * What a query highlights: its terms as the analyzer makes them (words; CJK bigrams), the last
+ * word (2 characters or more) also as a prefix while the query ends in a letter or digit (the
+ * visitor is still typing it), as `keyword` completes it. `[{term, prefix, cjk}]`.
+ */
+function needles(query) {
+  const terms = [...new Set(analyze(query))];
+  const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
+  return terms.map((term, i) => {
+    const cp = term.codePointAt(0);
+    return { term, cjk: isCjk(cp), prefix: typing && i === terms.length - 1 && !isCjk(cp) && [...term].length >= 2 };
+  });
+}
+
+/**
+ * Where the query's terms occur in `text`: merged `[start, end)` spans (UTF-16 offsets) with the
+ * needles each covers. Words match at word boundaries (a prefix needle at its start only),
+ * case-insensitively; CJK bigrams match anywhere, and overlapping ones merge ("北京" + "京大").
+ */
+function matchSpans(text, ns) {
+  const lower = lowerSameLength(text);
+  const found = [];
+  ns.forEach((n, k) => {
+    for (let at = lower.indexOf(n.term); at >= 0; at = lower.indexOf(n.term, at + 1)) {
+      const end = at + n.term.length;
+      if (!n.cjk && (WORD_CHAR.test(lower[at - 1] ?? '') || (!n.prefix && WORD_CHAR.test(lower[end] ?? '')))) continue;
+      let stop = end;
+      if (n.prefix) while (stop < lower.length && WORD_CHAR.test(lower[stop])) stop++;
+      found.push([at, stop, k]);
+    }
+  });
+  found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const spans = [];
+  for (const [a, b, k] of found) {
+    const last = spans.at(-1);
+    if (last && a <= last.end) { last.end = Math.max(last.end, b); last.terms.add(k); } else spans.push({ start: a, end: b, terms: new Set([k]) });
+  }
+  return spans;
+}
+
+/** How many of the query's distinct terms (as `highlight` matches them) occur in `text`. */
+export function termsIn(text, query) {
+  const found = new Set();
+  for (const sp of matchSpans(String(text ?? ''), needles(String(query ?? '')))) sp.terms.forEach((t) => found.add(t));
+  return found.size;
+}
+
+/**
+ * A query-aware excerpt of `text`: the window of about `chars` characters holding the most
+ * distinct query terms (then the most matches; the earliest on a tie), cut at word boundaries,
+ * "…" where text was left out. Returns `{excerpt, highlights: [[start, end]…]}`, the matched
+ * spans as UTF-16 offsets into `excerpt` (the page wraps them in `<mark>`). With no match, the
+ * start of the text and no highlights.
+ */
+export function highlight(text, query, { chars = 200 } = {}) {
+  text = String(text ?? '');
+  const spans = matchSpans(text, needles(String(query ?? '')));
+  let best = { start: 0, score: -1 };
+  for (let i = 0; i < spans.length; i++) {
+    // The window starts a little before a span, so the match reads in context.
+    const start = Math.max(0, spans[i].start - Math.floor(chars / 5));
+    const terms = new Set();
+    let hits = 0;
+    for (let j = i; j < spans.length && spans[j].end <= start + chars; j++) { spans[j].terms.forEach((t) => terms.add(t)); hits++; }
+    const score = terms.size * 1000 + hits;
+    if (score > best.score) best = { start, score };
+  }
+  let start = best.start;
+  let end = Math.min(text.length, start + chars);
+  if (end === text.length) start = Math.max(0, end - chars);
+  // Word boundaries: not inside a word (up to 20 characters back or forth).
+  const inWord = (i) => i > 0 && i < text.length && WORD_CHAR.test(text[i - 1]) && WORD_CHAR.test(text[i]);
+  for (let n = 0; n < 20 && inWord(start); n++) start++;
+  for (let n = 0; n < 20 && inWord(end); n++) end--;
+  // Never cut a surrogate pair.
+  if (/[\uDC00-\uDFFF]/.test(text[start] ?? '')) start++;
+  if (/[\uDC00-\uDFFF]/.test(text[end] ?? '')) end--;
+  while (start < end && /\s/.test(text[start])) start++;
+  const lead = start > 0 ? '…' : '';
+  const excerpt = lead + text.slice(start, end).trimEnd() + (end < text.length ? '…' : '');
+  const limit = excerpt.length - (end < text.length ? 1 : 0);
+  const highlights = spans
+    .map((sp) => [Math.max(sp.start, start) - start + lead.length, Math.min(sp.end, end) - start + lead.length])
+    .filter(([a, b]) => a < b && b <= limit);
+  return { excerpt, highlights };
+}
+
+/**
+ * The proximity signal of a text for a query: the longest run of consecutive query terms that
+ * occur consecutively in the text's terms, as a fraction of the query's length beyond its first
+ * term (0: no two in a row; 1: the whole query as a phrase). `qterms` and `tterms` are analyzer
+ * terms (CJK bigrams overlap, so a run of bigrams is a run of characters).
+ */
+export function phrase(qterms, tterms) {
+  if (qterms.length < 2) return 0;
+  const at = new Map();
+  tterms.forEach((t, j) => { if (!at.has(t)) at.set(t, []); at.get(t).push(j); });
+  let best = 1;
+  for (let i = 0; i + best < qterms.length; i++) {
+    for (const j of at.get(qterms[i]) ?? []) {
+      let n = 1;
+      while (i + n < qterms.length && tterms[j + n] === qterms[i + n]) n++;
+      if (n > best) best = n;
+    }
+  }
+  return (best - 1) / (qterms.length - 1);
+}
+
+/**
+ * A link to a section of a page: the page URL with a text fragment (`#:~:text=`, the URL
+ * Fragment Text Directives spec: the browser scrolls to the text and marks it) of the section's
+ * own heading — the last part of `heading` — or the page URL when the chunk has none. Browsers
+ * without text fragments open the page at its top.
+ */
+export function sectionUrl(url, heading) {
+  if (url == null) return null;
+  const h = String(heading ?? '').split(' › ').at(-1).trim();
+  if (!h) return url;
+  const enc = (t) => encodeURIComponent(t).replace(/-/g, '%2D');
+  return `${url.split('#')[0]}#:~:text=${enc(h)}`;
+}
