@@ -31,6 +31,9 @@ pub struct Config {
     pub rrf_k: f32,
     /// How many hits each retriever contributes to fusion. Default 100; range 1..=10000.
     pub fusion_depth: usize,
+    /// Each retriever's weight in the fused modes: a list adds `weight / (rrfK + rank)`
+    /// ([`crate::retrieve::FusionWeights`]; each 0..=10).
+    pub fusion_weights: crate::retrieve::FusionWeights,
     /// Texts (chunks, then mind-map nodes) embedded per call at ingest; progress is reported
     /// after each call. Default: the embedder's own ([`crate::embed::Embedder::preferred_batch`]:
     /// 256 on a hardware GPU, 64 on the CPU natively, 16 on the page's CPU path); range 1..=1024.
@@ -110,6 +113,7 @@ impl Config {
         if let Some(n) = self.embed_batch {
             Self::EMBED_BATCH.check("", n as f64)?;
         }
+        self.fusion_weights.validate()?;
         self.ann.validate()?;
         self.graph.validate()
     }
@@ -127,6 +131,7 @@ impl Default for Config {
             bm25_epsilon: Self::BM25_EPSILON.real(),
             rrf_k: Self::RRF_K.real(),
             fusion_depth: Self::FUSION_DEPTH.count(),
+            fusion_weights: crate::retrieve::FusionWeights::default(),
             embed_batch: None,
             graph: crate::graph::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),

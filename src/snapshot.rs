@@ -457,7 +457,11 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         "words": { "blocks": word_files.len(), "index": word_index, "ext": "json.gz", "dirs": word_dirs },
         "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
         "graph": graph,
-        "fusion": { "rrfK": short(eng.config().rrf_k) },
+        "fusion": { "rrfK": short(eng.config().rrf_k), "weights": {
+            "bm25": short(eng.config().fusion_weights.bm25),
+            "dense": short(eng.config().fusion_weights.dense),
+            "graph": short(eng.config().fusion_weights.graph),
+        } },
     });
     let mut manifest = manifest;
     if let Some(kb) = kb {

@@ -8,6 +8,7 @@ use webrag::config::Config;
 use webrag::engine::{Engine, SearchOptions, decode_utf8};
 use webrag::error::{Error, InputError, ModelError, StoreError};
 use webrag::ports::{FixedClock, MemoryStore, NoProgress, Store};
+use webrag::retrieve::FusionWeights;
 use webrag::types::{DocumentInput, Format, SearchMode};
 
 type Eng = Engine<MemoryStore, &'static webrag::embed::CpuEmbedder>;
@@ -108,6 +109,34 @@ fn search_grouped_by_document_gives_each_document_once_with_its_sections() {
 }
 
 #[test]
+fn fusion_weights_weigh_each_retriever_and_zero_leaves_a_list_out() {
+    pollster::block_on(async {
+        let mut e = seeded().await;
+        let q = "how hot should the water be for bread dough";
+        let hybrid = SearchOptions::new(10, SearchMode::Hybrid);
+        let only = |mode| SearchOptions::new(10, mode);
+        let ranked = |hits: &[webrag::types::Hit]| hits.iter().map(|h| h.chunk_id.clone()).collect::<Vec<_>>();
+        let bm25 = ranked(&e.search(q, &only(SearchMode::Bm25)).await.unwrap());
+        // Dense weighted 0: the hybrid list is the BM25 list; BM25 weighted 0: the dense list,
+        // in the order of its ranks.
+        e.set_search_config(&Config { fusion_weights: FusionWeights { dense: 0.0, ..FusionWeights::EQUAL }, ..Config::default() }).unwrap();
+        assert_eq!(ranked(&e.search(q, &hybrid).await.unwrap()), bm25);
+        e.set_search_config(&Config { fusion_weights: FusionWeights { bm25: 0.0, ..FusionWeights::EQUAL }, ..Config::default() }).unwrap();
+        let h = e.search(q, &hybrid).await.unwrap();
+        let ranks: Vec<u32> = h.iter().map(|x| x.scores.dense_rank.expect("every hit is the dense list's")).collect();
+        assert!(!ranks.is_empty() && ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
+        // A weight scales its list's share of the RRF score.
+        e.set_search_config(&Config { fusion_weights: FusionWeights { bm25: 2.0, ..FusionWeights::EQUAL }, ..Config::default() }).unwrap();
+        let h = e.search(q, &hybrid).await.unwrap();
+        for x in &h {
+            let want =
+                x.scores.bm25_rank.map_or(0.0, |r| 2.0 / (60.0 + r as f32)) + x.scores.dense_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f32));
+            assert!((x.score - want).abs() < 1e-6, "{} {} {want}", x.chunk_id, x.score);
+        }
+    });
+}
+
+#[test]
 fn query_syntax_filters() {
     pollster::block_on(async {
         let e = seeded().await;
@@ -171,6 +200,11 @@ fn invalid_config_is_rejected_at_open() {
             (Config { embed_batch: Some(0), ..Config::default() }, "embedBatch"),
             (Config { embed_batch: Some(1025), ..Config::default() }, "embedBatch"),
             (Config { target_chunk_tokens: 300, ..Config::default() }, "targetChunkTokens"),
+            (Config { fusion_weights: FusionWeights { graph: -1.0, ..FusionWeights::EQUAL }, ..Config::default() }, "fusionWeights.graph"),
+            (
+                Config { fusion_weights: FusionWeights { bm25: f32::NAN, ..FusionWeights::EQUAL }, ..Config::default() },
+                "fusionWeights.bm25",
+            ),
         ] {
             let r = Engine::open(MemoryStore::new(), common::model(), config, Box::new(FixedClock(1.0))).await;
             match r {

@@ -247,8 +247,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
-    /// `fusion_depth`, the graph's seeds, candidates and PGR parameters); the others keep their
-    /// values.
+    /// `fusion_depth`, `fusion_weights`, the graph's seeds, candidates and PGR parameters); the
+    /// others keep their values.
     ///
     /// Errors: [`InputError::InvalidOption`] when `search` fails [`Config::validate`].
     pub fn set_search_config(&mut self, search: &Config) -> Result<()> {
@@ -259,6 +259,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             bm25_epsilon: search.bm25_epsilon,
             rrf_k: search.rrf_k,
             fusion_depth: search.fusion_depth,
+            fusion_weights: search.fusion_weights,
             graph: crate::graph::GraphParams {
                 enabled: self.config.graph.enabled,
                 super_topic_threshold: self.config.graph.super_topic_threshold,

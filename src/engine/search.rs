@@ -178,7 +178,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             _ => Vec::new(),
         };
         let lists = Ranked { bm25: bm25_list, dense: dense_list, graph: graph_list, atomic: atomic_list };
-        let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k);
+        let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k, &self.config.fusion_weights);
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         let mut hits = Vec::with_capacity(opts.k);
         for (slot, score) in ranked.into_iter().take(opts.take(depth)) {

@@ -255,6 +255,10 @@ enum Cmd {
         /// With --decompose: write the trajectories as SFT pairs (<decompose> format, JSONL) here.
         #[arg(long)]
         sft: Option<PathBuf>,
+        /// Also choose the fusion weights (BM25, dense, graph) on the even-numbered questions of
+        /// each set and print recall on the odd-numbered ones (held out).
+        #[arg(long)]
+        tune_fusion: bool,
         /// Where the model runs: auto, cpu or gpu (as for `index`).
         #[arg(long, default_value = "auto")]
         device: DevicePreference,
@@ -550,7 +554,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, device } => {
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, tune_fusion, device } => {
             let graph: Option<crate::graph::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
@@ -560,6 +564,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut decomposition = Vec::new();
             let mut asked = Vec::new();
             let mut trigger = Vec::new();
+            let mut fusion_sets = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -583,6 +588,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     t0.elapsed().as_secs_f64()
                 );
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
+                if tune_fusion {
+                    fusion_sets.push((name.to_string(), crate::native::eval_fusion::lists(&set, &eng).await?));
+                }
                 snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng).await?);
                 if ask && name == "musique" {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
@@ -621,6 +629,21 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
                     r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions
                 );
+            }
+            if tune_fusion {
+                let t = crate::native::eval_fusion::tune(&fusion_sets, crate::config::Config::default().rrf_k);
+                let w = t.weights;
+                println!();
+                println!(
+                    "Fusion weights chosen on the even-numbered questions (mean of R@2, R@5, R@10: {:.1}; equal weights {:.1}): bm25 {}, dense {}, graph {}. Held out (odd-numbered questions):",
+                    t.tuning.0, t.tuning.1, w.bm25, w.dense, w.graph
+                );
+                println!();
+                println!("| dataset | retriever | R@2 | R@5 | R@10 |");
+                println!("|---|---|---|---|---|");
+                for (d, r, r2, r5, r10) in &t.rows {
+                    println!("| {d} | {r} | {r2:.1} | {r5:.1} | {r10:.1} |");
+                }
             }
             println!();
             println!("Static-site snapshot vectors (int8, IVF as static.js reads them) against f32, all exact except the IVF row:");

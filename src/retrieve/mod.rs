@@ -9,24 +9,67 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::text::{analyze, is_cjk};
 use crate::types::{ChunkRecord, DocId, DocumentRecord, Hit, Scores, SearchMode, Section, SnippetPart};
 
-/// Reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each list contributes
-/// `1 / (k + rank)` (rank from 1) to every item it holds. Returns `(item, score)`, best first;
+/// Weighted reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, with a weight per
+/// list): list `i` contributes `w_i / (k + rank)` (rank from 1) to every item it holds; weights
+/// of 1 give plain RRF, a weight of 0 leaves its list out. Returns `(item, score)`, best first;
 /// ties keep the order of first appearance.
-pub fn rrf(lists: &[&[u32]], k: f32) -> Vec<(u32, f32)> {
+pub fn rrf(lists: &[(&[u32], f32)], k: f32) -> Vec<(u32, f32)> {
     let mut score: HashMap<u32, f32> = HashMap::new();
     let mut order: Vec<u32> = Vec::new();
-    for list in lists {
+    for (list, w) in lists.iter().filter(|(_, w)| *w != 0.0) {
         for (i, &item) in list.iter().enumerate() {
             let e = score.entry(item).or_insert_with(|| {
                 order.push(item);
                 0.0
             });
-            *e += 1.0 / (k + (i + 1) as f32);
+            *e += w / (k + (i + 1) as f32);
         }
     }
     let mut v: Vec<(u32, f32)> = order.into_iter().map(|i| (i, score[&i])).collect();
     v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     v
+}
+
+/// Each retriever's weight in the fused modes (weighted RRF). Default 1 each (plain RRF):
+/// `webrag eval --tune-fusion` found no weights that beat it on held-out questions
+/// (docs/benchmarks.md, "Fusion weights").
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FusionWeights {
+    /// BM25. Range 0..=10.
+    pub bm25: f32,
+    /// Dense. Range 0..=10.
+    pub dense: f32,
+    /// The pseudo-graph retriever. Range 0..=10.
+    pub graph: f32,
+    /// Atomic questions. Range 0..=10.
+    pub atomic: f32,
+}
+
+impl FusionWeights {
+    /// Equal weights: plain RRF.
+    pub const EQUAL: FusionWeights = FusionWeights { bm25: 1.0, dense: 1.0, graph: 1.0, atomic: 1.0 };
+
+    /// Checks each weight: finite, 0..=10.
+    ///
+    /// Errors: [`crate::error::InputError::InvalidOption`] naming the weight.
+    pub fn validate(&self) -> Result<(), crate::error::InputError> {
+        for (name, w) in [("bm25", self.bm25), ("dense", self.dense), ("graph", self.graph), ("atomic", self.atomic)] {
+            if !(0.0..=10.0).contains(&w) {
+                return Err(crate::error::InputError::InvalidOption {
+                    name: format!("fusionWeights.{name}"),
+                    reason: format!("{w} is outside 0..=10"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for FusionWeights {
+    fn default() -> Self {
+        FusionWeights::EQUAL
+    }
 }
 
 /// The ranked lists of one search, `(slot, score)` best first, by retriever (slots of one
@@ -45,8 +88,8 @@ pub struct Ranked {
 
 impl Ranked {
     /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
-    /// `rrf_k`) and every slot's scores and ranks in each list.
-    pub fn fuse(self, mode: SearchMode, rrf_k: f32) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
+    /// `rrf_k`, each list weighted by `w`) and every slot's scores and ranks in each list.
+    pub fn fuse(self, mode: SearchMode, rrf_k: f32, w: &FusionWeights) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
         use SearchMode::*;
         let mut scores: HashMap<u32, Scores> = HashMap::new();
         for (i, (s, v)) in self.atomic.iter().enumerate() {
@@ -77,13 +120,13 @@ impl Ranked {
             Hybrid | HybridGraph | Atomic => {
                 let ids = |l: &[(u32, f32)]| l.iter().map(|x| x.0).collect::<Vec<u32>>();
                 let (a, b, c, d) = (ids(&self.bm25), ids(&self.dense), ids(&self.graph), ids(&self.atomic));
-                let mut lists: Vec<&[u32]> = match mode {
-                    Hybrid => vec![&a, &b],
-                    HybridGraph => vec![&a, &b, &c],
-                    _ => vec![&b],
+                let mut lists: Vec<(&[u32], f32)> = match mode {
+                    Hybrid => vec![(&a, w.bm25), (&b, w.dense)],
+                    HybridGraph => vec![(&a, w.bm25), (&b, w.dense), (&c, w.graph)],
+                    _ => vec![(&b, w.dense)],
                 };
                 if !d.is_empty() {
-                    lists.push(&d);
+                    lists.push((&d, w.atomic));
                 }
                 let fused = rrf(&lists, rrf_k);
                 for (s, v) in &fused {
@@ -215,11 +258,17 @@ mod tests {
     fn rrf_fuses() {
         let a = [1, 2, 3];
         let b = [3, 1, 4];
-        let f = rrf(&[&a, &b], 60.0);
+        let f = rrf(&[(&a, 1.0), (&b, 1.0)], 60.0);
         assert_eq!(f[0].0, 1);
         assert_eq!(f[1].0, 3);
         assert_eq!(f.len(), 4);
         assert!((f[0].1 - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-6);
+        // A heavier second list puts its first item first; a weight of 0 adds nothing.
+        let f = rrf(&[(&a, 1.0), (&b, 3.0)], 60.0);
+        assert_eq!(f[0].0, 3);
+        assert!((f[0].1 - (1.0 / 63.0 + 3.0 / 61.0)).abs() < 1e-6);
+        let f = rrf(&[(&a, 1.0), (&b, 0.0)], 60.0);
+        assert_eq!(f.iter().map(|x| x.0).collect::<Vec<_>>(), [1, 2, 3]);
     }
 
     #[test]

@@ -203,16 +203,16 @@ pub fn analyze_terms(text: &str) -> Vec<String> {
     crate::text::analyze(text)
 }
 
-/// Reciprocal-rank fusion ([`crate::retrieve::rrf`]) of lists given flat (`lists` concatenated,
-/// `lens` their lengths): the fused items, best first (the static-site loader's JavaScript RRF is
-/// checked against this).
+/// Weighted reciprocal-rank fusion ([`crate::retrieve::rrf`]) of lists given flat (`lists`
+/// concatenated, `lens` their lengths, `weights` one per list, 1 where missing): the fused items,
+/// best first (the static-site loader's JavaScript RRF is checked against this).
 #[wasm_bindgen(js_name = rrfFuse)]
-pub fn rrf_fuse(lists: Vec<u32>, lens: Vec<u32>, k: f32) -> Vec<u32> {
+pub fn rrf_fuse(lists: Vec<u32>, lens: Vec<u32>, k: f32, weights: Vec<f32>) -> Vec<u32> {
     let mut parts = Vec::with_capacity(lens.len());
     let mut at = 0usize;
-    for &l in &lens {
+    for (i, &l) in lens.iter().enumerate() {
         let end = (at + l as usize).min(lists.len());
-        parts.push(&lists[at..end]);
+        parts.push((&lists[at..end], weights.get(i).copied().unwrap_or(1.0)));
         at = end;
     }
     crate::retrieve::rrf(&parts, k).into_iter().map(|(item, _)| item).collect()

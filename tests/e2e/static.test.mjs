@@ -287,10 +287,12 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
         return items;
       });
       const k = [1, 10, 60, 1000][trial % 4];
-      const fused = rrf(lists, k);
+      // Every other trial weights its lists (0 included), as the manifest's fusion.weights do.
+      const weights = trial % 2 ? lists.map(() => [0, 0.1, 0.3, 1, 1.5, 2][Math.floor(rand() * 6)]) : undefined;
+      const fused = rrf(lists, k, weights);
       const js = fused.map(([id]) => id);
       for (let i = 1; i < fused.length; i++) if (fused[i][1] === fused[i - 1][1]) ties++;
-      const rust = [...wasm.rrfFuse(Uint32Array.from(lists.flat()), Uint32Array.from(lists.map((l) => l.length)), k)];
+      const rust = [...wasm.rrfFuse(Uint32Array.from(lists.flat()), Uint32Array.from(lists.map((l) => l.length)), k, Float32Array.from(weights ?? []))];
       if (JSON.stringify(js) !== JSON.stringify(rust)) bad.push({ trial, lists, k, js, rust });
     }
     return { bad: bad.slice(0, 3), nbad: bad.length, ties };
@@ -299,8 +301,9 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
   assert.ok(r.ties > 50, `exact ties were exercised (${r.ties})`);
 });
 
-test('the snapshot records the engine\'s rrfK for the page\'s fusion', () => {
+test('the snapshot records the engine\'s rrfK and fusion weights for the page\'s fusion', () => {
   assert.equal(manifest.fusion?.rrfK, 60);
+  assert.deepEqual(Object.keys(manifest.fusion?.weights ?? {}).sort(), ['bm25', 'dense', 'graph']);
 });
 
 test('a corrupt or truncated shard gives a typed error and the rest of the search still works', { timeout: 300_000 }, async () => {

@@ -166,6 +166,8 @@ export interface Options {
   /** The 'okapi' floor. Default 0.25; 0..=1. */ bm25Epsilon?: number;
   /** Default 60; 1..=1000. */ rrfK?: number;
   /** Default 100; 1..=10000. */ fusionDepth?: number;
+  /** Each retriever's weight in the fused modes (weighted RRF: a list adds weight / (rrfK + rank); 0 leaves it out); each default 1, 0..=10. */
+  fusionWeights?: { bm25?: number; dense?: number; graph?: number; atomic?: number };
   /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
   /** From this many chunks on, idle upkeep stores the index segments the next open reads lazily; 0: never. Default 4096; 0..=100000000. */ lazyOpenChunks?: number;
   /** Pseudo-graph (PG-RAG) options. */

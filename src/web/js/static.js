@@ -115,14 +115,22 @@ function dots({ count, scales, q }, vector) {
  * order of first appearance (a Map keeps insertion order and the sort is stable); sums in f32.
  * `k` is the
  * manifest's `fusion.rrfK`, the engine's `rrfK` the snapshot was built with (60 before format 3
- * recorded it).
+ * recorded it). With `weights` (one per list, the manifest's `fusion.weights`), list `i` adds
+ * `weights[i] / (k + rank)` (0: the list is left out), as the engine's `retrieve::rrf` does.
  */
-export function rrf(lists, k) {
+export function rrf(lists, k, weights) {
   const score = new Map();
   const f = Math.fround; // f32 arithmetic, as the engine's, so near-ties break the same way
-  for (const list of lists) list.forEach((id, i) => score.set(id, f((score.get(id) ?? 0) + f(1 / f(k + i + 1)))));
+  lists.forEach((list, l) => {
+    const w = f(weights?.[l] ?? 1);
+    if (w === 0) return; // a weight of 0 leaves its list out
+    list.forEach((id, i) => score.set(id, f((score.get(id) ?? 0) + f(w / f(k + i + 1)))));
+  });
   return [...score].sort((a, b) => b[1] - a[1]);
 }
+
+/** A retriever's fusion weight from the manifest (`fusion.weights`; 1 in older snapshots). */
+const WEIGHT_OF = { keyword: 'bm25', semantic: 'dense', graph: 'graph' };
 
 /** Completions of the word being typed that a keyword search adds. */
 const PREFIX_TERMS = 3;
@@ -212,7 +220,10 @@ function checkManifest(m) {
   series(m.fragments, 'fragments');
   int(m.fragments.size, 'fragments.size', 1);
   int(m.fragments.count, 'fragments.count');
-  if (m.fusion != null) num(obj(m.fusion, 'fusion').rrfK, 'fusion.rrfK');
+  if (m.fusion != null) {
+    num(obj(m.fusion, 'fusion').rrfK, 'fusion.rrfK');
+    if (m.fusion.weights != null) for (const w of ['bm25', 'dense', 'graph']) num(obj(m.fusion.weights, 'fusion.weights')[w], `fusion.weights.${w}`);
+  }
   if (m.pages != null && typeof m.pages !== 'string') bad('pages is not a file name');
   if (m.words != null) {
     series(m.words, 'words');
@@ -668,6 +679,7 @@ export class StaticSearch {
       for (const [r, f] of rows) r.score *= 1 + PHRASE_WEIGHT * phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`));
       return rows.sort((a, b) => b[0].score - a[0].score);
     };
+    const weights = (names) => names.map((n) => this.manifest.fusion?.weights?.[WEIGHT_OF[n]] ?? 1);
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
     const results = async (lists, scores, paths) => {
       const names = Object.keys(lists).filter((n) => lists[n].length);
@@ -675,7 +687,7 @@ export class StaticSearch {
       const single = names.length === 1 && scores;
       const fused = single
         ? lists[names[0]].map((chunk) => [chunk, scores.get(chunk) ?? 0])
-        : rrf(names.map((n) => lists[n]), this.manifest.fusion?.rrfK ?? 60);
+        : rrf(names.map((n) => lists[n]), this.manifest.fusion?.rrfK ?? 60, weights(names));
       if (group !== 'page') {
         const top = fused.slice(0, k);
         const out = await Promise.all(top.map(async ([chunk, score]) => {
@@ -700,7 +712,7 @@ export class StaticSearch {
         of = { get: (c) => map.of(c) };
       }
       const pageLists = names.map((n) => [...new Set(lists[n].map((c) => of.get(c)).filter((p) => p !== undefined && p !== null))]);
-      const pages = single ? [] : rrf(pageLists, this.manifest.fusion?.rrfK ?? 60);
+      const pages = single ? [] : rrf(pageLists, this.manifest.fusion?.rrfK ?? 60, weights(names));
       const chunksOf = new Map();
       for (const [c, score] of ranked) {
         const p = of.get(c);
