@@ -166,7 +166,13 @@ site_demo() {  # the CRUD news corpus as a static site, its snapshot, and the si
   log "render the CRUD news site into target/crud-site and index it"
   node tests/site/gen-crud-site.mjs target/crud-site "$@"
   cargo run --quiet --bin webrag -- index target/crud-site --out target/crud-site/webrag --vectors "${WEBRAG_SITE_VECTORS:-none}"
-  echo "site search: http://127.0.0.1:${PORT:-8080}/www/site.html   (WEBRAG_SITE_VECTORS=chunks for semantic search too: hours for all 17,364 pages on a CPU; try --limit 500)"
+  local model=""
+  if [[ "${WEBRAG_SITE_VECTORS:-none}" == chunks ]]; then
+    # The query encoder visitors download: the model's int8 copy (a quarter of its bytes).
+    cargo run --quiet --bin webrag -- quantize target/crud-site/query-model --format int8
+    model="?model=../target/crud-site/query-model/"
+  fi
+  echo "site search: http://127.0.0.1:${PORT:-8080}/www/site.html$model   (WEBRAG_SITE_VECTORS=chunks for semantic search too: hours for all 17,364 pages on a CPU; try --limit 500)"
   serve
 }
 

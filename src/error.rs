@@ -129,7 +129,7 @@ pub enum ModelError {
         name: String,
     },
     /// A tensor has the wrong shape or dtype.
-    #[error("tensor {name} has shape {found:?} ({dtype}), expected {expected:?} (F32/F16/BF16)")]
+    #[error("tensor {name} has shape {found:?} ({dtype}), expected {expected:?} (F32, F16, BF16, or I8 with F32 row scales)")]
     TensorShape {
         /// Tensor key.
         name: String,

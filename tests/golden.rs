@@ -57,3 +57,30 @@ fn batch_invariance() {
     }
     println!("batch invariance: min cosine {min:.8} over {} items", texts.len());
 }
+
+/// The query encoder's smaller copies (`webrag quantize`): int8 with per-row scales and f16,
+/// loaded back and compared with sentence-transformers' vectors; their weights' share of the
+/// f32 file.
+#[test]
+fn quantized_copies_against_golden() {
+    use webrag::embed::{CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WeightFormat, quantize_weights};
+    let g = golden();
+    let items = g["items"].as_array().expect("items");
+    let texts: Vec<&str> = items.iter().map(|i| i["text"].as_str().expect("text")).collect();
+    let files = common::model_files();
+    for (format, floor, max_share) in [(WeightFormat::Int8, 0.99, 0.27), (WeightFormat::F16, 0.9999, 0.51)] {
+        let weights = quantize_weights(&files.weights, format).expect("quantize");
+        let share = weights.len() as f64 / files.weights.len() as f64;
+        assert!(share <= max_share, "{format:?}: {share:.3} of the f32 bytes");
+        let m = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &ModelFiles { weights, ..files.clone() }).expect("load");
+        let got = m.embed_sync(&texts).expect("embed");
+        let mut min = f64::MAX;
+        for (i, item) in items.iter().enumerate() {
+            let want: Vec<f32> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f") as f32).collect();
+            let c = common::cosine(&got[i], &want);
+            min = min.min(c);
+            assert!(c >= floor, "{format:?} item {i} {:?}: cosine {c}", texts[i]);
+        }
+        println!("{format:?}: {:.3} of the f32 bytes; min cosine with the golden vectors {min:.6} over {} items", share, items.len());
+    }
+}

@@ -10,6 +10,8 @@ const PARAMS = new URLSearchParams(location.search);
 // in this page.
 const SNAPSHOT = new URL(PARAMS.get('snapshot') ?? '../target/crud-site/webrag/', location.href);
 const FOREIGN = SNAPSHOT.origin !== location.origin;
+// `?model=` is the query encoder's folder (default the f32 model; `webrag quantize` writes an int8
+// copy about a quarter of its size).
 // Page URLs in the snapshot are relative to the site root: the snapshot's parent folder.
 const SITE_ROOT = new URL('..', SNAPSHOT);
 const demo = { ready: false, semanticReady: false, searches: 0 };
@@ -101,7 +103,7 @@ async function search() {
 async function enableSemantic() {
   $('status').textContent = 'loading the embedder…';
   const { WebRag } = await import('../pkg/search.js'); // this page only searches: the search build
-  const rag = await WebRag.open({ name: 'webrag-site-embedder', model: new URL('../.models/all-MiniLM-L6-v2/', location.href).href, device: PARAMS.get('device') ?? 'auto' });
+  const rag = await WebRag.open({ name: 'webrag-site-embedder', model: new URL(PARAMS.get('model') ?? '../.models/all-MiniLM-L6-v2/', location.href).href, device: PARAMS.get('device') ?? 'auto' });
   demo.embed = (texts) => rag.embed(texts);
   site.setEmbedder(demo.embed);
   demo.semanticReady = true;

@@ -4,7 +4,7 @@
 //! Sequences of a batch are packed end to end (`[total_tokens, hidden]`, no padding); only
 //! attention looks at sequence boundaries. Shapes below use `T` = total tokens of the batch,
 //! `H` = `hidden_size`, `I` = `intermediate_size`.
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 use serde::Deserialize;
 
 use super::gemm::{Packed, matmul_bias, matmul_bias_gelu, matmul_strided};
@@ -169,13 +169,8 @@ impl Weights<'_> {
         if t.shape() != shape {
             return Err(bad().into());
         }
-        let d = t.data();
-        let v: Vec<f32> = match t.dtype() {
-            Dtype::F32 => d.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            Dtype::F16 => d.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-            Dtype::BF16 => d.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-            _ => return Err(bad().into()),
-        };
+        // F32, F16, BF16, or int8 with per-row scales ([`super::quantize`]).
+        let Some(v) = super::quantize::dequantize(&self.st, &full, &t)? else { return Err(bad().into()) };
         if v.len() != shape.iter().product::<usize>() {
             return Err(bad().into());
         }

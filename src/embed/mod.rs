@@ -11,6 +11,7 @@ pub mod gemm;
 pub mod gpu;
 pub mod hashing;
 pub mod ops;
+pub mod quantize;
 pub mod tokenizer;
 
 use crate::error::{ModelError, Result};
@@ -18,6 +19,7 @@ use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
 pub use device::{DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
+pub use quantize::{WeightFormat, quantize_weights};
 pub use tokenizer::WordPiece;
 
 /// Model id recorded for the default model (sentence-transformers/all-MiniLM-L6-v2).

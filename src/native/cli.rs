@@ -224,6 +224,17 @@ enum Cmd {
         #[arg(long, default_value = "target/webrag-kb.json")]
         db: PathBuf,
     },
+    /// Write a smaller copy of the model (--model) for a page's query encoder: model.safetensors
+    /// as int8 with per-row scales (about a quarter of the bytes) or f16 (half), config.json and
+    /// tokenizer.json copied; prints the sizes and the cosine between the two models' embeddings
+    /// of a few sentences. Its recall cost: `webrag eval --query-model OUT`.
+    Quantize {
+        /// The folder to write.
+        out: PathBuf,
+        /// int8 or f16.
+        #[arg(long, default_value = "int8")]
+        format: crate::embed::WeightFormat,
+    },
     /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
     Eval {
         /// Directory holding hotpotqa/ and musique/.
@@ -262,6 +273,11 @@ enum Cmd {
         /// Where the model runs: auto, cpu or gpu (as for `index`).
         #[arg(long, default_value = "auto")]
         device: DevicePreference,
+        /// Also embed the questions with this model folder (e.g. `webrag quantize`'s output; on
+        /// the CPU) while the passages keep --model's vectors, as a page's query encoder does,
+        /// and print recall with it beside the full model's.
+        #[arg(long)]
+        query_model: Option<PathBuf>,
     },
     /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
     Bench {
@@ -554,7 +570,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, tune_fusion, device } => {
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, tune_fusion, device, query_model } => {
             let graph: Option<crate::graph::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
@@ -565,6 +581,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut asked = Vec::new();
             let mut trigger = Vec::new();
             let mut fusion_sets = Vec::new();
+            let query_embedder = query_model.as_deref().map(load_embedder).transpose()?;
+            let mut query_rows = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -591,7 +609,11 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 if tune_fusion {
                     fusion_sets.push((name.to_string(), crate::native::eval_fusion::lists(&set, &eng).await?));
                 }
-                snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng).await?);
+                snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng, eng.embedder(), "").await?);
+                if let Some(q) = &query_embedder {
+                    query_rows.extend(eval::evaluate_with(&set, &eng, "default", q).await?);
+                    snapshot_rows.extend(eval::evaluate_snapshot_vectors(&set, &eng, q, ", query by --query-model").await?);
+                }
                 if ask && name == "musique" {
                     let oracle = crate::native::oracle::MusiqueOracle::load(&dir)
                         .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
@@ -645,6 +667,9 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     println!("| {d} | {r} | {r2:.1} | {r5:.1} | {r10:.1} |");
                 }
             }
+            if let Some(dir) = &query_model {
+                crate::native::eval::print_query_rows(dir, &rows, &query_rows);
+            }
             println!();
             println!("Static-site snapshot vectors (int8, IVF as static.js reads them) against f32, all exact except the IVF row:");
             println!();
@@ -694,6 +719,21 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 std::fs::write(&p, serde_json::to_string_pretty(&rows).unwrap_or_default())
                     .map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
             }
+        }
+        Cmd::Quantize { out, format } => {
+            let r = crate::native::quantize::quantize(&model_dir, &out, format)?;
+            println!(
+                "{}: model.safetensors {} → {} bytes ({:.1}%, {}); cosine with {} on {} sentences: min {:.5}, mean {:.5}",
+                out.display(),
+                r.source_bytes,
+                r.bytes,
+                100.0 * r.bytes as f64 / r.source_bytes.max(1) as f64,
+                format.name(),
+                model_dir.display(),
+                crate::native::quantize::SENTENCES.len(),
+                r.min_cosine,
+                r.mean_cosine
+            );
         }
         Cmd::Bench { shared } => {
             let model = load_embedder(&model_dir)?;

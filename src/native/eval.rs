@@ -188,6 +188,17 @@ pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>
 /// embedded once). Questions are
 /// read literally (no query syntax), as the reference implementations read them.
 pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, bm25: &str) -> Result<Vec<EvalRow>> {
+    evaluate_with(set, eng, bm25, eng.embedder()).await
+}
+
+/// [`evaluate`] with the questions embedded by `query` (e.g. a quantized copy of the index's
+/// model, as a page's query encoder) while the passages keep the engine's vectors.
+pub async fn evaluate_with<E: Embedder, Q: Embedder>(
+    set: &EvalSet,
+    eng: &Engine<MemoryStore, E>,
+    bm25: &str,
+    query: &Q,
+) -> Result<Vec<EvalRow>> {
     let modes = [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::Graph, SearchMode::HybridGraph];
     let mut sums = [[0f64; 3]; 5];
     let mut n = 0;
@@ -198,7 +209,7 @@ pub async fn evaluate<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>, 
             continue;
         }
         n += 1;
-        let qv = eng.embedder().embed(&[q.as_str()]).await?.pop();
+        let qv = query.embed(&[q.as_str()]).await?.pop();
         if let (true, Some(v)) = (debug, qv.as_deref()) {
             print_graph_diagnosis(set, eng, q, v, gold);
         }
@@ -345,8 +356,14 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
 /// The recall cost of the static-site snapshot's vectors: dense R@2/5/10 with the f32 chunk
 /// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize`])
 /// scanned exactly, and with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
-/// list size) read `nprobe` at a time, as `static.js` reads them.
-pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<MemoryStore, E>) -> Result<Vec<EvalRow>> {
+/// list size) read `nprobe` at a time, as `static.js` reads them. Questions are embedded by
+/// `query`; `label` is appended to the rows' names.
+pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
+    set: &EvalSet,
+    eng: &Engine<MemoryStore, E>,
+    query: &Q,
+    label: &str,
+) -> Result<Vec<EvalRow>> {
     use crate::native::site::{SnapshotParams, kmeans, quantize};
     let p = SnapshotParams::default();
     let mut ids: Vec<usize> = Vec::new();
@@ -371,7 +388,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<
             continue;
         }
         n += 1;
-        let qv = eng.embedder().embed(&[q.as_str()]).await?.pop().unwrap_or_default();
+        let qv = query.embed(&[q.as_str()]).await?.pop().unwrap_or_default();
         let mut probe: Vec<(usize, f32)> = c8.iter().enumerate().map(|(i, c)| (i, dot8(&qv, c))).collect();
         probe.sort_by(|a, b| b.1.total_cmp(&a.1));
         let probed: std::collections::HashSet<usize> = probe.iter().take(p.nprobe).map(|x| x.0).collect();
@@ -398,9 +415,9 @@ pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<
         }
     }
     let names = [
-        "dense f32, exact scan".to_string(),
-        "dense int8 (snapshot), exact scan".to_string(),
-        format!("dense int8 IVF ({lists} lists, nprobe {})", p.nprobe),
+        format!("dense f32, exact scan{label}"),
+        format!("dense int8 (snapshot), exact scan{label}"),
+        format!("dense int8 IVF ({lists} lists, nprobe {}){label}", p.nprobe),
     ];
     Ok(names
         .into_iter()
@@ -416,4 +433,19 @@ pub async fn evaluate_snapshot_vectors<E: Embedder>(set: &EvalSet, eng: &Engine<
             reference_r5: None,
         })
         .collect())
+}
+
+/// Prints `eval --query-model`'s table: each retriever's recall with the questions embedded by
+/// the model in `dir` beside the index's own model (`rows`, default BM25 settings).
+pub fn print_query_rows(dir: &Path, rows: &[EvalRow], query_rows: &[EvalRow]) {
+    println!();
+    println!("Questions embedded by {} (passages by the index's model):", dir.display());
+    println!();
+    println!("| dataset | retriever | R@2 | R@5 | R@10 | R@5 with the index's model | Δ R@5 |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in query_rows.iter().filter(|r| r.retriever != "bm25") {
+        let base = rows.iter().find(|b| b.dataset == r.dataset && b.retriever == r.retriever && b.bm25 == r.bm25);
+        let (b5, d5) = base.map_or((String::new(), String::new()), |b| (format!("{:.1}", b.r5), format!("{:+.1}", r.r5 - b.r5)));
+        println!("| {} | {} | {:.1} | {:.1} | {:.1} | {b5} | {d5} |", r.dataset, r.retriever, r.r2, r.r5, r.r10);
+    }
 }

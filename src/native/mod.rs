@@ -10,6 +10,7 @@ pub mod eval_fusion;
 mod file_store;
 pub mod http;
 pub mod oracle;
+pub mod quantize;
 mod rng;
 pub mod site;
 

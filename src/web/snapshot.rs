@@ -137,3 +137,14 @@ async fn build<E: crate::embed::Embedder>(
     files.extend(manifest);
     Ok((files, summary))
 }
+
+/// `quantizeWeights(weights, format)`: `model.safetensors` (a `Uint8Array`) rewritten for a
+/// page's query encoder ([`crate::embed::quantize`]): `format` `'int8'` (per-row scales, about a
+/// quarter of f32's bytes) or `'f16'`; the same bytes as the native `webrag quantize`. For
+/// `npx webrag quantize`. Throws `InputError` `INVALID_OPTION` (another format) or `ModelError`
+/// `MODEL_WEIGHTS_CORRUPT`.
+#[wasm_bindgen(js_name = quantizeWeights)]
+pub fn quantize_weights(weights: &[u8], format: &str) -> std::result::Result<Vec<u8>, JsValue> {
+    let run = || -> Result<Vec<u8>> { crate::embed::quantize_weights(weights, format.parse().map_err(Error::from)?) };
+    run().map_err(|e| js_error(&e))
+}

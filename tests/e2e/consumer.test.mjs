@@ -128,6 +128,21 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   await page.close();
 });
 
+test('npx webrag quantize writes the native CLI\'s int8 query encoder byte for byte', { timeout: 600_000 }, () => {
+  const model = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+  const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
+  const out = execFileSync('npx', ['--no-install', 'webrag', 'quantize', model, '--out', 'query-model-npx'], { cwd: APP, encoding: 'utf8', env });
+  assert.match(out, /model\.safetensors \d+ → \d+ bytes \(2\d\.\d%, int8\)/);
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'quantize', join(APP, 'query-model-native'), '--model', model], { cwd: ROOT, stdio: 'pipe' });
+  for (const f of ['config.json', 'tokenizer.json', 'model.safetensors']) {
+    assert.ok(readFileSync(join(APP, 'query-model-npx', f)).equals(readFileSync(join(APP, 'query-model-native', f))), `${f} is byte-identical`);
+  }
+  let e = null;
+  try { execFileSync('npx', ['--no-install', 'webrag', 'quantize', model, '--out', 'x', '--format', 'int4'], { cwd: APP, stdio: 'pipe', env }); } catch (err) { e = err; }
+  assert.equal(e?.status, 2);
+  assert.match(String(e.stderr), /^webrag: --format int4: expected int8 or f16$/m);
+});
+
 for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
   test(`the packed package, installed and built by ${bundler} with its default config, searches in Chromium without COOP/COEP`, { timeout: 600_000 }, async () => {
     const built = readdirSync(join(APP, dir), { recursive: true }).map(String);

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from './harness.mjs';
@@ -116,6 +116,33 @@ test('site search as you type over the snapshot, keyword first, then semantic an
   assert.ok(g.topics.length >= 1 && g.topics.length <= manifest.graph.maxTopics && g.topics[0] === mine.page, JSON.stringify(g.topics));
   assert.ok(g.direct.length > 0 && g.direct.every((h) => h.path.length >= 2));
   assert.ok(g.newFiles <= manifest.graph.maxTopics + 1, `a graph search reads its topics' files only: ${g.newFiles}`);
+});
+
+test('the int8 query encoder (webrag quantize) loads in the page and finds pages through the f32-built vectors', { timeout: 600_000 }, async () => {
+  const dir = join(ROOT, 'target/e2e-query-model');
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'quantize', dir, '--format', 'int8'], { cwd: ROOT, encoding: 'utf8' });
+  const f32Bytes = statSync(join(process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2'), 'model.safetensors')).size;
+  const int8Bytes = statSync(join(dir, 'model.safetensors')).size;
+  assert.ok(int8Bytes < 0.27 * f32Bytes, `${int8Bytes} vs ${f32Bytes}: ${out}`);
+  const page = await browser.ctx.newPage();
+  page.on('pageerror', (e) => console.error('pageerror:', e.message));
+  await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/&device=cpu&model=../target/e2e-query-model/`);
+  await page.waitForFunction(() => window.siteDemo?.ready);
+  await page.check('#semantic');
+  await page.waitForFunction(() => window.siteDemo.semanticReady, null, { timeout: 300_000 });
+  const html = readFileSync(join(SITE, 'news/1_part_1', pages[11]), 'utf8');
+  const sentence = /<p>([^<]{20,120}?。)/.exec(html.split('</h1>')[1])[1];
+  const r = await page.evaluate(async (q) => {
+    const sem = (await window.siteDemo.site.search(q, { k: 5, mode: 'semantic' })).results.map((x) => x.url);
+    // The same sentence through the f32 model, in the same page.
+    const { WebRag } = await import('/pkg/search.js');
+    const full = await WebRag.open({ name: 'e2e-f32-encoder', model: '/.models/all-MiniLM-L6-v2/', device: 'cpu' });
+    const [[a], [b]] = [await window.siteDemo.embed([q]), await full.embed([q])];
+    return { sem, cosine: a.reduce((s, x, i) => s + x * b[i], 0) };
+  }, sentence);
+  assert.ok(r.sem.some((u) => u.endsWith(pages[11])), JSON.stringify(r.sem));
+  assert.ok(r.cosine > 0.98, `cosine of the int8 and f32 query vectors: ${r.cosine}`);
+  await page.close();
 });
 
 test('query-aware excerpts: the window with the most query terms, matches highlighted, the last word a prefix while typed', () => {

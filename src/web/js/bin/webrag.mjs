@@ -4,11 +4,14 @@
 // <site> --out …`), so both write the same bytes.
 //
 //   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph] [--kb]
+//   npx webrag quantize <model> --out DIR [--format int8|f16]
 //
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
 // search needs no model: the package ships all-MiniLM-L6-v2's tokenizer, which bounds the chunks.
 // --model DIR (config.json, tokenizer.json, model.safetensors) embeds every chunk for semantic
-// and graph search (--vectors chunks, the default when --model is given).
+// and graph search (--vectors chunks, the default when --model is given). `quantize` writes the
+// smaller copy of a model a site serves to its visitors as their query encoder (the same bytes as
+// the native `webrag quantize`).
 import { parseArgs } from 'node:util';
 import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
@@ -29,7 +32,14 @@ const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks
   --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
                     (e.g. sentence-transformers/all-MiniLM-L6-v2)
   --no-graph        with vectors: leave out the graph shards (the pages' mind maps)
-  --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()`;
+  --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()
+
+usage: npx webrag quantize <model> --out DIR [--format int8|f16]
+
+  <model>           a model folder (config.json, tokenizer.json, model.safetensors)
+  --out DIR         where the copy goes (config.json and tokenizer.json copied)
+  --format F        int8: matrices as int8 with one scale per row, about a quarter of the bytes
+                    (default); f16: half`;
 
 function fail(message, code = 2) {
   process.stderr.write(`webrag: ${message}\n`);
@@ -48,6 +58,39 @@ function crawl(root, dir, skip, out) {
   return out;
 }
 
+/** The engine's module, initialised (run again with relaxed SIMD enabled where Node needs the flag). */
+async function engine() {
+  const wasm = readFileSync(join(PKG, 'webrag_bg.wasm'));
+  if (!WebAssembly.validate(wasm)) {
+    // Node before 22 has relaxed SIMD behind a flag: run again with it.
+    if (process.execArgv.includes(RELAXED_FLAG)) fail('this Node.js cannot run the engine (it needs WebAssembly relaxed SIMD: Node 22+)', 1);
+    const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+    process.exit(r.status ?? 1);
+  }
+  const mod = await import('../webrag.js');
+  mod.initSync({ module: wasm });
+  return mod;
+}
+
+/** `quantize <model> --out DIR [--format int8|f16]`. */
+async function quantize(modelDir, values) {
+  if (!values.out) fail('quantize needs --out DIR');
+  if (!['int8', 'f16'].includes(values.format)) fail(`--format ${values.format}: expected int8 or f16`);
+  const read = (name) => {
+    try { return readFileSync(join(modelDir, name)); } catch (e) { fail(`cannot read ${join(modelDir, name)}: ${e.message}`, 1); }
+  };
+  const [config, tokenizer, weights] = ['config.json', 'tokenizer.json', 'model.safetensors'].map(read);
+  const { quantizeWeights } = await engine();
+  let small;
+  try { small = quantizeWeights(weights, values.format); } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
+  const out = resolve(values.out);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'config.json'), config);
+  writeFileSync(join(out, 'tokenizer.json'), tokenizer);
+  writeFileSync(join(out, 'model.safetensors'), small);
+  console.log(`${out}: model.safetensors ${weights.length} → ${small.length} bytes (${(100 * small.length / weights.length).toFixed(1)}%, ${values.format})`);
+}
+
 async function main() {
   let args;
   try {
@@ -59,6 +102,7 @@ async function main() {
         model: { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
+        format: { type: 'string', default: 'int8' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -67,7 +111,8 @@ async function main() {
   }
   const { values, positionals } = args;
   if (values.help) { console.log(USAGE); return; }
-  if (positionals[0] !== 'index' || positionals.length !== 2) fail(USAGE);
+  if (!['index', 'quantize'].includes(positionals[0]) || positionals.length !== 2) fail(USAGE);
+  if (positionals[0] === 'quantize') return quantize(resolve(positionals[1]), values);
   const site = resolve(positionals[1]);
   if (!existsSync(site) || !statSync(site).isDirectory()) fail(`${positionals[1]} is not a directory`);
   const out = resolve(values.out ?? join(site, 'webrag'));
@@ -75,15 +120,7 @@ async function main() {
   if (!['none', 'chunks'].includes(vectors)) fail(`--vectors ${vectors}: expected none or chunks`);
   if (vectors === 'chunks' && !values.model) fail('--vectors chunks needs --model DIR (config.json, tokenizer.json, model.safetensors)');
 
-  const wasm = readFileSync(join(PKG, 'webrag_bg.wasm'));
-  if (!WebAssembly.validate(wasm)) {
-    // Node before 22 has relaxed SIMD behind a flag: run again with it.
-    if (process.execArgv.includes(RELAXED_FLAG)) fail('this Node.js cannot run the engine (it needs WebAssembly relaxed SIMD: Node 22+)', 1);
-    const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-    process.exit(r.status ?? 1);
-  }
-  const { initSync, buildSnapshot } = await import('../webrag.js');
-  initSync({ module: wasm });
+  const { buildSnapshot } = await engine();
 
   const modelDir = values.model ? resolve(values.model) : join(PKG, 'model');
   const read = (name) => {
