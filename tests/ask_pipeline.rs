@@ -451,9 +451,23 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
     });
 }
 
+/// The web searcher at the scripted server's `path` (`/search`, or `/search?hang`: no answer).
+fn web_searcher(s: &LlmServer, path: &str, timeout_ms: u64) -> webrag::ask::pipeline::HttpWebSearch<UreqTransport> {
+    use webrag::ask::pipeline::{HttpWebSearch, WebSearchConfig};
+    HttpWebSearch {
+        cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}{path}", s.port), headers: Default::default(), timeout_ms },
+        transport: UreqTransport,
+    }
+}
+
+/// The steps of a web-routed question: no trigger, rewrite, verify, filter or memory.
+fn web_params() -> PipelineParams {
+    serde_json::from_value(json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}}))
+        .unwrap()
+}
+
 #[test]
 fn routing_to_the_web_searcher_answers_from_its_results() {
-    use webrag::ask::pipeline::{HttpWebSearch, WebSearchConfig};
     pollster::block_on(async {
         let store = MemoryStore::new();
         let mut eng = engine(&store).await;
@@ -462,14 +476,8 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
             { "content": "{\"route\": \"web\"}" },
             { "content": "Acme opened an office in Lyon [S1].\nConfidence: high" }
         ]));
-        let web = HttpWebSearch {
-            cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search", s.port), headers: Default::default(), timeout_ms: 5_000 },
-            transport: UreqTransport,
-        };
-        let p: PipelineParams = serde_json::from_value(
-            json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}}),
-        )
-        .unwrap();
+        let web = web_searcher(&s, "/search", 5_000);
+        let p = web_params();
         let mut steps = Vec::new();
         let r = run(&client(&s), &mut eng, Some(&web), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
             steps.push(e.step)
@@ -494,14 +502,8 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
         // the knowledge base, as a timed-out model call does.
         s.reset();
         s.script(json!([{ "content": "{\"route\": \"web\"}" }]));
-        let hanging = HttpWebSearch {
-            cfg: WebSearchConfig { url: format!("http://127.0.0.1:{}/search?hang", s.port), headers: Default::default(), timeout_ms: 300 },
-            transport: UreqTransport,
-        };
-        let p: PipelineParams = serde_json::from_value(
-            json!({"steps": {"trigger": false, "rewrite": false, "verify": false, "filter": false, "memory": false}}),
-        )
-        .unwrap();
+        let hanging = web_searcher(&s, "/search?hang", 300);
+        let p = web_params();
         let mut steps = Vec::new();
         let r = run(&client(&s), &mut eng, Some(&hanging), "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
             steps.push(e.step)

@@ -49,18 +49,23 @@ fn index(site: &Path, out: &Path) -> String {
     index_with(site, out, &[]).0
 }
 
+/// Runs the `webrag` binary.
+fn webrag<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_webrag")).args(args).output().expect("run webrag")
+}
+
+/// `webrag index <site> --out <out> --cache <out>.cache <extra>`, unchecked.
+fn index_output(site: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let cache = out.with_extension("cache");
+    let mut args: Vec<&std::ffi::OsStr> =
+        vec!["index".as_ref(), site.as_os_str(), "--out".as_ref(), out.as_os_str(), "--cache".as_ref(), cache.as_os_str()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    webrag(args)
+}
+
 /// `webrag index <site> --out <out> --cache <out>.cache <extra>`: (stdout, stderr).
 fn index_with(site: &Path, out: &Path, extra: &[&str]) -> (String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
-        .arg("index")
-        .arg(site)
-        .arg("--out")
-        .arg(out)
-        .arg("--cache")
-        .arg(out.with_extension("cache"))
-        .args(extra)
-        .output()
-        .expect("run webrag");
+    let o = index_output(site, out, extra);
     assert!(o.status.success(), "webrag index failed: {}", String::from_utf8_lossy(&o.stderr));
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -96,17 +101,8 @@ fn llm_stages_at_index_time_reach_the_snapshot_and_a_model_error_keeps_the_last_
         { "match": "Your reply could not be used", "reply": { "content": "still no map" } }
     ]));
     let run = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
-            .arg("index")
-            .arg(&dir)
-            .arg("--out")
-            .arg(&out)
-            .arg("--cache")
-            .arg(out.with_extension("cache"))
-            .args(["--llm-url", &s.base_url(), "--llm-model", "scripted"])
-            .args(extra)
-            .output()
-            .expect("run webrag")
+        let url = s.base_url();
+        index_output(&dir, &out, &[&["--llm-url", url.as_str(), "--llm-model", "scripted"], extra].concat())
     };
     let o = run(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -276,10 +272,7 @@ fn index_device_gpu_and_cpu_give_the_same_snapshot_shape() {
     site(&dir);
     let run = |device: &str| {
         let out = dir.join(format!("webrag-{device}"));
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
-            .args(["index", dir.to_str().unwrap(), "--out", out.to_str().unwrap(), "--device", device])
-            .output()
-            .expect("run webrag");
+        let o = webrag(["index", dir.to_str().unwrap(), "--out", out.to_str().unwrap(), "--device", device]);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert!(o.status.success(), "--device {device} failed: {err}");
         (tree(&out), err)
@@ -299,10 +292,7 @@ fn index_device_gpu_and_cpu_give_the_same_snapshot_shape() {
             assert_eq!(gpu.get(name), Some(bytes), "{name}: keyword files do not depend on the device");
         }
     }
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
-        .args(["index", dir.to_str().unwrap(), "--out", dir.join("x").to_str().unwrap(), "--device", "tpu"])
-        .output()
-        .expect("run webrag");
+    let bad = webrag(["index", dir.to_str().unwrap(), "--out", dir.join("x").to_str().unwrap(), "--device", "tpu"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("tpu"), "the bad value is named");
     let _ = std::fs::remove_dir_all(&dir);
