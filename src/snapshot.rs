@@ -91,6 +91,18 @@ impl Default for SnapshotParams {
     }
 }
 
+impl SnapshotParams {
+    /// The engine settings of a snapshot build (native and `npx webrag index`): the graph as
+    /// asked, and no stored index segments. The build's in-memory store is never opened lazily,
+    /// and the segments' base would otherwise be rebuilt over every chunk again and again as
+    /// the batches grow the site.
+    pub fn engine_config(&self) -> crate::config::Config {
+        let mut config = crate::config::Config { lazy_open_chunks: 0, ..Default::default() };
+        config.graph.enabled = self.graph;
+        config
+    }
+}
+
 /// The URL of a page from its `/`-separated path relative to the site root: `a/b/index.html` →
 /// `/a/b/`, `a/page.html` → `/a/page.html`.
 pub fn url_of(rel: &str) -> String {

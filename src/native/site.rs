@@ -139,10 +139,8 @@ impl SiteBuild<'_> {
         use crate::engine::{Engine, Exclusive};
         use crate::ports::{MemoryStore, NoProgress, SystemClock};
         // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
-        let mut config = crate::config::Config::default();
-        config.graph.enabled = self.params.graph;
         let cache = self.cache_file(embedder.model_id());
-        let mut eng = Engine::open(MemoryStore::new(), embedder, config, Box::new(SystemClock)).await?;
+        let mut eng = Engine::open(MemoryStore::new(), embedder, self.params.engine_config(), Box::new(SystemClock)).await?;
         if let Some(file) = cache.as_deref().filter(|f| f.exists()) {
             let read = std::fs::read(file).map_err(|e| Error::from(StoreError::Backend { reason: format!("{}: {e}", file.display()) }));
             match read {

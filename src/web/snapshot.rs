@@ -9,7 +9,6 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::platform::JsClock;
 use super::{js_error, option_error, report, to_js};
-use crate::config::Config;
 use crate::embed::hashing::HashingEmbedder;
 use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPiece};
 use crate::engine::Engine;
@@ -120,9 +119,7 @@ async fn build<E: crate::embed::Embedder>(
     p: &SnapshotParams,
     on_progress: &Option<Function>,
 ) -> Result<(Vec<(String, Vec<u8>)>, crate::snapshot::SnapshotSummary)> {
-    let mut config = Config::default();
-    config.graph.enabled = p.graph;
-    let mut eng = Engine::open(MemoryStore::new(), embedder, config, Box::new(JsClock)).await?;
+    let mut eng = Engine::open(MemoryStore::new(), embedder, p.engine_config(), Box::new(JsClock)).await?;
     let total = docs.len();
     let mut done = 0;
     for batch in docs.chunks(256) {
