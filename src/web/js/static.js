@@ -672,12 +672,19 @@ export class StaticSearch {
     };
     const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
     // The proximity signal: results whose title, heading or text hold the query's terms in a
-    // row rank higher among the shown ones (score × (1 + PHRASE_WEIGHT · phrase)).
+    // row rank higher among the shown ones (score × (1 + PHRASE_WEIGHT · phrase)), and those
+    // holding all of them in a row (the query as a phrase) come first: an exact match that only
+    // the keyword list found is not outvoted by pages the other lists agree on.
     const qterms = analyze(query);
     const byPhrase = (rows, lists) => {
       if (!lists.keyword?.length || qterms.length < 2) return rows;
-      for (const [r, f] of rows) r.score *= 1 + PHRASE_WEIGHT * phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`));
-      return rows.sort((a, b) => b[0].score - a[0].score);
+      const exact = new Map();
+      for (const [r, f] of rows) {
+        const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`));
+        r.score *= 1 + PHRASE_WEIGHT * p;
+        exact.set(r, p === 1);
+      }
+      return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);
     };
     const weights = (names) => names.map((n) => this.manifest.fusion?.weights?.[WEIGHT_OF[n]] ?? 1);
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
