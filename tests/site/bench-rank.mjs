@@ -1,0 +1,183 @@
+// Ranking quality of webrag/static against Pagefind on the same static sites, in headless
+// Chromium, queries of two kinds:
+//   headline: the first 6 characters of a page's title, punctuation left out (a visitor typing
+//             the start of a headline), one query per page of a CRUD news site
+//             (tests/site/gen-crud-site.mjs; its snapshot built with the model: vectors + graph);
+//   question: the HotpotQA and MuSiQue questions (../shared/data, train100) over sites made of
+//             their passage pools, one page per passage; a question's relevant pages are its
+//             gold passages (2 for HotpotQA, 2–4 for MuSiQue).
+// For each query: webrag keyword (BM25), semantic (the int8 IVF lists), graph (PGR from the
+// pages of the fused keyword + semantic results, as the page's third stage seeds it), fused (the
+// staged hybrid search's final results) and Pagefind; results are pages. Printed per kind and
+// system: top-1 (the first result is relevant), MRR@10 (first relevant result) and nDCG@10
+// (binary gains, ideal = all relevant pages first). The query encoder is the int8 copy of the
+// model (`webrag quantize`), as a site would serve it; `--query-model f32` uses the full model.
+//
+//   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32]
+//
+// --crud DIR reuses a generated CRUD site with its snapshot in DIR/webrag (bench-site passes
+// its semantic site); otherwise target/rank-crud is generated (N pages, default 300) and
+// indexed. Snapshots are built with a build cache beside them (DIR.cache), so a second run
+// re-embeds nothing. Pagefind comes from npm into target/pagefind-tool, as in bench-site.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
+
+const args = process.argv.slice(2);
+const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
+const CRUD_PAGES = Number(opt('--crud-pages', 300));
+const ENCODER = opt('--query-model', 'int8');
+const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
+const MODEL = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+const env = { ...process.env, WEBRAG_MODEL: MODEL };
+const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+const strip = (t) => t.replace(/[，。、“”：《》（）！？；\s]/g, '');
+
+execFileSync('cargo', ['build', '--quiet', '--release', '--bin', 'webrag'], { cwd: ROOT, stdio: 'inherit' });
+const PF = join(ROOT, 'target/pagefind-tool');
+if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
+  mkdirSync(PF, { recursive: true });
+  execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
+}
+const QUERY_MODEL = ENCODER === 'f32' ? MODEL : join(ROOT, 'target/bench-model-int8');
+if (ENCODER !== 'f32') console.log(execFileSync(BIN, ['quantize', QUERY_MODEL, '--format', 'int8', '--model', MODEL], { env, encoding: 'utf8' }).trim());
+
+/** The snapshot (with the model, build cache beside it) and Pagefind's index of `dir`. */
+function index(dir) {
+  const t0 = performance.now();
+  execFileSync(BIN, ['index', dir, '--out', join(dir, 'webrag'), '--cache', `${dir}.cache`], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', dir, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' });
+  console.log(`indexed ${relative(ROOT, dir)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+// Site 1: CRUD news, headline queries.
+let crud = opt('--crud', null);
+if (!crud) {
+  crud = join(ROOT, 'target/rank-crud');
+  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), crud, '--limit', String(CRUD_PAGES)], { stdio: 'ignore' });
+  index(crud);
+} else if (!existsSync(join(crud, 'pagefind'))) {
+  execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', crud, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' });
+}
+const headline = [];
+for (const d of readdirSync(join(crud, 'news')).sort()) {
+  for (const f of readdirSync(join(crud, 'news', d)).sort()) {
+    const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(crud, 'news', d, f), 'utf8'))[1];
+    headline.push({ q: strip(title).slice(0, 6), relevant: [`/news/${d}/${f}`] });
+  }
+}
+
+// Sites 2 and 3: the passage pools of HotpotQA and MuSiQue, question queries.
+function passageSite(name, passages) {
+  const dir = join(ROOT, `target/rank-${name}`);
+  const stamp = join(dir, 'pages.json');
+  const want = JSON.stringify(passages.length);
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'p'), { recursive: true });
+    for (const [i, [title, text]] of passages.entries()) {
+      writeFileSync(join(dir, 'p', `${i}.html`), `<!doctype html>\n<html lang="en">\n<head><meta charset="utf-8"><title>${esc(title)}</title></head>\n<body>\n<main>\n<h1>${esc(title)}</h1>\n<p>${esc(text)}</p>\n</main>\n</body>\n</html>\n`);
+    }
+    writeFileSync(stamp, want);
+  }
+  index(dir);
+  return dir;
+}
+const hp = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
+const hpPassages = Object.entries(hp).map(([t, s]) => [t, s.join('')]);
+const hpIndex = new Map(hpPassages.map(([t], i) => [t, i]));
+const hotpot = passageSite('hotpotqa', hpPassages);
+const hpQuestions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'))
+  .map((q) => ({ q: q.question, relevant: [...new Set(q.supporting_facts.map((f) => hpIndex.get(f[0])).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
+  .filter((q) => q.relevant.length);
+const mu = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100_corpus.json'), 'utf8'));
+const muPassages = mu.map((p) => [p.title, p.text]);
+const muIndex = new Map();
+muPassages.forEach(([t, x], i) => { const k = `${t}\n${x}`; if (!muIndex.has(k)) muIndex.set(k, i); });
+const musique = passageSite('musique', muPassages);
+const muQuestions = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100.json'), 'utf8'))
+  .map((q) => ({ q: q.question, relevant: [...new Set(q.paragraphs.filter((p) => p.is_supporting).map((p) => muIndex.get(`${p.title}\n${p.paragraph_text}`)).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
+  .filter((q) => q.relevant.length);
+
+const server = await startServer(23000 + Math.floor(Math.random() * 1000));
+const browser = await launch({ webgpu: false });
+const page = await browser.ctx.newPage();
+page.on('pageerror', (e) => console.error('pageerror:', e.message));
+await page.goto(`${server.url}/www/site.html?snapshot=../target/rank-hotpotqa/webrag/`);
+await page.evaluate(async (model) => {
+  const { WebRag } = await import('/pkg/search.js');
+  const rag = await WebRag.open({ name: 'bench-rank-encoder', model, device: 'cpu' });
+  window.rankEmbed = (texts) => rag.embed(texts);
+}, `/${relative(ROOT, QUERY_MODEL)}/`);
+
+/** Every system's ranked page paths (site-relative, up to 10) for each query on `dir`. */
+async function run(dir, queries) {
+  const base = `/${relative(ROOT, dir)}`;
+  return page.evaluate(async ([base, qs]) => {
+    const { StaticSearch } = await import('/pkg/static.js');
+    const site = await StaticSearch.open(`${base}/webrag/`);
+    site.setEmbedder(window.rankEmbed);
+    const pf = await import(`${base}/pagefind/pagefind.js`);
+    await pf.init?.();
+    const path = (u) => { const p = new URL(u, location.href).pathname; return p.startsWith(base) ? p.slice(base.length) : p; };
+    const urls = (rs) => [...new Set(rs.map((r) => path(r.url)))].slice(0, 10);
+    const out = [];
+    for (const q of qs) {
+      const keyword = urls((await site.search(q, { k: 10, mode: 'keyword' })).results);
+      const semantic = urls((await site.search(q, { k: 10, mode: 'semantic' })).results);
+      let first = [];
+      const fused = urls((await site.search(q, { k: 10, onProgress: ({ stage, results }) => { if (stage === 'semantic') first = results; } })).results);
+      // The graph list alone, seeded as the staged search seeds it.
+      const [v] = await window.rankEmbed([q]);
+      const g = await site.graph(v, first.map((r) => r.page).filter((p) => p !== undefined), { k: 40 });
+      const graph = urls(await site.fragments(g.hits.map((h) => h.chunk)));
+      const s = await pf.search(q);
+      const pagefind = (await Promise.all(s.results.slice(0, 10).map((r) => r.data()))).map((d) => path(d.url).replace(/\/$/, ''));
+      out.push({ keyword, semantic, graph, fused, pagefind });
+    }
+    return out;
+  }, [base, queries.map((q) => q.q)]);
+}
+
+const SYSTEMS = ['keyword', 'semantic', 'graph', 'fused', 'pagefind'];
+const scores = {};
+for (const [kind, sets] of Object.entries({ headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]] })) {
+  scores[kind] = Object.fromEntries(SYSTEMS.map((s) => [s, { top1: 0, mrr: 0, ndcg: 0, n: 0, empty: 0 }]));
+  for (const [dir, qs] of sets) {
+    const t0 = performance.now();
+    const ranked = await run(dir, qs);
+    console.log(`${relative(ROOT, dir)}: ${qs.length} ${kind} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    for (const [i, { relevant }] of qs.entries()) {
+      for (const s of SYSTEMS) {
+        const list = ranked[i][s].map((p) => p.replace(/\.html$/, ''));
+        const rel = new Set(relevant.map((p) => p.replace(/\.html$/, '')));
+        const m = scores[kind][s];
+        const rank = list.findIndex((p) => rel.has(p)) + 1;
+        m.n++;
+        if (!list.length) m.empty++;
+        if (rank === 1) m.top1++;
+        if (rank) m.mrr += 1 / rank;
+        let dcg = 0;
+        list.forEach((p, j) => { if (rel.has(p)) dcg += 1 / Math.log2(j + 2); });
+        let ideal = 0;
+        for (let j = 0; j < Math.min(rel.size, 10); j++) ideal += 1 / Math.log2(j + 2);
+        m.ndcg += dcg / ideal;
+      }
+    }
+  }
+}
+await browser.close();
+server.stop();
+const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
+console.log(`
+ranking quality, results as pages (query encoder: ${ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
+| kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
+|---|---|---|---|---|---|---|`);
+for (const [kind, by] of Object.entries(scores)) {
+  for (const s of SYSTEMS) {
+    const m = by[s];
+    const name = s === 'pagefind' ? `Pagefind ${pfVersion}` : `webrag ${s}`;
+    console.log(`| ${kind} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${(m.ndcg / m.n).toFixed(3)} | ${m.n} | ${m.empty} |`);
+  }
+}
