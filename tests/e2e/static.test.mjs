@@ -173,6 +173,7 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   writeFileSync(join(EN, 'hunting.html'), pageHtml('Hunting dogs', '<p>Hunting dogs help hunters. The hunter waits while the dogs hunt. Hunting seasons are short.</p>'));
   writeFileSync(join(EN, 'herons.html'), pageHtml('Herons', '<p>Herons wade in shallow water. Birds of this kind hunt fish at dawn; prey birds are rare here.</p>'));
   writeFileSync(join(EN, 'hundreds.html'), pageHtml('Migration', '<p>Hundreds of birds pass in autumn. Nocturnal migration is common.</p>'));
+  writeFileSync(join(EN, 'fishing.html'), pageHtml('Fishing', '<p>Fish, fish, fish, fish: hunt, hunt, hunt.</p>'));
   execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', EN, '--out', join(EN, 'webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
   const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
   const site = await StaticSearch.open(`file://${join(EN, 'webrag')}/`, { fetch: fsFetch, offline: false });
@@ -192,6 +193,12 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   const r = (await site.search('birds of prey ', { mode: 'keyword' })).results;
   assert.equal(r[0]?.url, '/owls.html', JSON.stringify(r.map((x) => [x.url, x.score])));
   assert.deepEqual(r[0].highlights.map(([a, b]) => r[0].excerpt.slice(a, b)).slice(0, 3), ['birds', 'of', 'prey']);
+  // The whole query as a phrase comes first: "hunt fish" in a row (herons) above a page with
+  // both words more often, apart (fishing), which BM25 ranks first.
+  const bm25 = (await site.keyword('hunt fish')).hits;
+  const fishing = (await site.fragments([bm25[0].chunk]))[0].url;
+  assert.equal(fishing, '/fishing.html', 'BM25 alone ranks the page without the phrase first');
+  assert.deepEqual((await urls('hunt fish')).slice(0, 2), ['/herons.html', '/fishing.html']);
   // A section link names its heading.
   const hearing = (await site.search('hearing alone', { mode: 'keyword' })).results[0];
   assert.equal(hearing.url, '/owls.html');
