@@ -166,7 +166,10 @@ impl SiteBuild<'_> {
             embedded += r.chunks;
             // Seal grown fresh buffers into HNSW segments, as the page does when idle: otherwise
             // every later batch's fusion scans all earlier topics and facts exactly (quadratic).
-            eng.maintain_all(false).await?;
+            // A keyword-only snapshot has neither vectors nor a graph: nothing to seal for.
+            if self.params.vectors {
+                eng.maintain_all(false).await?;
+            }
             done += batch.len();
             eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, self.t0.elapsed().as_secs_f64());
         }

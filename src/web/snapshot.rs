@@ -124,8 +124,11 @@ async fn build<E: crate::embed::Embedder>(
     let mut done = 0;
     for batch in docs.chunks(256) {
         eng.add(batch.to_vec(), &mut NoProgress).await?;
-        // As the native CLI: seal grown fresh buffers so fusion stays sublinear in the site.
-        eng.maintain_all(false).await?;
+        // As the native CLI: seal grown fresh buffers so fusion stays sublinear in the site
+        // (a keyword-only snapshot has neither vectors nor a graph: nothing to seal for).
+        if p.vectors {
+            eng.maintain_all(false).await?;
+        }
         done += batch.len();
         report(on_progress, &ProgressEvent { phase: "index".into(), done, total });
     }
