@@ -34,6 +34,9 @@ pub struct Config {
     /// Each retriever's weight in the fused modes: a list adds `weight / (rrfK + rank)`
     /// ([`crate::retrieve::FusionWeights`]; each 0..=10).
     pub fusion_weights: crate::retrieve::FusionWeights,
+    /// The `hybridGraph` mode's second stage: the fused list reordered by PGR's selection
+    /// ([`crate::retrieve::GraphCascade`]: `enabled`, `keep` 2, `candidates` 1).
+    pub graph_cascade: crate::retrieve::GraphCascade,
     /// Texts (chunks, then mind-map nodes) embedded per call at ingest; progress is reported
     /// after each call. Default: the embedder's own ([`crate::embed::Embedder::preferred_batch`]:
     /// 256 on a hardware GPU, 64 on the CPU natively, 16 on the page's CPU path); range 1..=1024.
@@ -114,6 +117,7 @@ impl Config {
             Self::EMBED_BATCH.check("", n as f64)?;
         }
         self.fusion_weights.validate()?;
+        self.graph_cascade.validate()?;
         self.ann.validate()?;
         self.graph.validate()
     }
@@ -132,6 +136,7 @@ impl Default for Config {
             rrf_k: Self::RRF_K.real(),
             fusion_depth: Self::FUSION_DEPTH.count(),
             fusion_weights: crate::retrieve::FusionWeights::default(),
+            graph_cascade: crate::retrieve::GraphCascade::default(),
             embed_batch: None,
             graph: crate::graph::GraphParams::default(),
             ann: crate::index::ann::AnnParams::default(),

@@ -8,7 +8,7 @@ use webrag::config::Config;
 use webrag::engine::{Engine, SearchOptions, decode_utf8};
 use webrag::error::{Error, InputError, ModelError, StoreError};
 use webrag::ports::{FixedClock, MemoryStore, NoProgress, Store};
-use webrag::retrieve::FusionWeights;
+use webrag::retrieve::{FusionWeights, GraphCascade};
 use webrag::types::{DocumentInput, Format, SearchMode};
 
 type Eng = Engine<MemoryStore, &'static webrag::embed::CpuEmbedder>;
@@ -205,6 +205,7 @@ fn invalid_config_is_rejected_at_open() {
                 Config { fusion_weights: FusionWeights { bm25: f32::NAN, ..FusionWeights::EQUAL }, ..Config::default() },
                 "fusionWeights.bm25",
             ),
+            (Config { graph_cascade: GraphCascade { keep: 101, ..GraphCascade::DEFAULT }, ..Config::default() }, "graphCascade.keep"),
         ] {
             let r = Engine::open(MemoryStore::new(), common::model(), config, Box::new(FixedClock(1.0))).await;
             match r {

@@ -478,8 +478,12 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
             lists.dense = self.phrase_filter(cands, &q, depth).await?;
         }
-        let (ranked, mut scores) =
-            lists.fuse(if opts.mode == Atomic { Dense } else { opts.mode }, self.config.rrf_k, &self.config.fusion_weights);
+        let (ranked, mut scores) = lists.fuse(
+            if opts.mode == Atomic { Dense } else { opts.mode },
+            self.config.rrf_k,
+            &self.config.fusion_weights,
+            &self.config.graph_cascade,
+        );
         let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.take(depth)).collect();
         let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
         let (chunks, docs) = self.hit_records(&slots).await?;

@@ -247,7 +247,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
-    /// `fusion_depth`, `fusion_weights`, the graph's seeds, candidates and PGR parameters); the
+    /// `fusion_depth`, `fusion_weights`, `graph_cascade`, the graph's seeds, candidates and PGR parameters); the
     /// others keep their values.
     ///
     /// Errors: [`InputError::InvalidOption`] when `search` fails [`Config::validate`].
@@ -260,6 +260,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             rrf_k: search.rrf_k,
             fusion_depth: search.fusion_depth,
             fusion_weights: search.fusion_weights,
+            graph_cascade: search.graph_cascade,
             graph: crate::graph::GraphParams {
                 enabled: self.config.graph.enabled,
                 super_topic_threshold: self.config.graph.super_topic_threshold,

@@ -148,18 +148,23 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             },
             _ => Vec::new(),
         };
-        let graph_list: Vec<(u32, f32)> = match (want_graph, qv) {
+        // The graph list, and how many of its first hits come from PGR's selected rows.
+        let (graph_list, graph_selected): (Vec<(u32, f32)>, usize) = match (want_graph, qv) {
             (true, Some(v)) if v.len() == self.vectors.dim() => {
                 let gs = self.graph.search(query, &[v], depth, &self.config.graph);
                 let mut seen = HashSet::new();
-                gs.hits
+                let kept: Vec<(usize, (u32, f32))> = gs
+                    .hits
                     .iter()
-                    .filter_map(|h| self.slots.get(&h.chunk_id).map(|s| (s, h.score)))
-                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
+                    .enumerate()
+                    .filter_map(|(i, h)| self.slots.get(&h.chunk_id).map(|s| (i, (s, h.score))))
+                    .filter(|(_, (s, _))| seen.insert(*s) && passes(*s))
                     .take(depth)
-                    .collect()
+                    .collect();
+                let selected = kept.iter().filter(|(i, _)| *i < gs.selected).count();
+                (kept.into_iter().map(|x| x.1).collect(), selected)
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), 0),
         };
         // Atomic questions (path (b)): each chunk ranked by its best question; in `atomic` mode
         // and, once the knowledge base is atomized, in the hybrid modes.
@@ -177,8 +182,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             _ => Vec::new(),
         };
-        let lists = Ranked { bm25: bm25_list, dense: dense_list, graph: graph_list, atomic: atomic_list };
-        let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k, &self.config.fusion_weights);
+        let lists = Ranked { bm25: bm25_list, dense: dense_list, graph: graph_list, graph_selected, atomic: atomic_list };
+        let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k, &self.config.fusion_weights, &self.config.graph_cascade);
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         let mut hits = Vec::with_capacity(opts.k);
         for (slot, score) in ranked.into_iter().take(opts.take(depth)) {

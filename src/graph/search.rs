@@ -47,6 +47,9 @@ pub struct GraphExplain {
 pub struct GraphSearch {
     /// Facts, best first: PGR's selected rows, then the other candidate facts.
     pub hits: Vec<GraphHit>,
+    /// How many of `hits` come first from PGR's selected rows.
+    #[serde(default)]
+    pub selected: usize,
     /// The selected fact paths merged back into mind maps (topic → routes → facts): the context.
     pub context: Vec<MindMap>,
     /// How it got there.
@@ -264,6 +267,7 @@ impl PseudoGraph {
             chosen.insert(r);
             out.hits.extend(fact_hit(r, s));
         }
+        out.selected = out.hits.len();
         let mut rest: Vec<(u32, f32)> = (0..rows.len() as u32)
             .filter(|r| !chosen.contains(r))
             .map(|r| {

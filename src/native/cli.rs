@@ -657,8 +657,16 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let w = t.weights;
                 println!();
                 println!(
-                    "Fusion weights chosen on the even-numbered questions (mean of R@2, R@5, R@10: {:.1}; equal weights {:.1}): bm25 {}, dense {}, graph {}. Held out (odd-numbered questions):",
-                    t.tuning.0, t.tuning.1, w.bm25, w.dense, w.graph
+                    "Fusion weights chosen on the even-numbered questions, no cascade (mean of R@2, R@5, R@10: {:.1}; equal weights {:.1}): bm25 {}, dense {}, graph {}. Graph cascade chosen there with equal weights ({:.1}; the default {:.1}): keep {}, candidates {}. Held out (odd-numbered questions):",
+                    t.tuning.0,
+                    t.tuning.1,
+                    w.bm25,
+                    w.dense,
+                    w.graph,
+                    t.cascade_tuning.0,
+                    t.cascade_tuning.1,
+                    t.cascade.keep,
+                    t.cascade.candidates
                 );
                 println!();
                 println!("| dataset | retriever | R@2 | R@5 | R@10 |");

@@ -72,6 +72,71 @@ impl Default for FusionWeights {
     }
 }
 
+/// The second stage of the `hybridGraph` mode: the fused (RRF) list reordered by the graph
+/// retriever's evidence. The fused list's first `keep` hits stay where they are; then come the
+/// other hits PGR selected (its reverse-DFS fact paths, PG-RAG §4.2) and the graph list's first
+/// `candidates` facts after them, in fused order; then everything else, in fused order.
+///
+/// Why: reciprocal-rank fusion ranks a hit two lists hold above one only the graph list holds,
+/// and the graph list's hits are mostly the multi-hop bridges the other lists miss; so the fused
+/// list lost to the graph list alone at recall@5 while leading at recall@2.
+/// `webrag eval --tune-fusion` reports it on held-out questions (docs/benchmarks.md, "Graph
+/// cascade").
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct GraphCascade {
+    /// Off: the fused list as reciprocal-rank fusion ranks it. Default on.
+    pub enabled: bool,
+    /// Fused hits kept ahead of the graph's evidence. Default 2; range 0..=100.
+    pub keep: usize,
+    /// Graph-list facts PGR did not select that join its selection. Default 1; range 0..=100.
+    pub candidates: usize,
+}
+
+impl GraphCascade {
+    /// The default: on, `keep` 2, `candidates` 1.
+    pub const DEFAULT: GraphCascade = GraphCascade { enabled: true, keep: 2, candidates: 1 };
+    /// Off.
+    pub const OFF: GraphCascade = GraphCascade { enabled: false, ..GraphCascade::DEFAULT };
+
+    /// Checks `keep` and `candidates`: 0..=100 each.
+    ///
+    /// Errors: [`crate::error::InputError::InvalidOption`] naming the field.
+    pub fn validate(&self) -> Result<(), crate::error::InputError> {
+        for (name, v) in [("keep", self.keep), ("candidates", self.candidates)] {
+            if v > 100 {
+                return Err(crate::error::InputError::InvalidOption {
+                    name: format!("graphCascade.{name}"),
+                    reason: format!("{v} is outside 0..=100"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reorders `fused` (best first) by the evidence of `graph` (the graph list, best first,
+    /// its first `selected` hits PGR's selection). Items of `graph` that `fused` lacks are
+    /// ignored; the result holds exactly the items of `fused`.
+    pub fn apply(&self, fused: Vec<(u32, f32)>, graph: &[(u32, f32)], selected: usize) -> Vec<(u32, f32)> {
+        if !self.enabled || graph.is_empty() || fused.len() <= self.keep {
+            return fused;
+        }
+        let take = selected.min(graph.len()) + self.candidates;
+        let promoted: HashSet<u32> = graph.iter().take(take).map(|x| x.0).collect();
+        let (head, tail) = fused.split_at(self.keep);
+        let mut out = head.to_vec();
+        out.extend(tail.iter().filter(|x| promoted.contains(&x.0)));
+        out.extend(tail.iter().filter(|x| !promoted.contains(&x.0)));
+        out
+    }
+}
+
+impl Default for GraphCascade {
+    fn default() -> Self {
+        GraphCascade::DEFAULT
+    }
+}
+
 /// The ranked lists of one search, `(slot, score)` best first, by retriever (slots of one
 /// numbering: the loaded engine's, or a lazily opened base's ordinals).
 #[derive(Debug, Default)]
@@ -82,14 +147,17 @@ pub struct Ranked {
     pub dense: Vec<(u32, f32)>,
     /// The pseudo-graph retriever (PGR).
     pub graph: Vec<(u32, f32)>,
+    /// How many of `graph`'s first hits PGR selected (the rest are candidate facts).
+    pub graph_selected: usize,
     /// Atomic questions (PIKE-RAG path (b)), each chunk by its best question.
     pub atomic: Vec<(u32, f32)>,
 }
 
 impl Ranked {
     /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
-    /// `rrf_k`, each list weighted by `w`) and every slot's scores and ranks in each list.
-    pub fn fuse(self, mode: SearchMode, rrf_k: f32, w: &FusionWeights) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
+    /// `rrf_k`, each list weighted by `w`; in `HybridGraph` reordered by `cascade`) and every
+    /// slot's scores and ranks in each list.
+    pub fn fuse(self, mode: SearchMode, rrf_k: f32, w: &FusionWeights, cascade: &GraphCascade) -> (Vec<(u32, f32)>, HashMap<u32, Scores>) {
         use SearchMode::*;
         let mut scores: HashMap<u32, Scores> = HashMap::new();
         for (i, (s, v)) in self.atomic.iter().enumerate() {
@@ -132,7 +200,7 @@ impl Ranked {
                 for (s, v) in &fused {
                     scores.entry(*s).or_default().rrf = Some(*v);
                 }
-                fused
+                if mode == HybridGraph { cascade.apply(fused, &self.graph, self.graph_selected) } else { fused }
             }
         };
         (ranked, scores)
@@ -269,6 +337,27 @@ mod tests {
         assert!((f[0].1 - (1.0 / 63.0 + 3.0 / 61.0)).abs() < 1e-6);
         let f = rrf(&[(&a, 1.0), (&b, 0.0)], 60.0);
         assert_eq!(f.iter().map(|x| x.0).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn graph_cascade_promotes_the_selection_behind_the_kept_head() {
+        let fused: Vec<(u32, f32)> = (1..=8).map(|i| (i, 1.0 / i as f32)).collect();
+        // Graph list: 7 and 5 selected by PGR, then candidates 8 and 2, then 9 (not fused).
+        let graph = [(7, 0.9), (5, 0.8), (8, -1.5), (2, -1.6), (9, -1.7)];
+        let ids = |v: Vec<(u32, f32)>| v.into_iter().map(|x| x.0).collect::<Vec<_>>();
+        let c = GraphCascade::DEFAULT;
+        assert_eq!(ids(c.apply(fused.clone(), &graph, 2)), [1, 2, 5, 7, 8, 3, 4, 6]);
+        // No candidates: the selection alone; keep 0: the selection leads.
+        let c0 = GraphCascade { candidates: 0, keep: 0, ..c };
+        assert_eq!(ids(c0.apply(fused.clone(), &graph, 2)), [5, 7, 1, 2, 3, 4, 6, 8]);
+        // Off, an empty graph list, or a fused list no longer than `keep`: unchanged.
+        assert_eq!(GraphCascade::OFF.apply(fused.clone(), &graph, 2), fused);
+        assert_eq!(c.apply(fused.clone(), &[], 0), fused);
+        assert_eq!(c.apply(fused[..2].to_vec(), &graph, 2), fused[..2].to_vec());
+        // The scores travel with their items.
+        assert!(c.apply(fused.clone(), &graph, 2).iter().all(|(i, s)| (*s - 1.0 / *i as f32).abs() < 1e-9));
+        assert!(GraphCascade { keep: 101, ..c }.validate().is_err());
+        assert!(GraphCascade { candidates: 101, ..c }.validate().is_err());
     }
 
     #[test]

@@ -62,7 +62,7 @@ test('the embedding path is one plain sentence, the platform\'s words on demand'
   }
 });
 
-test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= 85', { timeout: 3_000_000 }, async () => {
+test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= each single retriever', { timeout: 3_000_000 }, async () => {
   const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
   const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
   const titles = Object.keys(corpus);
@@ -112,7 +112,10 @@ test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segme
   }, qs);
   console.log(`browser recall@5 on HotpotQA train100 (index loaded from IndexedDB): bm25 ${recall.bm25.toFixed(1)}, dense ${recall.dense.toFixed(1)}, hybrid ${recall.hybrid.toFixed(1)}, graph ${recall.graph.toFixed(1)}, hybrid+graph ${recall['hybrid+graph'].toFixed(1)}`);
   assert.ok(recall.hybrid >= 78, `hybrid recall@5 ${recall.hybrid}`);
-  assert.ok(recall['hybrid+graph'] >= 85, `hybrid+graph recall@5 ${recall['hybrid+graph']}`);
+  // The fused list with its graph cascade does not lose to its best input (issue: fusion that
+  // does not lose to its best input); natively 90.0 against the graph list's 88.0.
+  const best = Math.max(recall.bm25, recall.dense, recall.graph);
+  assert.ok(recall['hybrid+graph'] >= best, `hybrid+graph recall@5 ${recall['hybrid+graph']} < best single ${best}`);
   // The demo shows each graph result's mind-map context and the explain view.
   await page.selectOption('#mode', 'hybrid+graph');
   await page.fill('#q', questions[0].question);

@@ -168,6 +168,8 @@ export interface Options {
   /** Default 100; 1..=10000. */ fusionDepth?: number;
   /** Each retriever's weight in the fused modes (weighted RRF: a list adds weight / (rrfK + rank); 0 leaves it out); each default 1, 0..=10. */
   fusionWeights?: { bm25?: number; dense?: number; graph?: number; atomic?: number };
+  /** The hybrid+graph mode's second stage: the fused list's first `keep` hits stay, then the other hits PGR selected and the graph list's first `candidates` unselected facts (in fused order), then the rest. Default enabled, keep 2 (0..=100), candidates 1 (0..=100). */
+  graphCascade?: { enabled?: boolean; keep?: number; candidates?: number };
   /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
   /** From this many chunks on, idle upkeep stores the index segments the next open reads lazily; 0: never. Default 4096; 0..=100000000. */ lazyOpenChunks?: number;
   /** Pseudo-graph (PG-RAG) options. */
