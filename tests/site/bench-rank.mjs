@@ -14,6 +14,10 @@
 // model (`webrag quantize`), as a site would serve it; `--query-model f32` uses the full model.
 //
 //   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32]
+//                                  [--kinds headline,question] [--dump PREFIX]
+//
+// Another model: WEBRAG_MODEL=DIR WEBRAG_MODEL_ID=ID (e.g. .models/m3e-small and
+// moka-ai/m3e-small, a Chinese BERT) builds and ranks its own sites (target/rank-*-<folder>).
 //
 // --crud DIR reuses a generated CRUD site with its snapshot in DIR/webrag (bench-site passes
 // its semantic site); otherwise target/rank-crud is generated (N pages, default 300) and
@@ -21,7 +25,7 @@
 // re-embeds nothing. Pagefind comes from npm into target/pagefind-tool, as in bench-site.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
 
 const args = process.argv.slice(2);
@@ -29,7 +33,15 @@ const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
 const CRUD_PAGES = Number(opt('--crud-pages', 300));
 const ENCODER = opt('--query-model', 'int8');
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
-const MODEL = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+const DEFAULT_MODEL = join(ROOT, '.models/all-MiniLM-L6-v2');
+const MODEL = process.env.WEBRAG_MODEL ?? DEFAULT_MODEL;
+// Another model (WEBRAG_MODEL, its id in WEBRAG_MODEL_ID) gets its own sites, snapshots and
+// caches: target/rank-*-<model folder name>.
+const TAG = resolve(MODEL) === DEFAULT_MODEL ? '' : `-${basename(resolve(MODEL))}`;
+if (TAG && !process.env.WEBRAG_MODEL_ID) throw new Error('WEBRAG_MODEL names another model: set WEBRAG_MODEL_ID to its id');
+const KINDS = opt('--kinds', 'headline,question').split(',');
+// --dump PREFIX: every query's ranked pages per system, as PREFIX.<kind>.<site>.json.
+const DUMP = opt('--dump', null);
 const env = { ...process.env, WEBRAG_MODEL: MODEL };
 const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 const strip = (t) => t.replace(/[，。、“”：《》（）！？；\s]/g, '');
@@ -40,7 +52,7 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
   mkdirSync(PF, { recursive: true });
   execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
 }
-const QUERY_MODEL = ENCODER === 'f32' ? MODEL : join(ROOT, 'target/bench-model-int8');
+const QUERY_MODEL = ENCODER === 'f32' ? MODEL : join(ROOT, `target/bench-model-int8${TAG}`);
 if (ENCODER !== 'f32') console.log(execFileSync(BIN, ['quantize', QUERY_MODEL, '--format', 'int8', '--model', MODEL], { env, encoding: 'utf8' }).trim());
 
 /** The snapshot (with the model, build cache beside it) and Pagefind's index of `dir`. */
@@ -54,7 +66,7 @@ function index(dir) {
 // Site 1: CRUD news, headline queries.
 let crud = opt('--crud', null);
 if (!crud) {
-  crud = join(ROOT, 'target/rank-crud');
+  crud = join(ROOT, `target/rank-crud${TAG}`);
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), crud, '--limit', String(CRUD_PAGES)], { stdio: 'ignore' });
   index(crud);
 } else if (!existsSync(join(crud, 'pagefind'))) {
@@ -70,7 +82,7 @@ for (const d of readdirSync(join(crud, 'news')).sort()) {
 
 // Sites 2 and 3: the passage pools of HotpotQA and MuSiQue, question queries.
 function passageSite(name, passages) {
-  const dir = join(ROOT, `target/rank-${name}`);
+  const dir = join(ROOT, `target/rank-${name}${TAG}`);
   const stamp = join(dir, 'pages.json');
   const want = JSON.stringify(passages.length);
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
@@ -84,10 +96,11 @@ function passageSite(name, passages) {
   index(dir);
   return dir;
 }
+const QUESTIONS = KINDS.includes('question');
 const hp = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
 const hpPassages = Object.entries(hp).map(([t, s]) => [t, s.join('')]);
 const hpIndex = new Map(hpPassages.map(([t], i) => [t, i]));
-const hotpot = passageSite('hotpotqa', hpPassages);
+const hotpot = QUESTIONS ? passageSite('hotpotqa', hpPassages) : null;
 const hpQuestions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'))
   .map((q) => ({ q: q.question, relevant: [...new Set(q.supporting_facts.map((f) => hpIndex.get(f[0])).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
   .filter((q) => q.relevant.length);
@@ -95,7 +108,7 @@ const mu = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100_corpus.js
 const muPassages = mu.map((p) => [p.title, p.text]);
 const muIndex = new Map();
 muPassages.forEach(([t, x], i) => { const k = `${t}\n${x}`; if (!muIndex.has(k)) muIndex.set(k, i); });
-const musique = passageSite('musique', muPassages);
+const musique = QUESTIONS ? passageSite('musique', muPassages) : null;
 const muQuestions = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100.json'), 'utf8'))
   .map((q) => ({ q: q.question, relevant: [...new Set(q.paragraphs.filter((p) => p.is_supporting).map((p) => muIndex.get(`${p.title}\n${p.paragraph_text}`)).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
   .filter((q) => q.relevant.length);
@@ -104,7 +117,7 @@ const server = await startServer(23000 + Math.floor(Math.random() * 1000));
 const browser = await launch({ webgpu: false });
 const page = await browser.ctx.newPage();
 page.on('pageerror', (e) => console.error('pageerror:', e.message));
-await page.goto(`${server.url}/www/site.html?snapshot=../target/rank-hotpotqa/webrag/`);
+await page.goto(`${server.url}/www/site.html?snapshot=../${relative(ROOT, crud)}/webrag/`);
 await page.evaluate(async (model) => {
   const { WebRag } = await import('/pkg/search.js');
   const rag = await WebRag.open({ name: 'bench-rank-encoder', model, device: 'cpu' });
@@ -142,11 +155,13 @@ async function run(dir, queries) {
 
 const SYSTEMS = ['keyword', 'semantic', 'graph', 'fused', 'pagefind'];
 const scores = {};
-for (const [kind, sets] of Object.entries({ headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]] })) {
+const KIND_SETS = { headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]] };
+for (const [kind, sets] of Object.entries(KIND_SETS).filter(([k]) => KINDS.includes(k))) {
   scores[kind] = Object.fromEntries(SYSTEMS.map((s) => [s, { top1: 0, mrr: 0, ndcg: 0, n: 0, empty: 0 }]));
   for (const [dir, qs] of sets) {
     const t0 = performance.now();
     const ranked = await run(dir, qs);
+    if (DUMP) writeFileSync(`${DUMP}.${kind}.${basename(dir)}.json`, JSON.stringify(qs.map((q, i) => ({ ...q, ...ranked[i] }))));
     console.log(`${relative(ROOT, dir)}: ${qs.length} ${kind} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     for (const [i, { relevant }] of qs.entries()) {
       for (const s of SYSTEMS) {
@@ -171,7 +186,7 @@ await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
 console.log(`
-ranking quality, results as pages (query encoder: ${ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
+ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
 | kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
 |---|---|---|---|---|---|---|`);
 for (const [kind, by] of Object.entries(scores)) {

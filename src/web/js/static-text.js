@@ -7,6 +7,7 @@ export const isCjk = (cp) => (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && 
   || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
 const MID_PUNCT = /[!-/:-@[-^`{-~\u00B7\u0387\u05F3\u05F4\u2018\u2019\u2024\u2027\uFE50\uFE52\uFE54\uFE55]/u;
 const ALNUM = /[\p{Alphabetic}\p{N}]/u;
+const WHITE_SPACE = /\p{White_Space}/u;
 let segmenter;
 
 // Katakana that UAX #29 joins into one word (Word_Break=Katakana, within the CJK ranges).
@@ -17,7 +18,9 @@ let graphemes;
 
 /**
  * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
- * runs of CJK characters as overlapping bigrams (a lone character as itself). The same terms as
+ * runs of CJK characters as overlapping bigrams (a lone character as itself), two runs with only
+ * punctuation between them (no space, no word) bridged by the bigram of the characters either
+ * side. The same terms as
  * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
  * read character by character here (Katakana runs are one word, as in UAX #29), whatever
  * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
@@ -28,15 +31,29 @@ export function analyze(text) {
   const out = [];
   let run = [];
   let runEnd = -1;
+  let bridge = null; // the last character of the CJK run before and where it ends, while no word follows
   const flush = () => {
     if (run.length === 1) out.push(run[0]);
     else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
+    bridge = { ch: run[run.length - 1], end: runEnd };
     run = [];
+  };
+  // One CJK character at `at`: a gap ends the run; a new run after punctuation alone (no space)
+  // starts with the bigram bridging it ("消息：目前" → 消息, 息目, 目前).
+  const push = (ch, at) => {
+    if (at !== runEnd && run.length) flush();
+    if (!run.length && bridge !== null) {
+      if (!WHITE_SPACE.test(text.slice(bridge.end, at))) out.push(bridge.ch + ch);
+      bridge = null;
+    }
+    run.push(ch);
+    runEnd = at + ch.length;
   };
   const lower = (s) => { let r = ''; for (const c of s) r += c.toLowerCase(); return r; };
   const word = (w) => {
     if (!ALNUM.test(w)) return;
     if (run.length) flush();
+    bridge = null;
     for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
   };
   // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.
@@ -47,15 +64,11 @@ export function analyze(text) {
     else {
       if (run.length) flush();
       let at = kata.start;
-      for (const c of kata.chars) { if (at !== runEnd && run.length) flush(); run.push(c); at += c.length; runEnd = at; }
+      for (const c of kata.chars) { push(c, at); at += c.length; }
     }
     kata = null;
   };
-  const cjkChar = (ch, at) => {
-    if (at !== runEnd && run.length) flush();
-    run.push(ch);
-    runEnd = at + ch.length;
-  };
+  const cjkChar = (ch, at) => push(ch, at);
   for (const { segment, index } of segmenter.segment(text)) {
     let off = 0;
     let plain = '';
@@ -197,17 +210,21 @@ export function highlight(text, query, { chars = 200 } = {}) {
  * The proximity signal of a text for a query: the longest run of consecutive query terms that
  * occur consecutively in the text's terms, as a fraction of the query's length beyond its first
  * term (0: no two in a row; 1: the whole query as a phrase). `qterms` and `tterms` are analyzer
- * terms (CJK bigrams overlap, so a run of bigrams is a run of characters).
+ * terms (CJK bigrams overlap, so a run of bigrams is a run of characters). With `prefixLast`
+ * (the visitor is still typing the last word) the query's last term also matches a text term
+ * it begins ("7月25日2" runs on into "7月25日，2023年").
  */
-export function phrase(qterms, tterms) {
+export function phrase(qterms, tterms, { prefixLast = false } = {}) {
   if (qterms.length < 2) return 0;
   const at = new Map();
   tterms.forEach((t, j) => { if (!at.has(t)) at.set(t, []); at.get(t).push(j); });
+  const last = qterms.length - 1;
+  const same = (t, k) => t === qterms[k] || (prefixLast && k === last && typeof t === 'string' && t.startsWith(qterms[k]));
   let best = 1;
   for (let i = 0; i + best < qterms.length; i++) {
     for (const j of at.get(qterms[i]) ?? []) {
       let n = 1;
-      while (i + n < qterms.length && tterms[j + n] === qterms[i + n]) n++;
+      while (i + n < qterms.length && same(tterms[j + n], i + n)) n++;
       if (n > best) best = n;
     }
   }

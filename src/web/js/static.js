@@ -673,16 +673,19 @@ export class StaticSearch {
     const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
     // The proximity signal: results whose title, heading or text hold the query's terms in a
     // row rank higher among the shown ones (score × (1 + PHRASE_WEIGHT · phrase)), and those
-    // holding all of them in a row (the query as a phrase) come first: an exact match that only
-    // the keyword list found is not outvoted by pages the other lists agree on.
+    // holding all of them in a row (the query as a phrase) come first, those with it in their
+    // title before those with it in their heading or text: an exact match that only the keyword
+    // list found is not outvoted by pages the other lists agree on. While the last word is typed
+    // it may be the start of the text's word.
     const qterms = analyze(query);
+    const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
     const byPhrase = (rows, lists) => {
       if (!lists.keyword?.length || qterms.length < 2) return rows;
-      const exact = new Map();
+      const exact = new Map(); // row → 2: the query is a phrase of its title, 1: of its heading or text
       for (const [r, f] of rows) {
-        const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`));
+        const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`), { prefixLast: typing });
         r.score *= 1 + PHRASE_WEIGHT * p;
-        exact.set(r, p === 1);
+        exact.set(r, p < 1 ? 0 : phrase(qterms, analyze(f.title ?? ''), { prefixLast: typing }) === 1 ? 2 : 1);
       }
       return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);
     };

@@ -3,7 +3,7 @@
 // site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
 // <site> --out …`), so both write the same bytes.
 //
-//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph] [--kb]
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
 //   npx webrag quantize <model> --out DIR [--format int8|f16]
 //
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
@@ -22,7 +22,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
-const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--no-graph] [--kb]
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
 
   <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
   --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
@@ -31,6 +31,9 @@ const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks
                     chunks: embed every chunk for semantic and graph search (needs --model)
   --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
                     (e.g. sentence-transformers/all-MiniLM-L6-v2)
+  --model-id ID     the id the snapshot records for that model (default
+                    sentence-transformers/all-MiniLM-L6-v2; another model needs its own, e.g.
+                    moka-ai/m3e-small)
   --no-graph        with vectors: leave out the graph shards (the pages' mind maps)
   --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()
 
@@ -100,6 +103,7 @@ async function main() {
         out: { type: 'string' },
         vectors: { type: 'string' },
         model: { type: 'string' },
+        'model-id': { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
         format: { type: 'string', default: 'int8' },
@@ -128,6 +132,10 @@ async function main() {
   };
   const model = { config: read('config.json'), tokenizer: read('tokenizer.json') };
   if (vectors === 'chunks') model.weights = read('model.safetensors');
+  if (values['model-id'] !== undefined) {
+    if (!values['model-id'].trim()) fail('--model-id: empty');
+    model.id = values['model-id'];
+  }
 
   const t0 = Date.now();
   const paths = crawl(site, site, out, []);
