@@ -36,17 +36,14 @@ fn is_mid_punct(c: char) -> bool {
 /// Words are UAX #29 word segments, normalised with NFKC and lowercased (so `Ｆｕｌｌ` = `full`),
 /// then split at inner punctuation (`amy's` → `amy`, `s`; `3.14` → `3`, `14`); pieces without an
 /// alphanumeric character are dropped. Adjacent CJK characters form overlapping
-/// bigrams (`自然语言` → `自然`, `然语`, `语言`), the usual trick for unsegmented scripts; two CJK
-/// runs with only punctuation between them (no space, no word) are bridged by the bigram of the
-/// characters either side (`消息：目前` → `消息`, `息目`, `目前`), so text typed without its
-/// punctuation still matches.
+/// bigrams (`自然语言` → `自然`, `然语`, `语言`), the usual trick for unsegmented scripts. A run goes
+/// on across punctuation (`消息：目前` → `消息`, `息目`, `目前`), so text typed without its
+/// punctuation still matches; a space or a word ends it.
 pub fn analyze(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut run: Vec<char> = Vec::new();
     let mut run_end = usize::MAX;
-    // The last character of the CJK run before and where it ends, while no word follows it.
-    let mut bridge: Option<(char, usize)> = None;
-    let flush = |run: &mut Vec<char>, out: &mut Vec<String>, bridge: &mut Option<(char, usize)>, end: usize| {
+    let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
         if run.len() == 1 {
             out.push(run[0].to_string());
         } else {
@@ -54,21 +51,13 @@ pub fn analyze(text: &str) -> Vec<String> {
                 out.push(w.iter().collect());
             }
         }
-        *bridge = run.last().map(|&c| (c, end));
         run.clear();
     };
-    // One CJK character at byte `at`: a gap ends the run; a new run after punctuation alone (no
-    // space) starts with the bigram bridging it (`消息：目前` → `消息`, `息目`, `目前`), so text
-    // typed without its punctuation (`消息目前`) finds it.
-    let push = |c: char, at: usize, run: &mut Vec<char>, run_end: &mut usize, out: &mut Vec<String>, bridge: &mut Option<(char, usize)>| {
-        if at != *run_end && !run.is_empty() {
-            flush(run, out, bridge, *run_end);
-        }
-        if run.is_empty()
-            && let Some((p, end)) = bridge.take()
-            && !text.get(end..at).unwrap_or(" ").contains(char::is_whitespace)
-        {
-            out.push([p, c].iter().collect());
+    // One CJK character at byte `at`: it continues the run across punctuation (`消息：目前` →
+    // `消息`, `息目`, `目前`, so text typed without its punctuation matches); a space ends it.
+    let push = |c: char, at: usize, run: &mut Vec<char>, run_end: &mut usize, out: &mut Vec<String>| {
+        if at != *run_end && !run.is_empty() && text.get(*run_end..at).is_none_or(|gap| gap.contains(char::is_whitespace)) {
+            flush(run, out);
         }
         run.push(c);
         *run_end = at + c.len_utf8();
@@ -79,29 +68,28 @@ pub fn analyze(text: &str) -> Vec<String> {
         if let (Some(c), None) = (first, chars.clone().next())
             && is_cjk(c)
         {
-            push(c, start, &mut run, &mut run_end, &mut out, &mut bridge);
+            push(c, start, &mut run, &mut run_end, &mut out);
             continue;
         }
         if !run.is_empty() {
-            flush(&mut run, &mut out, &mut bridge, run_end);
+            flush(&mut run, &mut out);
         }
         if word.chars().any(is_cjk) {
             // A mixed segment (e.g. katakana run): treat each CJK char as part of a run.
             for (i, c) in word.char_indices() {
                 if is_cjk(c) {
-                    push(c, start + i, &mut run, &mut run_end, &mut out, &mut bridge);
+                    push(c, start + i, &mut run, &mut run_end, &mut out);
                 }
             }
             continue;
         }
         if word.chars().any(char::is_alphanumeric) {
-            bridge = None;
             let norm: String = word.nfkc().map(|(c, _)| c).flat_map(char::to_lowercase).collect();
             out.extend(norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).map(str::to_string));
         }
     }
     if !run.is_empty() {
-        flush(&mut run, &mut out, &mut bridge, run_end);
+        flush(&mut run, &mut out);
     }
     out
 }
@@ -119,9 +107,10 @@ mod tests {
     #[test]
     fn cjk_bigrams() {
         assert_eq!(analyze("我爱自然语言"), ["我爱", "爱自", "自然", "然语", "语言"]);
-        // punctuation breaks a run (a lone character stays a unigram) and the runs either side are
-        // bridged; a space or a word in between leaves no bridge
-        assert_eq!(analyze("中，国 abc 字"), ["中", "中国", "国", "abc", "字"]);
+        // a run goes on across punctuation; a space or a word ends it (a lone character stays a
+        // unigram)
+        assert_eq!(analyze("中，国 abc 字"), ["中国", "abc", "字"]);
+        assert_eq!(analyze("16日，中国科学"), ["16", "日中", "中国", "国科", "科学"]);
         assert_eq!(analyze("北京大学 典礼"), ["北京", "京大", "大学", "典礼"]);
         assert_eq!(analyze("报道》 据"), ["报道", "据"]);
         assert_eq!(analyze("央视网消息：目前，东北"), ["央视", "视网", "网消", "消息", "息目", "目前", "前东", "东北"]);

@@ -18,9 +18,8 @@ let graphemes;
 
 /**
  * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
- * runs of CJK characters as overlapping bigrams (a lone character as itself), two runs with only
- * punctuation between them (no space, no word) bridged by the bigram of the characters either
- * side. The same terms as
+ * runs of CJK characters as overlapping bigrams (a lone character as itself), a run going on
+ * across punctuation (a space or a word ends it). The same terms as
  * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
  * read character by character here (Katakana runs are one word, as in UAX #29), whatever
  * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
@@ -31,21 +30,15 @@ export function analyze(text) {
   const out = [];
   let run = [];
   let runEnd = -1;
-  let bridge = null; // the last character of the CJK run before and where it ends, while no word follows
   const flush = () => {
     if (run.length === 1) out.push(run[0]);
     else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
-    bridge = { ch: run[run.length - 1], end: runEnd };
     run = [];
   };
-  // One CJK character at `at`: a gap ends the run; a new run after punctuation alone (no space)
-  // starts with the bigram bridging it ("消息：目前" → 消息, 息目, 目前).
+  // One CJK character at `at`: it continues the run across punctuation ("消息：目前" → 消息, 息目,
+  // 目前); a space ends it.
   const push = (ch, at) => {
-    if (at !== runEnd && run.length) flush();
-    if (!run.length && bridge !== null) {
-      if (!WHITE_SPACE.test(text.slice(bridge.end, at))) out.push(bridge.ch + ch);
-      bridge = null;
-    }
+    if (at !== runEnd && run.length && WHITE_SPACE.test(text.slice(runEnd, at))) flush();
     run.push(ch);
     runEnd = at + ch.length;
   };
@@ -53,7 +46,6 @@ export function analyze(text) {
   const word = (w) => {
     if (!ALNUM.test(w)) return;
     if (run.length) flush();
-    bridge = null;
     for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
   };
   // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.

@@ -3,9 +3,13 @@
 //! document, so a notes collection moves between browsers and machines (docs/kb-file.md).
 //!
 //! ```text
-//! gzip( {"format": "webrag-kb", "version": 1, "schema": 4, "model": "…", "dim": 384,
+//! gzip( {"format": "webrag-kb", "version": 2, "schema": 4, "model": "…", "dim": 384,
 //!        "contents": {"meta": […], "documents": […], "chunks": […], "vectors": […], …}} )
 //! ```
+//!
+//! Byte strings (vector data, HNSW segments, memory embeddings, index segments) are base64
+//! strings (RFC 4648 §4, padded) since layout 2; layout 1 wrote them as arrays of numbers
+//! (about 3.5 times the text and many times the time to write and read), and is still read.
 //!
 //! `contents` holds the records of every collection ([`Contents`], the shapes of
 //! docs/vector-index.md), so importing is writing them back: nothing is re-parsed or re-embedded,
@@ -19,10 +23,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{InputError, Result, StoreError};
 use crate::ports::{Contents, SCHEMA_VERSION};
 
+mod wire;
+
 /// The `format` field.
 pub const FORMAT: &str = "webrag-kb";
-/// The version of this file layout (the wrapper; the records follow `schema`).
-pub const VERSION: u32 = 1;
+/// The version of this file layout (the wrapper and the byte strings' encoding; the records
+/// follow `schema`).
+pub const VERSION: u32 = 2;
 /// The largest file [`decode`] inflates, bytes uncompressed (4 GiB): beyond it the file is
 /// rejected rather than exhausting memory.
 pub const MAX_INFLATED_BYTES: u64 = 4 << 30;
@@ -59,11 +66,11 @@ pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compr
         schema: u32,
         model: &'a str,
         dim: usize,
-        contents: &'a Contents,
+        contents: wire::ContentsOut<'a>,
     }
     let schema =
         contents.meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION);
-    let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents };
+    let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents: wire::ContentsOut::new(contents) };
     let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
     serde_json::to_writer(&mut gz, &out).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
     gz.flush().map_err(|e| StoreError::Backend { reason: e.to_string() })?;
@@ -103,7 +110,17 @@ pub fn decode(bytes: &[u8]) -> Result<KbFile> {
     if let Some(s) = h.schema.filter(|&s| s > SCHEMA_VERSION) {
         return Err(StoreError::VersionTooNew { name: "knowledge-base file".into(), found: s, supported: SCHEMA_VERSION }.into());
     }
-    serde_json::from_slice(&json).map_err(|e| invalid(format!("records: {e}")))
+    #[derive(Deserialize)]
+    struct In {
+        format: String,
+        version: u32,
+        schema: u32,
+        model: String,
+        dim: usize,
+        contents: wire::ContentsIn,
+    }
+    let f: In = serde_json::from_slice(&json).map_err(|e| invalid(format!("records: {e}")))?;
+    Ok(KbFile { format: f.format, version: f.version, schema: f.schema, model: f.model, dim: f.dim, contents: f.contents.into() })
 }
 
 #[cfg(test)]
@@ -143,6 +160,32 @@ mod tests {
     }
 
     #[test]
+    fn byte_strings_are_base64_and_layout_1_still_reads() {
+        let mut c = sample();
+        c.vectors.push(crate::types::VectorRecord::from_f32("c1", "chunks", &[1.0, -2.5]));
+        let bytes = encode(&c, "m", 2, flate2::Compression::fast()).unwrap();
+        let mut json = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();
+        assert!(json.contains(r#""data":"AACAPwAAIMA=""#), "{json}");
+        assert_eq!(decode(&bytes).unwrap().contents, c);
+        // Layout 1: the same bytes as an array of numbers.
+        let gz = |s: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(s.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let v1 = r#"{"format":"webrag-kb","version":1,"schema":4,"model":"m","dim":2,"contents":{"meta":[],"documents":[],"chunks":[],"postings":[],
+            "vectors":[{"id":"c1","collection":"chunks","data":[0,0,128,63,0,0,32,192]}]}}"#;
+        let f = decode(&gz(v1)).unwrap();
+        assert_eq!(f.contents.vectors[0].to_f32().unwrap(), [1.0, -2.5]);
+        // Not base64, or a number past 255: a typed error.
+        for bad in [r#""data":"@@@""#, r#""data":[256]"#] {
+            let s = v1.replace(r#""data":[0,0,128,63,0,0,32,192]"#, bad);
+            assert_eq!(decode(&gz(&s)).unwrap_err().code(), "KB_FILE_INVALID", "{bad}");
+        }
+    }
+
+    #[test]
     fn bad_files_are_typed_errors() {
         let gz = |s: &str| {
             let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -154,7 +197,7 @@ mod tests {
         assert_eq!(code(&[0x1f, 0x8b, 1, 2, 3]), "KB_FILE_INVALID"); // truncated gzip
         assert_eq!(code(&gz("not json")), "KB_FILE_INVALID");
         assert_eq!(code(&gz(r#"{"format":"webrag-snapshot","version":3}"#)), "KB_FILE_INVALID");
-        assert_eq!(code(&gz(r#"{"format":"webrag-kb","version":2,"schema":4}"#)), "KB_FILE_INVALID");
+        assert_eq!(code(&gz(r#"{"format":"webrag-kb","version":3,"schema":4}"#)), "KB_FILE_INVALID");
         assert_eq!(code(&gz(r#"{"format":"webrag-kb","version":1,"schema":99}"#)), "STORE_VERSION_TOO_NEW");
         assert_eq!(
             code(&gz(r#"{"format":"webrag-kb","version":1,"schema":4,"model":"m","dim":3,"contents":{"meta":7}}"#)),
