@@ -37,12 +37,14 @@ fn is_mid_punct(c: char) -> bool {
 /// then split at inner punctuation (`amy's` → `amy`, `s`; `3.14` → `3`, `14`); pieces without an
 /// alphanumeric character are dropped. Adjacent CJK characters form overlapping
 /// bigrams (`自然语言` → `自然`, `然语`, `语言`), the usual trick for unsegmented scripts. A run goes
-/// on across punctuation (`消息：目前` → `消息`, `息目`, `目前`), so text typed without its
-/// punctuation still matches; a space or a word ends it.
+/// on across punctuation and spaces (`消息：目前` → `消息`, `息目`, `目前`), so text typed without
+/// them still matches; a word (letters, digits) ends it. Queries are analysed word by word
+/// ([`crate::index::bm25::parse_query`]), so a space typed between two CJK words keeps them apart.
 pub fn analyze(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // The CJK run being read: it goes on across punctuation and spaces (`消息：目前` → `消息`,
+    // `息目`, `目前`, so text typed without its punctuation or spaces matches); a word ends it.
     let mut run: Vec<char> = Vec::new();
-    let mut run_end = usize::MAX;
     let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
         if run.len() == 1 {
             out.push(run[0].to_string());
@@ -53,22 +55,13 @@ pub fn analyze(text: &str) -> Vec<String> {
         }
         run.clear();
     };
-    // One CJK character at byte `at`: it continues the run across punctuation (`消息：目前` →
-    // `消息`, `息目`, `目前`, so text typed without its punctuation matches); a space ends it.
-    let push = |c: char, at: usize, run: &mut Vec<char>, run_end: &mut usize, out: &mut Vec<String>| {
-        if at != *run_end && !run.is_empty() && text.get(*run_end..at).is_none_or(|gap| gap.contains(char::is_whitespace)) {
-            flush(run, out);
-        }
-        run.push(c);
-        *run_end = at + c.len_utf8();
-    };
-    for (start, word) in text.unicode_word_indices() {
+    for word in text.unicode_words() {
         let mut chars = word.chars();
         let first = chars.next();
         if let (Some(c), None) = (first, chars.clone().next())
             && is_cjk(c)
         {
-            push(c, start, &mut run, &mut run_end, &mut out);
+            run.push(c);
             continue;
         }
         if !run.is_empty() {
@@ -76,11 +69,7 @@ pub fn analyze(text: &str) -> Vec<String> {
         }
         if word.chars().any(is_cjk) {
             // A mixed segment (e.g. katakana run): treat each CJK char as part of a run.
-            for (i, c) in word.char_indices() {
-                if is_cjk(c) {
-                    push(c, start + i, &mut run, &mut run_end, &mut out);
-                }
-            }
+            run.extend(word.chars().filter(|c| is_cjk(*c)));
             continue;
         }
         if word.chars().any(char::is_alphanumeric) {
@@ -107,12 +96,13 @@ mod tests {
     #[test]
     fn cjk_bigrams() {
         assert_eq!(analyze("我爱自然语言"), ["我爱", "爱自", "自然", "然语", "语言"]);
-        // a run goes on across punctuation; a space or a word ends it (a lone character stays a
+        // a run goes on across punctuation and spaces; a word ends it (a lone character stays a
         // unigram)
         assert_eq!(analyze("中，国 abc 字"), ["中国", "abc", "字"]);
         assert_eq!(analyze("16日，中国科学"), ["16", "日中", "中国", "国科", "科学"]);
-        assert_eq!(analyze("北京大学 典礼"), ["北京", "京大", "大学", "典礼"]);
-        assert_eq!(analyze("报道》 据"), ["报道", "据"]);
+        assert_eq!(analyze("(记者 张素)记者"), ["记者", "者张", "张素", "素记", "记者"]);
+        assert_eq!(analyze("北京大学 典礼"), ["北京", "京大", "大学", "学典", "典礼"]);
+        assert_eq!(analyze("报道》 据"), ["报道", "道据"]);
         assert_eq!(analyze("央视网消息：目前，东北"), ["央视", "视网", "网消", "消息", "息目", "目前", "前东", "东北"]);
         assert_eq!(analyze("央视网消息目前"), ["央视", "视网", "网消", "消息", "息目", "目前"]);
         assert_eq!(analyze("报道 8月"), ["报道", "8", "月"]);

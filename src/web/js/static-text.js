@@ -7,7 +7,6 @@ export const isCjk = (cp) => (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && 
   || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
 const MID_PUNCT = /[!-/:-@[-^`{-~\u00B7\u0387\u05F3\u05F4\u2018\u2019\u2024\u2027\uFE50\uFE52\uFE54\uFE55]/u;
 const ALNUM = /[\p{Alphabetic}\p{N}]/u;
-const WHITE_SPACE = /\p{White_Space}/u;
 let segmenter;
 
 // Katakana that UAX #29 joins into one word (Word_Break=Katakana, within the CJK ranges).
@@ -19,7 +18,7 @@ let graphemes;
 /**
  * Splits text into index terms: Unicode words, NFKC + lowercase, split at inner punctuation;
  * runs of CJK characters as overlapping bigrams (a lone character as itself), a run going on
- * across punctuation (a space or a word ends it). The same terms as
+ * across punctuation and spaces (a word ends it). The same terms as
  * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
  * read character by character here (Katakana runs are one word, as in UAX #29), whatever
  * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
@@ -29,19 +28,14 @@ export function analyze(text) {
   graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
   const out = [];
   let run = [];
-  let runEnd = -1;
   const flush = () => {
     if (run.length === 1) out.push(run[0]);
     else for (let i = 0; i + 1 < run.length; i++) out.push(run[i] + run[i + 1]);
     run = [];
   };
-  // One CJK character at `at`: it continues the run across punctuation ("消息：目前" → 消息, 息目,
-  // 目前); a space ends it.
-  const push = (ch, at) => {
-    if (at !== runEnd && run.length && WHITE_SPACE.test(text.slice(runEnd, at))) flush();
-    run.push(ch);
-    runEnd = at + ch.length;
-  };
+  // One CJK character: the run goes on across punctuation and spaces ("消息：目前" → 消息, 息目,
+  // 目前); a word ends it.
+  const cjkChar = (ch) => { run.push(ch); };
   const lower = (s) => { let r = ''; for (const c of s) r += c.toLowerCase(); return r; };
   const word = (w) => {
     if (!ALNUM.test(w)) return;
@@ -52,15 +46,13 @@ export function analyze(text) {
   let kata = null; // the Katakana word being read: {start, chars, end}
   const endKata = () => {
     if (!kata) return;
-    if (kata.chars.length === 1) cjkChar(kata.chars[0], kata.start);
+    if (kata.chars.length === 1) cjkChar(kata.chars[0]);
     else {
       if (run.length) flush();
-      let at = kata.start;
-      for (const c of kata.chars) { push(c, at); at += c.length; }
+      for (const c of kata.chars) cjkChar(c);
     }
     kata = null;
   };
-  const cjkChar = (ch, at) => push(ch, at);
   for (const { segment, index } of segmenter.segment(text)) {
     let off = 0;
     let plain = '';
@@ -79,7 +71,7 @@ export function analyze(text) {
         else {
           endKata();
           if (isKatakanaWord(cp)) kata = { start: at, chars: [ch], end: at + ch.length };
-          else cjkChar(ch, at);
+          else cjkChar(ch);
         }
       } else {
         endKata();
@@ -92,6 +84,14 @@ export function analyze(text) {
   endKata();
   if (run.length) flush();
   return out;
+}
+
+/**
+ * A query's terms: `analyze` word by word (split at spaces), as the engine parses queries, so a
+ * space typed between two CJK words keeps them apart (no bigram across it).
+ */
+export function analyzeQuery(query) {
+  return String(query ?? '').split(/\p{White_Space}+/u).flatMap((w) => (w ? analyze(w) : []));
 }
 
 /** FNV-1a 32 of the UTF-8 bytes (the term → shard hash of the writer). */
@@ -117,7 +117,7 @@ function lowerSameLength(s) {
  * visitor is still typing it), as `keyword` completes it. `[{term, prefix, cjk}]`.
  */
 function needles(query) {
-  const terms = [...new Set(analyze(query))];
+  const terms = [...new Set(analyzeQuery(query))];
   const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
   return terms.map((term, i) => {
     const cp = term.codePointAt(0);

@@ -72,8 +72,10 @@ export interface StaticResult extends StaticHit, Fragment, Excerpt {
 export interface GraphHit extends StaticHit { path: string[] }
 export type SearchStage = 'keyword' | 'semantic' | 'graph';
 
-/** The analyzer's terms (Unicode words, NFKC + lowercase, CJK bigrams), as the index writer made them. */
+/** The analyzer's terms (Unicode words, NFKC + lowercase, CJK bigrams, a CJK run going on across punctuation and spaces), as the index writer made them. */
 export function analyze(text: string): string[];
+/** A query's terms: `analyze` word by word (split at spaces), as keyword search reads a query. */
+export function analyzeQuery(query: string): string[];
 export function fnv1a(s: string): number;
 /**
  * PGR's matrix reverse DFS on a template of fact paths: `ids` column-major `[cols × rows]` node
@@ -88,7 +90,7 @@ export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p
  */
 export function highlight(text: string, query: string, opts?: { chars?: number }): Excerpt;
 /** The proximity signal: the longest run of consecutive query terms found consecutively in the text's terms, over (query terms − 1); 0 for fewer than 2 query terms. */
-export function phrase(queryTerms: string[], textTerms: string[]): number;
+export function phrase(queryTerms: string[], textTerms: string[], options?: { prefixLast?: boolean }): number;
 /** `url` with a text fragment (`#:~:text=`) of the last heading of `heading` (" › "-joined), or `url` when there is none. */
 export function sectionUrl(url: string | null, heading: string): string | null;
 

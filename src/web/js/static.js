@@ -14,9 +14,9 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, fnv1a, highlight, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
+import { analyze, analyzeQuery, fnv1a, highlight, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
 
-export { analyze, fnv1a, highlight, phrase, sectionUrl };
+export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl };
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
@@ -493,7 +493,7 @@ export class StaticSearch {
    */
   async keyword(query, { k = 10, prefix = /[\p{Alphabetic}\p{N}]$/u.test(query) } = {}) {
     const m = this.manifest;
-    const terms = [...new Set(analyze(query))];
+    const terms = [...new Set(analyzeQuery(query))];
     const errors = [];
     // The word being typed: its completions form one group with it (a chunk takes their best).
     const last = terms.at(-1);
@@ -677,7 +677,7 @@ export class StaticSearch {
     // title before those with it in their heading or text: an exact match that only the keyword
     // list found is not outvoted by pages the other lists agree on. While the last word is typed
     // it may be the start of the text's word.
-    const qterms = analyze(query);
+    const qterms = analyzeQuery(query);
     const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
     const byPhrase = (rows, lists) => {
       if (!lists.keyword?.length || qterms.length < 2) return rows;
@@ -730,7 +730,17 @@ export class StaticSearch {
         if (!chunksOf.has(p)) { chunksOf.set(p, []); if (single) pages.push([p, score]); }
         chunksOf.get(p).push([c, score]);
       }
-      const out = await Promise.all(pages.slice(0, k).map(async ([p, score]) => {
+      // Shown: the first k fused pages, and the keyword list's first k pages (their fragments
+      // came with the keyword stage) so that its exact matches can take the phrase tier even
+      // where the fused order left them out; cut to k after the tiers.
+      let shownPages = pages.slice(0, k);
+      const kwList = names.includes('keyword') && !single && qterms.length >= 2 ? pageLists[names.indexOf('keyword')] : [];
+      if (kwList.length) {
+        const have = new Set(shownPages.map(([p]) => p));
+        const score = new Map(pages.map(([p, s]) => [p, s]));
+        shownPages = shownPages.concat(kwList.slice(0, k).filter((p) => !have.has(p)).map((p) => [p, score.get(p) ?? 0]));
+      }
+      const out = await Promise.all(shownPages.map(async ([p, score]) => {
         // The page's matching chunks in its best one's fragment file (no further fetch), the
         // ones whose text holds the most query terms first (a short chunk can outrank the one
         // that holds the match through the title every chunk is indexed with): the first is
@@ -751,7 +761,7 @@ export class StaticSearch {
         r.sections = cs.slice(1).map(([c], i) => fs[i + 1] && (({ chunk, heading, excerpt, highlights, section }) => ({ chunk, heading, excerpt, highlights, section }))(shown({ chunk: c }, fs[i + 1]))).filter(Boolean);
         return [r, fs[0]];
       }));
-      return byPhrase(out.filter(Boolean), lists).map(([r]) => r);
+      return byPhrase(out.filter(Boolean), lists).slice(0, k).map(([r]) => r);
     };
     const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs }); return rs; };
     let kw = { hits: [], errors: [] };
