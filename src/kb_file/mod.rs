@@ -163,6 +163,24 @@ mod tests {
     fn byte_strings_are_base64_and_layout_1_still_reads() {
         let mut c = sample();
         c.vectors.push(crate::types::VectorRecord::from_f32("c1", "chunks", &[1.0, -2.5]));
+        // Every record kind with a byte string goes through the file's own shapes and back.
+        c.ann.push(crate::types::AnnSegmentRecord {
+            id: "chunks/0000000001".into(),
+            collection: "chunks".into(),
+            seq: 1,
+            ids: vec!["c1".into()],
+            data: vec![0, 1, 254, 255],
+            format: 2,
+        });
+        c.memory.push(crate::types::MemoryRecord {
+            id: "m1-0".into(),
+            title: "q".into(),
+            content: "a".into(),
+            sources: vec!["c1".into()],
+            created_at: 1.5,
+            embedding: vec![7; 8],
+        });
+        c.segments.push(crate::types::SegmentRecord { id: "s".into(), data: vec![] });
         let bytes = encode(&c, "m", 2, flate2::Compression::fast()).unwrap();
         let mut json = String::new();
         flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();

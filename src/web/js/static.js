@@ -730,9 +730,10 @@ export class StaticSearch {
         if (!chunksOf.has(p)) { chunksOf.set(p, []); if (single) pages.push([p, score]); }
         chunksOf.get(p).push([c, score]);
       }
-      // Shown: the first k fused pages, and the keyword list's first k pages (their fragments
-      // came with the keyword stage) so that its exact matches can take the phrase tier even
-      // where the fused order left them out; cut to k after the tiers.
+      // Shown: the first k fused pages, and the keyword list's first k pages, so that its exact
+      // matches can take the phrase tier even where the fused order left them out; cut to k
+      // after the tiers. A staged search fetched those fragments for its keyword stage already;
+      // an unstaged one fetches them here (the bench-site figures of semantic bytes include it).
       let shownPages = pages.slice(0, k);
       const kwList = names.includes('keyword') && !single && qterms.length >= 2 ? pageLists[names.indexOf('keyword')] : [];
       if (kwList.length) {
