@@ -294,3 +294,77 @@ fn a_failed_load_is_a_typed_error_then_store_backend() {
         assert_eq!(lz.search("news", &q).await.expect_err("failed").code(), "STORE_BACKEND");
     })
 }
+
+/// A knowledge base indexed by another analyzer version (`meta.analyzer`; none was recorded before
+/// version 2) derives its BM25 postings again when opened: a lazy open falls back to the full open,
+/// which writes the current postings and drops the base built from the stale ones (upkeep builds a
+/// new one), and a knowledge-base file of that version imports with the current postings. When the
+/// postings come out the same, only the version is recorded and the base stays.
+#[test]
+fn postings_of_another_analyzer_version_are_derived_again() {
+    use webrag::text::ANALYZER_VERSION;
+    use webrag::types::PostingRecord;
+    pollster::block_on(async {
+        let articles = news(200);
+        let store = MemoryStore::new();
+        build(&store, &articles).await;
+        let qs = queries(&articles, 40);
+        let bm25 = SearchOptions::new(10, SearchMode::Bm25);
+        let mut want = Vec::new();
+        {
+            let full = loaded(&store).await;
+            for q in &qs {
+                want.push(ids(&full.search(q, &bm25).await.unwrap()));
+            }
+        }
+        let analyzer = |c: &webrag::ports::Contents| c.meta.iter().find(|m| m.id == "analyzer").map(|m| m.value.clone());
+        let current = store.load().await.unwrap();
+        assert_eq!(analyzer(&current), Some(ANALYZER_VERSION.to_string()));
+
+        // No version recorded, postings as the current analyzer gives them: the version is written,
+        // the base stays.
+        store.commit(vec![Op::Delete(Collection::Meta, "analyzer".into())]).await.unwrap();
+        assert!(!lazy(&store).await.is_lazy(), "another version: the full open");
+        let after = store.load().await.unwrap();
+        assert_eq!(analyzer(&after), Some(ANALYZER_VERSION.to_string()));
+        assert_eq!((after.postings.len(), after.segments.len()), (current.postings.len(), current.segments.len()));
+        assert!(lazy(&store).await.is_lazy());
+
+        // Stale postings (a term no text holds stands for another version's terms).
+        let mut ops: Vec<Op> = current
+            .postings
+            .iter()
+            .map(|p| Op::Put(Record::Posting(PostingRecord { terms: vec![("stale".into(), 1)], length: 1, ..p.clone() })))
+            .collect();
+        ops.push(Op::Delete(Collection::Meta, "analyzer".into()));
+        store.commit(ops).await.unwrap();
+        let old = store.load().await.unwrap();
+        let file = webrag::kb_file::encode(&old, embedder().model_id(), embedder().dim(), flate2::Compression::fast()).unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(!lz.is_lazy(), "another version: the full open");
+        for (q, w) in qs.iter().zip(&want) {
+            assert_eq!(&ids(&lz.search(q, &bm25).await.unwrap()), w, "{q}");
+        }
+        let repaired = store.load().await.unwrap();
+        assert_eq!(analyzer(&repaired), Some(ANALYZER_VERSION.to_string()));
+        assert_eq!(repaired.postings, current.postings, "the current analyzer's postings, stored");
+        assert!(repaired.segments.is_empty(), "the base of the stale postings is gone");
+        lz.engine().await.unwrap().maintain_all(false).await.unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy(), "upkeep built a new base");
+        for (q, w) in qs.iter().zip(&want) {
+            assert_eq!(&ids(&lz.search(q, &bm25).await.unwrap()), w, "{q}");
+        }
+
+        // The knowledge-base file of the stale store imports with the current postings.
+        let other = MemoryStore::new();
+        let mut eng = loaded(&other).await;
+        eng.import_kb(&file).await.expect("import");
+        for (q, w) in qs.iter().zip(&want) {
+            assert_eq!(&ids(&eng.search(q, &bm25).await.unwrap()), w, "{q}");
+        }
+        let imported = other.load().await.unwrap();
+        assert_eq!(imported.postings, current.postings);
+        assert_eq!(analyzer(&imported), Some(ANALYZER_VERSION.to_string()));
+    })
+}

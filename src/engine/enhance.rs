@@ -14,11 +14,17 @@ pub fn forward_input(summary: &str, input: &str) -> String {
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {
+    /// The text BM25 indexes for a stored chunk: its heading prefix (title, headings) and text,
+    /// as [`crate::text::chunk`] gave it when the chunk was added.
+    pub(super) fn posting_input(&self, title: &str, c: &ChunkRecord) -> String {
+        let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
+        crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max)
+    }
+
     /// The text a stored chunk is embedded from: its title and headings prefix and its text,
     /// after its forward summary when it has one.
     pub(super) fn chunk_input(&self, title: &str, c: &ChunkRecord) -> String {
-        let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
-        let input = crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max);
+        let input = self.posting_input(title, c);
         match &c.forward_summary {
             Some(s) => forward_input(s, &input),
             None => input,

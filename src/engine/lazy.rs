@@ -22,9 +22,10 @@ use crate::text::analyze;
 use crate::types::*;
 
 use super::Engine;
-use super::open::check_meta;
+use super::open::{check_meta, stored_analyzer};
 use super::search::{SearchOptions, check_k, query_vector};
 use crate::retrieve::{Ranked, hit};
+use crate::text::ANALYZER_VERSION;
 
 /// A knowledge base opened lazily: served from its index segments until something needs it
 /// whole, then an [`Engine`].
@@ -250,20 +251,22 @@ fn segment_bytes(r: Option<Record>) -> Option<Vec<u8>> {
 
 impl<S: Store, E: Embedder> Reader<S, E> {
     /// Reads `meta`, the head, the delta and the delta's chunks. `None` when a lazy open does not
-    /// apply (a new or older-schema store, no base, a base of another format or dimension, a
-    /// delta chunk missing): the full open then handles (and repairs) it.
+    /// apply (a new or older-schema store, postings of another analyzer version, no base, a base
+    /// of another format or dimension, a delta chunk missing): the full open then handles (and
+    /// repairs) it.
     ///
     /// Errors: [`crate::error::ModelError::Mismatch`], [`StoreError::VersionTooNew`], store errors.
     async fn read(store: &S, embedder: &E) -> Result<Option<Parts>> {
         // meta, head and delta in one read transaction: one generation's view.
         let mut keys: Vec<(Collection, String)> =
-            ["schema", "model", "dim", GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
+            ["schema", "model", "dim", "analyzer", GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
         keys.push((Collection::Segments, SegmentKey::Head.store_id()));
         keys.push((Collection::Segments, SegmentKey::Delta.store_id()));
         let mut got = store.get_batch(&keys).await?;
-        let segs = got.split_off(4);
+        let segs = got.split_off(5);
         let meta: Vec<MetaRecord> = got.into_iter().filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None }).collect();
-        if check_meta(&meta, embedder.model_id(), embedder.dim())? != Some(SCHEMA_VERSION) {
+        // Postings of another analyzer version: the full open derives them again.
+        if check_meta(&meta, embedder.model_id(), embedder.dim())? != Some(SCHEMA_VERSION) || stored_analyzer(&meta) != ANALYZER_VERSION {
             return Ok(None);
         }
         let generation = generation_of(&meta);

@@ -136,6 +136,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             meta("schema", SCHEMA_VERSION.into()),
             meta("model", self.embedder.model_id().into()),
             meta("dim", self.embedder.dim().into()),
+            meta("analyzer", crate::text::ANALYZER_VERSION.into()),
         ])
         .await
     }

@@ -9,6 +9,7 @@ use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
 use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, SCHEMA_VERSION, Store, generation_of};
+use crate::text::ANALYZER_VERSION;
 use crate::types::*;
 
 use super::Engine;
@@ -205,16 +206,27 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 vectors.insert(v.id, data);
             }
         }
+        // Postings of another analyzer version are derived again from the chunks; when one
+        // changes, the stored base's postings blocks (of that version too) are dropped.
+        let reanalyze = stored_analyzer(&contents.meta) != ANALYZER_VERSION;
+        let mut reanalyzed = false;
         let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
         for d in contents.documents {
             eng.docs.insert(d.id.clone(), d);
         }
         for c in contents.chunks {
-            let p = match postings.remove(&c.id) {
-                Some(p) => p,
-                None => {
-                    let (terms, length) = term_frequencies(&c.text);
-                    PostingRecord { id: c.id.clone(), length, terms }
+            let stored = postings.remove(&c.id);
+            let p = match stored {
+                Some(p) if !reanalyze => p,
+                stored => {
+                    let title = eng.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
+                    let (terms, length) = term_frequencies(&eng.posting_input(title, &c));
+                    let p = PostingRecord { id: c.id.clone(), length, terms };
+                    if stored.as_ref() != Some(&p) {
+                        reanalyzed |= stored.is_some();
+                        repairs.push(Op::Put(Record::Posting(p.clone())));
+                    }
+                    p
                 }
             };
             let v = vectors.remove(&c.id).ok_or_else(|| StoreError::Corrupt {
@@ -288,8 +300,27 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 eng.stale_ann.push(r.id);
             }
         }
-        eng.attach_segments(contents.segments);
+        if reanalyzed {
+            repairs.extend(contents.segments.into_iter().map(|r| Op::Delete(Collection::Segments, r.id)));
+        } else {
+            eng.attach_segments(contents.segments);
+        }
+        if reanalyze {
+            repairs.push(super::meta("analyzer", ANALYZER_VERSION.into()));
+        }
         Ok(repairs)
+    }
+}
+
+/// The analyzer version the `meta` records name ([`ANALYZER_VERSION`]): 1 for a knowledge base
+/// written before it was recorded, the current one for a store never written.
+pub(super) fn stored_analyzer(meta: &[MetaRecord]) -> u32 {
+    let get = |k: &str| meta.iter().find(|m| m.id == k).map(|m| m.value.as_str());
+    match (get("schema"), get("analyzer")) {
+        (None, None) => ANALYZER_VERSION,
+        (_, None) => 1,
+        // Unreadable: as good as another version (the postings are derived again).
+        (_, Some(v)) => serde_json::from_str(v).unwrap_or(0),
     }
 }
 

@@ -7,6 +7,6 @@ mod analyze;
 mod chunk;
 mod parse;
 
-pub use analyze::{analyze, is_cjk};
+pub use analyze::{ANALYZER_VERSION, analyze, is_cjk};
 pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
 pub use parse::{Block, Parsed, parse, resolve_format};

@@ -78,7 +78,7 @@ window.appReady = true;
   writeFileSync(join(APP, 'esbuild/index.html'), '<!doctype html><meta charset="utf-8"><title>consumer (esbuild)</title><script src="app.js"></script>');
   // A small static site and its keyword-only snapshot, by the native CLI.
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), join(APP, 'site'), '--limit', '40'], { stdio: 'inherit' });
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
   server = await startServer(23000 + Math.floor(Math.random() * 1000));
   browser = await launch();
 });

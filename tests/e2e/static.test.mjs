@@ -19,7 +19,7 @@ let server, browser, manifest, pages;
 
 before(async () => {
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80'], { stdio: 'inherit' });
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
   manifest = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
   pages = readdirSync(join(SITE, 'news/1_part_1')).sort();
   server = await startServer(21000 + Math.floor(Math.random() * 1000));
