@@ -57,7 +57,7 @@ export interface StaticSection extends Excerpt {
   /** A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or the page URL. */
   section: string | null;
 }
-/** A result; its `score` is the retriever's (BM25, cosine) or the RRF score, times `1 + 0.5 · phrase` when the keyword list took part. */
+/** A result; its `score` is the retriever's (BM25, cosine) or the RRF score; a keyword-only result's BM25 score is times `1 + 0.5 · phrase`. */
 export interface StaticResult extends StaticHit, Fragment, Excerpt {
   /** The retrievers that found this chunk (with `group: 'chunk'`) or any chunk of this page. */
   found: ('keyword' | 'semantic' | 'graph')[];

@@ -671,20 +671,23 @@ export class StaticSearch {
       try { return (await this.fragments([chunk]))[0]; } catch (e) { errors.push(asSnapshotError(e)); return null; }
     };
     const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
-    // The proximity signal: results whose title, heading or text hold the query's terms in a
-    // row rank higher among the shown ones (score × (1 + PHRASE_WEIGHT · phrase)), and those
-    // holding all of them in a row (the query as a phrase) come first, those with it in their
-    // title before those with it in their heading or text: an exact match that only the keyword
-    // list found is not outvoted by pages the other lists agree on. While the last word is typed
-    // it may be the start of the text's word.
+    // The proximity signal: keyword results whose title, heading or text hold the query's terms
+    // in a row rank higher among the shown ones (BM25 score × (1 + PHRASE_WEIGHT · phrase)), and
+    // results holding all of them in a row (the query as a phrase) come first, those with it in
+    // their title before those with it in their heading or text: an exact match that only the
+    // keyword list found is not outvoted by pages the other lists agree on. While the last word
+    // is typed it may be the start of the text's word. Fused results keep their RRF order below
+    // the phrase tiers: neighbouring RRF scores differ by about 1/k², so the multiplier, chosen on
+    // BM25 scores, would overrule the lists (docs/benchmarks.md, "Ranking quality against
+    // Pagefind": question top-1 72.0% with it, 76.0% without).
     const qterms = analyzeQuery(query);
     const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
-    const byPhrase = (rows, lists) => {
+    const byPhrase = (rows, lists, single) => {
       if (!lists.keyword?.length || qterms.length < 2) return rows;
       const exact = new Map(); // row → 2: the query is a phrase of its title, 1: of its heading or text
       for (const [r, f] of rows) {
         const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`), { prefixLast: typing });
-        r.score *= 1 + PHRASE_WEIGHT * p;
+        if (single) r.score *= 1 + PHRASE_WEIGHT * p;
         exact.set(r, p < 1 ? 0 : phrase(qterms, analyze(f.title ?? ''), { prefixLast: typing }) === 1 ? 2 : 1);
       }
       return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);
@@ -706,7 +709,7 @@ export class StaticSearch {
           if (r) { r.found = names.filter((n) => lists[n].includes(chunk)); if (paths?.has(chunk)) r.path = paths.get(chunk); }
           return r && [r, f];
         }));
-        return byPhrase(out.filter(Boolean), lists).map(([r]) => r);
+        return byPhrase(out.filter(Boolean), lists, single).map(([r]) => r);
       }
       // Pages: from the pages file, else (an older snapshot) from the fragments of the top k chunks.
       let of = pageOf;
@@ -762,7 +765,7 @@ export class StaticSearch {
         r.sections = cs.slice(1).map(([c], i) => fs[i + 1] && (({ chunk, heading, excerpt, highlights, section }) => ({ chunk, heading, excerpt, highlights, section }))(shown({ chunk: c }, fs[i + 1]))).filter(Boolean);
         return [r, fs[0]];
       }));
-      return byPhrase(out.filter(Boolean), lists).slice(0, k).map(([r]) => r);
+      return byPhrase(out.filter(Boolean), lists, single).slice(0, k).map(([r]) => r);
     };
     const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs }); return rs; };
     let kw = { hits: [], errors: [] };
