@@ -58,6 +58,33 @@ fn batch_invariance() {
     println!("batch invariance: min cosine {min:.8} over {} items", texts.len());
 }
 
+/// The int8 arithmetic of the CPU forward pass (`Precision::Int8`: int8 weights per column ×
+/// 7-bit activations per row) against sentence-transformers' vectors, one text at a time and in
+/// one batch (the batch agrees with the single texts: the activations are quantized per row).
+#[test]
+fn int8_arithmetic_against_golden() {
+    use webrag::embed::Precision;
+    let g = golden();
+    let items = g["items"].as_array().expect("items");
+    let texts: Vec<&str> = items.iter().map(|i| i["text"].as_str().expect("text")).collect();
+    let mut m = webrag::native::load_embedder(&webrag::native::default_model_dir()).expect("model");
+    m.set_precision(Precision::Int8);
+    assert_eq!(m.precision(), Precision::Int8);
+    let batch = m.embed_sync(&texts).expect("batch");
+    let (mut min, mut sum, mut min_batch) = (f64::MAX, 0.0, f64::MAX);
+    for (i, item) in items.iter().enumerate() {
+        let want: Vec<f32> = item["embedding"].as_array().expect("emb").iter().map(|v| v.as_f64().expect("f") as f32).collect();
+        let got = m.embed_sync(&[texts[i]]).expect("embed").pop().expect("one");
+        let c = common::cosine(&got, &want);
+        min = min.min(c);
+        sum += c;
+        min_batch = min_batch.min(common::cosine(&got, &batch[i]));
+        assert!(c >= 0.98, "item {i} {:?}: cosine {c}", texts[i]);
+    }
+    assert!(min_batch >= 0.99999, "batch vs single texts: cosine {min_batch}");
+    println!("int8 arithmetic: {} items, min cosine {min:.6}, mean {:.6} with the golden vectors", items.len(), sum / items.len() as f64);
+}
+
 /// The query encoder's smaller copies (`webrag quantize`): int8 with per-row scales and f16,
 /// loaded back and compared with sentence-transformers' vectors; their weights' share of the
 /// f32 file.

@@ -7,7 +7,9 @@
 use safetensors::SafeTensors;
 use serde::Deserialize;
 
+use super::Precision;
 use super::gemm::{Packed, matmul_bias, matmul_bias_gelu, matmul_strided};
+use super::gemm_i8::{PackedI8, QuantRows, matmul_bias_i8};
 use super::ops;
 use crate::error::{ModelError, Result};
 
@@ -101,21 +103,72 @@ impl LayerNorm {
 
 pub(crate) struct Linear {
     pub(crate) w: Packed,
+    /// The int8 copy of `w`, with [`Precision::Int8`].
+    pub(crate) q: Option<Int8Linear>,
     pub(crate) b: Vec<f32>,
 }
 
+/// A linear layer's int8 form: activations are divided by a per-input-channel smoothing factor
+/// `s` before their 7-bit quantization and the weights' rows multiplied by it (SmoothQuant, Xiao
+/// et al. 2023, §4 with α = 0.5: `s_c = √(max|X_c| / max|W_c|)`), so that the few channels
+/// where BERT's activations are large no longer take the whole 7-bit range of every row.
+pub(crate) struct Int8Linear {
+    w: PackedI8,
+    /// `1 / s_c`, `[k]`.
+    inv_smooth: Vec<f32>,
+}
+
 impl Linear {
-    fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
-        out.resize(rows * self.w.n(), 0.0);
-        matmul_bias(x, rows, &self.w, &self.b, out);
+    fn new(w: Packed, b: Vec<f32>) -> Self {
+        Linear { w, q: None, b }
     }
 
-    /// `gelu_erf(x · W + b)`, GELU fused into the product's store.
-    fn forward_gelu(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+    /// `act(x · W + b)` (`act`: GELU when `gelu`, fused into the product's store), through the
+    /// int8 form when there is one. `s` holds the quantized rows.
+    fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>, gelu: bool, s: &mut QuantRows) {
         out.resize(rows * self.w.n(), 0.0);
-        matmul_bias_gelu(x, rows, &self.w, &self.b, out);
+        match (&self.q, gelu) {
+            (Some(q), _) => matmul_bias_i8(x, rows, &q.w, Some(&q.inv_smooth), &self.b, out, gelu, s),
+            (None, false) => matmul_bias(x, rows, &self.w, &self.b, out),
+            (None, true) => matmul_bias_gelu(x, rows, &self.w, &self.b, out),
+        }
+    }
+
+    /// The int8 form for activations whose channel `c` reaches at most `x_max[c]` in magnitude.
+    fn quantize(&mut self, x_max: &[f32]) {
+        let (k, n, d) = (self.w.k(), self.w.n(), self.w.as_slice());
+        let panel = super::gemm::PANEL;
+        let at = |i: usize, j: usize| d[((j / panel) * k + i) * panel + j % panel];
+        let smooth: Vec<f32> = (0..k)
+            .map(|i| {
+                let w_max = (0..n).map(|j| at(i, j).abs()).fold(0f32, f32::max);
+                let s = (x_max[i] / w_max).sqrt();
+                if s.is_finite() && s > 0.0 { s.clamp(1e-4, 1e4) } else { 1.0 }
+            })
+            .collect();
+        let w_nk: Vec<f32> = (0..n * k).map(|x| at(x % k, x / k) * smooth[x % k]).collect();
+        self.q = Some(Int8Linear { w: PackedI8::from_linear(&w_nk, n, k), inv_smooth: smooth.iter().map(|s| 1.0 / s).collect() });
     }
 }
+
+/// Sentences whose activations set the smoothing factors of the int8 form: what the
+/// linear layers see on ordinary text (prose, a heading path, a list, code, numbers, a
+/// question), in English and a few other scripts. The factors depend on the model's
+/// channels more than on the text.
+const CALIBRATION: &[&str] = &[
+    "Owls hunt at night: their soft feathers make their flight almost silent.",
+    "Getting started > Installation\nRun `npm install webrag`, then open the demo at http://127.0.0.1:8080/.",
+    "- Step 1: parse the document.\n- Step 2: split it into chunks of at most 256 tokens.",
+    "fn main() { let v: Vec<u32> = (0..10).collect(); println!(\"{v:?}\"); }",
+    "The 2019 report lists revenue of $4.2 billion, up 12% from 2018 (Table 3, p. 41).",
+    "Which river flows through the capital of the country where the Eiffel Tower stands?",
+    "In 1905, Albert Einstein published four papers that changed physics.",
+    "Der schnelle braune Fuchs springt über den faulen Hund; ça va très bien, merci.",
+    "北京是中华人民共和国的首都，也是全国的政治和文化中心。",
+    "Error [STORE_CORRUPT]: the record \"doc:42\" could not be decoded (expected 384 floats).",
+    "...",
+    "BM25, dense vectors and the pseudo-graph are fused by reciprocal-rank fusion (k = 60).",
+];
 
 /// One `BertLayer`: self-attention (Q/K/V fused into one `[H, 3H]` projection), `BertSelfOutput`
 /// (dense + residual + LayerNorm), `BertIntermediate` (dense + GELU), `BertOutput`.
@@ -149,6 +202,7 @@ pub struct BertModel {
     pub(crate) token_type_embeddings: Vec<f32>,
     pub(crate) embeddings_ln: LayerNorm,
     pub(crate) layers: Vec<BertLayer>,
+    precision: Precision,
 }
 
 struct Weights<'a> {
@@ -181,7 +235,7 @@ impl Weights<'_> {
     }
     fn linear(&self, name: &str, n: usize, k: usize) -> Result<Linear> {
         let w = self.get(&format!("{name}.weight"), &[n, k])?;
-        Ok(Linear { w: Packed::from_linear(&w, n, k), b: self.get(&format!("{name}.bias"), &[n])? })
+        Ok(Linear::new(Packed::from_linear(&w, n, k), self.get(&format!("{name}.bias"), &[n])?))
     }
 }
 
@@ -208,7 +262,7 @@ impl BertModel {
                 bqkv.extend(w.get(&format!("{p}.attention.self.{part}.bias"), &[h])?);
             }
             layers.push(BertLayer {
-                qkv: Linear { w: Packed::from_linear(&wqkv, 3 * h, h), b: bqkv },
+                qkv: Linear::new(Packed::from_linear(&wqkv, 3 * h, h), bqkv),
                 attention_output: w.linear(&format!("{p}.attention.output.dense"), h, h)?,
                 attention_ln: w.ln(&format!("{p}.attention.output.LayerNorm"), h, eps)?,
                 intermediate: w.linear(&format!("{p}.intermediate.dense"), i, h)?,
@@ -216,7 +270,60 @@ impl BertModel {
                 output_ln: w.ln(&format!("{p}.output.LayerNorm"), h, eps)?,
             });
         }
-        Ok(BertModel { config, word_embeddings, position_embeddings, token_type_embeddings, embeddings_ln, layers })
+        Ok(BertModel {
+            config,
+            word_embeddings,
+            position_embeddings,
+            token_type_embeddings,
+            embeddings_ln,
+            layers,
+            precision: Precision::F32,
+        })
+    }
+
+    /// The arithmetic of the linear layers' products ([`Precision`]); the attention products
+    /// stay f32. Switching to int8 quantizes the weights once (the f32 ones are kept: the GPU
+    /// path uploads them).
+    ///
+    /// `tokenize` turns the calibration sentences into ids (the smoothing factors come from one
+    /// f32 pass over them).
+    pub fn set_precision(&mut self, p: Precision, tokenize: &dyn Fn(&str) -> Vec<u32>) {
+        if p == Precision::Int8 && self.layers.iter().any(|l| l.qkv.q.is_none()) {
+            let seqs: Vec<Vec<u32>> = CALIBRATION.iter().map(|t| tokenize(t)).collect();
+            let mut x_max: Vec<Vec<f32>> = Vec::new();
+            self.forward_observed(&seqs, &mut |i, x, k| {
+                if x_max.len() <= i {
+                    x_max.resize(i + 1, Vec::new());
+                }
+                let m = &mut x_max[i];
+                m.resize(k, 0.0);
+                for row in x.chunks_exact(k) {
+                    for (m, v) in m.iter_mut().zip(row) {
+                        *m = m.max(v.abs());
+                    }
+                }
+            });
+            for (l, layer) in self.layers.iter_mut().enumerate() {
+                for (j, lin) in
+                    [&mut layer.qkv, &mut layer.attention_output, &mut layer.intermediate, &mut layer.output].into_iter().enumerate()
+                {
+                    lin.quantize(&x_max[4 * l + j]);
+                }
+            }
+        }
+        if p == Precision::F32 {
+            for l in &mut self.layers {
+                for lin in [&mut l.qkv, &mut l.attention_output, &mut l.intermediate, &mut l.output] {
+                    lin.q = None;
+                }
+            }
+        }
+        self.precision = p;
+    }
+
+    /// The linear layers' arithmetic.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The model's configuration.
@@ -227,6 +334,12 @@ impl BertModel {
     /// Last hidden state `[T, H]` of the packed sequences (ids include special tokens; each
     /// sequence at most `max_position_embeddings` long; ids ≥ vocab map to `[UNK]` = 100).
     pub fn forward(&self, seqs: &[Vec<u32>]) -> Vec<f32> {
+        self.forward_observed(seqs, &mut |_, _, _| {})
+    }
+
+    /// [`BertModel::forward`], showing each linear layer's input `[T, k]` to `observe(index,
+    /// input, k)` (index `4·layer + j`, `j`: Q/K/V, attention output, intermediate, output).
+    fn forward_observed(&self, seqs: &[Vec<u32>], observe: &mut dyn FnMut(usize, &[f32], usize)) -> Vec<f32> {
         let h = self.config.hidden_size;
         let total: usize = seqs.iter().map(|s| s.len().min(self.config.max_position_embeddings)).sum();
         let mut x = vec![0f32; total * h];
@@ -251,14 +364,20 @@ impl BertModel {
         let mut ctx = vec![0f32; total * h];
         let mut tmp = Vec::new();
         let mut inter = Vec::new();
-        for layer in &self.layers {
-            layer.qkv.forward(&x, total, &mut qkv);
+        let mut s = QuantRows::default();
+        let i = self.config.intermediate_size;
+        for (l, layer) in self.layers.iter().enumerate() {
+            observe(4 * l, &x, h);
+            layer.qkv.forward(&x, total, &mut qkv, false, &mut s);
             self.attention(&qkv, &lens, &mut ctx);
-            layer.attention_output.forward(&ctx, total, &mut tmp);
+            observe(4 * l + 1, &ctx, h);
+            layer.attention_output.forward(&ctx, total, &mut tmp, false, &mut s);
             ops::add(&mut x, &tmp);
             layer.attention_ln.forward(&mut x);
-            layer.intermediate.forward_gelu(&x, total, &mut inter);
-            layer.output.forward(&inter, total, &mut tmp);
+            observe(4 * l + 2, &x, h);
+            layer.intermediate.forward(&x, total, &mut inter, true, &mut s);
+            observe(4 * l + 3, &inter, i);
+            layer.output.forward(&inter, total, &mut tmp, false, &mut s);
             ops::add(&mut x, &tmp);
             layer.output_ln.forward(&mut x);
         }

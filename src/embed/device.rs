@@ -108,6 +108,10 @@ pub struct EmbedderInfo {
     pub dispatches_per_forward: Option<usize>,
     /// Buffers, bind groups and pipelines created on the device so far (a warm batch adds none).
     pub gpu_objects: Option<GpuCounters>,
+    /// Arithmetic of the CPU path's linear layers ([`super::Precision`]).
+    pub precision: super::Precision,
+    /// Threads the CPU path's products run on: rayon's pool natively, 1 in the page.
+    pub threads: usize,
 }
 
 /// Something the embedder tells its listeners about (today: the GPU was lost).
@@ -123,6 +127,14 @@ pub struct EmbedderEvent {
 }
 
 type Listener = Box<dyn Fn(&EmbedderEvent)>;
+
+/// Threads the CPU path's products run on.
+fn cpu_threads() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    return rayon::current_num_threads();
+    #[cfg(target_arch = "wasm32")]
+    1
+}
 
 /// The engine's embedder: GPU or CPU path behind one [`Embedder`].
 pub struct DeviceEmbedder {
@@ -155,6 +167,8 @@ impl DeviceEmbedder {
             gpu_weights: None,
             dispatches_per_forward: None,
             gpu_objects: None,
+            precision: cpu.precision(),
+            threads: cpu_threads(),
         };
         DeviceEmbedder {
             cpu,
@@ -256,6 +270,8 @@ impl DeviceEmbedder {
             gpu_weights: Some(if bert.is_f16() { "f16" } else { "f32" }.into()),
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
             gpu_objects: None,
+            precision: cpu.precision(),
+            threads: cpu_threads(),
         };
         let me = DeviceEmbedder {
             cpu,

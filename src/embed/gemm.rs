@@ -148,31 +148,38 @@ pub fn matmul_strided(a: &[f32], m: usize, lda: usize, w: &Packed, out: &mut [f3
 }
 
 fn run(ctx: Ctx) {
-    let panels = ctx.n.div_ceil(PANEL);
+    for_each_task(ctx.m, ctx.k, ctx.n, &|rows, panels| ctx.run_rows(rows, panels));
+}
+
+/// Runs `f(rows, panels)` over a cover of `0..m` × `0..ceil(n/16)` by disjoint blocks: natively,
+/// for products of at least [`PAR_MIN_MACS`] multiply-adds, as tasks on rayon's pool (row blocks
+/// first, so each task streams fewer panels, then panel ranges until every thread has
+/// [`TASKS_PER_THREAD`]); otherwise one call on the calling thread.
+pub(crate) fn for_each_task(m: usize, k: usize, n: usize, f: &(dyn Fn(std::ops::Range<usize>, std::ops::Range<usize>) + Sync)) {
+    let panels = n.div_ceil(PANEL);
     #[cfg(not(target_arch = "wasm32"))]
     {
         use rayon::prelude::*;
         let threads = rayon::current_num_threads();
-        if ctx.m * ctx.k * ctx.n >= PAR_MIN_MACS && threads >= 2 {
-            // Row blocks first (each task then streams fewer panels), then panel ranges until
-            // there are enough tasks for every thread.
+        if m * k * n >= PAR_MIN_MACS && threads >= 2 {
             let want = threads * TASKS_PER_THREAD;
-            let row_blocks = ctx.m.div_ceil(MB).clamp(1, want);
-            let rows_per = ctx.m.div_ceil(row_blocks);
+            let row_blocks = m.div_ceil(MB).clamp(1, want);
+            let rows_per = m.div_ceil(row_blocks);
             let panel_groups = want.div_ceil(row_blocks).clamp(1, panels);
             let panels_per = panels.div_ceil(panel_groups);
             (0..row_blocks * panel_groups).into_par_iter().for_each(|t| {
                 let (rb, pg) = (t / panel_groups, t % panel_groups);
-                let rows = rb * rows_per..((rb + 1) * rows_per).min(ctx.m);
+                let rows = rb * rows_per..((rb + 1) * rows_per).min(m);
                 let cols = pg * panels_per..((pg + 1) * panels_per).min(panels);
                 if !rows.is_empty() && !cols.is_empty() {
-                    ctx.run_rows(rows, cols);
+                    f(rows, cols);
                 }
             });
             return;
         }
     }
-    ctx.run_rows(0..ctx.m, 0..panels);
+    let _ = k;
+    f(0..m, 0..panels);
 }
 
 /// Dot product with 8 independent accumulators (lane `l` sums the products at `8c + l`), then

@@ -8,6 +8,7 @@
 pub mod bert;
 pub mod device;
 pub mod gemm;
+pub mod gemm_i8;
 pub mod gpu;
 pub mod hashing;
 pub mod ops;
@@ -21,6 +22,32 @@ pub use bert::{BertConfig, BertModel};
 pub use device::{DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
 pub use quantize::{WeightFormat, quantize_weights};
 pub use tokenizer::WordPiece;
+
+/// Arithmetic of the CPU forward pass's linear layers (Q/K/V, attention output, intermediate,
+/// output: 95% of its multiply-adds at sentence lengths; attention, LayerNorm and GELU stay f32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// f32 products (fused multiply-add).
+    #[default]
+    F32,
+    /// int8 weights (per output column) × 7-bit activations (per row), summed exactly in i32
+    /// ([`gemm_i8`]).
+    Int8,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = crate::error::InputError;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match s {
+            "f32" => Ok(Self::F32),
+            "int8" => Ok(Self::Int8),
+            other => {
+                Err(crate::error::InputError::InvalidOption { name: "precision".into(), reason: format!("{other:?} is not f32 or int8") })
+            }
+        }
+    }
+}
 
 /// Model id recorded for the default model (sentence-transformers/all-MiniLM-L6-v2).
 pub const DEFAULT_MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -140,6 +167,17 @@ impl CpuEmbedder {
     /// The BERT model (weights, packed for the CPU kernels; the GPU path uploads these).
     pub fn bert(&self) -> &BertModel {
         &self.model
+    }
+
+    /// Sets the arithmetic of the forward pass ([`Precision`]).
+    pub fn set_precision(&mut self, p: Precision) {
+        let tok = &self.tokenizer;
+        self.model.set_precision(p, &|t| tok.encode(t).unwrap_or_default());
+    }
+
+    /// The arithmetic of the forward pass.
+    pub fn precision(&self) -> Precision {
+        self.model.precision()
     }
 
     /// Embeds already-tokenized sequences (ids include `[CLS]`/`[SEP]`).

@@ -181,15 +181,25 @@ pub async fn run(model_dir: &Path, p: &Params) -> Result<()> {
 
     // CPU path against PyTorch fp32 on the same cores (none with --cpu-sentences 0).
     if p.cpu_sentences > 0 {
-        cpu_rows(model_dir, &cpu, &ids[..p.cpu_sentences.min(ids.len())], &threads, p.no_torch, &check)?;
+        let mut int8 = CpuEmbedder::from_files(&super::model_id(), &super::read_model_files(model_dir)?)?;
+        int8.set_precision(crate::embed::Precision::Int8);
+        cpu_rows(model_dir, &[&cpu, &int8], &ids[..p.cpu_sentences.min(ids.len())], &threads, p.no_torch, &check)?;
     }
     println!("| webrag CPU cold start: model files to first embedding, ms | {cpu_cold:.0} |");
     println!();
     gpu_rows(model_dir, &cpu, &ids, p, &check).await
 }
 
-/// The CPU table: webrag at each thread count, PyTorch fp32 at the same count, the ratios.
-fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &[usize], no_torch: bool, check: &[Vec<f32>]) -> Result<()> {
+/// The CPU table: webrag at each thread count and precision (`cpus`: the f32 embedder first),
+/// PyTorch fp32 at the same count, the ratios.
+fn cpu_rows(
+    model_dir: &Path,
+    cpus: &[&CpuEmbedder],
+    sample: &[Vec<u32>],
+    threads: &[usize],
+    no_torch: bool,
+    check: &[Vec<f32>],
+) -> Result<()> {
     let header = format!("| {} |", BATCHES.map(|b| format!("batch {b}")).join(" | "));
     let rule = "|---".repeat(BATCHES.len() + 2) + "|";
     println!("CPU, sentences/s (first {} sentences; median of 3 runs of a third each for webrag):", sample.len());
@@ -201,13 +211,21 @@ fn cpu_rows(model_dir: &Path, cpu: &CpuEmbedder, sample: &[Vec<u32>], threads: &
             .num_threads(t)
             .build()
             .map_err(|e| crate::error::InputError::InvalidOption { name: "threads".into(), reason: e.to_string() })?;
-        let mine = pool.install(|| {
-            pollster::block_on(rates(sample, true, |b| {
-                std::hint::black_box(cpu.embed_ids(b));
-                std::future::ready(Ok(()))
-            }))
-        })?;
-        println!("| webrag CPU | {t} | {} |", cells(&mine));
+        let mut mine = Vec::new();
+        for cpu in cpus {
+            let row = pool.install(|| {
+                pollster::block_on(rates(sample, true, |b| {
+                    std::hint::black_box(cpu.embed_ids(b));
+                    std::future::ready(Ok(()))
+                }))
+            })?;
+            println!("| webrag CPU {} | {t} | {} |", format!("{:?}", cpu.precision()).to_lowercase(), cells(&row));
+            mine.push(row);
+        }
+        if let [f32_row, int8_row, ..] = mine.as_slice() {
+            println!("| webrag int8 ÷ f32 | {t} | {} |", ratios(int8_row, f32_row));
+        }
+        let mine = mine.swap_remove(0);
         if no_torch {
             continue;
         }

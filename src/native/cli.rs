@@ -5,7 +5,7 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::embed::DevicePreference;
 use crate::engine::{Engine, SearchOptions};
-use crate::native::{FileStore, default_model_dir, eval, load_embedder, open_embedder};
+use crate::native::{FileStore, default_model_dir, eval};
 use crate::ports::SystemClock;
 use crate::types::{DocumentInput, Format, Grouping, ProgressEvent, SearchMode};
 use clap::{Parser, Subcommand};
@@ -16,6 +16,11 @@ struct Cli {
     /// Model directory (config.json, tokenizer.json, model.safetensors).
     #[arg(long, global = true)]
     model: Option<PathBuf>,
+    /// Arithmetic of the CPU forward pass's linear layers: f32, or int8 (int8 weights × 7-bit
+    /// activations, exact i32 sums: about twice the speed; its error and recall cost in
+    /// docs/benchmarks.md). The GPU path computes in f32 (or f16) either way.
+    #[arg(long, global = true, default_value = "f32")]
+    precision: crate::embed::Precision,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -345,6 +350,13 @@ pub fn main() {
 
 async fn run(cli: Cli) -> crate::Result<()> {
     let model_dir = cli.model.clone().unwrap_or_else(default_model_dir);
+    let precision = cli.precision;
+    let load_embedder = |dir: &Path| -> crate::Result<crate::embed::CpuEmbedder> {
+        let mut e = crate::native::load_embedder(dir)?;
+        e.set_precision(precision);
+        Ok(e)
+    };
+    let open_embedder = async |dir: &Path, device: DevicePreference| crate::native::open_embedder(load_embedder(dir)?, device).await;
     match cli.cmd {
         Cmd::Index { paths, out: Some(out), vectors, no_graph, kb, llm_url, llm_model, llm_key_env, device, cache, no_cache, .. } => {
             let [site] = paths.as_slice() else {
@@ -581,7 +593,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut asked = Vec::new();
             let mut trigger = Vec::new();
             let mut fusion_sets = Vec::new();
-            let query_embedder = query_model.as_deref().map(load_embedder).transpose()?;
+            let query_embedder = query_model.as_deref().map(&load_embedder).transpose()?;
             let mut query_rows = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
@@ -593,7 +605,12 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let t0 = Instant::now();
                 let cache_file = cache.as_ref().map(|d| {
                     let _ = std::fs::create_dir_all(d);
-                    d.join(format!("{name}.json"))
+                    // Vectors of another arithmetic are other vectors.
+                    d.join(if precision == crate::embed::Precision::F32 {
+                        format!("{name}.json")
+                    } else {
+                        format!("{name}-{precision:?}.json")
+                    })
                 });
                 let mut eng = eval::build(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref()).await?;
                 if let Some(g) = graph {

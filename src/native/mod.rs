@@ -50,17 +50,18 @@ pub fn load_embedder(dir: &Path) -> Result<CpuEmbedder> {
     CpuEmbedder::from_files(&model_id(), &read_model_files(dir)?)
 }
 
-/// Loads the model from `dir` and opens the path `device` asks for, as the page does
+/// Opens the path `device` asks for over the loaded model `cpu`, as the page does
 /// ([`DeviceEmbedder::open`]: `auto` takes a hardware GPU adapter when there is one, else the
 /// CPU on every core); says on stderr which path it took and why.
 ///
 /// Errors: the model's, and [`crate::error::GpuError::Unavailable`] for `gpu` without an adapter.
-pub async fn open_embedder(dir: &Path, device: DevicePreference) -> Result<DeviceEmbedder> {
-    let e = DeviceEmbedder::open(load_embedder(dir)?, device, Box::new(crate::ports::SystemClock)).await?;
+pub async fn open_embedder(cpu: CpuEmbedder, device: DevicePreference) -> Result<DeviceEmbedder> {
+    let precision = cpu.precision();
+    let e = DeviceEmbedder::open(cpu, device, Box::new(crate::ports::SystemClock)).await?;
     let info = e.info();
     let on = match (info.path, &info.adapter) {
         (crate::embed::EmbedPath::Gpu, Some(a)) => format!("GPU ({a})"),
-        _ => format!("CPU ({} threads)", rayon::current_num_threads()),
+        _ => format!("CPU ({} threads, {precision:?})", rayon::current_num_threads()),
     };
     eprintln!("embedding on the {on}: {}; {} texts per batch", info.reason, crate::embed::Embedder::preferred_batch(&e));
     Ok(e)

@@ -305,7 +305,8 @@ impl WebRagCore {
     /// SHA-256s) or as `{config, tokenizer, weights, id?}` `Uint8Array`s. `options` is a partial
     /// `Config` (camelCase). `onProgress` receives `{phase, done, total}`: `model` (bytes),
     /// `device`, then `index` 0/1 and 1/1 around reading the store and rebuilding the indexes. `device` is `"auto"`
-    /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `onEvent` receives embedder
+    /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `precision` `"f32"` (default) or
+    /// `"int8"`, the CPU path's arithmetic ([`crate::embed::Precision`]); `onEvent` receives embedder
     /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime.
     pub async fn open(
         name: String,
@@ -313,8 +314,11 @@ impl WebRagCore {
         options: JsValue,
         on_progress: Option<Function>,
         device: Option<String>,
+        precision: Option<String>,
         on_event: Option<Function>,
     ) -> Result<WebRagCore, JsValue> {
+        let precision: crate::embed::Precision =
+            precision.as_deref().unwrap_or("f32").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let preference: DevicePreference =
             device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let config: Config = self::options("options", &options).map_err(|e| js_error(&e.into()))?;
@@ -335,7 +339,8 @@ impl WebRagCore {
             let id = Reflect::get(&model, &"id".into()).ok().and_then(|v| v.as_string());
             (ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }, id)
         };
-        let cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
+        let mut cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
+        cpu.set_precision(precision);
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
         let embedder = if preference != DevicePreference::Cpu && preference != DevicePreference::Hashing && !platform::has_webgpu() {
             let detail = "this browser exposes no WebGPU (navigator.gpu)";

@@ -189,17 +189,18 @@ export class WebRag {
    * config.json, tokenizer.json and model.safetensors; or `{url, id?, cache?, files?}` to pin
    * sizes/SHA-256s (`files: {'model.safetensors': {size, sha256}}`) or skip the Cache API; or
    * `{config, tokenizer, weights, id?}` bytes. `device`: 'auto' (GPU on a hardware adapter,
-   * else CPU), 'cpu' or 'gpu'. `onEvent` receives warnings for the lifetime of the instance,
+   * else CPU), 'cpu' or 'gpu'. `precision`: the CPU path's arithmetic, 'f32' (default) or 'int8'
+   * (int8 weights × 7-bit activations). `onEvent` receives warnings for the lifetime of the instance,
    * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
    * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', onEvent } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', onEvent } = {}) {
     const { worker, wasm } = await this.startWorker(workerUrl);
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#post('open', { name, model: m, options, device, wasm }, onProgress);
+      await rag.#post('open', { name, model: m, options, device, precision, wasm }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -207,7 +208,7 @@ export class WebRag {
     rag.#reopen = async () => {
       const started = await this.startWorker(workerUrl);
       rag.#attach(started.worker);
-      await rag.#post('open', { name, model: m, options, device, wasm: started.wasm });
+      await rag.#post('open', { name, model: m, options, device, precision, wasm: started.wasm });
     };
     return rag;
   }

@@ -238,6 +238,8 @@ export interface FileCheck { size?: number; sha256?: string }
 export interface ModelUrl { url: string; id?: string; cache?: boolean; files?: { [file: string]: FileCheck } }
 /** 'auto': GPU on a hardware adapter, else CPU; 'cpu'; 'gpu': any WebGPU adapter (GpuError GPU_UNAVAILABLE if none); 'hashing': benchmarks only, no transformer (sparse random indexing of word pieces; model id '…+hashing'). */
 export type Device = 'auto' | 'cpu' | 'gpu' | 'hashing';
+/** The CPU path's arithmetic in its linear layers: 'f32', or 'int8' (int8 weights per output column × 7-bit activations per row, SmoothQuant-smoothed, exact i32 sums; relaxed-SIMD integer dot products in the page). */
+export type Precision = 'f32' | 'int8';
 /** Which path embeds: batches (`path`) and single queries (`queries`, from the measured crossover). */
 export interface EmbedderInfo {
   path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string; detail: string | null;
@@ -249,6 +251,10 @@ export interface EmbedderInfo {
   dispatchesPerForward: number | null;
   /** Objects created on the device so far; a warm batch adds none. */
   gpuObjects: { buffers: number; bindGroups: number; pipelines: number } | null;
+  /** The CPU path's arithmetic. */
+  precision: Precision;
+  /** Threads the CPU path's products run on (1 in the page). */
+  threads: number;
 }
 /** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
 export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
@@ -265,7 +271,7 @@ export const MODEL_CACHE: string;
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
-  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
   /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. */

@@ -119,7 +119,7 @@ const OPS = {
     const onEvent = (event) => self.postMessage({ event });
     listen(a.name);
     // A new store gets its meta written at open: under the lock too.
-    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', onEvent));
+    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent));
     generation = await core.generation();
     return await core.stats();
   },
