@@ -8,6 +8,8 @@ const PARAMS = new URLSearchParams(location.search);
 const KB = PARAMS.get('kb') ?? 'webrag-demo';
 // ?device=cpu|gpu|auto (default auto: the GPU on a hardware adapter); 'hashing' is for benchmarks.
 const DEVICE = PARAMS.get('device') ?? 'auto';
+// ?precision=f32|int8: the CPU path's arithmetic (default f32).
+const PRECISION = PARAMS.get('precision') ?? 'f32';
 
 const status = (text) => { $('status').textContent = text; };
 function progress(ev) {
@@ -339,7 +341,7 @@ async function main() {
   status('loading the model and opening IndexedDB…');
   try {
     rag = await WebRag.open({
-      name: KB, model: MODEL, device: DEVICE, onProgress: progress,
+      name: KB, model: MODEL, device: DEVICE, precision: PRECISION, onProgress: progress,
       onEvent: (ev) => {
         if (ev.type !== 'warning') return; // 'sealed': idle-time HNSW sealing, nothing to show
         $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath();

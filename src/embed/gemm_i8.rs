@@ -238,8 +238,8 @@ impl Tile<'_> {
     #[inline(always)]
     fn store(&self, r: usize, acc: &[i32; PANEL]) {
         let (step, lo) = (self.step[r], self.lo[r]);
-        for c in 0..self.cols {
-            let x = step * self.sw[c] * acc[c] as f32 + lo * self.off[c] + self.bias[c];
+        for (c, &acc) in acc.iter().enumerate().take(self.cols) {
+            let x = step * self.sw[c] * acc as f32 + lo * self.off[c] + self.bias[c];
             let x = if self.gelu { super::ops::gelu_erf(x) } else { x };
             // SAFETY: r < the tile's rows and c < cols (see `Ctx::run`).
             unsafe { *self.o.add(r * self.ldo + c) = x };

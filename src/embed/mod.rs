@@ -187,6 +187,13 @@ impl CpuEmbedder {
 
     /// Synchronous [`Embedder::embed`].
     pub fn embed_sync(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // Natively the texts are tokenized on every core too (the forward pass already is).
+        #[cfg(not(target_arch = "wasm32"))]
+        let ids = {
+            use rayon::prelude::*;
+            texts.par_iter().map(|t| self.tokenizer.encode(t)).collect::<Result<Vec<_>>>()?
+        };
+        #[cfg(target_arch = "wasm32")]
         let ids = texts.iter().map(|t| self.tokenizer.encode(t)).collect::<Result<Vec<_>>>()?;
         Ok(self.model.embed(&ids))
     }

@@ -98,11 +98,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if recs.is_empty() {
             return Ok(());
         }
-        let mut vectors = Vec::with_capacity(inputs.len());
-        for part in inputs.chunks(self.embed_batch()) {
-            let refs: Vec<&str> = part.iter().map(String::as_str).collect();
-            vectors.extend(self.embedder.embed_checked(&refs).await?);
-        }
+        let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let vectors = self.embed_distinct(&refs, "embed", &mut crate::ports::NoProgress).await?;
         let mut ops = Vec::new();
         for (r, v) in recs.iter().zip(&vectors) {
             ops.push(Op::Put(Record::Chunk(r.clone())));

@@ -35,10 +35,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let items: Vec<(ChunkId, Vec<String>)> = items.into_iter().filter(|(c, _)| self.chunks.contains_key(c)).collect();
         let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
         let total = flat.len();
-        let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(total);
-        for part in flat.chunks(self.embed_batch()) {
-            vecs.extend(self.embedder.embed_checked(part).await?);
-        }
+        let vecs = self.embed_distinct(&flat, "embed", &mut crate::ports::NoProgress).await?;
         drop(flat);
         let mut ops = Vec::new();
         for (cid, _) in &items {
@@ -100,11 +97,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut plan = GraphPlan::default();
         if let (true, Some(map)) = (self.config.graph.enabled, map) {
             let inputs = node_inputs(map);
-            let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
-            for part in inputs.chunks(self.embed_batch()) {
-                let refs: Vec<&str> = part.iter().map(String::as_str).collect();
-                vecs.extend(self.embedder.embed_checked(&refs).await?);
-            }
+            let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+            let vecs = self.embed_distinct(&refs, "graph", &mut crate::ports::NoProgress).await?;
             let chunk_ids = self.doc_chunks.get(doc_id).cloned().unwrap_or_default();
             let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
             plan = self.graph.plan_remove(&[doc_id.to_string()]);

@@ -247,6 +247,37 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.config.embed_batch.unwrap_or_else(|| self.embedder.preferred_batch()).max(1)
     }
 
+    /// One vector per text of `texts`, in order, each distinct text embedded once (a batch of
+    /// documents repeats titles, headings, boilerplate and whole passages), in batches of
+    /// [`Engine::embed_batch`]; after each batch `progress` gets `phase` with the distinct texts
+    /// embedded so far.
+    ///
+    /// Errors: the embedder's ([`Embedder::embed_checked`]).
+    pub(crate) async fn embed_distinct(
+        &self,
+        texts: &[&str],
+        phase: &str,
+        progress: &mut dyn crate::ports::Progress,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut slot: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
+        let mut distinct: Vec<&str> = Vec::new();
+        let at: Vec<usize> = texts
+            .iter()
+            .map(|&t| {
+                *slot.entry(t).or_insert_with(|| {
+                    distinct.push(t);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(distinct.len());
+        for part in distinct.chunks(self.embed_batch()) {
+            vectors.extend(self.embedder.embed_checked(part).await?);
+            progress.report(ProgressEvent { phase: phase.into(), done: vectors.len(), total: distinct.len() });
+        }
+        Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
+    }
+
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
     /// `fusion_depth`, `fusion_weights`, `graph_cascade`, the graph's seeds, candidates and PGR parameters); the
     /// others keep their values.

@@ -106,12 +106,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         // Embed every new chunk, in batches.
         let inputs: Vec<&str> = pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
-        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
-        let batch = self.embed_batch();
-        for part in inputs.chunks(batch) {
-            vectors.extend(self.embedder.embed_checked(part).await?);
-            progress.report(ProgressEvent { phase: "embed".into(), done: vectors.len(), total: inputs.len() });
-        }
+        let vectors = self.embed_distinct(&inputs, "embed", progress).await?;
         // Mind maps (structural), their node embeddings, and the graph plan against the current
         // graph (documents being replaced are removed first, in the same commit).
         let mut graph_plan = GraphPlan::default();
@@ -207,11 +202,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let maps: Vec<mindmap::MindMap> = docs.iter().map(|d| mindmap::structural(d.title, &d.chunks)).collect();
         let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
         let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
-        let mut node_vecs: Vec<Vec<f32>> = Vec::with_capacity(flat.len());
-        for part in flat.chunks(self.embed_batch()) {
-            node_vecs.extend(self.embedder.embed_checked(part).await?);
-            progress.report(ProgressEvent { phase: "graph".into(), done: node_vecs.len(), total: flat.len() });
-        }
+        let node_vecs = self.embed_distinct(&flat, "graph", progress).await?;
         let chunk_ids: Vec<Vec<String>> = docs.iter().map(|d| (0..d.chunks.len()).map(|o| chunk_id(d.doc_id, o)).collect()).collect();
         let mut at = 0;
         let mut new_maps = Vec::new();
