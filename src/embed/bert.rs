@@ -181,6 +181,14 @@ pub(crate) struct BertLayer {
     pub(crate) output_ln: LayerNorm,
 }
 
+impl BertLayer {
+    /// The four linear layers, in forward order (Q/K/V, attention output, intermediate,
+    /// output): the order of `forward_observed`'s indices.
+    fn linears_mut(&mut self) -> [&mut Linear; 4] {
+        [&mut self.qkv, &mut self.attention_output, &mut self.intermediate, &mut self.output]
+    }
+}
+
 /// Buffers reused across the heads and sequences of one attention call.
 struct AttentionScratch {
     scores: Vec<f32>,
@@ -202,7 +210,6 @@ pub struct BertModel {
     pub(crate) token_type_embeddings: Vec<f32>,
     pub(crate) embeddings_ln: LayerNorm,
     pub(crate) layers: Vec<BertLayer>,
-    precision: Precision,
 }
 
 struct Weights<'a> {
@@ -270,15 +277,7 @@ impl BertModel {
                 output_ln: w.ln(&format!("{p}.output.LayerNorm"), h, eps)?,
             });
         }
-        Ok(BertModel {
-            config,
-            word_embeddings,
-            position_embeddings,
-            token_type_embeddings,
-            embeddings_ln,
-            layers,
-            precision: Precision::F32,
-        })
+        Ok(BertModel { config, word_embeddings, position_embeddings, token_type_embeddings, embeddings_ln, layers })
     }
 
     /// The arithmetic of the linear layers' products ([`Precision`]); the attention products
@@ -304,26 +303,19 @@ impl BertModel {
                 }
             });
             for (l, layer) in self.layers.iter_mut().enumerate() {
-                for (j, lin) in
-                    [&mut layer.qkv, &mut layer.attention_output, &mut layer.intermediate, &mut layer.output].into_iter().enumerate()
-                {
+                for (j, lin) in layer.linears_mut().into_iter().enumerate() {
                     lin.quantize(&x_max[4 * l + j]);
                 }
             }
         }
         if p == Precision::F32 {
-            for l in &mut self.layers {
-                for lin in [&mut l.qkv, &mut l.attention_output, &mut l.intermediate, &mut l.output] {
-                    lin.q = None;
-                }
-            }
+            self.layers.iter_mut().flat_map(BertLayer::linears_mut).for_each(|lin| lin.q = None);
         }
-        self.precision = p;
     }
 
     /// The linear layers' arithmetic.
     pub fn precision(&self) -> Precision {
-        self.precision
+        if self.layers.iter().any(|l| l.qkv.q.is_some()) { Precision::Int8 } else { Precision::F32 }
     }
 
     /// The model's configuration.

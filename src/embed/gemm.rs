@@ -666,10 +666,11 @@ mod portable {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn naive(a: &[f32], m: usize, k: usize, w_nk: &[f32], n: usize, bias: &[f32]) -> Vec<f32> {
+    /// `a[m×k] · w_nkᵀ + bias`, one sum at a time (the reference of the kernels' tests).
+    pub(crate) fn naive(a: &[f32], m: usize, k: usize, w_nk: &[f32], n: usize, bias: &[f32]) -> Vec<f32> {
         let mut out = vec![0f32; m * n];
         for r in 0..m {
             for j in 0..n {

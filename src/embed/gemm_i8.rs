@@ -161,7 +161,7 @@ pub fn matmul_bias_i8(
         return;
     }
     scratch.quantize(a, m, k, scale);
-    let mut init = w.scale.iter().map(|_| 0f32).collect::<Vec<_>>();
+    let mut init = vec![0f32; w.scale.len()];
     init[..n].copy_from_slice(bias);
     let ctx = Ctx { a: scratch, w, init: &init, out: OutPtr(out.as_mut_ptr()), gelu };
     super::gemm::for_each_task(m, k, n, &|rows, panels| ctx.run(rows, panels));
@@ -406,16 +406,7 @@ mod portable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reference(a: &[f32], m: usize, k: usize, w_nk: &[f32], n: usize, bias: &[f32]) -> Vec<f32> {
-        let mut out = vec![0f32; m * n];
-        for r in 0..m {
-            for j in 0..n {
-                out[r * n + j] = bias[j] + (0..k).map(|i| a[r * k + i] * w_nk[j * k + i]).sum::<f32>();
-            }
-        }
-        out
-    }
+    use crate::embed::gemm::tests::naive as reference;
 
     /// The integer sums are exact, so the kernel equals the product of the dequantized operands;
     /// against the f32 product the error is the quantization's (bounded here relative to the
