@@ -10,6 +10,8 @@ const KB = PARAMS.get('kb') ?? 'webrag-demo';
 const DEVICE = PARAMS.get('device') ?? 'auto';
 // ?precision=f32|int8: the CPU path's arithmetic (default f32).
 const PRECISION = PARAMS.get('precision') ?? 'f32';
+// ?workers=N: embedding workers for the CPU path (default every core, at most 4; 0: none).
+const WORKERS = PARAMS.has('workers') ? Number(PARAMS.get('workers')) : undefined;
 
 const status = (text) => { $('status').textContent = text; };
 function progress(ev) {
@@ -341,7 +343,7 @@ async function main() {
   status('loading the model and opening IndexedDB…');
   try {
     rag = await WebRag.open({
-      name: KB, model: MODEL, device: DEVICE, precision: PRECISION, onProgress: progress,
+      name: KB, model: MODEL, device: DEVICE, precision: PRECISION, workers: WORKERS, onProgress: progress,
       onEvent: (ev) => {
         if (ev.type !== 'warning') return; // 'sealed': idle-time HNSW sealing, nothing to show
         $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath();

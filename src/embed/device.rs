@@ -14,6 +14,11 @@
 //! one short probe sentence, median of 3 runs on each path after a warm-up ([`Crossover`]).
 //! Batches go to the GPU when it is in use.
 //!
+//! In the page, batches on the CPU path go to a pool of embedding workers when one is set
+//! ([`CpuPool`], [`DeviceEmbedder::set_pool`]): every core runs forward passes while the engine's
+//! own worker stays free for searches (single texts, queries, are embedded in place). A pool that
+//! fails is dropped for good: the call is redone in place and listeners get `WORKERS_FAILED`.
+//!
 //! Device loss (driver reset, `GPUDevice.destroy()`, an uncaptured GPU error) never fails or
 //! hangs a call: the call is redone on the CPU, the GPU is dropped for good, and listeners get an
 //! [`EmbedderEvent`] with code `GPU_LOST`, at the first call after the loss (whichever path that
@@ -110,8 +115,26 @@ pub struct EmbedderInfo {
     pub gpu_objects: Option<GpuCounters>,
     /// Arithmetic of the CPU path's linear layers ([`super::Precision`]).
     pub precision: super::Precision,
-    /// Threads the CPU path's products run on: rayon's pool natively, 1 in the page.
+    /// Threads the CPU path's forward passes run on: rayon's pool natively; in the page the
+    /// embedding workers ([`CpuPool`]), or 1 without them.
     pub threads: usize,
+    /// In the page with embedding workers: the wasm memory each started worker holds (bytes; the
+    /// model and its working buffers), `None` before the first batch starts them or without them.
+    pub worker_memory_bytes: Option<usize>,
+}
+
+/// Forward passes on other threads: the page's embedding workers, each holding the same model
+/// and precision (`worker.js`). The CPU path sends batches here; single texts stay in place.
+pub trait CpuPool {
+    /// Workers that run forward passes at once.
+    fn threads(&self) -> usize;
+    /// The wasm memory of one started worker, in bytes (`None` before they start).
+    fn memory_bytes(&self) -> Option<usize>;
+    /// One L2-normalised vector per token-id sequence (ids include `[CLS]`/`[SEP]`), computed
+    /// by the next free worker.
+    ///
+    /// Errors: why the worker failed, in words (the caller redoes the batch in place).
+    fn embed_ids(&self, ids: &[Vec<u32>]) -> futures::future::LocalBoxFuture<'static, std::result::Result<Vec<Vec<f32>>, String>>;
 }
 
 /// Something the embedder tells its listeners about (today: the GPU was lost).
@@ -120,7 +143,7 @@ pub struct EmbedderEvent {
     /// `"warning"`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// Stable code: `GPU_LOST`.
+    /// Stable code: `GPU_LOST`, `WORKERS_FAILED`.
     pub code: String,
     /// What happened, in words.
     pub message: String,
@@ -148,6 +171,8 @@ pub struct DeviceEmbedder {
     hashing: Option<String>,
     /// The platform's clock (calibration and profiling use its monotonic time).
     clock: Box<dyn Clock>,
+    /// Embedding workers for the CPU path's batches, while they work.
+    pool: RefCell<Option<std::rc::Rc<dyn CpuPool>>>,
 }
 
 /// The probe for the query crossover: a typical short search query.
@@ -169,6 +194,7 @@ impl DeviceEmbedder {
             gpu_objects: None,
             precision: cpu.precision(),
             threads: cpu_threads(),
+            worker_memory_bytes: None,
         };
         DeviceEmbedder {
             cpu,
@@ -178,6 +204,7 @@ impl DeviceEmbedder {
             listener: RefCell::new(None),
             hashing: None,
             clock,
+            pool: RefCell::new(None),
         }
     }
 
@@ -272,6 +299,7 @@ impl DeviceEmbedder {
             gpu_objects: None,
             precision: cpu.precision(),
             threads: cpu_threads(),
+            worker_memory_bytes: None,
         };
         let me = DeviceEmbedder {
             cpu,
@@ -281,6 +309,7 @@ impl DeviceEmbedder {
             listener: RefCell::new(None),
             hashing: None,
             clock,
+            pool: RefCell::new(None),
         };
         me.calibrate().await?;
         Ok(me)
@@ -319,10 +348,17 @@ impl DeviceEmbedder {
         Ok(())
     }
 
+    /// Sends the CPU path's batches to `pool` from now on ([`CpuPool`]).
+    pub fn set_pool(&self, pool: std::rc::Rc<dyn CpuPool>) {
+        self.info.borrow_mut().threads = pool.threads();
+        *self.pool.borrow_mut() = Some(pool);
+    }
+
     /// Path, adapter, reason, crossover and GPU object counts.
     pub fn info(&self) -> EmbedderInfo {
         let mut info = self.info.borrow().clone();
         info.gpu_objects = self.gpu().map(|g| g.gpu().counters());
+        info.worker_memory_bytes = self.pool.borrow().as_ref().and_then(|p| p.memory_bytes());
         info
     }
 
@@ -387,7 +423,28 @@ impl DeviceEmbedder {
                 Err(e) => self.lose_gpu(&e),
             }
         }
+        let pool = self.pool.borrow().clone();
+        if let Some(pool) = pool.filter(|_| ids.len() > 1) {
+            match pool.embed_ids(ids).await {
+                Ok(v) if v.len() == ids.len() => return v,
+                Ok(v) => self.lose_pool(&format!("{} vectors for {} texts", v.len(), ids.len())),
+                Err(e) => self.lose_pool(&e),
+            }
+        }
         self.cpu.embed_ids(ids)
+    }
+
+    fn lose_pool(&self, reason: &str) {
+        *self.pool.borrow_mut() = None;
+        self.info.borrow_mut().threads = cpu_threads();
+        let message = format!("the embedding workers failed ({reason}); embedding continues in the engine's worker");
+        self.tell(&EmbedderEvent { kind: "warning".into(), code: "WORKERS_FAILED".into(), message });
+    }
+
+    fn tell(&self, ev: &EmbedderEvent) {
+        if let Some(f) = self.listener.borrow().as_ref() {
+            f(ev);
+        }
     }
 
     fn lose_gpu(&self, e: &GpuError) {
@@ -399,10 +456,7 @@ impl DeviceEmbedder {
             info.queries = EmbedPath::Cpu;
             info.reason = format!("GPU lost: {e}");
         }
-        let ev = EmbedderEvent { kind: "warning".into(), code: "GPU_LOST".into(), message };
-        if let Some(f) = self.listener.borrow().as_ref() {
-            f(&ev);
-        }
+        self.tell(&EmbedderEvent { kind: "warning".into(), code: "GPU_LOST".into(), message });
     }
 }
 
@@ -428,5 +482,10 @@ impl Embedder for DeviceEmbedder {
     fn preferred_batch(&self) -> usize {
         let info = self.info.borrow();
         if self.hashing.is_some() || (info.path == EmbedPath::Gpu && !info.software_adapter) { super::GPU_BATCH } else { super::CPU_BATCH }
+    }
+    /// The embedding workers on the CPU path (each takes one batch at a time), else 1.
+    fn parallelism(&self) -> usize {
+        let on_cpu = self.hashing.is_none() && self.gpu().is_none();
+        self.pool.borrow().as_ref().filter(|_| on_cpu).map_or(1, |p| p.threads().max(1))
     }
 }

@@ -19,7 +19,7 @@ use crate::error::{ModelError, Result};
 use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
-pub use device::{DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
+pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
 pub use quantize::{WeightFormat, quantize_weights};
 pub use tokenizer::WordPiece;
 
@@ -107,6 +107,12 @@ pub trait Embedder {
     fn preferred_batch(&self) -> usize {
         CPU_BATCH
     }
+    /// Calls of [`Embedder::embed`] that run at once on separate threads (the page's embedding
+    /// workers, [`device::CpuPool`]): the engine keeps this many batches in flight. 1 where
+    /// calls run one after another (natively each call already spreads over every core).
+    fn parallelism(&self) -> usize {
+        1
+    }
 }
 
 /// Texts per call on the CPU path: natively large enough that each matrix product splits across
@@ -135,6 +141,35 @@ impl<T: Embedder + ?Sized> Embedder for &T {
     }
     fn preferred_batch(&self) -> usize {
         (**self).preferred_batch()
+    }
+    fn parallelism(&self) -> usize {
+        (**self).parallelism()
+    }
+}
+
+/// An embedder shared by the engine and the steps that embed without holding it
+/// (the page's `add`).
+impl<T: Embedder + ?Sized> Embedder for std::rc::Rc<T> {
+    fn model_id(&self) -> &str {
+        (**self).model_id()
+    }
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn max_tokens(&self) -> usize {
+        (**self).max_tokens()
+    }
+    fn token_counter(&self) -> &dyn TokenCounter {
+        (**self).token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed(texts).await
+    }
+    fn preferred_batch(&self) -> usize {
+        (**self).preferred_batch()
+    }
+    fn parallelism(&self) -> usize {
+        (**self).parallelism()
     }
 }
 

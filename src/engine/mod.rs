@@ -19,6 +19,8 @@ mod write;
 pub use lazy::LazyEngine;
 pub use search::{SearchOptions, dense_query_text};
 pub use shared::{EngineAccess, Exclusive};
+#[cfg(target_arch = "wasm32")]
+pub(crate) use write::embed_add;
 
 use std::collections::HashMap;
 
@@ -247,10 +249,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.config.embed_batch.unwrap_or_else(|| self.embedder.preferred_batch()).max(1)
     }
 
-    /// One vector per text of `texts`, in order, each distinct text embedded once (a batch of
-    /// documents repeats titles, headings, boilerplate and whole passages), in batches of
-    /// [`Engine::embed_batch`]; after each batch `progress` gets `phase` with the distinct texts
-    /// embedded so far.
+    /// [`embed_distinct`] with this engine's embedder and [`Engine::embed_batch`].
     ///
     /// Errors: the embedder's ([`Embedder::embed_checked`]).
     pub(crate) async fn embed_distinct(
@@ -259,23 +258,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         phase: &str,
         progress: &mut dyn crate::ports::Progress,
     ) -> Result<Vec<Vec<f32>>> {
-        let mut slot: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
-        let mut distinct: Vec<&str> = Vec::new();
-        let at: Vec<usize> = texts
-            .iter()
-            .map(|&t| {
-                *slot.entry(t).or_insert_with(|| {
-                    distinct.push(t);
-                    distinct.len() - 1
-                })
-            })
-            .collect();
-        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(distinct.len());
-        for part in distinct.chunks(self.embed_batch()) {
-            vectors.extend(self.embedder.embed_checked(part).await?);
-            progress.report(ProgressEvent { phase: phase.into(), done: vectors.len(), total: distinct.len() });
-        }
-        Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
+        embed_distinct(&self.embedder, self.embed_batch(), texts, phase, progress).await
     }
 
     /// Changes the options that only act at search time (BM25 parameters, `rrf_k`,
@@ -349,4 +332,42 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
         self.chunks.get(id)
     }
+}
+
+/// One vector per text of `texts`, in order, each distinct text embedded once (a batch of
+/// documents repeats titles, headings, boilerplate and whole passages), in calls of `batch`
+/// texts, [`Embedder::parallelism`] of them in flight; after each call (in order) `progress`
+/// gets `phase` with the distinct texts embedded so far.
+///
+/// Errors: the embedder's ([`Embedder::embed_checked`]).
+pub(crate) async fn embed_distinct<E: Embedder>(
+    embedder: &E,
+    batch: usize,
+    texts: &[&str],
+    phase: &str,
+    progress: &mut dyn crate::ports::Progress,
+) -> Result<Vec<Vec<f32>>> {
+    use futures::StreamExt;
+    let mut slot: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
+    let mut distinct: Vec<&str> = Vec::new();
+    let at: Vec<usize> = texts
+        .iter()
+        .map(|&t| {
+            *slot.entry(t).or_insert_with(|| {
+                distinct.push(t);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(distinct.len());
+    // With workers, twice their number in flight (one that finishes finds its next batch
+    // queued); else one call at a time (the GPU path's buffers serve one pass at a time).
+    let par = embedder.parallelism();
+    let in_flight = if par > 1 { 2 * par } else { 1 };
+    let mut calls = futures::stream::iter(distinct.chunks(batch.max(1))).map(|part| embedder.embed_checked(part)).buffered(in_flight);
+    while let Some(part) = calls.next().await {
+        vectors.extend(part?);
+        progress.report(ProgressEvent { phase: phase.into(), done: vectors.len(), total: distinct.len() });
+    }
+    Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
 }

@@ -22,18 +22,77 @@ pub(super) struct MapSource<'a> {
     pub chunks: Vec<(Vec<String>, String)>,
 }
 
+/// An `add` batch validated, parsed and chunked against the engine as it stood
+/// ([`Engine::plan_add`]), waiting for its vectors ([`embed_add`]).
+pub(crate) struct AddPlan {
+    report: AddReport,
+    /// (record, chunks) of the documents to write.
+    pending: Vec<(DocumentRecord, Vec<text::Chunk>)>,
+    /// Documents in the batch.
+    total: usize,
+    /// The engine's generation the plan was made at ([`Engine::commit_add`] checks it).
+    generation: u64,
+    /// Whether the pseudo-graph is built.
+    graph: bool,
+}
+
+/// The vectors of an [`AddPlan`]: its chunks', and its structural mind maps with their nodes'.
+pub(crate) struct AddVectors {
+    chunks: Vec<Vec<f32>>,
+    maps: Vec<mindmap::MindMap>,
+    /// Node vectors of every map, in map order ([`node_inputs`] order within each).
+    nodes: Vec<Vec<f32>>,
+    /// Nodes of each map.
+    node_counts: Vec<usize>,
+}
+
+/// Step 2 of an `add`, which needs no engine: the forward passes of a plan's chunks (progress
+/// phase `embed`) and of its mind maps' nodes (phase `graph`), with `embedder` in calls of
+/// `batch` texts. The page runs it without holding the engine, so searches answer meanwhile.
+///
+/// Errors: the embedder's.
+pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &AddPlan, progress: &mut dyn Progress) -> Result<AddVectors> {
+    let inputs: Vec<&str> = plan.pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
+    let chunks = super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?;
+    let (mut maps, mut nodes, mut node_counts) = (Vec::new(), Vec::new(), Vec::new());
+    if plan.graph && !plan.pending.is_empty() {
+        maps = plan.pending.iter().map(|(rec, cs)| mindmap::structural(&rec.title, &map_chunks(cs))).collect();
+        let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
+        node_counts = inputs.iter().map(Vec::len).collect();
+        let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
+        nodes = super::embed_distinct(embedder, batch, &flat, "graph", progress).await?;
+    }
+    Ok(AddVectors { chunks, maps, nodes, node_counts })
+}
+
+/// `(heading path, text)` of each chunk, as mind maps are built from.
+fn map_chunks(cs: &[text::Chunk]) -> Vec<(Vec<String>, String)> {
+    cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect()
+}
+
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Adds documents as one atomic batch.
     ///
     /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
     /// written; changed → its old chunks, vectors and postings are replaced in the same
     /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
-    /// before anything is written.
+    /// before anything is written. In three steps: [`Engine::plan_add`], [`embed_add`] (which the
+    /// page runs without holding the engine), [`Engine::commit_add`].
     ///
     /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
     /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
     /// text after parsing), model and store errors.
     pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
+        let plan = self.plan_add(docs, progress)?;
+        let vectors = embed_add(&self.embedder, self.embed_batch(), &plan, progress).await?;
+        self.commit_add(plan, vectors, progress).await
+    }
+
+    /// Step 1 of [`Engine::add`]: validates the batch, skips unchanged documents, parses and
+    /// chunks the others (progress phase `parse`).
+    ///
+    /// Errors: the input errors of [`Engine::add`].
+    pub(crate) fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
         let mut seen = HashSet::new();
         for d in &docs {
             check_id(&d.id)?;
@@ -46,7 +105,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             check_tags(d)?;
         }
         let mut report = AddReport::default();
-        // (record, chunks) of documents to write
         let mut pending: Vec<(DocumentRecord, Vec<text::Chunk>)> = Vec::new();
         let total = docs.len();
         for (i, d) in docs.into_iter().enumerate() {
@@ -104,31 +162,41 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             pending.push((rec, chunks));
             progress.report(ProgressEvent { phase: "parse".into(), done: i + 1, total });
         }
-        // Embed every new chunk, in batches.
-        let inputs: Vec<&str> = pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
-        let vectors = self.embed_distinct(&inputs, "embed", progress).await?;
-        // Mind maps (structural), their node embeddings, and the graph plan against the current
-        // graph (documents being replaced are removed first, in the same commit).
-        let mut graph_plan = GraphPlan::default();
-        if self.config.graph.enabled && !pending.is_empty() {
-            let docs: Vec<MapSource<'_>> = pending
-                .iter()
-                .map(|(rec, cs)| MapSource {
-                    doc_id: &rec.id,
-                    title: &rec.title,
-                    chunks: cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect(),
-                })
-                .collect();
+        Ok(AddPlan { report, pending, total, generation: self.generation.get(), graph: self.config.graph.enabled })
+    }
+
+    /// Step 3 of [`Engine::add`]: fuses the plan's mind maps into the pseudo-graph (progress
+    /// phase `store`), commits the batch to the store in one transaction, then mirrors it in
+    /// memory (phase `done`).
+    ///
+    /// Errors: [`crate::error::StoreError::Conflict`] when the engine committed or read the store
+    /// again since the plan was made (nothing is written: plan again); store errors.
+    pub(crate) async fn commit_add(&mut self, plan: AddPlan, vectors: AddVectors, progress: &mut dyn Progress) -> Result<AddReport> {
+        let AddPlan { mut report, pending, total, generation, graph: _ } = plan;
+        if generation != self.generation.get() {
+            return Err(crate::error::StoreError::Conflict { expected: generation, found: self.generation.get() }.into());
+        }
+        // The graph plan against the current graph (documents being replaced are removed first,
+        // in the same commit).
+        let mut graph_plan = self.graph.plan_remove(&report.replaced);
+        if !vectors.maps.is_empty() {
             let replacing: HashSet<String> = report.replaced.iter().cloned().collect();
-            graph_plan = self.graph.plan_remove(&report.replaced);
-            graph_plan.extend(self.plan_mind_maps(&docs, &replacing, progress).await?);
-        } else if !report.replaced.is_empty() {
-            graph_plan = self.graph.plan_remove(&report.replaced);
+            let chunk_ids: Vec<Vec<String>> =
+                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
+            let mut at = 0;
+            let mut new_maps = Vec::new();
+            for (i, (rec, _)) in pending.iter().enumerate() {
+                let n = vectors.node_counts.get(i).copied().unwrap_or(0);
+                let Some(vs) = vectors.nodes.get(at..at + n) else { break };
+                new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &vectors.maps[i], vectors: vs });
+                at += n;
+            }
+            graph_plan.extend(self.graph.plan_add(&new_maps, &replacing, &self.config.graph));
         }
         // One atomic batch of writes.
         let mut ops = Vec::new();
         let mut new_chunks = Vec::new();
-        let mut vi = vectors.into_iter();
+        let mut vi = vectors.chunks.into_iter();
         let mut docs_written = Vec::new();
         let mut gone: Vec<ChunkId> = Vec::new();
         for (rec, chunks) in pending {

@@ -12,6 +12,7 @@ pub mod idb_store;
 pub mod llm;
 pub mod model;
 pub mod platform;
+mod pool;
 #[cfg(feature = "full")]
 pub mod snapshot;
 
@@ -153,8 +154,34 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
     Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta })
 }
 
+/// The model files `model` names, as [`WebRagCore::open`] takes it: a base URL (string), a
+/// [`ModelSpec`] (`{url, id?, cache?, files?}`), or `{config, tokenizer, weights, id?}` bytes.
+/// Returns the files and the model id given, if any.
+///
+/// Errors: [`fetch_model`]'s; `INVALID_OPTION` for a malformed spec; `MODEL_FILE_UNAVAILABLE`
+/// for a missing byte field.
+pub(crate) async fn load_model(model: JsValue, on_progress: &Option<Function>) -> Result<(ModelFiles, Option<String>), JsValue> {
+    let has = |k: &str| Reflect::get(&model, &k.into()).is_ok_and(|v| !v.is_undefined());
+    if let Some(url) = model.as_string() {
+        return Ok((fetch_model(&ModelSpec::url(&url), on_progress).await.map_err(|e| js_error(&e))?, None));
+    }
+    if model.is_object() && has("url") {
+        let spec: ModelSpec = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
+        return Ok((fetch_model(&spec, on_progress).await.map_err(|e| js_error(&e))?, spec.id));
+    }
+    let get = |k: &str| -> Result<Vec<u8>, JsValue> {
+        let v = Reflect::get(&model, &k.into()).map_err(|_| js_error(&file_error(k, "missing")))?;
+        if v.is_undefined() {
+            return Err(js_error(&file_error(k, "missing from the model object")));
+        }
+        Ok(js_sys::Uint8Array::new(&v).to_vec())
+    };
+    let id = Reflect::get(&model, &"id".into()).ok().and_then(|v| v.as_string());
+    Ok((ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }, id))
+}
+
 /// The worker's knowledge base: opened lazily, loaded by the first operation that needs it whole.
-pub(crate) type Core = LazyEngine<IdbStore, DeviceEmbedder>;
+pub(crate) type Core = LazyEngine<IdbStore, Rc<DeviceEmbedder>>;
 
 thread_local! {
     /// Cancellation tokens of the runs in progress, by the caller's `cancelId`.
@@ -307,7 +334,10 @@ impl WebRagCore {
     /// `device`, then `index` 0/1 and 1/1 around reading the store and rebuilding the indexes. `device` is `"auto"`
     /// (default), `"cpu"` or `"gpu"` ([`DevicePreference`]); `precision` `"f32"` (default) or
     /// `"int8"`, the CPU path's arithmetic ([`crate::embed::Precision`]); `onEvent` receives embedder
-    /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime.
+    /// warnings such as `{type: "warning", code: "GPU_LOST", message}` for the core's lifetime;
+    /// `pool` is the worker's embedding workers (`{threads, memoryBytes, embed}`, see
+    /// [`pool::JsPool`]) or null for none.
+    #[allow(clippy::too_many_arguments)]
     pub async fn open(
         name: String,
         model: JsValue,
@@ -316,29 +346,14 @@ impl WebRagCore {
         device: Option<String>,
         precision: Option<String>,
         on_event: Option<Function>,
+        pool: JsValue,
     ) -> Result<WebRagCore, JsValue> {
         let precision: crate::embed::Precision =
             precision.as_deref().unwrap_or("f32").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let preference: DevicePreference =
             device.as_deref().unwrap_or("auto").parse().map_err(|e: crate::error::InputError| js_error(&e.into()))?;
         let config: Config = self::options("options", &options).map_err(|e| js_error(&e.into()))?;
-        let has = |k: &str| Reflect::get(&model, &k.into()).is_ok_and(|v| !v.is_undefined());
-        let (files, id) = if let Some(url) = model.as_string() {
-            (fetch_model(&ModelSpec::url(&url), &on_progress).await.map_err(|e| js_error(&e))?, None)
-        } else if model.is_object() && has("url") {
-            let spec: ModelSpec = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
-            (fetch_model(&spec, &on_progress).await.map_err(|e| js_error(&e))?, spec.id)
-        } else {
-            let get = |k: &str| -> Result<Vec<u8>, JsValue> {
-                let v = Reflect::get(&model, &k.into()).map_err(|_| js_error(&file_error(k, "missing")))?;
-                if v.is_undefined() {
-                    return Err(js_error(&file_error(k, "missing from the model object")));
-                }
-                Ok(js_sys::Uint8Array::new(&v).to_vec())
-            };
-            let id = Reflect::get(&model, &"id".into()).ok().and_then(|v| v.as_string());
-            (ModelFiles { config: get("config")?, tokenizer: get("tokenizer")?, weights: get("weights")? }, id)
-        };
+        let (files, id) = load_model(model, &on_progress).await?;
         let mut cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
         cpu.set_precision(precision);
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
@@ -363,16 +378,21 @@ impl WebRagCore {
                 }
             });
         }
+        if let Some(pool) = pool::JsPool::new(pool, crate::embed::Embedder::dim(&embedder)) {
+            embedder.set_pool(Rc::new(pool));
+        }
         report(&on_progress, &ProgressEvent { phase: "device".into(), done: 1, total: 1 });
         report(&on_progress, &ProgressEvent { phase: "index".into(), done: 0, total: 1 });
         let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
-        let engine = LazyEngine::open(store, embedder, config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
+        let engine = LazyEngine::open(store, Rc::new(embedder), config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
         report(&on_progress, &ProgressEvent { phase: "index".into(), done: 1, total: 1 });
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
     }
 
     /// Adds documents (`[{id, text | bytes, title?, format?, url?, tags?, meta?}]`) as one transaction.
-    /// Resolves to `{added, replaced, unchanged, chunks}`.
+    /// Resolves to `{added, replaced, unchanged, chunks}`. The engine is held to parse the batch
+    /// and to commit it, not during the forward passes ([`crate::engine::Engine::add`]'s steps),
+    /// so `search` and the other reads answer meanwhile, from the knowledge base as it was.
     pub fn add(&self, docs: JsValue, on_progress: Option<Function>) -> Promise {
         let inner = self.inner.clone();
         let parsed: Result<Vec<JsDoc>, _> = if docs.is_undefined() || docs.is_null() {
@@ -383,9 +403,23 @@ impl WebRagCore {
         run(async move {
             let docs = parsed?;
             let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
-            let mut core = inner.lock().await;
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
-            write_op!(core, eng => eng.add(docs.clone(), &mut cb).await)
+            let mut attempt = 0;
+            loop {
+                let (plan, embedder, batch) = {
+                    let mut core = inner.lock().await;
+                    let eng = core.for_write().await?;
+                    (eng.plan_add(docs.clone(), &mut cb)?, eng.embedder().clone(), eng.embed_batch())
+                };
+                let vectors = crate::engine::embed_add(&embedder, batch, &plan, &mut cb).await?;
+                let mut core = inner.lock().await;
+                // A commit meanwhile (another tab, before this one held the Web Lock) makes the
+                // plan stale: nothing is written, and the batch is planned again (up to twice).
+                match core.for_write().await?.commit_add(plan, vectors, &mut cb).await {
+                    Err(Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
+                    r => break r,
+                }
+            }
         })
     }
 

@@ -2,8 +2,9 @@
 // 1 and 32 on all 1,000 sentences of ../shared/embeddings/bench_sentences.json (the set the
 // transformers.js reference was measured on; median of 3 runs, each over one third of them, after a
 // warm-up), ingest documents/s (200 passages; then all 994 HotpotQA train100 passages with the
-// graph on, at each precision, with the time split by stage and the latency of searches sent
-// while the add runs),
+// graph on: f32 in the engine's own worker (the old path), then f32 and int8 on the embedding
+// workers, each with the time split by stage and the latency of searches sent while the add
+// runs),
 // BM25 search latency (no query embedding) through the worker, and the optimised .wasm size.
 import { readFileSync, statSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -15,7 +16,7 @@ const browser = await launch();
 try {
   const page = await browser.ctx.newPage();
   const t0 = Date.now();
-  await openDemo(page, `${server.url}/www/?kb=bench&empty&device=cpu`);
+  await openDemo(page, `${server.url}/www/?kb=bench&empty&device=cpu&workers=0`);
   const ready = Date.now() - t0;
   const sentences = JSON.parse(readFileSync(join(SHARED, 'embeddings/bench_sentences.json'), 'utf8'));
   const emb = await page.evaluate(async (s) => {
@@ -61,9 +62,12 @@ try {
   // in-memory indexes), and BM25 searches sent every 50 ms while the add runs.
   const all = Object.keys(corpus).map((t, i) => ({ id: String(i), title: t, text: corpus[t].join(''), format: 'text' }));
   const runs = [];
-  for (const precision of ['f32', 'int8']) {
+  // The old path (f32 in the engine's worker, workers=0) next to the embedding workers (every
+  // core, the default) at each precision.
+  for (const [precision, workers] of [['f32', 0], ['f32', null], ['int8', null]]) {
     const p = await browser.ctx.newPage();
-    await openDemo(p, `${server.url}/www/?kb=bench-ingest-${precision}&empty&device=cpu&precision=${precision}`);
+    const w = workers === null ? '' : `&workers=${workers}`;
+    await openDemo(p, `${server.url}/www/?kb=bench-ingest-${precision}-${workers}&empty&device=cpu&precision=${precision}${w}`);
     runs.push(await p.evaluate(async ({ docs, q }) => {
       const rag = window.webragDemo.rag;
       const info = await rag.embedder();
@@ -84,12 +88,15 @@ try {
       running = false;
       await searching;
       lat.sort((a, b) => a - b);
-      return { precision: info.precision, threads: info.threads, secs, stages, searches: lat.length, p95: lat[Math.floor((lat.length - 1) * 0.95)] };
+      const after = await rag.embedder();
+      return { precision: info.precision, threads: info.threads, workerMemory: after.workerMemoryBytes, secs, stages, searches: lat.length, p95: lat[Math.floor((lat.length - 1) * 0.95)] };
     }, { docs: all, q: questions[0] }));
     await p.close();
   }
   const wasm = readFileSync(join(ROOT, 'pkg/webrag_bg.wasm'));
-  console.log('| figure | browser (headless Chromium, wasm, 1 thread) |');
+  const cpu = (await import('node:os')).cpus();
+  console.log(`CPU: ${cpu[0]?.model ?? 'unknown'}, ${cpu.length} logical cores`);
+  console.log('| figure | browser (headless Chromium, wasm; 1 thread unless stated) |');
   console.log('|---|---|');
   console.log(`| page load to ready (model fetch + wasm init + IndexedDB open), ms | ${ready} |`);
   console.log(`| embedding, batch 1, 1,000 sentences: sentences/s (median of 3) | ${emb[1].toFixed(1)} |`);
@@ -98,11 +105,12 @@ try {
   console.log(`| search latency bm25 k=10 over 200 docs incl. worker round trip: p50 / p95 ms | ${lat.p50.toFixed(2)} / ${lat.p95.toFixed(2)} |`);
   for (const r of runs) {
     const st = ['parse', 'embed', 'graph', 'store', 'done'].map((k) => ((r.stages[k] ?? 0) / 1000).toFixed(1)).join(' / ');
-    console.log(`| ingest, all ${all.length} HotpotQA passages, graph on, ${r.precision}, ${r.threads} thread(s): documents/s | ${(all.length / r.secs).toFixed(1)} (${r.secs.toFixed(1)} s) |`);
+    const how = r.workerMemory == null ? 'in the engine\'s worker' : `${r.threads} embedding worker(s), ${(r.workerMemory / 2 ** 20).toFixed(0)} MiB wasm memory each`;
+    console.log(`| ingest, all ${all.length} HotpotQA passages, graph on, ${r.precision}, ${how}: documents/s | ${(all.length / r.secs).toFixed(1)} (${r.secs.toFixed(1)} s) |`);
     console.log(`| … of which parse / embed chunks / embed mind-map nodes / plan graph / commit, s | ${st} |`);
     console.log(`| … BM25 searches sent during it: count, p95 ms | ${r.searches}, ${r.p95.toFixed(0)} |`);
   }
-  if (runs.length === 2) console.log(`| ingest int8 ÷ f32 | ${(runs[0].secs / runs[1].secs).toFixed(2)}× |`);
+  console.log(`| ingest speed-up over the old path (f32, engine's worker): f32 workers / int8 workers | ${(runs[0].secs / runs[1].secs).toFixed(2)}× / ${(runs[0].secs / runs[2].secs).toFixed(2)}× |`);
   console.log(`| optimised .wasm: bytes / gzip -9 bytes | ${statSync(join(ROOT, 'pkg/webrag_bg.wasm')).size} / ${gzipSync(wasm, { level: 9 }).length} |`);
 } finally {
   await browser.close();

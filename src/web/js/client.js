@@ -67,8 +67,8 @@ export async function startWorker(workerUrl, beside, inline) {
   const { workerSource, wasmGzipBase64 } = await inline();
   const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
   worker = new Worker(url, { type: 'module' });
+  // The URL stays valid: the worker starts its embedding workers from it (self.location).
   const ok = await started(worker);
-  URL.revokeObjectURL(url);
   if (!ok) throw new WebRagError('the webrag worker could not start (a Content-Security-Policy without worker-src blob:?)', 'WORKER_FAILED');
   return { worker, wasm: await gunzip(wasmGzipBase64) };
 }
@@ -190,17 +190,23 @@ export class WebRag {
    * sizes/SHA-256s (`files: {'model.safetensors': {size, sha256}}`) or skip the Cache API; or
    * `{config, tokenizer, weights, id?}` bytes. `device`: 'auto' (GPU on a hardware adapter,
    * else CPU), 'cpu' or 'gpu'. `precision`: the CPU path's arithmetic, 'f32' (default) or 'int8'
-   * (int8 weights × 7-bit activations). `onEvent` receives warnings for the lifetime of the instance,
+   * (int8 weights × 7-bit activations). `workers`: embedding workers for the CPU path's batches
+   * (0–64; default every core, `navigator.hardwareConcurrency`, at most 4; 0 embeds in the
+   * engine's own worker): each holds a copy of the model, started at the first batch.
+   * `onEvent` receives warnings for the lifetime of the instance,
    * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
    * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', onEvent } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, onEvent } = {}) {
+    if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0 && workers <= 64)) {
+      throw new InputError(`option workers: ${JSON.stringify(workers)} is not an integer from 0 to 64`, 'INVALID_OPTION');
+    }
     const { worker, wasm } = await this.startWorker(workerUrl);
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#post('open', { name, model: m, options, device, precision, wasm }, onProgress);
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -208,7 +214,7 @@ export class WebRag {
     rag.#reopen = async () => {
       const started = await this.startWorker(workerUrl);
       rag.#attach(started.worker);
-      await rag.#post('open', { name, model: m, options, device, precision, wasm: started.wasm });
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm });
     };
     return rag;
   }

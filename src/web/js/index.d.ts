@@ -253,12 +253,14 @@ export interface EmbedderInfo {
   gpuObjects: { buffers: number; bindGroups: number; pipelines: number } | null;
   /** The CPU path's arithmetic. */
   precision: Precision;
-  /** Threads the CPU path's products run on (1 in the page). */
+  /** Threads the CPU path's forward passes run on: the embedding workers (open's `workers`), or 1 without them. */
   threads: number;
+  /** wasm memory one started embedding worker holds, bytes (the model and its buffers); null before the first batch starts them, or without them. */
+  workerMemoryBytes: number | null;
 }
 /** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
 export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
-/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'sealed', ...} after each idle-time sealing step; {type: 'changed'} when another tab committed; {type: 'restarted'} after a worker failure. */
+/** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'warning', code: 'WORKERS_FAILED', message} when the embedding workers failed and batches are embedded in the engine's worker; {type: 'sealed', ...} after each idle-time sealing step; {type: 'changed'} when another tab committed; {type: 'restarted'} after a worker failure. */
 export type EmbedderEvent =
   | { type: 'warning'; code: string; message: string }
   | ({ type: 'sealed' } & SealReport)
@@ -271,10 +273,10 @@ export const MODEL_CACHE: string;
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
-  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
-  /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. */
+  /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. While it runs, `search` and the other reads answer from the knowledge base as it was before the batch; writes wait for it. */
   add(docs: DocumentInput[], opts?: { onProgress?: (e: ProgressEvent) => void; signal?: AbortSignal }): Promise<AddReport>;
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). `group: 'document'`: `k` documents, each its best chunk with its other matching chunks as `sections`. */

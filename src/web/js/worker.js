@@ -8,7 +8,7 @@
 // seals grown fresh vector buffers into HNSW segments one step at a time (`core.maintain`),
 // each step queued behind any request that arrived meanwhile; each step posts
 // {event: {type: 'sealed', collection, vectors, merged, segments}}.
-import init, { WebRagCore, cancel } from './webrag.js';
+import init, { WebRagCore, WebRagEmbedder, cancel } from './webrag.js';
 
 let core = null;
 
@@ -54,6 +54,95 @@ self.__webragPanic = (message) => {
   core = null;
   self.postMessage({ fatal: String(message) });
 };
+
+// Embedding workers: the CPU path's batches (ingest) run on every core while this worker stays
+// free for searches. Each is a copy of this script that receives {embedWorker: {module, model,
+// precision}} first (the compiled wasm module, shared; the model as `open` got it: from the
+// Cache API, or bytes) and then answers {ids, lens} (token ids, flat) with {out} (the vectors,
+// flat) or {error}. They start at the first batch, so a page that only searches pays nothing.
+// The pool is the engine's `CpuPool` (src/web/pool.rs); a pool that fails is dropped by the
+// engine, which embeds in place from then on (event WORKERS_FAILED).
+function embedPool(size, module, model, precision) {
+  const all = []; const idle = []; const jobs = [];
+  let broken = null; let starting = null;
+  const fail = (err) => {
+    broken ??= err;
+    for (const j of jobs.splice(0)) j.reject(broken);
+    for (const w of all) w.terminate();
+  };
+  const spawn = () => new Promise((resolve, reject) => {
+    const w = new Worker(self.location.href, { type: 'module' });
+    all.push(w);
+    w.onerror = (e) => { e.preventDefault?.(); reject(new Error(`an embedding worker did not start: ${e.message ?? 'script error'}`)); };
+    w.onmessage = (e) => {
+      const d = e.data ?? {};
+      if (d.ready) w.postMessage({ embedWorker: { module, model, precision } });
+      else if (d.embedReady) { pool.memoryBytes = d.embedReady.memoryBytes; resolve(w); }
+      else if (d.embedError || d.fatal) reject(new Error(`an embedding worker did not start: ${d.embedError ?? d.fatal}`));
+    };
+  });
+  const pump = () => { while (!broken && idle.length && jobs.length) send(idle.pop(), jobs.shift()); };
+  const send = (w, job) => {
+    w.onmessage = (e) => {
+      const { out, error, fatal } = e.data ?? {};
+      if (fatal !== undefined) { job.reject(new Error(`an embedding worker stopped: ${fatal}`)); fail(new Error(String(fatal))); return; }
+      if (error !== undefined) job.reject(new Error(error)); else job.resolve(out);
+      idle.push(w);
+      pump();
+    };
+    w.onerror = (e) => { e.preventDefault?.(); const err = new Error(`an embedding worker failed: ${e.message ?? 'script error'}`); job.reject(err); fail(err); };
+    w.postMessage({ ids: job.ids, lens: job.lens }, [job.ids.buffer, job.lens.buffer]);
+  };
+  const pool = {
+    threads: size,
+    memoryBytes: null,
+    embed(ids, lens) {
+      return new Promise((resolve, reject) => {
+        if (broken) { reject(broken); return; }
+        jobs.push({ ids, lens, resolve, reject });
+        starting ??= Promise.all(Array.from({ length: size }, spawn)).then((ws) => { idle.push(...ws); pump(); }, fail);
+        pump();
+      });
+    },
+  };
+  return pool;
+}
+// The role of an embedding worker (see embedPool).
+async function embedWorker({ module, model, precision }) {
+  self.onmessage = null;
+  self.__webragPanic = (message) => self.postMessage({ fatal: String(message) });
+  try {
+    await init({ module_or_path: module });
+    const embedder = await WebRagEmbedder.open(model, precision);
+    self.onmessage = (e) => {
+      try {
+        const out = embedder.embedIds(e.data.ids, e.data.lens);
+        self.postMessage({ out }, [out.buffer]);
+      } catch (err) {
+        self.postMessage({ error: String(err?.message ?? err) });
+      }
+    };
+    self.postMessage({ embedReady: { memoryBytes: WebRagEmbedder.memoryBytes() } });
+  } catch (err) {
+    self.postMessage({ embedError: String(err?.message ?? err) });
+  }
+}
+// The engine's compiled module (shared with the embedding workers): from the page's bytes (an
+// inline worker), else the .wasm beside this file.
+async function compile(bytes) {
+  if (bytes) return WebAssembly.compile(bytes);
+  const url = new URL('./webrag_bg.wasm', import.meta.url);
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+  try {
+    return await WebAssembly.compileStreaming(resp.clone());
+  } catch {
+    return WebAssembly.compile(await resp.arrayBuffer()); // served without application/wasm
+  }
+}
+// Embedding workers by default: every core, at most this many (each holds its own copy of the
+// model: see docs/api.md for the memory per worker).
+const DEFAULT_WORKERS_CAP = 4;
 
 // Models given by the page as JS functions (e.g. WebLLM) run in the page: the worker asks for
 // each reply with {llmRequest: {cb, reqId, messages, step}} and the page answers with
@@ -115,11 +204,14 @@ function scheduleUpkeep(delay = 50) {
 const OPS = {
   open: async (a, p) => {
     // Module bytes from the page for an inline worker; else the .wasm beside this file.
-    await init({ module_or_path: a.wasm ?? new URL('./webrag_bg.wasm', import.meta.url) });
+    const module = await compile(a.wasm);
+    await init({ module_or_path: module });
     const onEvent = (event) => self.postMessage({ event });
     listen(a.name);
+    const workers = a.workers ?? Math.min(self.navigator?.hardwareConcurrency || 1, DEFAULT_WORKERS_CAP);
+    const pool = workers >= 1 && typeof Worker === 'function' ? embedPool(workers, module, a.model, a.precision ?? 'f32') : null;
     // A new store gets its meta written at open: under the lock too.
-    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent));
+    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent, pool));
     generation = await core.generation();
     return await core.stats();
   },
@@ -152,11 +244,11 @@ const OPS = {
   exportKb: () => core.exportKb(),
   importKb: (a) => core.importKb(a.bytes),
 };
-// Long writes that wait on a model most of the time: started in queue order (under the Web Lock,
+// Long writes that wait on a model (or on the embedding workers) most of the time: started in queue order (under the Web Lock,
 // which they hold to the end, so writes queued after them wait), but the queue moves on as soon
 // as one runs, and reads (search, stats, ...) run while it waits on the model: the engine holds
 // its lock only for each read or commit step (src/engine/shared.rs).
-const DETACHED = new Set(['enrich']);
+const DETACHED = new Set(['enrich', 'add']);
 // Operations after which the idle-time upkeep runs.
 const WRITES = new Set(['open', 'add', 'remove', 'importKb']);
 
@@ -165,6 +257,7 @@ const cancelled = new Set();
 const LLM_OPS = new Set(['ask', 'enrich', 'decompose', 'testLlm']);
 
 self.onmessage = (e) => {
+  if (e.data?.embedWorker) { embedWorker(e.data.embedWorker); return; }
   const { llmToken, llmEnd, llmError, cancelId } = e.data;
   // A cancel bypasses the queue: the run it stops holds the queue, or it is still queued.
   if (cancelId) { cancelled.add(cancelId); if (core) cancel(cancelId); return; }
