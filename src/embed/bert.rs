@@ -431,27 +431,41 @@ impl BertModel {
     /// Sentence embeddings: mean of the last hidden state over each sequence's tokens (all are
     /// attended: no padding in a packed batch), then L2 normalisation. `[B][H]`.
     pub fn embed(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        self.embed_pooled(seqs, &[]).into_iter().map(|(v, _)| v).collect()
+    }
+
+    /// [`BertModel::embed`], and from the same forward pass the vector of each of a sequence's
+    /// `pools` (token positions, `[CLS]` = 0; positions past the sequence are skipped): the mean
+    /// of the last hidden state over those positions, L2-normalised — late chunking (Günther et
+    /// al. 2024, arXiv 2409.04701 §3). `pools[b]` belongs to `seqs[b]`; missing entries are empty.
+    pub fn embed_pooled(&self, seqs: &[Vec<u32>], pools: &[Vec<Vec<usize>>]) -> Vec<super::PooledVectors> {
         if seqs.is_empty() {
             return Vec::new();
         }
         let h = self.config.hidden_size;
         let x = self.forward(seqs);
-        let mut out = Vec::with_capacity(seqs.len());
-        let mut row = 0;
-        for s in seqs {
-            let len = s.len().min(self.config.max_position_embeddings);
+        let mean = |rows: &mut dyn Iterator<Item = usize>| {
             let mut v = vec![0f32; h];
-            for r in row..row + len {
+            let mut n = 0usize;
+            for r in rows {
                 for (a, b) in v.iter_mut().zip(&x[r * h..(r + 1) * h]) {
                     *a += b;
                 }
+                n += 1;
             }
-            row += len;
-            let n = len.max(1) as f32;
-            v.iter_mut().for_each(|a| *a /= n);
+            v.iter_mut().for_each(|a| *a /= n.max(1) as f32);
             let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-12);
             v.iter_mut().for_each(|a| *a /= norm);
-            out.push(v);
+            v
+        };
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut row = 0;
+        for (b, s) in seqs.iter().enumerate() {
+            let len = s.len().min(self.config.max_position_embeddings);
+            let whole = mean(&mut (row..row + len));
+            let parts = pools.get(b).map_or(&[][..], |p| p.as_slice()).iter().map(|p| mean(&mut p.iter().filter(|&&t| t < len).map(|&t| row + t))).collect();
+            out.push((whole, parts));
+            row += len;
         }
         out
     }

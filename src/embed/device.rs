@@ -123,6 +123,51 @@ pub struct EmbedderInfo {
     pub worker_memory_bytes: Option<usize>,
 }
 
+/// Pools of token positions as the page's embedding workers read them (`WebRagEmbedder.embedIds`): per sequence its pool count, then per pool
+/// its length and its token positions.
+pub fn encode_pools(seqs: usize, pools: &[Vec<Vec<usize>>]) -> Vec<u32> {
+    if pools.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for b in 0..seqs {
+        let ps = pools.get(b).map_or(&[][..], |p| p.as_slice());
+        out.push(ps.len() as u32);
+        for p in ps {
+            out.push(p.len() as u32);
+            out.extend(p.iter().map(|&t| t as u32));
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_pools`] for `seqs` sequences of at most `max` tokens; `None` when
+/// `data` does not describe that (no pools at all when it is empty).
+pub fn decode_pools(data: &[u32], seqs: usize, max: usize) -> Option<Vec<Vec<Vec<usize>>>> {
+    if data.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut it = data.iter().map(|&x| x as usize);
+    let mut out = Vec::with_capacity(seqs);
+    for _ in 0..seqs {
+        let n = it.next()?;
+        let mut ps = Vec::with_capacity(n.min(data.len()));
+        for _ in 0..n {
+            let len = it.next()?;
+            let p: Vec<usize> = it.by_ref().take(len).collect();
+            if p.len() != len || p.iter().any(|&t| t >= max) {
+                return None;
+            }
+            ps.push(p);
+        }
+        out.push(ps);
+    }
+    it.next().is_none().then_some(out)
+}
+
+/// A call to a [`CpuPool`]: its result, or why the worker failed.
+pub type PoolCall<T> = futures::future::LocalBoxFuture<'static, std::result::Result<T, String>>;
+
 /// Forward passes on other threads: the page's embedding workers, each holding the same model
 /// and precision (`worker.js`). The CPU path sends batches here; single texts stay in place.
 pub trait CpuPool {
@@ -134,7 +179,12 @@ pub trait CpuPool {
     /// by the next free worker.
     ///
     /// Errors: why the worker failed, in words (the caller redoes the batch in place).
-    fn embed_ids(&self, ids: &[Vec<u32>]) -> futures::future::LocalBoxFuture<'static, std::result::Result<Vec<Vec<f32>>, String>>;
+    fn embed_ids(&self, ids: &[Vec<u32>]) -> PoolCall<Vec<Vec<f32>>>;
+    /// [`super::BertModel::embed_pooled`] on the next free worker: each sequence's vector and
+    /// one per pool of token positions (late chunking).
+    ///
+    /// Errors: why the worker failed, in words (the caller redoes the batch in place).
+    fn embed_pooled(&self, ids: &[Vec<u32>], pools: &[Vec<Vec<usize>>]) -> PoolCall<Vec<super::PooledVectors>>;
 }
 
 /// Something the embedder tells its listeners about (today: the GPU was lost).
@@ -483,9 +533,46 @@ impl Embedder for DeviceEmbedder {
         let info = self.info.borrow();
         if self.hashing.is_some() || (info.path == EmbedPath::Gpu && !info.software_adapter) { super::GPU_BATCH } else { super::CPU_BATCH }
     }
+    /// On the CPU path (the embedding workers where set, in place otherwise); `None` on the GPU
+    /// path and with hashing vectors.
+    async fn embed_late(&self, texts: &[&str], pools: &[super::LatePools]) -> Result<Option<Vec<super::LateVectors>>> {
+        if self.hashing.is_some() || (self.gpu().is_some() && self.info.borrow().path == EmbedPath::Gpu) {
+            return Ok(None);
+        }
+        let (ids, positions) = self.cpu.late_ids(texts, pools);
+        let pool = self.pool.borrow().clone();
+        if let Some(pool) = pool.filter(|_| ids.len() > 1) {
+            match pool.embed_pooled(&ids, &positions).await {
+                Ok(v) if v.len() == ids.len() && v.iter().zip(&positions).all(|((_, ps), p)| ps.len() == p.len()) => {
+                    return Ok(Some(super::late_vectors(v, &positions)));
+                }
+                Ok(_) => self.lose_pool("late chunking: vectors of the wrong shape"),
+                Err(e) => self.lose_pool(&e),
+            }
+        }
+        Ok(Some(super::late_vectors(self.cpu.bert().embed_pooled(&ids, &positions), &positions)))
+    }
     /// The embedding workers on the CPU path (each takes one batch at a time), else 1.
     fn parallelism(&self) -> usize {
         let on_cpu = self.hashing.is_none() && self.gpu().is_none();
         self.pool.borrow().as_ref().filter(|_| on_cpu).map_or(1, |p| p.threads().max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_pools, encode_pools};
+
+    #[test]
+    fn pools_round_trip_and_malformed_ones_are_refused() {
+        let pools = vec![vec![vec![0, 3, 4, 9], vec![]], vec![], vec![vec![1]]];
+        let enc = encode_pools(3, &pools);
+        assert_eq!(decode_pools(&enc, 3, 10), Some(pools));
+        assert_eq!(decode_pools(&[], 3, 10), Some(Vec::new()), "no pools at all");
+        assert_eq!(decode_pools(&enc, 3, 9), None, "a position past the sequence's maximum");
+        assert_eq!(decode_pools(&enc[..enc.len() - 1], 3, 10), None, "cut short");
+        assert_eq!(decode_pools(&[enc.clone(), vec![0]].concat(), 3, 10), None, "trailing values");
+        assert_eq!(decode_pools(&[1, u32::MAX], 1, 10), None, "a length larger than the data");
+        assert_eq!(decode_pools(&[u32::MAX], 1, 10), None, "a count larger than the data");
     }
 }

@@ -107,6 +107,19 @@ pub trait Embedder {
     fn preferred_batch(&self) -> usize {
         CPU_BATCH
     }
+    /// Late chunking (Günther et al. 2024, arXiv 2409.04701 §3): one forward pass per text
+    /// giving its vector ([`Embedder::embed`]'s) and, from the same token states, one vector per
+    /// entry of `pools[i]`, the L2-normalised mean over `[CLS]`, the tokens that lie inside that
+    /// entry's byte ranges of `texts[i]`, and `[SEP]` — the vector of a span read in the context
+    /// of its whole text. A pool whose ranges keep no token (truncated away) gets `None`.
+    /// `Ok(None)` where this path cannot (the GPU path, hashing vectors): embed the spans'
+    /// texts separately.
+    ///
+    /// Errors: those of [`Embedder::embed`].
+    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
+        let _ = (texts, pools);
+        Ok(None)
+    }
     /// Calls of [`Embedder::embed`] that run at once on separate threads (the page's embedding
     /// workers, [`device::CpuPool`]): the engine keeps this many batches in flight. 1 where
     /// calls run one after another (natively each call already spreads over every core).
@@ -114,6 +127,15 @@ pub trait Embedder {
         1
     }
 }
+
+/// The pools of one text for [`Embedder::embed_late`]: each a list of byte ranges `(start, end)`.
+pub type LatePools = Vec<Vec<(usize, usize)>>;
+/// What [`Embedder::embed_late`] gives for one text: its vector, and one per pool (`None`: no
+/// token of the pool survived truncation).
+pub type LateVectors = (Vec<f32>, Vec<Option<Vec<f32>>>);
+
+/// [`BertModel::embed_pooled`]'s output for one sequence: its vector and one per pool.
+pub type PooledVectors = (Vec<f32>, Vec<Vec<f32>>);
 
 /// Texts per call on the CPU path: natively large enough that each matrix product splits across
 /// every core; in the page (one thread) small, so progress is reported often.
@@ -124,6 +146,9 @@ pub const CPU_BATCH: usize = if cfg!(target_arch = "wasm32") { 16 } else { 64 };
 pub const GPU_BATCH: usize = 256;
 
 impl<T: Embedder + ?Sized> Embedder for &T {
+    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
+        (**self).embed_late(texts, pools).await
+    }
     fn model_id(&self) -> &str {
         (**self).model_id()
     }
@@ -150,6 +175,9 @@ impl<T: Embedder + ?Sized> Embedder for &T {
 /// An embedder shared by the engine and the steps that embed without holding it
 /// (the page's `add`).
 impl<T: Embedder + ?Sized> Embedder for std::rc::Rc<T> {
+    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
+        (**self).embed_late(texts, pools).await
+    }
     fn model_id(&self) -> &str {
         (**self).model_id()
     }
@@ -220,6 +248,47 @@ impl CpuEmbedder {
         self.model.embed(seqs)
     }
 
+    /// Token ids of `texts` and, per text, its pools as token positions ([`Embedder::embed_late`]:
+    /// `[CLS]`, the tokens inside the ranges, `[SEP]`; an empty list where no token of the ranges
+    /// survived truncation).
+    pub fn late_ids(&self, texts: &[&str], pools: &[LatePools]) -> (Vec<Vec<u32>>, Vec<Vec<Vec<usize>>>) {
+        let keep = self.tokenizer.max_len().saturating_sub(2);
+        let mut ids = Vec::with_capacity(texts.len());
+        let mut positions = Vec::with_capacity(texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let pieces = self.tokenizer.pieces(t);
+            let kept = &pieces[..pieces.len().min(keep)];
+            let mut seq = Vec::with_capacity(kept.len() + 2);
+            seq.push(self.tokenizer.cls());
+            seq.extend(kept.iter().map(|(id, _)| *id));
+            seq.push(self.tokenizer.sep());
+            let sep = seq.len() - 1;
+            let per_text = pools.get(i).map_or(&[][..], |p| p.as_slice());
+            positions.push(
+                per_text
+                    .iter()
+                    .map(|ranges| {
+                        let inner: Vec<usize> = kept
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, (_, (s, e)))| ranges.iter().any(|&(a, b)| *s >= a && *e <= b))
+                            .map(|(k, _)| k + 1)
+                            .collect();
+                        if inner.is_empty() { Vec::new() } else { [vec![0], inner, vec![sep]].concat() }
+                    })
+                    .collect(),
+            );
+            ids.push(seq);
+        }
+        (ids, positions)
+    }
+
+    /// Synchronous [`Embedder::embed_late`] (the CPU path always can).
+    pub fn embed_late_sync(&self, texts: &[&str], pools: &[LatePools]) -> Vec<LateVectors> {
+        let (ids, positions) = self.late_ids(texts, pools);
+        late_vectors(self.model.embed_pooled(&ids, &positions), &positions)
+    }
+
     /// Synchronous [`Embedder::embed`].
     pub fn embed_sync(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         // Natively the texts are tokenized on every core too (the forward pass already is).
@@ -250,6 +319,18 @@ impl Embedder for CpuEmbedder {
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.embed_sync(texts)
     }
+    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
+        Ok(Some(self.embed_late_sync(texts, pools)))
+    }
+}
+
+/// [`BertModel::embed_pooled`]'s output as [`LateVectors`]: a pool without positions is `None`.
+pub fn late_vectors(pooled: Vec<PooledVectors>, positions: &[Vec<Vec<usize>>]) -> Vec<LateVectors> {
+    pooled
+        .into_iter()
+        .zip(positions)
+        .map(|((whole, parts), pos)| (whole, parts.into_iter().zip(pos).map(|(v, p)| (!p.is_empty()).then_some(v)).collect()))
+        .collect()
 }
 
 /// Expected size and/or SHA-256 of a model file, checked after download.

@@ -190,6 +190,16 @@ impl WordPiece {
         self.max_len
     }
 
+    /// The `[CLS]` id.
+    pub fn cls(&self) -> u32 {
+        self.cls
+    }
+
+    /// The `[SEP]` id.
+    pub fn sep(&self) -> u32 {
+        self.sep
+    }
+
     /// Token ids with `[CLS]`/`[SEP]`, truncated to `max_len` (`[CLS]`, the first `max_len - 2`
     /// ids, `[SEP]`).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {

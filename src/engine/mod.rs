@@ -280,6 +280,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 enabled: self.config.graph.enabled,
                 super_topic_threshold: self.config.graph.super_topic_threshold,
                 super_fact_threshold: self.config.graph.super_fact_threshold,
+                late_chunking: self.config.graph.late_chunking,
                 ..search.graph
             },
             ..self.config.clone()
@@ -370,4 +371,57 @@ pub(crate) async fn embed_distinct<E: Embedder>(
         progress.report(ProgressEvent { phase: phase.into(), done: vectors.len(), total: distinct.len() });
     }
     Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
+}
+
+/// [`Embedder::embed_late`] over `texts` with their `pools`, each distinct text once (its first
+/// occurrence's pools), in calls of `batch` texts with [`Embedder::parallelism`] in flight,
+/// reporting `phase` as [`embed_distinct`] does. `Ok(None)` where the embedder cannot.
+///
+/// Errors: the embedder's; [`crate::error::ModelError::BadOutput`] for a result of the wrong
+/// shape.
+pub(crate) async fn embed_late_distinct<E: Embedder>(
+    embedder: &E,
+    batch: usize,
+    texts: &[&str],
+    pools: &[crate::embed::LatePools],
+    phase: &str,
+    progress: &mut dyn crate::ports::Progress,
+) -> Result<Option<Vec<crate::embed::LateVectors>>> {
+    use futures::StreamExt;
+    let mut slot: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
+    let mut distinct: Vec<usize> = Vec::new();
+    let at: Vec<usize> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            *slot.entry(t).or_insert_with(|| {
+                distinct.push(i);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let parts: Vec<(Vec<&str>, Vec<crate::embed::LatePools>)> = distinct
+        .chunks(batch.max(1))
+        .map(|c| (c.iter().map(|&i| texts[i]).collect(), c.iter().map(|&i| pools.get(i).cloned().unwrap_or_default()).collect()))
+        .collect();
+    let par = embedder.parallelism();
+    let in_flight = if par > 1 { 2 * par } else { 1 };
+    let mut calls = futures::stream::iter(&parts).map(|(t, p)| embedder.embed_late(t, p)).buffered(in_flight);
+    let mut out: Vec<crate::embed::LateVectors> = Vec::with_capacity(distinct.len());
+    let mut k = 0;
+    while let Some(r) = calls.next().await {
+        let Some(vs) = r? else { return Ok(None) };
+        let (want, pools) = (&parts[k].0, &parts[k].1);
+        let bad = vs.len() != want.len()
+            || vs.iter().zip(pools).any(|((w, ps), p)| {
+                ps.len() != p.len() || std::iter::once(w).chain(ps.iter().flatten()).any(|v| v.len() != embedder.dim() || v.iter().any(|x| !x.is_finite()))
+            });
+        if bad {
+            return Err(crate::error::ModelError::BadOutput { reason: "late chunking: vectors of the wrong shape".into() }.into());
+        }
+        out.extend(vs);
+        k += 1;
+        progress.report(ProgressEvent { phase: phase.into(), done: out.len(), total: distinct.len() });
+    }
+    Ok(Some(at.into_iter().map(|i| out[i].clone()).collect()))
 }

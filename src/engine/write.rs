@@ -6,7 +6,8 @@ use sha2::{Digest, Sha256};
 use crate::embed::Embedder;
 use crate::error::{InputError, Result};
 use crate::graph::mindmap;
-use crate::graph::{GraphPlan, NewMap, node_inputs};
+use crate::graph::{GraphPlan, NewMap, NodeSource, node_inputs, node_sources};
+use std::collections::HashMap;
 use crate::index::bm25::term_frequencies;
 use crate::ports::{Collection, Op, Progress, Record, Store};
 use crate::text::{self};
@@ -34,6 +35,8 @@ pub(crate) struct AddPlan {
     generation: u64,
     /// Whether the pseudo-graph is built.
     graph: bool,
+    /// Whether facts are late-chunked ([`crate::graph::GraphParams::late_chunking`]).
+    late_chunking: bool,
 }
 
 /// The vectors of an [`AddPlan`]: its chunks', and its structural mind maps with their nodes'.
@@ -48,21 +51,99 @@ pub(crate) struct AddVectors {
 
 /// Step 2 of an `add`, which needs no engine: the forward passes of a plan's chunks (progress
 /// phase `embed`) and of its mind maps' nodes (phase `graph`), with `embedder` in calls of
-/// `batch` texts. The page runs it without holding the engine, so searches answer meanwhile.
+/// `batch` texts. With late chunking ([`crate::graph::GraphParams::late_chunking`]) the facts'
+/// vectors come from their chunks' passes and only the topics and routes (and facts the path
+/// could not pool) get passes of their own. The page runs this step without holding the engine,
+/// so searches answer meanwhile.
 ///
 /// Errors: the embedder's.
 pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &AddPlan, progress: &mut dyn Progress) -> Result<AddVectors> {
     let inputs: Vec<&str> = plan.pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
-    let chunks = super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?;
-    let (mut maps, mut nodes, mut node_counts) = (Vec::new(), Vec::new(), Vec::new());
-    if plan.graph && !plan.pending.is_empty() {
-        maps = plan.pending.iter().map(|(rec, cs)| mindmap::structural(&rec.title, &map_chunks(cs))).collect();
-        let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
-        node_counts = inputs.iter().map(Vec::len).collect();
-        let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
-        nodes = super::embed_distinct(embedder, batch, &flat, "graph", progress).await?;
+    if !plan.graph || plan.pending.is_empty() {
+        let chunks = super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?;
+        return Ok(AddVectors { chunks, maps: Vec::new(), nodes: Vec::new(), node_counts: Vec::new() });
     }
+    let maps: Vec<mindmap::MindMap> = plan.pending.iter().map(|(rec, cs)| mindmap::structural(&rec.title, &map_chunks(cs))).collect();
+    let sources: Vec<Vec<NodeSource<'_>>> = maps.iter().map(node_sources).collect();
+    // Late chunking: each fact as a pool of its chunk (the heading prefix and its sentence).
+    let mut pooled: HashMap<(usize, usize), Vec<f32>> = HashMap::new();
+    let chunks = if plan.late_chunking {
+        let (pools, owners) = fact_pools(&plan.pending, &sources);
+        match super::embed_late_distinct(embedder, batch, &inputs, &pools, "embed", progress).await? {
+            Some(late) => {
+                for (node, flat, k) in owners {
+                    if let Some(v) = late.get(flat).and_then(|(_, ps)| ps.get(k).cloned().flatten()) {
+                        pooled.insert(node, v);
+                    }
+                }
+                late.into_iter().map(|(whole, _)| whole).collect()
+            }
+            None => super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?,
+        }
+    } else {
+        super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?
+    };
+    // The other nodes: a pass each (distinct texts once).
+    let pooled_ref = &pooled;
+    let rest: Vec<&str> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(i, src)| src.iter().enumerate().filter(move |(j, _)| !pooled_ref.contains_key(&(i, *j))).map(|(_, (t, _))| t.as_str()))
+        .collect();
+    let mut own = super::embed_distinct(embedder, batch, &rest, "graph", progress).await?.into_iter();
+    let mut nodes = Vec::with_capacity(sources.iter().map(Vec::len).sum());
+    for (i, src) in sources.iter().enumerate() {
+        for j in 0..src.len() {
+            nodes.push(pooled.remove(&(i, j)).or_else(|| own.next()).unwrap_or_default());
+        }
+    }
+    let node_counts = sources.iter().map(Vec::len).collect();
     Ok(AddVectors { chunks, maps, nodes, node_counts })
+}
+
+/// A late-chunked fact: `((document, node), chunk, pool)`, its node and which pool of which chunk
+/// (flattened over the batch) gives its vector.
+type FactPool = ((usize, usize), usize, usize);
+
+/// Late chunking's pools: for each chunk of `pending` (flattened in order) the byte ranges of
+/// each of its facts in its `embed_input` (the heading prefix, then the fact's sentence, found
+/// in order); and for each fact node `((document, node), chunk, pool)`. A fact not found
+/// verbatim after the previous one gets no pool (its own pass).
+fn fact_pools(
+    pending: &[(DocumentRecord, Vec<text::Chunk>)],
+    sources: &[Vec<NodeSource<'_>>],
+) -> (Vec<crate::embed::LatePools>, Vec<FactPool>) {
+    let mut first = Vec::with_capacity(pending.len());
+    let mut n = 0;
+    for (_, cs) in pending {
+        first.push(n);
+        n += cs.len();
+    }
+    let mut pools: Vec<crate::embed::LatePools> = vec![Vec::new(); n];
+    let mut cursor: Vec<Option<usize>> = vec![None; n];
+    let mut owners = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        for (j, (_, fact)) in src.iter().enumerate() {
+            let Some((o, label)) = fact else { continue };
+            let (flat, Some(c)) = (first[i] + *o as usize, pending[i].1.get(*o as usize)) else { continue };
+            // The chunk's text ends its embed_input, after the prefix and a newline.
+            let Some(text_at) = c.embed_input.len().checked_sub(c.text.len()).filter(|&at| c.embed_input.get(at..) == Some(c.text.as_str()))
+            else {
+                continue;
+            };
+            let from = cursor[flat].unwrap_or(text_at);
+            let Some(at) = c.embed_input.get(from..).and_then(|rest| rest.find(label)).map(|k| from + k) else { continue };
+            cursor[flat] = Some(at + label.len());
+            let mut ranges = Vec::with_capacity(2);
+            if text_at > 0 {
+                ranges.push((0, text_at.saturating_sub(1)));
+            }
+            ranges.push((at, at + label.len()));
+            pools[flat].push(ranges);
+            owners.push(((i, j), flat, pools[flat].len() - 1));
+        }
+    }
+    (pools, owners)
 }
 
 /// `(heading path, text)` of each chunk, as mind maps are built from.
@@ -162,7 +243,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             pending.push((rec, chunks));
             progress.report(ProgressEvent { phase: "parse".into(), done: i + 1, total });
         }
-        Ok(AddPlan { report, pending, total, generation: self.generation.get(), graph: self.config.graph.enabled })
+        Ok(AddPlan {
+            report,
+            pending,
+            total,
+            generation: self.generation.get(),
+            graph: self.config.graph.enabled,
+            late_chunking: self.config.graph.late_chunking,
+        })
     }
 
     /// Step 3 of [`Engine::add`]: fuses the plan's mind maps into the pseudo-graph (progress
@@ -172,7 +260,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Errors: [`crate::error::StoreError::Conflict`] when the engine committed or read the store
     /// again since the plan was made (nothing is written: plan again); store errors.
     pub(crate) async fn commit_add(&mut self, plan: AddPlan, vectors: AddVectors, progress: &mut dyn Progress) -> Result<AddReport> {
-        let AddPlan { mut report, pending, total, generation, graph: _ } = plan;
+        let AddPlan { mut report, pending, total, generation, .. } = plan;
         if generation != self.generation.get() {
             return Err(crate::error::StoreError::Conflict { expected: generation, found: self.generation.get() }.into());
         }

@@ -25,6 +25,6 @@ pub use export::{ExportNode, TopicExport};
 pub use mindmap::{MapNode, MindMap};
 pub use params::GraphParams;
 pub use pgr::{PgrParams, PgrResult, Template};
-pub use plan::{GraphPlan, NewMap, PlannedNode, node_inputs};
+pub use plan::{GraphPlan, NewMap, NodeSource, PlannedNode, node_inputs, node_sources};
 pub use pseudo::{PseudoGraph, vector_collection};
 pub use search::{GraphExplain, GraphHit, GraphSearch};

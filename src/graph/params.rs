@@ -44,6 +44,12 @@ pub struct GraphParams {
     /// scored by the other fact's similarity. Default false (measured on HotpotQA and MuSiQue
     /// train100, docs/benchmarks.md, "Super-facts").
     pub super_fact_links: bool,
+    /// Late chunking of facts (Günther et al. 2024, arXiv 2409.04701): a structural fact's
+    /// vector is read from its chunk's own forward pass (the mean of the token states of the
+    /// heading prefix and the fact's sentence, `[CLS]` and `[SEP]`) instead of a pass of its
+    /// own; where a path cannot (the GPU path) or the fact lies past the chunk's truncation, it
+    /// gets its own pass. Ingest time only. Default true (recall: docs/benchmarks.md).
+    pub late_chunking: bool,
     /// PGR thresholds and sizes.
     pub pgr: PgrParams,
 }
@@ -60,6 +66,7 @@ impl Default for GraphParams {
             dense_hops: Self::DENSE_HOPS.count(),
             entity_max_topics: Self::ENTITY_MAX_TOPICS.count(),
             super_fact_links: false,
+            late_chunking: true,
             pgr: PgrParams::default(),
         }
     }

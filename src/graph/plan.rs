@@ -28,18 +28,27 @@ pub struct NewMap<'a> {
 /// The texts embedded for a mind map's nodes, in pre-order (topic first): topic = title; route =
 /// `title > route > …`; fact = `title > route > …` + newline + fact (docs/pseudo-graph.md).
 pub fn node_inputs(map: &MindMap) -> Vec<String> {
-    pub(super) fn walk(n: &MapNode, prefix: &str, out: &mut Vec<String>) {
+    node_sources(map).into_iter().map(|(input, _)| input).collect()
+}
+
+/// A node's embedding input and, for a fact node, `(chunk ordinal, fact)`: its text is a sentence
+/// or list item of that chunk (`None` for the topic and routes).
+pub type NodeSource<'m> = (String, Option<(u32, &'m str)>);
+
+/// [`node_inputs`], each with the fact it ends in ([`NodeSource`]).
+pub fn node_sources(map: &MindMap) -> Vec<NodeSource<'_>> {
+    fn walk<'m>(n: &'m MapNode, prefix: &str, out: &mut Vec<NodeSource<'m>>) {
         if n.children.is_empty() {
-            out.push(format!("{prefix}\n{}", n.label));
+            out.push((format!("{prefix}\n{}", n.label), n.chunk.map(|c| (c, n.label.as_str()))));
         } else {
             let p = format!("{prefix} > {}", n.label);
-            out.push(p.clone());
+            out.push((p.clone(), None));
             for c in &n.children {
                 walk(c, &p, out);
             }
         }
     }
-    let mut out = vec![map.topic.clone()];
+    let mut out = vec![(map.topic.clone(), None)];
     for c in &map.children {
         walk(c, &map.topic, &mut out);
     }

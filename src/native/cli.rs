@@ -255,7 +255,7 @@ enum Cmd {
         /// when only search options change).
         #[arg(long)]
         cache: Option<PathBuf>,
-        /// Search-time graph options as JSON, e.g. '{"maxTopics":12,"pgr":{"support":0.03,"continueThreshold":0.05}}'.
+        /// Graph options as JSON (`lateChunking` at indexing, the others at search), e.g. '{"maxTopics":12,"pgr":{"support":0.03,"continueThreshold":0.05}}'.
         #[arg(long)]
         graph: Option<String>,
         /// Also run knowledge-aware decomposition (PIKE-RAG Algorithm 1) on MuSiQue with the
@@ -606,13 +606,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 let cache_file = cache.as_ref().map(|d| {
                     let _ = std::fs::create_dir_all(d);
                     // Vectors of another arithmetic are other vectors.
-                    d.join(if precision == crate::embed::Precision::F32 {
-                        format!("{name}.json")
-                    } else {
-                        format!("{name}-{precision:?}.json")
-                    })
+                    // Vectors of another arithmetic, or facts with passes of their own, are other
+                    // vectors.
+                    let late = graph.is_none_or(|g| g.late_chunking);
+                    let precision = if precision == crate::embed::Precision::F32 { String::new() } else { format!("-{precision:?}") };
+                    d.join(format!("{name}{precision}{}.json", if late { "-late" } else { "" }))
                 });
-                let mut eng = eval::build(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref()).await?;
+                // `--graph`'s ingest options (lateChunking) act at indexing; the rest at search.
+                let ingest = crate::config::Config { graph: graph.unwrap_or_default(), ..crate::config::Config::default() };
+                let mut eng = eval::build_with(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref(), ingest).await?;
                 if let Some(g) = graph {
                     eng.set_search_config(&crate::config::Config { graph: g, ..eng.config().clone() })?;
                 }

@@ -155,10 +155,16 @@ pub async fn evaluate_both<E: Embedder>(set: &EvalSet, eng: &mut Engine<MemorySt
     Ok(rows)
 }
 
-/// Indexes the passages ([`EvalSet::documents`]) and returns the engine. With `cache`, a
-/// knowledge base saved there by an earlier run (same model) is loaded instead of re-embedding,
-/// and a fresh build is saved there.
+/// Indexes the passages ([`EvalSet::documents`]) with the default options and returns the
+/// engine ([`build_with`]).
 pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>) -> Result<Engine<MemoryStore, E>> {
+    build_with(set, embedder, cache, Config::default()).await
+}
+
+/// Indexes the passages ([`EvalSet::documents`]) with `config` and returns the engine. With
+/// `cache`, a knowledge base saved there by an earlier run (same model and ingest options) is
+/// loaded instead of re-embedding, and a fresh build is saved there.
+pub async fn build_with<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>, config: Config) -> Result<Engine<MemoryStore, E>> {
     let store = MemoryStore::new();
     if let Some(bytes) = cache.and_then(|p| std::fs::read(p).ok()) {
         let c: crate::ports::Contents = serde_json::from_slice(&bytes).map_err(|e| crate::error::StoreError::Corrupt {
@@ -167,11 +173,11 @@ pub async fn build<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&Path>
             reason: e.to_string(),
         })?;
         store.commit(c.into_ops()).await?;
-        let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+        let mut eng = Engine::open(store, embedder, config, Box::new(FixedClock(0.0))).await?;
         eng.maintain_all(false).await?;
         return Ok(eng);
     }
-    let mut eng = Engine::open(store, embedder, Config::default(), Box::new(FixedClock(0.0))).await?;
+    let mut eng = Engine::open(store, embedder, config, Box::new(FixedClock(0.0))).await?;
     // Each add is followed by the idle-time sealing the browser's worker runs.
     for part in set.documents().chunks(256) {
         eng.add(part.to_vec(), &mut NoProgress).await?;

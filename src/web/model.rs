@@ -151,6 +151,10 @@ async fn read_body(
     };
     let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut out = Vec::new();
+    // Sized once from Content-Length (up to 512 MiB), so the body is not copied as it grows:
+    // wasm memory never shrinks, and the growth's peak would stay for the worker's lifetime.
+    let declared = resp.headers().get("content-length").ok().flatten().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+    let _ = out.try_reserve_exact(declared.min(512 << 20));
     loop {
         let chunk = JsFuture::from(reader.read()).await.map_err(|e| js_err(name, url, e))?;
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {

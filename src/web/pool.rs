@@ -3,16 +3,17 @@
 //!
 //! The engine's worker tokenizes and sends token ids (`Uint32Array`s, flat with their lengths);
 //! a pool worker runs the forward pass and sends the vectors back (a `Float32Array`, transferred).
-use futures::future::LocalBoxFuture;
 use js_sys::{Float32Array, Function, Promise, Reflect, Uint32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{js_error, load_model};
-use crate::embed::{CpuEmbedder, CpuPool, Embedder, Precision};
+use crate::embed::device::{PoolCall, decode_pools, encode_pools};
+use crate::embed::{CpuEmbedder, CpuPool, Embedder, PooledVectors, Precision};
 
-/// `worker.js`'s pool: `{threads, memoryBytes, embed(ids: Uint32Array, lens: Uint32Array):
-/// Promise<Float32Array>}` (`memoryBytes`: one started worker's wasm memory, or null).
+/// `worker.js`'s pool: `{threads, memoryBytes, embed(ids: Uint32Array, lens: Uint32Array, pools:
+/// Uint32Array): Promise<Float32Array>}` (`memoryBytes`: one started worker's wasm memory, or
+/// null; `pools`: see [`WebRagEmbedder::embed_ids`]).
 pub(crate) struct JsPool {
     obj: JsValue,
     threads: usize,
@@ -44,19 +45,37 @@ impl CpuPool for JsPool {
         Reflect::get(&self.obj, &"memoryBytes".into()).ok()?.as_f64().map(|b| b as usize)
     }
 
-    fn embed_ids(&self, ids: &[Vec<u32>]) -> LocalBoxFuture<'static, Result<Vec<Vec<f32>>, String>> {
+    fn embed_ids(&self, ids: &[Vec<u32>]) -> PoolCall<Vec<Vec<f32>>> {
+        let call = self.call(ids, &[]);
+        Box::pin(async move { Ok(call.await?.into_iter().map(|(v, _)| v).collect()) })
+    }
+
+    fn embed_pooled(&self, ids: &[Vec<u32>], pools: &[Vec<Vec<usize>>]) -> PoolCall<Vec<PooledVectors>> {
+        self.call(ids, pools)
+    }
+}
+
+impl JsPool {
+    /// One call of the pool's `embed`: each sequence's vector and its pools' vectors.
+    fn call(&self, ids: &[Vec<u32>], pools: &[Vec<Vec<usize>>]) -> PoolCall<Vec<PooledVectors>> {
         let flat: Vec<u32> = ids.concat();
         let lens: Vec<u32> = ids.iter().map(|s| s.len() as u32).collect();
-        let (obj, dim, n) = (self.obj.clone(), self.dim, ids.len());
+        let counts: Vec<usize> = (0..ids.len()).map(|b| pools.get(b).map_or(0, Vec::len)).collect();
+        let encoded = encode_pools(ids.len(), pools);
+        let (obj, dim) = (self.obj.clone(), self.dim);
         Box::pin(async move {
             let embed: Function = Reflect::get(&obj, &"embed".into()).map_err(|e| describe(&e))?.dyn_into().map_err(|e| describe(&e))?;
-            let p = embed.call2(&obj, &Uint32Array::from(&flat[..]), &Uint32Array::from(&lens[..])).map_err(|e| describe(&e))?;
+            let args = [Uint32Array::from(&flat[..]), Uint32Array::from(&lens[..]), Uint32Array::from(&encoded[..])];
+            let p = embed.apply(&obj, &args.iter().collect()).map_err(|e| describe(&e))?;
             let p: Promise = p.dyn_into().map_err(|e| describe(&e))?;
             let out: Float32Array = JsFuture::from(p).await.map_err(|e| describe(&e))?.dyn_into().map_err(|e| describe(&e))?;
-            if out.length() as usize != n * dim {
-                return Err(format!("{} values for {n} vectors of {dim}", out.length()));
+            let want: usize = counts.iter().map(|c| (1 + c) * dim).sum();
+            if out.length() as usize != want {
+                return Err(format!("{} values where {want} were expected", out.length()));
             }
-            Ok(out.to_vec().chunks(dim).map(<[f32]>::to_vec).collect())
+            let out = out.to_vec();
+            let mut rows = out.chunks(dim).map(<[f32]>::to_vec);
+            Ok(counts.iter().map(|&c| (rows.next().unwrap_or_default(), rows.by_ref().take(c).collect())).collect())
         })
     }
 }
@@ -83,11 +102,13 @@ impl WebRagEmbedder {
     }
 
     /// The vectors of token-id sequences given flat (`ids` concatenated, `lens` their lengths,
-    /// `[CLS]`/`[SEP]` included), flat: `lens.length × dim` values. Empty when the input does
-    /// not describe valid sequences (lengths that do not add up, a length of 0 or over the
-    /// model's maximum, an id outside the vocabulary): the engine then embeds in place.
+    /// `[CLS]`/`[SEP]` included), flat: per sequence its vector, then (late chunking) one per
+    /// pool of token positions given in `pools` (per sequence its pool count, then per pool its
+    /// length and positions; empty: no pools). Empty when the input does not describe valid
+    /// sequences (lengths that do not add up, a length of 0 or over the model's maximum, an id
+    /// outside the vocabulary, malformed pools): the engine then embeds in place.
     #[wasm_bindgen(js_name = embedIds)]
-    pub fn embed_ids(&self, ids: &[u32], lens: &[u32]) -> Vec<f32> {
+    pub fn embed_ids(&self, ids: &[u32], lens: &[u32], pools: &[u32]) -> Vec<f32> {
         let (max, vocab) = (self.cpu.max_tokens(), self.cpu.bert().config().vocab_size);
         let mut seqs = Vec::with_capacity(lens.len());
         let mut at = 0usize;
@@ -105,7 +126,8 @@ impl WebRagEmbedder {
         if at != ids.len() {
             return Vec::new();
         }
-        self.cpu.embed_ids(&seqs).concat()
+        let Some(pools) = decode_pools(pools, seqs.len(), max) else { return Vec::new() };
+        self.cpu.bert().embed_pooled(&seqs, &pools).into_iter().flat_map(|(v, ps)| std::iter::once(v).chain(ps)).flatten().collect()
     }
 
     /// This worker's wasm memory, in bytes.

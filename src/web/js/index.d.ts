@@ -217,6 +217,7 @@ export interface GraphOptions {
   /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
   /** Shared-entity links in the walk: topics whose facts name the same proper name (a run of capitalised words) that at most this many topics name. Default 20; 0 turns them off; 0..=1000. */ entityMaxTopics?: number;
   /** Super-fact links in the walk (PG-RAG §3.3): topics whose facts share a super-fact are neighbours. Default false. */ superFactLinks?: boolean;
+  /** Late chunking at ingest (Günther et al. 2024): a structural fact's vector is pooled from its chunk's forward pass (heading prefix + the fact's tokens) instead of a pass of its own (not on the GPU path). Default true. */ lateChunking?: boolean;
   /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
   pgr?: {
     /** Weight 1 within this of an anchor's similarity. Default 0.01; 0 ≤ support ≤ continueThreshold ≤ 2. */ support?: number;

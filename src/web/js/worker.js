@@ -58,8 +58,9 @@ self.__webragPanic = (message) => {
 // Embedding workers: the CPU path's batches (ingest) run on every core while this worker stays
 // free for searches. Each is a copy of this script that receives {embedWorker: {module, model,
 // precision}} first (the compiled wasm module, shared; the model as `open` got it: from the
-// Cache API, or bytes) and then answers {ids, lens} (token ids, flat) with {out} (the vectors,
-// flat) or {error}. They start at the first batch, so a page that only searches pays nothing.
+// Cache API, or bytes) and then answers {ids, lens, pools} (token ids, flat; late chunking's
+// pools of token positions, see WebRagEmbedder.embedIds) with {out} (the vectors, flat) or
+// {error}. They start at the first batch, so a page that only searches pays nothing.
 // The pool is the engine's `CpuPool` (src/web/pool.rs); a pool that fails is dropped by the
 // engine, which embeds in place from then on (event WORKERS_FAILED).
 function embedPool(size, module, model, precision) {
@@ -91,15 +92,15 @@ function embedPool(size, module, model, precision) {
       pump();
     };
     w.onerror = (e) => { e.preventDefault?.(); const err = new Error(`an embedding worker failed: ${e.message ?? 'script error'}`); job.reject(err); fail(err); };
-    w.postMessage({ ids: job.ids, lens: job.lens }, [job.ids.buffer, job.lens.buffer]);
+    w.postMessage({ ids: job.ids, lens: job.lens, pools: job.pools }, [job.ids.buffer, job.lens.buffer, job.pools.buffer]);
   };
   const pool = {
     threads: size,
     memoryBytes: null,
-    embed(ids, lens) {
+    embed(ids, lens, pools) {
       return new Promise((resolve, reject) => {
         if (broken) { reject(broken); return; }
-        jobs.push({ ids, lens, resolve, reject });
+        jobs.push({ ids, lens, pools, resolve, reject });
         starting ??= Promise.all(Array.from({ length: size }, spawn)).then((ws) => { idle.push(...ws); pump(); }, fail);
         pump();
       });
@@ -116,7 +117,7 @@ async function embedWorker({ module, model, precision }) {
     const embedder = await WebRagEmbedder.open(model, precision);
     self.onmessage = (e) => {
       try {
-        const out = embedder.embedIds(e.data.ids, e.data.lens);
+        const out = embedder.embedIds(e.data.ids, e.data.lens, e.data.pools);
         self.postMessage({ out }, [out.buffer]);
       } catch (err) {
         self.postMessage({ error: String(err?.message ?? err) });
