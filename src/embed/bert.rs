@@ -463,7 +463,12 @@ impl BertModel {
         for (b, s) in seqs.iter().enumerate() {
             let len = s.len().min(self.config.max_position_embeddings);
             let whole = mean(&mut (row..row + len));
-            let parts = pools.get(b).map_or(&[][..], |p| p.as_slice()).iter().map(|p| mean(&mut p.iter().filter(|&&t| t < len).map(|&t| row + t))).collect();
+            let parts = pools
+                .get(b)
+                .map_or(&[][..], |p| p.as_slice())
+                .iter()
+                .map(|p| mean(&mut p.iter().filter(|&&t| t < len).map(|&t| row + t)))
+                .collect();
             out.push((whole, parts));
             row += len;
         }

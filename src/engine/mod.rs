@@ -414,7 +414,8 @@ pub(crate) async fn embed_late_distinct<E: Embedder>(
         let (want, pools) = (&parts[k].0, &parts[k].1);
         let bad = vs.len() != want.len()
             || vs.iter().zip(pools).any(|((w, ps), p)| {
-                ps.len() != p.len() || std::iter::once(w).chain(ps.iter().flatten()).any(|v| v.len() != embedder.dim() || v.iter().any(|x| !x.is_finite()))
+                ps.len() != p.len()
+                    || std::iter::once(w).chain(ps.iter().flatten()).any(|v| v.len() != embedder.dim() || v.iter().any(|x| !x.is_finite()))
             });
         if bad {
             return Err(crate::error::ModelError::BadOutput { reason: "late chunking: vectors of the wrong shape".into() }.into());

@@ -7,11 +7,11 @@ use crate::embed::Embedder;
 use crate::error::{InputError, Result};
 use crate::graph::mindmap;
 use crate::graph::{GraphPlan, NewMap, NodeSource, node_inputs, node_sources};
-use std::collections::HashMap;
 use crate::index::bm25::term_frequencies;
 use crate::ports::{Collection, Op, Progress, Record, Store};
 use crate::text::{self};
 use crate::types::*;
+use std::collections::HashMap;
 
 use super::{Engine, check_id};
 
@@ -127,7 +127,8 @@ fn fact_pools(
             let Some((o, label)) = fact else { continue };
             let (flat, Some(c)) = (first[i] + *o as usize, pending[i].1.get(*o as usize)) else { continue };
             // The chunk's text ends its embed_input, after the prefix and a newline.
-            let Some(text_at) = c.embed_input.len().checked_sub(c.text.len()).filter(|&at| c.embed_input.get(at..) == Some(c.text.as_str()))
+            let Some(text_at) =
+                c.embed_input.len().checked_sub(c.text.len()).filter(|&at| c.embed_input.get(at..) == Some(c.text.as_str()))
             else {
                 continue;
             };
