@@ -88,12 +88,13 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                     );
                 };
                 let files = ModelFiles { config: model.config, tokenizer: model.tokenizer, weights };
-                build(CpuEmbedder::from_files(&id, &files)?, docs, &p, &on_progress).await
+                build(SiteEmbedder::Model(CpuEmbedder::from_files(&id, &files)?), docs, &p, &on_progress).await
             } else {
                 // Keyword only: the tokenizer bounds the chunks; no model runs.
                 let config = BertConfig::from_json(&model.config)?;
                 let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
-                build(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size), docs, &p, &on_progress).await
+                build(SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size)), docs, &p, &on_progress)
+                    .await
             }
         };
         let (files, summary) = run.await.map_err(|e| js_error(&e))?;
@@ -111,10 +112,56 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
     })
 }
 
+/// The snapshot builder's embedder: the model, or (keyword only) its tokenizer alone. One type
+/// for both, so the engine is compiled into the `.wasm` once for them (its size).
+enum SiteEmbedder {
+    Model(CpuEmbedder),
+    Keyword(HashingEmbedder<'static>),
+}
+
+impl crate::embed::Embedder for SiteEmbedder {
+    fn model_id(&self) -> &str {
+        match self {
+            Self::Model(m) => m.model_id(),
+            Self::Keyword(k) => k.model_id(),
+        }
+    }
+    fn dim(&self) -> usize {
+        match self {
+            Self::Model(m) => m.dim(),
+            Self::Keyword(k) => k.dim(),
+        }
+    }
+    fn max_tokens(&self) -> usize {
+        match self {
+            Self::Model(m) => m.max_tokens(),
+            Self::Keyword(k) => k.max_tokens(),
+        }
+    }
+    fn token_counter(&self) -> &dyn crate::text::TokenCounter {
+        match self {
+            Self::Model(m) => m.token_counter(),
+            Self::Keyword(k) => k.token_counter(),
+        }
+    }
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        match self {
+            Self::Model(m) => m.embed(texts).await,
+            Self::Keyword(k) => k.embed(texts).await,
+        }
+    }
+    async fn embed_late(&self, texts: &[&str], pools: &[crate::embed::LatePools]) -> Result<Option<Vec<crate::embed::LateVectors>>> {
+        match self {
+            Self::Model(m) => m.embed_late(texts, pools).await,
+            Self::Keyword(_) => Ok(None),
+        }
+    }
+}
+
 /// Indexes `docs` in memory (batches of 256 pages) and builds the snapshot; the files in name
 /// order with `manifest.json` last (a reader never sees a manifest before the shards it names).
-async fn build<E: crate::embed::Embedder>(
-    embedder: E,
+async fn build(
+    embedder: SiteEmbedder,
     docs: Vec<crate::types::DocumentInput>,
     p: &SnapshotParams,
     on_progress: &Option<Function>,
