@@ -206,7 +206,8 @@ test_all() {
   log "browser tests (wasm-bindgen-test, headless Chromium)"
   node www/serve.mjs --port 8765 &
   local srv=$!
-  trap "kill $srv 2>/dev/null || true" RETURN
+  # RETURN alone misses a failing step (set -e exits the shell): the server would outlive the run.
+  trap "kill $srv 2>/dev/null || true" RETURN EXIT
   # The runner's 20 s default covers the whole suite; the WebGPU tests on SwiftShader need more.
   WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
   build
