@@ -145,61 +145,40 @@ pub const CPU_BATCH: usize = if cfg!(target_arch = "wasm32") { 16 } else { 64 };
 /// [`gpu::GpuBert::MAX_BATCH_TOKENS`] tokens fill the device.
 pub const GPU_BATCH: usize = 256;
 
-impl<T: Embedder + ?Sized> Embedder for &T {
-    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
-        (**self).embed_late(texts, pools).await
-    }
-    fn model_id(&self) -> &str {
-        (**self).model_id()
-    }
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn max_tokens(&self) -> usize {
-        (**self).max_tokens()
-    }
-    fn token_counter(&self) -> &dyn TokenCounter {
-        (**self).token_counter()
-    }
-    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        (**self).embed(texts).await
-    }
-    fn preferred_batch(&self) -> usize {
-        (**self).preferred_batch()
-    }
-    fn parallelism(&self) -> usize {
-        (**self).parallelism()
-    }
+/// [`Embedder`] for a pointer to one, every method forwarded (`embed_checked` keeps its default).
+macro_rules! forward_embedder {
+    ($($ptr:ty),*) => {$(
+        impl<T: Embedder + ?Sized> Embedder for $ptr {
+            async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
+                (**self).embed_late(texts, pools).await
+            }
+            fn model_id(&self) -> &str {
+                (**self).model_id()
+            }
+            fn dim(&self) -> usize {
+                (**self).dim()
+            }
+            fn max_tokens(&self) -> usize {
+                (**self).max_tokens()
+            }
+            fn token_counter(&self) -> &dyn TokenCounter {
+                (**self).token_counter()
+            }
+            async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+                (**self).embed(texts).await
+            }
+            fn preferred_batch(&self) -> usize {
+                (**self).preferred_batch()
+            }
+            fn parallelism(&self) -> usize {
+                (**self).parallelism()
+            }
+        }
+    )*};
 }
-
-/// An embedder shared by the engine and the steps that embed without holding it
-/// (the page's `add`).
-impl<T: Embedder + ?Sized> Embedder for std::rc::Rc<T> {
-    async fn embed_late(&self, texts: &[&str], pools: &[LatePools]) -> Result<Option<Vec<LateVectors>>> {
-        (**self).embed_late(texts, pools).await
-    }
-    fn model_id(&self) -> &str {
-        (**self).model_id()
-    }
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn max_tokens(&self) -> usize {
-        (**self).max_tokens()
-    }
-    fn token_counter(&self) -> &dyn TokenCounter {
-        (**self).token_counter()
-    }
-    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        (**self).embed(texts).await
-    }
-    fn preferred_batch(&self) -> usize {
-        (**self).preferred_batch()
-    }
-    fn parallelism(&self) -> usize {
-        (**self).parallelism()
-    }
-}
+// `Rc`: an embedder shared by the engine and the steps that embed without holding it (the
+// page's `add`).
+forward_embedder!(&T, std::rc::Rc<T>);
 
 /// CPU embedder: WordPiece + BERT forward pass on the CPU ([`gemm`] and [`ops`]: SIMD128 with
 /// relaxed-SIMD FMA in wasm, AVX-512/AVX2 natively).
