@@ -147,7 +147,7 @@ impl Gpu {
                 .collect(),
             max_tokens,
             f16,
-            coop: f16,
+            coop: f16 && self.prefers_coop(),
             ws: futures::lock::Mutex::new(None),
         }
     }
@@ -173,8 +173,9 @@ impl GpuBert {
         self.f16
     }
 
-    /// Lets (`true`, the default for f16 weights) or stops f16 products from running on
-    /// cooperative matrices where the device has them (the benchmark compares both).
+    /// Lets or stops f16 products from running on cooperative matrices where the device has
+    /// them (the benchmark compares both). The default is [`Gpu::prefers_coop`]: on where they
+    /// were measured faster than the f16 kernel at device creation.
     pub fn use_coop(&mut self, on: bool) {
         self.coop = on && self.f16;
     }

@@ -64,6 +64,8 @@ pub struct Gpu {
     /// The cooperative-matrix matmul, where the adapter offers it and it matched the f16 kernel
     /// on a test product when the device opened.
     pub(super) matmul_coop: Option<wgpu::ComputePipeline>,
+    /// Whether [`Gpu::coop_race`] found the cooperative-matrix kernel faster than the f16 one.
+    pub(super) coop_preferred: bool,
     /// Why there is no cooperative-matrix matmul, or that there is one.
     pub(super) coop_status: String,
     pub(super) layer_norm: wgpu::ComputePipeline,
@@ -249,6 +251,7 @@ impl Gpu {
             matmul,
             matmul_f16,
             matmul_coop: None,
+            coop_preferred: false,
             coop_status: String::new(),
             layer_norm,
             attention,
@@ -260,7 +263,18 @@ impl Gpu {
                 gpu.counters.pipelines.fetch_add(1, Ordering::Relaxed);
                 gpu.matmul_coop = Some(p);
                 match gpu.coop_check().await {
-                    Ok(()) => "in use (16 × 16 × 16 f16 → f32, matched the f16 kernel)".to_string(),
+                    Ok(()) => match gpu.coop_race().await {
+                        Ok((coop, f16)) if coop < f16 => {
+                            gpu.coop_preferred = true;
+                            format!(
+                                "in use (16 × 16 × 16 f16 → f32, matched the f16 kernel; {coop:.3} ms against its {f16:.3} ms per 2048 × 384 × 1536 product)"
+                            )
+                        }
+                        Ok((coop, f16)) => format!(
+                            "available, not used by default: the f16 kernel was faster ({f16:.3} ms against {coop:.3} ms per 2048 × 384 × 1536 product)"
+                        ),
+                        Err(why) => format!("available, not used by default: {why}"),
+                    },
                     Err(why) => {
                         gpu.matmul_coop = None;
                         why
@@ -270,6 +284,65 @@ impl Gpu {
             Err(why) => why,
         };
         Ok(gpu)
+    }
+
+    /// Times the cooperative-matrix kernel against the f16 kernel on one product of BERT-base's
+    /// feed-forward shape at a 2048-token pass (2048 × 384 × 1536, GELU): milliseconds per
+    /// product of each, `(coop, f16)`, the median of 5 submissions of 8 products after a warm-up
+    /// (wall clock, readback excluded). Tensor cores are not faster on every device through
+    /// every driver: the faster kernel is the default ([`Gpu::prefers_coop`]).
+    ///
+    /// Errors: a message when a submission fails, or on the web (no wall clock here; the web
+    /// has no cooperative matrices either).
+    pub(super) async fn coop_race(&self) -> Result<(f64, f64), String> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            Err("no timing in the page".to_string())
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let (m, k, n) = (2048u32, 384u32, 1536u32);
+            let params = self.uniform(&words(&[m, n, k, 1]));
+            let a = self.storage("a", &bytes(&vec![0.5f32; (m * k) as usize]), false);
+            let w = self.storage("w", &vec![0u8; (k * n * 2) as usize], false);
+            let bias = self.storage("bias", &bytes(&vec![0.0f32; n as usize]), false);
+            let out = self.storage("out", &vec![0u8; (m * n * 4) as usize], true);
+            let mut ms = [0f64; 2];
+            for (i, kernel) in [MatmulKernel::Coop, MatmulKernel::F16(self.tile_for(m, n))].into_iter().enumerate() {
+                let pipeline = self.matmul_pipeline(kernel).ok_or("no such kernel")?;
+                let entries: Vec<wgpu::BindGroupEntry> = [&params, &a, &w, &bias, &out]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+                    .collect();
+                let bind = self.bind_group(pipeline, &entries);
+                let mut runs = Vec::new();
+                for rep in 0..6 {
+                    let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+                    for _ in 0..8 {
+                        dispatch(&mut enc, pipeline, &bind, kernel.groups(m, n));
+                    }
+                    let t = std::time::Instant::now();
+                    self.queue.submit([enc.finish()]);
+                    self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("the timing run failed: {e}"))?;
+                    if rep > 0 {
+                        runs.push(t.elapsed().as_secs_f64() * 1000.0 / 8.0);
+                    }
+                }
+                if self.is_lost() {
+                    return Err("the device was lost during the timing run".into());
+                }
+                runs.sort_by(f64::total_cmp);
+                ms[i] = runs[runs.len() / 2];
+            }
+            Ok((ms[0], ms[1]))
+        }
+    }
+
+    /// Whether f16 models multiply on cooperative matrices by default: the device has them, they
+    /// computed the f16 kernel's results, and [`Gpu::coop_race`] found them faster.
+    pub fn prefers_coop(&self) -> bool {
+        self.coop_preferred && self.matmul_coop.is_some()
     }
 
     /// Runs one product on the cooperative-matrix kernel and on the f16 kernel, on the same f16
