@@ -36,6 +36,8 @@ pub struct Params {
     pub software_sentences: usize,
     /// Sentences for the CPU rows.
     pub cpu_sentences: usize,
+    /// Sentences for the GPU rows on a hardware adapter (0: all of them).
+    pub gpu_sentences: usize,
     /// Thread counts of the CPU rows (empty: 1, 2 and every core).
     pub threads: Vec<usize>,
     /// Leave out the PyTorch reference.
@@ -265,9 +267,17 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
     let bert = gpu.upload(cpu.bert());
     bert.embed_ids(&ids[..1]).await?;
     let gpu_cold = t.elapsed().as_secs_f64() * 1000.0;
-    let n = if gpu.is_software() { p.software_sentences.clamp(1, ids.len()) } else { ids.len() };
+    let n = match (gpu.is_software(), p.gpu_sentences) {
+        (true, _) => p.software_sentences.clamp(1, ids.len()),
+        (false, 0) => ids.len(),
+        (false, k) => k.min(ids.len()),
+    };
     let sample = &ids[..n];
-    let what = if gpu.is_software() { format!("software adapter, first {n} sentences") } else { format!("{n} sentences") };
+    let what = match (gpu.is_software(), n == ids.len()) {
+        (true, _) => format!("software adapter, first {n} sentences"),
+        (false, true) => format!("{n} sentences"),
+        (false, false) => format!("first {n} sentences"),
+    };
     println!("GPU: {} ({what}), sentences/s, median of 3 runs over all of them:", gpu.adapter());
     println!();
     println!("| path {header}");

@@ -316,6 +316,9 @@ enum Cmd {
         /// Sentences for the CPU rows (0: no CPU rows).
         #[arg(long, default_value_t = 256)]
         cpu_sentences: usize,
+        /// Sentences for the GPU rows on a hardware adapter (0: all of them).
+        #[arg(long, default_value_t = 0)]
+        gpu_sentences: usize,
         /// CPU thread counts, e.g. 1,2,16 (default: 1, 2 and every core).
         #[arg(long, value_delimiter = ',')]
         threads: Vec<usize>,
@@ -771,8 +774,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             crate::native::bench::scale(&model, &shared).await?;
         }
         Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
-        Cmd::BenchEmbed { shared, software_sentences, cpu_sentences, threads, no_torch } => {
-            let p = crate::native::bench_embed::Params { shared, software_sentences, cpu_sentences, threads, no_torch };
+        Cmd::BenchEmbed { shared, software_sentences, cpu_sentences, gpu_sentences, threads, no_torch } => {
+            let p = crate::native::bench_embed::Params { shared, software_sentences, cpu_sentences, gpu_sentences, threads, no_torch };
             crate::native::bench_embed::run(&model_dir, &p).await?;
         }
     }

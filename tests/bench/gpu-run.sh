@@ -7,6 +7,9 @@
 #   2. the 17,364-page CRUD site indexed with --vectors chunks on the GPU (--device gpu), build time.
 #
 #   bash .gpu/run.sh [--no-site]
+#
+# A lease is short: CPU_SENTENCES (default 256; 0 leaves the CPU rows out), GPU_SENTENCES
+# (default 0: all 1,000) and SITE_TIMEOUT (seconds for the site step, default none) bound the run.
 set -uo pipefail
 out="${OUT:-.gpu/out}"
 mkdir -p "$out"
@@ -23,14 +26,15 @@ gunzip -c .gpu/webrag.gz > "$bin" && chmod +x "$bin"
 { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } > "$out/gpu.txt" 2>&1
 lscpu | grep -E 'Model name|^CPU\(s\)' >> "$out/gpu.txt" || true
 
-"$bin" --model .gpu/model bench-embed --shared .gpu/shared --threads "1,2,$(nproc)" > "$out/bench-embed.md" 2> "$out/bench-embed.log"
+"$bin" --model .gpu/model bench-embed --shared .gpu/shared --threads "1,2,$(nproc)" \
+  --cpu-sentences "${CPU_SENTENCES:-256}" --gpu-sentences "${GPU_SENTENCES:-0}" > "$out/bench-embed.md" 2> "$out/bench-embed.log"
 echo "bench-embed: exit $?" >> "$out/gpu.txt"
 
 if [ "${1:-}" != "--no-site" ] && [ -f .gpu/site.tar.xz ]; then
   site=$(mktemp -d)
   tar -C "$site" -xJf .gpu/site.tar.xz
   start=$(date +%s)
-  "$bin" --model .gpu/model index "$site/crud-site-gpu" --out "$site/crud-site-gpu/webrag" --vectors chunks --device gpu \
+  ${SITE_TIMEOUT:+timeout "$SITE_TIMEOUT"} "$bin" --model .gpu/model index "$site/crud-site-gpu" --out "$site/crud-site-gpu/webrag" --vectors chunks --device gpu \
     > "$out/index-site.txt" 2> "$out/index-site.log"
   echo "index --vectors chunks --device gpu: exit $?, $(( $(date +%s) - start )) s wall" >> "$out/gpu.txt"
 fi
