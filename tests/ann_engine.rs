@@ -253,3 +253,32 @@ fn question_segments_seal_persist_and_reattach() {
         assert_eq!(after, before);
     });
 }
+
+/// `seal_due` (a bulk build's per-batch upkeep) seals only the collections it names: the
+/// pseudo-graph's topics and facts get segments while the chunks' fresh buffer keeps growing, and
+/// a later `maintain_all` seals the chunks; searches agree before and after.
+#[test]
+fn seal_due_seals_only_the_named_collections() {
+    use webrag::types::VectorCollection;
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        let mut steps = Vec::new();
+        for part in passages(24).chunks(8) {
+            e.add(part.to_vec(), &mut NoProgress).await.expect("add");
+            steps.extend(e.seal_due(&[VectorCollection::Topics, VectorCollection::Facts]).await.expect("seal_due"));
+        }
+        let sealed: HashSet<&str> = steps.iter().map(|s| s.collection.as_str()).collect();
+        assert!(sealed.contains("facts"), "facts sealed: {sealed:?}");
+        assert!(!sealed.contains("chunks"), "chunks left in their buffer: {sealed:?}");
+        let ann = e.stats().ann;
+        assert!(ann.chunks[0] >= 16 && ann.chunks[1] == 0, "chunks: fresh {} ≥ sealAt, no segment ({} segments)", ann.chunks[0], ann.chunks[1]);
+        assert!(ann.facts[1] > 0, "fact segments");
+        let before = dense_ids(&e, SearchMode::Dense).await;
+        let later = e.maintain_all(false).await.expect("maintain");
+        assert!(later.iter().any(|s| s.collection == "chunks"), "maintain_all seals the chunks: {later:?}");
+        assert_eq!(e.stats().ann.chunks[0], 0, "the chunks' buffer is empty after the seal");
+        let after = dense_ids(&e, SearchMode::Dense).await;
+        assert!(overlap(&before, &after) >= 0.9, "dense results agree across the seal: {before:?} vs {after:?}");
+    });
+}

@@ -60,10 +60,34 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.commit(ops).await?;
             return Ok(Some(SealReport { collection: String::new(), vectors: 0, merged: 0, segments: 0 }));
         }
+        match self.due_collection(&VectorCollection::ALL, force) {
+            Some(c) => self.seal(c, force).await.map(Some),
+            None => self.maintain_segments(force).await,
+        }
+    }
+
+    /// The first of `among` whose fresh buffer is due for sealing (`force`: any non-empty one, or
+    /// one with a removed vector in a segment).
+    fn due_collection(&self, among: &[VectorCollection], force: bool) -> Option<VectorCollection> {
         let due = |ix: &SegmentedIndex| if force { ix.shape().0 > 0 || ix.has_tombstones() } else { ix.needs_seal() };
-        let Some(c) = VectorCollection::ALL.into_iter().find(|&c| self.ann_of(c).is_some_and(due)) else {
-            return self.maintain_segments(force).await;
-        };
+        among.iter().copied().find(|&c| self.ann_of(c).is_some_and(due))
+    }
+
+    /// Seals only the collections in `among` that reached `ann.sealAt`, as [`Engine::maintain`]
+    /// does, until none is due; the others' fresh buffers keep growing. A bulk build uses it for
+    /// the collections its own writes search (the pseudo-graph's topics and facts, which fusion
+    /// looks up), leaving the chunks to one seal at the end instead of a rebuild per merge.
+    pub async fn seal_due(&mut self, among: &[VectorCollection]) -> Result<Vec<SealReport>> {
+        let mut out = Vec::new();
+        while let Some(c) = self.due_collection(among, false) {
+            out.push(self.seal(c, false).await?);
+        }
+        Ok(out)
+    }
+
+    /// Seals collection `c`'s fresh buffer (with `force`, also purging removed vectors) and
+    /// commits the new segment and the deletion of those it merged.
+    async fn seal(&mut self, c: VectorCollection, force: bool) -> Result<SealReport> {
         let outcome = self.ann_of_mut(c).and_then(|ix| ix.seal_purging(force)).expect("due: something to seal");
         let ix = self.ann_of(c).expect("sealed just now");
         let ids: Vec<String> =
@@ -81,7 +105,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             })));
         }
         self.commit(ops).await?;
-        Ok(Some(SealReport { collection: name.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments }))
+        Ok(SealReport { collection: name.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments })
     }
 
     /// Runs [`Engine::maintain`] until nothing is left (`force`: seal every non-empty buffer).

@@ -19,7 +19,6 @@ mod write;
 pub use lazy::LazyEngine;
 pub use search::{SearchOptions, dense_query_text};
 pub use shared::{EngineAccess, Exclusive};
-#[cfg(target_arch = "wasm32")]
 pub(crate) use write::embed_add;
 
 use std::collections::HashMap;

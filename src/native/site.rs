@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result, StoreError};
 pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snapshot, kmeans, quantize};
 use crate::snapshot::{is_page, page_document};
-use crate::types::DocumentInput;
+use crate::types::{DocumentInput, VectorCollection};
 
 fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
@@ -160,19 +160,40 @@ impl SiteBuild<'_> {
         }
         let n = docs.len();
         let (mut done, mut unchanged, mut embedded) = (0, 0, 0);
+        // Seconds in each step: parse and chunk, embed, fuse into the graph and commit, seal.
+        let mut split = [0f64; 4];
+        let mut lap = {
+            let mut t = std::time::Instant::now();
+            move |step: usize, split: &mut [f64; 4]| {
+                split[step] += t.elapsed().as_secs_f64();
+                t = std::time::Instant::now();
+            }
+        };
         for batch in docs.chunks(256) {
-            let r = eng.add(batch.to_vec(), &mut NoProgress).await?;
+            let plan = eng.plan_add(batch.to_vec(), &mut NoProgress)?;
+            lap(0, &mut split);
+            let vectors = crate::engine::embed_add(eng.embedder(), eng.embed_batch(), &plan, &mut NoProgress).await?;
+            lap(1, &mut split);
+            let r = eng.commit_add(plan, vectors, &mut NoProgress).await?;
+            lap(2, &mut split);
             unchanged += r.unchanged.len();
             embedded += r.chunks;
-            // Seal grown fresh buffers into HNSW segments, as the page does when idle: otherwise
-            // every later batch's fusion scans all earlier topics and facts exactly (quadratic).
-            // A keyword-only snapshot has neither vectors nor a graph: nothing to seal for.
+            // Seal the topics' and facts' grown fresh buffers into HNSW segments, as the page does
+            // when idle: otherwise every later batch's fusion scans all earlier topics and facts
+            // exactly (quadratic). The chunks are never searched during the build: their buffer
+            // waits (sealing it per batch rebuilt every chunk at each tier merge). A keyword-only
+            // snapshot has no vectors: nothing to seal.
             if self.params.vectors {
-                eng.maintain_all(false).await?;
+                eng.seal_due(&[VectorCollection::Topics, VectorCollection::Facts]).await?;
             }
+            lap(3, &mut split);
             done += batch.len();
             eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, self.t0.elapsed().as_secs_f64());
         }
+        eprintln!(
+            "time split, s: parse and chunk {:.1}, embed {:.1}, graph fusion and commit {:.1}, HNSW seals {:.1}",
+            split[0], split[1], split[2], split[3]
+        );
         eprintln!(
             "{unchanged} unchanged pages reused, {} pages added or changed ({embedded} chunks embedded), {} removed",
             n - unchanged,
@@ -191,6 +212,13 @@ impl SiteBuild<'_> {
         }
         // A model error stops here, before the snapshot is written: the last one stays as it was.
         stages?;
+        // The chunks' HNSW index is built once, here, and only for the knowledge-base file (the
+        // snapshot's vector shards are IVF lists): nothing in the build searches chunks.
+        if self.params.kb && self.params.vectors {
+            let t = std::time::Instant::now();
+            let sealed: usize = eng.maintain_all(false).await?.iter().map(|r| r.vectors).sum();
+            eprintln!("HNSW segments for the knowledge-base file: {sealed} vectors in {:.1} s", t.elapsed().as_secs_f64());
+        }
         let (snap, summary) = crate::snapshot::build_site(&eng, self.params).await?;
         write_snapshot(&snap, self.out)?;
         Ok(summary)
