@@ -207,11 +207,23 @@ impl PseudoGraph {
             let mut batch_ids: Vec<usize> = Vec::new();
             // super-node id per member id, for memberships decided in this plan
             let mut sup_of: HashMap<String, String> = HashMap::new();
+            // Each new node's nearest neighbours in the graph as it stood: independent of the
+            // decisions below, so natively they are searched on every core first.
+            let depth = 1 + replacing.len().min(16);
+            let queries: Vec<&[f32]> = news.iter().filter(|n| n.kind == kind && n.v.len() == self.dim).map(|n| n.v.as_slice()).collect();
+            #[cfg(not(target_arch = "wasm32"))]
+            let nearest: Vec<Vec<(u32, f32)>> = {
+                use rayon::prelude::*;
+                queries.par_iter().map(|v| index.search(v, depth)).collect()
+            };
+            #[cfg(target_arch = "wasm32")]
+            let nearest: Vec<Vec<(u32, f32)>> = queries.iter().map(|v| index.search(v, depth)).collect();
+            let mut nearest = nearest.into_iter();
             for (ni, n) in news.iter().enumerate() {
                 if n.kind != kind || n.v.len() != self.dim {
                     continue;
                 }
-                let existing = index.search(&n.v, 1 + replacing.len().min(16)).into_iter().find(|(s, _)| live(*s));
+                let existing = nearest.next().unwrap_or_default().into_iter().find(|(s, _)| live(*s));
                 let fresh = batch.search(&n.v, 1).into_iter().next();
                 let best: Option<(String, Option<String>, f32)> = match (existing, fresh) {
                     (Some((_, a)), Some((b, bs))) if bs > a => Some((news[batch_ids[b as usize]].id.clone(), None, bs)),
