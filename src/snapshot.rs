@@ -265,9 +265,30 @@ fn short(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(x as f64)
 }
 
-/// Builds the snapshot of everything `eng` holds, with the knowledge-base file when `p.kb`.
-pub async fn build_site<S: Store, E: Embedder>(eng: &Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
-    let kb = if p.kb { Some(eng.export_kb().await?) } else { None };
+/// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' and facts'
+/// grown fresh buffers into HNSW segments (as the page does when idle), since fusion looks every
+/// new node up among them; without it each batch's fusion scans all earlier ones exactly
+/// (quadratic in the site). The chunks are never searched during a build: their buffer waits for
+/// [`build_site`] (sealing it per batch rebuilt every chunk at each tier merge, most of a GPU
+/// build's CPU time). A keyword-only snapshot has no vectors: nothing to seal.
+pub async fn seal_after_batch<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &SnapshotParams) -> Result<()> {
+    if p.vectors {
+        eng.seal_due(&[crate::types::VectorCollection::Topics, crate::types::VectorCollection::Facts]).await?;
+    }
+    Ok(())
+}
+
+/// Builds the snapshot of everything `eng` holds, with the knowledge-base file when `p.kb` (its
+/// chunks sealed into HNSW segments first, once: the snapshot's own vectors are IVF lists).
+pub async fn build_site<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+    let kb = if p.kb {
+        if p.vectors {
+            eng.maintain_all(false).await?;
+        }
+        Some(eng.export_kb().await?)
+    } else {
+        None
+    };
     build_snapshot(eng, p, kb)
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result, StoreError};
 pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snapshot, kmeans, quantize};
 use crate::snapshot::{is_page, page_document};
-use crate::types::{DocumentInput, VectorCollection};
+use crate::types::DocumentInput;
 
 fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
@@ -178,14 +178,7 @@ impl SiteBuild<'_> {
             lap(2, &mut split);
             unchanged += r.unchanged.len();
             embedded += r.chunks;
-            // Seal the topics' and facts' grown fresh buffers into HNSW segments, as the page does
-            // when idle: otherwise every later batch's fusion scans all earlier topics and facts
-            // exactly (quadratic). The chunks are never searched during the build: their buffer
-            // waits (sealing it per batch rebuilt every chunk at each tier merge). A keyword-only
-            // snapshot has no vectors: nothing to seal.
-            if self.params.vectors {
-                eng.seal_due(&[VectorCollection::Topics, VectorCollection::Facts]).await?;
-            }
+            crate::snapshot::seal_after_batch(&mut eng, self.params).await?;
             lap(3, &mut split);
             done += batch.len();
             eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, self.t0.elapsed().as_secs_f64());
@@ -212,14 +205,7 @@ impl SiteBuild<'_> {
         }
         // A model error stops here, before the snapshot is written: the last one stays as it was.
         stages?;
-        // The chunks' HNSW index is built once, here, and only for the knowledge-base file (the
-        // snapshot's vector shards are IVF lists): nothing in the build searches chunks.
-        if self.params.kb && self.params.vectors {
-            let t = std::time::Instant::now();
-            let sealed: usize = eng.maintain_all(false).await?.iter().map(|r| r.vectors).sum();
-            eprintln!("HNSW segments for the knowledge-base file: {sealed} vectors in {:.1} s", t.elapsed().as_secs_f64());
-        }
-        let (snap, summary) = crate::snapshot::build_site(&eng, self.params).await?;
+        let (snap, summary) = crate::snapshot::build_site(&mut eng, self.params).await?;
         write_snapshot(&snap, self.out)?;
         Ok(summary)
     }

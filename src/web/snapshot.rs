@@ -171,15 +171,11 @@ async fn build(
     let mut done = 0;
     for batch in docs.chunks(256) {
         eng.add(batch.to_vec(), &mut NoProgress).await?;
-        // As the native CLI: seal grown fresh buffers so fusion stays sublinear in the site
-        // (a keyword-only snapshot has neither vectors nor a graph: nothing to seal for).
-        if p.vectors {
-            eng.maintain_all(false).await?;
-        }
+        crate::snapshot::seal_after_batch(&mut eng, p).await?;
         done += batch.len();
         report(on_progress, &ProgressEvent { phase: "index".into(), done, total });
     }
-    let (snap, summary) = build_site(&eng, p).await?;
+    let (snap, summary) = build_site(&mut eng, p).await?;
     let (manifest, mut files): (Vec<_>, Vec<_>) = snap.files.into_iter().partition(|(name, _)| name == "manifest.json");
     files.extend(manifest);
     Ok((files, summary))
