@@ -272,7 +272,12 @@ fn seal_due_seals_only_the_named_collections() {
         assert!(sealed.contains("facts"), "facts sealed: {sealed:?}");
         assert!(!sealed.contains("chunks"), "chunks left in their buffer: {sealed:?}");
         let ann = e.stats().ann;
-        assert!(ann.chunks[0] >= 16 && ann.chunks[1] == 0, "chunks: fresh {} ≥ sealAt, no segment ({} segments)", ann.chunks[0], ann.chunks[1]);
+        assert!(
+            ann.chunks[0] >= 16 && ann.chunks[1] == 0,
+            "chunks: fresh {} ≥ sealAt, no segment ({} segments)",
+            ann.chunks[0],
+            ann.chunks[1]
+        );
         assert!(ann.facts[1] > 0, "fact segments");
         let before = dense_ids(&e, SearchMode::Dense).await;
         let later = e.maintain_all(false).await.expect("maintain");
