@@ -72,20 +72,94 @@ impl PseudoGraph {
                 }
             })
             .collect();
+        // One entry per neighbour document, in link order (a map keeps this linear in the links).
         let mut links: Vec<(String, &'static str, Vec<u32>)> = Vec::new();
+        let mut at: HashMap<&str, usize> = HashMap::new();
         for l in self.links(t, p) {
             let (Some(to_doc), Some(&via)) = (self.node(l.to).doc.as_ref(), local.get(&l.from)) else { continue };
             if l.to == t {
                 continue;
             }
-            match links.iter_mut().find(|x| &x.0 == to_doc) {
-                Some(x) if !x.2.contains(&via) && x.2.len() < 8 => x.2.push(via),
-                Some(_) => {}
-                None => links.push((to_doc.clone(), l.kind, vec![via])),
+            match at.get(to_doc.as_str()) {
+                Some(&i) => {
+                    let x = &mut links[i];
+                    if !x.2.contains(&via) && x.2.len() < 8 {
+                        x.2.push(via);
+                    }
+                }
+                None => {
+                    at.insert(to_doc, links.len());
+                    links.push((to_doc.clone(), l.kind, vec![via]));
+                }
             }
         }
-        Some(TopicExport { nodes, links })
+        // The loader's round-robin reads at most `max_topics` links of a list past at most
+        // `max_topics` pages it already holds.
+        Some(TopicExport { nodes, links: bound_links(links, 2 * p.max_topics) })
+    }
+}
+
+/// The links a loader can reach, out of `links` (any order): a loader ranks a topic's links by the
+/// best similarity of their `via` nodes, ties by page (doc id) order, and reads at most `reach`
+/// of them. A link is kept when, for one of its `via` nodes, it is among the first `reach` links
+/// (by doc id) through that node: a link dropped has `reach` kept links ranked at least as high
+/// whatever the query, so the loader's choice is unchanged, and a topic's links are at most
+/// `reach` × its nodes (a super-topic of *n* members no longer makes *n*² bytes). Sorted by doc
+/// id.
+fn bound_links(mut links: Vec<(String, &'static str, Vec<u32>)>, reach: usize) -> Vec<(String, &'static str, Vec<u32>)> {
+    links.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut through: HashMap<u32, usize> = HashMap::new();
+    links.retain(|(_, _, via)| {
+        let mut keep = false;
+        for v in via {
+            let n = through.entry(*v).or_default();
+            keep |= *n < reach;
+            *n += 1;
+        }
+        keep
+    });
+    links
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound_links;
+    use rand::{Rng, SeedableRng};
+
+    /// The loader's choice (docs/static-site.md): links ranked by their best `via` similarity,
+    /// ties by doc id; the first `r`.
+    fn top(links: &[(String, &'static str, Vec<u32>)], sims: &[f32], r: usize) -> Vec<String> {
+        let mut ranked: Vec<(f32, &str)> =
+            links.iter().map(|(d, _, via)| (via.iter().map(|v| sims[*v as usize]).fold(f32::MIN, f32::max), d.as_str())).collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        ranked.into_iter().take(r).map(|x| x.1.to_string()).collect()
     }
 
-    // ---- planning ----
+    #[test]
+    fn bounded_links_keep_every_choice_the_loader_can_make_and_grow_with_the_nodes_only() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for round in 0..200 {
+            let nodes = rng.random_range(1..6u32);
+            let reach = rng.random_range(1..12usize);
+            let n = rng.random_range(0..300usize);
+            let links: Vec<(String, &'static str, Vec<u32>)> = (0..n)
+                .map(|i| {
+                    let mut via: Vec<u32> = (0..rng.random_range(1..4)).map(|_| rng.random_range(0..nodes)).collect();
+                    via.sort_unstable();
+                    via.dedup();
+                    (format!("d{:04}", (i * 7919) % 1000), via)
+                })
+                .collect::<std::collections::BTreeMap<String, Vec<u32>>>()
+                .into_iter()
+                .map(|(d, via)| (d, "super_topic", via))
+                .collect();
+            let kept = bound_links(links.clone(), reach);
+            assert!(kept.len() <= reach * nodes as usize, "round {round}: {} links kept", kept.len());
+            for _ in 0..5 {
+                // Coarse similarities make ties, which the loader breaks by page.
+                let sims: Vec<f32> = (0..nodes).map(|_| rng.random_range(0..4) as f32 / 4.0).collect();
+                assert_eq!(top(&kept, &sims, reach), top(&links, &sims, reach), "round {round}");
+            }
+        }
+    }
 }

@@ -114,6 +114,10 @@ impl GraphPlan {
     }
 }
 
+/// A new node's nearest neighbours in the graph (`(slot, cosine)`, best first) and its nearest
+/// earlier node of the same batch (`(batch position, cosine)`).
+type Nearest = (Vec<(u32, f32)>, Option<(u32, f32)>);
+
 impl PseudoGraph {
     /// Plans adding mind maps (documents being replaced must be listed in `replacing`: their old
     /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
@@ -203,28 +207,31 @@ impl PseudoGraph {
             (NodeKind::Topic, NodeKind::SuperTopic, "st", p.super_topic_threshold, &self.topics),
             (NodeKind::Fact, NodeKind::SuperFact, "sf", p.super_fact_threshold, &self.facts),
         ] {
-            let mut batch = FlatIndex::new(self.dim);
-            let mut batch_ids: Vec<usize> = Vec::new();
             // super-node id per member id, for memberships decided in this plan
             let mut sup_of: HashMap<String, String> = HashMap::new();
-            // Each new node's nearest neighbours in the graph as it stood: independent of the
-            // decisions below, so natively they are searched on every core first.
+            // Each new node's nearest neighbours in the graph as it stood, and its nearest
+            // earlier node of this batch: independent of the decisions below, so natively they
+            // are searched on every core first.
             let depth = 1 + replacing.len().min(16);
-            let queries: Vec<&[f32]> = news.iter().filter(|n| n.kind == kind && n.v.len() == self.dim).map(|n| n.v.as_slice()).collect();
+            let batch_ids: Vec<usize> = (0..news.len()).filter(|&i| news[i].kind == kind && news[i].v.len() == self.dim).collect();
+            let mut batch = FlatIndex::new(self.dim);
+            for (b, &ni) in batch_ids.iter().enumerate() {
+                batch.insert(b as u32, &news[ni].v);
+            }
+            let nearest = |b: usize| -> Nearest {
+                let v = &news[batch_ids[b]].v;
+                (index.search(v, depth), batch.search_first(v, b, 1).into_iter().next())
+            };
             #[cfg(not(target_arch = "wasm32"))]
-            let nearest: Vec<Vec<(u32, f32)>> = {
+            let nearest: Vec<_> = {
                 use rayon::prelude::*;
-                queries.par_iter().map(|v| index.search(v, depth)).collect()
+                (0..batch_ids.len()).into_par_iter().map(nearest).collect()
             };
             #[cfg(target_arch = "wasm32")]
-            let nearest: Vec<Vec<(u32, f32)>> = queries.iter().map(|v| index.search(v, depth)).collect();
-            let mut nearest = nearest.into_iter();
-            for (ni, n) in news.iter().enumerate() {
-                if n.kind != kind || n.v.len() != self.dim {
-                    continue;
-                }
-                let existing = nearest.next().unwrap_or_default().into_iter().find(|(s, _)| live(*s));
-                let fresh = batch.search(&n.v, 1).into_iter().next();
+            let nearest: Vec<_> = (0..batch_ids.len()).map(nearest).collect();
+            for (&ni, (existing, fresh)) in batch_ids.iter().zip(nearest) {
+                let n = &news[ni];
+                let existing = existing.into_iter().find(|(s, _)| live(*s));
                 let best: Option<(String, Option<String>, f32)> = match (existing, fresh) {
                     (Some((_, a)), Some((b, bs))) if bs > a => Some((news[batch_ids[b as usize]].id.clone(), None, bs)),
                     (Some((s, a)), _) => {
@@ -234,8 +241,6 @@ impl PseudoGraph {
                     (None, Some((b, bs))) => Some((news[batch_ids[b as usize]].id.clone(), None, bs)),
                     (None, None) => None,
                 };
-                batch.insert(batch_ids.len() as u32, &n.v);
-                batch_ids.push(ni);
                 let Some((other, other_sup, sim)) = best else { continue };
                 if sim <= threshold {
                     continue;
@@ -304,12 +309,23 @@ impl PseudoGraph {
             }
         }
         if new_titles > 0 {
+            // Every live fact is read for the new titles: natively on every core, in order.
             let m = WordMatcher::new(titles[..new_titles].iter().map(|t| t.0.as_str()));
-            for n in self.nodes.iter().flatten() {
+            let found = |n: &Node| -> Vec<usize> {
                 if n.kind != NodeKind::Fact || n.doc.as_ref().is_some_and(|d| replacing.contains(d)) {
-                    continue;
+                    return Vec::new();
                 }
-                for i in m.find(&n.label) {
+                m.find(&n.label)
+            };
+            #[cfg(not(target_arch = "wasm32"))]
+            let found: Vec<Vec<usize>> = {
+                use rayon::prelude::*;
+                self.nodes.par_iter().flatten().map(found).collect()
+            };
+            #[cfg(target_arch = "wasm32")]
+            let found: Vec<Vec<usize>> = self.nodes.iter().flatten().map(found).collect();
+            for (n, hits) in self.nodes.iter().flatten().zip(found) {
+                for i in hits {
                     for &j in by_key[titles[i].0.as_str()].iter().filter(|j| **j < new_titles) {
                         link(&mut plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[j]);
                     }

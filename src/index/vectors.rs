@@ -73,6 +73,12 @@ impl FlatIndex {
         let d = self.dim;
         super::top_k(self.data.chunks_exact(d).zip(&self.slots).map(|(row, &s)| (s, dot(row, q))), k)
     }
+    /// [`FlatIndex::search`] over the first `rows` rows inserted (as the index stood then, when
+    /// nothing was overwritten or removed since).
+    pub fn search_first(&self, q: &[f32], rows: usize, k: usize) -> Vec<(u32, f32)> {
+        let d = self.dim;
+        super::top_k(self.data.chunks_exact(d).zip(&self.slots).take(rows).map(|(row, &s)| (s, dot(row, q))), k)
+    }
 }
 
 pub use crate::embed::gemm::dot;
