@@ -77,6 +77,14 @@ pub enum InputError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A knowledge-base file that inflates past what an import reads ([`crate::kb_file`]: more
+    /// than `MAX_INFLATED_BYTES`, or more than `MAX_INFLATE_RATIO` times its own size plus
+    /// `INFLATE_SLACK_BYTES`): a gzip bomb is stopped at the limit, holding at most that.
+    #[error("knowledge-base file too large: it inflates past {limit} bytes")]
+    KbFileTooLarge {
+        /// The limit it reached, bytes uncompressed.
+        limit: u64,
+    },
     /// An invalid search or option value.
     #[error("invalid option {name}: {reason}")]
     InvalidOption {
@@ -350,6 +358,7 @@ impl Error {
                 InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
                 InputError::InvalidOption { .. } => "INVALID_OPTION",
                 InputError::InvalidKbFile { .. } => "KB_FILE_INVALID",
+                InputError::KbFileTooLarge { .. } => "KB_FILE_TOO_LARGE",
             },
             Error::Gpu(e) => match e {
                 GpuError::Unavailable { .. } => "GPU_UNAVAILABLE",

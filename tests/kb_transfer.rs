@@ -100,6 +100,21 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
         let mut c = good.contents.clone();
         c.meta.iter_mut().filter(|m| m.id == "schema").for_each(|m| m.value = "99".into());
         bad.push(("STORE_VERSION_TOO_NEW", kb_file::encode(&c, &good.model, good.dim, flate2::Compression::default()).unwrap()));
+        // A document id `add` refuses (over 1,024 characters).
+        let mut c = good.contents.clone();
+        c.documents[0].id = "y".repeat(1025);
+        bad.push(("KB_FILE_INVALID", kb_file::encode(&c, &good.model, good.dim, flate2::Compression::default()).unwrap()));
+        // A gzip bomb: a valid start, then 300 MiB of one string.
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(
+            &mut e,
+            br#"{"format":"webrag-kb","version":2,"schema":4,"model":"m","dim":384,"contents":{"meta":[{"id":"x","value":""#,
+        )
+        .unwrap();
+        for _ in 0..300 {
+            std::io::Write::write_all(&mut e, &[b' '; 1 << 20]).unwrap();
+        }
+        bad.push(("KB_FILE_TOO_LARGE", e.finish().unwrap()));
         for (code, bytes) in bad {
             let err = eng.import_kb(&bytes).await.expect_err(code);
             assert_eq!(err.code(), code, "{err}");
@@ -111,5 +126,32 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
             .expect("a file with a stale edge imports");
         let edges = store.load().await.unwrap().graph_edges;
         assert!(!edges.is_empty() && edges.iter().all(|e| e.child != gone && e.parent != gone), "the edges to {gone} were dropped");
+
+        // Records listed twice (a chunk, its vector, a graph edge): one record each, as a store
+        // holds them; the import equals the one of the file without repeats.
+        let clean = MemoryStore::new();
+        open(&clean)
+            .await
+            .import_kb(&kb_file::encode(&good.contents, &good.model, good.dim, flate2::Compression::default()).unwrap())
+            .await
+            .unwrap();
+        let mut twice = good.contents.clone();
+        twice.chunks.push(twice.chunks[0].clone());
+        twice.vectors.push(twice.vectors[0].clone());
+        twice.graph_edges.push(twice.graph_edges[0].clone());
+        twice.graph_edges.reverse();
+        let dup = MemoryStore::new();
+        let mut d = open(&dup).await;
+        d.import_kb(&kb_file::encode(&twice, &good.model, good.dim, flate2::Compression::default()).unwrap())
+            .await
+            .expect("repeats import");
+        let strip = |mut c: Contents| {
+            c.meta.retain(|m| m.id != webrag::ports::GENERATION_KEY);
+            c
+        };
+        assert_eq!(strip(dup.load().await.unwrap()), strip(clean.load().await.unwrap()), "no record lost to a repeat");
+        drop(d);
+        let reopened = open(&dup).await;
+        assert_eq!(answers(&reopened).await, want, "the repeated file answers as the export did");
     });
 }

@@ -104,7 +104,7 @@ fn meta(id: &str, value: serde_json::Value) -> Op {
 pub const MAX_ID_CHARS: usize = 1024;
 
 /// Checks a document id: 1..=[`MAX_ID_CHARS`] characters.
-fn check_id(id: &str) -> Result<()> {
+pub(crate) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() || id.chars().count() > MAX_ID_CHARS {
         return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());
     }

@@ -87,10 +87,18 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             }
             .into());
         }
+        // Document ids as `add` takes them (derived ids, and so keys, stay bounded).
+        if let Some(d) = file.contents.documents.iter().find(|d| super::check_id(&d.id).is_err()) {
+            let id: String = d.id.chars().take(64).collect();
+            return Err(kb_file::invalid(format!("document id {id:?}… is not 1 to {} characters", super::MAX_ID_CHARS)));
+        }
+        // The records as a store holds them (a record listed twice is one record, the last):
+        // what is checked below is exactly what is written and then read back.
+        let scratch = MemoryStore::new();
+        scratch.commit(file.contents.into_ops()).await?;
+        let contents = scratch.load().await?;
         // The check: the records opened as a knowledge base of their own, in memory. A schema-1
         // file would need embeddings to migrate; its graph is then built by the reopen below.
-        let scratch = MemoryStore::new();
-        scratch.commit(file.contents.clone().into_ops()).await?;
         let shape = ShapeOnly { model: &file.model, dim: file.dim, tokens: self.embedder.token_counter() };
         let checked = Engine::open(
             &scratch,
@@ -112,13 +120,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 Op::Delete(..) | Op::CheckGeneration(_) => None,
             })
             .collect();
-        ops.extend(file.contents.clone().into_ops().into_iter().filter(|op| match op {
+        ops.extend(contents.clone().into_ops().into_iter().filter(|op| match op {
             Op::Put(crate::ports::Record::Meta(m)) => m.id != crate::ports::GENERATION_KEY,
             _ => true,
         }));
         self.commit(ops).await?;
         // Read back exactly as a fresh open would (with the migration of an older schema).
-        let contents = file.contents;
         let found = self.check_meta(&contents.meta)?;
         self.reset_indexes();
         let repairs = self.rebuild(contents)?;

@@ -30,9 +30,43 @@ pub const FORMAT: &str = "webrag-kb";
 /// The version of this file layout (the wrapper and the byte strings' encoding; the records
 /// follow `schema`).
 pub const VERSION: u32 = 2;
-/// The largest file [`decode`] inflates, bytes uncompressed (4 GiB): beyond it the file is
-/// rejected rather than exhausting memory.
+/// The largest file [`decode`] inflates, bytes uncompressed (4 GiB).
 pub const MAX_INFLATED_BYTES: u64 = 4 << 30;
+/// The most a file may inflate relative to its own size, past [`INFLATE_SLACK_BYTES`]: webrag's
+/// files inflate about 2× (base64 vectors barely compress), text-only ones under 10×; a gzip bomb
+/// inflates about 1,000×.
+pub const MAX_INFLATE_RATIO: u64 = 64;
+/// What any file may inflate to whatever its size (16 MiB).
+pub const INFLATE_SLACK_BYTES: u64 = 16 << 20;
+
+/// The inflation limit of a file of `len` bytes: [`MAX_INFLATE_RATIO`] × `len` +
+/// [`INFLATE_SLACK_BYTES`], at most [`MAX_INFLATED_BYTES`].
+pub fn inflate_limit(len: usize) -> u64 {
+    (len as u64).saturating_mul(MAX_INFLATE_RATIO).saturating_add(INFLATE_SLACK_BYTES).min(MAX_INFLATED_BYTES)
+}
+
+/// A reader that fails once more than `left` bytes were read through it, and says so.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    over: bool,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(n)
+            }
+            None => {
+                self.over = true;
+                Err(std::io::Error::other("inflation limit"))
+            }
+        }
+    }
+}
 
 /// A decoded knowledge-base file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,7 +85,8 @@ pub struct KbFile {
     pub contents: Contents,
 }
 
-fn invalid(reason: impl Into<String>) -> crate::error::Error {
+/// [`InputError::InvalidKbFile`] with `reason`.
+pub(crate) fn invalid(reason: impl Into<String>) -> crate::error::Error {
     InputError::InvalidKbFile { reason: reason.into() }.into()
 }
 
@@ -77,50 +112,77 @@ pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compr
     Ok(gz.finish().map_err(|e| StoreError::Backend { reason: e.to_string() })?)
 }
 
-/// Reads a knowledge-base file.
+/// Reads a knowledge-base file. It is parsed as it inflates (the JSON text is never held whole)
+/// and inflated at most [`inflate_limit`]`(bytes.len())` bytes.
 ///
 /// Errors: [`InputError::InvalidKbFile`] (not gzip, not JSON, another `format`, a newer
-/// layout `version`, records that do not decode, over [`MAX_INFLATED_BYTES`]);
-/// [`StoreError::VersionTooNew`] when its records follow a newer store schema than this build's.
+/// layout `version`, records that do not decode); [`InputError::KbFileTooLarge`] (it inflates
+/// past the limit); [`StoreError::VersionTooNew`] when its records follow a newer store schema
+/// than this build's.
 pub fn decode(bytes: &[u8]) -> Result<KbFile> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(invalid("not a gzip file (a webrag knowledge-base file is gzip-compressed JSON)"));
     }
-    let mut json = Vec::new();
-    flate2::read::GzDecoder::new(bytes).take(MAX_INFLATED_BYTES + 1).read_to_end(&mut json).map_err(|e| invalid(format!("gzip: {e}")))?;
-    if json.len() as u64 > MAX_INFLATED_BYTES {
-        return Err(invalid(format!("inflates to more than {MAX_INFLATED_BYTES} bytes")));
+    let limit = inflate_limit(bytes.len());
+    let reader = || Capped { inner: flate2::read::GzDecoder::new(bytes), left: limit, over: false };
+    let mut r = reader();
+    let parsed: std::result::Result<In, serde_json::Error> = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, &mut r));
+    if r.over {
+        return Err(InputError::KbFileTooLarge { limit }.into());
     }
-    // The header first, so another file or a newer layout is named as such rather than as a
-    // record that does not decode.
-    #[derive(Deserialize)]
-    struct Header {
-        format: Option<String>,
-        version: Option<u32>,
-        schema: Option<u32>,
+    match parsed {
+        Ok(f) => {
+            check_header(Some(&f.format), Some(f.version), Some(f.schema))?;
+            Ok(KbFile { format: f.format, version: f.version, schema: f.schema, model: f.model, dim: f.dim, contents: f.contents.into() })
+        }
+        Err(records) => {
+            // The header alone (the rest skipped as it streams by), so another file or a newer
+            // layout is named as such rather than as a record that does not decode.
+            let mut r = reader();
+            match serde_json::from_reader::<_, Header>(std::io::BufReader::with_capacity(1 << 16, &mut r)) {
+                Err(e) if e.is_io() => Err(invalid(format!("gzip: {e}"))),
+                Err(e) => Err(invalid(format!("not JSON: {e}"))),
+                Ok(h) => {
+                    check_header(h.format.as_deref(), h.version, h.schema)?;
+                    Err(invalid(format!("records: {records}")))
+                }
+            }
+        }
     }
-    let h: Header = serde_json::from_slice(&json).map_err(|e| invalid(format!("not JSON: {e}")))?;
-    if h.format.as_deref() != Some(FORMAT) {
-        return Err(invalid(format!("format is {:?}, not {FORMAT:?}", h.format.unwrap_or_default())));
+}
+
+/// The wrapper's fields.
+#[derive(Deserialize)]
+struct Header {
+    format: Option<String>,
+    version: Option<u32>,
+    schema: Option<u32>,
+}
+
+/// The whole file.
+#[derive(Deserialize)]
+struct In {
+    format: String,
+    version: u32,
+    schema: u32,
+    model: String,
+    dim: usize,
+    contents: wire::ContentsIn,
+}
+
+/// Checks the wrapper: this format, a layout and a schema this build reads.
+fn check_header(format: Option<&str>, version: Option<u32>, schema: Option<u32>) -> Result<()> {
+    if format != Some(FORMAT) {
+        return Err(invalid(format!("format is {:?}, not {FORMAT:?}", format.unwrap_or_default())));
     }
-    match h.version {
+    match version {
         Some(v) if v <= VERSION => {}
         v => return Err(invalid(format!("file layout version {v:?}; this build reads up to {VERSION}"))),
     }
-    if let Some(s) = h.schema.filter(|&s| s > SCHEMA_VERSION) {
+    if let Some(s) = schema.filter(|&s| s > SCHEMA_VERSION) {
         return Err(StoreError::VersionTooNew { name: "knowledge-base file".into(), found: s, supported: SCHEMA_VERSION }.into());
     }
-    #[derive(Deserialize)]
-    struct In {
-        format: String,
-        version: u32,
-        schema: u32,
-        model: String,
-        dim: usize,
-        contents: wire::ContentsIn,
-    }
-    let f: In = serde_json::from_slice(&json).map_err(|e| invalid(format!("records: {e}")))?;
-    Ok(KbFile { format: f.format, version: f.version, schema: f.schema, model: f.model, dim: f.dim, contents: f.contents.into() })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -221,6 +283,18 @@ mod tests {
             code(&gz(r#"{"format":"webrag-kb","version":1,"schema":4,"model":"m","dim":3,"contents":{"meta":7}}"#)),
             "KB_FILE_INVALID"
         );
+        // A gzip bomb: 200 MiB of one JSON string from a file of about 200 KB stops at the limit.
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(br#"{"format":"webrag-kb","version":2,"schema":4,"model":"m","dim":3,"contents":{"meta":[{"id":"x","value":""#)
+            .unwrap();
+        let block = vec![b'a'; 1 << 20];
+        for _ in 0..200 {
+            e.write_all(&block).unwrap();
+        }
+        let bomb = e.finish().unwrap();
+        assert!(inflate_limit(bomb.len()) < 64 << 20, "{}", bomb.len());
+        let err = decode(&bomb).unwrap_err();
+        assert_eq!(err.code(), "KB_FILE_TOO_LARGE", "{err}");
         let mut cut = encode(&sample(), "m", 3, flate2::Compression::default()).unwrap();
         cut.truncate(cut.len() / 2);
         assert_eq!(code(&cut), "KB_FILE_INVALID");

@@ -357,7 +357,7 @@ export class WebRag {
   /**
    * Replaces this knowledge base with the one in `bytes` (`Uint8Array` or `ArrayBuffer` from
    * `exportKb`, `webrag export`, or a site's `kb` file from `webrag index --kb`). The file is
-   * checked whole first; a bad one rejects (InputError KB_FILE_INVALID, ModelError
+   * checked whole first; a bad one rejects (InputError KB_FILE_INVALID / KB_FILE_TOO_LARGE, ModelError
    * MODEL_MISMATCH, StoreError STORE_CORRUPT / STORE_VERSION_TOO_NEW) and nothing changes.
    * Resolves to the new stats().
    */

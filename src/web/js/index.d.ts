@@ -3,7 +3,7 @@ export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
   readonly code: string;
 }
-/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID (importKb); NOT_IN_BUILD (an operation webrag/search leaves out). */
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID, KB_FILE_TOO_LARGE (importKb); NOT_IN_BUILD (an operation webrag/search leaves out). */
 export class InputError extends WebRagError {}
 /** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH, MODEL_INTEGRITY, MODEL_OUTPUT_INVALID. */
 export class ModelError extends WebRagError {}
@@ -342,7 +342,7 @@ export class WebRag {
   clear(): Promise<void>;
   /** The whole knowledge base as one file: gzip-compressed JSON of every stored record (docs/kb-file.md). */
   exportKb(): Promise<Uint8Array>;
-  /** Replaces this knowledge base with an exported one, checked whole first (KB_FILE_INVALID, MODEL_MISMATCH, STORE_CORRUPT, STORE_VERSION_TOO_NEW: nothing changes). Resolves to the new stats. */
+  /** Replaces this knowledge base with an exported one, checked whole first (KB_FILE_INVALID, KB_FILE_TOO_LARGE, MODEL_MISMATCH, STORE_CORRUPT, STORE_VERSION_TOO_NEW: nothing changes). Resolves to the new stats. */
   importKb(bytes: Uint8Array | ArrayBuffer): Promise<Stats>;
   close(): void;
 }
