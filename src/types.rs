@@ -370,8 +370,44 @@ pub enum NodeKind {
     SuperFact,
 }
 
-/// `graph_nodes` record. Ids: `"{doc}#t"` (topic), `"{doc}#r{n}"` (route), `"{doc}#f{n}"` (fact),
-/// `"st:{first member}"` / `"sf:{first member}"` (super-nodes).
+/// A graph node's id. Every id the engine makes is `{owner}#{kind}`, the part after the last `#`
+/// naming the kind: `t` (the topic of document `owner`), `r{n}` / `f{n}` (its route / fact `n`),
+/// `st` / `sf` (the super-topic / super-fact first formed around node `owner`; `st~{k}` / `sf~{k}`
+/// when that id was taken). A document id is written whole before its suffix, and no suffix
+/// ends another, so the ids of different nodes never meet whatever the document ids are (a
+/// document named like a generated id included). Stores written before 2026-11-26 may hold
+/// super-nodes named `st:{member}` / `sf:{member}`; ids are never parsed, so they keep working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeId<'a> {
+    /// A document's topic.
+    Topic(&'a str),
+    /// A document's route `n` (pre-order among its routes).
+    Route(&'a str, u32),
+    /// A document's fact `n` (pre-order among its facts).
+    Fact(&'a str, u32),
+    /// A super-node of `kind` ([`NodeKind::SuperTopic`] or [`NodeKind::SuperFact`]) formed around
+    /// node id `member`, the `k`-th candidate id (0 first).
+    Super(NodeKind, &'a str, u32),
+}
+
+impl std::fmt::Display for NodeId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NodeId::Topic(doc) => write!(f, "{doc}#t"),
+            NodeId::Route(doc, n) => write!(f, "{doc}#r{n}"),
+            NodeId::Fact(doc, n) => write!(f, "{doc}#f{n}"),
+            NodeId::Super(kind, member, k) => {
+                let tag = if kind == NodeKind::SuperFact { "sf" } else { "st" };
+                match k {
+                    0 => write!(f, "{member}#{tag}"),
+                    k => write!(f, "{member}#{tag}~{}", k + 1),
+                }
+            }
+        }
+    }
+}
+
+/// `graph_nodes` record. Ids: [`NodeId`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphNodeRecord {

@@ -1,9 +1,13 @@
 // Static file server for the demo and the browser tests, bound to 127.0.0.1.
-//   /            -> the repository root (www/, pkg/, .models/)
+//   /www/ /pkg/ /.models/ /target/ /tests/ /src/ /node_modules/ /package.json
+//                -> those folders and files of the repository root, nothing else of it
 //   /shared/     -> ../shared (evaluation data, golden embeddings)
-// Sends CORS headers only to pages of 127.0.0.1 / localhost (the wasm-bindgen-test pages run on
-// another port and fetch the model), never to other sites. Paths stay inside their root (checked
-// on whole path segments); a malformed escape is a 400, not a crash.
+// Answers only requests whose Host is 127.0.0.1, localhost or [::1] (any port), so a page of
+// another site that rebinds its DNS name to 127.0.0.1 gets a 421, not the files. No path segment
+// may start with a dot (.git, .env …) other than the top-level .models. Sends CORS headers only to
+// pages of 127.0.0.1 / localhost (the wasm-bindgen-test pages run on another port and fetch the
+// model), never to other sites. Paths stay inside their root (checked on whole path segments); a
+// malformed escape is a 400, not a crash.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, dirname, sep } from 'node:path';
@@ -19,7 +23,11 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.ts': 'text/plain; charset=utf-8',
 };
 
+const SERVED = new Set(['www', 'pkg', '.models', 'target', 'tests', 'src', 'node_modules', 'package.json', 'shared']);
+const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/i;
+
 createServer((req, res) => {
+  if (!LOCAL_HOST.test(req.headers.host ?? '')) { res.writeHead(421).end('misdirected request: this server answers 127.0.0.1 and localhost only'); return; }
   let url, path;
   try {
     url = new URL(req.url, 'http://x');
@@ -37,6 +45,11 @@ createServer((req, res) => {
   res.setHeader('Cache-Control', 'no-cache');
   if (file !== base && !file.startsWith(base + sep)) { res.writeHead(403).end('forbidden'); return; }
   if (path.includes('\0')) { res.writeHead(400).end('bad request'); return; }
+  const segments = file.slice(base.length).split(sep).filter(Boolean);
+  const top = base === shared ? 'shared' : segments[0];
+  if (!SERVED.has(top) || segments.some((s, i) => s.startsWith('.') && !(i === 0 && s === '.models' && base === root))) {
+    res.writeHead(404).end('not found'); return;
+  }
   let st;
   try { st = statSync(file); } catch { res.writeHead(404).end('not found'); return; }
   if (st.isDirectory()) { res.writeHead(302, { Location: url.pathname + '/' }).end(); return; }

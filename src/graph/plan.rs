@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::index::vectors::FlatIndex;
 use crate::ports::{Collection, Op, Record};
-use crate::types::{EdgeKey, EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeKind, VectorRecord};
+use crate::types::{EdgeKey, EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeId, NodeKind, VectorRecord};
 
 use super::entities::*;
 use super::mindmap::{MapNode, MindMap};
@@ -136,7 +136,7 @@ impl PseudoGraph {
         let mut news: Vec<New> = Vec::new();
         for m in maps {
             let mut vi = m.vectors.iter();
-            let topic_id = format!("{}#t", m.doc_id);
+            let topic_id = NodeId::Topic(m.doc_id).to_string();
             news.push(New {
                 id: topic_id.clone(),
                 kind: NodeKind::Topic,
@@ -160,10 +160,10 @@ impl PseudoGraph {
             ) {
                 let (id, kind) = if n.children.is_empty() {
                     *nf += 1;
-                    (format!("{}#f{}", m.doc_id, *nf - 1), NodeKind::Fact)
+                    (NodeId::Fact(m.doc_id, *nf - 1).to_string(), NodeKind::Fact)
                 } else {
                     *nr += 1;
-                    (format!("{}#r{}", m.doc_id, *nr - 1), NodeKind::Route)
+                    (NodeId::Route(m.doc_id, *nr - 1).to_string(), NodeKind::Route)
                 };
                 if let Some((o, c)) = n.chunk.and_then(|o| Some((o, m.chunk_ids.get(o as usize)?))) {
                     chunks.insert(id.clone(), (c.clone(), o));
@@ -203,9 +203,9 @@ impl PseudoGraph {
         // Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
         // earlier in this batch) when the cosine exceeds the threshold.
         let mut taken: HashSet<String> = HashSet::new();
-        for (kind, sup_kind, prefix, threshold, index) in [
-            (NodeKind::Topic, NodeKind::SuperTopic, "st", p.super_topic_threshold, &self.topics),
-            (NodeKind::Fact, NodeKind::SuperFact, "sf", p.super_fact_threshold, &self.facts),
+        for (kind, sup_kind, threshold, index) in [
+            (NodeKind::Topic, NodeKind::SuperTopic, p.super_topic_threshold, &self.topics),
+            (NodeKind::Fact, NodeKind::SuperFact, p.super_fact_threshold, &self.facts),
         ] {
             // super-node id per member id, for memberships decided in this plan
             let mut sup_of: HashMap<String, String> = HashMap::new();
@@ -248,11 +248,11 @@ impl PseudoGraph {
                 let sup = match other_sup.or_else(|| sup_of.get(&other).cloned()) {
                     Some(s) => s,
                     None => {
-                        let mut id = format!("{prefix}:{other}");
-                        let mut k = 2;
+                        let mut k = 0;
+                        let mut id = NodeId::Super(sup_kind, &other, k).to_string();
                         while self.by_id.contains_key(&id) || taken.contains(&id) {
-                            id = format!("{prefix}:{other}~{k}");
                             k += 1;
+                            id = NodeId::Super(sup_kind, &other, k).to_string();
                         }
                         taken.insert(id.clone());
                         plan.nodes.push(PlannedNode {

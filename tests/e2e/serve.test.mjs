@@ -38,6 +38,23 @@ test('the dev server: no path leaves its root, not even for a sibling folder of 
   assert.equal((await get('/www/..%2f..%2f..%2fetc/passwd')).status, 403);
 });
 
+test('the dev server: local Host names only, no dotfiles, only the served folders', async () => {
+  const host = (h) => new Promise((ok, fail) => {
+    // fetch() sets Host itself: a raw request names another.
+    import('node:http').then(({ request }) => {
+      const u = new URL(server.url);
+      request({ host: u.hostname, port: u.port, path: '/www/style.css', headers: { Host: h } }, (r) => { r.resume(); ok(r.statusCode); }).on('error', fail).end();
+    });
+  });
+  for (const ok of ['127.0.0.1', `127.0.0.1:${new URL(server.url).port}`, 'localhost:1', 'LOCALHOST', '[::1]:8080']) assert.equal(await host(ok), 200, ok);
+  for (const bad of ['evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil.example', '127.0.0.2']) assert.equal(await host(bad), 421, bad);
+  for (const hidden of ['/.git/config', '/.git/HEAD', '/.gitignore', '/.ci/run', '/www/.hidden', '/%2egit/HEAD', '/target/.rustc_info.json', '/Cargo.toml', '/README.md', '/webrag.sh', '/docs/api.md']) {
+    const r = await get(hidden);
+    assert.equal(r.status, 404, hidden);
+  }
+  for (const served of ['/www/style.css', '/package.json', '/pkg/package.json']) assert.equal((await get(served)).status, 200, served);
+});
+
 test('the dev server: CORS for local pages only', async () => {
   const local = await get('/www/style.css', { Origin: 'http://127.0.0.1:9999' });
   assert.equal(local.headers.get('access-control-allow-origin'), 'http://127.0.0.1:9999');
