@@ -237,6 +237,27 @@ pub enum StoreError {
     },
 }
 
+/// The part of an LLM endpoint's reply that went past its cap ([`LlmError::ReplyTooLarge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyPart {
+    /// A whole (non-streamed) response body, or a web-search reply.
+    Body,
+    /// One server-sent event line of a stream.
+    Event,
+    /// Everything a stream sent (an endless stream stops here).
+    Stream,
+}
+
+impl std::fmt::Display for ReplyPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReplyPart::Body => "response body",
+            ReplyPart::Event => "server-sent event",
+            ReplyPart::Stream => "stream",
+        })
+    }
+}
+
 /// Errors from the language-model endpoint (OpenAI-compatible `/chat/completions`, or a JS
 /// callback) and from reading its structured output.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -280,6 +301,15 @@ pub enum LlmError {
     BadResponse {
         /// What was wrong.
         reason: String,
+    },
+    /// A reply went past its size cap ([`ReplyPart`]): reading stopped there, holding at most
+    /// the cap. Not retried.
+    #[error("LLM endpoint sent more than {limit} bytes in one {part}; reading stopped there")]
+    ReplyTooLarge {
+        /// Which part went over.
+        part: ReplyPart,
+        /// The cap in bytes (`LlmConfig::max_reply_bytes` or `max_event_bytes`).
+        limit: u64,
     },
     /// A stream ended before its `[DONE]` marker or finish reason.
     #[error("LLM stream ended early after {received} characters")]
@@ -372,6 +402,7 @@ impl Error {
                 LlmError::Network { .. } => "LLM_NETWORK",
                 LlmError::BadResponse { .. } => "LLM_BAD_RESPONSE",
                 LlmError::Truncated { .. } => "LLM_TRUNCATED",
+                LlmError::ReplyTooLarge { .. } => "LLM_REPLY_TOO_LARGE",
                 LlmError::BadOutput { .. } => "LLM_BAD_OUTPUT",
                 LlmError::NotConfigured { .. } => "LLM_NOT_CONFIGURED",
                 LlmError::Callback { .. } => "LLM_CALLBACK_FAILED",

@@ -517,3 +517,15 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
         assert_eq!(s.log().len(), 2, "the route call and the web search");
     });
 }
+
+#[test]
+fn a_flooding_web_searcher_stops_at_its_cap() {
+    use webrag::ask::pipeline::WebSearch;
+    let s = LlmServer::start();
+    let web = web_searcher(&s, "/search?flood=200000000", 60_000);
+    let t = std::time::Instant::now();
+    let r = pollster::block_on(web.search("q", 3));
+    let limit = webrag::ask::web::WEB_REPLY_BYTES as u64;
+    assert_eq!(r, Err(webrag::error::LlmError::ReplyTooLarge { part: webrag::error::ReplyPart::Body, limit }));
+    assert!(t.elapsed().as_secs() < 30, "read for {:?}", t.elapsed());
+}

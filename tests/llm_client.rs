@@ -214,7 +214,58 @@ fn bad_configurations_are_typed() {
         LlmConfig { base_url: "http://x".into(), model: " ".into(), ..Default::default() },
         LlmConfig { base_url: "http://x".into(), model: "m".into(), timeout_ms: 0, ..Default::default() },
         LlmConfig { base_url: "http://x".into(), model: "m".into(), concurrency: 0, ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: "m".into(), max_reply_bytes: 100, ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: "m".into(), max_reply_bytes: 1 << 40, ..Default::default() },
+        LlmConfig { base_url: "http://x".into(), model: "m".into(), max_event_bytes: 32 << 20, ..Default::default() },
     ] {
         assert!(matches!(OpenAiClient::new(cfg, UreqTransport), Err(LlmError::NotConfigured { .. })));
     }
+}
+
+#[test]
+fn oversized_replies_stop_at_their_caps_with_a_typed_error() {
+    use webrag::error::ReplyPart;
+    let s = LlmServer::start();
+    // 200 MB each (a server that would otherwise fill memory), and a stream without end; the
+    // timeout is far beyond what reading up to the caps takes.
+    let c = client(&s, |c| {
+        c.timeout_ms = 60_000;
+        c.retries = 0;
+    });
+    let stream = |c: &OpenAiClient<UreqTransport>| {
+        pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |_| {}))
+    };
+    let big = 200_000_000;
+    let cases = [
+        (json!({ "flood": { "bytes": big, "as": "body" } }), false, Some(ReplyPart::Body), 16 << 20),
+        (json!({ "flood": { "bytes": big, "as": "line" } }), true, Some(ReplyPart::Event), 1 << 20),
+        (json!({ "flood": { "bytes": -1, "as": "events" } }), true, Some(ReplyPart::Stream), 16 << 20),
+        // An error body: its start is the error, the rest is never downloaded.
+        (json!({ "status": 500, "flood": { "bytes": big, "as": "body" } }), false, None, 0),
+    ];
+    for (reply, streamed, part, limit) in cases {
+        s.script(json!([reply]));
+        let t = Instant::now();
+        let r = if streamed { stream(&c) } else { ask(&c) };
+        match (part, r) {
+            (Some(part), Err(e)) => assert_eq!(e, LlmError::ReplyTooLarge { part, limit }, "{reply}"),
+            (None, Err(LlmError::Http { status: 500, body, .. })) => assert!(body.starts_with("{\"error\"") && body.len() <= 300),
+            (_, other) => panic!("{reply}: expected a capped reply, got {:?}", other.map(|t| t.len())),
+        }
+        assert!(t.elapsed().as_secs() < 30, "{reply}: read for {:?} (past the caps?)", t.elapsed());
+    }
+    // The caps are options: 64 KiB of body is too much for a 32 KiB cap, and a 2 KiB event for
+    // a 1 KiB one; the same replies pass under the defaults.
+    let small = client(&s, |c| {
+        c.max_reply_bytes = 32 << 10;
+        c.max_event_bytes = 1 << 10;
+    });
+    let long = "word ".repeat(13_000);
+    s.script(json!([{ "content": long }, { "stream": ["x".repeat(2048)] }, { "content": long }, { "stream": ["x".repeat(2048)] }]));
+    assert_eq!(ask(&small), Err(LlmError::ReplyTooLarge { part: ReplyPart::Body, limit: 32 << 10 }));
+    assert_eq!(stream(&small), Err(LlmError::ReplyTooLarge { part: ReplyPart::Event, limit: 1 << 10 }));
+    assert_eq!(ask(&c).unwrap().len(), long.len());
+    assert_eq!(stream(&c).unwrap().len(), 2048);
+    assert!(LlmError::ReplyTooLarge { part: ReplyPart::Stream, limit: 1 }.to_string().contains("stream"));
+    assert_eq!(webrag::error::Error::from(LlmError::ReplyTooLarge { part: ReplyPart::Body, limit: 1 }).code(), "LLM_REPLY_TOO_LARGE");
 }

@@ -32,7 +32,7 @@ impl WebSearch for NoWeb {
 
 /// A web searcher over HTTP (domain routing's optional third domain): `POST {url}` with
 /// `{"query", "k"}` (and the configured headers, e.g. an API key), answered by
-/// `{"results": [{"title", "url", "text"}]}`. A thin adapter is all a search API needs to speak
+/// `{"results": [{"title", "url", "text"}]}` (at most [`WEB_REPLY_BYTES`]). A thin adapter is all a search API needs to speak
 /// this; webrag calls no search engine of its own.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,6 +50,10 @@ pub struct WebSearchConfig {
 fn default_web_timeout() -> u64 {
     15_000
 }
+
+/// Bytes a web-search reply may hold (4 MiB): more is [`LlmError::ReplyTooLarge`], read no
+/// further.
+pub const WEB_REPLY_BYTES: usize = 4 << 20;
 
 /// [`WebSearchConfig`] over a platform transport.
 pub struct HttpWebSearch<T> {
@@ -80,10 +84,15 @@ impl<T: crate::llm::HttpTransport> WebSearch for HttpWebSearch<T> {
             TransportError::Network(reason) => LlmError::Network { reason },
         };
         let (status, _, mut body) = self.transport.post(&req).await.map_err(map)?;
-        let bytes = crate::llm::openai::read_all(&mut body).await.map_err(map)?;
+        use crate::llm::openai::{ERROR_BODY_BYTES, ReadError, read_capped, read_prefix};
         if !(200..300).contains(&status) {
+            let bytes = read_prefix(&mut body, ERROR_BODY_BYTES).await;
             return Err(LlmError::Http { status, attempts: 1, body: String::from_utf8_lossy(&bytes).chars().take(200).collect() });
         }
+        let bytes = read_capped(&mut body, WEB_REPLY_BYTES).await.map_err(|e| match e {
+            ReadError::Transport(e) => map(e),
+            ReadError::TooLarge => LlmError::ReplyTooLarge { part: crate::error::ReplyPart::Body, limit: WEB_REPLY_BYTES as u64 },
+        })?;
         #[derive(Deserialize)]
         struct Results {
             results: Vec<WebResult>,

@@ -150,6 +150,13 @@ pub struct LlmConfig {
     pub concurrency: usize,
     /// JSON output for the structured steps: `"auto"` (default), `"on"` or `"off"`.
     pub json_mode: JsonMode,
+    /// Bytes one reply may hold: a whole (non-streamed) body, or everything one stream sends
+    /// (an endless stream stops here). More is [`LlmError::ReplyTooLarge`], read no further.
+    /// Default 16 MiB (16,777,216); range 4,096..=1,073,741,824.
+    pub max_reply_bytes: u64,
+    /// Bytes one server-sent event line may hold. Default 1 MiB (1,048,576); range
+    /// 1,024..=`max_reply_bytes`.
+    pub max_event_bytes: u64,
 }
 
 impl Default for LlmConfig {
@@ -167,6 +174,8 @@ impl Default for LlmConfig {
             max_backoff_ms: 20_000,
             concurrency: 4,
             json_mode: JsonMode::Auto,
+            max_reply_bytes: 16 << 20,
+            max_event_bytes: 1 << 20,
         }
     }
 }
@@ -208,6 +217,12 @@ impl LlmConfig {
         }
         if !(1..=64).contains(&self.concurrency) {
             return bad(format!("concurrency {} is outside 1..=64", self.concurrency));
+        }
+        if !(4096..=1 << 30).contains(&self.max_reply_bytes) {
+            return bad(format!("maxReplyBytes {} is outside 4096..=1073741824", self.max_reply_bytes));
+        }
+        if !(1024..=self.max_reply_bytes).contains(&self.max_event_bytes) {
+            return bad(format!("maxEventBytes {} is outside 1024..=maxReplyBytes ({})", self.max_event_bytes, self.max_reply_bytes));
         }
         Ok(())
     }

@@ -10,6 +10,9 @@
 //!   `Retry-After` (seconds) when the server sends it, else `backoff_ms · 2^(attempt−1)`, capped at
 //!   `max_backoff_ms`. 401 / 403 is [`LlmError::Unauthorized`] at once; other statuses are
 //!   [`LlmError::Http`]; a timeout is not retried (the timeout is the caller's budget per attempt).
+//! - Caps: a body or a whole stream holds at most `max_reply_bytes`, one event line at most
+//!   `max_event_bytes` ([`LlmError::ReplyTooLarge`], not retried; reading stops there); of an
+//!   error response only the first [`ERROR_BODY_BYTES`] are read.
 //! - At most `concurrency` requests are in flight from one client; the others wait their turn.
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -19,7 +22,7 @@ use std::task::{Poll, Waker};
 use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatOptions, HttpBody, HttpRequest, HttpTransport, JsonMode, LanguageModel, LlmConfig, TransportError};
-use crate::error::LlmError;
+use crate::error::{LlmError, ReplyPart};
 
 /// A counting semaphore for one thread (the page's worker; native callers block anyway).
 struct Gate {
@@ -80,24 +83,59 @@ pub fn backoff_ms(cfg: &LlmConfig, attempt: u32, headers: &[(String, String)]) -
     retry_after_ms(headers).unwrap_or(exp).min(cfg.max_backoff_ms)
 }
 
-/// Reads server-sent events: complete lines are parsed as they arrive.
-#[derive(Default)]
+/// Reads server-sent events: complete lines are parsed as they arrive. One line may hold at most
+/// `max_event` bytes and the whole stream `max_total` ([`LlmError::ReplyTooLarge`] past either:
+/// the reader never holds more than the caps plus the piece being fed).
 pub struct SseReader {
     pending: Vec<u8>,
     /// Bytes of `pending` already searched for a line end (a long line fed in small pieces is
     /// searched once, not once per piece).
     scanned: usize,
+    /// Bytes fed so far.
+    received: usize,
+    max_event: usize,
+    max_total: usize,
     /// The text so far.
     pub text: String,
     /// `[DONE]` or a `finish_reason` was seen.
     pub finished: bool,
 }
 
+impl Default for SseReader {
+    /// The caps of [`LlmConfig::default`].
+    fn default() -> Self {
+        let cfg = LlmConfig::default();
+        SseReader::new(cap(cfg.max_event_bytes), cap(cfg.max_reply_bytes))
+    }
+}
+
+/// A configured byte cap as a length (caps are at most 1 GiB, so this never saturates where
+/// it matters).
+fn cap(bytes: u64) -> usize {
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
+
 impl SseReader {
+    /// A reader holding at most `max_event` bytes of one line and `max_total` of the stream.
+    pub fn new(max_event: usize, max_total: usize) -> Self {
+        SseReader { pending: Vec::new(), scanned: 0, received: 0, max_event, max_total, text: String::new(), finished: false }
+    }
+
     /// Feeds bytes; each new piece of content goes to `on_token`.
+    ///
+    /// Errors: [`LlmError::ReplyTooLarge`] (a line or the stream past its cap),
+    /// [`LlmError::BadResponse`] (an event that is not JSON, or an error event).
     pub fn feed(&mut self, bytes: &[u8], on_token: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
+        let too_large = |part, limit: usize| LlmError::ReplyTooLarge { part, limit: limit as u64 };
+        if bytes.len() > self.max_total.saturating_sub(self.received) {
+            return Err(too_large(ReplyPart::Stream, self.max_total));
+        }
+        self.received += bytes.len();
         self.pending.extend_from_slice(bytes);
         while let Some(nl) = self.pending[self.scanned..].iter().position(|b| *b == b'\n').map(|i| i + self.scanned) {
+            if nl > self.max_event {
+                return Err(too_large(ReplyPart::Event, self.max_event));
+            }
             let line: Vec<u8> = self.pending.drain(..=nl).collect();
             self.scanned = 0;
             let line = String::from_utf8_lossy(&line);
@@ -121,17 +159,50 @@ impl SseReader {
                 self.finished = true;
             }
         }
+        if self.pending.len() > self.max_event {
+            return Err(too_large(ReplyPart::Event, self.max_event));
+        }
         self.scanned = self.pending.len();
         Ok(())
     }
 }
 
-pub(crate) async fn read_all<B: HttpBody>(body: &mut B) -> Result<Vec<u8>, TransportError> {
+/// Bytes of an error response's body read at most: its first 300 characters go into
+/// [`LlmError::Http`], the rest is not downloaded.
+pub const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Why [`read_capped`] stopped.
+pub(crate) enum ReadError {
+    /// The transport failed.
+    Transport(TransportError),
+    /// The body went past the cap; reading stopped at the piece that crossed it.
+    TooLarge,
+}
+
+/// The whole body, if it holds at most `limit` bytes (never more than that is kept).
+pub(crate) async fn read_capped<B: HttpBody>(body: &mut B, limit: usize) -> Result<Vec<u8>, ReadError> {
     let mut all = Vec::new();
-    while let Some(piece) = body.next_chunk().await? {
+    while let Some(piece) = body.next_chunk().await.map_err(ReadError::Transport)? {
+        if piece.len() > limit - all.len() {
+            return Err(ReadError::TooLarge);
+        }
         all.extend_from_slice(&piece);
     }
     Ok(all)
+}
+
+/// The first `limit` bytes of the body (of an error response, whose start is all that is shown);
+/// a transport failure ends it.
+pub(crate) async fn read_prefix<B: HttpBody>(body: &mut B, limit: usize) -> Vec<u8> {
+    let mut all = Vec::new();
+    while let Ok(Some(piece)) = body.next_chunk().await {
+        let room = limit - all.len();
+        all.extend_from_slice(&piece[..piece.len().min(room)]);
+        if all.len() >= limit {
+            break;
+        }
+    }
+    all
 }
 
 /// `choices[0].message.content` of a (non-streamed) chat completion body.
@@ -234,10 +305,13 @@ impl<T: HttpTransport> OpenAiClient<T> {
             match status {
                 200..=299 => {
                     let Some(sink) = on_token.as_deref_mut() else {
-                        let all = read_all(&mut body).await.map_err(|e| transport_error(e, &self.cfg))?;
+                        let all = read_capped(&mut body, cap(self.cfg.max_reply_bytes)).await.map_err(|e| match e {
+                            ReadError::Transport(e) => transport_error(e, &self.cfg),
+                            ReadError::TooLarge => LlmError::ReplyTooLarge { part: ReplyPart::Body, limit: self.cfg.max_reply_bytes },
+                        })?;
                         return completion_text(&all);
                     };
-                    let mut sse = SseReader::default();
+                    let mut sse = SseReader::new(cap(self.cfg.max_event_bytes), cap(self.cfg.max_reply_bytes));
                     loop {
                         match body.next_chunk().await {
                             Ok(Some(piece)) => sse.feed(&piece, sink)?,
@@ -255,7 +329,7 @@ impl<T: HttpTransport> OpenAiClient<T> {
                 }
                 429 => return Err(LlmError::RateLimited { attempts: attempt }),
                 _ => {
-                    let all = read_all(&mut body).await.unwrap_or_default();
+                    let all = read_prefix(&mut body, ERROR_BODY_BYTES).await;
                     let text: String = String::from_utf8_lossy(&all).chars().take(300).collect();
                     return Err(LlmError::Http { status, attempts: attempt, body: text });
                 }

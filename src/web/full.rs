@@ -27,7 +27,8 @@ impl WebRagCore {
     /// Knowledge-aware decomposition (PIKE-RAG Algorithm 1, [`crate::ask::decompose`]) of
     /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
     /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,
-    /// backoffMs?, maxBackoffMs?, concurrency?}`, [`crate::llm::LlmConfig`]; the key stays in this
+    /// backoffMs?, maxBackoffMs?, concurrency?, maxReplyBytes?,
+    /// maxEventBytes?, jsonMode?}`, [`crate::llm::LlmConfig`]; the key stays in this
     /// worker's memory), or with a model function ([`llm::JsCallbackModel`]) and `options` (`{rounds?, candidates?, delta?, proposals?, retriever?,
     /// cancelId?}`; [`cancel`] with `cancelId` stops the run at its next model call).
     /// `onTrace` receives `{step, round, input, output, ms}` per step. Resolves to the trajectory

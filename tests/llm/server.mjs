@@ -10,14 +10,18 @@
 //   POST /__config {rejectResponseFormat?}
 //                                  switches: a 400 naming `response_format` to any request asking for it
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
-//   POST /search {query, k}        a web-search endpoint: one result naming the query (/search?hang: never answers)
+//   POST /search {query, k}        a web-search endpoint: one result naming the query (/search?hang: never answers;
+//                                  /search?flood=N: a reply of N bytes)
 //   POST /__rules [{match, reply, times?}, ...]
 //                                  when the queue is empty, the first rule whose `match` occurs in
 //                                  the last user message answers (`times`: how often, default
 //                                  always); for requests sent concurrently, where order is not fixed
 //
 // A reply: {status, headers, content, body, stream: [pieces], delayMs, tokenDelayMs, truncate,
-// reset, hang, fillLabels}. `content` becomes a normal completion (or, when the request asks to stream and no
+// reset, hang, fillLabels, flood}. `flood: {bytes, as}` sends `bytes` of filler (-1: without end),
+// written as the client reads and stopped when it hangs up: `as: 'body'` a JSON body that never
+// closes (with `status`), `'line'` one server-sent event line that never ends, `'events'` valid
+// content events of "x". `content` becomes a normal completion (or, when the request asks to stream and no
 // `stream` is given, one event per word); `body` is sent as is (malformed JSON, say); `status`
 // other than 200 sends `body` (default an OpenAI-style error) with `headers` (Retry-After, say);
 // `stream` sends each piece as one event, `tokenDelayMs` apart; `truncate` ends the stream
@@ -55,6 +59,24 @@ const event = (model, delta, finish = null) => `data: ${JSON.stringify({
   choices: [{ index: 0, delta, finish_reason: finish }],
 })}\n\n`;
 
+// Writes `head`, then pieces of `piece()` until `bytes` are sent (-1: until the client hangs up),
+// waiting for the socket to drain so the server never buffers more than the client has read.
+const flood = (res, status, type, head, piece, bytes) => {
+  res.writeHead(status, { ...cors, 'content-type': type });
+  res.write(head);
+  let sent = head.length;
+  const more = () => {
+    while (!res.destroyed && (bytes < 0 || sent < bytes)) {
+      const p = piece();
+      sent += p.length;
+      if (!res.write(p)) { res.once('drain', more); return; }
+    }
+    if (!res.destroyed) res.end();
+  };
+  res.on('close', () => res.destroy());
+  more();
+};
+
 const server = http.createServer(async (req, res) => {
   if (req.method === 'OPTIONS') { res.writeHead(204, cors); res.end(); return; }
   const url = new URL(req.url, 'http://x');
@@ -69,6 +91,7 @@ const server = http.createServer(async (req, res) => {
     const { query } = JSON.parse(text || '{}');
     log.push({ at: Date.now(), search: query });
     if (url.searchParams.has('hang')) return; // never answers: the searcher's timeout must end it
+    if (url.searchParams.has('flood')) { flood(res, 200, 'application/json', '{"results": [{"title": "', () => 'x'.repeat(65536), Number(url.searchParams.get('flood'))); return; }
     res.writeHead(200, { ...cors, 'content-type': 'application/json' });
     res.end(JSON.stringify({ results: [{ title: 'Acme news', url: 'https://news.example/acme', text: `Today: Acme Corporation opened an office in Lyon. (${query})` }] }));
     return;
@@ -94,6 +117,13 @@ const server = http.createServer(async (req, res) => {
   // `fillLabels`: a knowledge-filter reply with one label per source of the prompt (a line `[n] ...`).
   if (reply.fillLabels) reply = { ...reply, content: JSON.stringify({ labels: Array((lastUser.match(/^\[\d+\] /gm) ?? []).length).fill(reply.fillLabels) }) };
   if (reply.hang) return; // never answers; the client's timeout must end it
+  if (reply.flood) {
+    const { bytes, as } = reply.flood;
+    if (as === 'body') flood(res, reply.status ?? 200, 'application/json', '{"error": {"message": "', () => 'x'.repeat(65536), bytes);
+    else if (as === 'line') flood(res, 200, 'text/event-stream', 'data: {"choices": [{"delta": {"content": "', () => 'x'.repeat(65536), bytes);
+    else flood(res, 200, 'text/event-stream', '', () => event(body.model, { content: 'x' }).repeat(256), bytes);
+    return;
+  }
   if (reply.delayMs) await sleep(reply.delayMs);
   const status = reply.status ?? 200;
   if (status !== 200) {

@@ -11,7 +11,7 @@ export class ModelError extends WebRagError {}
 export class StoreError extends WebRagError {}
 /** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
 export class GpuError extends WebRagError {}
-/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_BAD_OUTPUT (no usable JSON after one repair, where a step has no fallback), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text), LLM_CANCELLED (an AbortSignal fired). */
+/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_REPLY_TOO_LARGE (a reply past maxReplyBytes / maxEventBytes), LLM_BAD_OUTPUT (no usable JSON after one repair, where a step has no fallback), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text), LLM_CANCELLED (an AbortSignal fired). */
 export class LlmError extends WebRagError {}
 /** An operation without a model call (`add`, `search`) whose `signal` fired before it started: CANCELLED. */
 export class CancelledError extends WebRagError {}
@@ -32,6 +32,8 @@ export interface LlmConfig {
   /** First backoff, doubled per retry; `Retry-After` wins. Default 500 ms. */ backoffMs?: number;
   /** Longest wait between attempts. Default 20000 ms. */ maxBackoffMs?: number;
   /** Requests in flight at once. Default 4. */ concurrency?: number;
+  /** Bytes one reply may hold (a whole body, or everything one stream sends); past it LLM_REPLY_TOO_LARGE. Default 16777216 (16 MiB); 4096..=1073741824. */ maxReplyBytes?: number;
+  /** Bytes one server-sent event line may hold; past it LLM_REPLY_TOO_LARGE. Default 1048576 (1 MiB); 1024..=maxReplyBytes. */ maxEventBytes?: number;
   /** JSON output for the structured steps (`response_format: {type: "json_object"}`): `"auto"` (default: asked, and not again once the server refuses it with a 400 naming it), `"on"`, `"off"`. */ jsonMode?: 'auto' | 'on' | 'off';
 }
 
