@@ -150,9 +150,19 @@ impl Record {
 /// whose view is older than the store (another tab wrote since) cannot write over it.
 pub const GENERATION_KEY: &str = "generation";
 
+/// The largest generation read as such (2⁵³ − 1, a number JSON and JS hold exactly); a larger
+/// stored value is unreadable, so the next generation (+1) never overflows.
+pub const MAX_GENERATION: u64 = (1 << 53) - 1;
+
+/// A stored generation value: 0 when unreadable or past [`MAX_GENERATION`] (every store and
+/// engine reads it through this, so they agree on what an odd value means).
+pub fn parse_generation(value: &str) -> u64 {
+    value.parse().ok().filter(|g| *g <= MAX_GENERATION).unwrap_or(0)
+}
+
 /// The stored generation in `meta` records ([`GENERATION_KEY`]; 0 when absent or unreadable).
 pub fn generation_of(meta: &[MetaRecord]) -> u64 {
-    meta.iter().find(|m| m.id == GENERATION_KEY).and_then(|m| m.value.parse().ok()).unwrap_or(0)
+    meta.iter().find(|m| m.id == GENERATION_KEY).map_or(0, |m| parse_generation(&m.value))
 }
 
 /// The stored generation in one `meta` record read by key (0 when absent or unreadable).

@@ -340,6 +340,14 @@ fn model_errors_are_typed() {
     let mut f = files.clone();
     f.config = br#"{"hidden_size":384,"num_hidden_layers":6,"num_attention_heads":12,"intermediate_size":1536,"max_position_embeddings":512,"vocab_size":30522,"hidden_act":"relu"}"#.to_vec();
     assert_eq!(load(&f), Some("MODEL_UNSUPPORTED"));
+    // Sizes that would size allocations before the weights are read: refused up front.
+    for (field, v) in [("hidden_size", "3145728"), ("num_hidden_layers", "4000000000"), ("vocab_size", "9223372036854775807")] {
+        let mut c: serde_json::Value = serde_json::from_slice(&files.config).unwrap();
+        c[field] = serde_json::from_str(v).unwrap();
+        let mut f = files.clone();
+        f.config = c.to_string().into_bytes();
+        assert_eq!(load(&f), Some("MODEL_UNSUPPORTED"), "{field} {v}");
+    }
     let mut f = files.clone();
     f.tokenizer = b"[]".to_vec();
     assert_eq!(load(&f), Some("MODEL_TOKENIZER_INVALID"));

@@ -299,3 +299,58 @@ fn document_ids_named_like_generated_ids_do_not_collide() {
         assert_eq!(e.graph().dump(), before, "reopen gives the same graph");
     });
 }
+
+/// A stored tree of any depth (a crafted store or knowledge-base file: a chain of 60,000 routes)
+/// opens in linear time without deep recursion: the edges past `MAX_TREE_DEPTH` levels are not
+/// applied and are deleted from the store; everything above stays, searchable.
+#[test]
+fn a_stored_chain_of_any_depth_is_cut_at_the_depth_bound() {
+    use webrag::graph::plan::MAX_TREE_DEPTH;
+    use webrag::ports::{Op, Record};
+    use webrag::types::{GraphEdgeRecord, GraphNodeRecord};
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut e = open(&store).await;
+        e.add(corpus(), &mut NoProgress).await.expect("add");
+        drop(e);
+        let n = 60_000;
+        let node = |i: usize| format!("owls#deep{i}");
+        let mut ops = Vec::new();
+        for i in 0..n {
+            let kind = if i + 1 == n { NodeKind::Fact } else { NodeKind::Route };
+            let rec = GraphNodeRecord { id: node(i), kind, label: format!("level {i}"), doc_id: Some("owls".into()), chunk_id: None };
+            ops.push(Op::Put(Record::GraphNode(rec)));
+            let parent = if i == 0 { "owls#t".to_string() } else { node(i - 1) };
+            ops.push(Op::Put(Record::GraphEdge(GraphEdgeRecord::new(EdgeKind::Tree, &parent, &node(i), 99))));
+        }
+        store.commit(ops).await.expect("commit");
+        let e = open(&store).await;
+        let (ids, edges) = e.graph().dump();
+        assert_memory_consistent(&ids, &edges);
+        fn levels(n: &webrag::graph::mindmap::MapNode) -> usize {
+            1 + n.children.iter().map(levels).max().unwrap_or(0)
+        }
+        let map = e.graph().mind_map("owls").expect("map");
+        let depth = map.children.iter().map(levels).max().unwrap_or(0);
+        assert!((2..=MAX_TREE_DEPTH).contains(&depth), "the tree keeps at most {MAX_TREE_DEPTH} levels, not {depth}");
+        assert!(map.children.iter().any(|n| n.label == "Diet"), "the document's own tree is intact");
+        // Every tree in memory, rooted at a topic or not, is within the bound.
+        let parent: std::collections::HashMap<&str, &str> =
+            edges.iter().filter(|(k, _, _)| *k == EdgeKind::Tree).map(|(_, a, b)| (b.as_str(), a.as_str())).collect();
+        for mut x in parent.keys().copied() {
+            let mut up = 0;
+            while let Some(p) = parent.get(x) {
+                (x, up) = (p, up + 1);
+            }
+            assert!(up <= MAX_TREE_DEPTH, "a node {up} levels deep");
+        }
+        let applied = edges.iter().filter(|(k, _, b)| *k == EdgeKind::Tree && b.starts_with("owls#deep")).count();
+        assert!(applied < n, "{applied} of {n} chain edges applied");
+        let stored = store.load().await.expect("load");
+        let stored_deep = stored.graph_edges.iter().filter(|r| r.child.starts_with("owls#deep")).count();
+        assert_eq!(stored_deep, applied, "the edges not applied were deleted at open");
+        assert!(e.graph().mind_map("owls").is_some());
+        let hits = e.search("owls hunt at night", &SearchOptions::new(3, SearchMode::Graph)).await.expect("graph search");
+        assert!(!hits.is_empty());
+    });
+}

@@ -187,8 +187,10 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     for (i, cid) in pending.iter().enumerate() {
         let read = db
             .with(async |eng| {
-                let Some(c) = eng.chunk(cid) else { return Ok(None) };
-                let prev_id = crate::types::chunk_id(&c.doc_id, c.ordinal as usize - 1);
+                // A first chunk has no previous one (the chunk may have been replaced since
+                // `unsummarized` chose it).
+                let Some((c, prev)) = eng.chunk(cid).and_then(|c| Some((c, (c.ordinal as usize).checked_sub(1)?))) else { return Ok(None) };
+                let prev_id = crate::types::chunk_id(&c.doc_id, prev);
                 let (Some(prev), Some(d)) = (eng.chunk(&prev_id), eng.document(&c.doc_id)) else { return Ok(None) };
                 let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
                 Ok(Some((d.source_hash.clone(), summary_messages(&d.title, before.as_deref(), &prev.text, p.max_words))))

@@ -55,6 +55,11 @@ fn gelu() -> String {
     "gelu".into()
 }
 
+/// The largest `hidden_size` a config may name.
+pub const MAX_HIDDEN: usize = 8192;
+/// The most `num_hidden_layers` a config may name.
+pub const MAX_LAYERS: usize = 256;
+
 impl BertConfig {
     /// Parses and validates `config.json`.
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
@@ -78,6 +83,20 @@ impl BertConfig {
         }
         if c.num_hidden_layers == 0 || c.intermediate_size == 0 || c.max_position_embeddings < 2 {
             return unsupported("empty layer, intermediate or position sizes".into());
+        }
+        // Sizes far past any BERT (BERT-large: 1,024 / 24 / 4,096): the numbers size allocations
+        // made before the weights are checked, so they are bounded here.
+        let (h, l, i, p, v) = (c.hidden_size, c.num_hidden_layers, c.intermediate_size, c.max_position_embeddings, c.vocab_size);
+        if h > MAX_HIDDEN || l > MAX_LAYERS || i > 8 * MAX_HIDDEN || p > 1 << 20 || v > 1 << 22 || c.type_vocab_size > 1 << 16 {
+            return unsupported(format!(
+                "hidden_size {h}, num_hidden_layers {l}, intermediate_size {i}, max_position_embeddings {p}, vocab_size {v} or \
+                 type_vocab_size {} past {MAX_HIDDEN}, {MAX_LAYERS}, {}, {}, {}, {}",
+                c.type_vocab_size,
+                8 * MAX_HIDDEN,
+                1 << 20,
+                1 << 22,
+                1 << 16
+            ));
         }
         Ok(c)
     }

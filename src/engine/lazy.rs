@@ -306,9 +306,9 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     fn stats(&self) -> Stats {
         let p = &self.parts;
         Stats {
-            documents: p.delta.documents as usize,
+            documents: usize::try_from(p.delta.documents).unwrap_or(usize::MAX),
             chunks: p.live,
-            terms: p.head.terms as usize,
+            terms: usize::try_from(p.head.terms).unwrap_or(usize::MAX),
             dim: self.embedder.dim(),
             model: self.embedder.model_id().to_string(),
             ann: AnnStats::default(),

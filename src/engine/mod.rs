@@ -125,7 +125,7 @@ pub fn decode_utf8(id: &str, bytes: &[u8]) -> Result<String> {
 /// every engine over it with an older view sees the change. Returns that generation.
 pub(crate) async fn clear_store<S: Store>(store: &S, held: u64) -> Result<u64> {
     let stored = generation_in(store.get(Collection::Meta, GENERATION_KEY).await?.as_ref());
-    let next = stored.max(held) + 1;
+    let next = stored.max(held).saturating_add(1);
     store.clear().await?;
     store.commit(vec![meta(GENERATION_KEY, next.into())]).await?;
     Ok(next)
@@ -154,9 +154,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let g = self.generation.get();
         ops.insert(0, Op::CheckGeneration(g));
-        ops.push(meta(GENERATION_KEY, (g + 1).into()));
+        // g ≤ MAX_GENERATION (read through `parse_generation`), so this never saturates.
+        let next = g.saturating_add(1);
+        ops.push(meta(GENERATION_KEY, next.into()));
         self.store.commit(ops).await?;
-        self.generation.set(g + 1);
+        self.generation.set(next);
         Ok(())
     }
 

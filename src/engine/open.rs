@@ -283,7 +283,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let question_slots: HashMap<String, u32> =
             (0..eng.qslots.capacity() as u32).filter_map(|s| Some((eng.qslots.id(s)?.store_id(), s))).collect();
         for r in contents.ann {
+            // A record stored under another segment's key would be deleted by the wrong key
+            // when merged (and two could share one number): stale, like one that does not load.
             let attached = r.format == crate::index::ann::ANN_FORMAT
+                && r.id == crate::types::AnnSegmentRecord::key(&r.collection, r.seq)
                 && VectorCollection::from_name(&r.collection).is_some_and(|c| {
                     let slots: Vec<Option<u32>> = r
                         .ids

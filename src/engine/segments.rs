@@ -32,8 +32,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let get = |k: SegmentKey| by_id.get(k.store_id().as_str()).map(|r| r.data.as_slice());
         let Some(head) = get(SegmentKey::Head).and_then(|b| segment::decode::<SegmentHead>(b).ok()) else { return };
         let Some(delta) = get(SegmentKey::Delta).and_then(|b| segment::decode::<Delta>(b).ok()) else { return };
-        let complete = SegmentKey::all(head.blocks, head.lists()).into_iter().all(|k| get(k).is_some());
-        if head.format != SEGMENT_FORMAT || head.dim as usize != self.embedder.dim() || !complete {
+        if head.format != SEGMENT_FORMAT || head.dim as usize != self.embedder.dim() {
+            return;
+        }
+        // The stored counts name at most the records present (a count of u32::MAX must not
+        // allocate its list of keys).
+        let named = (head.blocks as usize).saturating_add(head.lists() as usize).saturating_add(2);
+        if named > recs.len() || !SegmentKey::all(head.blocks, head.lists()).into_iter().all(|k| get(k).is_some()) {
             return;
         }
         let removed: HashSet<u32> = delta.removed.iter().copied().collect();

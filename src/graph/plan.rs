@@ -118,6 +118,11 @@ impl GraphPlan {
 /// earlier node of the same batch (`(batch position, cosine)`).
 type Nearest = (Vec<(u32, f32)>, Option<(u32, f32)>);
 
+/// The most levels a tree of the graph may have below its topic (a fact at most this deep). The
+/// trees the engine builds have at most 8 (a heading path of 6, or an LLM mind map of 8 levels,
+/// and its fact); a stored edge that would go deeper is not applied (and deleted at open).
+pub const MAX_TREE_DEPTH: usize = 32;
+
 impl PseudoGraph {
     /// Plans adding mind maps (documents being replaced must be listed in `replacing`: their old
     /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
@@ -579,15 +584,18 @@ impl PseudoGraph {
                 if is_super(na.kind) || is_super(nb.kind) || nb.kind == NodeKind::Topic || nb.parent.is_some() {
                     return false;
                 }
-                // `a`'s ancestors must not include `b` (the trees are acyclic, so this ends).
-                let mut t = a;
+                // `a`'s ancestors must not include `b` (the trees are acyclic, so this ends), and
+                // the tree stays within MAX_TREE_DEPTH levels (a stored chain of any length
+                // otherwise costs quadratic time here and deep recursion in every tree walk).
+                let (mut t, mut depth) = (a, 0);
                 while let Some(up) = self.node(t).parent {
                     if up == b {
                         return false;
                     }
                     t = up;
+                    depth += 1;
                 }
-                true
+                depth + 1 + self.height(b, MAX_TREE_DEPTH) <= MAX_TREE_DEPTH
             }
             EdgeKind::Similar => {
                 matches!((na.kind, nb.kind), (NodeKind::SuperTopic, NodeKind::Topic) | (NodeKind::SuperFact, NodeKind::Fact))
@@ -595,6 +603,21 @@ impl PseudoGraph {
             }
             EdgeKind::Mention => na.kind == NodeKind::Fact && nb.kind == NodeKind::Topic,
         }
+    }
+
+    /// Levels below `s` in its tree, counted up to `cap + 1` (a walk of at most the nodes within
+    /// that many levels: every tree already fits [`MAX_TREE_DEPTH`], so each node is walked
+    /// from at most that many ancestors over a whole [`PseudoGraph::apply`]).
+    fn height(&self, s: u32, cap: usize) -> usize {
+        let mut stack = vec![(s, 0usize)];
+        let mut h = 0;
+        while let Some((n, d)) = stack.pop() {
+            h = h.max(d);
+            if d <= cap {
+                stack.extend(self.node(n).children.iter().map(|&c| (c, d + 1)));
+            }
+        }
+        h
     }
 
     pub(super) fn collect_paths(&self, s: u32, stack: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {

@@ -191,6 +191,11 @@ fn tier(len: usize, seal_at: usize) -> u32 {
     t
 }
 
+/// The largest segment number [`SegmentedIndex::attach`] takes (2⁵³ − 1: one seal per
+/// nanosecond would take 285 years to reach it); a stored record past it is not attached, so the
+/// next number never overflows nor meets [`SealOutcome::created`]'s `u64::MAX`.
+pub const MAX_SEQ: u64 = (1 << 53) - 1;
+
 /// What a [`SegmentedIndex::seal`] changed: the segment to write and the ones to delete.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealOutcome {
@@ -356,7 +361,8 @@ impl SegmentedIndex {
             .seed(self.params.seed)
             .build(points, locals);
         let seq = self.next_seq;
-        self.next_seq += 1;
+        // next_seq ≤ MAX_SEQ + 1 (attach refuses larger numbers), far from u64::MAX.
+        self.next_seq = self.next_seq.saturating_add(1);
         let len = slots.len();
         self.segments.push(Segment { seq, map, live: len, slots });
         self.reindex();
@@ -393,6 +399,9 @@ impl SegmentedIndex {
     ///
     /// Errors: [`AttachError`] when the bytes do not decode or do not fit (nothing changes then).
     pub fn attach(&mut self, seq: u64, bytes: &[u8], slots: &[Option<u32>]) -> Result<(), AttachError> {
+        if seq > MAX_SEQ {
+            return Err(AttachError::Shape(format!("segment number {seq} is past {MAX_SEQ}")));
+        }
         check_graph(bytes)?;
         let map: HnswMap<Unit, u32> = postcard::from_bytes(bytes).map_err(|e| AttachError::Decode(e.to_string()))?;
         let n = map.values.len();
@@ -544,5 +553,15 @@ mod tests {
         assert!(matches!(b.attach(9, b"\x01\x02", &[None]), Err(AttachError::Decode(_))));
         let mut c = SegmentedIndex::new(4, params);
         assert!(matches!(c.attach(0, &bytes, &map), Err(AttachError::Shape(_))));
+        // Stored segment numbers are bounded: the next one never overflows (debug builds
+        // panicked on u64::MAX) nor becomes the "nothing built" u64::MAX.
+        let mut d = SegmentedIndex::new(8, params);
+        for seq in [u64::MAX, u64::MAX - 1, MAX_SEQ + 1] {
+            assert!(matches!(d.attach(seq, &bytes, &map), Err(AttachError::Shape(_))), "{seq}");
+        }
+        assert_eq!(d.shape(), (0, 0, 0), "a refused segment changes nothing");
+        d.attach(MAX_SEQ, &bytes, &map).unwrap();
+        d.insert(1, &unit(1, 8));
+        assert_eq!(d.seal().unwrap().created, MAX_SEQ + 1);
     }
 }

@@ -319,8 +319,7 @@ impl Store for IdbStore {
                         .ok()
                         .and_then(|v| Reflect::get(&v, &"value".into()).ok())
                         .and_then(|v| v.as_string())
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .unwrap_or(0);
+                        .map_or(0, |v| crate::ports::parse_generation(&v));
                     if found != g {
                         seen.set(Some(found));
                         let _ = tx_in.abort();

@@ -108,7 +108,7 @@ pub async fn fetch_model(spec: &ModelSpec, cb: &Option<Function>) -> Result<Mode
     let total: usize = responses
         .iter()
         .map(|(_, _, r, _)| r.headers().get("content-length").ok().flatten().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0))
-        .sum();
+        .fold(0, usize::saturating_add);
     let mut done = 0;
     let mut files = Vec::new();
     for (name, url, resp, from_cache) in responses {
