@@ -207,8 +207,20 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 report.unchanged.push(d.id);
                 continue;
             }
-            let parsed = text::parse(&d.text, format);
-            let title = d.title.clone().filter(|t| !t.trim().is_empty()).or(parsed.title.clone()).unwrap_or_else(|| d.id.clone());
+            let mut parsed = text::parse(&d.text, format);
+            let given = d.title.as_ref().filter(|t| !t.trim().is_empty());
+            // The title is copied into every chunk's inputs, the topic and each hit: cut at
+            // MAX_TITLE_CHARS; a longer given title is also the document's first text block.
+            let (title, cut) = text::cut_title(given.cloned().or(parsed.title.take()).unwrap_or_else(|| d.id.clone()));
+            if let Some(full) = given.filter(|_| cut) {
+                parsed.blocks.insert(
+                    0,
+                    text::Block {
+                        heading_path: std::rc::Rc::from(Vec::new()),
+                        text: full.split_whitespace().collect::<Vec<_>>().join(" "),
+                    },
+                );
+            }
             let chunks = text::chunk(
                 &title,
                 &parsed.blocks,

@@ -26,10 +26,15 @@ pub struct NewMap<'a> {
 }
 
 /// The texts embedded for a mind map's nodes, in pre-order (topic first): topic = title; route =
-/// `title > route > …`; fact = `title > route > …` + newline + fact (docs/pseudo-graph.md).
+/// `title > route > …`; fact = `title > route > …` + newline + fact (docs/pseudo-graph.md). The
+/// path part is cut to its last [`MAX_PATH_CHARS`] characters (the most specific routes): it is
+/// copied for every node, and the embedder reads only the first 256 tokens anyway.
 pub fn node_inputs(map: &MindMap) -> Vec<String> {
     node_sources(map).into_iter().map(|(input, _)| input).collect()
 }
+
+/// The longest path part of a node's embedding input, in characters ([`node_inputs`]).
+pub const MAX_PATH_CHARS: usize = 512;
 
 /// A node's embedding input and, for a fact node, `(chunk ordinal, fact)`: its text is a sentence
 /// or list item of that chunk (`None` for the topic and routes).
@@ -41,7 +46,10 @@ pub fn node_sources(map: &MindMap) -> Vec<NodeSource<'_>> {
         if n.children.is_empty() {
             out.push((format!("{prefix}\n{}", n.label), n.chunk.map(|c| (c, n.label.as_str()))));
         } else {
-            let p = format!("{prefix} > {}", n.label);
+            let mut p = format!("{prefix} > {}", n.label);
+            if let Some((cut, _)) = p.char_indices().rev().nth(MAX_PATH_CHARS - 1) {
+                p.drain(..cut);
+            }
             out.push((p.clone(), None));
             for c in &n.children {
                 walk(c, &p, out);

@@ -65,27 +65,59 @@ fn collapse_ws(s: &str) -> String {
 /// record of its section.
 pub const MAX_HEADING_CHARS: usize = 256;
 
+/// The longest title kept, in characters (a longer one is cut, [`cut_title`]): it is repeated in
+/// the chunks' embedding and BM25 inputs, the graph's topic and every search hit of its document.
+pub const MAX_TITLE_CHARS: usize = MAX_HEADING_CHARS;
+
+/// `title` cut at [`MAX_TITLE_CHARS`], and whether it was longer (a caller that must not drop
+/// the rest indexes the full text as a block of the body).
+pub fn cut_title(mut title: String) -> (String, bool) {
+    match title.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((cut, _)) => {
+            title.truncate(cut);
+            (title, true)
+        }
+        None => (title, false),
+    }
+}
+
 /// Tracks the heading stack: `levels[i]` is the level of `path[i]`; `shared` is the path as the
-/// blocks hold it, made once per heading.
+/// blocks hold it, made once per heading; `path[..covered]` is in some block's path. A heading
+/// no block comes under (an empty section, a page's last heading) is a block of its own when it
+/// leaves the stack ([`Headings::finish`] at the end): its text is never dropped.
 #[derive(Default)]
 struct Headings {
     levels: Vec<u8>,
     path: Vec<String>,
     shared: Option<Rc<[String]>>,
+    covered: usize,
 }
 
 impl Headings {
-    fn enter(&mut self, level: u8, mut text: String) {
+    fn enter(&mut self, level: u8, mut text: String, blocks: &mut Vec<Block>) {
         if let Some((cut, _)) = text.char_indices().nth(MAX_HEADING_CHARS) {
             text.truncate(cut);
+        }
+        if self.levels.last().is_some_and(|&l| l >= level) {
+            self.finish(blocks);
         }
         while self.levels.last().is_some_and(|&l| l >= level) {
             self.levels.pop();
             self.path.pop();
         }
+        self.covered = self.covered.min(self.path.len());
         self.levels.push(level);
         self.path.push(text);
         self.shared = None;
+    }
+
+    /// The deepest heading as a block of its own, if no block came under it.
+    fn finish(&mut self, blocks: &mut Vec<Block>) {
+        if let Some(last) = self.path.last().filter(|_| self.covered < self.path.len()) {
+            let text = last.clone();
+            blocks.push(Block { heading_path: self.shared(), text });
+            self.covered = self.path.len();
+        }
     }
 
     fn shared(&mut self) -> Rc<[String]> {
@@ -97,6 +129,27 @@ fn push_block(blocks: &mut Vec<Block>, headings: &mut Headings, text: &str, keep
     let t = if keep_ws { text.trim().to_string() } else { collapse_ws(text) };
     if !t.is_empty() {
         blocks.push(Block { heading_path: headings.shared(), text: t });
+        headings.covered = headings.path.len();
+    }
+}
+
+/// Ends the open heading `heading` (level, raw text): its text, whitespace collapsed, enters the
+/// heading path (cut at [`MAX_HEADING_CHARS`]) and is the title when `title` allows and it is
+/// the first level-1 heading. A longer text (an unclosed heading that ran into the body, a long
+/// setext heading) is also a block of body text under it: nothing is dropped.
+fn end_heading(heading: Option<(u8, String)>, out: &mut Parsed, headings: &mut Headings, title: bool) {
+    let Some((level, h)) = heading else { return };
+    let h = collapse_ws(&h);
+    if h.is_empty() {
+        return;
+    }
+    if title && level == 1 && out.title.is_none() {
+        out.title = Some(h.clone());
+    }
+    let long = h.chars().nth(MAX_HEADING_CHARS).is_some();
+    headings.enter(level, h.clone(), &mut out.blocks);
+    if long {
+        push_block(&mut out.blocks, headings, &h, false);
     }
 }
 
@@ -106,7 +159,13 @@ fn parse_markdown(text: &str) -> Parsed {
     let mut cur = String::new();
     let mut heading: Option<(u8, String)> = None;
     let mut in_code = false;
-    let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    // Tables, unless they would pad rows past the text's size or drop cells ([`tables_fit`]):
+    // then their rows are read as paragraphs (the same text).
+    let mut opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    if tables_fit(text) {
+        opts |= Options::ENABLE_TABLES;
+    }
+    let mut cell_start = 0;
     for ev in Parser::new_ext(text, opts) {
         match ev {
             Event::Start(Tag::Heading { level, .. }) => {
@@ -114,17 +173,7 @@ fn parse_markdown(text: &str) -> Parsed {
                 cur.clear();
                 heading = Some((level_num(level), String::new()));
             }
-            Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, h)) = heading.take() {
-                    let h = collapse_ws(&h);
-                    if !h.is_empty() {
-                        if level == 1 && out.title.is_none() {
-                            out.title = Some(h.clone());
-                        }
-                        headings.enter(level, h);
-                    }
-                }
-            }
+            Event::End(TagEnd::Heading(_)) => end_heading(heading.take(), &mut out, &mut headings, true),
             Event::Start(Tag::CodeBlock(_)) => {
                 push_block(&mut out.blocks, &mut headings, &cur, false);
                 cur.clear();
@@ -139,7 +188,9 @@ fn parse_markdown(text: &str) -> Parsed {
                 push_block(&mut out.blocks, &mut headings, &cur, false);
                 cur.clear();
             }
-            Event::End(TagEnd::TableCell) => cur.push_str(" | "),
+            Event::Start(Tag::TableCell) => cell_start = cur.len(),
+            // An empty cell (one the parser filled in for a short row) adds nothing.
+            Event::End(TagEnd::TableCell) if cur.len() > cell_start => cur.push_str(" | "),
             Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => match &mut heading {
                 Some((_, h)) => h.push_str(&t),
                 None => cur.push_str(&t),
@@ -160,7 +211,49 @@ fn parse_markdown(text: &str) -> Parsed {
         }
     }
     push_block(&mut out.blocks, &mut headings, &cur, in_code);
+    headings.finish(&mut out.blocks);
     out
+}
+
+/// Whether pulldown-cmark's tables keep every byte of `text` within bounds: it fills each row up
+/// to the header's column count (a wide header over short `|` rows would make far more cells,
+/// and parse-tree nodes, than there are bytes) and drops the cells past it (their text lost).
+/// So: for each delimiter row (`|---|:-:|`), its column count for the header and for every line
+/// after it up to a blank line must total at most the text's bytes, and no such line may hold
+/// more cells than the header. Otherwise the rows are read as text. Linear time.
+fn tables_fit(text: &str) -> bool {
+    // Cells of a row: its unescaped `|`s split it, a leading and a trailing one aside.
+    fn cells(t: &str) -> usize {
+        let (mut pipes, mut escaped) = (0, false);
+        for b in t.bytes() {
+            pipes += usize::from(b == b'|' && !escaped);
+            escaped = b == b'\\' && !escaped;
+        }
+        let edge = usize::from(t.starts_with('|')) + usize::from(t.len() > 1 && t.ends_with('|') && !t.ends_with("\\|"));
+        (pipes + 1).saturating_sub(edge).max(1)
+    }
+    // Inside a table a delimiter-like line may be a row or start another table (after a line
+    // that ended the first): the padding is counted with the widest header seen, the overflow
+    // checked against the narrowest.
+    let (mut total, mut widest, mut narrowest) = (0usize, 0usize, 0usize);
+    for line in text.lines() {
+        let t = line.trim();
+        let delimiter = t.contains('|') && t.contains('-') && t.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'));
+        if t.is_empty() {
+            (widest, narrowest) = (0, 0);
+        } else if widest == 0 && delimiter {
+            (widest, narrowest) = (cells(t), cells(t));
+            total = total.saturating_add(widest);
+        } else if widest > 0 {
+            if delimiter {
+                (widest, narrowest) = (widest.max(cells(t)), narrowest.min(cells(t)));
+            } else if cells(t) > narrowest {
+                return false;
+            }
+            total = total.saturating_add(widest);
+        }
+    }
+    total <= text.len()
 }
 
 fn level_num(l: HeadingLevel) -> u8 {
@@ -244,10 +337,19 @@ fn parse_html(text: &str) -> Parsed {
                     continue;
                 }
                 if let Some(level) = heading_level(&name) {
+                    // A heading inside an open one ends it first (as the HTML tree builder does).
+                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
                     push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     heading = Some((level, String::new()));
+                } else if name == "br" && heading.is_some() {
+                    if let Some((_, h)) = &mut heading {
+                        h.push(' ');
+                    }
                 } else if BLOCK.contains(&name.as_str()) {
+                    // A block inside a heading means the heading was left open (`<h2>Intro<p>…`):
+                    // it ends here and what follows is body text.
+                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
                     push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     if name == "pre" {
@@ -275,16 +377,10 @@ fn parse_html(text: &str) -> Parsed {
                     continue;
                 }
                 if heading_level(&name).is_some() {
-                    if let Some((level, h)) = heading.take() {
-                        let h = collapse_ws(&h);
-                        if !h.is_empty() {
-                            if level == 1 && out.title.is_none() && title_text.trim().is_empty() {
-                                out.title = Some(h.clone());
-                            }
-                            headings.enter(level, h);
-                        }
-                    }
+                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
                 } else if BLOCK.contains(&name.as_str()) {
+                    // `<h1>Site</div>`: the heading ends at the first block boundary.
+                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
                     push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
                     cur.clear();
                     if name == "pre" {
@@ -309,8 +405,17 @@ fn parse_html(text: &str) -> Parsed {
         }
     }
     push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
+    // A heading still open at the end is what a browser shows as the page's last text: body.
+    if let Some((_, h)) = heading.take() {
+        push_block(&mut out.blocks, &mut headings, &h, false);
+    }
+    headings.finish(&mut out.blocks);
     let t = collapse_ws(&title_text);
     if !t.is_empty() {
+        // A `<title>` past the bound is also the page's first text (the title is cut where used).
+        if t.chars().nth(MAX_TITLE_CHARS).is_some() {
+            out.blocks.insert(0, Block { heading_path: Rc::from(Vec::new()), text: t.clone() });
+        }
         out.title = Some(t);
     }
     out
@@ -397,15 +502,78 @@ mod tests {
             md += &format!("- item {i}\n");
         }
         let p = parse(&md, Format::Markdown);
-        assert_eq!(p.blocks.len(), 5000);
-        let mut paths: Vec<*const [String]> = p.blocks.iter().map(|b| Rc::as_ptr(&b.heading_path)).collect();
+        // Each long heading is cut in the path and kept whole as one block of its section.
+        assert_eq!(p.blocks.len(), 6 + 5000);
+        assert!(p.blocks[..6].iter().all(|b| b.text == "word ".repeat(2000).trim()));
+        let items = &p.blocks[6..];
+        let mut paths: Vec<*const [String]> = items.iter().map(|b| Rc::as_ptr(&b.heading_path)).collect();
         paths.dedup();
         assert_eq!(paths.len(), 1, "one shared path");
-        let path = &p.blocks[0].heading_path;
+        let path = &items[0].heading_path;
         assert_eq!(path.len(), 6);
         assert!(path.iter().all(|h| h.chars().count() == MAX_HEADING_CHARS));
         let held: usize = p.blocks.iter().map(|b| b.text.len()).sum::<usize>() + path.iter().map(String::len).sum::<usize>();
-        assert!(held <= md.len(), "{held} bytes held for {} of input", md.len());
+        assert!(held <= 2 * md.len(), "{held} bytes held for {} of input", md.len());
+    }
+
+    #[test]
+    fn unclosed_headings_end_where_the_body_starts_and_drop_no_text() {
+        let blocks = |html: &str| -> (Option<String>, Vec<(String, String)>) {
+            let p = parse(html, Format::Html);
+            (p.title, p.blocks.iter().map(|b| (b.heading_path.join("/"), b.text.clone())).collect())
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // A block inside a heading ends it: the heading is what came before, the rest is body.
+        assert_eq!(
+            blocks("<h2>Intro<p>Owls hunt at night.<p>They eat mice."),
+            (None, vec![pair("Intro", "Owls hunt at night."), pair("Intro", "They eat mice.")])
+        );
+        assert_eq!(blocks("<h1>Site</div><p>Welcome to the site."), (Some("Site".into()), vec![pair("Site", "Welcome to the site.")]));
+        assert_eq!(blocks("<body><h1>Site<div><p>Welcome</div>"), (Some("Site".into()), vec![pair("Site", "Welcome")]));
+        // A heading inside an open heading ends it (nothing of the first is lost).
+        assert_eq!(blocks("<h1>A<h2>B</h2><p>x"), (Some("A".into()), vec![pair("A/B", "x")]));
+        // A heading no text comes under (an empty section, the page's last heading) is text too.
+        assert_eq!(
+            blocks("<h2>Empty</h2><h2>Next</h2><p>x</p><h3>Last</h3>"),
+            (None, vec![pair("Empty", "Empty"), pair("Next", "x"), pair("Next/Last", "Last")])
+        );
+        // A line break stays inside the heading.
+        assert_eq!(blocks("<h2>Title<br>Subtitle</h2><p>x"), (None, vec![pair("Title Subtitle", "x")]));
+        // A heading never closed before the end: its text is the page's text.
+        assert_eq!(
+            blocks("<p>first</p><h2>Never closed, all of this"),
+            (None, vec![pair("", "first"), pair("", "Never closed, all of this")])
+        );
+        // A heading that runs on (no block tag to stop it) is cut in the path and kept whole.
+        let long = "word ".repeat(300);
+        let (_, b) = blocks(&format!("<h2>{long}</h2><p>x"));
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].1, long.trim());
+        assert_eq!(b[0].0.chars().count(), MAX_HEADING_CHARS);
+        // The same in Markdown: a long setext heading (a paragraph underlined by mistake).
+        let p = parse(&format!("{long}\n---\n\nbody\n"), Format::Markdown);
+        assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), [long.trim(), "body"]);
+    }
+
+    #[test]
+    fn padded_tables_do_not_multiply_the_text() {
+        // A real table keeps its cells.
+        let p = parse("| Name | Age |\n|---|---|\n| Ann | 31 |\n| Bob |\n", Format::Markdown);
+        let texts: Vec<&str> = p.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Name | Age |", "Ann | 31 |", "Bob |"], "the missing cell adds nothing");
+        // A header of 2,000 columns over 2,000 one-character rows: the parser would fill in
+        // 4 million cells; the rows are read as text instead.
+        let md = format!("{}|\n{}|\n{}", "|h".repeat(2000), "|-".repeat(2000), "|\n".repeat(2000));
+        let p = parse(&md, Format::Markdown);
+        let held: usize = p.blocks.iter().map(|b| b.text.len()).sum();
+        assert!(held <= md.len(), "{held} bytes of blocks for {} of input", md.len());
+        assert!(p.blocks.iter().any(|b| b.text.contains("h|h|h")), "the header text is kept");
+        // A row with more cells than its header: the parser would drop the extra cells' text.
+        let p = parse("| a |\n|---|\n| b | lost? |\n", Format::Markdown);
+        assert!(p.blocks.iter().any(|b| b.text.contains("lost?")), "{:?}", p.blocks);
+        // An escaped pipe is not a cell boundary: the table stays a table.
+        let p = parse("| a | b |\n|---|---|\n| x \\| y | z |\n", Format::Markdown);
+        assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["a | b |", "x | y | z |"]);
     }
 
     #[test]
