@@ -126,6 +126,19 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
             .expect("a file with a stale edge imports");
         let edges = store.load().await.unwrap().graph_edges;
         assert!(!edges.is_empty() && edges.iter().all(|e| e.child != gone && e.parent != gone), "the edges to {gone} were dropped");
+        // A chunk of a document the file lacks, without its vector: the check's open drops it,
+        // and what is written is what the check left (the read-back used to meet the chunk and
+        // fail with STORE_CORRUPT after the swap). Found by the `import_swap` fuzz target.
+        let mut orphan = good.contents.clone();
+        let lost = orphan.chunks[0].id.clone();
+        orphan.chunks[0].doc_id = "no such document".into();
+        orphan.vectors.retain(|v| v.id != lost);
+        eng.import_kb(&kb_file::encode(&orphan, &good.model, good.dim, flate2::Compression::default()).unwrap())
+            .await
+            .expect("a file with an orphan chunk imports");
+        let stored = store.load().await.unwrap();
+        assert!(stored.chunks.iter().all(|c| c.id != lost) && stored.postings.iter().all(|p| p.id != lost), "{lost} was dropped");
+        assert_eq!(stored.chunks.len(), good.contents.chunks.len() - 1);
 
         // Records listed twice (a chunk, its vector, a graph edge): one record each, as a store
         // holds them; the import equals the one of the file without repeats.

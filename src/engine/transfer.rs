@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{ModelError, Result};
 use crate::kb_file;
-use crate::ports::{FixedClock, MemoryStore, Op, Store};
+use crate::ports::{Collection, FixedClock, MemoryStore, Op, Store};
 use crate::text::TokenCounter;
 use crate::types::Stats;
 
@@ -92,11 +92,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let id: String = d.id.chars().take(64).collect();
             return Err(kb_file::invalid(format!("document id {id:?}… is not 1 to {} characters", super::MAX_ID_CHARS)));
         }
-        // The records as a store holds them (a record listed twice is one record, the last):
-        // what is checked below is exactly what is written and then read back.
+        // The records as a store holds them (a record listed twice is one record, the last).
         let scratch = MemoryStore::new();
         scratch.commit(file.contents.into_ops()).await?;
-        let contents = scratch.load().await?;
+        let raw = scratch.load().await?;
         // The check: the records opened as a knowledge base of their own, in memory. A schema-1
         // file would need embeddings to migrate; its graph is then built by the reopen below.
         let shape = ShapeOnly { model: &file.model, dim: file.dim, tokens: self.embedder.token_counter() };
@@ -108,6 +107,29 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         )
         .await?;
         drop(checked);
+        // What is written and read back is what the check kept: the records less those its open
+        // deleted (a chunk of a document the file lacks, with its vector and postings), so the
+        // read-back meets nothing the check did not. What the check derived again (postings of
+        // another analyzer version) is not taken: it had no model, the read-back derives it.
+        let left: std::collections::HashSet<(Collection, String)> = scratch
+            .load()
+            .await?
+            .into_ops()
+            .into_iter()
+            .filter_map(|op| match op {
+                Op::Put(r) => Some((r.collection(), r.key().to_string())),
+                _ => None,
+            })
+            .collect();
+        let kept = MemoryStore::new();
+        kept.commit(
+            raw.into_ops()
+                .into_iter()
+                .filter(|op| matches!(op, Op::Put(r) if left.contains(&(r.collection(), r.key().to_string()))))
+                .collect(),
+        )
+        .await?;
+        let contents = kept.load().await?;
         // Every stored record goes (each `Put` of the old contents becomes its `Delete`).
         let mut ops: Vec<Op> = self
             .store
