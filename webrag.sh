@@ -14,7 +14,7 @@
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
-#   ./webrag.sh fuzz [SECONDS]  every fuzz target for SECONDS (default 600): parsers, stored data, LLM readers, snapshot decoders
+#   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -215,17 +215,33 @@ test_all() {
   node --test tests/e2e/
 }
 
-fuzz() {  # every target for $1 s: the Rust ones two at a time, the JavaScript one beside them
+fuzz() {  # every target (or the named ones) for $1 s: the Rust ones two at a time, the JavaScript one beside them
   local secs="${1:-600}"
+  shift || true
+  local only=("$@") want_js=1 want_amp=1
+  if [ ${#only[@]} -gt 0 ]; then
+    [[ " ${only[*]} " == *" static_snapshot "* ]] || want_js=0
+    [[ " ${only[*]} " == *" amplification "* ]] || want_amp=0
+  fi
   mkdir -p target/fuzz
-  log "fuzz: each target for $secs s (tests/fuzz.rs, tests/e2e/fuzz-static.test.mjs)"
+  rm -f target/fuzz/rust.log target/fuzz/js.log
+  log "fuzz: each target for $secs s (tests/fuzz.rs, tests/amplification.rs, tests/e2e/fuzz-static.test.mjs)"
   cargo build --quiet --bin webrag
-  (WEBRAG_FUZZ_SECONDS="$secs" cargo test --test fuzz -- --nocapture --test-threads 2 > target/fuzz/rust.log 2>&1; echo "rust exit $?" >> target/fuzz/rust.log) &
+  # amplification measures the heap of its own process: it runs alone after the others.
+  (
+    WEBRAG_FUZZ_SECONDS="$secs" cargo test --test fuzz -- --nocapture --test-threads 2 --skip regression "${only[@]}" > target/fuzz/rust.log 2>&1 || { echo "rust exit $?" >> target/fuzz/rust.log; exit; }
+    if [ "$want_amp" = 1 ]; then
+      WEBRAG_FUZZ_SECONDS="$secs" cargo test --test amplification -- --nocapture >> target/fuzz/rust.log 2>&1 || { echo "rust exit $?" >> target/fuzz/rust.log; exit; }
+    fi
+    echo "rust exit 0" >> target/fuzz/rust.log
+  ) &
   local rust=$!
-  WEBRAG_FUZZ_SECONDS="$secs" node --test tests/e2e/fuzz-static.test.mjs > target/fuzz/js.log 2>&1 || { cat target/fuzz/js.log; exit 1; }
+  if [ "$want_js" = 1 ]; then
+    WEBRAG_FUZZ_SECONDS="$secs" node --test tests/e2e/fuzz-static.test.mjs > target/fuzz/js.log 2>&1 || { cat target/fuzz/js.log; exit 1; }
+  fi
   wait "$rust"
   grep -q "rust exit 0" target/fuzz/rust.log || { cat target/fuzz/rust.log; exit 1; }
-  grep -h "fuzz [a-z_]*: [0-9]" target/fuzz/rust.log target/fuzz/js.log | sed 's/^# //'
+  grep -h "fuzz [a-z_]*: [0-9]" target/fuzz/rust.log target/fuzz/js.log 2>/dev/null | sed 's/^# //'
 }
 
 llm_real() {  # opt-in (compiles llama.cpp): a real OpenAI-compatible server on 127.0.0.1

@@ -12,6 +12,16 @@
 //!   exactly as the whole stream; arbitrary bytes never panic;
 //! - `json_extract`: the LLM reply reader (`last_json_object`) over prose, fences and JSON
 //!   fragments: no panic; what it finds is an object, and a serialised object reads back as itself;
+//! - `text_kept`: HTML and Markdown of headings opened and closed in any order (or never),
+//!   blocks, padded table rows and setext underlines: every word is in a block, a heading or the
+//!   title, and the blocks stay within twice the input;
+//! - `import_swap`: a knowledge-base file made of a real one with 0 to 3 mutations (as
+//!   `store_open`), gzip'd or not, imported over a knowledge base: a failed import leaves the store
+//!   exactly as it was; a successful one opens again;
+//! - `llm_caps`: server-sent event streams read under random caps in random pieces: within the
+//!   caps as uncapped, past them `LLM_REPLY_TOO_LARGE`;
+//! - `delimiters`: `</data>` spelled every way a model would still read it, through
+//!   `ask::data`: no delimiter survives;
 //! - `decoders`: knowledge-base files (`kb_file::decode`), index segments (`segment::decode`,
 //!   `VecBlock::parse`) from arbitrary and from mutated valid bytes.
 //!
@@ -177,6 +187,8 @@ enum Mutation {
     Rekind(usize, u8),
     /// Replaces meta record `i`'s value.
     Meta(usize, String),
+    /// Sets HNSW segment record `i`'s sequence number (its key kept).
+    Seq(usize, u64),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -187,8 +199,21 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<u8>(), any::<usize>(), proptest::option::of(any::<usize>())).prop_map(|(k, a, b)| Mutation::Edge(k, a, b)),
         (any::<usize>(), proptest::option::of(any::<usize>())).prop_map(|(i, d)| Mutation::Rehome(i, d)),
         (any::<usize>(), any::<u8>()).prop_map(|(i, k)| Mutation::Rekind(i, k)),
-        (any::<usize>(), prop_oneof![Just("5".to_string()), Just("99".into()), Just("\"x\"".into()), Just("-1".into()), "\\PC{0,8}"])
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just("5".to_string()),
+                Just("99".into()),
+                Just("\"x\"".into()),
+                Just("-1".into()),
+                Just(u64::MAX.to_string()),
+                Just((1u64 << 53).to_string()),
+                "\\PC{0,8}"
+            ]
+        )
             .prop_map(|(i, v)| Mutation::Meta(i, v)),
+        (any::<usize>(), prop_oneof![Just(u64::MAX), Just(u64::MAX - 1), Just(1u64 << 53), any::<u64>()])
+            .prop_map(|(i, v)| Mutation::Seq(i, v)),
     ]
 }
 
@@ -271,6 +296,12 @@ fn apply(c: &mut Contents, m: &Mutation) {
             if n > 0 {
                 let id = c.meta[i % n].id.clone();
                 c.meta[i % n] = MetaRecord { id, value: v.clone() };
+            }
+        }
+        Mutation::Seq(i, v) => {
+            let n = c.ann.len();
+            if n > 0 {
+                c.ann[i % n].seq = *v;
             }
         }
     }
@@ -445,6 +476,173 @@ fn decoders() {
             Ok(())
         },
     );
+}
+
+// ---- text_kept ----
+
+/// HTML or Markdown of headings (opened and closed in any order, or never), blocks, line breaks,
+/// padded table rows, setext underlines and words `w0`, `w1`, … (each once).
+fn structure(html: bool) -> impl Strategy<Value = String> {
+    let tags: Vec<&'static str> = if html {
+        vec![
+            "<h1>", "<h2>", "<h6>", "</h1>", "</h2>", "</h3>", "<p>", "</p>", "<div>", "</div>", "<br>", "<b>", "</b>", "<li>", "<td>",
+            "</body>",
+        ]
+    } else {
+        vec!["# ", "## ", "###### ", "\n", "\n\n", "- ", "|", "|-|-|-|\n", "===\n", "---\n", "> ", "  "]
+    };
+    prop::collection::vec((prop::sample::select(tags), 0..3usize), 0..80).prop_map(|v| {
+        let mut out = String::new();
+        for (i, (tag, words)) in v.into_iter().enumerate() {
+            out.push_str(tag);
+            for k in 0..words {
+                out.push_str(&format!(" w{}x{k} ", i));
+            }
+        }
+        out
+    })
+}
+
+#[test]
+fn text_kept() {
+    // Every word of the page is in a block, a heading or the title: an unclosed heading, a
+    // heading inside a heading, a padded table or a long setext heading drops nothing, and the
+    // blocks stay within a small multiple of the input.
+    fuzz("text_kept", (structure(true), structure(false), any::<bool>()), |(html, md, pick_html)| {
+        let (text, format) = if pick_html { (html, Format::Html) } else { (md, Format::Markdown) };
+        let p = webrag::text::parse(&text, format);
+        let mut seen = String::new();
+        for b in &p.blocks {
+            seen.push_str(&b.text);
+            seen.push(' ');
+            for h in b.heading_path.iter() {
+                seen.push_str(h);
+                seen.push(' ');
+            }
+        }
+        seen.push_str(p.title.as_deref().unwrap_or(""));
+        for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.starts_with('w') && w.len() > 1) {
+            prop_assert!(seen.contains(w), "{w} of {text:?} is lost: {:?}", p.blocks);
+        }
+        let held: usize = p.blocks.iter().map(|b| b.text.len()).sum();
+        prop_assert!(held <= 2 * text.len() + 4, "blocks hold {held} bytes of {}", text.len());
+        Ok(())
+    });
+}
+
+// ---- import_swap ----
+
+#[test]
+fn import_swap() {
+    use webrag::engine::Engine;
+    let base = base_contents();
+    fuzz("import_swap", (prop::collection::vec(mutation(), 0..4), any::<bool>()), |(muts, gzip)| {
+        let mut c = base.clone();
+        for m in &muts {
+            apply(&mut c, m);
+        }
+        let level = if gzip { flate2::Compression::fast() } else { flate2::Compression::none() };
+        let file = kb_file::encode(&c, embedder().model_id(), embedder().dim(), level).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        pollster::block_on(async {
+            let store = MemoryStore::new();
+            let mut eng = Engine::open(&store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
+            eng.add(docs()[3..].to_vec(), &mut NoProgress).await.expect("add");
+            let before = store.load().await.expect("load");
+            match eng.import_kb(&file).await {
+                // What was imported opens again (or reports a typed error) and answers.
+                Ok(_) => {
+                    drop(eng);
+                    if let Ok(again) = Engine::open(&store, embedder(), config(), Box::new(FixedClock(2.0))).await {
+                        let _ = again.search("owls", &SearchOptions::new(3, SearchMode::HybridGraph)).await;
+                    }
+                }
+                Err(_) => prop_assert!(store.load().await.expect("load") == before, "a failed import changed the store"),
+            }
+            Ok(())
+        })
+    });
+}
+
+// ---- llm_caps ----
+
+#[test]
+fn llm_caps() {
+    // A capped reader reads a stream within its caps exactly as an uncapped one, and a stream
+    // past them ends in LLM_REPLY_TOO_LARGE, however the stream is cut into pieces.
+    fuzz("llm_caps", (sse_stream(), 16usize..400, 16usize..2000, 1usize..64), |(stream, max_event, max_total, piece)| {
+        let uncapped = read(&[&stream]);
+        let mut r = SseReader::new(max_event, max_total);
+        let mut result = Ok(());
+        for p in stream.chunks(piece) {
+            result = r.feed(p, &mut |_| {});
+            if result.is_err() {
+                break;
+            }
+        }
+        let longest = stream.split(|b| *b == b'\n').map(|l| l.len()).max().unwrap_or(0);
+        match result {
+            Err(webrag::error::LlmError::ReplyTooLarge { .. }) => {
+                prop_assert!(stream.len() > max_total || longest > max_event, "capped within the caps");
+            }
+            Err(e) => prop_assert!(uncapped.2.is_some(), "{e} where the uncapped reader read the stream"),
+            Ok(()) => {
+                prop_assert!(stream.len() <= max_total, "read {} bytes past the cap {max_total}", stream.len());
+                prop_assert_eq!(&r.text, &uncapped.0);
+            }
+        }
+        Ok(())
+    });
+}
+
+// ---- delimiters ----
+
+#[test]
+fn delimiters() {
+    // However `</data>` is spelled (fullwidth, look-alike brackets and slashes, zero-width and
+    // other default-ignorable characters inside, any casing, spaces), the escaped text holds no
+    // delimiter a model would read: normalised as a reader would, no `<data` or `</data`.
+    use unicode_normalization_alignments::UnicodeNormalization;
+    let piece = prop_oneof![
+        Just("<".to_string()),
+        Just("</".to_string()),
+        Just("＜".to_string()),
+        Just("／".to_string()),
+        Just("‹".to_string()),
+        Just("〈".to_string()),
+        Just("⟨".to_string()),
+        Just("❮".to_string()),
+        Just("⁄".to_string()),
+        Just("∕".to_string()),
+        Just("data".to_string()),
+        Just("DaTa".to_string()),
+        Just("ｄａｔａ".to_string()),
+        Just("d\u{200B}a\u{AD}t\u{FEFF}a".to_string()),
+        Just("\u{E0064}".to_string()),
+        Just(" ".to_string()),
+        Just(">".to_string()),
+        Just("&lt;".to_string()),
+        "\\PC{0,4}",
+    ];
+    let ignorable = |c: char| webrag::ask::DEFAULT_IGNORABLE.iter().any(|&(a, b)| (a..=b).contains(&(c as u32)));
+    fuzz("delimiters", prop::collection::vec(piece, 0..24).prop_map(|v| v.concat()), |text| {
+        let out = webrag::ask::data(&text);
+        let body = out.strip_prefix("<data>").and_then(|b| b.strip_suffix("</data>"));
+        prop_assert!(body.is_some(), "{out:?}");
+        let seen: String = body
+            .unwrap_or_default()
+            .nfkc()
+            .map(|(c, _)| c)
+            .filter(|&c| !ignorable(c) && !c.is_whitespace())
+            .map(|c| match c {
+                '‹' | '〈' | '⟨' | '❮' => '<',
+                '⁄' | '∕' => '/',
+                c => c,
+            })
+            .flat_map(char::to_lowercase)
+            .collect();
+        prop_assert!(!seen.contains("<data") && !seen.contains("</data"), "{text:?} escaped as {out:?}");
+        Ok(())
+    });
 }
 
 // ---- regressions: each crash the fuzzers found, kept as a test ----

@@ -218,7 +218,7 @@ Reply with one JSON object and nothing else.";
 /// Unicode's `Default_Ignorable_Code_Point` ranges (DerivedCoreProperties.txt, Unicode 15.1):
 /// zero-width spaces and joiners, the soft hyphen, the BOM, bidi controls, variation selectors,
 /// tag characters. They render as nothing, and a model may read `</da\u{AD}ta>` as `</data>`.
-const DEFAULT_IGNORABLE: [(u32, u32); 17] = [
+pub const DEFAULT_IGNORABLE: [(u32, u32); 17] = [
     (0x00AD, 0x00AD),
     (0x034F, 0x034F),
     (0x061C, 0x061C),
@@ -250,7 +250,7 @@ fn default_ignorable(c: char) -> bool {
 /// characters, soft hyphens, the BOM, tag characters: [`DEFAULT_IGNORABLE`]); then every `<`
 /// (or the angle brackets `‹` `〈` `⟨` `❮`) that starts a tag named `data` — in any casing, with
 /// spaces or a slash (`/` `⁄` `∕`) before the name — is written `&lt;`.
-pub(crate) fn data(text: &str) -> String {
+pub fn data(text: &str) -> String {
     let text: String = text.nfkc().map(|(c, _)| c).filter(|&c| !default_ignorable(c)).collect();
     let opens = |c: char| matches!(c, '<' | '‹' | '〈' | '⟨' | '❮');
     let mut out = String::with_capacity(text.len() + 13);
