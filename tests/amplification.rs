@@ -6,7 +6,7 @@
 //! fresh knowledge base (hashing vectors of the model's width, graph on).
 //!
 //! Checked per shape: the peak heap during `add` stays within [`PEAK_PER_BYTE`] × the input
-//! bytes + [`PER_UNIT`] × the vectors it makes + 8 MiB, and doubling the input at most
+//! bytes + [`PER_UNIT`] × the vectors it makes + [`SLACK`], and doubling the input at most
 //! 2.5 × the peak (linear, not quadratic). `WEBRAG_AMPLIFICATION=print` prints the table.
 mod common;
 
@@ -52,8 +52,11 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
-/// Heap bytes per input byte `add` may peak at, on top of the per-vector term.
-const PEAK_PER_BYTE: usize = 8;
+/// Heap bytes per input byte `add` may peak at, on top of the per-vector term (the largest seen:
+/// 28 for an unbroken word, which the BERT normalizer holds with an offset pair per character).
+const PEAK_PER_BYTE: usize = 32;
+/// Fixed heap `add` may take beyond the two terms (batch buffers).
+const SLACK: usize = 2 << 20;
 /// Heap bytes per vector (chunk or graph node) `add` may peak at: the vector (4 × 384 bytes), its
 /// int8 copy, its store record (base64) and index entries.
 const PER_UNIT: usize = 16 * 1024;
@@ -119,7 +122,7 @@ fn add_holds_memory_linear_in_the_input() {
         for n in [2_000, 4_000] {
             let (t, x, f) = shape(name, n);
             let (bytes, peak, units) = measure(t, x, f);
-            let bound = PEAK_PER_BYTE * bytes + PER_UNIT * units + (8 << 20);
+            let bound = PEAK_PER_BYTE * bytes + PER_UNIT * units + SLACK;
             if print {
                 println!(
                     "{name:>24} n={n:>5}: {bytes:>9} B in, {units:>6} vectors, peak {:>8.1} MB = {:>6.1}x input, {:>6.0} B/vector",
@@ -172,7 +175,7 @@ fn generated_documents_stay_within_the_bound() {
             let text = pieces.concat();
             let format = if html { Format::Html } else { Format::Markdown };
             let (bytes, peak, units) = measure(title.map(|n| "T ".repeat(n * 50)), text, format);
-            let bound = PEAK_PER_BYTE * bytes + PER_UNIT * units + (8 << 20);
+            let bound = PEAK_PER_BYTE * bytes + PER_UNIT * units + SLACK;
             prop_assert!(peak <= bound, "peak {peak} B over {bound} B ({bytes} B in, {units} vectors)");
             Ok(())
         });
