@@ -65,7 +65,7 @@ const PER_UNIT: usize = 16 * 1024;
 fn shape(name: &str, n: usize) -> (Option<String>, String, Format) {
     let md = Format::Markdown;
     match name {
-        "long title" => (Some("Owls ".repeat(n * 20)), "Owls hunt at night.".into(), md),
+        "long title" => (Some("Owls ".repeat(n * 20)), "Owls hunt at night. ".repeat(n / 2), md),
         "long headings" => ((None), (1..=6).map(|l| format!("{} {}\n\nbody {l}.\n\n", "#".repeat(l), "word ".repeat(n * 4))).collect(), md),
         "padded table" => (None, format!("{}|\n{}|\n{}", "|h".repeat(n), "|-".repeat(n), "|x\n".repeat(n * 4)), md),
         "tiny sections" => (None, (0..n).map(|i| format!("## s{i}\nx{i}\n")).collect(), md),
