@@ -213,13 +213,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             // MAX_TITLE_CHARS; a longer given title is also the document's first text block.
             let (title, cut) = text::cut_title(given.cloned().or(parsed.title.take()).unwrap_or_else(|| d.id.clone()));
             if let Some(full) = given.filter(|_| cut) {
-                parsed.blocks.insert(
-                    0,
-                    text::Block {
-                        heading_path: std::rc::Rc::from(Vec::new()),
-                        text: full.split_whitespace().collect::<Vec<_>>().join(" "),
-                    },
-                );
+                parsed.blocks.insert(0, text::title_block(full));
             }
             let chunks = text::chunk(
                 &title,

@@ -9,4 +9,4 @@ mod parse;
 
 pub use analyze::{ANALYZER_VERSION, analyze, is_cjk};
 pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
-pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, cut_title, parse, resolve_format};
+pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, cut_title, parse, resolve_format, title_block};

@@ -81,6 +81,12 @@ pub fn cut_title(mut title: String) -> (String, bool) {
     }
 }
 
+/// A block of `text` with whitespace collapsed and no heading path: a long title kept whole as a
+/// document's first text ([`cut_title`]).
+pub fn title_block(text: &str) -> Block {
+    Block { heading_path: Rc::from(Vec::new()), text: collapse_ws(text) }
+}
+
 /// Tracks the heading stack: `levels[i]` is the level of `path[i]`; `shared` is the path as the
 /// blocks hold it, made once per heading; `path[..covered]` is in some block's path. A heading
 /// no block comes under (an empty section, a page's last heading) is a block of its own when it
@@ -414,7 +420,7 @@ fn parse_html(text: &str) -> Parsed {
     if !t.is_empty() {
         // A `<title>` past the bound is also the page's first text (the title is cut where used).
         if t.chars().nth(MAX_TITLE_CHARS).is_some() {
-            out.blocks.insert(0, Block { heading_path: Rc::from(Vec::new()), text: t.clone() });
+            out.blocks.insert(0, title_block(&t));
         }
         out.title = Some(t);
     }
