@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod hashing;
 pub mod ops;
 pub mod quantize;
+pub mod static_model;
 pub mod tokenizer;
 
 use crate::error::{ModelError, Result};
@@ -21,7 +22,8 @@ use crate::text::TokenCounter;
 pub use bert::{BertConfig, BertModel};
 pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
 pub use quantize::{WeightFormat, quantize_weights};
-pub use tokenizer::WordPiece;
+pub use static_model::StaticModel;
+pub use tokenizer::{WordPiece, WordPieceSpec};
 
 /// Arithmetic of the CPU forward pass's linear layers (Q/K/V, attention output, intermediate,
 /// output: 95% of its multiply-adds at sentence lengths; attention, LayerNorm and GELU stay f32).
@@ -126,6 +128,11 @@ pub trait Embedder {
     fn parallelism(&self) -> usize {
         1
     }
+    /// The distilled static model this embedder is ([`static_model`]), whose token rows a
+    /// snapshot ships so that a page embeds queries without a model; `None` for every other.
+    fn static_model(&self) -> Option<&StaticModel> {
+        None
+    }
 }
 
 /// The pools of one text for [`Embedder::embed_late`]: each a list of byte ranges `(start, end)`.
@@ -172,6 +179,9 @@ macro_rules! forward_embedder {
             }
             fn parallelism(&self) -> usize {
                 (**self).parallelism()
+            }
+            fn static_model(&self) -> Option<&StaticModel> {
+                (**self).static_model()
             }
         }
     )*};

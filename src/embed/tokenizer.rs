@@ -97,6 +97,28 @@ struct Normalizer {
     lowercase: bool,
 }
 
+/// [`WordPiece::spec`]: what tokenizing as a [`WordPiece`] does needs besides the vocabulary.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WordPieceSpec {
+    /// Drop NUL, U+FFFD and control characters; whitespace becomes a space.
+    pub clean_text: bool,
+    /// A space on each side of a CJK ideograph.
+    pub chinese: bool,
+    /// NFD, then no nonspacing marks.
+    pub strip_accents: bool,
+    /// Lowercase.
+    pub lowercase: bool,
+    /// The `[UNK]` id.
+    pub unk: u32,
+    /// The continuation prefix (`##`).
+    pub prefix: String,
+    /// A longer word (in characters, after normalization) is one `[UNK]`.
+    pub max_word_chars: usize,
+    /// Added tokens matched in the raw text first (leftmost, then longest): `[text, id]`.
+    pub added: Vec<(String, u32)>,
+}
+
 /// A BERT WordPiece tokenizer with padding off and truncation at the model's maximum length.
 pub struct WordPiece {
     vocab: HashMap<String, u32>,
@@ -183,6 +205,33 @@ impl WordPiece {
             added,
             max_len,
         })
+    }
+
+    /// Every vocabulary entry: its piece (continuations with their prefix, `##ing`) and id.
+    pub fn vocab(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.vocab.iter().map(|(t, i)| (t.as_str(), *i))
+    }
+
+    /// One more than the largest id of the vocabulary and the added tokens.
+    pub fn id_bound(&self) -> u32 {
+        self.vocab.values().chain(self.added.iter().map(|(_, i)| i)).max().map_or(0, |m| m.saturating_add(1))
+    }
+
+    /// The settings a reader of the vocabulary elsewhere needs to tokenize as this does (the
+    /// static tier's WordPiece in `webrag/static`): normalizer switches, `[UNK]`, the
+    /// continuation prefix, the word length bound and the added tokens.
+    pub fn spec(&self) -> WordPieceSpec {
+        let n = self.normalizer;
+        WordPieceSpec {
+            clean_text: n.clean_text,
+            chinese: n.chinese,
+            strip_accents: n.strip_accents,
+            lowercase: n.lowercase,
+            unk: self.unk,
+            prefix: self.prefix.clone(),
+            max_word_chars: self.max_word_chars,
+            added: self.added.clone(),
+        }
     }
 
     /// Maximum sequence length (special tokens included).

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_embed;
 pub mod bench_graph;
 pub mod cli;
+pub mod distill;
 pub mod eval;
 pub mod eval_ask;
 pub mod eval_fusion;
