@@ -59,12 +59,20 @@ pub struct SnapshotParams {
     pub word_block: usize,
     /// Vectors per IVF list on average (sets the list count). Default 128.
     pub list_size: usize,
+    /// Target uncompressed size of a vocabulary shard of the static tier, bytes (sets the shard
+    /// count). Default 4 KiB.
+    pub vocab_shard_bytes: usize,
+    /// Token rows per file of the static tier. Default 16.
+    pub token_rows: usize,
     /// Lists a query reads by default (written to the manifest). Default 3.
     pub nprobe: usize,
     /// k-means iterations. Default 8.
     pub kmeans_iterations: usize,
     /// Write the vector shards (semantic search). Default true.
     pub vectors: bool,
+    /// Fusion weights of the build's engine, written to the manifest (`fusion.weights`); `None`:
+    /// the engine's defaults. A static-tier build uses [`STATIC_FUSION_WEIGHTS`].
+    pub fusion_weights: Option<crate::retrieve::FusionWeights>,
     /// Write the graph shards (the pseudo-graph's mind maps, one file per page; needs `vectors`
     /// and an engine that built the graph). Default true.
     pub graph: bool,
@@ -82,9 +90,12 @@ impl Default for SnapshotParams {
             excerpt_chars: 1_000,
             word_block: 512,
             list_size: 128,
+            vocab_shard_bytes: 4 * 1024,
+            token_rows: 16,
             nprobe: 3,
             kmeans_iterations: 8,
             vectors: true,
+            fusion_weights: None,
             graph: true,
             kb: false,
         }
@@ -99,6 +110,9 @@ impl SnapshotParams {
     pub fn engine_config(&self) -> crate::config::Config {
         let mut config = crate::config::Config { lazy_open_chunks: 0, ..Default::default() };
         config.graph.enabled = self.graph;
+        if let Some(w) = self.fusion_weights {
+            config.fusion_weights = w;
+        }
         config
     }
 }
@@ -147,7 +161,7 @@ fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
 pub const DIR_GROUP: usize = 256;
 
 /// The folders a snapshot writes its shards into (everything but the manifest and the kb file).
-pub const SHARD_DIRS: [&str; 6] = ["t", "f", "v", "g", "p", "w"];
+pub const SHARD_DIRS: [&str; 8] = ["t", "f", "v", "g", "p", "w", "k", "s"];
 
 /// The hash part of a content-hashed name (`t/12-89abcdef.json.gz` → its 4 bytes).
 fn name_hash(name: &str) -> [u8; 4] {
@@ -251,6 +265,62 @@ fn graph_file(
     b
 }
 
+/// The key a vocabulary entry is sharded by, from what a lookup knows: whether the piece
+/// continues a word (`cont`, it then carries the tokenizer's prefix, `##`) and its text without
+/// the prefix; the key is the prefix (for a continuation) and the text's first two characters.
+/// A greedy longest-match lookup at one position of a word tries pieces that all start there,
+/// so it reads two shards: the key of its first two characters and of its first one.
+pub fn vocab_key(prefix: &str, cont: bool, text: &str) -> String {
+    let head: String = text.chars().take(2).collect();
+    if cont { format!("{prefix}{head}") } else { head }
+}
+
+/// The static tier ([`crate::embed::StaticModel`]): the vocabulary sharded by [`vocab_key`]
+/// (`k/{i}-{hash}.json.gz`: `{"k": {piece: id}}`) and the token rows sharded by id
+/// (`s/{i}-{hash}.bin.gz`: a `WRV1` block of ids `i·rows .. i·rows + rows − 1`), so that a page
+/// tokenizes and embeds a query from a few kilobytes; returns the manifest's `static` entry.
+fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotParams) -> serde_json::Value {
+    let spec = m.tokenizer().spec();
+    let entries: Vec<(&str, u32)> = m.tokenizer().vocab().collect();
+    let est: usize = entries.iter().map(|(t, _)| t.len() + 10).sum();
+    let shards = (est / p.vocab_shard_bytes.max(1)).max(1).next_power_of_two();
+    let mut by_shard: Vec<BTreeMap<&str, u32>> = vec![BTreeMap::new(); shards];
+    for (t, id) in entries {
+        let (cont, text) = match t.strip_prefix(spec.prefix.as_str()) {
+            Some(rest) if !rest.is_empty() && !spec.prefix.is_empty() => (true, rest),
+            _ => (false, t),
+        };
+        by_shard[fnv1a(&vocab_key(&spec.prefix, cont, text)) as usize % shards].insert(t, id);
+    }
+    let mut vocab_files = Vec::with_capacity(shards);
+    for (i, entries) in by_shard.iter().enumerate() {
+        let bytes = gzip(serde_json::json!({ "k": entries }).to_string().as_bytes());
+        let name = hashed("k", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        vocab_files.push(name);
+    }
+    let dim = m.header().dim;
+    let per = p.token_rows.max(1);
+    let mut row_files = Vec::new();
+    let ids: Vec<u32> = (0..m.header().rows as u32).collect();
+    for (i, group) in ids.chunks(per).enumerate() {
+        let rows: Vec<(f32, Vec<i8>)> = group.iter().map(|id| m.row(*id).map_or((0.0, vec![0; dim]), |(s, q)| (s, q.to_vec()))).collect();
+        let bytes = gzip(&vec_block(b"WRV1", group, &rows, dim));
+        let name = hashed("s", &i.to_string(), "bin.gz", &bytes);
+        snap.files.insert(name.clone(), bytes);
+        row_files.push(name);
+    }
+    let vocab_dirs = directory(snap, "k", &vocab_files);
+    let row_dirs = directory(snap, "s", &row_files);
+    serde_json::json!({
+        "source": m.header().source,
+        "weighting": m.header().weighting,
+        "vocab": { "hash": "fnv1a32", "key": "prefix + first 2 characters", "shards": shards, "ext": "json.gz", "dirs": vocab_dirs },
+        "rows": { "count": m.header().rows, "perFile": per, "ext": "bin.gz", "dirs": row_dirs },
+        "wordpiece": spec,
+    })
+}
+
 /// `v` as an unsigned LEB128 varint (7 bits a byte, low first; the high bit says more follow).
 fn leb128(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
@@ -263,6 +333,26 @@ fn leb128(out: &mut Vec<u8>, mut v: u32) {
 /// An `f32` as the shortest decimal that reads back as the same `f32` (0.01, not 0.0099999998).
 fn short(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(x as f64)
+}
+
+/// The fusion weights of a static-tier snapshot: the keyword list 1.5, the semantic list 0 (left
+/// out), the graph list 1 — what `webrag eval --static-model --tune-fusion` chose on the
+/// even-numbered HotpotQA and MuSiQue questions; held out (the odd-numbered ones) hybrid + graph
+/// R@5 went from 81.0 / 65.2 with equal weights to 87.0 / 66.7 (docs/benchmarks.md, "The static
+/// model"). The static model's own list is weaker than BM25; its vectors still seed and rank
+/// the graph.
+pub const STATIC_FUSION_WEIGHTS: crate::retrieve::FusionWeights =
+    crate::retrieve::FusionWeights { bm25: 1.5, dense: 0.0, graph: 1.0, atomic: 1.0 };
+
+/// Weights a static model by the site it is about to embed ([`crate::embed::StaticModel::weight_by_corpus`]
+/// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
+/// token rows embed then lean on the words that tell this site's pages apart.
+pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
+    let blocks: Vec<crate::text::Block> = docs
+        .iter()
+        .flat_map(|d| crate::text::parse(&d.text, crate::text::resolve_format(d.format, d.url.as_deref(), &d.text)).blocks)
+        .collect();
+    model.weight_by_corpus(blocks.iter().map(|b| b.text.as_str()));
 }
 
 /// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' and facts'
@@ -460,6 +550,10 @@ pub fn build_snapshot<S: Store, E: Embedder>(
             graph_files.push(name);
         }
     }
+    let static_tier = match (p.vectors, eng.embedder().static_model()) {
+        (true, Some(m)) => Some(static_tier(&mut snap, m, p)),
+        _ => None,
+    };
     let term_dirs = directory(&mut snap, "t", &term_files);
     let frag_dirs = directory(&mut snap, "f", &frag_files);
     let list_dirs = directory(&mut snap, "v", &list_files);
@@ -497,6 +591,9 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         } },
     });
     let mut manifest = manifest;
+    if let Some(t) = static_tier {
+        manifest["static"] = t;
+    }
     if let Some(kb) = kb {
         let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
         manifest["kb"] = serde_json::json!({ "file": name, "bytes": kb.len() });

@@ -91,11 +91,19 @@ enum Cmd {
         /// e.g. <site>/webrag.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Static-site mode: `chunks` (embed every chunk with the model: semantic search), `none`
-        /// (keyword search only; no model run, fast) or `hashing` (vector shards of the real
-        /// sizes and layout from the hashing embedder, for benchmarks of bytes only).
-        #[arg(long, default_value = "chunks", value_parser = ["chunks", "none", "hashing"])]
+        /// Static-site mode: `chunks` (embed every chunk with the model: semantic search),
+        /// `static` (embed every chunk with the static model distilled from it, `webrag distill`:
+        /// no forward pass, and the page embeds queries from the token rows the snapshot ships,
+        /// without a model), `none` (keyword search only; no model run, fast) or `hashing`
+        /// (vector shards of the real sizes and layout from the hashing embedder, for benchmarks
+        /// of bytes only).
+        #[arg(long, default_value = "chunks", value_parser = ["chunks", "static", "none", "hashing"])]
         vectors: String,
+        /// With `--vectors static`: the static model file (`webrag distill`'s output). Default:
+        /// `webrag-static.wrs` in the model folder when it is there, else the model is distilled
+        /// first (256 dimensions, tens of seconds).
+        #[arg(long)]
+        static_model: Option<PathBuf>,
         /// Static-site mode: leave out the graph shards (the pseudo-graph's mind maps; written
         /// by default when there are vectors).
         #[arg(long)]
@@ -240,6 +248,18 @@ enum Cmd {
         #[arg(long, default_value = "int8")]
         format: crate::embed::WeightFormat,
     },
+    /// Distill a static embedding model from the model (--model), by the Model2Vec method: every
+    /// vocabulary token through the model, PCA to --dim components, SIF weights by Zipf rank,
+    /// int8 rows. A text's vector is then the normalised mean of its word pieces' rows: no
+    /// forward pass (`index --vectors static`, and queries in `webrag/static` without a model).
+    Distill {
+        /// The file to write (conventionally `webrag-static.wrs` in the model folder, where
+        /// `index --vectors static` looks first).
+        out: PathBuf,
+        /// Dimensions of a row (PCA components), 1 up to the model's (384 for all-MiniLM-L6-v2).
+        #[arg(long, default_value_t = crate::embed::static_model::DEFAULT_DIM)]
+        dim: usize,
+    },
     /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
     Eval {
         /// Directory holding hotpotqa/ and musique/.
@@ -283,6 +303,11 @@ enum Cmd {
         /// and print recall with it beside the full model's.
         #[arg(long)]
         query_model: Option<PathBuf>,
+        /// Also index each set with the static model distilled from --model (this file, or
+        /// `webrag-static.wrs` in the model folder, else distilled first) and print its recall
+        /// beside the model's.
+        #[arg(long, num_args = 0..=1)]
+        static_model: Option<Option<PathBuf>>,
     },
     /// Native speed figures (embedding, ingest, search latency at 1k and 17,364 documents).
     Bench {
@@ -342,6 +367,27 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The static model of `index --vectors static` and `eval --static-model`: `file`, else
+/// `webrag-static.wrs` in the model folder when it is there, else distilled from the model now.
+fn load_static_model(model_dir: &Path, file: Option<&Path>) -> crate::Result<crate::embed::StaticModel> {
+    let default = model_dir.join("webrag-static.wrs");
+    match file {
+        Some(f) => crate::native::distill::load_static(model_dir, f),
+        None if default.is_file() => crate::native::distill::load_static(model_dir, &default),
+        None => {
+            let t0 = Instant::now();
+            let m = crate::native::distill::distill_dir(model_dir, crate::embed::static_model::DEFAULT_DIM, &mut |_, _| {})?;
+            eprintln!(
+                "distilled the static model from {} in {:.1} s (`webrag distill {}` keeps it)",
+                model_dir.display(),
+                t0.elapsed().as_secs_f64(),
+                default.display()
+            );
+            Ok(m)
+        }
+    }
+}
+
 /// Entry point of the `webrag` binary.
 pub fn main() {
     let cli = Cli::parse();
@@ -361,7 +407,21 @@ async fn run(cli: Cli) -> crate::Result<()> {
     };
     let open_embedder = async |dir: &Path, device: DevicePreference| crate::native::open_embedder(load_embedder(dir)?, device).await;
     match cli.cmd {
-        Cmd::Index { paths, out: Some(out), vectors, no_graph, kb, llm_url, llm_model, llm_key_env, device, cache, no_cache, .. } => {
+        Cmd::Index {
+            paths,
+            out: Some(out),
+            vectors,
+            static_model,
+            no_graph,
+            kb,
+            llm_url,
+            llm_model,
+            llm_key_env,
+            device,
+            cache,
+            no_cache,
+            ..
+        } => {
             let [site] = paths.as_slice() else {
                 return Err(crate::error::InputError::InvalidOption {
                     name: "paths".into(),
@@ -394,14 +454,22 @@ async fn run(cli: Cli) -> crate::Result<()> {
             };
             let p = crate::native::site::SnapshotParams {
                 vectors: vectors != "none",
+                fusion_weights: (vectors == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
                 graph: vectors != "none" && !no_graph,
                 kb,
                 ..Default::default()
             };
-            let cache = if no_cache { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };
+            // A static model is weighted by the whole site, so a page's vectors depend on every
+            // other page: no build cache (embedding costs what tokenizing does anyway).
+            let cache =
+                if no_cache || vectors == "static" { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };
             let build = crate::native::site::SiteBuild { out: &out, params: &p, llm, cache: cache.as_deref(), mode: &vectors, t0 };
             let summary = if vectors == "chunks" {
                 build.run(open_embedder(&model_dir, device).await?, docs).await?
+            } else if vectors == "static" {
+                let mut m = load_static_model(&model_dir, static_model.as_deref())?;
+                crate::snapshot::weight_static_model(&mut m, &docs);
+                build.run(m, docs).await?
             } else {
                 // Keyword only: the tokenizer still bounds the chunks; no model runs.
                 let model = load_embedder(&model_dir)?;
@@ -585,7 +653,28 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 println!("no hits");
             }
         }
-        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, tune_fusion, device, query_model } => {
+        Cmd::Distill { out, dim } => {
+            let t0 = Instant::now();
+            let mut last = 0;
+            let m = crate::native::distill::distill_dir(&model_dir, dim, &mut |done, total| {
+                if done * 10 / total.max(1) != last {
+                    last = done * 10 / total.max(1);
+                    eprintln!("distilling: {done} of {total} tokens through the model");
+                }
+            })?;
+            let bytes = m.to_bytes();
+            std::fs::write(&out, &bytes).map_err(|e| crate::embed::file_error(&out.display().to_string(), e))?;
+            println!(
+                "static model of {} tokens × {} dimensions from {} in {}: {} bytes; {:.1} s",
+                m.header().rows,
+                m.header().dim,
+                model_dir.display(),
+                out.display(),
+                bytes.len(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        Cmd::Eval { data, dataset, json, cache, graph, decompose, ask, sft, tune_fusion, device, query_model, static_model } => {
             let graph: Option<crate::graph::GraphParams> = graph
                 .map(|g| serde_json::from_str(&g))
                 .transpose()
@@ -598,6 +687,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut fusion_sets = Vec::new();
             let query_embedder = query_model.as_deref().map(&load_embedder).transpose()?;
             let mut query_rows = Vec::new();
+            let mut static_rows: Vec<eval::EvalRow> = Vec::new();
+            let mut static_fusion_sets = Vec::new();
             for name in ["hotpotqa", "musique"] {
                 if dataset.as_deref().is_some_and(|d| d != name) {
                     continue;
@@ -617,7 +708,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 });
                 // `--graph`'s ingest options (lateChunking) act at indexing; the rest at search.
                 let ingest = crate::config::Config { graph: graph.unwrap_or_default(), ..crate::config::Config::default() };
-                let mut eng = eval::build_with(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref(), ingest).await?;
+                let mut eng =
+                    eval::build_with(&set, open_embedder(&model_dir, device).await?, cache_file.as_deref(), ingest.clone()).await?;
                 if let Some(g) = graph {
                     eng.set_search_config(&crate::config::Config { graph: g, ..eng.config().clone() })?;
                 }
@@ -628,6 +720,21 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     t0.elapsed().as_secs_f64()
                 );
                 rows.extend(eval::evaluate_both(&set, &mut eng).await?);
+                if let Some(file) = &static_model {
+                    let t1 = Instant::now();
+                    // Weighted by the passages, as a site build weights it by the site.
+                    let mut sm = load_static_model(&model_dir, file.as_deref())?;
+                    sm.weight_by_corpus(set.passages.iter().map(|(_, t)| t.as_str()));
+                    let mut st = eval::build_with(&set, sm, None, ingest).await?;
+                    if let Some(g) = graph {
+                        st.set_search_config(&crate::config::Config { graph: g, ..st.config().clone() })?;
+                    }
+                    eprintln!("{name}: indexed with the static model in {:.1}s", t1.elapsed().as_secs_f64());
+                    static_rows.extend(eval::evaluate(&set, &st, "default").await?);
+                    if tune_fusion {
+                        static_fusion_sets.push((name.to_string(), crate::native::eval_fusion::lists(&set, &st).await?));
+                    }
+                }
                 if tune_fusion {
                     fusion_sets.push((name.to_string(), crate::native::eval_fusion::lists(&set, &eng).await?));
                 }
@@ -674,12 +781,15 @@ async fn run(cli: Cli) -> crate::Result<()> {
                     r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions
                 );
             }
-            if tune_fusion {
-                let t = crate::native::eval_fusion::tune(&fusion_sets, crate::config::Config::default().rrf_k);
+            for (label, sets) in [("", &fusion_sets), (" (the static model)", &static_fusion_sets)] {
+                if !tune_fusion || sets.is_empty() {
+                    continue;
+                }
+                let t = crate::native::eval_fusion::tune(sets, crate::config::Config::default().rrf_k);
                 let w = t.weights;
                 println!();
                 println!(
-                    "Fusion weights chosen on the even-numbered questions, no cascade (mean of R@2, R@5, R@10: {:.1}; equal weights {:.1}): bm25 {}, dense {}, graph {}. Graph cascade chosen there with equal weights ({:.1}; the default {:.1}): keep {}, candidates {}. Held out (odd-numbered questions):",
+                    "Fusion weights{label} chosen on the even-numbered questions, no cascade (mean of R@2, R@5, R@10: {:.1}; equal weights {:.1}): bm25 {}, dense {}, graph {}. Graph cascade chosen there with equal weights ({:.1}; the default {:.1}): keep {}, candidates {}. Held out (odd-numbered questions):",
                     t.tuning.0,
                     t.tuning.1,
                     w.bm25,
@@ -699,6 +809,29 @@ async fn run(cli: Cli) -> crate::Result<()> {
             }
             if let Some(dir) = &query_model {
                 crate::native::eval::print_query_rows(dir, &rows, &query_rows);
+            }
+            if !static_rows.is_empty() {
+                println!();
+                println!("The static model (distilled from the model: no forward pass) against the model, webrag's BM25 defaults:");
+                println!();
+                println!("| dataset | retriever | R@2 | R@5 | R@10 | the model's R@5 | Δ R@5 |");
+                println!("|---|---|---|---|---|---|---|");
+                for r in static_rows.iter().filter(|r| r.retriever != "bm25") {
+                    let base = rows
+                        .iter()
+                        .find(|b| b.dataset == r.dataset && b.retriever == r.retriever && b.bm25 == r.bm25)
+                        .map_or(f64::NAN, |b| b.r5);
+                    println!(
+                        "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:+.1} |",
+                        r.dataset,
+                        r.retriever,
+                        r.r2,
+                        r.r5,
+                        r.r10,
+                        base,
+                        r.r5 - base
+                    );
+                }
             }
             println!();
             println!("Static-site snapshot vectors (int8, IVF as static.js reads them) against f32, all exact except the IVF row:");

@@ -10,7 +10,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::platform::JsClock;
 use super::{js_error, option_error, report, to_js};
 use crate::embed::hashing::HashingEmbedder;
-use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPiece};
+use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, StaticModel, WordPiece};
 use crate::engine::Engine;
 use crate::error::{Error, InputError, Result};
 use crate::ports::{MemoryStore, NoProgress};
@@ -34,11 +34,14 @@ struct ModelBytes {
     tokenizer: Vec<u8>,
     #[serde(default, with = "serde_bytes")]
     weights: Option<Vec<u8>>,
+    /// The static model (`WRS1`, `webrag distill`) for `vectors: 'static'`.
+    #[serde(default, with = "serde_bytes", rename = "staticModel")]
+    static_model: Option<Vec<u8>>,
     #[serde(default)]
     id: Option<String>,
 }
 
-/// `{vectors: 'none' | 'chunks', graph, kb}`.
+/// `{vectors: 'none' | 'chunks' | 'static', graph, kb}`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Options {
@@ -51,8 +54,10 @@ struct Options {
 }
 
 /// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
-/// weights?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) | 'chunks',
-/// graph: true}`: `chunks` embeds every chunk and needs `weights`; the graph shards come with
+/// weights?, staticModel?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) |
+/// 'chunks' | 'static', graph: true}`: `chunks` embeds every chunk and needs `weights`; `static`
+/// embeds every chunk with the static model `staticModel` and ships its vocabulary and token
+/// rows (the static tier, docs/snapshot-format.md); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary}`; rejects
 /// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
@@ -63,25 +68,38 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
         let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
         let options: Options = super::options("options", &options).map_err(|e| super::js_error(&e.into()))?;
         let run = async {
-            let vectors = match options.vectors.as_deref() {
-                None | Some("none") => false,
-                Some("chunks") => true,
-                Some(other) => {
+            let mode = options.vectors.as_deref().unwrap_or("none");
+            let vectors = match mode {
+                "none" => false,
+                "chunks" | "static" => true,
+                other => {
                     return Err(Error::from(InputError::InvalidOption {
                         name: "vectors".into(),
-                        reason: format!("{other:?}: expected 'none' or 'chunks'"),
+                        reason: format!("{other:?}: expected 'none', 'chunks' or 'static'"),
                     }));
                 }
             };
             let p = SnapshotParams {
                 vectors,
+                fusion_weights: (mode == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
                 graph: vectors && options.graph.unwrap_or(true),
                 kb: options.kb.unwrap_or(false),
                 ..Default::default()
             };
             let docs = pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
-            if vectors {
+            if mode == "static" {
+                let Some(bytes) = model.static_model else {
+                    return Err(
+                        InputError::InvalidOption { name: "vectors".into(), reason: "'static' needs the static model".into() }.into()
+                    );
+                };
+                let config = BertConfig::from_json(&model.config)?;
+                let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
+                let mut m = StaticModel::from_bytes(tokenizer, &bytes)?;
+                crate::snapshot::weight_static_model(&mut m, &docs);
+                build(SiteEmbedder::Static(m), docs, &p, &on_progress).await
+            } else if vectors {
                 let Some(weights) = model.weights else {
                     return Err(
                         InputError::InvalidOption { name: "vectors".into(), reason: "'chunks' needs the model's weights".into() }.into()
@@ -116,6 +134,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
 /// for both, so the engine is compiled into the `.wasm` once for them (its size).
 enum SiteEmbedder {
     Model(CpuEmbedder),
+    Static(StaticModel),
     Keyword(HashingEmbedder<'static>),
 }
 
@@ -123,37 +142,48 @@ impl crate::embed::Embedder for SiteEmbedder {
     fn model_id(&self) -> &str {
         match self {
             Self::Model(m) => m.model_id(),
+            Self::Static(m) => m.model_id(),
             Self::Keyword(k) => k.model_id(),
         }
     }
     fn dim(&self) -> usize {
         match self {
             Self::Model(m) => m.dim(),
+            Self::Static(m) => m.dim(),
             Self::Keyword(k) => k.dim(),
         }
     }
     fn max_tokens(&self) -> usize {
         match self {
             Self::Model(m) => m.max_tokens(),
+            Self::Static(m) => m.max_tokens(),
             Self::Keyword(k) => k.max_tokens(),
         }
     }
     fn token_counter(&self) -> &dyn crate::text::TokenCounter {
         match self {
             Self::Model(m) => m.token_counter(),
+            Self::Static(m) => m.token_counter(),
             Self::Keyword(k) => k.token_counter(),
         }
     }
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match self {
             Self::Model(m) => m.embed(texts).await,
+            Self::Static(m) => m.embed(texts).await,
             Self::Keyword(k) => k.embed(texts).await,
         }
     }
     async fn embed_late(&self, texts: &[&str], pools: &[crate::embed::LatePools]) -> Result<Option<Vec<crate::embed::LateVectors>>> {
         match self {
             Self::Model(m) => m.embed_late(texts, pools).await,
-            Self::Keyword(_) => Ok(None),
+            Self::Static(_) | Self::Keyword(_) => Ok(None),
+        }
+    }
+    fn static_model(&self) -> Option<&StaticModel> {
+        match self {
+            Self::Static(m) => Some(m),
+            _ => None,
         }
     }
 }
