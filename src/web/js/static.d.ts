@@ -124,8 +124,19 @@ export class StaticSearch {
   importOffline(opts?: { onProgress?: (p: { done: number; total: number; bytes: number }) => void }): Promise<{ files: number; bytes: number }>;
   /** Deletes the IndexedDB copy. */
   removeOffline(): Promise<void>;
-  /** Enables semantic search with a query embedder, e.g. `(texts) => rag.embed(texts)` from `webrag`. */
+  /**
+   * Enables semantic search with a query embedder, e.g. `(texts) => rag.embed(texts)` from
+   * `webrag`; it must give unit vectors of the snapshot's model (`manifest.model`). A snapshot
+   * with the static tier (`--vectors static`) has one already (`staticEmbed`).
+   */
   setEmbedder(embed: (texts: string[]) => Promise<number[][]>): void;
+  /**
+   * The static tier's query embedder (snapshots built with `--vectors static`): each text's word
+   * pieces, read from the vocabulary shards its words need, and the L2-normalised mean of their
+   * token rows (`manifest.model.dim` values; all zeros for a text without a known piece). Plain
+   * JavaScript, no model. Rejects with `SNAPSHOT_NO_EMBEDDER` without the tier.
+   */
+  staticEmbed(texts: string[]): Promise<number[][]>;
   /** Up to `max` (3) terms of the vocabulary that start with `prefix`, most frequent first (none without a words index). */
   completions(prefix: string, opts?: { max?: number }): Promise<string[]>;
   /**

@@ -15,6 +15,7 @@
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 import { analyze, analyzeQuery, fnv1a, highlight, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
+import { encode as wordPieces } from './wordpiece.js';
 
 export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl };
 
@@ -184,7 +185,7 @@ function readPages(bytes, name, pages, chunks) {
 
 /** The IndexedDB store of an imported snapshot (one database per snapshot URL). */
 const offlineStore = (base) => createStore(`webrag-snapshot ${base}`, 'files');
-const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w' };
+const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w', vocab: 'k', tokenRows: 's' };
 
 /**
  * A manifest of an older format in the shape of format 3 (docs/snapshot-format.md, "Versions"):
@@ -237,6 +238,20 @@ function checkManifest(m) {
       if (typeof m.vectors.centroids !== 'string') bad('vectors.centroids is not a file name');
       int(m.vectors.nprobe, 'vectors.nprobe', 1);
     }
+  }
+  if (m.static != null) {
+    const t = obj(m.static, 'static');
+    series(t.vocab, 'static.vocab');
+    int(t.vocab.shards, 'static.vocab.shards', 1);
+    series(t.rows, 'static.rows');
+    int(t.rows.count, 'static.rows.count', 1);
+    int(t.rows.perFile, 'static.rows.perFile', 1);
+    const w = obj(t.wordpiece, 'static.wordpiece');
+    for (const f of ['cleanText', 'chinese', 'stripAccents', 'lowercase']) if (typeof w[f] !== 'boolean') bad(`static.wordpiece.${f} is not a boolean`);
+    int(w.unk, 'static.wordpiece.unk');
+    int(w.maxWordChars, 'static.wordpiece.maxWordChars');
+    if (typeof w.prefix !== 'string') bad('static.wordpiece.prefix is not a string');
+    if (!Array.isArray(w.added) || !w.added.every((a) => Array.isArray(a) && typeof a[0] === 'string' && Number.isSafeInteger(a[1]))) bad('static.wordpiece.added is not a list of [text, id]');
   }
   if (m.graph != null) {
     series(m.graph, 'graph');
@@ -332,6 +347,7 @@ export class StaticSearch {
     let checked;
     try { checked = checkManifest(migrate(m)); } catch (e) { throw asSnapshotError(e, 'manifest.json'); }
     const s = new StaticSearch(base, checked, fetchFn, idb);
+    if (checked.static) s.#embed = (texts) => s.#staticEmbed(texts);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
       s.transferred.files += 1;
@@ -339,8 +355,53 @@ export class StaticSearch {
     return s;
   }
 
-  /** Sets the query embedder for semantic and graph search: `async (texts) => number[][]` (unit vectors). */
+  /**
+   * Sets the query embedder for semantic and graph search: `async (texts) => number[][]` (unit
+   * vectors of the snapshot's model). A snapshot with the static tier (`--vectors static`) has
+   * one already: `staticEmbed`.
+   */
   setEmbedder(embed) { this.#embed = embed; }
+
+  /**
+   * The static tier's embedder (a snapshot built with `--vectors static`): each text's word
+   * pieces (`wordpiece.js`, the vocabulary shards its words need), the mean of their token rows
+   * (`[UNK]` left out), L2-normalised; all zeros for a text without a known piece. No model, no
+   * WebAssembly: a few kilobytes of shards per query.
+   */
+  staticEmbed(texts) { return this.#staticEmbed(texts); }
+
+  async #staticEmbed(texts) {
+    const t = this.manifest.static;
+    if (!t) throw new SnapshotError('this snapshot has no static tier (built without --vectors static)', 'SNAPSHOT_NO_EMBEDDER', '');
+    const spec = t.wordpiece;
+    const dim = this.manifest.model.dim;
+    const entries = async (key) => {
+      const name = await this.shardName('vocab', fnv1a(key) % t.vocab.shards);
+      const k = (await this.#json(name)).k;
+      if (!k || typeof k !== 'object') throw new SnapshotError(`${name}: not a vocabulary shard`, 'SNAPSHOT_CORRUPT', name);
+      return k;
+    };
+    return Promise.all(texts.map(async (text) => {
+      const ids = (await wordPieces(String(text), spec, entries)).filter((id) => id !== spec.unk && id < t.rows.count);
+      const v = new Float32Array(dim);
+      const files = [...new Set(ids.map((id) => Math.floor(id / t.rows.perFile)))];
+      const blocks = new Map(await Promise.all(files.map(async (f) => {
+        const name = await this.shardName('tokenRows', f);
+        return [f, readVectors(await this.#file(name), 'WRV1', name, dim)];
+      })));
+      for (const id of ids) {
+        const b = blocks.get(Math.floor(id / t.rows.perFile));
+        const r = id % t.rows.perFile;
+        if (r >= b.count || b.ids[r] !== id) throw new SnapshotError(`token rows: no row for token ${id}`, 'SNAPSHOT_CORRUPT', '');
+        const s = b.scales[r];
+        for (let j = 0, o = r * dim; j < dim; j++) v[j] += s * b.q[o + j];
+      }
+      let n = 0;
+      for (const x of v) n += x * x;
+      n = Math.sqrt(n);
+      return Array.from(v, (x) => (n > 0 ? x / n : 0));
+    }));
+  }
 
   /** A file's bytes as stored (compressed): from the IndexedDB copy if it holds them, else fetched. */
   async #raw(name) {
@@ -387,7 +448,7 @@ export class StaticSearch {
    * directory page (fetched once, cached) holds the 4-byte hash that ends the name.
    */
   async shardName(kind, i) {
-    const k = this.manifest[kind];
+    const k = kind === 'vocab' ? this.manifest.static?.vocab : kind === 'tokenRows' ? this.manifest.static?.rows : this.manifest[kind];
     const prefix = SERIES[kind];
     if (k?.files) { // format 1: the manifest lists every shard
       if (!k.files[i]) throw new SnapshotError(`${kind} ${i}: no such shard`, 'SNAPSHOT_CORRUPT', 'manifest.json');
@@ -411,9 +472,11 @@ export class StaticSearch {
   async files() {
     const m = this.manifest;
     const names = [];
-    const counts = { terms: m.terms.shards, fragments: m.fragments.count, vectors: m.vectors?.lists ?? 0, graph: m.graph?.topics ?? 0, words: m.words?.blocks ?? 0 };
+    const counts = { terms: m.terms.shards, fragments: m.fragments.count, vectors: m.vectors?.lists ?? 0, graph: m.graph?.topics ?? 0, words: m.words?.blocks ?? 0,
+      vocab: m.static?.vocab.shards ?? 0, tokenRows: m.static ? Math.ceil(m.static.rows.count / m.static.rows.perFile) : 0 };
+    const dirs = { vocab: m.static?.vocab.dirs, tokenRows: m.static?.rows.dirs };
     for (const [kind, n] of Object.entries(counts)) {
-      names.push(...(m[kind]?.dirs ?? []));
+      names.push(...((dirs[kind] ?? m[kind]?.dirs) ?? []));
       for (let i = 0; i < n; i++) names.push(await this.shardName(kind, i));
     }
     if (m.vectors?.centroids) names.push(m.vectors.centroids);

@@ -1,0 +1,170 @@
+//! The static tier of site snapshots (`webrag index --vectors static`, docs/static-site.md): a
+//! snapshot built with a static model ships its vocabulary and token rows, and `webrag/static`
+//! (plain JavaScript, run here in Node) turns a query into the same word-piece ids and the same
+//! vector as the engine's [`StaticModel`]: on hand-picked edge cases, HotpotQA passages and random
+//! hostile strings (seed printed). And the distilled model of the real encoder keeps meaning:
+//! paraphrases closer than unrelated sentences.
+#![cfg(not(target_arch = "wasm32"))]
+mod common;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use webrag::embed::{StaticModel, WordPiece};
+
+fn tokenizer() -> WordPiece {
+    WordPiece::from_bytes(&common::model_files().tokenizer, 256).expect("tokenizer")
+}
+
+/// A static model with random rows over the real vocabulary (what the parity needs: any rows).
+fn random_model(seed: u64) -> StaticModel {
+    let tok = tokenizer();
+    let dim = 32;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let rows: Vec<f32> = (0..tok.id_bound() as usize * dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    StaticModel::from_rows("test/random", tok, dim, &rows).expect("model")
+}
+
+fn texts(seed: u64) -> Vec<String> {
+    let mut out: Vec<String> = [
+        "",
+        "Hello, World!",
+        "Crème brûlée à la carte; naïve café",
+        "İstanbul ǅemal ΣΊΣΥΦΟΣ ß ﬁ",
+        "tabs\tand\nnewlines\r\nand\u{00A0}nbsp\u{2003}em-space",
+        "NUL\u{0}and\u{FFFD}replacement\u{200B}zero-width\u{00AD}soft-hyphen",
+        "emoji 👩‍👩‍👧 🇫🇷 ✈️ and 1️⃣",
+        "中文分词测试，标点。日本語のテキスト、カタカナ。한국어 텍스트",
+        "[CLS] literal [MASK] tokens[SEP]inside and [UNK][PAD]",
+        "supercalifragilisticexpialidocious antidisestablishmentarianism unaffable",
+        "don't U.S.A. 3.14 1,000 a:b snake_case e-mail",
+        "\u{0301}leading combining mark, e\u{0301} decomposed, ḗ composed",
+        "𝐌𝐚𝐭𝐡 𝔉𝔯𝔞𝔨𝔱𝔲𝔯 and astral 𠀀𪚥",
+        "parse command line arguments",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    out.push("x".repeat(101));
+    if let Ok(bytes) = std::fs::read(common::shared().join("data/hotpotqa/train100_corpus.json")) {
+        let corpus: serde_json::Value = serde_json::from_slice(&bytes).expect("HotpotQA corpus");
+        let passages =
+            corpus.as_array().map(|a| a.iter().take(40).filter_map(|p| p["text"].as_str().map(String::from)).collect::<Vec<_>>());
+        out.extend(passages.unwrap_or_default());
+    }
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let alphabet: Vec<char> =
+        "aZé\u{0301}ß İ中文。，、！?.,;:'\"()[]{}-_/\\ \t\n\r\u{0}\u{7}\u{FFFD}\u{200B}\u{00A0}\u{E000}😀🇫\u{FE0F}#@$%^&*~`|<>+=0123456789ᵃ①ﬁ"
+            .chars()
+            .collect();
+    let words = ["[MASK]", "[SEP]", "running", "unaffable", "Ω", "##ing", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"];
+    for _ in 0..400 {
+        let mut s = String::new();
+        for _ in 0..rng.random_range(0..40) {
+            if rng.random_bool(0.15) {
+                s.push_str(words[rng.random_range(0..words.len())]);
+            } else {
+                s.push(alphabet[rng.random_range(0..alphabet.len())]);
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+#[test]
+fn the_page_embeds_queries_from_the_snapshot_as_the_engine_does() {
+    let seed: u64 = std::env::var("WEBRAG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    println!("seed {seed} (WEBRAG_SEED={seed} repeats this run)");
+    let tmp = std::env::temp_dir().join(format!("webrag-static-tier-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let site = tmp.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<title>Owls</title><h1>Owls</h1><p>Owls hunt at night with silent flight.</p>").unwrap();
+    std::fs::write(site.join("heron.md"), "# Herons\n\nHerons wade in shallow water and spear fish.\n").unwrap();
+    let mut model = random_model(seed);
+    let model_file = tmp.join("static.wrs");
+    std::fs::write(&model_file, model.to_bytes()).unwrap();
+    // The build weights the model by the site's text: so does the reference here.
+    let docs: Vec<_> = ["index.html", "heron.md"]
+        .iter()
+        .map(|p| webrag::snapshot::page_document(p, &std::fs::read(site.join(p)).unwrap()).unwrap())
+        .collect();
+    webrag::snapshot::weight_static_model(&mut model, &docs);
+    let out = tmp.join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+        .args(["index".as_ref(), site.as_os_str(), "--out".as_ref(), out.as_os_str(), "--no-cache".as_ref(), "--vectors".as_ref()])
+        .args(["static".as_ref(), "--static-model".as_ref(), model_file.as_os_str()])
+        .output()
+        .expect("run webrag");
+    assert!(o.status.success(), "webrag index --vectors static: {}", String::from_utf8_lossy(&o.stderr));
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["model"]["id"], "test/random+static");
+    assert_eq!(manifest["model"]["dim"], 32);
+    assert!(manifest["static"]["vocab"]["shards"].as_u64().unwrap() > 1, "{}", manifest["static"]);
+
+    let texts = texts(seed);
+    let texts_file = tmp.join("texts.json");
+    std::fs::write(&texts_file, serde_json::to_vec(&texts).unwrap()).unwrap();
+    let o = std::process::Command::new("node")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/static-embed.mjs"))
+        .arg(&out)
+        .arg(&texts_file)
+        .output()
+        .expect("node (installed by ./webrag.sh setup)");
+    assert!(o.status.success(), "node: {}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON from the page's code");
+    let unk = model.tokenizer().spec().unk;
+    let mut mismatches = Vec::new();
+    for (text, g) in texts.iter().zip(got["out"].as_array().unwrap()) {
+        let want_ids: Vec<u64> = model.tokenizer().pieces(text).into_iter().map(|(id, _)| id as u64).collect();
+        let got_ids: Vec<u64> = g["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        if want_ids != got_ids {
+            mismatches.push(format!("{text:?}: engine {want_ids:?}, page {got_ids:?}"));
+            continue;
+        }
+        let want = model.embed_one(text);
+        let got: Vec<f32> = g["vector"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+        let known = want_ids.iter().any(|id| *id != unk as u64);
+        let close = want.len() == got.len() && want.iter().zip(&got).all(|(a, b)| (a - b).abs() < 1e-5);
+        assert!(close, "{text:?} (known pieces: {known}): engine {:?}… page {:?}…", &want[..4], &got[..4.min(got.len())]);
+    }
+    assert!(mismatches.is_empty(), "{} of {} texts tokenized differently:\n{}", mismatches.len(), texts.len(), mismatches.join("\n"));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn a_static_model_file_round_trips_and_bad_files_are_typed_errors() {
+    let m = random_model(7);
+    let bytes = m.to_bytes();
+    let back = StaticModel::from_bytes(tokenizer(), &bytes).expect("read back");
+    assert_eq!(back.to_bytes(), bytes);
+    assert_eq!(back.embed_one("owls at night"), m.embed_one("owls at night"));
+    let err = |b: &[u8]| StaticModel::from_bytes(tokenizer(), b).err().map(|e| e.code().to_string());
+    assert_eq!(err(b"").as_deref(), Some("MODEL_WEIGHTS_CORRUPT"));
+    assert_eq!(err(&bytes[..bytes.len() - 1]).as_deref(), Some("MODEL_WEIGHTS_CORRUPT"), "cut");
+    let mut other = bytes.clone();
+    other[..4].copy_from_slice(b"WRSX");
+    assert_eq!(err(&other).as_deref(), Some("MODEL_WEIGHTS_CORRUPT"), "magic");
+    let mut huge = bytes.clone();
+    huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(err(&huge).as_deref(), Some("MODEL_WEIGHTS_CORRUPT"), "header length past the file");
+    assert!(m.embed_one("").iter().all(|x| *x == 0.0), "no piece: zeros");
+}
+
+#[test]
+fn the_distilled_model_keeps_meaning() {
+    let tok = tokenizer();
+    let m = webrag::native::distill::distill(common::model(), tok, 128, &mut |_, _| {}).expect("distill");
+    assert_eq!((m.header().rows, m.header().dim), (30_522, 128));
+    let pairs = [
+        ("How do owls hunt at night?", "Owls catch their prey in the dark.", "The stock market fell sharply on Monday."),
+        ("parse command line arguments", "reading the options given to a program", "a recipe for chocolate cake"),
+        ("the capital of France", "Paris is the largest city of France", "photosynthesis in green plants"),
+        ("football match results", "the team won the soccer game", "installing a kitchen sink"),
+    ];
+    for (q, near, far) in pairs {
+        let [q, near, far] = [q, near, far].map(|t| m.embed_one(t));
+        let (a, b) = (common::cosine(&q, &near), common::cosine(&q, &far));
+        assert!(a > b + 0.05, "paraphrase {a:.3} should beat unrelated {b:.3}");
+    }
+}
