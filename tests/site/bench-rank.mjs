@@ -13,7 +13,7 @@
 // (binary gains, ideal = all relevant pages first). The query encoder is the int8 copy of the
 // model (`webrag quantize`), as a site would serve it; `--query-model f32` uses the full model.
 //
-//   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32]
+//   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32] [--vectors chunks|static]
 //                                  [--kinds headline,question] [--dump PREFIX]
 //
 // Another model: WEBRAG_MODEL=DIR WEBRAG_MODEL_ID=ID (e.g. .models/m3e-small and
@@ -32,13 +32,17 @@ const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
 const CRUD_PAGES = Number(opt('--crud-pages', 300));
 const ENCODER = opt('--query-model', 'int8');
+// --vectors static: the snapshots' static tier (`webrag index --vectors static`); queries are
+// embedded by webrag/static itself from the snapshot's token rows, no query encoder.
+const STATIC = opt('--vectors', 'chunks') === 'static';
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
 const DEFAULT_MODEL = join(ROOT, '.models/all-MiniLM-L6-v2');
 const MODEL = process.env.WEBRAG_MODEL ?? DEFAULT_MODEL;
 // Another model (WEBRAG_MODEL, its id in WEBRAG_MODEL_ID) gets its own sites, snapshots and
 // caches: target/rank-*-<model folder name>.
-const TAG = resolve(MODEL) === DEFAULT_MODEL ? '' : `-${basename(resolve(MODEL))}`;
-if (TAG && !process.env.WEBRAG_MODEL_ID) throw new Error('WEBRAG_MODEL names another model: set WEBRAG_MODEL_ID to its id');
+const MODEL_TAG = resolve(MODEL) === DEFAULT_MODEL ? '' : `-${basename(resolve(MODEL))}`;
+const TAG = MODEL_TAG + (STATIC ? '-static' : '');
+if (MODEL_TAG && !process.env.WEBRAG_MODEL_ID) throw new Error('WEBRAG_MODEL names another model: set WEBRAG_MODEL_ID to its id');
 const KINDS = opt('--kinds', 'headline,question').split(',');
 // --dump PREFIX: every query's ranked pages per system, as PREFIX.<kind>.<site>.json.
 const DUMP = opt('--dump', null);
@@ -53,12 +57,12 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
   execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
 }
 const QUERY_MODEL = ENCODER === 'f32' ? MODEL : join(ROOT, `target/bench-model-int8${TAG}`);
-if (ENCODER !== 'f32') console.log(execFileSync(BIN, ['quantize', QUERY_MODEL, '--format', 'int8', '--model', MODEL], { env, encoding: 'utf8' }).trim());
+if (ENCODER !== 'f32' && !STATIC) console.log(execFileSync(BIN, ['quantize', QUERY_MODEL, '--format', 'int8', '--model', MODEL], { env, encoding: 'utf8' }).trim());
 
 /** The snapshot (with the model, build cache beside it) and Pagefind's index of `dir`. */
 function index(dir) {
   const t0 = performance.now();
-  execFileSync(BIN, ['index', dir, '--out', join(dir, 'webrag'), '--cache', `${dir}.cache`], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(BIN, ['index', dir, '--out', join(dir, 'webrag'), '--cache', `${dir}.cache`, ...(STATIC ? ['--vectors', 'static'] : [])], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', dir, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' });
   console.log(`indexed ${relative(ROOT, dir)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
@@ -118,7 +122,7 @@ const browser = await launch({ webgpu: false });
 const page = await browser.ctx.newPage();
 page.on('pageerror', (e) => console.error('pageerror:', e.message));
 await page.goto(`${server.url}/www/site.html?snapshot=../${relative(ROOT, crud)}/webrag/`);
-await page.evaluate(async (model) => {
+if (!STATIC) await page.evaluate(async (model) => {
   const { WebRag } = await import('/pkg/search.js');
   const rag = await WebRag.open({ name: 'bench-rank-encoder', model, device: 'cpu' });
   window.rankEmbed = (texts) => rag.embed(texts);
@@ -130,7 +134,8 @@ async function run(dir, queries) {
   return page.evaluate(async ([base, qs]) => {
     const { StaticSearch } = await import('/pkg/static.js');
     const site = await StaticSearch.open(`${base}/webrag/`);
-    site.setEmbedder(window.rankEmbed);
+    const embed = site.manifest.static ? (texts) => site.staticEmbed(texts) : window.rankEmbed;
+    if (!site.manifest.static) site.setEmbedder(embed);
     const pf = await import(`${base}/pagefind/pagefind.js`);
     await pf.init?.();
     const path = (u) => { const p = new URL(u, location.href).pathname; return p.startsWith(base) ? p.slice(base.length) : p; };
@@ -142,7 +147,7 @@ async function run(dir, queries) {
       let first = [];
       const fused = urls((await site.search(q, { k: 10, onProgress: ({ stage, results }) => { if (stage === 'semantic') first = results; } })).results);
       // The graph list alone, seeded as the staged search seeds it.
-      const [v] = await window.rankEmbed([q]);
+      const [v] = await embed([q]);
       const g = await site.graph(v, first.map((r) => r.page).filter((p) => p !== undefined), { k: 40 });
       const graph = urls(await site.fragments(g.hits.map((h) => h.chunk)));
       const s = await pf.search(q);
@@ -186,7 +191,7 @@ await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
 console.log(`
-ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
+ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
 | kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
 |---|---|---|---|---|---|---|`);
 for (const [kind, by] of Object.entries(scores)) {
