@@ -110,6 +110,12 @@ impl SnapshotParams {
     pub fn engine_config(&self) -> crate::config::Config {
         let mut config = crate::config::Config { lazy_open_chunks: 0, ..Default::default() };
         config.graph.enabled = self.graph;
+        // A snapshot's graph files hold topics' links, never fact super-nodes: a build without
+        // the knowledge-base file (whose importer may turn `superFactLinks` on) fuses no facts,
+        // which were most of its fusion searches and HNSW seals.
+        if !self.kb {
+            config.graph.super_fact_threshold = 1.0;
+        }
         if let Some(w) = self.fusion_weights {
             config.fusion_weights = w;
         }
@@ -143,6 +149,17 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
     let lower = url.to_ascii_lowercase();
     let format = if lower.ends_with(".md") || lower.ends_with(".markdown") { Format::Markdown } else { Format::Html };
     Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), ..Default::default() })
+}
+
+/// The pages with text to index, and the ids of those without (no text block after parsing: an
+/// empty file, a page of scripts or navigation only), which a site build skips with a warning
+/// instead of failing on the engine's `EMPTY_DOCUMENT`.
+pub fn with_text(docs: Vec<DocumentInput>) -> (Vec<DocumentInput>, Vec<String>) {
+    let (keep, skip): (Vec<_>, Vec<_>) = docs.into_iter().partition(|d| {
+        let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
+        crate::text::parse(&d.text, format).blocks.iter().any(|b| !b.text.trim().is_empty())
+    });
+    (keep, skip.into_iter().map(|d| d.id).collect())
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -355,15 +372,21 @@ pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[Docume
     model.weight_by_corpus(blocks.iter().map(|b| b.text.as_str()));
 }
 
-/// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' and facts'
-/// grown fresh buffers into HNSW segments (as the page does when idle), since fusion looks every
-/// new node up among them; without it each batch's fusion scans all earlier ones exactly
+/// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' (and, where
+/// facts are fused, facts') grown fresh buffers into HNSW segments (as the page does when idle),
+/// since fusion looks every new node up among them; without it each batch's fusion scans all earlier ones exactly
 /// (quadratic in the site). The chunks are never searched during a build: their buffer waits for
 /// [`build_site`] (sealing it per batch rebuilt every chunk at each tier merge, most of a GPU
 /// build's CPU time). A keyword-only snapshot has no vectors: nothing to seal.
 pub async fn seal_after_batch<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &SnapshotParams) -> Result<()> {
     if p.vectors {
-        eng.seal_due(&[crate::types::VectorCollection::Topics, crate::types::VectorCollection::Facts]).await?;
+        let fuses_facts = eng.config().graph.super_fact_threshold < 1.0;
+        let due: &[crate::types::VectorCollection] = if fuses_facts {
+            &[crate::types::VectorCollection::Topics, crate::types::VectorCollection::Facts]
+        } else {
+            &[crate::types::VectorCollection::Topics]
+        };
+        eng.seal_due(due).await?;
     }
     Ok(())
 }

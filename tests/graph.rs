@@ -354,3 +354,38 @@ fn a_stored_chain_of_any_depth_is_cut_at_the_depth_bound() {
         assert!(!hits.is_empty());
     });
 }
+
+/// A fact super-node threshold of 1 fuses no facts (site snapshots set it: their graph files
+/// carry no fact super-nodes) and leaves everything else as it was: topics still fuse, the
+/// same mind maps and mention links.
+#[test]
+fn a_fact_threshold_of_one_fuses_no_facts_and_changes_nothing_else() {
+    pollster::block_on(async {
+        use webrag::graph::GraphParams;
+        let mut docs = corpus();
+        // The same sentence in two documents: a super-fact at the default threshold.
+        docs.push(doc("owls-3", "Owls", "Owls have very good hearing. Night birds fly in silence."));
+        let build = async |g: GraphParams| {
+            let cfg = Config { graph: g, ..Config::default() };
+            let mut e = Engine::open(MemoryStore::new(), common::model(), cfg, Box::new(FixedClock(1.0))).await.expect("open");
+            e.add(docs.clone(), &mut NoProgress).await.expect("add");
+            let counts = e.graph().counts();
+            let (ids, edges) = e.graph().dump();
+            let strip = |s: &str| !s.contains("#sf") && !s.starts_with("sf");
+            let mut ids: Vec<String> = ids.into_iter().filter(|i| strip(i)).collect();
+            let mut edges: Vec<_> = edges.into_iter().filter(|(_, a, b)| strip(a) && strip(b)).collect();
+            ids.sort();
+            edges.sort_by(|a, b| (a.1.as_str(), a.2.as_str()).cmp(&(b.1.as_str(), b.2.as_str())));
+            (counts, ids, edges)
+        };
+        // Facts embedded alone (not late-chunked in their passage): the repeated sentence's two
+        // facts get the same vector.
+        let alone = GraphParams { late_chunking: false, ..Default::default() };
+        let (fused, ids0, edges0) = build(alone).await;
+        let (unfused, ids1, edges1) = build(GraphParams { super_fact_threshold: 1.0, ..alone }).await;
+        assert!(fused[NodeKind::SuperFact as usize] >= 1, "the repeated sentence forms a super-fact: {fused:?}");
+        assert_eq!(unfused[NodeKind::SuperFact as usize], 0, "{unfused:?}");
+        assert_eq!(fused[NodeKind::SuperTopic as usize], unfused[NodeKind::SuperTopic as usize]);
+        assert_eq!((ids0, edges0), (ids1, edges1), "everything but the fact super-nodes is the same");
+    });
+}

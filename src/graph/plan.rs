@@ -214,12 +214,16 @@ impl PseudoGraph {
             }
         }
         // Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
-        // earlier in this batch) when the cosine exceeds the threshold.
+        // earlier in this batch) when the cosine exceeds the threshold. A threshold of 1 fuses
+        // nothing: no neighbour is searched (site snapshots, which export no fact super-nodes).
         let mut taken: HashSet<String> = HashSet::new();
         for (kind, sup_kind, threshold, index) in [
             (NodeKind::Topic, NodeKind::SuperTopic, p.super_topic_threshold, &self.topics),
             (NodeKind::Fact, NodeKind::SuperFact, p.super_fact_threshold, &self.facts),
         ] {
+            if threshold >= 1.0 {
+                continue;
+            }
             // super-node id per member id, for memberships decided in this plan
             let mut sup_of: HashMap<String, String> = HashMap::new();
             // Each new node's nearest neighbours in the graph as it stood, and its nearest
