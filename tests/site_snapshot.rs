@@ -333,3 +333,35 @@ fn an_incremental_build_reuses_unchanged_pages_and_equals_a_build_from_scratch()
     assert_eq!(tree(&out), tree(&fresh));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A page with no text to index (an empty file, a page of scripts only) is skipped with a
+/// warning instead of failing the build; heading permalink marks (`¶`, a lone `#`) are not part
+/// of the headings the results show.
+#[test]
+fn pages_without_text_are_skipped_and_permalink_marks_dropped() {
+    let dir = std::env::temp_dir().join(format!("webrag-site-skip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("blank.md"), "").unwrap();
+    std::fs::write(site.join("scripts.html"), "<html><head><title>Scripts</title></head><body><script>var x = 1;</script></body></html>")
+        .unwrap();
+    std::fs::write(
+        site.join("doc.html"),
+        "<title>Doc</title><h2>Install<a class=\"headerlink\" href=\"#install\">¶</a></h2><p>Run the installer.</p>\
+         <h3>Usage <a href=\"#usage\">#</a></h3><p>Use it well.</p>",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (_, stderr) = index_with(&site, &out, &["--vectors", "none", "--no-cache"]);
+    assert!(stderr.contains("warning: skipped /blank.md: no text to index"), "{stderr}");
+    assert!(stderr.contains("warning: skipped /scripts.html: no text to index"), "{stderr}");
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    assert_eq!(manifest["documents"], 1);
+    let frag = gunzip(&files[&shard(&files, &manifest, "fragments", "f", 0)]);
+    let headings: Vec<&str> = frag["c"].as_array().unwrap().iter().map(|c| c[2].as_str().unwrap()).collect();
+    assert!(headings.iter().all(|h| !h.contains('¶') && !h.ends_with('#')), "{headings:?}");
+    assert!(headings.contains(&"Install › Usage"), "{headings:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

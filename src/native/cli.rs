@@ -430,8 +430,11 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 .into());
             };
             let t0 = Instant::now();
-            let docs = crate::native::site::crawl(site, &out)?;
-            eprintln!("crawled {} pages under {}", docs.len(), site.display());
+            let (docs, skipped) = crate::snapshot::with_text(crate::native::site::crawl(site, &out)?);
+            eprintln!("crawled {} pages under {}", docs.len() + skipped.len(), site.display());
+            for id in &skipped {
+                eprintln!("warning: skipped {id}: no text to index");
+            }
             let llm = match llm_url {
                 Some(_) if vectors == "none" => {
                     return Err(crate::error::InputError::InvalidOption {

@@ -143,9 +143,26 @@ fn push_block(blocks: &mut Vec<Block>, headings: &mut Headings, text: &str, keep
 /// heading path (cut at [`MAX_HEADING_CHARS`]) and is the title when `title` allows and it is
 /// the first level-1 heading. A longer text (an unclosed heading that ran into the body, a long
 /// setext heading) is also a block of body text under it: nothing is dropped.
+/// `h` without the permalink marks site generators append to headings (Sphinx and MkDocs `¶`,
+/// `§`, `🔗`, or a `#` standing alone: `Usage #`, not `C#`).
+fn strip_permalink(h: &str) -> &str {
+    let mut s = h.trim_end();
+    loop {
+        let t = s.trim_end_matches(['¶', '§', '🔗']).trim_end();
+        let t = match t.strip_suffix('#') {
+            Some(r) if r.is_empty() || r.ends_with(char::is_whitespace) => r.trim_end(),
+            _ => t,
+        };
+        if t.len() == s.len() {
+            return s;
+        }
+        s = t;
+    }
+}
+
 fn end_heading(heading: Option<(u8, String)>, out: &mut Parsed, headings: &mut Headings, title: bool) {
     let Some((level, h)) = heading else { return };
-    let h = collapse_ws(&h);
+    let h = strip_permalink(&collapse_ws(&h)).to_string();
     if h.is_empty() {
         return;
     }
@@ -593,6 +610,17 @@ mod tests {
         assert_eq!(texts, ["before", "after"]);
         let unclosed = format!("<p>kept</p>{}<p>hidden", "<script>".repeat(n));
         assert_eq!(parse(&unclosed, Format::Html).blocks.len(), 1);
+    }
+
+    #[test]
+    fn heading_permalink_marks_are_not_part_of_headings() {
+        let html = "<title>Doc</title><h1>Guide<a class=\"headerlink\" href=\"#guide\">¶</a></h1><p>a</p>\
+            <h2>Usage <a href=\"#usage\">#</a></h2><p>b</p><h2>C#</h2><p>c</p><h3>Part § 🔗</h3><p>d</p>";
+        let p = parse(html, Format::Html);
+        let paths: Vec<String> = p.blocks.iter().map(|b| b.heading_path.join(" > ")).collect();
+        assert_eq!(paths, ["Guide", "Guide > Usage", "Guide > C#", "Guide > C# > Part"]);
+        let md = parse("# Install ¶\n\ntext\n", Format::Markdown);
+        assert_eq!((md.title.as_deref(), &md.blocks[0].heading_path[..]), (Some("Install"), &["Install".to_string()][..]));
     }
 
     #[test]

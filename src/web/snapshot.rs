@@ -59,7 +59,8 @@ struct Options {
 /// embeds every chunk with the static model `staticModel` and ships its vocabulary and token
 /// rows (the static tier, docs/snapshot-format.md); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
-/// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary}`; rejects
+/// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped}`
+/// (`skipped`: the paths of pages without text to index, left out); rejects
 /// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
 #[wasm_bindgen(js_name = buildSnapshot)]
 pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
@@ -86,9 +87,10 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 kb: options.kb.unwrap_or(false),
                 ..Default::default()
             };
-            let docs = pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
+            let (docs, skipped) =
+                crate::snapshot::with_text(pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?);
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
-            if mode == "static" {
+            let built = if mode == "static" {
                 let Some(bytes) = model.static_model else {
                     return Err(
                         InputError::InvalidOption { name: "vectors".into(), reason: "'static' needs the static model".into() }.into()
@@ -113,9 +115,10 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
                 build(SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size)), docs, &p, &on_progress)
                     .await
-            }
+            };
+            built.map(|(files, summary)| (files, summary, skipped))
         };
-        let (files, summary) = run.await.map_err(|e| js_error(&e))?;
+        let (files, summary, skipped) = run.await.map_err(|e| js_error(&e))?;
         let out = Array::new();
         for (name, bytes) in files {
             let pair = Array::new();
@@ -126,6 +129,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
         let result = js_sys::Object::new();
         js_sys::Reflect::set(&result, &"files".into(), &out)?;
         js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
+        js_sys::Reflect::set(&result, &"skipped".into(), &to_js(&skipped)?)?;
         Ok(result.into())
     })
 }

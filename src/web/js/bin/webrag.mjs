@@ -160,6 +160,7 @@ async function main() {
   } catch (e) {
     fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1);
   }
+  for (const id of result.skipped ?? []) process.stderr.write(`warning: skipped ${id}: no text to index\n`);
   // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
   const keep = new Set();
   for (const [name, bytes] of result.files) {
