@@ -845,7 +845,10 @@ export class StaticSearch {
     }
     if (mode !== 'semantic' && (onKeyword || onProgress)) stage('keyword', await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores()));
     const [qv] = await this.#embed([query]);
-    const sem = await this.semantic(qv, { k: want });
+    // A semantic list of fusion weight 0 (the static tier's) counts for nothing in the fused
+    // order: a hybrid search fetches none of its files and seeds the graph from the keyword hits.
+    const counts = mode === 'semantic' || (this.manifest.fusion?.weights?.dense ?? 1) !== 0;
+    const sem = counts ? await this.semantic(qv, { k: want }) : { hits: [], errors: [] };
     errors.push(...sem.errors);
     if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors };
     const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
