@@ -14,6 +14,7 @@
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
+#   ./webrag.sh bench-static the static tier (--vectors static) on that site: build time against Pagefind, bytes of a cold first hybrid query
 #   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail
@@ -278,6 +279,7 @@ case "$cmd" in
   bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
+  bench-static) setup; node tests/site/bench-static.mjs "$@" ;;
   site) setup; build; site_demo "$@" ;;
   fuzz) setup; fuzz "$@" ;;
   llm-real) setup; build; llm_real "$@" ;;
