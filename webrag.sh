@@ -130,16 +130,8 @@ build() {
   mkdir -p pkg/bin pkg/model
   cp src/web/js/bin/webrag.mjs pkg/bin/webrag.mjs && chmod +x pkg/bin/webrag.mjs
   cp "$WEBRAG_MODEL/config.json" "$WEBRAG_MODEL/tokenizer.json" pkg/model/
-  # The static model distilled from it (`webrag distill`, deterministic): `npx webrag index
-  # --vectors static` embeds with it, and its rows become the snapshot's static tier.
-  if [[ ! -s "$WEBRAG_MODEL/webrag-static.wrs" ]]; then
-    log "webrag distill -> $WEBRAG_MODEL/webrag-static.wrs"
-    cargo run --quiet --bin webrag -- --model "$WEBRAG_MODEL" distill "$WEBRAG_MODEL/webrag-static.wrs"
-  fi
-  cp "$WEBRAG_MODEL/webrag-static.wrs" pkg/model/
   printf '%s\n' 'config.json and tokenizer.json of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), used by' \
-    '`npx webrag index` to bound the chunks; webrag-static.wrs, a static model distilled from it' \
-    '(`webrag distill`: Model2Vec method, 256 dimensions, int8), for `npx webrag index --vectors static`.' > pkg/model/README.md
+    '`npx webrag index` to bound the chunks of keyword-only snapshots.' > pkg/model/README.md
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",
@@ -158,7 +150,7 @@ build() {
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
   "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "wordpiece.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
-    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/webrag-static.wrs", "model/README.md", "README.md"],
+    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
   "engines": { "node": ">=20" },

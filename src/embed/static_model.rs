@@ -18,6 +18,7 @@
 //! int8 values, row by row (row = token id). `[UNK]` takes no part in a mean.
 use crate::embed::{Embedder, WordPiece};
 use crate::error::{ModelError, Result};
+use crate::index::segment::quantize;
 use crate::text::TokenCounter;
 
 /// The file's magic.
@@ -78,10 +79,9 @@ impl StaticModel {
         let mut scales = Vec::with_capacity(n);
         let mut q = Vec::with_capacity(rows.len());
         for row in rows.chunks(dim) {
-            let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
-            let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+            let (scale, r) = quantize(row);
             scales.push(scale);
-            q.extend(row.iter().map(|x| if scale > 0.0 { (x / scale).round().clamp(-127.0, 127.0) as i8 } else { 0 }));
+            q.extend(r);
         }
         let header = StaticHeader { source: source.to_string(), dim, rows: n, weighting: "sif-zipf".into(), sif: SIF_A };
         Ok(StaticModel { id: static_id(source), header, tokenizer, scales, rows: q })
@@ -109,7 +109,7 @@ impl StaticModel {
             )));
         }
         let data = &body[len..];
-        let want = n * 4 + n * header.dim;
+        let want = n.checked_mul(4 + header.dim).ok_or_else(|| invalid("too many rows"))?;
         if data.len() != want {
             return Err(invalid(format!("{} bytes of rows, expected {want}", data.len())));
         }
@@ -148,12 +148,9 @@ impl StaticModel {
             let df = f64::from((*df).max(1));
             let idf = (1.0 + (f64::from(n) - df + 0.5) / (df + 0.5)).ln() as f32;
             let row: Vec<f32> = self.rows[i * d..(i + 1) * d].iter().map(|q| self.scales[i] * f32::from(*q) * idf).collect();
-            let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
-            let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+            let (scale, q) = quantize(&row);
             self.scales[i] = scale;
-            for (q, x) in self.rows[i * d..(i + 1) * d].iter_mut().zip(&row) {
-                *q = if scale > 0.0 { (x / scale).round().clamp(-127.0, 127.0) as i8 } else { 0 };
-            }
+            self.rows[i * d..(i + 1) * d].copy_from_slice(&q);
         }
         self.header.weighting = format!("{}+idf", self.header.weighting);
     }

@@ -10,7 +10,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::platform::JsClock;
 use super::{js_error, option_error, report, to_js};
 use crate::embed::hashing::HashingEmbedder;
-use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, StaticModel, WordPiece};
+use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPiece};
 use crate::engine::Engine;
 use crate::error::{Error, InputError, Result};
 use crate::ports::{MemoryStore, NoProgress};
@@ -34,9 +34,6 @@ struct ModelBytes {
     tokenizer: Vec<u8>,
     #[serde(default, with = "serde_bytes")]
     weights: Option<Vec<u8>>,
-    /// The static model (`WRS1`, `webrag distill`) for `vectors: 'static'`.
-    #[serde(default, with = "serde_bytes", rename = "staticModel")]
-    static_model: Option<Vec<u8>>,
     #[serde(default)]
     id: Option<String>,
 }
@@ -54,10 +51,9 @@ struct Options {
 }
 
 /// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
-/// weights?, staticModel?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) |
-/// 'chunks' | 'static', graph: true}`: `chunks` embeds every chunk and needs `weights`; `static`
-/// embeds every chunk with the static model `staticModel` and ships its vocabulary and token
-/// rows (the static tier, docs/snapshot-format.md); the graph shards come with
+/// weights?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) | 'chunks',
+/// graph: true}`: `chunks` embeds every chunk and needs `weights` (`'static'` is the native
+/// CLI's: `INVALID_OPTION`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped}`
 /// (`skipped`: the paths of pages without text to index, left out); rejects
@@ -82,7 +78,6 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
             };
             let p = SnapshotParams {
                 vectors,
-                fusion_weights: (mode == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
                 graph: vectors && options.graph.unwrap_or(true),
                 kb: options.kb.unwrap_or(false),
                 ..Default::default()
@@ -91,16 +86,13 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 crate::snapshot::with_text(pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?);
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if mode == "static" {
-                let Some(bytes) = model.static_model else {
-                    return Err(
-                        InputError::InvalidOption { name: "vectors".into(), reason: "'static' needs the static model".into() }.into()
-                    );
-                };
-                let config = BertConfig::from_json(&model.config)?;
-                let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
-                let mut m = StaticModel::from_bytes(tokenizer, &bytes)?;
-                crate::snapshot::weight_static_model(&mut m, &docs);
-                build(SiteEmbedder::Static(m), docs, &p, &on_progress).await
+                // The static tier's builder stays out of the page's .wasm (its size budget): the
+                // native CLI builds it (`webrag index --vectors static`).
+                Err(InputError::InvalidOption {
+                    name: "vectors".into(),
+                    reason: "'static' is built by the native CLI (webrag index --vectors static)".into(),
+                }
+                .into())
             } else if vectors {
                 let Some(weights) = model.weights else {
                     return Err(
@@ -138,7 +130,6 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
 /// for both, so the engine is compiled into the `.wasm` once for them (its size).
 enum SiteEmbedder {
     Model(CpuEmbedder),
-    Static(StaticModel),
     Keyword(HashingEmbedder<'static>),
 }
 
@@ -146,48 +137,37 @@ impl crate::embed::Embedder for SiteEmbedder {
     fn model_id(&self) -> &str {
         match self {
             Self::Model(m) => m.model_id(),
-            Self::Static(m) => m.model_id(),
             Self::Keyword(k) => k.model_id(),
         }
     }
     fn dim(&self) -> usize {
         match self {
             Self::Model(m) => m.dim(),
-            Self::Static(m) => m.dim(),
             Self::Keyword(k) => k.dim(),
         }
     }
     fn max_tokens(&self) -> usize {
         match self {
             Self::Model(m) => m.max_tokens(),
-            Self::Static(m) => m.max_tokens(),
             Self::Keyword(k) => k.max_tokens(),
         }
     }
     fn token_counter(&self) -> &dyn crate::text::TokenCounter {
         match self {
             Self::Model(m) => m.token_counter(),
-            Self::Static(m) => m.token_counter(),
             Self::Keyword(k) => k.token_counter(),
         }
     }
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match self {
             Self::Model(m) => m.embed(texts).await,
-            Self::Static(m) => m.embed(texts).await,
             Self::Keyword(k) => k.embed(texts).await,
         }
     }
     async fn embed_late(&self, texts: &[&str], pools: &[crate::embed::LatePools]) -> Result<Option<Vec<crate::embed::LateVectors>>> {
         match self {
             Self::Model(m) => m.embed_late(texts, pools).await,
-            Self::Static(_) | Self::Keyword(_) => Ok(None),
-        }
-    }
-    fn static_model(&self) -> Option<&StaticModel> {
-        match self {
-            Self::Static(m) => Some(m),
-            _ => None,
+            Self::Keyword(_) => Ok(None),
         }
     }
 }

@@ -3,15 +3,13 @@
 // site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
 // <site> --out …`), so both write the same bytes.
 //
-//   npx webrag index <site> [--out DIR] [--vectors none|static|chunks] [--model DIR] [--model-id ID] [--static-model FILE] [--no-graph] [--kb]
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
 //   npx webrag quantize <model> --out DIR [--format int8|f16]
 //
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
 // search needs no model: the package ships all-MiniLM-L6-v2's tokenizer, which bounds the chunks.
 // --model DIR (config.json, tokenizer.json, model.safetensors) embeds every chunk for semantic
-// and graph search (--vectors chunks, the default when --model is given); --vectors static embeds
-// them with the static model the package ships (distilled from all-MiniLM-L6-v2: no forward pass,
-// and visitors' queries need no model either). `quantize` writes the
+// and graph search (--vectors chunks, the default when --model is given). `quantize` writes the
 // smaller copy of a model a site serves to its visitors as their query encoder (the same bytes as
 // the native `webrag quantize`).
 import { parseArgs } from 'node:util';
@@ -24,22 +22,18 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
-const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|static|chunks] [--model DIR] [--model-id ID] [--static-model FILE] [--no-graph] [--kb]
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
 
   <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
   --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
                     that this one no longer names are removed
   --vectors MODE    none: keyword search only (default without --model);
-                    static: embed every chunk with the static model (semantic and graph
-                    search; queries embedded in the page without a model);
                     chunks: embed every chunk for semantic and graph search (needs --model)
   --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
                     (e.g. sentence-transformers/all-MiniLM-L6-v2)
   --model-id ID     the id the snapshot records for that model (default
                     sentence-transformers/all-MiniLM-L6-v2; another model needs its own, e.g.
                     moka-ai/m3e-small)
-  --static-model F  with --vectors static: the static model file (webrag distill's output;
-                    default: the package's, distilled from all-MiniLM-L6-v2)
   --no-graph        with vectors: leave out the graph shards (the pages' mind maps)
   --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()
 
@@ -110,7 +104,6 @@ async function main() {
         vectors: { type: 'string' },
         model: { type: 'string' },
         'model-id': { type: 'string' },
-        'static-model': { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
         format: { type: 'string', default: 'int8' },
@@ -128,7 +121,8 @@ async function main() {
   if (!existsSync(site) || !statSync(site).isDirectory()) fail(`${positionals[1]} is not a directory`);
   const out = resolve(values.out ?? join(site, 'webrag'));
   const vectors = values.vectors ?? (values.model ? 'chunks' : 'none');
-  if (!['none', 'static', 'chunks'].includes(vectors)) fail(`--vectors ${vectors}: expected none, static or chunks`);
+  if (vectors === 'static') fail('--vectors static: the static tier is built by the native CLI for now (cargo run --release --bin webrag -- index SITE --out SITE/webrag --vectors static)');
+  if (!['none', 'chunks'].includes(vectors)) fail(`--vectors ${vectors}: expected none or chunks`);
   if (vectors === 'chunks' && !values.model) fail('--vectors chunks needs --model DIR (config.json, tokenizer.json, model.safetensors)');
 
   const { buildSnapshot } = await engine();
@@ -139,10 +133,6 @@ async function main() {
   };
   const model = { config: read('config.json'), tokenizer: read('tokenizer.json') };
   if (vectors === 'chunks') model.weights = read('model.safetensors');
-  if (vectors === 'static') {
-    const file = resolve(values['static-model'] ?? join(modelDir, 'webrag-static.wrs'));
-    try { model.staticModel = readFileSync(file); } catch (e) { fail(`cannot read the static model ${file}: ${e.message} (webrag distill writes one)`, 1); }
-  }
   if (values['model-id'] !== undefined) {
     if (!values['model-id'].trim()) fail('--model-id: empty');
     model.id = values['model-id'];
