@@ -189,7 +189,7 @@ impl StaticModel {
     /// The vector of `text`: the L2-normalised mean of its word pieces' rows (`[UNK]` left out);
     /// all zeros for a text without a known piece.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
-        let unk = self.tokenizer.spec().unk;
+        let unk = self.tokenizer.unk();
         self.mean(self.tokenizer.pieces(text).into_iter().map(|(id, _)| id).filter(|id| *id != unk))
     }
 

@@ -244,6 +244,11 @@ impl WordPiece {
         self.cls
     }
 
+    /// The `[UNK]` id.
+    pub fn unk(&self) -> u32 {
+        self.unk
+    }
+
     /// The `[SEP]` id.
     pub fn sep(&self) -> u32 {
         self.sep
