@@ -37,10 +37,11 @@ use std::io::Write;
 use sha2::{Digest, Sha256};
 
 use crate::embed::Embedder;
+pub use crate::embed::quantize_i8;
 use crate::engine::Engine;
 use crate::error::{InputError, Result, StoreError};
 use crate::index::segment::vec_block;
-pub use crate::index::segment::{fnv1a, kmeans, quantize};
+pub use crate::index::segment::{fnv1a, kmeans};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
 
@@ -270,7 +271,7 @@ fn graph_file(
                     Some(serde_json::Value::Array(row))
                 })
                 .collect();
-            (nodes, links, t.nodes.iter().map(|n| quantize(n.vector)).collect::<Vec<_>>())
+            (nodes, links, t.nodes.iter().map(|n| quantize_i8(n.vector)).collect::<Vec<_>>())
         }
     };
     let header = serde_json::json!({ "chunk0": chunk0, "nodes": nodes, "links": links }).to_string();
@@ -547,14 +548,14 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     let lists = if vecs.is_empty() || !p.vectors { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
     if lists > 0 {
         let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
-        let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
+        let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
         let cbytes = gzip(&vec_block(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
         centroid_file = hashed("v", "c", "bin.gz", &cbytes);
         snap.files.insert(centroid_file.clone(), cbytes);
         for l in 0..cents.len() {
             let members: Vec<usize> = assign.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i).collect();
             let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
-            let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize(&vecs[i])).collect();
+            let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize_i8(&vecs[i])).collect();
             let bytes = gzip(&vec_block(b"WRV1", &ids, &rows, dim));
             let name = hashed("v", &l.to_string(), "bin.gz", &bytes);
             snap.files.insert(name.clone(), bytes);

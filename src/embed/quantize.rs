@@ -4,7 +4,7 @@
 //! download shrinks (all-MiniLM-L6-v2: 90.9 MB f32 → about 23 MB int8, 45 MB f16).
 //!
 //! int8 layout (symmetric per-row quantization, as for the static snapshot's vectors,
-//! [`crate::index::segment::quantize`]): a 2-d tensor `name` of shape `[rows, cols]` with at least
+//! [`quantize_i8`]): a 2-d tensor `name` of shape `[rows, cols]` with at least
 //! [`MIN_ELEMENTS`] values is stored as dtype `I8` under `name`, with its scales as `F32` `[rows]`
 //! under `name` + [`SCALE_SUFFIX`] (`…weight_scale`, the compressed-tensors naming); the weight is
 //! `w[r][c] ≈ scale[r] · q[r][c]`, `|q| ≤ 127`. Biases, LayerNorm parameters and small tensors
@@ -72,9 +72,11 @@ fn floats(t: &TensorView<'_>) -> Option<Vec<f32>> {
     })
 }
 
-/// Symmetric int8 of one row: `(scale, q)` with `row ≈ scale · q`; a row of zeros (or one with a
-/// non-finite value, which no trained weight has) gets scale 0.
-fn quantize_row(row: &[f32]) -> (f32, Vec<i8>) {
+/// Symmetric int8 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`,
+/// `scale = max |x| / 127`. A vector of zeros (or one with a non-finite value) gets scale 0 and
+/// zeros. The one definition every int8 vector in webrag uses: model weights, snapshot vectors,
+/// PGR vectors, static-model rows.
+pub fn quantize_i8(row: &[f32]) -> (f32, Vec<i8>) {
     let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
         return (0.0, vec![0; row.len()]);
@@ -104,7 +106,7 @@ pub fn quantize_weights(bytes: &[u8], format: WeightFormat) -> Result<Vec<u8>> {
                 let mut q = Vec::with_capacity(v.len());
                 let mut scales = Vec::with_capacity(shape[0] * 4);
                 for row in v.chunks_exact(shape[1]) {
-                    let (s, r) = quantize_row(row);
+                    let (s, r) = quantize_i8(row);
                     scales.extend_from_slice(&s.to_le_bytes());
                     q.extend(r.into_iter().map(|x| x as u8));
                 }

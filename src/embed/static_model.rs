@@ -16,9 +16,8 @@
 //! File (`WRS1`, little-endian): magic, u32 length of a JSON header
 //! (`{"source", "dim", "rows", "weighting", "sif"}`), then `rows` f32 scales, then `rows × dim`
 //! int8 values, row by row (row = token id). `[UNK]` takes no part in a mean.
-use crate::embed::{Embedder, WordPiece};
+use crate::embed::{Embedder, WordPiece, quantize_i8};
 use crate::error::{ModelError, Result};
-use crate::index::segment::quantize;
 use crate::text::TokenCounter;
 
 /// The file's magic.
@@ -79,7 +78,7 @@ impl StaticModel {
         let mut scales = Vec::with_capacity(n);
         let mut q = Vec::with_capacity(rows.len());
         for row in rows.chunks(dim) {
-            let (scale, r) = quantize(row);
+            let (scale, r) = quantize_i8(row);
             scales.push(scale);
             q.extend(r);
         }
@@ -148,7 +147,7 @@ impl StaticModel {
             let df = f64::from((*df).max(1));
             let idf = (1.0 + (f64::from(n) - df + 0.5) / (df + 0.5)).ln() as f32;
             let row: Vec<f32> = self.rows[i * d..(i + 1) * d].iter().map(|q| self.scales[i] * f32::from(*q) * idf).collect();
-            let (scale, q) = quantize(&row);
+            let (scale, q) = quantize_i8(&row);
             self.scales[i] = scale;
             self.rows[i * d..(i + 1) * d].copy_from_slice(&q);
         }

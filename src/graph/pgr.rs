@@ -303,11 +303,12 @@ impl QuantVectors {
     pub fn is_empty(&self) -> bool {
         self.scales.is_empty()
     }
-    /// Appends `v` with its own scale (`max |x| / 127`).
+    /// Appends `v` with its own scale ([`crate::embed::quantize_i8`]).
     pub fn push(&mut self, v: &[f32]) {
-        let m = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let scale = if m > 0.0 { m / 127.0 } else { 1.0 };
-        self.push_scaled(v, scale);
+        assert_eq!(v.len(), self.dim, "vector dimension");
+        let (scale, q) = crate::embed::quantize_i8(v);
+        self.data.extend(q);
+        self.scales.push(scale);
     }
     /// Appends `v` quantised with a given scale (values are rounded and clamped to ±127).
     pub fn push_scaled(&mut self, v: &[f32], scale: f32) {

@@ -163,16 +163,6 @@ pub fn fnv1a(s: &str) -> u32 {
     h
 }
 
-/// Symmetric int8 quantization with one scale per vector: `v ≈ scale · q`.
-pub fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        return (0.0, vec![0; v.len()]);
-    }
-    let scale = max / 127.0;
-    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
-}
-
 /// Spherical k-means (inner product; centroids renormalised), deterministic: starts from evenly
 /// spaced vectors, `iters` rounds. Returns the centroids and each vector's list.
 pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
@@ -259,7 +249,7 @@ fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, 
 pub const LIST_MAX: f32 = 2047.0;
 
 /// Symmetric quantization to ±[`LIST_MAX`] with one scale per vector: `v ≈ scale · q` (relative
-/// error about 1/4094 of the largest component, against 1/254 for [`quantize`]).
+/// error about 1/4094 of the largest component, against 1/254 for [`crate::embed::quantize_i8`]).
 pub fn quantize_wide(v: &[f32]) -> (f32, Vec<i16>) {
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
@@ -479,7 +469,7 @@ mod tests {
     #[test]
     fn quantization_round_trips_within_half_a_step() {
         let v = [0.5f32, -0.25, 0.0, 0.125];
-        let (s, q) = quantize(&v);
+        let (s, q) = crate::embed::quantize_i8(&v);
         for (x, y) in v.iter().zip(&q) {
             assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
         }

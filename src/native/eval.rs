@@ -370,7 +370,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     query: &Q,
     label: &str,
 ) -> Result<Vec<EvalRow>> {
-    use crate::native::site::{SnapshotParams, kmeans, quantize};
+    use crate::native::site::{SnapshotParams, kmeans, quantize_i8};
     let p = SnapshotParams::default();
     let mut ids: Vec<usize> = Vec::new();
     let mut vecs: Vec<Vec<f32>> = Vec::new();
@@ -382,10 +382,10 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
             }
         }
     }
-    let q8: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| quantize(v)).collect();
+    let q8: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| quantize_i8(v)).collect();
     let lists = (vecs.len() / p.list_size).max(1);
     let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
-    let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize(c)).collect();
+    let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
     let dot8 = |q: &[f32], (s, x): &(f32, Vec<i8>)| s * x.iter().zip(q).map(|(a, b)| *a as f32 * b).sum::<f32>();
     let mut sums = [[0f64; 3]; 3];
     let mut n = 0;
