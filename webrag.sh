@@ -7,6 +7,7 @@
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
+#   ./webrag.sh pack     build, then the npm package as a tarball: target/webrag-<version>.tgz (npm install it)
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
 #   ./webrag.sh bench-embed  embedding engine: CPU and GPU paths at batch 1-256 against PyTorch, native and in the page
@@ -119,12 +120,18 @@ build_wasm() {
 }
 
 build() {
-  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search pkg/ui
   # The search build first, so the full one's linked module stays in the target directory.
   build_wasm pkg/search --no-default-features
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
-    src/web/js/static.js src/web/js/static-text.js src/web/js/wordpiece.js src/web/js/static.d.ts pkg/
+    src/web/js/static.js src/web/js/static-text.js src/web/js/wordpiece.js src/web/js/static.d.ts \
+    src/web/js/ui.js src/web/js/ui.d.ts pkg/
+  # The search box as one ready-to-serve module (no bare imports), which `npx webrag index`
+  # writes beside the snapshot.
+  node_modules/.bin/esbuild src/web/js/ui-bundle.js --bundle --format=esm --minify --target=es2022 \
+    --legal-comments=none --log-level=warning --outfile=pkg/ui/webrag-ui.js
+  echo "pkg/ui/webrag-ui.js: $(stat -c %s pkg/ui/webrag-ui.js) bytes, gzip -9: $(gzip -9c pkg/ui/webrag-ui.js | wc -c) bytes"
   # `npx webrag index`: the CLI, and the default model's tokenizer (it bounds the chunks of a
   # keyword-only snapshot; no weights).
   mkdir -p pkg/bin pkg/model
@@ -145,11 +152,13 @@ build() {
     ".": { "types": "./index.d.ts", "default": "./index.js" },
     "./search": { "types": "./search.d.ts", "default": "./search.js" },
     "./static": { "types": "./static.d.ts", "default": "./static.js" },
+    "./ui": { "types": "./ui.d.ts", "default": "./ui.js" },
+    "./ui/webrag-ui.js": "./ui/webrag-ui.js",
     "./worker.js": "./worker.js",
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "wordpiece.js", "static.d.ts", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
+  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
     "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
@@ -262,6 +271,7 @@ cmd="${1:-help}"; shift || true
 case "$cmd" in
   setup) setup ;;
   build) setup; build ;;
+  pack) setup; build; npm pack ./pkg --pack-destination target --silent | sed 's|^|target/|' ;;
   run) setup; build; index_default_corpus; serve ;;
   test) setup; test_all ;;
   lint) setup; lint ;;
@@ -276,5 +286,5 @@ case "$cmd" in
   fuzz) setup; fuzz "$@" ;;
   llm-real) setup; build; llm_real "$@" ;;
   serve) serve ;;
-  *) sed -n '2,19p' "$0"; exit 2 ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

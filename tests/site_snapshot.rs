@@ -365,3 +365,27 @@ fn pages_without_text_are_skipped_and_permalink_marks_dropped() {
     assert!(headings.contains(&"Install › Usage"), "{headings:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Outside a desktop session (no `XDG_RUNTIME_DIR`), the default `--device auto` probe says in
+/// one plain line which path embeds, with no error lines from the system's Vulkan layers (Mesa's
+/// device-select layer printed `error: XDG_RUNTIME_DIR is invalid…` twice).
+#[test]
+fn the_device_probe_prints_one_plain_line_outside_a_desktop_session() {
+    let dir = std::env::temp_dir().join(format!("webrag-site-probe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("a.md"), "# Probe\n\nA page about the device probe.\n").unwrap();
+    let out = dir.join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_webrag"))
+        .args(["index".as_ref(), site.as_os_str(), "--out".as_ref(), out.as_os_str(), "--no-cache".as_ref()])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("NODEVICE_SELECT")
+        .output()
+        .expect("run webrag");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("XDG_RUNTIME_DIR") && !stderr.contains("error"), "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("embedding on")).count(), 1, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

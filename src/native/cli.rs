@@ -390,10 +390,24 @@ fn load_static_model(model_dir: &Path, file: Option<&Path>) -> crate::Result<cra
 
 /// Entry point of the `webrag` binary.
 pub fn main() {
+    quiet_device_select();
     let cli = Cli::parse();
     if let Err(e) = pollster::block_on(run(cli)) {
         eprintln!("error [{}]: {e}", e.code());
         std::process::exit(1);
+    }
+}
+
+/// Outside a desktop session (no `XDG_RUNTIME_DIR`: a server, a container, CI), Mesa's Vulkan
+/// device-select layer, which picks the GPU that drives the display, asks Wayland for it and
+/// prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` at each instance
+/// the device probe makes. There is no display to pick for, so the layer is switched off
+/// (`NODEVICE_SELECT=1`, Mesa's own switch) unless the user set it; adapters are enumerated as
+/// before, and the probe's one line says which path embeds.
+fn quiet_device_select() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() && std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: called first thing in `main`, before the binary starts any thread.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
     }
 }
 

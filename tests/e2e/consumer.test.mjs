@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
 import { ROOT, startServer, launch } from './harness.mjs';
 
 // Pinned consumer tooling (installed from the registry into the fresh app).
@@ -28,7 +29,7 @@ before(async () => {
   const out = execFileSync('npm', ['pack', join(ROOT, 'pkg'), '--pack-destination', APP, '--json'], { cwd: APP, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out);
   const shipped = files.map((f) => f.path).sort();
-  for (const f of ['README.md', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
+  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
@@ -106,6 +107,9 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   assert.match(out, /snapshot of 40 pages/);
   const native = tree(join(APP, 'site/webrag'));
   const npx = tree(join(APP, 'site/webrag-npx'));
+  // The search box script is the package's (the native CLI writes data only).
+  assert.equal(npx['webrag-ui.js'], readFileSync(join(APP, 'node_modules/webrag/ui/webrag-ui.js')).toString('base64'));
+  delete npx['webrag-ui.js'];
   assert.ok(Object.keys(native).includes('manifest.json') && Object.keys(native).length > 10);
   assert.deepEqual(Object.keys(npx), Object.keys(native), 'same files');
   for (const f of Object.keys(native)) assert.equal(npx[f], native[f], `${f} is byte-identical`);
@@ -176,3 +180,74 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
     await page.close();
   });
 }
+
+/** A plain file server rooted at `dir` (what a static host does), on 127.0.0.1. */
+async function plainHost(dir) {
+  const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json', '.gz': 'application/gzip' };
+  const srv = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (path.split('/').includes('..')) { res.writeHead(400).end(); return; }
+    try {
+      const body = readFileSync(join(dir, path.endsWith('/') ? `${path}index.html` : path));
+      const ext = Object.keys(types).find((e) => path.endsWith(e));
+      res.writeHead(200, { 'content-type': types[ext] ?? 'application/octet-stream' }).end(body);
+    } catch { res.writeHead(404).end('not found'); }
+  });
+  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  return { url: `http://127.0.0.1:${srv.address().port}`, stop: () => srv.close() };
+}
+
+test('README "Use 1" verbatim: npx webrag index public, then a plain HTML page with the search box finds results (no bundler, no import map)', { timeout: 600_000 }, async () => {
+  // The README's commands and markup, as a site owner copies them.
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const use1 = readme.slice(readme.indexOf('## Use 1'), readme.indexOf('## Use 2'));
+  const markup = /```html\n([\s\S]*?)```/.exec(use1)?.[1];
+  assert.ok(markup?.includes('<div id="search"></div>') && markup.includes('webrag-ui.js'), `README Use 1 shows the markup: ${markup}`);
+  assert.ok(use1.includes('npx webrag index public '), 'README Use 1 shows npx webrag index public');
+  const site = join(APP, 'public');
+  rmSync(site, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), site, '--limit', '30'], { stdio: 'inherit' });
+  writeFileSync(join(site, 'search.html'), `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Search</title></head>\n<body>\n${markup}</body></html>\n`);
+  const out = execFileSync('npx', ['webrag', 'index', 'public'], { cwd: APP, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
+  assert.match(out, /snapshot of \d+ pages .*; search box: .*public\/webrag\/webrag-ui\.js/);
+  const ui = readFileSync(join(site, 'webrag/webrag-ui.js'), 'utf8');
+  assert.doesNotMatch(ui, /\b(import|from)\s*["']idb-keyval|import\(["'][a-z@]/, 'no bare import in the bundle');
+  const host = await plainHost(site);
+  const page = await browser.ctx.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  // (The browser's own favicon request is not the page's: failed fetches are caught below.)
+  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`); });
+  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()}`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
+  try {
+    await page.goto(`${host.url}/search.html`);
+    // The accessible parts: a search landmark, a labelled search box, a status line.
+    const box = page.getByRole('searchbox', { name: 'Search this site' });
+    await box.waitFor();
+    assert.equal(await page.getByRole('search').count(), 1);
+    const file = readdirSync(join(site, 'news/1_part_1')).sort()[7];
+    const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(site, 'news/1_part_1', file), 'utf8'))[1];
+    await box.fill(title);
+    await page.waitForFunction(() => /results? for/.test(document.querySelector('[role=status]')?.textContent ?? ''));
+    const first = page.locator('.webrag-ui-result a').first();
+    assert.ok((await first.getAttribute('href')).endsWith(`news/1_part_1/${file}`), await first.getAttribute('href'));
+    assert.ok(await page.locator('.webrag-ui-result').first().locator('mark').count() > 0, 'matches are highlighted');
+    // Keyboard: down to the first result, up back to the box, Escape clears.
+    await box.press('ArrowDown');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'webrag-ui-title');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('type')), 'search');
+    await page.keyboard.press('Escape');
+    assert.equal(await box.inputValue(), '');
+    assert.equal(await page.locator('.webrag-ui-result').count(), 0);
+    // Themable: the colours are CSS variables of the box.
+    assert.ok(await page.evaluate(() => getComputedStyle(document.getElementById('search')).getPropertyValue('--webrag-ui-accent').trim().length > 0));
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+    host.stop();
+  }
+});

@@ -3,7 +3,7 @@
 // site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
 // <site> --out …`), so both write the same bytes.
 //
-//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb] [--no-ui]
 //   npx webrag quantize <model> --out DIR [--format int8|f16]
 //
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
@@ -11,7 +11,9 @@
 // --model DIR (config.json, tokenizer.json, model.safetensors) embeds every chunk for semantic
 // and graph search (--vectors chunks, the default when --model is given). `quantize` writes the
 // smaller copy of a model a site serves to its visitors as their query encoder (the same bytes as
-// the native `webrag quantize`).
+// the native `webrag quantize`). Beside the snapshot, `index` writes the search box
+// (`webrag-ui.js`: webrag/ui and webrag/static in one module), so a page needs
+// `<div id="search"></div><script type="module" src="/webrag/webrag-ui.js"></script>` and nothing else.
 import { parseArgs } from 'node:util';
 import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
@@ -22,7 +24,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
-const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb]
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb] [--no-ui]
 
   <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
   --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
@@ -36,6 +38,9 @@ const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks
                     moka-ai/m3e-small)
   --no-graph        with vectors: leave out the graph shards (the pages' mind maps)
   --kb              also write the whole knowledge base (kb-{hash}.webrag-kb.gz) for importKb()
+  --no-ui           leave out the search box script (<out>/webrag-ui.js, written by default: a page
+                    mounts it with <div id="search"></div> and
+                    <script type="module" src="/webrag/webrag-ui.js"></script>)
 
 usage: npx webrag quantize <model> --out DIR [--format int8|f16]
 
@@ -106,6 +111,7 @@ async function main() {
         'model-id': { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
+        'no-ui': { type: 'boolean', default: false },
         format: { type: 'string', default: 'int8' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -166,8 +172,18 @@ async function main() {
     try { names = readdirSync(join(out, dir)); } catch { continue; }
     for (const n of names) if (!keep.has(`${dir}/${n}`)) rmSync(join(out, dir, n));
   }
+  // The search box: one module with everything it imports, reading the snapshot from its own folder.
+  let ui = '';
+  if (!values['no-ui']) {
+    const bundle = readFileSync(join(PKG, 'ui', 'webrag-ui.js'));
+    const path = join(out, 'webrag-ui.js');
+    let same = false;
+    try { same = Buffer.compare(readFileSync(path), bundle) === 0; } catch { /* new file */ }
+    if (!same) writeFileSync(path, bundle);
+    ui = `; search box: ${path}`;
+  }
   const s = result.summary;
-  console.log(`snapshot of ${s.documents} pages (${s.chunks} chunks) in ${out}: ${s.termShards} term shards, ${s.fragments} fragment files, ${s.lists} vector lists, ${s.topics} graph files, ${s.bytes} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`snapshot of ${s.documents} pages (${s.chunks} chunks) in ${out}: ${s.termShards} term shards, ${s.fragments} fragment files, ${s.lists} vector lists, ${s.topics} graph files, ${s.bytes} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s${ui}`);
 }
 
 main();

@@ -1,0 +1,43 @@
+// Types of webrag/ui: a search box over a static-site snapshot (webrag/static).
+import type { StaticSearch, StaticResult } from './static.js';
+
+export interface SearchBoxOptions {
+  /** The snapshot folder (the one holding manifest.json). Default '/webrag/'; the bundled `webrag-ui.js` uses its own folder. */
+  base?: string | URL;
+  /** Results shown, 1–100. Default 10. */
+  k?: number;
+  /** Sections per result (the best chunk and `sections` − 1 more of its page). Default 3. */
+  sections?: number;
+  /** 'hybrid' (default: keyword, then semantic and graph when the snapshot has the static tier) or 'keyword'. */
+  mode?: 'hybrid' | 'keyword';
+  /** The input's accessible name. Default 'Search this site'. */
+  label?: string;
+  /** Default 'Search'. */
+  placeholder?: string;
+  /** Milliseconds after the last keystroke before a search starts. Default 120. */
+  debounce?: number;
+  /** Add the default styles (`<style id="webrag-ui-style">`, themable with the `--webrag-ui-*` CSS variables). Default true. */
+  styles?: boolean;
+  /** Options of `StaticSearch.open`. */
+  open?: { fetch?: typeof fetch; offline?: boolean; requireIntegrity?: boolean };
+}
+
+export interface SearchBox {
+  /** The search input. */
+  readonly input: HTMLInputElement;
+  /** The opened snapshot; rejects with its SnapshotError (the box shows "Search is unavailable (CODE)."). */
+  readonly ready: Promise<StaticSearch>;
+  /** Sets the input to `query` and searches at once; resolves to the results shown. */
+  search(query: string): Promise<StaticResult[]>;
+  /** Removes the box and its listeners. */
+  destroy(): void;
+}
+
+/**
+ * Mounts a search box into `target` (an element or a CSS selector): a `search` landmark with a
+ * labelled search input, a live status line and the results (title link, heading path, excerpt
+ * with `<mark>`ed matches, up to `sections` − 1 more sections of the page). Keys: ArrowDown /
+ * ArrowUp between the input and the result links, Escape back to the input (there: clear), Enter
+ * searches at once. Throws TypeError when `target` names no element.
+ */
+export function mountSearch(target: Element | string, opts?: SearchBoxOptions): SearchBox;

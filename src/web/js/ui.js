@@ -1,0 +1,208 @@
+// webrag/ui: a search box for a static site, over `webrag/static` (plain JavaScript, no
+// WebAssembly, no model). `npx webrag index <site>` writes it, bundled with everything it imports,
+// as `webrag-ui.js` beside the snapshot's manifest.json; a page needs one element and one tag:
+//
+//   <div id="search"></div>
+//   <script type="module" src="/webrag/webrag-ui.js"></script>
+//
+// The bundle mounts itself on `#search` (or every `[data-webrag-search]` element) and reads the
+// snapshot from its own folder. With a bundler: `import { mountSearch } from 'webrag/ui'`.
+//
+// Accessibility (WAI-ARIA 1.2): a `search` landmark, a labelled `searchbox`, the result count in a
+// polite live region, results as a list of links. Keys: ArrowDown / ArrowUp move between the
+// input and the result links (sections included), Escape goes back to the input and, there, clears
+// it; Enter in the input searches at once. Text from the snapshot goes into text nodes only.
+import { StaticSearch } from './static.js';
+
+/** The box's styles; every colour, the font, the radius and the spacing are CSS variables. */
+const CSS = `
+.webrag-ui {
+  --webrag-ui-text: #1f2328; --webrag-ui-muted: #59636e; --webrag-ui-background: #fff;
+  --webrag-ui-border: #d1d9e0; --webrag-ui-accent: #0969da; --webrag-ui-mark: #fff8c5;
+  --webrag-ui-focus: #0969da; --webrag-ui-font: inherit; --webrag-ui-size: 1rem;
+  --webrag-ui-radius: 6px; --webrag-ui-gap: 0.75rem;
+  font-family: var(--webrag-ui-font); font-size: var(--webrag-ui-size); color: var(--webrag-ui-text);
+}
+.webrag-ui-sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.webrag-ui-input {
+  box-sizing: border-box; width: 100%; padding: 0.5em 0.75em; font: inherit; color: inherit;
+  background: var(--webrag-ui-background); border: 1px solid var(--webrag-ui-border); border-radius: var(--webrag-ui-radius);
+}
+.webrag-ui :focus-visible { outline: 2px solid var(--webrag-ui-focus); outline-offset: 2px; }
+.webrag-ui-status { color: var(--webrag-ui-muted); font-size: 0.875em; margin: 0.5em 0; min-height: 1.2em; }
+.webrag-ui-results, .webrag-ui-sections { list-style: none; margin: 0; padding: 0; }
+.webrag-ui-result { padding: var(--webrag-ui-gap) 0; border-top: 1px solid var(--webrag-ui-border); }
+.webrag-ui-title { color: var(--webrag-ui-accent); font-weight: 600; text-decoration: none; }
+.webrag-ui-title:hover, .webrag-ui-section-link:hover { text-decoration: underline; }
+.webrag-ui-heading { color: var(--webrag-ui-muted); font-size: 0.875em; margin: 0.15em 0; }
+.webrag-ui-excerpt { margin: 0.25em 0 0; line-height: 1.45; }
+.webrag-ui-excerpt mark { background: var(--webrag-ui-mark); color: inherit; border-radius: 2px; }
+.webrag-ui-sections { margin: 0.5em 0 0 1em; padding-left: 0.75em; border-left: 2px solid var(--webrag-ui-border); }
+.webrag-ui-sections li + li { margin-top: 0.5em; }
+.webrag-ui-section-link { color: var(--webrag-ui-accent); text-decoration: none; font-size: 0.95em; }
+`;
+
+let uid = 0;
+
+/** Adds the styles once per document (`<style id="webrag-ui-style">`). */
+function addStyles(doc) {
+  if (doc.getElementById('webrag-ui-style')) return;
+  const style = doc.createElement('style');
+  style.id = 'webrag-ui-style';
+  style.textContent = CSS;
+  doc.head.append(style);
+}
+
+/** `el(doc, 'p', 'cls', child…)`: an element with a class and children (strings become text nodes). */
+function el(doc, tag, cls, ...children) {
+  const e = doc.createElement(tag);
+  if (cls) e.className = cls;
+  e.append(...children.filter((c) => c != null));
+  return e;
+}
+
+/** `text` with its `highlights` (`[start, end)` UTF-16 offsets, ascending) in `<mark>`. */
+function marked(doc, text, highlights) {
+  const p = el(doc, 'p', 'webrag-ui-excerpt');
+  let at = 0;
+  for (const [a, b] of highlights ?? []) {
+    if (a < at || b <= a) continue;
+    p.append(text.slice(at, a), el(doc, 'mark', '', text.slice(a, b)));
+    at = b;
+  }
+  p.append(text.slice(at));
+  return p;
+}
+
+/** The heading path without the page title it repeats ('' when it is only the title). */
+function trail(title, heading) {
+  if (!heading || heading === title) return '';
+  return title && heading.startsWith(`${title} › `) ? heading.slice(title.length + 3) : heading;
+}
+
+/** A link, or a plain span where the snapshot gave no safe URL. */
+function link(doc, href, cls, label) {
+  if (!href) return el(doc, 'span', cls, label);
+  const a = el(doc, 'a', cls, label);
+  a.href = href;
+  return a;
+}
+
+/**
+ * Mounts a search box into `target` (an element or a selector). Options: `base` (the snapshot
+ * folder, default `/webrag/`), `k` (results, default 10), `sections` (per result, default 3:
+ * the best chunk and 2 more), `mode` ('hybrid', default, or 'keyword'), `label`, `placeholder`,
+ * `debounce` (ms, default 120), `styles` (default true: add the default styles), `open`
+ * (StaticSearch.open's options). Returns `{ search(query), input, ready, destroy() }`; `ready`
+ * resolves to the `StaticSearch` (or rejects with its `SnapshotError`, which the box also shows).
+ */
+export function mountSearch(target, opts = {}) {
+  const root = typeof target === 'string' ? document.querySelector(target) : target;
+  if (!root) throw new TypeError(`webrag/ui: no element ${String(target)}`);
+  const doc = root.ownerDocument;
+  const {
+    base = '/webrag/', k = 10, sections = 3, mode = 'hybrid', debounce = 120, styles = true,
+    label = 'Search this site', placeholder = 'Search', open = {},
+  } = opts;
+  if (styles) addStyles(doc);
+  const id = `webrag-ui-${++uid}`;
+  root.classList.add('webrag-ui');
+
+  const input = el(doc, 'input', 'webrag-ui-input');
+  Object.assign(input, { type: 'search', id: `${id}-input`, placeholder, autocomplete: 'off', spellcheck: false });
+  input.setAttribute('aria-controls', `${id}-results`);
+  input.setAttribute('aria-describedby', `${id}-status`);
+  const lbl = el(doc, 'label', 'webrag-ui-sr', label);
+  lbl.htmlFor = input.id;
+  const form = el(doc, 'form', 'webrag-ui-form', lbl, input);
+  form.setAttribute('role', 'search');
+  const status = el(doc, 'div', 'webrag-ui-status');
+  Object.assign(status, { id: `${id}-status` });
+  status.setAttribute('role', 'status');
+  status.setAttribute('aria-live', 'polite');
+  const list = el(doc, 'ol', 'webrag-ui-results');
+  list.id = `${id}-results`;
+  list.setAttribute('aria-label', 'Search results');
+  root.replaceChildren(form, status, list);
+
+  const ready = StaticSearch.open(base, open);
+  ready.catch((e) => { status.textContent = `Search is unavailable (${e.code ?? e.name}).`; });
+
+  let seq = 0; // the latest query's number: a slower, older search never overwrites a newer one
+  let timer = 0;
+
+  function render(query, results) {
+    list.replaceChildren(...results.map((r) => {
+      const li = el(doc, 'li', 'webrag-ui-result',
+        link(doc, r.url, 'webrag-ui-title', r.title || r.url || '(untitled)'),
+        trail(r.title, r.heading) ? el(doc, 'p', 'webrag-ui-heading', trail(r.title, r.heading)) : null,
+        marked(doc, r.excerpt, r.highlights));
+      if (r.sections?.length) {
+        li.append(el(doc, 'ul', 'webrag-ui-sections', ...r.sections.map((s) => el(doc, 'li', '',
+          link(doc, s.section, 'webrag-ui-section-link', s.heading || r.title || '(section)'),
+          marked(doc, s.excerpt, s.highlights)))));
+      }
+      return li;
+    }));
+    const n = results.length;
+    status.textContent = n ? `${n} result${n === 1 ? '' : 's'} for “${query}”` : `No results for “${query}”`;
+  }
+
+  async function search(query) {
+    const mine = ++seq;
+    clearTimeout(timer);
+    const q = query.trim();
+    if (!q) { list.replaceChildren(); status.textContent = ''; return []; }
+    let site;
+    try { site = await ready; } catch { return []; }
+    const onProgress = ({ results }) => { if (mine === seq) render(q, results); };
+    try {
+      const { results } = await site.search(q, { k, mode, sections, onProgress });
+      if (mine === seq) render(q, results);
+      return results;
+    } catch (e) {
+      if (mine === seq) status.textContent = `Search failed (${e.code ?? e.name}).`;
+      return [];
+    }
+  }
+
+  /** The focusable links of the results, in order. */
+  const links = () => [...list.querySelectorAll('a')];
+  const onInput = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => search(input.value), debounce);
+  };
+  const onSubmit = (e) => { e.preventDefault(); search(input.value); };
+  const onKey = (e) => {
+    const all = links();
+    const at = all.indexOf(doc.activeElement);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const next = e.key === 'ArrowDown' ? at + 1 : (at === -1 ? -1 : at - 1);
+      if (next >= 0 && next < all.length) all[next].focus();
+      else if (next === -1 && at !== -1) input.focus();
+      else return;
+      e.preventDefault();
+    } else if (e.key === 'Escape') {
+      if (doc.activeElement === input) { input.value = ''; search(''); } else input.focus();
+      e.preventDefault();
+    }
+  };
+  input.addEventListener('input', onInput);
+  form.addEventListener('submit', onSubmit);
+  root.addEventListener('keydown', onKey);
+
+  return {
+    input,
+    ready,
+    search: (query) => { input.value = query; return search(query); },
+    destroy() {
+      clearTimeout(timer);
+      seq++;
+      input.removeEventListener('input', onInput);
+      form.removeEventListener('submit', onSubmit);
+      root.removeEventListener('keydown', onKey);
+      root.replaceChildren();
+      root.classList.remove('webrag-ui');
+    },
+  };
+}
