@@ -101,8 +101,9 @@ wasm_cargo() {  # cargo for wasm32 by the route setup chose
   fi
 }
 
-# One build of the engine's .wasm into $1 (pkg: the full engine; pkg/search: the search build,
-# cargo args after it), with its wasm-bindgen glue, worker and inline.js; prints its size report.
+# One build of the engine's .wasm into $1 (pkg: the full engine; pkg/search: the search build;
+# pkg/build: the site builder, which only Node runs; cargo args after it), with its wasm-bindgen
+# glue and, for the page's builds, the worker and inline.js; prints its size report.
 build_wasm() {
   local out="$1"; shift
   log "release wasm build -> $out $*"
@@ -113,15 +114,18 @@ build_wasm() {
   wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
     --enable-sign-ext --enable-mutable-globals "$out/webrag_bg.wasm" -o "$out/webrag_bg.opt.wasm"
   mv "$out/webrag_bg.opt.wasm" "$out/webrag_bg.wasm"
-  cp src/web/js/worker.js "$out/"
-  node src/web/js/build/inline.mjs "$out"
-  node src/web/js/build/wasm-size.mjs "$wasm"
+  if [[ $out != pkg/build ]]; then
+    cp src/web/js/worker.js "$out/"
+    node src/web/js/build/inline.mjs "$out"
+    node src/web/js/build/wasm-size.mjs "$wasm"
+  fi
   echo "$out/webrag_bg.wasm: $(stat -c %s "$out/webrag_bg.wasm") bytes, gzip -9: $(gzip -9c "$out/webrag_bg.wasm" | wc -c) bytes"
 }
 
 build() {
-  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search pkg/ui
-  # The search build first, so the full one's linked module stays in the target directory.
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search pkg/ui pkg/build
+  # The full build last, so its linked module stays in the target directory.
+  build_wasm pkg/build --features builder
   build_wasm pkg/search --no-default-features
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
@@ -137,8 +141,14 @@ build() {
   mkdir -p pkg/bin pkg/model
   cp src/web/js/bin/webrag.mjs pkg/bin/webrag.mjs && chmod +x pkg/bin/webrag.mjs
   cp "$WEBRAG_MODEL/config.json" "$WEBRAG_MODEL/tokenizer.json" pkg/model/
+  # The default static model (`npx webrag index --vectors static` with no model download),
+  # distilled by the package's own builder once per model folder.
+  local wrs="$WEBRAG_MODEL/webrag-static.wrs"
+  [[ -s $wrs ]] || node pkg/bin/webrag.mjs distill "$WEBRAG_MODEL" --out "$wrs"
+  cp "$wrs" pkg/model/webrag-static.wrs
   printf '%s\n' 'config.json and tokenizer.json of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), used by' \
-    '`npx webrag index` to bound the chunks of keyword-only snapshots.' > pkg/model/README.md
+    '`npx webrag index` to bound the chunks of keyword-only snapshots, and webrag-static.wrs, the' \
+    'static model distilled from it (`npx webrag distill`), which `--vectors static` embeds with.' > pkg/model/README.md
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",
@@ -159,7 +169,8 @@ build() {
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
   "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
-    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/README.md", "README.md"],
+    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts",
+    "build/webrag.js", "build/webrag_bg.wasm", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/webrag-static.wrs", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
   "engines": { "node": ">=20" },

@@ -154,7 +154,7 @@ fn a_static_model_file_round_trips_and_bad_files_are_typed_errors() {
 #[test]
 fn the_distilled_model_keeps_meaning() {
     let tok = tokenizer();
-    let m = webrag::native::distill::distill(common::model(), tok, 128, &mut |_, _| {}).expect("distill");
+    let m = webrag::embed::distill::distill(common::model(), tok, 128, &mut |_, _| {}).expect("distill");
     assert_eq!((m.header().rows, m.header().dim), (30_522, 128));
     let pairs = [
         ("How do owls hunt at night?", "Owls catch their prey in the dark.", "The stock market fell sharply on Monday."),

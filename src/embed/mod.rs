@@ -7,6 +7,8 @@
 //! measured against sentence-transformers' own output (`../shared/embeddings/*.golden.json`).
 pub mod bert;
 pub mod device;
+#[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+pub mod distill;
 pub mod gemm;
 pub mod gemm_i8;
 pub mod gpu;

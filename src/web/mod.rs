@@ -13,7 +13,7 @@ pub mod llm;
 pub mod model;
 pub mod platform;
 mod pool;
-#[cfg(feature = "full")]
+#[cfg(feature = "builder")]
 pub mod snapshot;
 
 use std::rc::Rc;

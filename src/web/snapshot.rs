@@ -1,7 +1,9 @@
-//! `buildSnapshot`: a static-site snapshot built by the page's engine, for `npx webrag index`
-//! (Node runs this `.wasm`; `bin/webrag.mjs` in the package crawls the site and writes the
-//! files), so a site owner needs no Rust toolchain. The same [`crate::snapshot::build_snapshot`]
-//! as the native CLI, so both write the same bytes.
+//! The site builder (cargo feature `builder`, the package's `build/webrag_bg.wasm`, which only
+//! Node runs): `buildSnapshot` for `npx webrag index` (`bin/webrag.mjs` crawls the site and
+//! writes the files), `quantizeWeights` for `npx webrag quantize` and `distillStatic` for
+//! `npx webrag distill`, so a site owner needs no Rust toolchain. The same
+//! [`crate::snapshot::build_snapshot`] as the native CLI: a keyword snapshot is the same bytes.
+//! Pages never load this build.
 use js_sys::{Array, Function, Promise, Uint8Array};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -10,7 +12,7 @@ use wasm_bindgen_futures::future_to_promise;
 use super::platform::JsClock;
 use super::{js_error, option_error, report, to_js};
 use crate::embed::hashing::HashingEmbedder;
-use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, WordPiece};
+use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, StaticModel, WordPiece};
 use crate::engine::Engine;
 use crate::error::{Error, InputError, Result};
 use crate::ports::{MemoryStore, NoProgress};
@@ -36,6 +38,9 @@ struct ModelBytes {
     weights: Option<Vec<u8>>,
     #[serde(default)]
     id: Option<String>,
+    /// A static model file (`WRS1`, `distillStatic`'s output) for `vectors: 'static'`.
+    #[serde(default, rename = "static", with = "serde_bytes")]
+    static_model: Option<Vec<u8>>,
 }
 
 /// `{vectors: 'none' | 'chunks' | 'static', graph, kb}`.
@@ -51,9 +56,10 @@ struct Options {
 }
 
 /// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
-/// weights?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) | 'chunks',
-/// graph: true}`: `chunks` embeds every chunk and needs `weights` (`'static'` is the native
-/// CLI's: `INVALID_OPTION`); the graph shards come with
+/// weights?, static?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) |
+/// 'chunks' | 'static', graph: true}`: `chunks` embeds every chunk and needs `weights`;
+/// `static` embeds with the static model file `static` (weighted by the site's idf, shipped as
+/// the snapshot's static tier, as `webrag index --vectors static`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped}`
 /// (`skipped`: the paths of pages without text to index, left out); rejects
@@ -78,6 +84,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
             };
             let p = SnapshotParams {
                 vectors,
+                fusion_weights: (mode == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
                 graph: vectors && options.graph.unwrap_or(true),
                 kb: options.kb.unwrap_or(false),
                 ..Default::default()
@@ -86,13 +93,18 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 crate::snapshot::with_text(pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?);
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if mode == "static" {
-                // The static tier's builder stays out of the page's .wasm (its size budget): the
-                // native CLI builds it (`webrag index --vectors static`).
-                Err(InputError::InvalidOption {
-                    name: "vectors".into(),
-                    reason: "'static' is built by the native CLI (webrag index --vectors static)".into(),
-                }
-                .into())
+                let Some(bytes) = model.static_model else {
+                    return Err(InputError::InvalidOption {
+                        name: "vectors".into(),
+                        reason: "'static' needs a static model file (model.static)".into(),
+                    }
+                    .into());
+                };
+                let config = BertConfig::from_json(&model.config)?;
+                let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
+                let mut m = StaticModel::from_bytes(tokenizer, &bytes)?;
+                crate::snapshot::weight_static_model(&mut m, &docs);
+                build(SiteEmbedder::Static(m), docs, &p, &on_progress).await
             } else if vectors {
                 let Some(weights) = model.weights else {
                     return Err(
@@ -126,10 +138,11 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
     })
 }
 
-/// The snapshot builder's embedder: the model, or (keyword only) its tokenizer alone. One type
-/// for both, so the engine is compiled into the `.wasm` once for them (its size).
+/// The snapshot builder's embedder: the model, the static model, or (keyword only) the model's
+/// tokenizer alone. One type for all, so the engine is compiled into the `.wasm` once for them.
 enum SiteEmbedder {
     Model(CpuEmbedder),
+    Static(StaticModel),
     Keyword(HashingEmbedder<'static>),
 }
 
@@ -137,42 +150,54 @@ impl crate::embed::Embedder for SiteEmbedder {
     fn model_id(&self) -> &str {
         match self {
             Self::Model(m) => m.model_id(),
+            Self::Static(m) => m.model_id(),
             Self::Keyword(k) => k.model_id(),
         }
     }
     fn dim(&self) -> usize {
         match self {
             Self::Model(m) => m.dim(),
+            Self::Static(m) => m.dim(),
             Self::Keyword(k) => k.dim(),
         }
     }
     fn max_tokens(&self) -> usize {
         match self {
             Self::Model(m) => m.max_tokens(),
+            Self::Static(m) => m.max_tokens(),
             Self::Keyword(k) => k.max_tokens(),
         }
     }
     fn token_counter(&self) -> &dyn crate::text::TokenCounter {
         match self {
             Self::Model(m) => m.token_counter(),
+            Self::Static(m) => m.token_counter(),
             Self::Keyword(k) => k.token_counter(),
         }
     }
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         match self {
             Self::Model(m) => m.embed(texts).await,
+            Self::Static(m) => m.embed(texts).await,
             Self::Keyword(k) => k.embed(texts).await,
         }
     }
     async fn embed_late(&self, texts: &[&str], pools: &[crate::embed::LatePools]) -> Result<Option<Vec<crate::embed::LateVectors>>> {
         match self {
             Self::Model(m) => m.embed_late(texts, pools).await,
+            Self::Static(m) => m.embed_late(texts, pools).await,
             Self::Keyword(_) => Ok(None),
+        }
+    }
+    fn static_model(&self) -> Option<&StaticModel> {
+        match self {
+            Self::Static(m) => Some(m),
+            _ => None,
         }
     }
 }
 
-/// Indexes `docs` in memory (batches of 256 pages) and builds the snapshot; the files in name
+/// Indexes `docs` in memory (batches of [`crate::snapshot::SITE_BATCH`] pages) and builds the snapshot; the files in name
 /// order with `manifest.json` last (a reader never sees a manifest before the shards it names).
 async fn build(
     embedder: SiteEmbedder,
@@ -183,7 +208,7 @@ async fn build(
     let mut eng = Engine::open(MemoryStore::new(), embedder, p.engine_config(), Box::new(JsClock)).await?;
     let total = docs.len();
     let mut done = 0;
-    for batch in docs.chunks(256) {
+    for batch in docs.chunks(crate::snapshot::SITE_BATCH) {
         eng.add(batch.to_vec(), &mut NoProgress).await?;
         crate::snapshot::seal_after_batch(&mut eng, p).await?;
         done += batch.len();
@@ -203,5 +228,28 @@ async fn build(
 #[wasm_bindgen(js_name = quantizeWeights)]
 pub fn quantize_weights(weights: &[u8], format: &str) -> std::result::Result<Vec<u8>, JsValue> {
     let run = || -> Result<Vec<u8>> { crate::embed::quantize_weights(weights, format.parse().map_err(Error::from)?) };
+    run().map_err(|e| js_error(&e))
+}
+
+/// `distillStatic(config, tokenizer, weights, dim)`: a static model distilled from the BERT model
+/// whose `config.json`, `tokenizer.json` and `model.safetensors` are given (`Uint8Array`s), with
+/// `dim` dimensions ([`crate::embed::distill`]); the `WRS1` file's bytes. For
+/// `npx webrag distill`. `onProgress` receives `{phase: 'distill', done, total}` in tokens.
+/// Throws `InputError` `INVALID_OPTION` (`dim` 0 or past the model's) or `ModelError`.
+#[wasm_bindgen(js_name = distillStatic)]
+pub fn distill_static(
+    config: Vec<u8>,
+    tokenizer: Vec<u8>,
+    weights: Vec<u8>,
+    dim: usize,
+    on_progress: Option<Function>,
+) -> std::result::Result<Vec<u8>, JsValue> {
+    let run = || -> Result<Vec<u8>> {
+        let files = ModelFiles { config, tokenizer, weights };
+        let model = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files)?;
+        let tok = WordPiece::from_bytes(&files.tokenizer, model.tokenizer().max_len())?;
+        let mut progress = |done: usize, total: usize| report(&on_progress, &ProgressEvent { phase: "distill".into(), done, total });
+        Ok(crate::embed::distill::distill(&model, tok, dim, &mut progress)?.to_bytes())
+    };
     run().map_err(|e| js_error(&e))
 }

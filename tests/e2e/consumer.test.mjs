@@ -29,7 +29,7 @@ before(async () => {
   const out = execFileSync('npm', ['pack', join(ROOT, 'pkg'), '--pack-destination', APP, '--json'], { cwd: APP, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out);
   const shipped = files.map((f) => f.path).sort();
-  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
+  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'build/webrag.js', 'build/webrag_bg.wasm', 'model/webrag-static.wrs', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
@@ -45,9 +45,9 @@ before(async () => {
 import { WebRag } from 'webrag';
 import { WebRag as SearchRag } from 'webrag/search';
 import { StaticSearch, analyze } from 'webrag/static';
-window.runStatic = async (snapshot, query) => {
+window.runStatic = async (snapshot, query, mode = 'hybrid') => {
   const site = await StaticSearch.open(snapshot);
-  const { results, errors } = await site.search(query, { k: 3 });
+  const { results, errors } = await site.search(query, { k: 3, mode });
   return { urls: results.map((r) => r.url), errors: errors.length, terms: analyze(query), bytes: site.transferred.bytes };
 };
 window.runKb = async (model) => {
@@ -130,6 +130,55 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   const st = await page.evaluate(([s, q]) => window.runStatic(s, q), ['/target/consumer/site/webrag-npx/', title]);
   assert.ok(st.urls[0].endsWith(page0), JSON.stringify(st));
   await page.close();
+});
+
+test('npx webrag index --vectors static: the static tier from the package alone (its own static model), as the native CLI builds it, searched semantically in the page', { timeout: 600_000 }, async () => {
+  const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
+  const out = execFileSync('npx', ['--no-install', 'webrag', 'index', 'site', '--vectors', 'static', '--out', 'site/webrag-npx-static'], { cwd: APP, encoding: 'utf8', env });
+  assert.match(out, /snapshot of 40 pages .* \d+ vector lists, 40 graph files/);
+  const wrs = join(APP, 'node_modules/webrag/model/webrag-static.wrs');
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag-native-static'), '--vectors', 'static', '--static-model', wrs, '--no-cache'], { cwd: ROOT, stdio: 'pipe' });
+  const native = tree(join(APP, 'site/webrag-native-static'));
+  const npx = tree(join(APP, 'site/webrag-npx-static'));
+  delete npx['webrag-ui.js'];
+  const manifest = JSON.parse(Buffer.from(npx['manifest.json'], 'base64'));
+  assert.ok(manifest.static?.vocab?.shards > 0 && manifest.static.rows.count === 30522, JSON.stringify(manifest.static));
+  assert.deepEqual(Object.keys(npx).filter((f) => /^[kst]\//.test(f)), Object.keys(native).filter((f) => /^[kst]\//.test(f)), 'the same term, vocabulary and token-row shards');
+  for (const f of Object.keys(native).filter((f) => /^[kst]\//.test(f))) assert.equal(npx[f], native[f], `${f} is byte-identical`);
+  // Bad input: a static model file that is not one is a typed error, exit status 1.
+  writeFileSync(join(APP, 'bad.wrs'), 'not a static model');
+  let e = null;
+  try { execFileSync('npx', ['--no-install', 'webrag', 'index', 'site', '--vectors', 'static', '--static-model', 'bad.wrs', '--out', 'site/x'], { cwd: APP, stdio: 'pipe', env }); } catch (err) { e = err; }
+  assert.equal(e?.status, 1);
+  assert.match(String(e.stderr), /^webrag: MODEL_WEIGHTS_CORRUPT: /m);
+  // In the page: webrag/static embeds the query itself; semantic results with no model.
+  const page = await browser.ctx.newPage();
+  await page.goto(`${server.url}/target/consumer/esbuild/index.html`);
+  await page.waitForFunction(() => window.appReady === true);
+  const file = readdirSync(join(APP, 'site/news/1_part_1')).sort()[2];
+  const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(APP, 'site/news/1_part_1', file), 'utf8'))[1];
+  const st = await page.evaluate(([s, q]) => window.runStatic(s, q, 'semantic'), ['/target/consumer/site/webrag-npx-static/', title]);
+  assert.equal(st.errors, 0);
+  assert.ok(st.urls.length > 0, JSON.stringify(st));
+  await page.close();
+});
+
+test('npx webrag distill writes a static model from a BERT folder; bad --dim is refused', { timeout: 600_000 }, () => {
+  const model = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+  const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
+  const out = execFileSync('npx', ['--no-install', 'webrag', 'distill', model, '--out', 'distilled/m.wrs', '--dim', '32'], { cwd: APP, encoding: 'utf8', env });
+  assert.match(out, /static model of 32 dimensions, \d+ bytes/);
+  const b = readFileSync(join(APP, 'distilled/m.wrs'));
+  assert.equal(b.subarray(0, 4).toString(), 'WRS1');
+  const header = JSON.parse(b.subarray(8, 8 + b.readUInt32LE(4)).toString());
+  assert.equal(header.dim, 32);
+  assert.equal(header.rows, 30522);
+  assert.equal(b.length, 8 + b.readUInt32LE(4) + 30522 * 4 + 30522 * 32, 'scales and int8 rows');
+  const bad = (args) => { try { execFileSync('npx', ['--no-install', 'webrag', ...args], { cwd: APP, stdio: 'pipe', env }); return null; } catch (err) { return { status: err.status, stderr: String(err.stderr) }; } };
+  assert.equal(bad(['distill', model, '--out', 'x.wrs', '--dim', '0']).status, 2);
+  const past = bad(['distill', model, '--out', 'x.wrs', '--dim', '999']);
+  assert.equal(past.status, 1);
+  assert.match(past.stderr, /^webrag: INVALID_OPTION: /m);
 });
 
 test('npx webrag quantize writes the native CLI\'s int8 query encoder byte for byte', { timeout: 600_000 }, () => {

@@ -1,8 +1,8 @@
 // The static tier (`webrag index --vectors static`) against Pagefind, in one run: build time of
 // the whole generated CRUD news site (17,364 pages by default) with the static tier, keyword only
 // and Pagefind; then, per query in a fresh browser context (empty HTTP cache), everything the
-// first hybrid search downloads — the minified loader (static.js with static-text.js and
-// wordpiece.js, bundled by esbuild), the manifest and every shard (keyword, the query's vocabulary
+// first hybrid search downloads — the search box script a site serves (webrag-ui.js: webrag/ui
+// and webrag/static, bundled by esbuild), the manifest and every shard (keyword, the query's vocabulary
 // shards and token rows, IVF centroids and lists, graph files, fragments) — and the milliseconds
 // to its results. Queries: the first 6 characters of titles spread over the site (as
 // bench-site.mjs), and on the HotpotQA and MuSiQue passage sites of
@@ -41,7 +41,9 @@ const staticSecs = build('static');
 const keywordSecs = build('none');
 const pagefindSecs = time(() => execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
 mkdirSync(join(OUT, 'js'), { recursive: true });
-execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [join(ROOT, 'src/web/js/static.js'), '--bundle', '--minify', '--format=esm', `--outfile=${join(OUT, 'js/static.min.js')}`], { stdio: 'ignore' });
+// What a site's page loads: the search box bundle `npx webrag index` writes (webrag/ui with
+// webrag/static), built as ./webrag.sh build builds it.
+execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [join(ROOT, 'src/web/js/ui-bundle.js'), '--bundle', '--minify', '--format=esm', '--target=es2022', '--legal-comments=none', `--outfile=${join(OUT, 'js/webrag-ui.js')}`], { stdio: 'ignore' });
 writeFileSync(join(OUT, 'bench.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
 
 // Sites and their queries.
@@ -91,7 +93,7 @@ for (const s of sites) {
     await page.goto(`${server.url}/c/${run}/bench.html`);
     const r = await page.evaluate(async ([q, dir]) => {
       const t0 = performance.now();
-      const { StaticSearch } = await import('./js/static.min.js');
+      const { StaticSearch } = await import('./js/webrag-ui.js');
       const site = await StaticSearch.open(`./${dir}/`);
       const { results, errors } = await site.search(q, { k: 10 });
       return { ms: performance.now() - t0, n: results.length, semantic: results.some((x) => x.found?.includes('semantic') || x.found?.includes('graph')), errors: errors.length };

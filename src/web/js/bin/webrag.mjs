@@ -3,13 +3,18 @@
 // site owner needs no Rust toolchain. The same snapshot builder as the native CLI (`webrag index
 // <site> --out …`), so both write the same bytes.
 //
-//   npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb] [--no-ui]
+//   npx webrag index <site> [--out DIR] [--vectors none|chunks|static] [--model DIR] [--static-model FILE] [--model-id ID] [--no-graph] [--kb] [--no-ui]
 //   npx webrag quantize <model> --out DIR [--format int8|f16]
+//   npx webrag distill <model> --out FILE [--dim 256]
 //
+// All three run the package's site builder (build/webrag_bg.wasm, which pages never load).
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
 // search needs no model: the package ships all-MiniLM-L6-v2's tokenizer, which bounds the chunks.
 // --model DIR (config.json, tokenizer.json, model.safetensors) embeds every chunk for semantic
-// and graph search (--vectors chunks, the default when --model is given). `quantize` writes the
+// and graph search (--vectors chunks, the default when --model is given); --vectors static
+// embeds with a static model distilled from one (the package ships all-MiniLM-L6-v2's, so it
+// needs no model download, for the owner or the visitors). `distill` writes such a static model
+// from any BERT model folder. `quantize` writes the
 // smaller copy of a model a site serves to its visitors as their query encoder (the same bytes as
 // the native `webrag quantize`). Beside the snapshot, `index` writes the search box
 // (`webrag-ui.js`: webrag/ui and webrag/static in one module), so a page needs
@@ -24,15 +29,19 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
-const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks] [--model DIR] [--model-id ID] [--no-graph] [--kb] [--no-ui]
+const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks|static] [--model DIR] [--static-model FILE] [--model-id ID] [--no-graph] [--kb] [--no-ui]
 
   <site>            the built site: every .html, .htm, .md and .markdown file under it is a page
   --out DIR         where the snapshot goes (default: <site>/webrag); files of an earlier snapshot
                     that this one no longer names are removed
   --vectors MODE    none: keyword search only (default without --model);
-                    chunks: embed every chunk for semantic and graph search (needs --model)
+                    chunks: embed every chunk for semantic and graph search (needs --model);
+                    static: embed with a static model (no forward pass; visitors' pages embed
+                    queries in plain JavaScript from a few kilobytes of its rows)
   --model DIR       a BERT sentence-embedding model: config.json, tokenizer.json, model.safetensors
                     (e.g. sentence-transformers/all-MiniLM-L6-v2)
+  --static-model F  with --vectors static: the static model file (npx webrag distill); default:
+                    webrag-static.wrs in --model DIR, else the package's (all-MiniLM-L6-v2's)
   --model-id ID     the id the snapshot records for that model (default
                     sentence-transformers/all-MiniLM-L6-v2; another model needs its own, e.g.
                     moka-ai/m3e-small)
@@ -47,7 +56,13 @@ usage: npx webrag quantize <model> --out DIR [--format int8|f16]
   <model>           a model folder (config.json, tokenizer.json, model.safetensors)
   --out DIR         where the copy goes (config.json and tokenizer.json copied)
   --format F        int8: matrices as int8 with one scale per row, about a quarter of the bytes
-                    (default); f16: half`;
+                    (default); f16: half
+
+usage: npx webrag distill <model> --out FILE [--dim 256]
+
+  <model>           a BERT model folder (config.json, tokenizer.json, model.safetensors)
+  --out FILE        the static model file (WRS1) to write
+  --dim N           its dimensions (PCA components), 1 to the model's hidden size (default 256)`;
 
 function fail(message, code = 2) {
   process.stderr.write(`webrag: ${message}\n`);
@@ -68,16 +83,39 @@ function crawl(root, dir, skip, out) {
 
 /** The engine's module, initialised (run again with relaxed SIMD enabled where Node needs the flag). */
 async function engine() {
-  const wasm = readFileSync(join(PKG, 'webrag_bg.wasm'));
+  const wasm = readFileSync(join(PKG, 'build', 'webrag_bg.wasm'));
   if (!WebAssembly.validate(wasm)) {
     // Node before 22 has relaxed SIMD behind a flag: run again with it.
     if (process.execArgv.includes(RELAXED_FLAG)) fail('this Node.js cannot run the engine (it needs WebAssembly relaxed SIMD: Node 22+)', 1);
     const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
     process.exit(r.status ?? 1);
   }
-  const mod = await import('../webrag.js');
+  const mod = await import('../build/webrag.js');
   mod.initSync({ module: wasm });
   return mod;
+}
+
+/** `distill <model> --out FILE [--dim N]`. */
+async function distill(modelDir, values) {
+  if (!values.out) fail('distill needs --out FILE');
+  const dim = Number(values.dim ?? 256);
+  if (!Number.isInteger(dim) || dim < 1) fail(`--dim ${values.dim}: expected a whole number ≥ 1`);
+  const read = (name) => {
+    try { return readFileSync(join(modelDir, name)); } catch (e) { fail(`cannot read ${join(modelDir, name)}: ${e.message}`, 1); }
+  };
+  const [config, tokenizer, weights] = ['config.json', 'tokenizer.json', 'model.safetensors'].map(read);
+  const { distillStatic } = await engine();
+  const t0 = Date.now();
+  let bytes;
+  try {
+    bytes = distillStatic(config, tokenizer, weights, dim, (ev) => {
+      if (ev.done === ev.total || ev.done % 8192 === 0) process.stderr.write(`distilled ${ev.done}/${ev.total} tokens\n`);
+    });
+  } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
+  const out = resolve(values.out);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, bytes);
+  console.log(`${out}: static model of ${dim} dimensions, ${bytes.length} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 /** `quantize <model> --out DIR [--format int8|f16]`. */
@@ -109,6 +147,8 @@ async function main() {
         vectors: { type: 'string' },
         model: { type: 'string' },
         'model-id': { type: 'string' },
+        'static-model': { type: 'string' },
+        dim: { type: 'string' },
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
         'no-ui': { type: 'boolean', default: false },
@@ -121,17 +161,18 @@ async function main() {
   }
   const { values, positionals } = args;
   if (values.help) { console.log(USAGE); return; }
-  if (!['index', 'quantize'].includes(positionals[0]) || positionals.length !== 2) fail(USAGE);
+  if (!['index', 'quantize', 'distill'].includes(positionals[0]) || positionals.length !== 2) fail(USAGE);
   if (positionals[0] === 'quantize') return quantize(resolve(positionals[1]), values);
+  if (positionals[0] === 'distill') return distill(resolve(positionals[1]), values);
   const site = resolve(positionals[1]);
   if (!existsSync(site) || !statSync(site).isDirectory()) fail(`${positionals[1]} is not a directory`);
   const out = resolve(values.out ?? join(site, 'webrag'));
   const vectors = values.vectors ?? (values.model ? 'chunks' : 'none');
-  if (vectors === 'static') fail('--vectors static: the static tier is built by the native CLI for now (cargo run --release --bin webrag -- index SITE --out SITE/webrag --vectors static)');
-  if (!['none', 'chunks'].includes(vectors)) fail(`--vectors ${vectors}: expected none or chunks`);
+  if (!['none', 'chunks', 'static'].includes(vectors)) fail(`--vectors ${vectors}: expected none, chunks or static`);
+  if (values['static-model'] !== undefined && vectors !== 'static') fail('--static-model goes with --vectors static');
   if (vectors === 'chunks' && !values.model) fail('--vectors chunks needs --model DIR (config.json, tokenizer.json, model.safetensors)');
 
-  const { buildSnapshot } = await engine();
+  const { buildSnapshot, distillStatic } = await engine();
 
   const modelDir = values.model ? resolve(values.model) : join(PKG, 'model');
   const read = (name) => {
@@ -139,6 +180,17 @@ async function main() {
   };
   const model = { config: read('config.json'), tokenizer: read('tokenizer.json') };
   if (vectors === 'chunks') model.weights = read('model.safetensors');
+  if (vectors === 'static') {
+    // The static model: --static-model, else the model folder's webrag-static.wrs (distilled
+    // now when it has none), else the package's own.
+    const file = values['static-model'] ? resolve(values['static-model']) : join(modelDir, 'webrag-static.wrs');
+    if (existsSync(file) || values['static-model']) {
+      try { model.static = readFileSync(file); } catch (e) { fail(`cannot read ${file}: ${e.message}`, 1); }
+    } else {
+      process.stderr.write(`${file} is missing: distilling the static model from ${modelDir} (npx webrag distill ${modelDir} --out ${file} keeps it)\n`);
+      try { model.static = distillStatic(model.config, model.tokenizer, read('model.safetensors'), 256); } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
+    }
+  }
   if (values['model-id'] !== undefined) {
     if (!values['model-id'].trim()) fail('--model-id: empty');
     model.id = values['model-id'];
