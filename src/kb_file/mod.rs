@@ -16,7 +16,7 @@
 //! and sealed HNSW segments, atomic questions, memory and traces come along. `schema` is the
 //! store schema the records follow; an older one is migrated on import as the store would be
 //! on open.
-use std::io::{Read, Write};
+use std::io::Read;
 
 use serde::{Deserialize, Serialize};
 
@@ -106,10 +106,15 @@ pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compr
     let schema =
         contents.meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION);
     let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents: wire::ContentsOut::new(contents) };
-    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
-    serde_json::to_writer(&mut gz, &out).map_err(|e| StoreError::Backend { reason: e.to_string() })?;
-    gz.flush().map_err(|e| StoreError::Backend { reason: e.to_string() })?;
-    Ok(gz.finish().map_err(|e| StoreError::Backend { reason: e.to_string() })?)
+    let gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
+    // The serializer writes token by token; the compressor gets them in 1 MiB pieces. Fed
+    // directly, each write cleared flate2's 32 KiB output buffer again (`Vec::resize`): 71% of
+    // a 17,364-page site's 52 s build-cache write went to that `memset`.
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
+    let backend = |e: &dyn std::fmt::Display| StoreError::Backend { reason: e.to_string() };
+    serde_json::to_writer(&mut w, &out).map_err(|e| backend(&e))?;
+    let gz = w.into_inner().map_err(|e| backend(&e.into_error()))?;
+    Ok(gz.finish().map_err(|e| backend(&e))?)
 }
 
 /// Reads a knowledge-base file. It is parsed as it inflates (the JSON text is never held whole)
@@ -189,6 +194,7 @@ fn check_header(format: Option<&str>, version: Option<u32>, schema: Option<u32>)
 mod tests {
     use super::*;
     use crate::types::{DocumentRecord, MetaRecord};
+    use std::io::Write;
 
     fn sample() -> Contents {
         Contents {
