@@ -360,10 +360,14 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
 }
 
 /// The recall cost of the static-site snapshot's vectors: dense R@2/5/10 with the f32 chunk
-/// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize`])
-/// scanned exactly, and with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
-/// list size) read `nprobe` at a time, as `static.js` reads them. Questions are embedded by
-/// `query`; `label` is appended to the rows' names.
+/// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize_i8`])
+/// scanned exactly, with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
+/// list size) read `nprobe` at a time, as `static.js` reads them, and with two smaller codes
+/// scanned exactly against the f32 query: int4 with one scale per vector (`max|v| / 7`, half
+/// int8's component bytes) and product quantization (Jégou et al., TPAMI 2011, section III:
+/// [`PQ_SUBSPACES`] subvectors of 256 centroids each, one byte per subvector, the query scored by
+/// asymmetric distance, the inner product of each subvector with its centroid). Questions are
+/// embedded by `query`; `label` is appended to the rows' names.
 pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     set: &EvalSet,
     eng: &Engine<MemoryStore, E>,
@@ -387,7 +391,11 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
     let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
     let dot8 = |q: &[f32], (s, x): &(f32, Vec<i8>)| s * x.iter().zip(q).map(|(a, b)| *a as f32 * b).sum::<f32>();
-    let mut sums = [[0f64; 3]; 3];
+    let q4: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| quantize_i4(v)).collect();
+    let dim = vecs.first().map_or(0, Vec::len);
+    let pq = ProductQuantizer::train(&vecs, PQ_SUBSPACES.min(dim.max(1)));
+    let codes: Vec<Vec<u8>> = vecs.iter().map(|v| pq.encode(v)).collect();
+    let mut sums = [[0f64; 3]; 5];
     let mut n = 0;
     for (q, gold) in &set.questions {
         if gold.is_empty() {
@@ -398,10 +406,13 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
         let mut probe: Vec<(usize, f32)> = c8.iter().enumerate().map(|(i, c)| (i, dot8(&qv, c))).collect();
         probe.sort_by(|a, b| b.1.total_cmp(&a.1));
         let probed: std::collections::HashSet<usize> = probe.iter().take(p.nprobe).map(|x| x.0).collect();
-        let scored: [Vec<(usize, f32)>; 3] = [
+        let table = pq.table(&qv);
+        let scored: [Vec<(usize, f32)>; 5] = [
             vecs.iter().enumerate().map(|(i, v)| (i, crate::embed::gemm::dot(&qv, v))).collect(),
             q8.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
             q8.iter().enumerate().filter(|(i, _)| probed.contains(&assign[*i])).map(|(i, v)| (i, dot8(&qv, v))).collect(),
+            q4.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
+            codes.iter().enumerate().map(|(i, c)| (i, c.iter().zip(&table).map(|(&k, t)| t[k as usize]).sum::<f32>())).collect(),
         ];
         for (mi, mut s) in scored.into_iter().enumerate() {
             s.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -422,8 +433,10 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     }
     let names = [
         format!("dense f32, exact scan{label}"),
-        format!("dense int8 (snapshot), exact scan{label}"),
+        format!("dense int8 (snapshot; {} bytes a vector), exact scan{label}", dim + 4),
         format!("dense int8 IVF ({lists} lists, nprobe {}){label}", p.nprobe),
+        format!("dense int4 ({} bytes a vector), exact scan{label}", dim.div_ceil(2) + 4),
+        format!("dense PQ ({} subvectors × 256 centroids; {} bytes a vector), exact scan{label}", pq.subspaces(), pq.subspaces()),
     ];
     Ok(names
         .into_iter()
@@ -439,6 +452,86 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
             reference_r5: None,
         })
         .collect())
+}
+
+/// Subvectors of [`evaluate_snapshot_vectors`]'s product quantizer: 32, one byte each, a
+/// eighth of int8's 256 bytes for the static model's 256 dimensions.
+pub const PQ_SUBSPACES: usize = 32;
+
+/// `v` as int4 with one scale per vector: `v ≈ scale · q`, `q` in −7…7 (held one per `i8` here;
+/// two to a byte on disk).
+fn quantize_i4(v: &[f32]) -> (f32, Vec<i8>) {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 7.0;
+    (scale, v.iter().map(|x| (x / scale).round().clamp(-7.0, 7.0) as i8).collect())
+}
+
+/// A product quantizer (Jégou, Douze and Schmid, "Product quantization for nearest neighbor
+/// search", TPAMI 2011): the dimensions cut into `m` contiguous subvectors, each coded by the
+/// nearest of 256 centroids learnt by k-means (L2, 10 iterations, evenly spaced starting rows).
+struct ProductQuantizer {
+    /// Subvector bounds `[start, end)`.
+    bounds: Vec<(usize, usize)>,
+    /// Per subvector, its centroids, each `end − start` long.
+    centroids: Vec<Vec<Vec<f32>>>,
+}
+
+impl ProductQuantizer {
+    fn train(vecs: &[Vec<f32>], m: usize) -> Self {
+        let dim = vecs.first().map_or(0, Vec::len);
+        let bounds: Vec<(usize, usize)> = (0..m).map(|i| (i * dim / m, (i + 1) * dim / m)).collect();
+        let centroids = bounds
+            .iter()
+            .map(|&(a, b)| {
+                let subs: Vec<&[f32]> = vecs.iter().map(|v| &v[a..b]).collect();
+                let k = 256.min(subs.len()).max(1);
+                let mut cents: Vec<Vec<f32>> =
+                    (0..k).map(|i| subs.get(i * subs.len() / k).map_or(vec![0.0; b - a], |s| s.to_vec())).collect();
+                for _ in 0..10 {
+                    let mut sum = vec![vec![0f32; b - a]; k];
+                    let mut count = vec![0usize; k];
+                    for s in &subs {
+                        let c = nearest(&cents, s);
+                        count[c] += 1;
+                        sum[c].iter_mut().zip(s.iter()).for_each(|(t, x)| *t += x);
+                    }
+                    for (c, (t, n)) in cents.iter_mut().zip(sum.into_iter().zip(count)) {
+                        if n > 0 {
+                            *c = t.into_iter().map(|x| x / n as f32).collect();
+                        }
+                    }
+                }
+                cents
+            })
+            .collect();
+        ProductQuantizer { bounds, centroids }
+    }
+
+    fn subspaces(&self) -> usize {
+        self.bounds.len()
+    }
+
+    fn encode(&self, v: &[f32]) -> Vec<u8> {
+        self.bounds.iter().zip(&self.centroids).map(|(&(a, b), cents)| nearest(cents, &v[a..b]) as u8).collect()
+    }
+
+    /// The asymmetric distance table: per subvector, the query's inner product with each centroid.
+    fn table(&self, q: &[f32]) -> Vec<Vec<f32>> {
+        self.bounds
+            .iter()
+            .zip(&self.centroids)
+            .map(|(&(a, b), cents)| cents.iter().map(|c| crate::embed::gemm::dot(&q[a..b], c)).collect())
+            .collect()
+    }
+}
+
+/// The index of the centroid nearest `x` (L2).
+fn nearest(cents: &[Vec<f32>], x: &[f32]) -> usize {
+    let d = |c: &[f32]| c.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum::<f32>();
+    (0..cents.len()).min_by(|&i, &j| d(&cents[i]).total_cmp(&d(&cents[j]))).unwrap_or(0)
 }
 
 /// Prints `eval --query-model`'s table: each retriever's recall with the questions embedded by
