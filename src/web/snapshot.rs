@@ -231,9 +231,10 @@ pub fn quantize_weights(weights: &[u8], format: &str) -> std::result::Result<Vec
     run().map_err(|e| js_error(&e))
 }
 
-/// `distillStatic(config, tokenizer, weights, dim)`: a static model distilled from the BERT model
-/// whose `config.json`, `tokenizer.json` and `model.safetensors` are given (`Uint8Array`s), with
-/// `dim` dimensions ([`crate::embed::distill`]); the `WRS1` file's bytes. For
+/// `distillStatic(config, tokenizer, weights, dim, modelId, onProgress)`: a static model distilled
+/// from the BERT model whose `config.json`, `tokenizer.json` and `model.safetensors` are given
+/// (`Uint8Array`s), with `dim` dimensions ([`crate::embed::distill`]); the `WRS1` file's bytes,
+/// which record `modelId` as their source (`undefined`: all-MiniLM-L6-v2's id). For
 /// `npx webrag distill`. `onProgress` receives `{phase: 'distill', done, total}` in tokens.
 /// Throws `InputError` `INVALID_OPTION` (`dim` 0 or past the model's) or `ModelError`.
 #[wasm_bindgen(js_name = distillStatic)]
@@ -242,11 +243,12 @@ pub fn distill_static(
     tokenizer: Vec<u8>,
     weights: Vec<u8>,
     dim: usize,
+    model_id: Option<String>,
     on_progress: Option<Function>,
 ) -> std::result::Result<Vec<u8>, JsValue> {
     let run = || -> Result<Vec<u8>> {
         let files = ModelFiles { config, tokenizer, weights };
-        let model = CpuEmbedder::from_files(DEFAULT_MODEL_ID, &files)?;
+        let model = CpuEmbedder::from_files(model_id.as_deref().unwrap_or(DEFAULT_MODEL_ID), &files)?;
         let tok = WordPiece::from_bytes(&files.tokenizer, model.tokenizer().max_len())?;
         let mut progress = |done: usize, total: usize| report(&on_progress, &ProgressEvent { phase: "distill".into(), done, total });
         Ok(crate::embed::distill::distill(&model, tok, dim, &mut progress)?.to_bytes())

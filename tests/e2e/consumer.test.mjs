@@ -166,16 +166,18 @@ test('npx webrag index --vectors static: the static tier from the package alone 
 test('npx webrag distill writes a static model from a BERT folder; bad --dim is refused', { timeout: 600_000 }, () => {
   const model = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
   const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
-  const out = execFileSync('npx', ['--no-install', 'webrag', 'distill', model, '--out', 'distilled/m.wrs', '--dim', '32'], { cwd: APP, encoding: 'utf8', env });
+  const out = execFileSync('npx', ['--no-install', 'webrag', 'distill', model, '--out', 'distilled/m.wrs', '--dim', '32', '--model-id', 'acme/bert-mini'], { cwd: APP, encoding: 'utf8', env });
   assert.match(out, /static model of 32 dimensions, \d+ bytes/);
   const b = readFileSync(join(APP, 'distilled/m.wrs'));
   assert.equal(b.subarray(0, 4).toString(), 'WRS1');
   const header = JSON.parse(b.subarray(8, 8 + b.readUInt32LE(4)).toString());
   assert.equal(header.dim, 32);
   assert.equal(header.rows, 30522);
+  assert.equal(header.source, 'acme/bert-mini', 'the file records the --model-id it was given');
   assert.equal(b.length, 8 + b.readUInt32LE(4) + 30522 * 4 + 30522 * 32, 'scales and int8 rows');
   const bad = (args) => { try { execFileSync('npx', ['--no-install', 'webrag', ...args], { cwd: APP, stdio: 'pipe', env }); return null; } catch (err) { return { status: err.status, stderr: String(err.stderr) }; } };
   assert.equal(bad(['distill', model, '--out', 'x.wrs', '--dim', '0']).status, 2);
+  assert.equal(bad(['distill', model, '--out', 'x.wrs', '--model-id', ' ']).status, 2);
   const past = bad(['distill', model, '--out', 'x.wrs', '--dim', '999']);
   assert.equal(past.status, 1);
   assert.match(past.stderr, /^webrag: INVALID_OPTION: /m);

@@ -5,7 +5,7 @@
 //
 //   npx webrag index <site> [--out DIR] [--vectors none|chunks|static] [--model DIR] [--static-model FILE] [--model-id ID] [--no-graph] [--kb] [--no-ui]
 //   npx webrag quantize <model> --out DIR [--format int8|f16]
-//   npx webrag distill <model> --out FILE [--dim 256]
+//   npx webrag distill <model> --out FILE [--dim 256] [--model-id ID]
 //
 // All three run the package's site builder (build/webrag_bg.wasm, which pages never load).
 // <site> is the built site (HTML and Markdown pages); --out defaults to <site>/webrag. Keyword
@@ -58,11 +58,13 @@ usage: npx webrag quantize <model> --out DIR [--format int8|f16]
   --format F        int8: matrices as int8 with one scale per row, about a quarter of the bytes
                     (default); f16: half
 
-usage: npx webrag distill <model> --out FILE [--dim 256]
+usage: npx webrag distill <model> --out FILE [--dim 256] [--model-id ID]
 
   <model>           a BERT model folder (config.json, tokenizer.json, model.safetensors)
   --out FILE        the static model file (WRS1) to write
-  --dim N           its dimensions (PCA components), 1 to the model's hidden size (default 256)`;
+  --dim N           its dimensions (PCA components), 1 to the model's hidden size (default 256)
+  --model-id ID     the source model's id the file records (default
+                    sentence-transformers/all-MiniLM-L6-v2)`;
 
 function fail(message, code = 2) {
   process.stderr.write(`webrag: ${message}\n`);
@@ -95,9 +97,17 @@ async function engine() {
   return mod;
 }
 
-/** `distill <model> --out FILE [--dim N]`. */
+/** `--model-id ID`: the id a snapshot or static model records for the model (undefined: none given). */
+function modelId(values) {
+  if (values['model-id'] === undefined) return undefined;
+  if (!values['model-id'].trim()) fail('--model-id: empty');
+  return values['model-id'];
+}
+
+/** `distill <model> --out FILE [--dim N] [--model-id ID]`. */
 async function distill(modelDir, values) {
   if (!values.out) fail('distill needs --out FILE');
+  const id = modelId(values);
   const dim = Number(values.dim ?? 256);
   if (!Number.isInteger(dim) || dim < 1) fail(`--dim ${values.dim}: expected a whole number ≥ 1`);
   const read = (name) => {
@@ -108,7 +118,7 @@ async function distill(modelDir, values) {
   const t0 = Date.now();
   let bytes;
   try {
-    bytes = distillStatic(config, tokenizer, weights, dim, (ev) => {
+    bytes = distillStatic(config, tokenizer, weights, dim, id, (ev) => {
       if (ev.done === ev.total || ev.done % 8192 === 0) process.stderr.write(`distilled ${ev.done}/${ev.total} tokens\n`);
     });
   } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
@@ -188,13 +198,11 @@ async function main() {
       try { model.static = readFileSync(file); } catch (e) { fail(`cannot read ${file}: ${e.message}`, 1); }
     } else {
       process.stderr.write(`${file} is missing: distilling the static model from ${modelDir} (npx webrag distill ${modelDir} --out ${file} keeps it)\n`);
-      try { model.static = distillStatic(model.config, model.tokenizer, read('model.safetensors'), 256); } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
+      try { model.static = distillStatic(model.config, model.tokenizer, read('model.safetensors'), 256, modelId(values)); } catch (e) { fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1); }
     }
   }
-  if (values['model-id'] !== undefined) {
-    if (!values['model-id'].trim()) fail('--model-id: empty');
-    model.id = values['model-id'];
-  }
+  const id = modelId(values);
+  if (id !== undefined) model.id = id;
 
   const t0 = Date.now();
   const paths = crawl(site, site, out, []);
