@@ -1,6 +1,6 @@
 // The static tier (`webrag index --vectors static`) against Pagefind, in one run: build time of
 // the whole generated CRUD news site (17,364 pages by default) with the static tier, keyword only
-// and Pagefind; then, per query in a fresh browser context (empty HTTP cache), everything the
+// (the native CLI, then `npx webrag index` from pkg/) and Pagefind; then, per query in a fresh browser context (empty HTTP cache), everything the
 // first hybrid search downloads — the search box script a site serves (webrag-ui.js: webrag/ui
 // and webrag/static, bundled by esbuild), the manifest and every shard (keyword, the query's vocabulary
 // shards and token rows, IVF centroids and lists, graph files, fragments) — and the milliseconds
@@ -39,6 +39,11 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
 const build = (mode) => time(() => execFileSync(BIN, ['index', SITE, '--out', join(OUT, `crud-${mode}`), '--vectors', mode, '--no-cache'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
 const staticSecs = build('static');
 const keywordSecs = build('none');
+// The same keyword build by the package's `npx webrag index` (the site builder .wasm in Node, one
+// thread), as a site owner without a Rust toolchain runs it; ./webrag.sh build made pkg/.
+const NPX = join(ROOT, 'pkg/bin/webrag.mjs');
+if (!existsSync(join(ROOT, 'pkg/build/webrag_bg.wasm'))) throw new Error('pkg/build is missing: run ./webrag.sh build first');
+const npxSecs = time(() => execFileSync(process.execPath, [NPX, 'index', SITE, '--out', join(OUT, 'crud-npx'), '--no-ui'], { stdio: ['ignore', 'ignore', 'inherit'] }));
 const pagefindSecs = time(() => execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', SITE, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' }));
 mkdirSync(join(OUT, 'js'), { recursive: true });
 // What a site's page loads: the search box bundle `npx webrag index` writes (webrag/ui with
@@ -108,9 +113,9 @@ server.stop();
 
 const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'unknown CPU';
 console.log(`\nthe static tier, ${new Date().toISOString().slice(0, 10)}, ${cpu}, ${(await import('node:os')).cpus().length} logical cores\n`);
-console.log('| build of the CRUD site (s) | webrag --vectors static | webrag --vectors none | Pagefind 1.6.0 | static ÷ Pagefind |');
-console.log('|---|---|---|---|---|');
-console.log(`| ${files.length} pages | ${staticSecs.toFixed(1)} | ${keywordSecs.toFixed(1)} | ${pagefindSecs.toFixed(1)} | ${(staticSecs / pagefindSecs).toFixed(2)}× |`);
+console.log('| build of the CRUD site (s) | webrag --vectors static | webrag --vectors none | npx webrag index (keyword) | Pagefind 1.6.0 | static ÷ Pagefind | npx ÷ native keyword |');
+console.log('|---|---|---|---|---|---|---|');
+console.log(`| ${files.length} pages | ${staticSecs.toFixed(1)} | ${keywordSecs.toFixed(1)} | ${npxSecs.toFixed(1)} | ${pagefindSecs.toFixed(1)} | ${(staticSecs / pagefindSecs).toFixed(2)}× | ${(npxSecs / keywordSecs).toFixed(2)}× |`);
 console.log('\n| site, queries | first hybrid query: bytes, median (min–max) | ms, median | results with semantic or graph hits | shard errors |');
 console.log('|---|---|---|---|---|');
 for (const { s, got } of rows) {
