@@ -40,8 +40,8 @@ use crate::embed::Embedder;
 pub use crate::embed::quantize_i8;
 use crate::engine::Engine;
 use crate::error::{InputError, Result, StoreError};
-use crate::index::segment::vec_block;
 pub use crate::index::segment::{fnv1a, kmeans};
+use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
 
@@ -266,6 +266,37 @@ pub struct SnapshotSummary {
     pub bytes: usize,
 }
 
+/// How a snapshot stores its chunk vectors (the IVF lists): int8 (`WRV1` blocks) with the
+/// transformer tier, int4 (`WRV4`, half the bytes) with the static tier, whose dense R@5 int4
+/// leaves within 1 point of int8 (docs/benchmarks.md, "The static model"). The manifest's
+/// `vectors.quant` names it. Graph files keep int8 node vectors: with int4 ones the static
+/// tier's fused top-1 on bench-rank's 200 questions fell from 151 to 146.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorCode {
+    /// One signed byte a component.
+    Int8,
+    /// Four bits a component, two to a byte.
+    Int4,
+}
+
+impl VectorCode {
+    /// The manifest's name for it (`vectors.quant`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VectorCode::Int8 => "int8",
+            VectorCode::Int4 => "int4",
+        }
+    }
+
+    /// A vector block of `vecs` under `ids`: `WRV1` or `WRV4`.
+    fn block<V: AsRef<[f32]>>(self, ids: &[u32], vecs: impl Iterator<Item = V>, dim: usize) -> Vec<u8> {
+        match self {
+            VectorCode::Int8 => vec_block(b"WRV1", ids, &vecs.map(|v| quantize_i8(v.as_ref())).collect::<Vec<_>>(), dim),
+            VectorCode::Int4 => vec_block_i4(b"WRV4", ids, &vecs.map(|v| crate::embed::quantize_i4(v.as_ref())).collect::<Vec<_>>(), dim),
+        }
+    }
+}
+
 /// A page's graph file, `WRG1`: magic, u32 length of a JSON header, the header
 /// `{"chunk0", "nodes": [[parent, kind, label, chunk]…], "links": [[doc, kind, via…]…]}`
 /// (`parent` −1 for the topic; `kind` 0 topic, 1 route, 2 fact; `chunk` the fact's chunk number,
@@ -305,7 +336,7 @@ fn graph_file(
                     Some(serde_json::Value::Array(row))
                 })
                 .collect();
-            (nodes, links, t.nodes.iter().map(|n| quantize_i8(n.vector)).collect::<Vec<_>>())
+            (nodes, links, t.nodes.iter().map(|n| n.vector).collect::<Vec<_>>())
         }
     };
     let header = serde_json::json!({ "chunk0": chunk0, "nodes": nodes, "links": links }).to_string();
@@ -313,7 +344,7 @@ fn graph_file(
     b.extend_from_slice(b"WRG1");
     b.extend_from_slice(&(header.len() as u32).to_le_bytes());
     b.extend_from_slice(header.as_bytes());
-    b.extend(vec_block(b"WRV1", &(0..rows.len() as u32).collect::<Vec<_>>(), &rows, dim));
+    b.extend(VectorCode::Int8.block(&(0..rows.len() as u32).collect::<Vec<_>>(), rows.into_iter(), dim));
     b
 }
 
@@ -537,9 +568,10 @@ pub fn build_snapshot<S: Store, E: Embedder>(
             .collect();
         serde_json::json!({ "c": rows }).to_string().into_bytes()
     });
-    // Vectors: int8, IVF lists by k-means. Rows are the chunks' embeddings, then the atomic
+    // Vectors: int8 (int4 with the static tier), IVF lists by k-means. Rows are the chunks' embeddings, then the atomic
     // questions' (PIKE-RAG, when an LLM atomized the site), each carrying its chunk's number.
     let dim = eng.embedder().dim();
+    let code = if eng.embedder().static_model().is_some() { VectorCode::Int4 } else { VectorCode::Int8 };
     let mut row_chunk: Vec<u32> = Vec::new();
     let mut vecs: Vec<Vec<f32>> = Vec::new();
     if p.vectors {
@@ -577,8 +609,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         }
         list_files = snap.add_all("v", "bin.gz", &members, |_, members| {
             let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
-            let rows: Vec<(f32, Vec<i8>)> = members.iter().map(|&i| quantize_i8(&vecs[i])).collect();
-            vec_block(b"WRV1", &ids, &rows, dim)
+            code.block(&ids, members.iter().map(|&i| &vecs[i]), dim)
         });
     }
     // Graph: one file per page (its topic), numbered like the pages.
@@ -622,7 +653,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
         "pages": pages_file,
         "words": { "blocks": word_files.len(), "index": word_index, "ext": "json.gz", "dirs": word_dirs },
-        "vectors": { "quant": "int8", "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
+        "vectors": { "quant": code.name(), "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
         "graph": graph,
         "fusion": { "rrfK": short(eng.config().rrf_k), "weights": {
             "bm25": short(eng.config().fusion_weights.bm25),

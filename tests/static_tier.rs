@@ -40,6 +40,8 @@ fn texts(seed: u64) -> Vec<String> {
         "\u{0301}leading combining mark, e\u{0301} decomposed, ḗ composed",
         "𝐌𝐚𝐭𝐡 𝔉𝔯𝔞𝔨𝔱𝔲𝔯 and astral 𠀀𪚥",
         "parse command line arguments",
+        "Owls hunt at night with silent flight.",
+        "Herons wade in shallow water and spear fish.",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -101,6 +103,31 @@ fn the_page_embeds_queries_from_the_snapshot_as_the_engine_does() {
     assert_eq!(manifest["model"]["id"], "test/random+static");
     assert_eq!(manifest["model"]["dim"], 32);
     assert!(manifest["static"]["vocab"]["shards"].as_u64().unwrap() > 1, "{}", manifest["static"]);
+    // The chunk vectors as int4, two to a byte (`WRV4`), in the lists; graph files keep int8.
+    assert_eq!(manifest["vectors"]["quant"], "int4");
+    let gunzip = |p: std::path::PathBuf| {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap()), &mut b).unwrap();
+        b
+    };
+    for (dir, magic) in [("v", b"WRV4"), ("g", b"WRV1")] {
+        // The lists and graph files, not the centroids (`c-…`) or the directory files (`d…bin`).
+        let files: Vec<_> = std::fs::read_dir(out.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name().unwrap().to_string_lossy().ends_with(".bin.gz") && !p.file_name().unwrap().to_string_lossy().starts_with("c-")
+            })
+            .collect();
+        let blocks = files.len();
+        let found = files.iter().map(|p| gunzip(p.clone())).filter(|b| b.windows(4).any(|w| w == magic)).count();
+        assert_eq!(
+            (found, blocks > 0),
+            (blocks, true),
+            "{dir}/: every list or graph file holds a {} block",
+            String::from_utf8_lossy(magic)
+        );
+    }
 
     let texts = texts(seed);
     let texts_file = tmp.join("texts.json");
@@ -127,6 +154,14 @@ fn the_page_embeds_queries_from_the_snapshot_as_the_engine_does() {
         let known = want_ids.iter().any(|id| *id != unk as u64);
         let close = want.len() == got.len() && want.iter().zip(&got).all(|(a, b)| (a - b).abs() < 1e-5);
         assert!(close, "{text:?} (known pieces: {known}): engine {:?}… page {:?}…", &want[..4], &got[..4.min(got.len())]);
+    }
+    // The int4 lists read back in the page: a page's own sentence finds that page, at a cosine
+    // near its own (misread values score near 0).
+    for (text, heron) in [("Owls hunt at night with silent flight.", false), ("Herons wade in shallow water and spear fish.", true)] {
+        let i = texts.iter().position(|t| t == text).expect("a probe text");
+        let nearest = &got["out"][i]["nearest"];
+        let (url, score) = (nearest["url"].as_str().unwrap_or(""), nearest["score"].as_f64().unwrap_or(0.0));
+        assert!(url.contains("heron") == heron && score > 0.6, "{text:?}: nearest chunk {nearest}");
     }
     assert!(mismatches.is_empty(), "{} of {} texts tokenized differently:\n{}", mismatches.len(), texts.len(), mismatches.join("\n"));
     let _ = std::fs::remove_dir_all(&tmp);

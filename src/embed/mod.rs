@@ -23,7 +23,7 @@ use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
 pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
-pub use quantize::{WeightFormat, quantize_i8, quantize_weights};
+pub use quantize::{WeightFormat, quantize_i4, quantize_i8, quantize_weights};
 pub use static_model::StaticModel;
 pub use tokenizer::{WordPiece, WordPieceSpec};
 

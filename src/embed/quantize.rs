@@ -85,6 +85,20 @@ pub fn quantize_i8(row: &[f32]) -> (f32, Vec<i8>) {
     (scale, row.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
 }
 
+/// Symmetric int4 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`, `q`
+/// in −7…7 (one per `i8`; a snapshot's `WRV4` blocks pack two to a byte),
+/// `scale = max |x| / 7`; zeros (or a non-finite value) as [`quantize_i8`]. A static-tier
+/// snapshot's document vectors: half int8's bytes for at most 1 point of dense R@5
+/// (docs/benchmarks.md, "The static model").
+pub fn quantize_i4(row: &[f32]) -> (f32, Vec<i8>) {
+    let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return (0.0, vec![0; row.len()]);
+    }
+    let scale = max / 7.0;
+    (scale, row.iter().map(|x| (x / scale).round().clamp(-7.0, 7.0) as i8).collect())
+}
+
 /// Rewrites a safetensors file in `format`. Tensors that are not floating point (and scale
 /// tensors of an already int8 file) are copied as they are.
 ///

@@ -248,6 +248,18 @@ pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usi
     b
 }
 
+/// A vector block of int4 values ([`crate::embed::quantize_i4`], −7…7): the layout of
+/// [`vec_block`] with each row's values packed two to a byte, the first in the low four bits
+/// (two's complement), `⌈dim / 2⌉` bytes a row (an odd `dim` leaves the last high half 0). A
+/// static-tier snapshot's lists and graph node vectors (`WRV4`).
+pub fn vec_block_i4(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
+    let mut b = block_start(magic, ids, rows.iter().map(|r| r.0), rows.len(), dim, 1);
+    for (_, q) in rows {
+        b.extend(q.chunks(2).map(|p| (p[0] as u8 & 0x0f) | ((p.get(1).copied().unwrap_or(0) as u8 & 0x0f) << 4)));
+    }
+    b
+}
+
 /// A block's magic, counts, ids and scales, with room for `rows × dim` values of `width` bytes.
 fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, rows: usize, dim: usize, width: usize) -> Vec<u8> {
     let mut b = Vec::with_capacity(12 + rows * (8 + width * dim));
@@ -476,6 +488,21 @@ pub fn encode_delta(d: &Delta) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// int4 rows: two values a byte, the first in the low four bits, two's complement, an odd
+    /// dimension's last byte padded; within half a step (scale / 2) of the vector.
+    #[test]
+    fn int4_blocks_pack_two_values_a_byte_low_first() {
+        let (scale, q) = crate::embed::quantize_i4(&[0.7, -0.7, 0.1, -0.36, 0.0]);
+        assert_eq!(q, [7, -7, 1, -4, 0]);
+        assert!((scale - 0.1).abs() < 1e-6);
+        let b = vec_block_i4(b"WRV4", &[9], &[(scale, q)], 5);
+        assert_eq!(&b[..12], [&b"WRV4"[..], &1u32.to_le_bytes(), &5u32.to_le_bytes()].concat());
+        assert_eq!(&b[12..20], [9u32.to_le_bytes(), scale.to_le_bytes()].concat());
+        assert_eq!(&b[20..], [0x97, 0xc1, 0x00]); // (7, −7 = 0x9), (1, −4 = 0xc), (0, pad)
+        assert_eq!(crate::embed::quantize_i4(&[0.0; 3]), (0.0, vec![0; 3]));
+        assert_eq!(crate::embed::quantize_i4(&[f32::INFINITY, 1.0]), (0.0, vec![0; 2]));
+    }
 
     /// The blocked matrix-product assignment picks what a dot product per pair picks, across
     /// block edges, with odd shapes and a short vector.

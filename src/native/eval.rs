@@ -363,8 +363,8 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
 /// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize_i8`])
 /// scanned exactly, with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
 /// list size) read `nprobe` at a time, as `static.js` reads them, and with two smaller codes
-/// scanned exactly against the f32 query: int4 with one scale per vector (`max|v| / 7`, half
-/// int8's component bytes) and product quantization (Jégou et al., TPAMI 2011, section III:
+/// scanned exactly against the f32 query: int4 with one scale per vector
+/// ([`crate::embed::quantize_i4`], half int8's component bytes) and product quantization (Jégou et al., TPAMI 2011, section III:
 /// [`PQ_SUBSPACES`] subvectors of 256 centroids each, one byte per subvector, the query scored by
 /// asymmetric distance, the inner product of each subvector with its centroid). Questions are
 /// embedded by `query`; `label` is appended to the rows' names.
@@ -391,7 +391,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
     let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
     let dot8 = |q: &[f32], (s, x): &(f32, Vec<i8>)| s * x.iter().zip(q).map(|(a, b)| *a as f32 * b).sum::<f32>();
-    let q4: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| quantize_i4(v)).collect();
+    let q4: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| crate::embed::quantize_i4(v)).collect();
     let dim = vecs.first().map_or(0, Vec::len);
     let pq = ProductQuantizer::train(&vecs, PQ_SUBSPACES.min(dim.max(1)));
     let codes: Vec<Vec<u8>> = vecs.iter().map(|v| pq.encode(v)).collect();
@@ -457,17 +457,6 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
 /// Subvectors of [`evaluate_snapshot_vectors`]'s product quantizer: 32, one byte each, a
 /// eighth of int8's 256 bytes for the static model's 256 dimensions.
 pub const PQ_SUBSPACES: usize = 32;
-
-/// `v` as int4 with one scale per vector: `v ≈ scale · q`, `q` in −7…7 (held one per `i8` here;
-/// two to a byte on disk).
-fn quantize_i4(v: &[f32]) -> (f32, Vec<i8>) {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        return (0.0, vec![0; v.len()]);
-    }
-    let scale = max / 7.0;
-    (scale, v.iter().map(|x| (x / scale).round().clamp(-7.0, 7.0) as i8).collect())
-}
 
 /// A product quantizer (Jégou, Douze and Schmid, "Product quantization for nearest neighbor
 /// search", TPAMI 2011): the dimensions cut into `m` contiguous subvectors, each coded by the

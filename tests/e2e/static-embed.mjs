@@ -1,7 +1,8 @@
 // Helper of tests/static_tier.rs (not a test file itself): opens the snapshot in folder argv[2]
 // with webrag/static, reading files from disk through a `fetch` stand-in, and prints, for each
 // text of the JSON list in argv[3], the word-piece ids of wordpiece.js over the snapshot's
-// vocabulary shards and the static tier's query vector, as JSON on stdout.
+// vocabulary shards, the static tier's query vector and the page and cosine of its nearest chunk
+// by the snapshot's vector lists (`semantic`, int4 in a static snapshot), as JSON on stdout.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StaticSearch } from '../../src/web/js/static.js';
@@ -30,5 +31,11 @@ const entries = async (key) => {
 };
 const texts = JSON.parse(readFileSync(textsFile, 'utf8'));
 const out = [];
-for (const text of texts) out.push({ ids: await encode(text, t.wordpiece, entries), vector: (await site.staticEmbed([text]))[0] });
+for (const text of texts) {
+  const vector = (await site.staticEmbed([text]))[0];
+  const { hits, errors } = await site.semantic(vector, { k: 1 });
+  if (errors.length) throw errors[0];
+  const nearest = hits.length ? { url: (await site.fragments([hits[0].chunk]))[0].url, score: hits[0].score } : null;
+  out.push({ ids: await encode(text, t.wordpiece, entries), vector, nearest });
+}
 process.stdout.write(JSON.stringify({ out, transferred: site.transferred }));

@@ -224,6 +224,17 @@ export function phrase(qterms, tterms, { prefixLast = false } = {}) {
 }
 
 /**
+ * Whether `tterms` (a title's terms) begin with the query's terms `qterms`, in order, as a visitor
+ * typing the start of a title writes them; with `prefixLast` the last query term may be the
+ * start of the title's term at its place. False for an empty query.
+ */
+export function begins(qterms, tterms, { prefixLast = false } = {}) {
+  if (!qterms.length || tterms.length < qterms.length) return false;
+  const last = qterms.length - 1;
+  return qterms.every((q, i) => tterms[i] === q || (prefixLast && i === last && tterms[i].startsWith(q)));
+}
+
+/**
  * A link to a section of a page: the page URL with a text fragment (`#:~:text=`, the URL
  * Fragment Text Directives spec: the browser scrolls to the text and marks it) of the section's
  * own heading — the last part of `heading` — or the page URL when the chunk has none. Browsers

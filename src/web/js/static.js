@@ -14,7 +14,7 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, analyzeQuery, fnv1a, highlight, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
+import { analyze, analyzeQuery, fnv1a, highlight, begins, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
 
 export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl };
@@ -82,18 +82,36 @@ export function pgrRows(ids, lens, sims, p) {
   return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, p.topRows);
 }
 
-/** Reads a `WRV1`/`WRC1` block of int8 vectors: `{ids, scales, q, count, dim}`. */
+/**
+ * Reads a vector block: `WRC1` (centroids) as `magic` says, or for `magic` `WRV1` either a `WRV1`
+ * block of int8 values or a `WRV4` block of int4 values packed two to a byte, low four bits
+ * first (a static-tier snapshot's lists and graph files), unpacked here. `{ids, scales, q, count}`
+ * with `q` an Int8Array of `count × dim`.
+ */
 function readVectors(bytes, magic, name, dim) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tag = String.fromCharCode(...bytes.subarray(0, 4));
   const count = bytes.length >= 12 ? dv.getUint32(4, true) : 0;
   const d = bytes.length >= 12 ? dv.getUint32(8, true) : 0;
-  if (tag !== magic || d !== dim || bytes.length !== 12 + count * (8 + dim)) throw new SnapshotError(`${name}: not a ${magic} file of ${dim}-d vectors`, 'SNAPSHOT_CORRUPT', name);
+  const int4 = magic === 'WRV1' && tag === 'WRV4';
+  const row = int4 ? Math.ceil(dim / 2) : dim;
+  if ((tag !== magic && !int4) || d !== dim || bytes.length !== 12 + count * (8 + row)) throw new SnapshotError(`${name}: not a ${magic} file of ${dim}-d vectors`, 'SNAPSHOT_CORRUPT', name);
+  const at = 12 + 8 * count;
+  let q;
+  if (int4) {
+    q = new Int8Array(count * dim);
+    for (let i = 0; i < count; i++) {
+      for (let j = 0; j < dim; j++) {
+        const b = bytes[at + i * row + (j >> 1)];
+        q[i * dim + j] = ((j & 1 ? b >> 4 : b) << 28) >> 28; // the nibble, sign-extended
+      }
+    }
+  } else q = new Int8Array(bytes.buffer, bytes.byteOffset + at, count * dim);
   return {
     count,
     ids: new Uint32Array(bytes.slice(12, 12 + 4 * count).buffer),
     scales: new Float32Array(bytes.slice(12 + 4 * count, 12 + 8 * count).buffer),
-    q: new Int8Array(bytes.buffer, bytes.byteOffset + 12 + 8 * count, count * dim),
+    q,
   };
 }
 
@@ -736,9 +754,10 @@ export class StaticSearch {
     const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
     // The proximity signal: keyword results whose title, heading or text hold the query's terms
     // in a row rank higher among the shown ones (BM25 score × (1 + PHRASE_WEIGHT · phrase)), and
-    // results holding all of them in a row (the query as a phrase) come first, those with it in
-    // their title before those with it in their heading or text: an exact match that only the
-    // keyword list found is not outvoted by pages the other lists agree on. While the last word
+    // results holding all of them in a row (the query as a phrase) come first: those whose title
+    // begins with it (a visitor typing the start of a title), then those with it elsewhere in
+    // their title, then in their heading or text: an exact match that only the keyword list
+    // found is not outvoted by pages the other lists agree on. While the last word
     // is typed it may be the start of the text's word. Fused results keep their RRF order below
     // the phrase tiers: neighbouring RRF scores differ by about 1/k², so the multiplier, chosen on
     // BM25 scores, would overrule the lists (docs/benchmarks.md, "Ranking quality against
@@ -747,11 +766,14 @@ export class StaticSearch {
     const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
     const byPhrase = (rows, lists, single) => {
       if (!lists.keyword?.length || qterms.length < 2) return rows;
-      const exact = new Map(); // row → 2: the query is a phrase of its title, 1: of its heading or text
+      // row → 3: its title begins with the query, 2: the query is a phrase of its title, 1: of
+      // its heading or text
+      const exact = new Map();
       for (const [r, f] of rows) {
         const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`), { prefixLast: typing });
         if (single) r.score *= 1 + PHRASE_WEIGHT * p;
-        exact.set(r, p < 1 ? 0 : phrase(qterms, analyze(f.title ?? ''), { prefixLast: typing }) === 1 ? 2 : 1);
+        const title = p < 1 ? [] : analyze(f.title ?? '');
+        exact.set(r, p < 1 ? 0 : begins(qterms, title, { prefixLast: typing }) ? 3 : phrase(qterms, title, { prefixLast: typing }) === 1 ? 2 : 1);
       }
       return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);
     };
