@@ -77,26 +77,26 @@ fn floats(t: &TensorView<'_>) -> Option<Vec<f32>> {
 /// zeros. The one definition every int8 vector in webrag uses: model weights, snapshot vectors,
 /// PGR vectors, static-model rows.
 pub fn quantize_i8(row: &[f32]) -> (f32, Vec<i8>) {
-    let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 || !max.is_finite() {
-        return (0.0, vec![0; row.len()]);
-    }
-    let scale = max / 127.0;
-    (scale, row.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+    quantize_symmetric(row, 127.0)
 }
 
 /// Symmetric int4 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`, `q`
 /// in −7…7 (one per `i8`; a snapshot's `WRV4` blocks pack two to a byte),
 /// `scale = max |x| / 7`; zeros (or a non-finite value) as [`quantize_i8`]. A static-tier
-/// snapshot's document vectors: half int8's bytes for at most 1 point of dense R@5
+/// snapshot's chunk vectors: half int8's bytes for at most 1 point of dense R@5
 /// (docs/benchmarks.md, "The static model").
 pub fn quantize_i4(row: &[f32]) -> (f32, Vec<i8>) {
+    quantize_symmetric(row, 7.0)
+}
+
+/// `row` as integers in `−top…top` with one scale, `max |x| / top`.
+fn quantize_symmetric(row: &[f32], top: f32) -> (f32, Vec<i8>) {
     let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
         return (0.0, vec![0; row.len()]);
     }
-    let scale = max / 7.0;
-    (scale, row.iter().map(|x| (x / scale).round().clamp(-7.0, 7.0) as i8).collect())
+    let scale = max / top;
+    (scale, row.iter().map(|x| (x / scale).round().clamp(-top, top) as i8).collect())
 }
 
 /// Rewrites a safetensors file in `format`. Tensors that are not floating point (and scale
