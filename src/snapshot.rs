@@ -568,8 +568,9 @@ pub fn build_snapshot<S: Store, E: Embedder>(
             .collect();
         serde_json::json!({ "c": rows }).to_string().into_bytes()
     });
-    // Vectors: int8 (int4 with the static tier), IVF lists by k-means. Rows are the chunks' embeddings, then the atomic
-    // questions' (PIKE-RAG, when an LLM atomized the site), each carrying its chunk's number.
+    // Vectors: int8 (int4 with the static tier), IVF lists by k-means. Rows are the chunks'
+    // embeddings, then the atomic questions' (PIKE-RAG, when an LLM atomized the site), each
+    // carrying its chunk's number.
     let dim = eng.embedder().dim();
     let code = if eng.embedder().static_model().is_some() { VectorCode::Int4 } else { VectorCode::Int8 };
     let mut row_chunk: Vec<u32> = Vec::new();

@@ -251,7 +251,7 @@ pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usi
 /// A vector block of int4 values ([`crate::embed::quantize_i4`], −7…7): the layout of
 /// [`vec_block`] with each row's values packed two to a byte, the first in the low four bits
 /// (two's complement), `⌈dim / 2⌉` bytes a row (an odd `dim` leaves the last high half 0). A
-/// static-tier snapshot's lists and graph node vectors (`WRV4`).
+/// static-tier snapshot's IVF lists (`WRV4`).
 pub fn vec_block_i4(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usize) -> Vec<u8> {
     let mut b = block_start(magic, ids, rows.iter().map(|r| r.0), rows.len(), dim, 1);
     for (_, q) in rows {

@@ -364,8 +364,8 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
 /// scanned exactly, with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
 /// list size) read `nprobe` at a time, as `static.js` reads them, and with two smaller codes
 /// scanned exactly against the f32 query: int4 with one scale per vector
-/// ([`crate::embed::quantize_i4`], half int8's component bytes) and product quantization (Jégou et al., TPAMI 2011, section III:
-/// [`PQ_SUBSPACES`] subvectors of 256 centroids each, one byte per subvector, the query scored by
+/// ([`crate::embed::quantize_i4`], half int8's component bytes) and product quantization
+/// (Jégou et al., TPAMI 2011, section III: [`PQ_SUBSPACES`] subvectors of 256 centroids each, one byte per subvector, the query scored by
 /// asymmetric distance, the inner product of each subvector with its centroid). Questions are
 /// embedded by `query`; `label` is appended to the rows' names.
 pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
@@ -454,7 +454,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
         .collect())
 }
 
-/// Subvectors of [`evaluate_snapshot_vectors`]'s product quantizer: 32, one byte each, a
+/// Subvectors of [`evaluate_snapshot_vectors`]'s product quantizer: 32, one byte each, an
 /// eighth of int8's 256 bytes for the static model's 256 dimensions.
 pub const PQ_SUBSPACES: usize = 32;
 
