@@ -86,6 +86,14 @@ fn matrix_pgr_equals_reference_reverse_dfs() {
             got.rows,
             expected.rows
         );
+        let sbits = |r: &[f32]| r.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            sbits(&got.support),
+            sbits(&expected.support),
+            "case {case} (seed {seed}): support, matrix {:?} vs reference {:?}",
+            got.support,
+            expected.support
+        );
         rows_checked += got.rows.len();
         nonempty += (!got.rows.is_empty()) as usize;
         partial_walks += got.anchors.iter().filter(|a| a.sub_root_col > 0 && a.sub_root_col < a.col).count();

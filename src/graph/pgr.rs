@@ -25,6 +25,12 @@
 //! product is 0 whatever CM holds. The selected fact paths are the `top_rows` rows with the largest
 //! row sums of F (ties: lower row first; rows summing to 0 are not selected).
 //!
+//! F ranks rows for the paper's purpose, choosing the context: a sub-tree dyed by several anchors
+//! of one key point is counted once per anchor, so a topic with many middling facts outscores
+//! one strong fact. To rank the selected rows as search hits, each also carries its **support**:
+//! per key point, the largest row sum of one anchor's dyeing matrix `D`, summed over key points
+//! (several key points still add up; several anchors of one key point do not).
+//!
 //! [`super::reference::reverse_dfs`] computes the same thing by walking the tree; a property test
 //! checks they agree bit for bit.
 
@@ -160,6 +166,9 @@ pub struct Anchor {
 pub struct PgrResult {
     /// Selected rows with their aggregated score (row sum of F), best first.
     pub rows: Vec<(u32, f32)>,
+    /// Support of each selected row, in the order of `rows`: per key point the largest row sum of
+    /// one anchor's dyeing matrix, summed over key points.
+    pub support: Vec<f32>,
     /// Every anchor, key point by key point, in rank order.
     pub anchors: Vec<Anchor>,
 }
@@ -192,6 +201,9 @@ pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
     let mut f = vec![0f32; rows * cols]; // aggregation matrix F, column-major
     let mut s = vec![0f32; rows * cols]; // similarity template S of the current key point
     let mut alive = vec![0u8; rows];
+    let mut dyed = vec![0f32; rows]; // row sums of the current anchor's D
+    let mut best = vec![0f32; rows]; // the largest of those for the current key point
+    let mut support = vec![0f32; rows];
     for (kp, sim) in sims.iter().enumerate() {
         // S = sim gathered through ID (0 at pads).
         for (o, &id) in s.iter_mut().zip(&t.ids) {
@@ -218,23 +230,30 @@ pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
             // D = CM ⊙ PM on the support, column by column: a row stays alive until its first
             // rejected node or its end.
             alive[top..bottom].fill(1);
+            dyed[top..bottom].fill(0.0);
             for j in col_f..cols {
                 let (sj, fj, idj) = (
                     &s[j * rows + top..j * rows + bottom],
                     &mut f[j * rows + top..j * rows + bottom],
                     &t.ids[j * rows + top..j * rows + bottom],
                 );
+                let dj = &mut dyed[top..bottom];
                 let mut any = 0u8;
                 for i in 0..bottom - top {
                     let w = p.weight(sj[i], v);
                     let a = alive[top + i] & (idj[i] >= 0) as u8 & (w > 0.0) as u8;
                     alive[top + i] = a;
-                    fj[i] += if a != 0 { w * sj[i] } else { 0.0 };
+                    let x = if a != 0 { w * sj[i] } else { 0.0 };
+                    fj[i] += x;
+                    dj[i] += x;
                     any |= a;
                 }
                 if any == 0 {
                     break;
                 }
+            }
+            for (b, d) in best[top..bottom].iter_mut().zip(&dyed[top..bottom]) {
+                *b = b.max(*d);
             }
             result.anchors.push(Anchor {
                 kp: kp as u32,
@@ -246,6 +265,10 @@ pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
                 bottom: bottom as u32,
             });
         }
+        for (s, b) in support.iter_mut().zip(best.iter_mut()) {
+            *s += *b;
+            *b = 0.0;
+        }
     }
     // Row sums of F, columns in order.
     let mut sum = vec![0f32; rows];
@@ -255,6 +278,7 @@ pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
         }
     }
     result.rows = top_rows(&sum, p.top_rows);
+    result.support = result.rows.iter().map(|(r, _)| support[*r as usize]).collect();
     result
 }
 
@@ -364,4 +388,34 @@ unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
 #[inline(always)]
 fn dot_i8_generic(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).map(|(x, y)| *x as i16 as i32 * *y as i16 as i32).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Topic A (node 0) with one strong fact (1) and a weaker one (2); topic B (3) whose two
+    /// middling facts (4, 5) sit within the thresholds of each other and of B, so each dyes both.
+    fn two_topics() -> (Template, Vec<f32>) {
+        let t = Template::from_paths([[0u32, 1].as_slice(), &[0, 2], &[3, 4], &[3, 5]]);
+        (t, vec![0.527, 0.541, 0.480, 0.285, 0.293, 0.301])
+    }
+
+    #[test]
+    fn support_counts_one_anchor_per_key_point_where_the_aggregation_counts_every_one() {
+        let (t, sims) = two_topics();
+        let r = pgr(&t, &[&sims], &PgrParams::default());
+        let order: Vec<u32> = r.rows.iter().map(|x| x.0).collect();
+        // The paper's aggregation: B's rows are dyed by both of B's anchors and outscore A's strong fact.
+        assert_eq!(order[0], 3, "rows by F: {:?}", r.rows);
+        assert_eq!(r.support.len(), r.rows.len());
+        let support = |row: u32| r.support[order.iter().position(|x| *x == row).expect("selected")];
+        // One anchor's dyeing at most: A's strong fact first, whatever the count of B's facts.
+        assert!(support(0) > support(3) && support(0) > support(2), "support {:?} of rows {order:?}", r.support);
+        assert!((support(0) - (0.5 * 0.527 + 0.541)).abs() < 1e-6, "{:?}", r.support);
+        // Two key points both supporting a row add up.
+        let r2 = pgr(&t, &[&sims, &sims], &PgrParams::default());
+        let i = r2.rows.iter().position(|x| x.0 == 0).expect("row 0");
+        assert!((r2.support[i] - 2.0 * support(0)).abs() < 1e-6);
+    }
 }

@@ -97,7 +97,9 @@ pub fn reverse_dfs(forest: &Forest, vectors: &[f32], dim: usize, kps: &[&[f32]],
     let depth_max = leaves.iter().map(|&l| forest.depth(l) + 1).max().unwrap_or(0);
     // credit[row][depth]
     let mut credit = vec![vec![0f32; depth_max]; leaves.len()];
+    let mut support = vec![0f32; leaves.len()];
     for kp in kps {
+        let mut best = vec![0f32; leaves.len()];
         let mut ranked: Vec<(usize, f32)> = leaves.iter().enumerate().map(|(i, &l)| (i, sim(vectors, dim, l, kp))).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for &(row, v) in ranked.iter().take(p.anchors) {
@@ -111,12 +113,25 @@ pub fn reverse_dfs(forest: &Forest, vectors: &[f32], dim: usize, kps: &[&[f32]],
                 }
             }
             // Walk down every path under the sub-root.
+            // (this anchor's credit alone first: its row sums are the rows' support from it.)
             let mut path: Vec<(usize, f32)> = Vec::new();
-            descend(forest, vectors, dim, kp, p, v, root, forest.depth(root), &mut path, &row_of, &mut credit);
+            let mut mine = vec![vec![0f32; depth_max]; leaves.len()];
+            descend(forest, vectors, dim, kp, p, v, root, forest.depth(root), &mut path, &row_of, &mut mine);
+            for ((all, own), b) in credit.iter_mut().zip(&mine).zip(best.iter_mut()) {
+                for (a, x) in all.iter_mut().zip(own) {
+                    *a += x;
+                }
+                *b = b.max(own.iter().fold(0.0, |a, x| a + x));
+            }
+        }
+        for (s, b) in support.iter_mut().zip(&best) {
+            *s += b;
         }
     }
     let sums: Vec<f32> = credit.iter().map(|c| c.iter().fold(0.0, |a, x| a + x)).collect();
-    PgrResult { rows: top_rows(&sums, p.top_rows), anchors: Vec::new() }
+    let rows = top_rows(&sums, p.top_rows);
+    let support = rows.iter().map(|(r, _)| support[*r as usize]).collect();
+    PgrResult { rows, support, anchors: Vec::new() }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -19,8 +19,9 @@ pub struct GraphHit {
     pub doc_id: String,
     /// Fact node id.
     pub fact_id: String,
-    /// Aggregated PGR score of the fact path (row sum of F); facts not selected by PGR follow
-    /// with their leaf similarity − 2, so they sort after every selected row.
+    /// PGR support of the fact path (per key point the largest row sum of one anchor's dyeing
+    /// matrix, summed over key points: [`super::pgr::PgrResult::support`]); facts not selected by
+    /// PGR follow with their leaf similarity − 2, so they sort after every selected row.
     pub score: f32,
     /// Template row of the fact path.
     pub row: u32,
@@ -256,16 +257,21 @@ impl PseudoGraph {
         let sims = node_sims_i8(&self.quant, &slots, &kq);
         let sim_refs: Vec<&[f32]> = sims.iter().map(|s| s.as_slice()).collect();
         let result = pgr(&template, &sim_refs, &p.pgr);
-        // Hits: selected rows, then the other candidate facts by leaf similarity.
+        // Hits: the rows PGR's aggregation selected, by their support (the aggregation counts a
+        // sub-tree once per anchor that dyes it, which would rank a topic with many middling facts
+        // above one strong fact), then the other candidate facts by leaf similarity.
+        let mut selected: Vec<(u32, f32, f32)> =
+            result.rows.iter().zip(&result.support).map(|(&(r, sum), &support)| (r, support, sum)).collect();
+        selected.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
         let fact_hit = |row: u32, score: f32| -> Option<GraphHit> {
             let leaf = slots[*rows[row as usize].last()? as usize];
             let n = self.node(leaf);
             Some(GraphHit { chunk_id: n.chunk.clone()?, doc_id: n.doc.clone()?, fact_id: n.id.clone(), score, row })
         };
         let mut chosen: HashSet<u32> = HashSet::new();
-        for &(r, s) in &result.rows {
+        for &(r, support, _) in &selected {
             chosen.insert(r);
-            out.hits.extend(fact_hit(r, s));
+            out.hits.extend(fact_hit(r, support));
         }
         out.selected = out.hits.len();
         let mut rest: Vec<(u32, f32)> = (0..rows.len() as u32)
@@ -282,7 +288,7 @@ impl PseudoGraph {
         }
         // Context: the selected rows merged back into mind maps.
         let mut maps: Vec<MindMap> = Vec::new();
-        for &(r, _) in &result.rows {
+        for &(r, _, _) in &selected {
             let labels: Vec<&str> = rows[r as usize].iter().map(|c| self.node(slots[*c as usize]).label.as_str()).collect();
             let chunk = self.node(slots[*rows[r as usize].last().expect("row") as usize]).chunk_ordinal;
             let map = match maps.iter_mut().find(|m| m.topic == labels[0]) {

@@ -247,7 +247,8 @@ pub fn rrf_fuse(lists: Vec<u32>, lens: Vec<u32>, k: f32, weights: Vec<f32>) -> V
 
 /// PGR (`graph::pgr::pgr`) on fact paths given flat (`paths` concatenated, `lens` their lengths,
 /// DFS order) with `sims` = `kps` rows of similarities per node id: the selected rows as
-/// `[row, score, row, score…]` (the static-site loader's JavaScript PGR is checked against this).
+/// `[row, score, support, row, score, support…]` (the static-site loader's JavaScript PGR is
+/// checked against this).
 #[wasm_bindgen(js_name = pgrRows)]
 #[allow(clippy::too_many_arguments)]
 pub fn pgr_rows(
@@ -271,7 +272,8 @@ pub fn pgr_rows(
     let n = sims.len().checked_div(kps).unwrap_or(0);
     let sim_rows: Vec<&[f32]> = (0..kps).map(|k| &sims[k * n..(k + 1) * n]).collect();
     let p = crate::graph::pgr::PgrParams { support, continue_threshold, anchors, top_rows };
-    crate::graph::pgr::pgr(&t, &sim_rows, &p).rows.into_iter().flat_map(|(r, s)| [r as f32, s]).collect()
+    let r = crate::graph::pgr::pgr(&t, &sim_rows, &p);
+    r.rows.into_iter().zip(r.support).flat_map(|((row, s), support)| [row as f32, s, support]).collect()
 }
 
 /// [`crate::types::Stats`] as the page sees them, with `wasmMemoryBytes`: the size of this

@@ -307,7 +307,7 @@ test('the JavaScript PGR selects the same rows and scores as the Rust PGR', { ti
       sims.forEach((s, k) => flat.set(s, k * next));
       const rs = wasm.pgrRows(Uint32Array.from(paths.flat()), Uint32Array.from(paths.map((x) => x.length)), flat, kps, Math.fround(p.support), Math.fround(p.continueThreshold), p.anchors, p.topRows);
       const rust = [];
-      for (let i = 0; i < rs.length; i += 2) rust.push([rs[i], rs[i + 1]]);
+      for (let i = 0; i < rs.length; i += 3) rust.push([rs[i], rs[i + 1], rs[i + 2]]);
       selected += rust.length;
       if (JSON.stringify(js) !== JSON.stringify(rust)) bad.push({ trial, js, rust });
     }

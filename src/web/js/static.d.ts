@@ -79,9 +79,11 @@ export function analyzeQuery(query: string): string[];
 export function fnv1a(s: string): number;
 /**
  * PGR's matrix reverse DFS on a template of fact paths: `ids` column-major `[cols × rows]` node
- * ids (−1 pads), `lens` the rows' lengths, `sims[kp][node]`. The selected `[row, score]`, best first.
+ * ids (−1 pads), `lens` the rows' lengths, `sims[kp][node]`. The selected `[row, score, support]`, by
+ * score (the row sum of the aggregation matrix) best first; `support`: per key point the largest
+ * row sum of one anchor's dyeing matrix, summed over key points.
  */
-export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p: PgrParams): [number, number][];
+export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p: PgrParams): [row: number, score: number, support: number][];
 
 /**
  * A query-aware excerpt of `text` (a fragment's text): the window of about `chars` (200)

@@ -36,7 +36,9 @@ const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart
 /**
  * Runs PGR on a template of fact paths: `ids` column-major `[cols × rows]` node ids (−1 pads),
  * `lens[r]` the length of row `r`, `sims[kp][node]` similarities; `p` = {support,
- * continueThreshold, anchors, topRows}. Returns the selected rows `[[row, score]…]`, best first.
+ * continueThreshold, anchors, topRows}. Returns the selected rows `[[row, score, support]…]`,
+ * by the aggregated score (row sum of F) best first; `support` is, per key point, the largest row
+ * sum of one anchor's dyeing matrix, summed over key points (what search hits are ranked by).
  */
 export function pgrRows(ids, lens, sims, p) {
   const rows = lens.length;
@@ -47,6 +49,9 @@ export function pgrRows(ids, lens, sims, p) {
   const f = new Float32Array(rows * cols);
   const s = new Float32Array(rows * cols);
   const alive = new Uint8Array(rows);
+  const dyed = new Float32Array(rows);
+  const best = new Float32Array(rows);
+  const rowSupport = new Float32Array(rows);
   for (const sim of sims) {
     for (let i = 0; i < s.length; i++) s[i] = ids[i] >= 0 ? sim[ids[i]] : 0;
     const leaf = [];
@@ -61,6 +66,7 @@ export function pgrRows(ids, lens, sims, p) {
       let bottom = r + 1;
       while (bottom < rows && ids[colF * rows + bottom] === root) bottom++;
       alive.fill(1, top, bottom);
+      dyed.fill(0, top, bottom);
       for (let j = colF; j < cols; j++) {
         let any = 0;
         for (let i = top; i < bottom; i++) {
@@ -68,17 +74,23 @@ export function pgrRows(ids, lens, sims, p) {
           const w = weight(x, v);
           const a = alive[i] & (ids[j * rows + i] >= 0 ? 1 : 0) & (w > 0 ? 1 : 0);
           alive[i] = a;
-          if (a) f[j * rows + i] = Math.fround(f[j * rows + i] + Math.fround(w * x));
+          if (a) {
+            const c = Math.fround(w * x);
+            f[j * rows + i] = Math.fround(f[j * rows + i] + c);
+            dyed[i] = Math.fround(dyed[i] + c);
+          }
           any |= a;
         }
         if (!any) break;
       }
+      for (let i = top; i < bottom; i++) best[i] = Math.max(best[i], dyed[i]);
     }
+    for (let r = 0; r < rows; r++) { rowSupport[r] = Math.fround(rowSupport[r] + best[r]); best[r] = 0; }
   }
   const sum = new Float32Array(rows);
   for (let j = 0; j < cols; j++) for (let r = 0; r < rows; r++) sum[r] = Math.fround(sum[r] + f[j * rows + r]);
   const out = [];
-  for (let r = 0; r < rows; r++) if (sum[r] > 0) out.push([r, sum[r]]);
+  for (let r = 0; r < rows; r++) if (sum[r] > 0) out.push([r, sum[r], rowSupport[r]]);
   return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, p.topRows);
 }
 
@@ -691,10 +703,12 @@ export class StaticSearch {
     const cols = Math.max(0, ...paths.map((p) => p.length));
     const ids = new Int32Array(cols * paths.length).fill(-1);
     paths.forEach((p, r) => p.forEach((id, c) => { ids[c * paths.length + r] = id; }));
-    const rows = pgrRows(ids, paths.map((p) => p.length), [Float32Array.from(sims)], g.pgr);
+    // The selected rows by support (as src/graph/search.rs ranks them), then aggregated score.
+    const rows = pgrRows(ids, paths.map((p) => p.length), [Float32Array.from(sims)], g.pgr)
+      .sort((a, b) => b[2] - a[2] || b[1] - a[1] || a[0] - b[0]);
     const hits = [];
     const seen = new Set();
-    for (const [r, score] of rows) {
+    for (const [r, , score] of rows) {
       const leaf = nodes[paths[r].at(-1)].n;
       if (leaf[3] < 0 || seen.has(leaf[3])) continue;
       seen.add(leaf[3]);
