@@ -106,9 +106,12 @@ wasm_cargo() {  # cargo for wasm32 by the route setup chose
 # glue and, for the page's builds, the worker and inline.js; prints its size report.
 build_wasm() {
   local out="$1"; shift
-  log "release wasm build -> $out $*"
-  wasm_cargo build --profile wasm-release --lib "$@"
-  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/webrag.wasm"
+  # Pages load pkg and pkg/search: built for size. Only Node runs pkg/build: built for speed.
+  local profile=wasm-release
+  [[ $out == pkg/build ]] && profile=wasm-builder
+  log "release wasm build ($profile) -> $out $*"
+  wasm_cargo build --profile "$profile" --lib "$@"
+  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/webrag.wasm"
   mkdir -p "$out"
   wasm-bindgen --target web --out-dir "$out" "$wasm"
   wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \

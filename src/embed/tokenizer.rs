@@ -130,7 +130,18 @@ pub struct WordPiece {
     normalizer: Normalizer,
     /// Added tokens, longest first (matched on the raw text).
     added: Vec<(String, u32)>,
+    /// The bytes an added token starts with (a bit set: bit `b % 64` of word `b / 64`).
+    added_first: [u64; 4],
     max_len: usize,
+}
+
+/// [`WordPiece::word`]'s buffers, kept across the words of a text: the word, its chars' byte
+/// offsets, the vocabulary key being tried.
+#[derive(Default)]
+struct Scratch {
+    word: String,
+    at: Vec<usize>,
+    key: String,
 }
 
 /// A normalized character and the byte range of the original character it came from.
@@ -146,8 +157,47 @@ fn is_whitespace(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
 }
 
+/// Class bits of a character ([`classes`]): Unicode category C* (other), BERT punctuation
+/// (ASCII punctuation or category P*), category Mn (nonspacing mark), and whether its NFD is
+/// itself.
+const OTHER: u8 = 1;
+const PUNCT: u8 = 2;
+const MARK_NONSPACING: u8 = 4;
+const NFD_SELF: u8 = 8;
+/// Set on a memoised entry.
+const KNOWN: u8 = 0x80;
+
+/// The classes of the Basic Multilingual Plane, memoised as they are first asked for: the
+/// `unicode_categories` lookups are binary searches over several tables per character (a tenth
+/// of a keyword site build in Node before this). Zeros (not yet computed) cost the `.wasm`
+/// nothing; the answers are those of the same functions, so nothing changes but the speed.
+static CLASSES: [std::sync::atomic::AtomicU8; 0x10000] = [const { std::sync::atomic::AtomicU8::new(0) }; 0x10000];
+
+fn compute_classes(c: char) -> u8 {
+    let one = String::from(c);
+    let mut nfd = one.nfd().map(|(d, _)| d);
+    let nfd_self = nfd.next() == Some(c) && nfd.next().is_none();
+    (c.is_other() as u8 * OTHER)
+        | ((c.is_ascii_punctuation() || c.is_punctuation()) as u8 * PUNCT)
+        | (c.is_mark_nonspacing() as u8 * MARK_NONSPACING)
+        | (nfd_self as u8 * NFD_SELF)
+}
+
+fn classes(c: char) -> u8 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let Some(slot) = CLASSES.get(c as usize) else { return compute_classes(c) };
+    match slot.load(Relaxed) {
+        0 => {
+            let k = compute_classes(c) | KNOWN;
+            slot.store(k, Relaxed);
+            k
+        }
+        k => k,
+    }
+}
+
 fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+    !matches!(c, '\t' | '\n' | '\r') && classes(c) & OTHER != 0
 }
 
 fn is_chinese_char(c: char) -> bool {
@@ -157,7 +207,7 @@ fn is_chinese_char(c: char) -> bool {
 }
 
 fn is_bert_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || c.is_punctuation()
+    classes(c) & PUNCT != 0
 }
 
 impl WordPiece {
@@ -194,6 +244,11 @@ impl WordPiece {
         let mut added: Vec<(String, u32)> =
             json.added_tokens.into_iter().filter(|t| !t.content.is_empty()).map(|t| (t.content, t.id)).collect();
         added.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        let mut added_first = [0u64; 4];
+        for (t, _) in &added {
+            let b = t.as_bytes()[0];
+            added_first[b as usize / 64] |= 1 << (b % 64);
+        }
         Ok(WordPiece {
             vocab,
             unk,
@@ -203,6 +258,7 @@ impl WordPiece {
             max_word_chars: json.model.max_input_chars_per_word,
             normalizer,
             added,
+            added_first,
             max_len,
         })
     }
@@ -277,12 +333,7 @@ impl WordPiece {
         let mut out = Vec::new();
         let mut rest = 0;
         while rest < text.len() {
-            // The next added token (leftmost; the longest where several start there).
-            let next = self
-                .added
-                .iter()
-                .filter_map(|(t, id)| text[rest..].find(t.as_str()).map(|at| (rest + at, t.len(), *id)))
-                .min_by_key(|&(at, len, _)| (at, usize::MAX - len));
+            let next = self.next_added(text, rest);
             let end = next.map_or(text.len(), |(at, _, _)| at);
             self.segment(text, rest, end, &mut out);
             match next {
@@ -294,6 +345,17 @@ impl WordPiece {
             }
         }
         out
+    }
+
+    /// The next added token in `text` from byte `from`: the leftmost, the longest where several
+    /// start there (`added` is longest first). `(start, length, id)`. One pass over the bytes:
+    /// a token can only start at a byte some token starts with, and that byte (a UTF-8 lead
+    /// byte) is a char boundary.
+    fn next_added(&self, text: &str, from: usize) -> Option<(usize, usize, u32)> {
+        let bytes = text.as_bytes();
+        (from..bytes.len())
+            .filter(|&at| self.added_first[bytes[at] as usize / 64] & (1 << (bytes[at] % 64)) != 0)
+            .find_map(|at| self.added.iter().find(|(t, _)| bytes[at..].starts_with(t.as_bytes())).map(|(t, id)| (at, t.len(), *id)))
     }
 
     /// Normalizes, splits and word-pieces `text[from..to]` (no added token inside).
@@ -318,7 +380,11 @@ impl WordPiece {
                     norm.push(Aligned { c, start, end });
                 }
             };
-            if n.strip_accents {
+            if n.strip_accents && classes(c) & NFD_SELF != 0 {
+                if classes(c) & MARK_NONSPACING == 0 {
+                    push(c);
+                }
+            } else if n.strip_accents {
                 decomposed.clear();
                 decomposed.push(c);
                 for (d, _) in decomposed.nfd().filter(|(d, _)| !d.is_mark_nonspacing()) {
@@ -332,34 +398,37 @@ impl WordPiece {
             }
         }
         // BertPreTokenizer: whitespace splits (and goes), punctuation is a word of its own.
+        let mut scratch = Scratch::default();
         let mut word_start = 0;
         for i in 0..=norm.len() {
             let boundary = i == norm.len() || norm[i].c.is_whitespace() || is_bert_punctuation(norm[i].c);
             if !boundary {
                 continue;
             }
-            self.word(&norm[word_start..i], out);
+            self.word(&norm[word_start..i], &mut scratch, out);
             if i < norm.len() && !norm[i].c.is_whitespace() {
-                self.word(&norm[i..i + 1], out);
+                self.word(&norm[i..i + 1], &mut scratch, out);
             }
             word_start = i + 1;
         }
     }
 
     /// WordPiece over one pre-tokenized word.
-    fn word(&self, chars: &[Aligned], out: &mut Vec<(u32, (usize, usize))>) {
+    fn word(&self, chars: &[Aligned], scratch: &mut Scratch, out: &mut Vec<(u32, (usize, usize))>) {
         let (Some(first), Some(last)) = (chars.first(), chars.last()) else { return };
         let whole = (first.start, last.end);
         if chars.len() > self.max_word_chars {
             out.push((self.unk, whole));
             return;
         }
-        let word: String = chars.iter().map(|a| a.c).collect();
+        let Scratch { word, at, key } = scratch;
+        word.clear();
+        word.extend(chars.iter().map(|a| a.c));
         // Byte offset in `word` of each char, and the end.
-        let at: Vec<usize> = word.char_indices().map(|(i, _)| i).chain(std::iter::once(word.len())).collect();
-        let mut found = Vec::new();
+        at.clear();
+        at.extend(word.char_indices().map(|(i, _)| i).chain(std::iter::once(word.len())));
+        let found_from = out.len();
         let mut start = 0; // char index
-        let mut key = String::new();
         while start < chars.len() {
             let mut end = chars.len();
             let mut hit = None;
@@ -376,13 +445,13 @@ impl WordPiece {
                 end -= 1;
             }
             let Some(id) = hit else {
+                out.truncate(found_from);
                 out.push((self.unk, whole));
                 return;
             };
-            found.push((id, (chars[start].start, chars[end - 1].end)));
+            out.push((id, (chars[start].start, chars[end - 1].end)));
             start = end;
         }
-        out.extend(found);
     }
 }
 

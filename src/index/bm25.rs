@@ -124,7 +124,12 @@ impl Bm25Index {
         self.live += 1;
         self.total_len += length.max(1) as u64;
         for (t, tf) in terms {
-            self.postings.entry(t.clone()).or_default().push((slot, *tf));
+            match self.postings.get_mut(t.as_str()) {
+                Some(p) => p.push((slot, *tf)),
+                None => {
+                    self.postings.insert(t.clone(), vec![(slot, *tf)]);
+                }
+            }
         }
     }
 
@@ -271,15 +276,24 @@ impl Accumulator {
 
 /// `(term, tf)` pairs (sorted by term) and the length of analysed `text`.
 pub fn term_frequencies(text: &str) -> (Vec<(String, u32)>, u32) {
-    let terms = analyze(text);
-    let len = terms.len() as u32;
-    let mut m: HashMap<String, u32> = HashMap::new();
-    for t in terms {
-        *m.entry(t).or_default() += 1;
+    // Every term into one buffer, then sorted and counted in runs: a string is made per
+    // distinct term, not per occurrence, and no map is built (the result is sorted by term).
+    let mut all = String::new();
+    let mut at: Vec<(usize, usize)> = Vec::new();
+    crate::text::analyze_each(text, |t| {
+        at.push((all.len(), all.len() + t.len()));
+        all.push_str(t);
+    });
+    let term = |&(from, to): &(usize, usize)| &all[from..to];
+    at.sort_unstable_by(|a, b| term(a).cmp(term(b)));
+    let mut v: Vec<(String, u32)> = Vec::new();
+    for r in &at {
+        match v.last_mut() {
+            Some((last, n)) if last == term(r) => *n += 1,
+            _ => v.push((term(r).to_string(), 1)),
+        }
     }
-    let mut v: Vec<_> = m.into_iter().collect();
-    v.sort();
-    (v, len)
+    (v, at.len() as u32)
 }
 
 /// Whether the analysed `tokens` contain `phrase` contiguously.
@@ -290,6 +304,15 @@ pub fn contains_phrase(tokens: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn term_frequencies_count_each_distinct_term_once_sorted() {
+        let (tf, len) = term_frequencies("b a B, a b 中国中国");
+        assert_eq!(len, 8);
+        let want: Vec<(String, u32)> = [("a", 2), ("b", 3), ("中国", 2), ("国中", 1)].iter().map(|(t, n)| (t.to_string(), *n)).collect();
+        assert_eq!(tf, want);
+        assert_eq!(term_frequencies(""), (Vec::new(), 0));
+    }
 
     #[test]
     fn query_syntax() {

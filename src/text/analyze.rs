@@ -51,15 +51,28 @@ fn is_mid_punct(c: char) -> bool {
 /// ([`crate::index::bm25::parse_query`]), so a space typed between two CJK words keeps them apart.
 pub fn analyze(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    analyze_each(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// [`analyze`]'s terms, in order, each lent to `each` (no allocation per term: a build indexes
+/// millions of them).
+pub fn analyze_each(text: &str, mut each: impl FnMut(&str)) {
     // The CJK run being read: it goes on across punctuation and spaces (`消息：目前` → `消息`,
     // `息目`, `目前`, so text typed without its punctuation or spaces matches); a word ends it.
     let mut run: Vec<char> = Vec::new();
-    let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
+    let mut term = String::new();
+    let mut norm = String::new();
+    let mut flush = |run: &mut Vec<char>, each: &mut dyn FnMut(&str)| {
         if run.len() == 1 {
-            out.push(run[0].to_string());
+            term.clear();
+            term.push(run[0]);
+            each(&term);
         } else {
             for w in run.windows(2) {
-                out.push(w.iter().collect());
+                term.clear();
+                term.extend(w);
+                each(&term);
             }
         }
         run.clear();
@@ -74,7 +87,7 @@ pub fn analyze(text: &str) -> Vec<String> {
             continue;
         }
         if !run.is_empty() {
-            flush(&mut run, &mut out);
+            flush(&mut run, &mut each);
         }
         if word.chars().any(is_cjk) {
             // A mixed segment (e.g. katakana run): treat each CJK char as part of a run.
@@ -82,14 +95,14 @@ pub fn analyze(text: &str) -> Vec<String> {
             continue;
         }
         if word.chars().any(char::is_alphanumeric) {
-            let norm: String = word.nfkc().map(|(c, _)| c).flat_map(char::to_lowercase).collect();
-            out.extend(norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).map(str::to_string));
+            norm.clear();
+            norm.extend(word.nfkc().map(|(c, _)| c).flat_map(char::to_lowercase));
+            norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).for_each(&mut each);
         }
     }
     if !run.is_empty() {
-        flush(&mut run, &mut out);
+        flush(&mut run, &mut each);
     }
-    out
 }
 
 #[cfg(test)]

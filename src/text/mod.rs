@@ -7,6 +7,6 @@ mod analyze;
 mod chunk;
 mod parse;
 
-pub use analyze::{ANALYZER_VERSION, analyze, is_cjk};
+pub use analyze::{ANALYZER_VERSION, analyze, analyze_each, is_cjk};
 pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
 pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, cut_title, parse, resolve_format, title_block};
