@@ -1,5 +1,5 @@
 //! Property test: the matrix PGR ([`webrag::graph::pgr::pgr`]) returns the same rows with the same
-//! scores as the plain reverse DFS ([`webrag::graph::reference::reverse_dfs`]) on random forests,
+//! scores and support as the plain reverse DFS ([`webrag::graph::reference::reverse_dfs`]) on random forests,
 //! key points and thresholds. Vectors are on a 1/64 grid, so every dot product is exact in f32 and
 //! both implementations see bit-identical similarities whatever their summation order; scores are
 //! then compared bit for bit. `WEBRAG_SEED` reproduces a run; `WEBRAG_CASES` sets the case count.
@@ -78,20 +78,18 @@ fn matrix_pgr_equals_reference_reverse_dfs() {
         let sims = node_sims(&vectors, dim, &kps);
         let sims_ref: Vec<&[f32]> = sims.iter().map(|s| s.as_slice()).collect();
         let got = pgr(&t, &sims_ref, &p);
-        let bits = |r: &[(u32, f32)]| r.iter().map(|(i, s)| (*i, s.to_bits())).collect::<Vec<_>>();
+        // Rows, scores and support, bit for bit.
+        let bits = |r: &webrag::graph::PgrResult| {
+            let rows: Vec<(u32, u32)> = r.rows.iter().map(|(i, s)| (*i, s.to_bits())).collect();
+            (rows, r.support.iter().map(|s| s.to_bits()).collect::<Vec<_>>())
+        };
         assert_eq!(
-            bits(&got.rows),
-            bits(&expected.rows),
-            "case {case} (seed {seed}): matrix {:?} vs reference {:?}; params {p:?}; forest {forest:?}",
+            bits(&got),
+            bits(&expected),
+            "case {case} (seed {seed}): matrix {:?} / {:?} vs reference {:?} / {:?}; params {p:?}; forest {forest:?}",
             got.rows,
-            expected.rows
-        );
-        let sbits = |r: &[f32]| r.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
-        assert_eq!(
-            sbits(&got.support),
-            sbits(&expected.support),
-            "case {case} (seed {seed}): support, matrix {:?} vs reference {:?}",
             got.support,
+            expected.rows,
             expected.support
         );
         rows_checked += got.rows.len();

@@ -41,7 +41,8 @@ unsafe impl talc::source::Source for GrowGeometric {
             b => (b, pages),
         };
         let (start, bytes) = ((base.0 * PAGE) as *mut u8, base.1 * PAGE);
-        let new_end = start.wrapping_add(bytes);
+        // (saturating: memory that reaches 4 GiB ends at the top of the address space)
+        let new_end = start.wrapping_add(bytes.min(usize::MAX - start as usize));
         if let Some(old_end) = talc.source.end.take()
             && old_end.as_ptr() == start
         {
