@@ -33,14 +33,15 @@ unsafe impl talc::source::Source for GrowGeometric {
         let need = layout.size().saturating_add(layout.align()).saturating_add(4 * talc::base::CHUNK_UNIT).div_ceil(PAGE);
         let current = core::arch::wasm32::memory_size::<0>();
         let pages = need.max((current / 2).min(1024));
-        let base = match core::arch::wasm32::memory_grow::<0>(pages) {
+        // Half the memory if it can be had, else what this allocation needs.
+        let (first_page, grown) = match core::arch::wasm32::memory_grow::<0>(pages) {
             usize::MAX => match core::arch::wasm32::memory_grow::<0>(need) {
                 usize::MAX => return Err(()),
-                b => (b, need),
+                first => (first, need),
             },
-            b => (b, pages),
+            first => (first, pages),
         };
-        let (start, bytes) = ((base.0 * PAGE) as *mut u8, base.1 * PAGE);
+        let (start, bytes) = ((first_page * PAGE) as *mut u8, grown * PAGE);
         // (saturating: memory that reaches 4 GiB ends at the top of the address space)
         let new_end = start.wrapping_add(bytes.min(usize::MAX - start as usize));
         if let Some(old_end) = talc.source.end.take()
