@@ -280,6 +280,17 @@ pub trait Store {
     async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
         self.get_batch(&keys.iter().map(|k| (collection, k.clone())).collect::<Vec<_>>()).await
     }
+    /// Reads every record of one collection, sorted by key (what [`Store::load`] gives of it).
+    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+        Ok(self
+            .load()
+            .await?
+            .into_ops()
+            .into_iter()
+            .filter_map(|op| if let Op::Put(r) = op { Some(r) } else { None })
+            .filter(|r| r.collection() == collection)
+            .collect())
+    }
     /// Reads everything (used once at open).
     async fn load(&self) -> Result<Contents, StoreError>;
     /// Applies a batch of writes atomically, in order.
@@ -294,6 +305,12 @@ impl<S: Store + ?Sized> Store for &S {
     }
     async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
         (**self).get_batch(keys).await
+    }
+    async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
+        (**self).get_many(collection, keys).await
+    }
+    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+        (**self).scan(collection).await
     }
     async fn load(&self) -> Result<Contents, StoreError> {
         (**self).load().await
@@ -329,6 +346,10 @@ impl MemoryStore {
 impl Store for MemoryStore {
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
         Ok(self.data.borrow().get(&collection).and_then(|m| m.get(key)).cloned())
+    }
+
+    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+        Ok(self.data.borrow().get(&collection).map(|m| m.values().cloned().collect()).unwrap_or_default())
     }
 
     async fn load(&self) -> Result<Contents, StoreError> {

@@ -157,9 +157,18 @@ fn lazy_open_answers_as_the_loaded_engine() {
         let q = format!("\"{}\" -{}", qs[0].chars().take(4).collect::<String>(), qs[1].chars().take(2).collect::<String>());
         let o = SearchOptions::new(10, SearchMode::Hybrid);
         assert_eq!(ids(&full.search(&q, &o).await.unwrap()), ids(&lz.search(&q, &o).await.unwrap()), "{q}");
+        // The graph modes read the (here empty) pseudo-graph alone.
+        for mode in [SearchMode::Graph, SearchMode::HybridGraph] {
+            let o = SearchOptions::new(5, mode);
+            assert_eq!(ids(&full.search(&qs[0], &o).await.expect("graph")), ids(&lz.search(&qs[0], &o).await.expect("lazy graph")));
+        }
         assert!(lz.is_lazy(), "nothing so far needed the whole knowledge base");
-        // The graph modes load it.
-        lz.search(&qs[0], &SearchOptions::new(5, SearchMode::Graph)).await.expect("graph");
+        // A filter needs every document's tags and metadata: it loads them.
+        let f = SearchOptions {
+            filter: Some(webrag::types::SearchFilter { doc_ids: vec!["n1".into()], ..Default::default() }),
+            ..SearchOptions::new(5, SearchMode::Bm25)
+        };
+        lz.search(&qs[0], &f).await.expect("filtered");
         assert!(!lz.is_lazy());
     })
 }
@@ -170,17 +179,18 @@ fn writes_after_the_base_are_in_the_delta() {
         let articles = news(300);
         let store = MemoryStore::new();
         build(&store, &articles).await;
-        // A write through a lazily opened knowledge base loads it first, then records its delta.
+        // A write through a lazily opened knowledge base records its delta without loading it.
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
-        let eng = lz.engine().await.expect("load");
-        eng.add(
+        lz.add(
             vec![doc("fresh", "Owls hunt the harvest mouse at night in tall grass."), doc("n3", "A replaced article about green tea.")],
             &mut NoProgress,
         )
         .await
         .expect("add");
-        eng.remove(&["n5".into(), "n7".into()]).await.expect("remove");
+        lz.remove(&["n5".into(), "n7".into()]).await.expect("remove");
+        assert!(lz.is_lazy());
+        let eng = lz.engine().await.expect("load");
         let want = eng.stats();
         drop(lz);
         let mut lz = lazy(&store).await;
@@ -366,5 +376,146 @@ fn postings_of_another_analyzer_version_are_derived_again() {
         let imported = other.load().await.unwrap();
         assert_eq!(imported.postings, current.postings);
         assert_eq!(analyzer(&imported), Some(ANALYZER_VERSION.to_string()));
+    })
+}
+
+/// Asserts two stores hold the same records, naming the first that differs.
+fn same(a: &webrag::ports::Contents, b: &webrag::ports::Contents, what: &str) {
+    let (x, y) = (a.clone().into_ops(), b.clone().into_ops());
+    let key = |o: &Op| match o {
+        Op::Put(r) => format!("{}/{}", r.collection().name(), r.key()),
+        other => format!("{other:?}"),
+    };
+    for (p, q) in x.iter().zip(&y) {
+        if p != q {
+            let short = |o: &Op| format!("{o:?}").chars().take(400).collect::<String>();
+            panic!("{what}: {} differs from {}:\n{}\n{}", key(p), key(q), short(p), short(q));
+        }
+    }
+    assert_eq!(x.len(), y.len(), "{what}: record counts");
+}
+
+/// `config()` with the pseudo-graph on or off; nothing sealed (`sealAt` over every collection's
+/// size), so the graph's candidates come from exact scans in both engines.
+fn config_graph(graph: bool) -> Config {
+    let mut c = config();
+    c.graph.enabled = graph;
+    c.ann.seal_at = 1_000_000;
+    c
+}
+
+/// The same writes through a lazily opened knowledge base and through a loaded one leave the same
+/// records in the store — with and without the pseudo-graph, a memory entry learned from a removed
+/// chunk deleted in both — and the lazy one never loads. Afterwards the lazy view answers every
+/// mode as a loaded engine over the same store does (the graph modes from the graph read alone).
+#[test]
+fn lazy_writes_store_what_loaded_writes_store() {
+    use webrag::types::MemoryRecord;
+    for graph in [false, true] {
+        pollster::block_on(async {
+            let articles = news(150);
+            let cfg = config_graph(graph);
+            let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
+            let (a, b) = (MemoryStore::new(), MemoryStore::new());
+            for store in [&a, &b] {
+                let mut eng = open_full(store).await.expect("open");
+                let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+                eng.add(docs, &mut NoProgress).await.expect("add");
+                eng.maintain_all(false).await.expect("maintain");
+                // A memory entry learned from a chunk of n5, removed below; one from n6, kept.
+                let mem = |id: &str, src: &str| {
+                    Op::Put(Record::Memory(MemoryRecord {
+                        id: id.into(),
+                        title: "t".into(),
+                        content: "c".into(),
+                        sources: vec![src.into()],
+                        created_at: 1.0,
+                        embedding: webrag::types::VectorRecord::from_f32(id, "memory", &[0.05; 384]).data,
+                    }))
+                };
+                store.commit(vec![mem("m5", "n5#0"), mem("m6", "n6#0")]).await.expect("memory");
+            }
+            same(&a.load().await.unwrap(), &b.load().await.unwrap(), "built alike");
+            let mut full = open_full(&a).await.expect("open");
+            let mut lz = LazyEngine::open(&b, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("lazy");
+            assert!(lz.is_lazy(), "graph {graph}");
+            let batch = vec![
+                doc("fresh", "Owls hunt the harvest mouse at night in tall grass. The mouse hides under leaves."),
+                doc("n3", "A replaced article about green tea. It grows on hills."),
+                doc("n4", &articles[4]),
+            ];
+            let (x, y) = (full.add(batch.clone(), &mut NoProgress).await.unwrap(), lz.add(batch, &mut NoProgress).await.unwrap());
+            assert_eq!(x, y);
+            assert_eq!((y.added.len(), y.replaced.len(), y.unchanged.len()), (1, 1, 1));
+            let gone: Vec<String> = ["n5", "n7", "nobody", "n5", "fresh"].map(String::from).to_vec();
+            let (x, y) = (full.remove(&gone).await.unwrap(), lz.remove(&gone).await.unwrap());
+            assert_eq!(x, y);
+            let again = vec![doc("fresh", "Owls return to the barn at dawn."), doc("n3", "Green tea, replaced twice.")];
+            let (x, y) = (full.add(again.clone(), &mut NoProgress).await.unwrap(), lz.add(again, &mut NoProgress).await.unwrap());
+            assert_eq!(x, y);
+            assert!(lz.is_lazy(), "the writes did not load the knowledge base (graph {graph})");
+            let (sa, sb) = (a.load().await.unwrap(), b.load().await.unwrap());
+            assert!(sa.memory.iter().all(|m| m.id != "m5") && sa.memory.iter().any(|m| m.id == "m6"));
+            assert_eq!(sa.graph_nodes.is_empty(), !graph);
+            same(&sa, &sb, &format!("the same records (graph {graph})"));
+            let st = lz.stats().unwrap();
+            assert_eq!((st.documents, st.chunks), (full.stats().documents, full.stats().chunks));
+            // Searches: the lazy view against a loaded engine over the same store.
+            let reopened = open_full(&b).await.expect("open");
+            let mut qs = queries(&articles, 15);
+            qs.extend(["owls barn dawn".to_string(), "green tea replaced".to_string()]);
+            for mode in [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::Graph, SearchMode::HybridGraph] {
+                let mut agree = 0.0;
+                for q in &qs {
+                    let o = SearchOptions::new(5, mode);
+                    let (x, y) = (reopened.search(q, &o).await.unwrap(), lz.search(q, &o).await.unwrap());
+                    assert!(y.iter().all(|h| !["n5", "n7"].contains(&h.doc_id.as_str())), "{mode:?} {q}");
+                    assert_eq!(x.is_empty(), y.is_empty(), "{mode:?} {q}");
+                    match mode {
+                        // The graph retriever is the same code over the same graph: the same list.
+                        SearchMode::Graph => {
+                            assert_eq!(ids(&x), ids(&y), "{mode:?} {q}");
+                            assert_eq!(x.iter().map(|h| h.score).collect::<Vec<_>>(), y.iter().map(|h| h.score).collect::<Vec<_>>());
+                        }
+                        // BM25's idf counts the tombstones until the next base: the same best hit.
+                        SearchMode::Bm25 => assert_eq!(x.first().map(|h| &h.chunk_id), y.first().map(|h| &h.chunk_id), "{q}"),
+                        // The lazy dense list probes IVF lists: as close as in the test above.
+                        _ => agree += overlap(&x, &y),
+                    }
+                }
+                let agree = agree / qs.len() as f64;
+                assert!(matches!(mode, SearchMode::Graph | SearchMode::Bm25) || agree >= 0.8, "{mode:?}: top-5 overlap {agree:.3}");
+            }
+            let top = lz.search("owls barn dawn", &SearchOptions::new(1, SearchMode::Bm25)).await.unwrap();
+            assert_eq!(top[0].doc_id, "fresh");
+            assert!(lz.is_lazy());
+            // Explain data and mind maps from the graph read alone.
+            let (ex, ey) = (full.explain_graph("green tea", 5).await.unwrap(), lz.explain_graph("green tea", 5).await.unwrap());
+            assert_eq!(ex.hits.len(), ey.hits.len());
+            assert_eq!(full.graph().mind_map("n3"), lz.graph().await.unwrap().mind_map("n3"));
+            assert!(lz.is_lazy());
+        })
+    }
+}
+
+/// A lazy write after another engine over the same store (another tab) committed reads the store
+/// again first ([`LazyEngine::refresh`], lazily), so both writes are kept.
+#[test]
+fn a_lazy_write_after_another_tabs_commit_keeps_both() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        build(&store, &news(100)).await;
+        let mut lz = lazy(&store).await;
+        let plan_docs = vec![doc("late", "A note written while another tab wrote.")];
+        let mut other = lazy(&store).await;
+        other.add(vec![doc("other", "The other tab's note.")], &mut NoProgress).await.unwrap();
+        let before = store.load().await.unwrap();
+        lz.add(plan_docs, &mut NoProgress).await.expect("read again, then written");
+        assert!(lz.is_lazy());
+        let after = store.load().await.unwrap();
+        assert!(after.documents.iter().any(|d| d.id == "late") && after.documents.iter().any(|d| d.id == "other"));
+        assert_eq!(after.documents.len(), before.documents.len() + 1);
+        let s = lz.stats().unwrap();
+        assert_eq!(s.documents, after.documents.len());
     })
 }

@@ -138,6 +138,10 @@ pub async fn run<S: Store>(store: &S) {
     let c = store.load().await.expect("load");
     let ids: Vec<_> = c.documents.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, vec!["a0", "d1", "d3", "z9"]);
+    // scan: one collection, as load gives it; an empty one is empty
+    let scanned = store.scan(Collection::Documents).await.expect("scan");
+    assert_eq!(scanned, c.documents.iter().cloned().map(Record::Document).collect::<Vec<_>>());
+    assert!(store.scan(Collection::Memory).await.expect("scan empty").is_empty());
     assert_eq!(c.chunks.len(), 1);
     assert_eq!(c.vectors.len(), 1);
     assert_eq!(c.meta.len(), 1);

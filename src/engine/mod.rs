@@ -247,7 +247,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Texts per embedding call at ingest: `embedBatch`, else the embedder's preferred batch.
     pub fn embed_batch(&self) -> usize {
-        self.config.embed_batch.unwrap_or_else(|| self.embedder.preferred_batch()).max(1)
+        embed_batch(&self.config, &self.embedder)
     }
 
     /// [`embed_distinct`] with this engine's embedder and [`Engine::embed_batch`].
@@ -334,6 +334,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
         self.chunks.get(id)
     }
+}
+
+/// Texts per embedding call at ingest: `embedBatch`, else the embedder's preferred batch.
+fn embed_batch<E: Embedder>(config: &Config, embedder: &E) -> usize {
+    config.embed_batch.unwrap_or_else(|| embedder.preferred_batch()).max(1)
 }
 
 /// One vector per text of `texts`, in order, each distinct text embedded once (a batch of

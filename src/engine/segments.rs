@@ -11,6 +11,31 @@ use crate::types::*;
 
 use super::{Engine, SealReport};
 
+/// `delta` after a write that removes `gone` chunks and adds `new` ones, leaving `documents`
+/// documents (`ordinal` gives a chunk's base ordinal), with the `Put` that stores it.
+pub(super) fn next_delta(
+    delta: &Delta,
+    ordinal: &dyn Fn(&str) -> Option<u32>,
+    gone: &[ChunkId],
+    new: &[ChunkId],
+    documents: usize,
+) -> (Op, Delta) {
+    let mut d = delta.clone();
+    let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
+    d.added.retain(|id| !gone_set.contains(id.as_str()));
+    for id in gone {
+        if let Some(o) = ordinal(id)
+            && let Err(at) = d.removed.binary_search(&o)
+        {
+            d.removed.insert(at, o);
+        }
+    }
+    d.added.extend(new.iter().cloned());
+    d.documents = documents as u64;
+    let op = Op::Put(Record::Segment(SegmentRecord { id: SegmentKey::Delta.store_id(), data: segment::encode_delta(&d) }));
+    (op, d)
+}
+
 /// The base the store holds, as the loaded engine tracks it.
 #[derive(Debug, Default)]
 pub(super) struct StoredBase {
@@ -62,20 +87,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// [`Engine::set_delta`] records it once committed.
     pub(super) fn next_delta(&self, gone: &[ChunkId], new: &[ChunkId], documents: usize) -> Option<(Op, Delta)> {
         let base = self.base.as_ref()?;
-        let mut d = base.delta.clone();
-        let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
-        d.added.retain(|id| !gone_set.contains(id.as_str()));
-        for id in gone {
-            if let Some(&o) = base.ords.get(id)
-                && let Err(at) = d.removed.binary_search(&o)
-            {
-                d.removed.insert(at, o);
-            }
-        }
-        d.added.extend(new.iter().cloned());
-        d.documents = documents as u64;
-        let op = Op::Put(Record::Segment(SegmentRecord { id: SegmentKey::Delta.store_id(), data: segment::encode_delta(&d) }));
-        Some((op, d))
+        Some(next_delta(&base.delta, &|id| base.ords.get(id).copied(), gone, new, documents))
     }
 
     /// Records a committed delta.

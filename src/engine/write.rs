@@ -3,12 +3,13 @@ use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 
+use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{InputError, Result};
 use crate::graph::mindmap;
-use crate::graph::{GraphPlan, NewMap, NodeSource, node_inputs, node_sources};
+use crate::graph::{GraphParams, GraphPlan, NewMap, NodeSource, PseudoGraph, node_inputs, node_sources};
 use crate::index::bm25::term_frequencies;
-use crate::ports::{Collection, Op, Progress, Record, Store};
+use crate::ports::{Clock, Collection, Op, Progress, Record, Store};
 use crate::text::{self};
 use crate::types::*;
 use std::collections::HashMap;
@@ -26,27 +27,27 @@ pub(super) struct MapSource<'a> {
 /// An `add` batch validated, parsed and chunked against the engine as it stood
 /// ([`Engine::plan_add`]), waiting for its vectors ([`embed_add`]).
 pub(crate) struct AddPlan {
-    report: AddReport,
+    pub(super) report: AddReport,
     /// (record, chunks) of the documents to write.
-    pending: Vec<(DocumentRecord, Vec<text::Chunk>)>,
+    pub(super) pending: Vec<(DocumentRecord, Vec<text::Chunk>)>,
     /// Documents in the batch.
-    total: usize,
+    pub(super) total: usize,
     /// The engine's generation the plan was made at ([`Engine::commit_add`] checks it).
-    generation: u64,
+    pub(super) generation: u64,
     /// Whether the pseudo-graph is built.
-    graph: bool,
+    pub(super) graph: bool,
     /// Whether facts are late-chunked ([`crate::graph::GraphParams::late_chunking`]).
-    late_chunking: bool,
+    pub(super) late_chunking: bool,
 }
 
 /// The vectors of an [`AddPlan`]: its chunks', and its structural mind maps with their nodes'.
 pub(crate) struct AddVectors {
-    chunks: Vec<Vec<f32>>,
-    maps: Vec<mindmap::MindMap>,
+    pub(super) chunks: Vec<Vec<f32>>,
+    pub(super) maps: Vec<mindmap::MindMap>,
     /// Node vectors of every map, in map order ([`node_inputs`] order within each).
-    nodes: Vec<Vec<f32>>,
+    pub(super) nodes: Vec<Vec<f32>>,
     /// Nodes of each map.
-    node_counts: Vec<usize>,
+    pub(super) node_counts: Vec<usize>,
 }
 
 /// Step 2 of an `add`, which needs no engine: the forward passes of a plan's chunks (progress
@@ -147,34 +148,26 @@ fn fact_pools(
     (pools, owners)
 }
 
-/// `(heading path, text)` of each chunk, as mind maps are built from.
-fn map_chunks(cs: &[text::Chunk]) -> Vec<(Vec<String>, String)> {
-    cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect()
+/// What planning an `add` reads besides the batch: the embedder (its token counter and limit),
+/// the options, the clock, and the generation the plan is made at.
+pub(super) struct Planner<'a, E: Embedder> {
+    pub embedder: &'a E,
+    pub config: &'a Config,
+    pub clock: &'a dyn Clock,
+    pub generation: u64,
 }
 
-impl<S: Store, E: Embedder> Engine<S, E> {
-    /// Adds documents as one atomic batch.
-    ///
-    /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
-    /// written; changed → its old chunks, vectors and postings are replaced in the same
-    /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
-    /// before anything is written. In three steps: [`Engine::plan_add`], [`embed_add`] (which the
-    /// page runs without holding the engine), [`Engine::commit_add`].
-    ///
-    /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
-    /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
-    /// text after parsing), model and store errors.
-    pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
-        let plan = self.plan_add(docs, progress)?;
-        let vectors = embed_add(&self.embedder, self.embed_batch(), &plan, progress).await?;
-        self.commit_add(plan, vectors, progress).await
-    }
-
-    /// Step 1 of [`Engine::add`]: validates the batch, skips unchanged documents, parses and
-    /// chunks the others (progress phase `parse`).
+impl<E: Embedder> Planner<'_, E> {
+    /// Step 1 of an `add`: validates the batch, skips unchanged documents (`stored` gives a stored
+    /// document's `sourceHash`), parses and chunks the others (progress phase `parse`).
     ///
     /// Errors: the input errors of [`Engine::add`].
-    pub(crate) fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
+    pub(super) fn plan<'s>(
+        &self,
+        docs: Vec<DocumentInput>,
+        stored: &dyn Fn(&str) -> Option<&'s str>,
+        progress: &mut dyn Progress,
+    ) -> Result<AddPlan> {
         let mut seen = HashSet::new();
         for d in &docs {
             check_id(&d.id)?;
@@ -203,7 +196,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 }
                 h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
             };
-            if self.docs.get(&d.id).is_some_and(|old| old.source_hash == hash) {
+            if stored(&d.id) == Some(hash.as_str()) {
                 report.unchanged.push(d.id);
                 continue;
             }
@@ -242,7 +235,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 tagged: false,
                 meta: d.meta.clone(),
             };
-            if self.docs.contains_key(&d.id) {
+            if stored(&d.id).is_some() {
                 report.replaced.push(d.id);
             } else {
                 report.added.push(d.id);
@@ -254,10 +247,168 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             report,
             pending,
             total,
-            generation: self.generation.get(),
+            generation: self.generation,
             graph: self.config.graph.enabled,
             late_chunking: self.config.graph.late_chunking,
         })
+    }
+}
+
+/// The graph plan of an `add` against `graph`: the documents it replaces removed, then the new
+/// mind maps fused (when it built them).
+pub(super) fn graph_plan(
+    graph: &PseudoGraph,
+    replaced: &[String],
+    pending: &[(DocumentRecord, Vec<text::Chunk>)],
+    vectors: &AddVectors,
+    p: &GraphParams,
+) -> GraphPlan {
+    let mut plan = graph.plan_remove(replaced);
+    if vectors.maps.is_empty() {
+        return plan;
+    }
+    let replacing: HashSet<String> = replaced.iter().cloned().collect();
+    let chunk_ids: Vec<Vec<String>> = pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
+    let mut at = 0;
+    let mut new_maps = Vec::new();
+    for (i, (rec, _)) in pending.iter().enumerate() {
+        let n = vectors.node_counts.get(i).copied().unwrap_or(0);
+        let Some(vs) = vectors.nodes.get(at..at + n) else { break };
+        new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &vectors.maps[i], vectors: vs });
+        at += n;
+    }
+    plan.extend(graph.plan_add(&new_maps, &replacing, p));
+    plan
+}
+
+/// The store writes of an `add`'s documents (before the graph's, the delta's and memory's), and
+/// what they change.
+pub(super) struct AddWrite {
+    pub ops: Vec<Op>,
+    /// Chunks deleted (those of the documents replaced).
+    pub gone: Vec<ChunkId>,
+    /// The new chunks, with their postings and vectors.
+    pub chunks: Vec<(ChunkRecord, PostingRecord, Vec<f32>)>,
+    /// The documents written.
+    pub docs: Vec<DocumentRecord>,
+}
+
+/// [`AddWrite`] of `pending` with its chunks' `vectors` (in order): `old` gives the stored chunks
+/// of a document, `questions` how many atomic questions a stored chunk has.
+pub(super) fn add_write(
+    pending: Vec<(DocumentRecord, Vec<text::Chunk>)>,
+    vectors: Vec<Vec<f32>>,
+    old: &dyn Fn(&str) -> Vec<ChunkId>,
+    questions: &dyn Fn(&str) -> usize,
+) -> AddWrite {
+    let mut w = AddWrite { ops: Vec::new(), gone: Vec::new(), chunks: Vec::new(), docs: Vec::new() };
+    let mut vi = vectors.into_iter();
+    for (rec, chunks) in pending {
+        for cid in old(&rec.id) {
+            chunk_deletes(&cid, questions(&cid), &mut w.ops);
+            w.gone.push(cid);
+        }
+        for (ordinal, c) in chunks.into_iter().enumerate() {
+            let id = chunk_id(&rec.id, ordinal);
+            let v = vi.next().unwrap_or_default();
+            // BM25 indexes the heading prefix (title, headings) with the text, as a field.
+            let (terms, length) = term_frequencies(&c.embed_input);
+            let cr = ChunkRecord {
+                id: id.clone(),
+                doc_id: rec.id.clone(),
+                ordinal: ordinal as u32,
+                heading_path: c.heading_path,
+                text: c.text,
+                token_count: c.token_count as u32,
+                forward_summary: None,
+            };
+            let pr = PostingRecord { id: id.clone(), length, terms };
+            w.ops.push(Op::Put(Record::Chunk(cr.clone())));
+            w.ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&id, "chunks", &v))));
+            w.ops.push(Op::Put(Record::Posting(pr.clone())));
+            w.chunks.push((cr, pr, v));
+        }
+        w.ops.push(Op::Put(Record::Document(rec.clone())));
+        w.docs.push(rec);
+    }
+    w
+}
+
+/// The store writes of a `remove`: its report and ops, and the chunks deleted. `stored` says
+/// whether a document is stored; `old` and `questions` as for [`add_write`].
+pub(super) fn remove_write(
+    ids: &[String],
+    stored: &dyn Fn(&str) -> bool,
+    old: &dyn Fn(&str) -> Vec<ChunkId>,
+    questions: &dyn Fn(&str) -> usize,
+) -> (RemoveReport, Vec<Op>, Vec<ChunkId>) {
+    let mut report = RemoveReport::default();
+    let mut ops = Vec::new();
+    let mut gone: Vec<ChunkId> = Vec::new();
+    for id in ids {
+        if report.removed.contains(id) {
+            continue;
+        }
+        if !stored(id) {
+            if !report.unknown.contains(id) {
+                report.unknown.push(id.clone());
+            }
+            continue;
+        }
+        for cid in old(id) {
+            chunk_deletes(&cid, questions(&cid), &mut ops);
+            gone.push(cid);
+        }
+        ops.push(Op::Delete(Collection::Documents, id.clone()));
+        report.removed.push(id.clone());
+    }
+    (report, ops, gone)
+}
+
+/// Deletes of a stored chunk: its record, vector and postings, and its `questions` atomic
+/// questions with their vectors.
+fn chunk_deletes(cid: &str, questions: usize, ops: &mut Vec<Op>) {
+    for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
+        ops.push(Op::Delete(c, cid.to_string()));
+    }
+    if questions > 0 {
+        ops.push(Op::Delete(Collection::Questions, cid.to_string()));
+        for i in 0..questions {
+            ops.push(Op::Delete(Collection::Vectors, QuestionKey::new(cid, i).store_id()));
+        }
+    }
+}
+
+/// `(heading path, text)` of each chunk, as mind maps are built from.
+fn map_chunks(cs: &[text::Chunk]) -> Vec<(Vec<String>, String)> {
+    cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect()
+}
+
+impl<S: Store, E: Embedder> Engine<S, E> {
+    /// Adds documents as one atomic batch.
+    ///
+    /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
+    /// written; changed → its old chunks, vectors and postings are replaced in the same
+    /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
+    /// before anything is written. In three steps: [`Engine::plan_add`], [`embed_add`] (which the
+    /// page runs without holding the engine), [`Engine::commit_add`].
+    ///
+    /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
+    /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
+    /// text after parsing), model and store errors.
+    pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
+        let plan = self.plan_add(docs, progress)?;
+        let vectors = embed_add(&self.embedder, self.embed_batch(), &plan, progress).await?;
+        self.commit_add(plan, vectors, progress).await
+    }
+
+    /// Step 1 of [`Engine::add`]: validates the batch, skips unchanged documents, parses and
+    /// chunks the others (progress phase `parse`) — [`plan_add`] against the loaded documents.
+    ///
+    /// Errors: the input errors of [`Engine::add`].
+    pub(crate) fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
+        let planner = Planner { embedder: &self.embedder, config: &self.config, clock: &*self.clock, generation: self.generation.get() };
+        planner.plan(docs, &|id| self.docs.get(id).map(|d| d.source_hash.as_str()), progress)
     }
 
     /// Step 3 of [`Engine::add`]: fuses the plan's mind maps into the pseudo-graph (progress
@@ -273,58 +424,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         // The graph plan against the current graph (documents being replaced are removed first,
         // in the same commit).
-        let mut graph_plan = self.graph.plan_remove(&report.replaced);
-        if !vectors.maps.is_empty() {
-            let replacing: HashSet<String> = report.replaced.iter().cloned().collect();
-            let chunk_ids: Vec<Vec<String>> =
-                pending.iter().map(|(rec, cs)| (0..cs.len()).map(|o| chunk_id(&rec.id, o)).collect()).collect();
-            let mut at = 0;
-            let mut new_maps = Vec::new();
-            for (i, (rec, _)) in pending.iter().enumerate() {
-                let n = vectors.node_counts.get(i).copied().unwrap_or(0);
-                let Some(vs) = vectors.nodes.get(at..at + n) else { break };
-                new_maps.push(NewMap { doc_id: &rec.id, chunk_ids: &chunk_ids[i], map: &vectors.maps[i], vectors: vs });
-                at += n;
-            }
-            graph_plan.extend(self.graph.plan_add(&new_maps, &replacing, &self.config.graph));
-        }
-        // One atomic batch of writes.
-        let mut ops = Vec::new();
-        let mut new_chunks = Vec::new();
-        let mut vi = vectors.chunks.into_iter();
-        let mut docs_written = Vec::new();
-        let mut gone: Vec<ChunkId> = Vec::new();
-        for (rec, chunks) in pending {
-            for cid in self.doc_chunks.get(&rec.id).into_iter().flatten() {
-                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
-                    ops.push(Op::Delete(c, cid.clone()));
-                }
-                self.question_deletes(cid, &mut ops);
-                gone.push(cid.clone());
-            }
-            for (ordinal, c) in chunks.into_iter().enumerate() {
-                let id = chunk_id(&rec.id, ordinal);
-                let v = vi.next().unwrap_or_default();
-                // BM25 indexes the heading prefix (title, headings) with the text, as a field.
-                let (terms, length) = term_frequencies(&c.embed_input);
-                let cr = ChunkRecord {
-                    id: id.clone(),
-                    doc_id: rec.id.clone(),
-                    ordinal: ordinal as u32,
-                    heading_path: c.heading_path,
-                    text: c.text,
-                    token_count: c.token_count as u32,
-                    forward_summary: None,
-                };
-                let pr = PostingRecord { id: id.clone(), length, terms };
-                ops.push(Op::Put(Record::Chunk(cr.clone())));
-                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&id, "chunks", &v))));
-                ops.push(Op::Put(Record::Posting(pr.clone())));
-                new_chunks.push((cr, pr, v));
-            }
-            ops.push(Op::Put(Record::Document(rec.clone())));
-            docs_written.push(rec);
-        }
+        let graph_plan = graph_plan(&self.graph, &report.replaced, &pending, &vectors, &self.config.graph);
+        let old = |id: &str| self.doc_chunks.get(id).cloned().unwrap_or_default();
+        let questions = |cid: &str| self.atoms.get(cid).map_or(0, Vec::len);
+        let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, vectors.chunks, &old, &questions);
         ops.extend(graph_plan.ops());
         if ops.is_empty() {
             progress.report(ProgressEvent { phase: "done".into(), done: total, total });
@@ -380,26 +483,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids
     /// are reported in `unknown`, not an error.
     pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
-        let mut report = RemoveReport::default();
-        let mut ops = Vec::new();
-        let mut gone: Vec<ChunkId> = Vec::new();
-        for id in ids {
-            if !self.docs.contains_key(id) || report.removed.contains(id) {
-                if !report.removed.contains(id) {
-                    report.unknown.push(id.clone());
-                }
-                continue;
-            }
-            for cid in self.doc_chunks.get(id).into_iter().flatten() {
-                for c in [Collection::Chunks, Collection::Vectors, Collection::Postings] {
-                    ops.push(Op::Delete(c, cid.clone()));
-                }
-                self.question_deletes(cid, &mut ops);
-                gone.push(cid.clone());
-            }
-            ops.push(Op::Delete(Collection::Documents, id.clone()));
-            report.removed.push(id.clone());
-        }
+        let stored = |id: &str| self.docs.contains_key(id);
+        let old = |id: &str| self.doc_chunks.get(id).cloned().unwrap_or_default();
+        let questions = |cid: &str| self.atoms.get(cid).map_or(0, Vec::len);
+        let (report, mut ops, gone) = remove_write(ids, &stored, &old, &questions);
         let graph_plan = self.graph.plan_remove(&report.removed);
         ops.extend(graph_plan.ops());
         let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.docs.len() - report.removed.len()) };

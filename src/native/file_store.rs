@@ -44,6 +44,12 @@ impl Store for FileStore {
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
         self.mem.get(collection, key).await
     }
+    async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
+        self.mem.get_batch(keys).await
+    }
+    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+        self.mem.scan(collection).await
+    }
     async fn load(&self) -> Result<Contents, StoreError> {
         self.mem.load().await
     }

@@ -240,6 +240,15 @@ impl Store for IdbStore {
         Ok(out)
     }
 
+    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+        let fut = {
+            let db = self.db()?;
+            let tx = db.transaction(&[collection.name()], TransactionMode::ReadOnly).map_err(backend)?;
+            tx.object_store(collection.name()).map_err(backend)?.get_all(None, None).map_err(backend)?
+        };
+        fut.await.map_err(backend)?.into_iter().map(|v| record_from_js(collection, v)).collect()
+    }
+
     async fn load(&self) -> Result<Contents, StoreError> {
         let names: Vec<&str> = Collection::ALL.iter().map(|c| c.name()).collect();
         let futs = {

@@ -408,16 +408,18 @@ impl WebRagCore {
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut attempt = 0;
             loop {
+                // A lazily opened knowledge base takes the write without loading it whole
+                // ([`LazyEngine::add`]).
                 let (plan, embedder, batch) = {
                     let mut core = inner.lock().await;
-                    let eng = core.for_write().await?;
-                    (eng.plan_add(docs.clone(), &mut cb)?, eng.embedder().clone(), eng.embed_batch())
+                    let plan = core.plan_add(docs.clone(), &mut cb).await?;
+                    (plan, core.embedder()?.clone(), core.embed_batch()?)
                 };
                 let vectors = crate::engine::embed_add(&embedder, batch, &plan, &mut cb).await?;
                 let mut core = inner.lock().await;
                 // A commit meanwhile (another tab, before this one held the Web Lock) makes the
                 // plan stale: nothing is written, and the batch is planned again (up to twice).
-                match core.for_write().await?.commit_add(plan, vectors, &mut cb).await {
+                match core.commit_add(plan, vectors, &mut cb).await {
                     Err(Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
                     r => break r,
                 }
@@ -432,7 +434,13 @@ impl WebRagCore {
         run(async move {
             let ids = ids.map_err(|e| crate::error::InputError::InvalidOption { name: "ids".into(), reason: e.to_string() })?;
             let mut core = inner.lock().await;
-            write_op!(core, eng => eng.remove(&ids).await)
+            let mut attempt = 0;
+            loop {
+                match core.remove(&ids).await {
+                    Err(Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
+                    r => break r,
+                }
+            }
         })
     }
 
@@ -454,7 +462,7 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = explainGraph)]
     pub fn explain_graph(&self, query: String, k: usize) -> Promise {
         let inner = self.inner.clone();
-        run(async move { inner.lock().await.engine().await?.explain_graph(&query, k.clamp(1, 1000)).await })
+        run(async move { inner.lock().await.explain_graph(&query, k.clamp(1, 1000)).await })
     }
 
     /// Atomic questions of a chunk (`null`: not atomized).
@@ -467,7 +475,7 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = mindMap)]
     pub fn mind_map(&self, doc_id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.graph().mind_map(&doc_id)) })
+        run(async move { Ok::<_, Error>(inner.lock().await.graph().await?.mind_map(&doc_id)) })
     }
 
     /// Embeds texts with the engine's model (`string[]` → `number[][]`). `path`: `"cpu"` or

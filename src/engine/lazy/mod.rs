@@ -9,6 +9,8 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+mod write;
+
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
@@ -49,7 +51,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         config.validate()?;
         let reader = if config.lazy_open_chunks == 0 { None } else { Reader::read(&store, &embedder).await? };
         let state = match reader {
-            Some(parts) => State::Reading(Box::new(Reader { store, embedder, config, clock, parts, cache: Cache::default() })),
+            Some(parts) => State::Reading(Box::new(Reader { store, embedder, config, clock, parts, cache: Cache::default(), graph: None })),
             None => State::Loaded(Box::new(Engine::open(store, embedder, config, clock).await?)),
         };
         Ok(LazyEngine { state })
@@ -151,23 +153,120 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
-    /// [`Engine::search`]: from the segments while lazy (BM25, dense, hybrid, atomic — the graph
-    /// modes load the knowledge base). A segment that turns out missing or unreadable
-    /// (`STORE_CORRUPT`) loads the knowledge base and searches it there (the next
-    /// [`Engine::maintain`] writes a new base).
+    /// [`Engine::search`]: from the segments while lazy (every mode; the graph modes read the
+    /// pseudo-graph first, [`LazyEngine::graph`]). A search with a filter loads the knowledge
+    /// base (the filter needs every document's tags and metadata). A segment that turns out
+    /// missing or unreadable (`STORE_CORRUPT`) loads the knowledge base and searches it there
+    /// (the next [`Engine::maintain`] writes a new base).
     pub async fn search(&mut self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        // The segments answer without the graph and without a filter (which needs the
-        // documents' tags and metadata: the loaded engine has them).
-        if let State::Reading(r) = &self.state
-            && !matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph)
+        if let State::Reading(r) = &mut self.state
             && opts.scope().is_none()
         {
+            if matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph) {
+                r.graph().await?;
+            }
             match r.search(query, opts).await {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
                 done => return done,
             }
         }
         self.engine().await?.search(query, opts).await
+    }
+
+    /// The pseudo-graph; while lazy, read alone ([`Reader::graph`]: its nodes, their vectors and
+    /// its edges, no chunk).
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn graph(&mut self) -> Result<&crate::graph::PseudoGraph> {
+        match &mut self.state {
+            State::Reading(r) => r.graph().await,
+            State::Loaded(e) => Ok(e.graph()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::explain_graph`]; while lazy, over the pseudo-graph read alone.
+    ///
+    /// Errors: the embedder's; store errors.
+    pub async fn explain_graph(&mut self, query: &str, k: usize) -> Result<crate::graph::GraphSearch> {
+        let State::Reading(r) = &mut self.state else { return self.engine().await?.explain_graph(query, k).await };
+        let text = query.trim();
+        if text.is_empty() {
+            return Ok(crate::graph::GraphSearch::default());
+        }
+        let qv = r.embedder.embed_checked(&[text]).await?.pop().unwrap_or_default();
+        let params = r.config.graph.clone();
+        Ok(r.graph().await?.search(text, &[&qv], k, &params))
+    }
+
+    /// Texts per embedding call at ingest ([`Engine::embed_batch`]).
+    ///
+    /// Errors: [`StoreError::Backend`] after a failed load.
+    pub fn embed_batch(&self) -> Result<usize> {
+        match &self.state {
+            State::Reading(r) => Ok(super::embed_batch(&r.config, &r.embedder)),
+            State::Loaded(e) => Ok(e.embed_batch()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::add`]: while lazy, without loading the knowledge base — the documents' stored
+    /// records, their chunks' atomic questions, the memory entries and the pseudo-graph are read,
+    /// the same records committed, and the delta of the index segments extended.
+    ///
+    /// Errors: those of [`Engine::add`].
+    pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn crate::ports::Progress) -> Result<AddReport> {
+        let plan = self.plan_add(docs, progress).await?;
+        let vectors = super::embed_add(self.embedder()?, self.embed_batch()?, &plan, progress).await?;
+        self.commit_add(plan, vectors, progress).await
+    }
+
+    /// Step 1 of [`LazyEngine::add`] ([`LazyEngine::refresh`] first): the batch planned against
+    /// what is stored.
+    ///
+    /// Errors: those of [`Engine::add`]'s planning; store errors.
+    pub(crate) async fn plan_add(
+        &mut self,
+        docs: Vec<DocumentInput>,
+        progress: &mut dyn crate::ports::Progress,
+    ) -> Result<super::write::AddPlan> {
+        self.refresh().await?;
+        match &self.state {
+            State::Reading(r) => r.plan_add(docs, progress).await,
+            State::Loaded(e) => e.plan_add(docs, progress),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// Step 3 of [`LazyEngine::add`] ([`LazyEngine::refresh`] first).
+    ///
+    /// Errors: [`StoreError::Conflict`] when the store changed since the plan (nothing is
+    /// written: plan again); store errors.
+    pub(crate) async fn commit_add(
+        &mut self,
+        plan: super::write::AddPlan,
+        vectors: super::write::AddVectors,
+        progress: &mut dyn crate::ports::Progress,
+    ) -> Result<AddReport> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => r.commit_add(plan, vectors, progress).await,
+            State::Loaded(e) => e.commit_add(plan, vectors, progress).await,
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::remove`] ([`LazyEngine::refresh`] first); while lazy, without loading the
+    /// knowledge base.
+    ///
+    /// Errors: store errors ([`StoreError::Conflict`]: nothing written).
+    pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => r.remove(ids).await,
+            State::Loaded(e) => e.remove(ids).await,
+            State::Failed => Err(failed()),
+        }
     }
 
     /// [`Engine::stats`]; while lazy, the segments' counts (`lazy: true`; `ann` and `memory`
@@ -206,20 +305,70 @@ fn failed() -> crate::error::Error {
     StoreError::Backend { reason: "the knowledge base failed to load; open it again".into() }.into()
 }
 
-/// What a lazy open read.
+/// What a lazy open read, kept in step with the writes made lazily since ([`write`]).
 struct Parts {
-    /// The store's generation when read.
+    /// The store's generation the view is of.
     generation: u64,
     head: SegmentHead,
     /// Removed since the base, by base ordinal.
     dead: Vec<bool>,
     delta: Delta,
-    /// The delta's chunks: BM25 by position in `delta.added`, and their vectors.
+    /// The delta's chunks (in `delta.added` order): postings and vectors.
+    delta_chunks: Vec<(PostingRecord, Vec<f32>)>,
+    /// BM25 over the delta's chunks, by position in `delta.added`.
     delta_bm25: Bm25Index,
-    delta_vectors: Vec<Vec<f32>>,
     /// Live chunks and the sum of their lengths.
     live: usize,
     total_len: u64,
+    /// Whether the head lists each document's chunks together, in document order (as
+    /// [`segment::build_base`] writes it): a document's chunks are then found by binary search.
+    grouped: bool,
+}
+
+impl Parts {
+    /// `Parts` of `head` with `delta` (`None` when a tombstone names no base chunk).
+    fn new(generation: u64, head: SegmentHead, delta: Delta, delta_chunks: Vec<(PostingRecord, Vec<f32>)>) -> Option<Parts> {
+        let grouped = head.doc_of.is_sorted() && head.documents.is_sorted();
+        let mut parts = Parts {
+            generation,
+            head,
+            dead: Vec::new(),
+            delta: Delta::default(),
+            delta_chunks: Vec::new(),
+            delta_bm25: Bm25Index::default(),
+            live: 0,
+            total_len: 0,
+            grouped,
+        };
+        parts.set_delta(delta, delta_chunks)?;
+        Some(parts)
+    }
+
+    /// Takes `delta` with its chunks (`None`, and nothing changed, when a tombstone names no
+    /// base chunk).
+    fn set_delta(&mut self, delta: Delta, delta_chunks: Vec<(PostingRecord, Vec<f32>)>) -> Option<()> {
+        let mut dead = vec![false; self.head.chunks.len()];
+        for &o in &delta.removed {
+            *dead.get_mut(o as usize)? = true;
+        }
+        self.dead = dead;
+        self.delta = delta;
+        self.delta_chunks = delta_chunks;
+        self.index_delta();
+        Some(())
+    }
+
+    /// Rebuilds the delta's BM25 and the live counts from `delta` and `delta_chunks`.
+    fn index_delta(&mut self) {
+        self.delta_bm25 = Bm25Index::default();
+        for (i, (p, _)) in self.delta_chunks.iter().enumerate() {
+            self.delta_bm25.insert(i as u32, &p.terms, p.length);
+        }
+        let (delta_live, delta_len) = self.delta_bm25.totals();
+        let base_len: u64 = self.head.lengths.iter().zip(&self.dead).filter(|(_, d)| !**d).map(|(l, _)| *l as u64).sum();
+        self.live = self.dead.iter().filter(|d| !**d).count() + delta_live;
+        self.total_len = base_len + delta_len;
+    }
 }
 
 /// Segments read so far (postings blocks, IVF lists), kept for later queries.
@@ -236,6 +385,8 @@ struct Reader<S: Store, E: Embedder> {
     clock: Box<dyn Clock>,
     parts: Parts,
     cache: Cache,
+    /// The pseudo-graph, once read ([`Reader::graph`]).
+    graph: Option<crate::graph::PseudoGraph>,
 }
 
 fn corrupt(key: SegmentKey, reason: impl Into<String>) -> crate::error::Error {
@@ -280,27 +431,15 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         if head.format != SEGMENT_FORMAT || head.dim as usize != embedder.dim() || !shaped {
             return Ok(None);
         }
-        let mut dead = vec![false; head.chunks.len()];
-        for &o in &delta.removed {
-            match dead.get_mut(o as usize) {
-                Some(x) => *x = true,
-                None => return Ok(None),
-            }
-        }
         let postings = store.get_many(Collection::Postings, &delta.added).await?;
         let vectors = store.get_many(Collection::Vectors, &delta.added).await?;
-        let mut delta_bm25 = Bm25Index::default();
-        let mut delta_vectors = Vec::with_capacity(delta.added.len());
-        for (i, (p, v)) in postings.into_iter().zip(vectors).enumerate() {
+        let mut delta_chunks = Vec::with_capacity(delta.added.len());
+        for (p, v) in postings.into_iter().zip(vectors) {
             let (Some(Record::Posting(p)), Some(Record::Vector(v))) = (p, v) else { return Ok(None) };
             let Some(v) = v.to_f32().filter(|v| v.len() == embedder.dim()) else { return Ok(None) };
-            delta_bm25.insert(i as u32, &p.terms, p.length);
-            delta_vectors.push(v);
+            delta_chunks.push((p, v));
         }
-        let (delta_live, delta_len) = delta_bm25.totals();
-        let base_len: u64 = head.lengths.iter().zip(&dead).filter(|(_, d)| !**d).map(|(l, _)| *l as u64).sum();
-        let live = dead.iter().filter(|d| !**d).count() + delta_live;
-        Ok(Some(Parts { generation, head, dead, delta, delta_bm25, delta_vectors, live, total_len: base_len + delta_len }))
+        Ok(Parts::new(generation, head, delta, delta_chunks))
     }
 
     fn stats(&self) -> Stats {
@@ -446,7 +585,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let cheap = |s: u32| !excluded.contains(&s) && phrase_candidates.as_ref().is_none_or(|c| c.contains(&s));
         use SearchMode::*;
         let mut lists = Ranked::default();
-        if matches!(opts.mode, Bm25 | Hybrid) && !q.terms.is_empty() {
+        if matches!(opts.mode, Bm25 | Hybrid | HybridGraph) && !q.terms.is_empty() {
             let params = self.config.bm25();
             let n = self.parts.live.max(1) as f32;
             let floor = params.epsilon * (self.parts.head.okapi_idf_sum / self.parts.head.terms.max(1) as f64) as f32;
@@ -466,7 +605,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 top_k(acc.finish().into_iter().filter(|(s, _)| cheap(*s)), if phrase_candidates.is_some() { depth * 4 } else { depth });
             lists.bm25 = self.phrase_filter(cands, &q, depth).await?;
         }
-        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | Atomic), qv.as_deref())
+        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic), qv.as_deref())
             && v.len() == self.embedder.dim()
         {
             let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
@@ -475,11 +614,29 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 .iter()
                 .flat_map(|l| l.scores(&codes))
                 .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
-                .chain(self.parts.delta_vectors.iter().enumerate().map(|(i, d)| (base_n + i as u32, crate::embed::gemm::dot(v, d))))
+                .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::gemm::dot(v, d))))
                 .filter(|(s, _)| cheap(*s));
             let filtering = phrase_candidates.is_some() || !excluded.is_empty();
             let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
             lists.dense = self.phrase_filter(cands, &q, depth).await?;
+        }
+        // The graph's list (read by the caller first: [`Reader::graph`]), and how many of its
+        // first hits come from PGR's selected rows.
+        if let (true, Some(v), Some(g)) = (matches!(opts.mode, Graph | HybridGraph), qv.as_deref(), self.graph.as_ref())
+            && v.len() == self.embedder.dim()
+        {
+            let gs = g.search(query, &[v], depth, &self.config.graph);
+            let mut seen = HashSet::new();
+            let kept: Vec<(usize, (u32, f32))> = gs
+                .hits
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| self.slot_of(&h.chunk_id, &h.doc_id).map(|s| (i, (s, h.score))))
+                .filter(|(_, (s, _))| seen.insert(*s) && cheap(*s))
+                .collect();
+            lists.graph = self.phrase_filter(kept.iter().map(|x| x.1).collect(), &q, depth).await?;
+            let listed: HashSet<u32> = lists.graph.iter().map(|x| x.0).collect();
+            lists.graph_selected = kept.iter().filter(|(i, (s, _))| *i < gs.selected && listed.contains(s)).count();
         }
         let (ranked, mut scores) = lists.fuse(
             if opts.mode == Atomic { Dense } else { opts.mode },
