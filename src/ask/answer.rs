@@ -5,11 +5,22 @@
 //! configured level the answer becomes "I don't know." with the sources it had.
 use serde::{Deserialize, Serialize};
 
-use super::params::AnswerStyle;
 use super::{KnowledgeBase, TraceEvent, data};
 use crate::error::Result;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::Clock;
+
+/// How the answer step writes (the preset's choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerStyle {
+    /// A cited answer from the sources (L1, L2, ask, light).
+    Cited,
+    /// A forecast or judgement reasoned from the ordered facts (L3).
+    Predictive,
+    /// A synthesis of several perspectives (L4).
+    Creative,
+}
 
 /// A self-assessed confidence, ordered low < medium < high.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]

@@ -20,6 +20,7 @@
 //! Every model call and every retrieval is traced ([`TraceEvent`]). Retrieved text is always
 //! inside `<data>` tags and the system prompt says it is data, never instructions.
 pub mod answer;
+mod context;
 pub mod enhance;
 pub mod ingest;
 pub mod params;

@@ -4,7 +4,7 @@ use crate::options::Range;
 use serde::{Deserialize, Serialize};
 
 use super::DecomposeParams;
-use super::answer::AnswerParams;
+use super::answer::{AnswerParams, AnswerStyle};
 use super::web::WebSearchConfig;
 use crate::error::{Error, InputError, Result};
 use crate::types::SearchFilter;
@@ -97,18 +97,6 @@ pub enum Preset {
     /// call), then an answer that synthesises them.
     #[serde(rename = "L4", alias = "l4")]
     L4,
-}
-
-/// How the answer step writes (the preset's choice).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AnswerStyle {
-    /// A cited answer from the sources (L1, L2, ask, light).
-    Cited,
-    /// A forecast or judgement reasoned from the ordered facts (L3).
-    Predictive,
-    /// A synthesis of several perspectives (L4).
-    Creative,
 }
 
 impl Preset {

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::TraceEvent;
+use super::context::{Ctx, chunk_source, msgs, step};
 use super::data;
-use super::pipeline::{Ctx, chunk_source, msgs, step};
 use crate::embed::Embedder;
 use crate::engine::{Engine, SearchOptions};
 use crate::error::Result;

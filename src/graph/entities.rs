@@ -3,10 +3,6 @@ use std::collections::HashMap;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::types::NodeKind;
-
-use super::pseudo::*;
-
 pub(super) struct TitleMatcher {
     pub(super) words: WordMatcher,
     pub(super) topics: Vec<Vec<u32>>,
@@ -138,63 +134,6 @@ impl WordMatcher {
         out.sort_unstable();
         out.dedup();
         out
-    }
-}
-
-impl PseudoGraph {
-    pub(super) fn entity_index(&self) -> &EntityIndex {
-        self.entities.get_or_init(|| {
-            let mut at: HashMap<String, u32> = HashMap::new();
-            let mut ix = EntityIndex { facts: Vec::new(), topics: Vec::new(), of_fact: HashMap::new() };
-            for (slot, n) in self.nodes.iter().enumerate() {
-                let Some(n) = n.as_ref().filter(|n| n.kind == NodeKind::Fact) else { continue };
-                let mut mine = Vec::new();
-                for e in entity_spans(&n.label) {
-                    let next = ix.facts.len() as u32;
-                    let i = *at.entry(e).or_insert(next);
-                    if i == next {
-                        ix.facts.push(Vec::new());
-                    }
-                    ix.facts[i as usize].push(slot as u32);
-                    mine.push(i);
-                }
-                if !mine.is_empty() {
-                    ix.of_fact.insert(slot as u32, mine);
-                }
-            }
-            ix.topics = ix
-                .facts
-                .iter()
-                .map(|fs| {
-                    let mut t: Vec<u32> = fs.iter().map(|f| self.topic_of(*f)).collect();
-                    t.sort_unstable();
-                    t.dedup();
-                    t.len()
-                })
-                .collect();
-            ix
-        })
-    }
-
-    pub(super) fn title_matcher(&self) -> &TitleMatcher {
-        self.matcher.get_or_init(|| {
-            let mut keys: Vec<String> = Vec::new();
-            let mut topics: Vec<Vec<u32>> = Vec::new();
-            let mut at: HashMap<String, usize> = HashMap::new();
-            let mut sorted: Vec<u32> = self.doc_topic.values().copied().collect();
-            sorted.sort();
-            for s in sorted {
-                if let Some(k) = mention_key(&self.node(s).label) {
-                    let i = *at.entry(k.clone()).or_insert_with(|| {
-                        keys.push(k);
-                        topics.push(Vec::new());
-                        keys.len() - 1
-                    });
-                    topics[i].push(s);
-                }
-            }
-            TitleMatcher { words: WordMatcher::new(keys.iter().map(|k| k.as_str())), topics }
-        })
     }
 }
 
