@@ -9,10 +9,28 @@
 #   .gpu/gl/*.deb         the Vulkan loader and GL dispatch libraries (amd64), in case the
 #                         machine's driver comes without them
 #   .gpu/run.sh           tests/bench/gpu-run.sh
-# Then: run `bash .gpu/run.sh` there with .gpu carried (device tool: carry [".gpu"]).
+# Then: run `bash .gpu/run.sh` there with .gpu carried (device tool: carry [".gpu"]). It runs
+# bench-embed with threads 1, 2 and every core against PyTorch on CUDA and on the CPU, then
+# indexes the whole 17,364-page site with --vectors chunks --device gpu, and writes every log to
+# $OUT (or .gpu/out); `bash .gpu/run.sh --no-site` leaves the site step out.
+#
+# A lease of the device tool is short (15 minutes of device time per session, its start
+# included), so bound the run with run.sh's environment variables:
+#   CPU_SENTENCES=0 GPU_SENTENCES=256 SITE_TIMEOUT=470 bash .gpu/run.sh
+# (no CPU rows; GPU rows over the first 256 bench sentences; the site step stopped after 470 s if
+# not done). CPU_SENTENCES defaults to 256 (0 leaves the CPU rows out), GPU_SENTENCES to 0 (all
+# 1,000), SITE_TIMEOUT to none. The embedding tables in docs/benchmarks.md were taken this way
+# (the H100's with --no-site).
+#
+# Before quoting figures, read $OUT/gpu.txt: the card and driver version (nvidia-smi), the host
+# CPU (lscpu) and each step's exit status; quote the card, driver and host with the figures. If
+# the kind asked for (e.g. an H100) is not free, the device tool may lend another (an H200): say
+# which card gave each number, and compare timings only within one card.
 #
 #   bash tests/bench/gpu-pack.sh [--no-site]
+#   bash tests/bench/gpu-pack.sh --help    prints this text
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | cut -c3-; exit 0;; esac
 cd "$(dirname "$0")/../.."
 site=1
 [ "${1:-}" = "--no-site" ] && site=0
