@@ -158,3 +158,73 @@ fn open_repairs_stale_derived_data() {
         assert_eq!(hits.len(), 4.min(e.stats().chunks));
     });
 }
+
+/// Another tab's commit, run once.
+type Commit<'a> = Box<dyn FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + 'a>> + 'a>;
+
+/// An embedder that counts the texts it embeds and, during its first call, lets another tab
+/// commit (a write landing while this tab's batch is in its forward passes).
+struct Interrupted<'a> {
+    inner: Emb,
+    texts: std::cell::Cell<usize>,
+    other: std::cell::RefCell<Option<Commit<'a>>>,
+}
+
+impl webrag::embed::Embedder for Interrupted<'_> {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn max_tokens(&self) -> usize {
+        self.inner.max_tokens()
+    }
+    fn token_counter(&self) -> &dyn webrag::text::TokenCounter {
+        self.inner.token_counter()
+    }
+    async fn embed(&self, texts: &[&str]) -> webrag::error::Result<Vec<Vec<f32>>> {
+        self.texts.set(self.texts.get() + texts.len());
+        let other = self.other.borrow_mut().take();
+        if let Some(commit) = other {
+            commit().await;
+        }
+        self.inner.embed(texts).await
+    }
+}
+
+/// A batch whose commit meets another tab's commit (made while the batch was being embedded) is
+/// planned again against the store as it now is and committed with the vectors it already has:
+/// no text is embedded twice, and both tabs' documents are kept.
+#[test]
+fn a_conflicting_add_plans_again_without_embedding_again() {
+    use std::rc::Rc;
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut other = tab(&store).await;
+        other.add(vec![note(0)], &mut NoProgress).await.unwrap();
+        let other = futures::lock::Mutex::new(other);
+        let emb = Rc::new(Interrupted { inner: embedder(), texts: Default::default(), other: Default::default() });
+        let lazy = LazyEngine::open(&store, emb.clone(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
+        let shared = futures::lock::Mutex::new(lazy);
+        let other = &other;
+        *emb.other.borrow_mut() = Some(Box::new(move || {
+            Box::pin(async move {
+                other.lock().await.add(vec![note(1)], &mut NoProgress).await.expect("the other tab's write");
+            })
+        }));
+        let batch = vec![doc("mine", "# Rye bread\n\nRye needs a long, cool rise.\n\nShape it wet.\n")];
+        let report = webrag::engine::add_shared(&shared, batch.clone(), &mut NoProgress).await.expect("planned again, committed");
+        assert_eq!(report.added, vec!["mine".to_string()]);
+        assert!(emb.other.borrow().is_none(), "the other tab committed during the forward passes");
+        let embedded = emb.texts.get();
+        // What one plan of this batch embeds, counted on a fresh store.
+        let fresh = MemoryStore::new();
+        let once = Rc::new(Interrupted { inner: embedder(), texts: Default::default(), other: Default::default() });
+        let mut solo = LazyEngine::open(&fresh, once.clone(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
+        solo.add(batch, &mut NoProgress).await.unwrap();
+        assert_eq!(embedded, once.texts.get(), "the retry embedded nothing again");
+        let ids: Vec<String> = store.load().await.unwrap().documents.into_iter().map(|d| d.id).collect();
+        assert!(ids.contains(&"mine".to_string()) && ids.iter().filter(|i| i.starts_with("note|")).count() == 2, "{ids:?}");
+    })
+}

@@ -18,7 +18,7 @@ mod write;
 
 pub use lazy::LazyEngine;
 pub use search::{SearchOptions, dense_query_text};
-pub use shared::{EngineAccess, Exclusive};
+pub use shared::{EngineAccess, Exclusive, add_shared};
 pub(crate) use write::embed_add;
 
 use std::collections::HashMap;

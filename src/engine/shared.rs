@@ -9,8 +9,9 @@ use futures::lock::Mutex;
 
 use super::{Engine, LazyEngine};
 use crate::embed::Embedder;
-use crate::error::Result;
-use crate::ports::Store;
+use crate::error::{Error, Result, StoreError};
+use crate::ports::{Progress, Store};
+use crate::types::{AddReport, DocumentInput};
 
 /// Step-at-a-time access to an [`Engine`]: [`EngineAccess::with`] holds it for one step.
 #[allow(async_fn_in_trait)] // webrag runs on one thread (a worker, or a CLI's block_on)
@@ -45,4 +46,46 @@ impl<S: Store, E: Embedder> EngineAccess<S, E> for Mutex<LazyEngine<S, E>> {
         let mut lazy = self.lock().await;
         step(lazy.engine().await?).await
     }
+}
+
+/// How many times [`add_shared`] plans a batch before a conflict is the caller's.
+const ADD_ATTEMPTS: usize = 3;
+
+/// [`LazyEngine::add`] on an engine shared by concurrent calls (the page's worker): the engine is
+/// held to plan the batch and to commit it, not during the forward passes ([`super::embed_add`]),
+/// so searches and other reads answer meanwhile. A commit that meets another engine's commit
+/// (another tab, `STORE_CONFLICT`: nothing written) plans the batch again against the store as it
+/// now is; the vectors already computed are kept when the new plan embeds the same texts
+/// ([`super::write::AddPlan::same_input`]), so the retry costs no forward pass. Up to three plans.
+///
+/// Errors: those of [`LazyEngine::add`]; [`StoreError::Conflict`] after the third.
+pub async fn add_shared<S: Store, E: Embedder + Clone>(
+    lazy: &Mutex<LazyEngine<S, E>>,
+    docs: Vec<DocumentInput>,
+    progress: &mut dyn Progress,
+) -> Result<AddReport> {
+    let mut done: Option<(super::write::AddPlan, super::write::AddVectors)> = None;
+    for attempt in 1..=ADD_ATTEMPTS {
+        let (plan, embedder, batch) = {
+            let mut core = lazy.lock().await;
+            let plan = core.plan_add(docs.clone(), progress).await?;
+            (plan, core.embedder()?.clone(), core.embed_batch()?)
+        };
+        let vectors = match done.take() {
+            Some((before, vectors)) if before.same_input(&plan) => vectors,
+            _ => super::embed_add(&embedder, batch, &plan, progress).await?,
+        };
+        let mut core = lazy.lock().await;
+        // Another engine committed while this one embedded: plan again, keeping the vectors.
+        core.refresh().await?;
+        if core.generation() != plan.generation && attempt < ADD_ATTEMPTS {
+            done = Some((plan, vectors));
+            continue;
+        }
+        match core.commit_add(plan, vectors, progress).await {
+            Err(Error::Store(StoreError::Conflict { .. })) if attempt < ADD_ATTEMPTS => {}
+            r => return r,
+        }
+    }
+    Err(StoreError::Conflict { expected: 0, found: 0 }.into())
 }

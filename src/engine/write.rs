@@ -40,6 +40,18 @@ pub(crate) struct AddPlan {
     pub(super) late_chunking: bool,
 }
 
+impl AddPlan {
+    /// Whether `other` embeds exactly what this plan embeds (the same documents with the same
+    /// titles and chunks, the same graph switches), so this plan's vectors serve it: a plan made
+    /// again after a conflict usually does, since the other write touched other documents.
+    pub(crate) fn same_input(&self, other: &AddPlan) -> bool {
+        self.graph == other.graph
+            && self.late_chunking == other.late_chunking
+            && self.pending.len() == other.pending.len()
+            && self.pending.iter().zip(&other.pending).all(|((a, x), (b, y))| a.id == b.id && a.title == b.title && x == y)
+    }
+}
+
 /// The vectors of an [`AddPlan`]: its chunks', and its structural mind maps with their nodes'.
 pub(crate) struct AddVectors {
     pub(super) chunks: Vec<Vec<f32>>,

@@ -406,24 +406,9 @@ impl WebRagCore {
             let docs = parsed?;
             let docs = docs.into_iter().map(to_input).collect::<Result<Vec<_>, _>>()?;
             let mut cb = |ev: ProgressEvent| report(&on_progress, &ev);
-            let mut attempt = 0;
-            loop {
-                // A lazily opened knowledge base takes the write without loading it whole
-                // ([`LazyEngine::add`]).
-                let (plan, embedder, batch) = {
-                    let mut core = inner.lock().await;
-                    let plan = core.plan_add(docs.clone(), &mut cb).await?;
-                    (plan, core.embedder()?.clone(), core.embed_batch()?)
-                };
-                let vectors = crate::engine::embed_add(&embedder, batch, &plan, &mut cb).await?;
-                let mut core = inner.lock().await;
-                // A commit meanwhile (another tab, before this one held the Web Lock) makes the
-                // plan stale: nothing is written, and the batch is planned again (up to twice).
-                match core.commit_add(plan, vectors, &mut cb).await {
-                    Err(Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
-                    r => break r,
-                }
-            }
+            // Held to plan and to commit, not while embedding; a conflict with another tab's
+            // commit plans again and keeps the vectors ([`crate::engine::add_shared`]).
+            crate::engine::add_shared(&inner, docs, &mut cb).await
         })
     }
 

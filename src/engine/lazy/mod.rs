@@ -195,7 +195,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
             return Ok(crate::graph::GraphSearch::default());
         }
         let qv = r.embedder.embed_checked(&[text]).await?.pop().unwrap_or_default();
-        let params = r.config.graph.clone();
+        let params = r.config.graph;
         Ok(r.graph().await?.search(text, &[&qv], k, &params))
     }
 

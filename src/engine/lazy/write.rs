@@ -95,7 +95,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         }
         let old = self.old_chunks(&report.replaced).await?;
         let questions = self.question_counts(&old).await?;
-        let params = self.config.graph.clone();
+        let params = self.config.graph;
         let graph_plan = graph_plan(self.graph().await?, &report.replaced, &pending, &vectors, &params);
         let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
         let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
