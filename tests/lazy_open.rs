@@ -493,6 +493,10 @@ fn lazy_writes_store_what_loaded_writes_store() {
             let (ex, ey) = (full.explain_graph("green tea", 5).await.unwrap(), lz.explain_graph("green tea", 5).await.unwrap());
             assert_eq!(ex.hits.len(), ey.hits.len());
             assert_eq!(full.graph().mind_map("n3"), lz.graph().await.unwrap().mind_map("n3"));
+            // The document list and a chunk from their records alone.
+            assert_eq!(full.documents(), lz.documents().await.unwrap());
+            assert_eq!(full.chunk("n3#0").cloned(), lz.chunk("n3#0").await.unwrap());
+            assert_eq!(lz.chunk("n5#0").await.unwrap(), None);
             assert!(lz.is_lazy());
         })
     }

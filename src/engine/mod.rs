@@ -320,9 +320,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Stored documents, most recently added first.
     pub fn documents(&self) -> Vec<DocumentRecord> {
-        let mut v: Vec<_> = self.docs.values().cloned().collect();
-        v.sort_by(|a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
-        v
+        newest_first(self.docs.values().cloned().collect())
     }
 
     /// One document by id.
@@ -334,6 +332,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
         self.chunks.get(id)
     }
+}
+
+/// `docs` most recently added first (then by id).
+fn newest_first(mut docs: Vec<DocumentRecord>) -> Vec<DocumentRecord> {
+    docs.sort_by(|a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+    docs
 }
 
 /// Texts per embedding call at ingest: `embedBatch`, else the embedder's preferred batch.

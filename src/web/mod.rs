@@ -516,13 +516,13 @@ impl WebRagCore {
     /// Stored documents, newest first.
     pub fn documents(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.documents()) })
+        run(async move { inner.lock().await.documents().await })
     }
 
     /// One chunk by id (or null).
     pub fn chunk(&self, id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.chunk(&id).cloned()) })
+        run(async move { inner.lock().await.chunk(&id).await })
     }
 
     /// The whole knowledge base as one file (`Uint8Array`: gzip-compressed JSON of every stored

@@ -199,6 +199,27 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         Ok(r.graph().await?.search(text, &[&qv], k, &params))
     }
 
+    /// [`Engine::documents`] (newest first); while lazy, read from the store's `documents`
+    /// records alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
+        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.documents()) };
+        let docs = r.store.scan(Collection::Documents).await?;
+        Ok(super::newest_first(docs.into_iter().filter_map(|d| if let Record::Document(d) = d { Some(d) } else { None }).collect()))
+    }
+
+    /// [`Engine::chunk`]; while lazy, read from the store.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn chunk(&mut self, id: &str) -> Result<Option<ChunkRecord>> {
+        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.chunk(id).cloned()) };
+        Ok(match r.store.get(Collection::Chunks, id).await? {
+            Some(Record::Chunk(c)) => Some(c),
+            _ => None,
+        })
+    }
+
     /// Texts per embedding call at ingest ([`Engine::embed_batch`]).
     ///
     /// Errors: [`StoreError::Backend`] after a failed load.
