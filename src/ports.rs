@@ -238,6 +238,24 @@ pub struct Contents {
 }
 
 impl Contents {
+    /// Adds `r` to its collection's list.
+    pub fn push(&mut self, r: Record) {
+        match r {
+            Record::Meta(r) => self.meta.push(r),
+            Record::Document(r) => self.documents.push(r),
+            Record::Chunk(r) => self.chunks.push(r),
+            Record::Vector(r) => self.vectors.push(r),
+            Record::Posting(r) => self.postings.push(r),
+            Record::GraphNode(r) => self.graph_nodes.push(r),
+            Record::GraphEdge(r) => self.graph_edges.push(r),
+            Record::Ann(r) => self.ann.push(r),
+            Record::Question(r) => self.questions.push(r),
+            Record::Memory(r) => self.memory.push(r),
+            Record::Trace(r) => self.traces.push(r),
+            Record::Segment(r) => self.segments.push(r),
+        }
+    }
+
     /// One `Put` per record, collection by collection (to copy a store into another).
     pub fn into_ops(self) -> Vec<Op> {
         let mut ops = Vec::new();
@@ -280,16 +298,18 @@ pub trait Store {
     async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
         self.get_batch(&keys.iter().map(|k| (collection, k.clone())).collect::<Vec<_>>()).await
     }
-    /// Reads every record of one collection, sorted by key (what [`Store::load`] gives of it).
-    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
-        Ok(self
-            .load()
-            .await?
-            .into_ops()
-            .into_iter()
-            .filter_map(|op| if let Op::Put(r) = op { Some(r) } else { None })
-            .filter(|r| r.collection() == collection)
-            .collect())
+    /// Reads every record of one collection, sorted by key: [`Store::load`]'s contents with only
+    /// that collection's list filled.
+    async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
+        let mut out = Contents::default();
+        for op in self.load().await?.into_ops() {
+            if let Op::Put(r) = op
+                && r.collection() == collection
+            {
+                out.push(r);
+            }
+        }
+        Ok(out)
     }
     /// Reads everything (used once at open).
     async fn load(&self) -> Result<Contents, StoreError>;
@@ -309,7 +329,7 @@ impl<S: Store + ?Sized> Store for &S {
     async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
         (**self).get_many(collection, keys).await
     }
-    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+    async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
         (**self).scan(collection).await
     }
     async fn load(&self) -> Result<Contents, StoreError> {
@@ -348,30 +368,19 @@ impl Store for MemoryStore {
         Ok(self.data.borrow().get(&collection).and_then(|m| m.get(key)).cloned())
     }
 
-    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
-        Ok(self.data.borrow().get(&collection).map(|m| m.values().cloned().collect()).unwrap_or_default())
+    async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
+        let mut out = Contents::default();
+        for r in self.data.borrow().get(&collection).into_iter().flat_map(|m| m.values()) {
+            out.push(r.clone());
+        }
+        Ok(out)
     }
 
     async fn load(&self) -> Result<Contents, StoreError> {
         let data = self.data.borrow();
         let mut c = Contents::default();
-        for map in data.values() {
-            for r in map.values() {
-                match r.clone() {
-                    Record::Meta(r) => c.meta.push(r),
-                    Record::Document(r) => c.documents.push(r),
-                    Record::Chunk(r) => c.chunks.push(r),
-                    Record::Vector(r) => c.vectors.push(r),
-                    Record::Posting(r) => c.postings.push(r),
-                    Record::GraphNode(r) => c.graph_nodes.push(r),
-                    Record::GraphEdge(r) => c.graph_edges.push(r),
-                    Record::Ann(r) => c.ann.push(r),
-                    Record::Question(r) => c.questions.push(r),
-                    Record::Memory(r) => c.memory.push(r),
-                    Record::Trace(r) => c.traces.push(r),
-                    Record::Segment(r) => c.segments.push(r),
-                }
-            }
+        for r in data.values().flat_map(|m| m.values()) {
+            c.push(r.clone());
         }
         Ok(c)
     }

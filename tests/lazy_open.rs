@@ -523,3 +523,29 @@ fn a_lazy_write_after_another_tabs_commit_keeps_both() {
         assert_eq!(s.documents, after.documents.len());
     })
 }
+
+/// A lazy write finds a document's chunks in the head and the delta, never from the stored
+/// record's `chunkCount`: a record whose count was set to 4 billion (a hostile or corrupt store)
+/// neither allocates for it nor leaves chunks behind.
+#[test]
+fn a_lazy_remove_ignores_a_stored_chunk_count() {
+    use webrag::types::DocumentRecord;
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        build(&store, &news(100)).await;
+        let Some(Record::Document(d)) = store.get(Collection::Documents, "n3").await.unwrap() else { panic!("n3") };
+        let had = store.load().await.unwrap().chunks.iter().filter(|c| c.doc_id == "n3").count();
+        assert!(had > 0);
+        store.commit(vec![Op::Put(Record::Document(DocumentRecord { chunk_count: u32::MAX, ..d }))]).await.unwrap();
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        assert_eq!(lz.remove(&["n3".into()]).await.unwrap().removed, vec!["n3".to_string()]);
+        let c = store.load().await.unwrap();
+        assert!(c.chunks.iter().all(|c| c.doc_id != "n3") && c.postings.iter().all(|p| !p.id.starts_with("n3#")));
+        assert!(c.vectors.iter().all(|v| !v.id.starts_with("n3#")));
+        assert_eq!(lz.stats().unwrap().documents, 99);
+        let hits = lz.search("n3", &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap();
+        assert!(hits.iter().all(|h| h.doc_id != "n3"));
+        assert!(lz.is_lazy());
+    })
+}

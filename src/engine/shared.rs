@@ -65,7 +65,8 @@ pub async fn add_shared<S: Store, E: Embedder + Clone>(
     progress: &mut dyn Progress,
 ) -> Result<AddReport> {
     let mut done: Option<(super::write::AddPlan, super::write::AddVectors)> = None;
-    for attempt in 1..=ADD_ATTEMPTS {
+    let mut attempt = 1;
+    loop {
         let (plan, embedder, batch) = {
             let mut core = lazy.lock().await;
             let plan = core.plan_add(docs.clone(), progress).await?;
@@ -80,12 +81,12 @@ pub async fn add_shared<S: Store, E: Embedder + Clone>(
         core.refresh().await?;
         if core.generation() != plan.generation && attempt < ADD_ATTEMPTS {
             done = Some((plan, vectors));
+            attempt += 1;
             continue;
         }
         match core.commit_add(plan, vectors, progress).await {
-            Err(Error::Store(StoreError::Conflict { .. })) if attempt < ADD_ATTEMPTS => {}
+            Err(Error::Store(StoreError::Conflict { .. })) if attempt < ADD_ATTEMPTS => attempt += 1,
             r => return r,
         }
     }
-    Err(StoreError::Conflict { expected: 0, found: 0 }.into())
 }

@@ -47,7 +47,7 @@ impl Store for FileStore {
     async fn get_batch(&self, keys: &[(Collection, String)]) -> Result<Vec<Option<Record>>, StoreError> {
         self.mem.get_batch(keys).await
     }
-    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+    async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
         self.mem.scan(collection).await
     }
     async fn load(&self) -> Result<Contents, StoreError> {

@@ -240,13 +240,17 @@ impl Store for IdbStore {
         Ok(out)
     }
 
-    async fn scan(&self, collection: Collection) -> Result<Vec<Record>, StoreError> {
+    async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
         let fut = {
             let db = self.db()?;
             let tx = db.transaction(&[collection.name()], TransactionMode::ReadOnly).map_err(backend)?;
             tx.object_store(collection.name()).map_err(backend)?.get_all(None, None).map_err(backend)?
         };
-        fut.await.map_err(backend)?.into_iter().map(|v| record_from_js(collection, v)).collect()
+        let mut out = Contents::default();
+        for v in fut.await.map_err(backend)? {
+            out.push(record_from_js(collection, v)?);
+        }
+        Ok(out)
     }
 
     async fn load(&self) -> Result<Contents, StoreError> {
@@ -264,20 +268,7 @@ impl Store for IdbStore {
         let mut out = Contents::default();
         for (c, f) in futs {
             for v in f.await.map_err(backend)? {
-                match record_from_js(c, v)? {
-                    Record::Meta(r) => out.meta.push(r),
-                    Record::Document(r) => out.documents.push(r),
-                    Record::Chunk(r) => out.chunks.push(r),
-                    Record::Vector(r) => out.vectors.push(r),
-                    Record::Posting(r) => out.postings.push(r),
-                    Record::GraphNode(r) => out.graph_nodes.push(r),
-                    Record::GraphEdge(r) => out.graph_edges.push(r),
-                    Record::Ann(r) => out.ann.push(r),
-                    Record::Question(r) => out.questions.push(r),
-                    Record::Memory(r) => out.memory.push(r),
-                    Record::Trace(r) => out.traces.push(r),
-                    Record::Segment(r) => out.segments.push(r),
-                }
+                out.push(record_from_js(c, v)?);
             }
         }
         Ok(out)

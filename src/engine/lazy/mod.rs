@@ -1,10 +1,12 @@
 //! Opening a knowledge base lazily (docs/vector-index.md, "Index segments"): when the store holds
 //! a base of index segments ([`crate::index::segment`]) that describes it, [`LazyEngine::open`]
 //! reads the `meta` records, the base's head and the delta's chunks — not the ~3 records per
-//! chunk a full [`Engine::open`] reads — and serves BM25, dense, hybrid and atomic searches from
-//! the segments, reading a query's postings blocks and IVF lists on demand (and keeping them).
-//! The first operation that needs more (a write, the graph, the ask pipeline, the document
-//! list) loads the whole knowledge base with [`Engine::open`], once.
+//! chunk a full [`Engine::open`] reads — and serves searches in every mode from the segments,
+//! reading a query's postings blocks and IVF lists on demand (and keeping them), and the
+//! pseudo-graph alone for the graph modes. Writes, the document list and single chunks read
+//! only the records they need ([`write`]). The first operation that needs more (a filtered
+//! search, the ask pipeline, an export) loads the whole knowledge base with [`Engine::open`],
+//! once.
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -205,8 +207,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
         let State::Reading(r) = &self.state else { return Ok(self.engine().await?.documents()) };
-        let docs = r.store.scan(Collection::Documents).await?;
-        Ok(super::newest_first(docs.into_iter().filter_map(|d| if let Record::Document(d) = d { Some(d) } else { None }).collect()))
+        Ok(super::newest_first(r.store.scan(Collection::Documents).await?.documents))
     }
 
     /// [`Engine::chunk`]; while lazy, read from the store.

@@ -1,5 +1,6 @@
 //! Writes and the graph on a lazily opened knowledge base, without loading it whole: an `add` or
-//! `remove` reads the records of the documents it touches (and their chunks' atomic questions),
+//! `remove` reads the records of the documents it touches (their chunks are found in the head and
+//! the delta, and their atomic questions read),
 //! the memory entries, and the pseudo-graph; it commits the same records a loaded engine would
 //! (the shared steps of [`crate::engine::write`]), with the delta of the index segments; then the
 //! reader's delta — BM25 and vectors of the chunks added since the base, tombstones — follows.
@@ -39,20 +40,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     /// Errors: store errors.
     pub(super) async fn graph(&mut self) -> Result<&PseudoGraph> {
         if self.graph.is_none() {
-            let nodes: Vec<GraphNodeRecord> = self
-                .store
-                .scan(Collection::GraphNodes)
-                .await?
-                .into_iter()
-                .filter_map(|r| if let Record::GraphNode(n) = r { Some(n) } else { None })
-                .collect();
-            let edges: Vec<GraphEdgeRecord> = self
-                .store
-                .scan(Collection::GraphEdges)
-                .await?
-                .into_iter()
-                .filter_map(|r| if let Record::GraphEdge(e) = r { Some(e) } else { None })
-                .collect();
+            let nodes = self.store.scan(Collection::GraphNodes).await?.graph_nodes;
+            let edges = self.store.scan(Collection::GraphEdges).await?.graph_edges;
             let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
             let vectors = self.store.get_many(Collection::Vectors, &ids).await?;
             let dim = self.embedder.dim();
@@ -93,7 +82,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         if generation != self.parts.generation {
             return Err(StoreError::Conflict { expected: generation, found: self.parts.generation }.into());
         }
-        let old = self.old_chunks(&report.replaced).await?;
+        let old = self.old_chunks(&report.replaced);
         let questions = self.question_counts(&old).await?;
         let params = self.config.graph;
         let graph_plan = graph_plan(self.graph().await?, &report.replaced, &pending, &vectors, &params);
@@ -120,7 +109,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     pub(super) async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
         let stored = self.documents(ids).await?;
         let present: Vec<String> = ids.iter().filter(|id| stored.contains_key(*id)).cloned().collect();
-        let old = self.old_chunks(&present).await?;
+        let old = self.old_chunks(&present);
         let questions = self.question_counts(&old).await?;
         let stored_of = |id: &str| stored.contains_key(id);
         let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
@@ -155,10 +144,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let (op, delta) = next_delta(&self.parts.delta, &|id| ordinals.get(id).copied(), gone, &new, documents);
         ops.push(op);
         let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
-        for r in self.store.scan(Collection::Memory).await? {
-            if let Record::Memory(m) = r
-                && m.sources.iter().any(|s| gone_set.contains(s.as_str()))
-            {
+        for m in self.store.scan(Collection::Memory).await?.memory {
+            if m.sources.iter().any(|s| gone_set.contains(s.as_str())) {
                 ops.push(Op::Delete(Collection::Memory, m.id));
             }
         }
@@ -185,18 +172,22 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Document(d)) = r { Some((d.id.clone(), d)) } else { None }).collect())
     }
 
-    /// The stored chunks of the documents `ids`, in order (a document's chunks are its id with
-    /// each ordinal below its `chunkCount`).
-    async fn old_chunks(&self, ids: &[String]) -> Result<HashMap<DocId, Vec<ChunkId>>> {
-        Ok(self
-            .documents(ids)
-            .await?
-            .into_values()
-            .map(|d| {
-                let cs = (0..d.chunk_count as usize).map(|o| chunk_id(&d.id, o)).collect();
-                (d.id, cs)
+    /// The live chunks of the documents `ids`: the base's (not removed since) in order, then the
+    /// delta's. Read from the head and the delta, not from a stored count.
+    fn old_chunks(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
+        let p = &self.parts;
+        ids.iter()
+            .map(|doc| {
+                let mut cs: Vec<ChunkId> = self
+                    .base_range(doc)
+                    .into_iter()
+                    .filter(|&o| !p.dead.get(o as usize).copied().unwrap_or(true))
+                    .filter_map(|o| p.head.chunks.get(o as usize).cloned())
+                    .collect();
+                cs.extend(p.delta.added.iter().filter(|c| chunk_ordinal(c, doc).is_some()).cloned());
+                (doc.clone(), cs)
             })
-            .collect())
+            .collect()
     }
 
     /// How many atomic questions each of `old`'s chunks has (those with none are left out).
@@ -206,27 +197,29 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Question(q)) = r { Some((q.id, q.questions.len())) } else { None }).collect())
     }
 
-    /// Base ordinals of the chunks of `docs` that the base holds. The base lists documents by
-    /// id and their chunks together, so a document's chunks are found by binary search; a head
-    /// not in that order is scanned.
+    /// Base ordinals of document `doc`'s chunks. The base lists documents by id and their chunks
+    /// together, so they are found by binary search; a head not in that order is scanned.
+    fn base_range(&self, doc: &str) -> Vec<u32> {
+        let head = &self.parts.head;
+        if !self.parts.grouped {
+            let named = |d: u32| head.documents.get(d as usize).is_some_and(|n| n == doc);
+            return (0..head.doc_of.len() as u32).filter(|&o| named(head.doc_of[o as usize])).collect();
+        }
+        let Ok(d) = head.documents.binary_search_by(|n| n.as_str().cmp(doc)) else { return Vec::new() };
+        let d = d as u32;
+        (head.doc_of.partition_point(|&x| x < d) as u32..head.doc_of.partition_point(|&x| x <= d) as u32).collect()
+    }
+
+    /// Base ordinals of the chunks of `docs` that the base holds.
     fn base_ordinals(&self, docs: &HashMap<DocId, Vec<ChunkId>>) -> HashMap<ChunkId, u32> {
         let head = &self.parts.head;
         let mut out = HashMap::new();
         for (doc, chunks) in docs {
             let wanted: HashSet<&str> = chunks.iter().map(String::as_str).collect();
-            let mut found = |range: std::ops::Range<usize>| {
-                for o in range {
-                    if let Some(id) = head.chunks.get(o).filter(|id| wanted.contains(id.as_str())) {
-                        out.insert(id.clone(), o as u32);
-                    }
+            for o in self.base_range(doc) {
+                if let Some(id) = head.chunks.get(o as usize).filter(|id| wanted.contains(id.as_str())) {
+                    out.insert(id.clone(), o);
                 }
-            };
-            match head.documents.binary_search(doc).ok().filter(|_| self.parts.grouped) {
-                Some(d) => {
-                    let d = d as u32;
-                    found(head.doc_of.partition_point(|&x| x < d)..head.doc_of.partition_point(|&x| x <= d));
-                }
-                None => found(0..head.chunks.len()),
             }
         }
         out
@@ -238,8 +231,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         if let Some(i) = self.parts.delta.added.iter().position(|c| c == chunk) {
             return Some(n + i as u32);
         }
-        let docs = HashMap::from([(doc.to_string(), vec![chunk.to_string()])]);
-        let o = *self.base_ordinals(&docs).get(chunk)?;
+        let head = &self.parts.head;
+        let o = self.base_range(doc).into_iter().find(|&o| head.chunks.get(o as usize).is_some_and(|c| c == chunk))?;
         (!self.parts.dead.get(o as usize).copied().unwrap_or(true)).then_some(o)
     }
 }
