@@ -143,10 +143,13 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let new: Vec<ChunkId> = added.iter().map(|(id, _)| id.clone()).collect();
         let (op, delta) = next_delta(&self.parts.delta, &|id| ordinals.get(id).copied(), gone, &new, documents);
         ops.push(op);
-        let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
-        for m in self.store.scan(Collection::Memory).await?.memory {
-            if m.sources.iter().any(|s| gone_set.contains(s.as_str())) {
-                ops.push(Op::Delete(Collection::Memory, m.id));
+        // Memory learned from a deleted chunk goes with it (a write that deletes none reads none).
+        if !gone.is_empty() {
+            let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
+            for m in self.store.scan(Collection::Memory).await?.memory {
+                if m.sources.iter().any(|s| gone_set.contains(s.as_str())) {
+                    ops.push(Op::Delete(Collection::Memory, m.id));
+                }
             }
         }
         self.commit(ops).await?;
