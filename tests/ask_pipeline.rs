@@ -124,7 +124,7 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
             { "content": "{\"choice\": 0, \"answer\": \"Lyon\"}" },
             { "content": "{\"decompose\": false}" }
         ]));
-        let t = decompose(&client(&s), &eng, "Where was Jane Roe born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {})
+        let t = decompose(&client(&s), &mut eng, "Where was Jane Roe born?", &DecomposeParams::default(), &FixedClock(0.0), &mut |_| {})
             .await
             .unwrap();
         let first = &t.rounds[0].candidates[0];

@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 mod common;
 
-use common::llm_server::LlmServer;
+use common::llm_server::{LlmServer, readable, reply};
 use serde_json::{Value, json};
 use webrag::ask::TraceEvent;
 use webrag::ask::answer::UNKNOWN;
@@ -35,33 +35,6 @@ async fn engine(store: &MemoryStore) -> Eng<'_> {
     .await
     .expect("add");
     eng
-}
-
-fn reply(content: Value) -> Value {
-    json!({ "content": content.to_string() })
-}
-
-/// A readable reply for every step, by its task marker. `verify_sufficient`: whether verify says
-/// the context suffices (false: one supplement query, so the low-level searchers and summarize run).
-fn readable(verify_sufficient: bool) -> Value {
-    let verify =
-        if verify_sufficient { json!({"sufficient": true}) } else { json!({"sufficient": false, "queries": ["Jane Roe birthplace"]}) };
-    json!([
-        { "match": "Task: rewrite", "reply": reply(json!({"question": "Who founded Acme Corporation?", "queries": ["Acme founder"]})) },
-        { "match": "Task: route", "reply": reply(json!({"route": "both"})) },
-        { "match": "Task: key points", "reply": reply(json!({"keyPoints": ["founder of Acme Corporation"]})) },
-        { "match": "Task: propose", "times": 1, "reply": reply(json!({"decompose": true, "questions": ["Who founded Acme Corporation?"]})) },
-        { "match": "Task: propose", "reply": reply(json!({"decompose": false})) },
-        { "match": "Task: select", "reply": reply(json!({"choice": 0, "answer": "Jane Roe"})) },
-        { "match": "Task: verify", "reply": reply(verify) },
-        { "match": "Task: keyword query", "reply": reply(json!({"query": "Jane Roe born"})) },
-        { "match": "Task: keyword feedback", "reply": reply(json!({"relevant": true})) },
-        { "match": "Task: pseudo-document", "reply": reply(json!({"document": "Jane Roe was born in Lyon, France."})) },
-        { "match": "Task: summarize", "reply": reply(json!({"summary": "Jane Roe was born in Lyon [1]."})) },
-        { "match": "Task: filter", "reply": { "fillLabels": "entailment" } },
-        { "match": "Task: perspectives", "reply": reply(json!({"perspectives": [{"name": "historian", "view": "Acme began with Jane Roe in 1931 [S1]."}]})) },
-        { "match": "Task: answer", "reply": { "content": "Jane Roe founded Acme Corporation [S1].\nConfidence: high" } }
-    ])
 }
 
 fn params(v: Value) -> PipelineParams {

@@ -549,3 +549,66 @@ fn a_lazy_remove_ignores_a_stored_chunk_count() {
         assert!(lz.is_lazy());
     })
 }
+
+/// An `ask` on a lazily opened knowledge base — every step of the `ask` preset, the low-level
+/// searchers and summarize included, with the memory update and a kept trace, against the
+/// scripted server — reads what its steps need and never loads it: its chunk sources are the
+/// stored chunks' texts, a loaded open reads what it wrote, and a later question the memory
+/// answers is answered from the entries read lazily.
+#[test]
+fn an_ask_on_a_lazily_opened_base_never_loads_it() {
+    use common::llm_server::{LlmServer, readable};
+    use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
+    pollster::block_on(async {
+        let articles = news(150);
+        let cfg = config_graph(true);
+        let store = MemoryStore::new();
+        {
+            let mut eng = Engine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("open");
+            let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+            eng.add(docs, &mut NoProgress).await.expect("add");
+            eng.maintain_all(false).await.expect("maintain");
+        }
+        let mut lz = LazyEngine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(2.0))).await.expect("lazy");
+        assert!(lz.is_lazy());
+        let s = LlmServer::start();
+        s.rules(readable(false));
+        let p: PipelineParams = serde_json::from_value(serde_json::json!({"preset": "ask", "keepTrace": true})).expect("options");
+        let (mut remembered, mut steps) = (0, HashSet::new());
+        let questions = queries(&articles, 50);
+        for q in &questions {
+            let r = run(&s.client(), &mut lz, None::<&NoWeb>, q, &p, &FixedClock(2.0), &mut |_| {}, &mut |e| {
+                steps.insert(e.step);
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+            assert!(r.answer.as_ref().is_some_and(|a| a.known), "{q}: {:?}", r.answer);
+            let chunks: Vec<_> = r.context.iter().filter(|c| !c.source.id.contains(':')).collect();
+            assert!(!chunks.is_empty(), "{q}: chunk sources");
+            for c in chunks {
+                let Some(Record::Chunk(stored)) = store.get(Collection::Chunks, &c.source.id).await.unwrap() else {
+                    panic!("{}", c.source.id)
+                };
+                assert_eq!(c.source.text, stored.text, "{}", c.source.id);
+            }
+            remembered += r.remembered;
+            assert!(lz.is_lazy(), "{q}: the ask did not load the knowledge base");
+        }
+        for step in
+            ["rewrite", "route", "keyPoints", "propose", "select", "verify", "sparse", "dense", "summarize", "filter", "answer", "memory"]
+        {
+            assert!(steps.contains(step), "step {step} ran: {steps:?}");
+        }
+        assert!(remembered >= questions.len(), "{remembered} memory entries");
+        // The memory now answers the rewritten question (θ = 3 entries titled with it), read lazily.
+        let r = run(&s.client(), &mut lz, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(3.0), &mut |_| {}, &mut |_| {})
+            .await
+            .expect("ask");
+        assert_eq!(r.route, "memory");
+        assert!(lz.is_lazy());
+        // A loaded open reads what the lazy asks wrote.
+        let full = Engine::open(&store, embedder(), cfg, Box::new(FixedClock(4.0))).await.expect("open");
+        assert_eq!(full.memory_len(), remembered);
+        assert_eq!(full.traces().len(), questions.len() + 1);
+    })
+}

@@ -97,18 +97,22 @@ pub struct Source {
 }
 
 /// The chunks `ids` as sources.
-pub fn chunk_sources<K: KnowledgeBase>(kb: &K, ids: &[String]) -> Vec<Source> {
-    ids.iter()
-        .map(|c| {
-            let (title, text) = kb.chunk_text(c).unwrap_or_default();
-            Source { id: c.clone(), title, text }
-        })
-        .collect()
+///
+/// Errors: the knowledge base's.
+pub async fn chunk_sources<K: KnowledgeBase>(kb: &mut K, ids: &[String]) -> Result<Vec<Source>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for c in ids {
+        let (title, text) = kb.chunk_text(c).await?.unwrap_or_default();
+        out.push(Source { id: c.clone(), title, text });
+    }
+    Ok(out)
 }
 
 /// The answer prompt over `sources` (chunk ids, `[S1]` first).
-pub fn answer_messages<K: KnowledgeBase>(question: &str, kb: &K, sources: &[String]) -> Vec<ChatMessage> {
-    source_messages(question, &chunk_sources(kb, sources))
+///
+/// Errors: the knowledge base's.
+pub async fn answer_messages<K: KnowledgeBase>(question: &str, kb: &mut K, sources: &[String]) -> Result<Vec<ChatMessage>> {
+    Ok(source_messages(question, &chunk_sources(kb, sources).await?))
 }
 
 /// The answer prompt over `sources` (`[S1]` first).
@@ -210,7 +214,7 @@ pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Confid
 #[allow(clippy::too_many_arguments)]
 pub async fn answer<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     model: &M,
-    kb: &K,
+    kb: &mut K,
     question: &str,
     sources: &[String],
     p: &AnswerParams,
@@ -218,7 +222,7 @@ pub async fn answer<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     on_token: &mut dyn FnMut(&str),
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<Answer> {
-    answer_from(model, question, &chunk_sources(kb, sources), p, clock, on_token, trace).await
+    answer_from(model, question, &chunk_sources(kb, sources).await?, p, clock, on_token, trace).await
 }
 
 /// [`answer`] over any [`Source`]s; citations name the sources' ids.

@@ -68,7 +68,8 @@ impl Ctx<'_> {
     }
 }
 
-pub(super) fn chunk_source<K: KnowledgeBase>(kb: &K, id: &str) -> Source {
-    let (title, text) = kb.chunk_text(id).unwrap_or_default();
-    Source { id: id.into(), title, text }
+/// Chunk `id` as a source (an unknown id: empty title and text).
+pub(super) async fn chunk_source<K: KnowledgeBase>(kb: &mut K, id: &str) -> Result<Source> {
+    let (title, text) = kb.chunk_text(id).await?.unwrap_or_default();
+    Ok(Source { id: id.into(), title, text })
 }

@@ -26,7 +26,10 @@ pub mod ingest;
 pub mod params;
 pub mod pipeline;
 pub mod searchers;
+pub mod source;
 pub mod web;
+
+pub use source::{AskSource, Scoped};
 
 use crate::options::Range;
 use std::collections::HashSet;
@@ -122,15 +125,17 @@ pub struct Candidate {
     pub via: Via,
 }
 
-/// What the pipeline reads from the knowledge base.
+/// What decomposition reads from the knowledge base ([`source`]: the engine, loaded or lazily
+/// opened, and a scoped view).
+#[allow(async_fn_in_trait)] // webrag runs on one thread (a worker, or a CLI's block_on)
 pub trait KnowledgeBase {
     /// Atomic questions nearest `query` with similarity ≥ `delta`, at most `k`, best first.
     /// A knowledge base without atomic questions returns none.
-    async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>>;
+    async fn atomic_candidates(&mut self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>>;
     /// Chunks for `query` (path (a)) from retriever `mode`, at most `k`, best first.
-    async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>>;
-    /// A chunk's text with its document title (`None`: unknown id).
-    fn chunk_text(&self, chunk_id: &str) -> Option<(String, String)>;
+    async fn chunk_candidates(&mut self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>>;
+    /// A chunk's document title and text (`None`: unknown id).
+    async fn chunk_text(&mut self, chunk_id: &str) -> Result<Option<(String, String)>>;
 }
 
 /// One round's outcome.
@@ -275,13 +280,13 @@ pub fn data(text: &str) -> String {
 }
 
 /// The known-so-far block of the prompts: each answered sub-question with its chunk.
-fn known_block<K: KnowledgeBase>(kb: &K, rounds: &[Round], context: &[String]) -> String {
+async fn known_block<K: KnowledgeBase>(kb: &mut K, rounds: &[Round], context: &[String]) -> Result<String> {
     if context.is_empty() {
-        return "Known so far: nothing yet.\n".to_string();
+        return Ok("Known so far: nothing yet.\n".to_string());
     }
     let mut s = String::from("Known so far:\n");
     for (i, (r, c)) in rounds.iter().filter(|r| r.selected.is_some()).zip(context).enumerate() {
-        let (title, text) = kb.chunk_text(c).unwrap_or_default();
+        let (title, text) = kb.chunk_text(c).await?.unwrap_or_default();
         s.push_str(&format!(
             "{}. Q: {}\n   A: {}\n   Source {}: {}\n",
             i + 1,
@@ -291,7 +296,7 @@ fn known_block<K: KnowledgeBase>(kb: &K, rounds: &[Round], context: &[String]) -
             data(&text)
         ));
     }
-    s
+    Ok(s)
 }
 
 /// The proposer's prompt (task marker `Task: propose`).
@@ -306,20 +311,22 @@ substituting facts already known. Reply {{\"decompose\": true, \"questions\": [\
 }
 
 /// The selector's prompt (task marker `Task: select`); candidates are numbered from 0.
-pub fn select_messages<K: KnowledgeBase>(question: &str, known: &str, kb: &K, cands: &[Candidate]) -> Vec<ChatMessage> {
+///
+/// Errors: the knowledge base's (reading the candidates' chunks).
+pub async fn select_messages<K: KnowledgeBase>(question: &str, known: &str, kb: &mut K, cands: &[Candidate]) -> Result<Vec<ChatMessage>> {
     let mut list = String::new();
     for (i, c) in cands.iter().enumerate() {
-        let (title, text) = kb.chunk_text(&c.chunk_id).unwrap_or_default();
+        let (title, text) = kb.chunk_text(&c.chunk_id).await?.unwrap_or_default();
         let q = if c.via == Via::Chunk { String::new() } else { format!(" Atomic question: {}.", data(&c.question)) };
         list.push_str(&format!("[{i}]{q} Source {}: {}\n", data(&title), data(&text)));
     }
-    vec![
+    Ok(vec![
         ChatMessage::system(SYSTEM),
         ChatMessage::user(format!(
             "Task: select\nOriginal question: {question}\n{known}\nCandidates:\n{list}\nChoose the candidate most useful for answering the original question next, and answer \
 its question from its source. Reply {{\"choice\": <number>, \"answer\": \"...\"}}, or {{\"choice\": null}} if none helps."
         )),
-    ]
+    ])
 }
 
 /// Runs Algorithm 1 for `question`. `trace` receives every step.
@@ -333,7 +340,7 @@ its question from its source. Reply {{\"choice\": <number>, \"answer\": \"...\"}
 /// knowledge base's.
 pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     model: &M,
-    kb: &K,
+    kb: &mut K,
     question: &str,
     p: &DecomposeParams,
     clock: &dyn Clock,
@@ -344,7 +351,7 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     let mut context: Vec<String> = Vec::new();
     let mut stop = Stop::Rounds;
     for t in 1..=p.rounds {
-        let known = known_block(kb, &rounds, &context);
+        let known = known_block(kb, &rounds, &context).await?;
         // 1. Propose.
         let t0 = clock.now_ms();
         let msgs = propose_messages(question, &known, p.proposals);
@@ -481,7 +488,7 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
 #[allow(clippy::too_many_arguments)]
 async fn select_one<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     model: &M,
-    kb: &K,
+    kb: &mut K,
     question: &str,
     known: &str,
     cands: &[(Candidate, usize)],
@@ -491,7 +498,7 @@ async fn select_one<M: LanguageModel + ?Sized, K: KnowledgeBase>(
 ) -> Result<Option<(usize, Option<String>)>> {
     let t0 = clock.now_ms();
     let shown: Vec<Candidate> = cands.iter().map(|c| c.0.clone()).collect();
-    let msgs = select_messages(question, known, kb, &shown);
+    let msgs = select_messages(question, known, kb, &shown).await?;
     let n = shown.len();
     let in_range = move |s: &Selection| match s.choice {
         Some(c) if c >= n => Err(format!("choice {c} is not one of the candidates 0..{}", n - 1)),
@@ -614,79 +621,6 @@ pub fn export_traces(traces: &[crate::types::TraceRecord], format: TraceFormat) 
     }
 }
 
-/// The engine as the pipeline's knowledge base: atomic questions from its question index (none
-/// until [`ingest::atomize`] ran), chunks by search (the question read literally).
-impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for crate::engine::Engine<S, E> {
-    async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
-        if self.question_count() == 0 || query.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        let qv = self.embedder().embed_checked(&[query.trim()]).await?.pop().unwrap_or_default();
-        // Several questions of one chunk count once (its best), so ask for more than k.
-        let mut seen = HashSet::new();
-        Ok(self
-            .atomic_search(&qv, k * 3, delta)
-            .into_iter()
-            .filter(|h| seen.insert(h.chunk_id.clone()))
-            .take(k)
-            .map(|h| Candidate { question: h.question, chunk_id: h.chunk_id, score: h.score, via: Via::Atomic })
-            .collect())
-    }
-
-    async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>> {
-        Scoped { eng: self, filter: None }.chunk_candidates(query, k, mode).await
-    }
-
-    fn chunk_text(&self, chunk_id: &str) -> Option<(String, String)> {
-        let c = self.chunk(chunk_id)?;
-        let title = self.document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
-        Some((title, c.text.clone()))
-    }
-}
-
-/// The engine as a knowledge base limited to the documents `filter` passes (`None`: all).
-pub struct Scoped<'a, S: crate::ports::Store, E: crate::embed::Embedder> {
-    /// The engine.
-    pub eng: &'a crate::engine::Engine<S, E>,
-    /// The documents allowed.
-    pub filter: Option<&'a crate::types::SearchFilter>,
-}
-
-impl<S: crate::ports::Store, E: crate::embed::Embedder> Scoped<'_, S, E> {
-    /// Whether chunk `id` is in scope.
-    pub fn allows(&self, chunk_id: &str) -> bool {
-        let Some(f) = self.filter else { return true };
-        self.eng.chunk(chunk_id).and_then(|c| self.eng.document(&c.doc_id)).is_some_and(|d| f.matches(d))
-    }
-}
-
-impl<S: crate::ports::Store, E: crate::embed::Embedder> KnowledgeBase for Scoped<'_, S, E> {
-    async fn atomic_candidates(&self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
-        if self.filter.is_none() {
-            return self.eng.atomic_candidates(query, k, delta).await;
-        }
-        // Out-of-scope chunks are dropped, so more are asked for.
-        let all = self.eng.atomic_candidates(query, k * 8, delta).await?;
-        Ok(all.into_iter().filter(|c| self.allows(&c.chunk_id)).take(k).collect())
-    }
-
-    async fn chunk_candidates(&self, query: &str, k: usize, mode: crate::types::SearchMode) -> Result<Vec<Candidate>> {
-        let opts =
-            crate::engine::SearchOptions { literal: true, filter: self.filter.cloned(), ..crate::engine::SearchOptions::new(k, mode) };
-        Ok(self
-            .eng
-            .search(query, &opts)
-            .await?
-            .into_iter()
-            .map(|h| Candidate { question: h.title, chunk_id: h.chunk_id, score: h.score, via: Via::Chunk })
-            .collect())
-    }
-
-    fn chunk_text(&self, chunk_id: &str) -> Option<(String, String)> {
-        self.eng.chunk_text(chunk_id)
-    }
-}
-
 /// Decomposition, then the answer over the gathered context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -703,7 +637,7 @@ pub struct AskResult {
 #[allow(clippy::too_many_arguments)]
 pub async fn ask<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     model: &M,
-    kb: &K,
+    kb: &mut K,
     question: &str,
     dp: &DecomposeParams,
     ap: &answer::AnswerParams,

@@ -32,13 +32,12 @@ use serde::{Deserialize, Serialize};
 
 use super::answer::AnswerStyle;
 use super::answer::{Answer, AnswerStream, Confidence, Perspective, Source, UNKNOWN, answer_styled};
-use super::{TraceEvent, Trajectory, data, decompose};
-use crate::embed::Embedder;
-use crate::engine::{Engine, SearchOptions};
+use super::{AskSource, TraceEvent, Trajectory, data, decompose};
+use crate::engine::SearchOptions;
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::LanguageModel;
-use crate::ports::{Clock, Store};
+use crate::ports::Clock;
 use crate::types::SearchMode;
 
 pub use super::context::ContextItem;
@@ -142,9 +141,9 @@ fn list(items: &[ContextItem]) -> String {
 /// (including [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
 /// only writes are the memory update and the kept trace, each one commit at the end.
 #[allow(clippy::too_many_arguments)]
-pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>(
+pub async fn run<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch>(
     model: &M,
-    eng: &mut Engine<S, E>,
+    eng: &mut K,
     web: Option<&W>,
     question: &str,
     p: &PipelineParams,
@@ -194,7 +193,7 @@ pub async fn run<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch>
     run.finish(question).await
 }
 
-impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
+impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
     /// The steps up to the answer; `true` when the trigger answered from the memory.
     async fn steps(&mut self, question: &str, on_token: &mut dyn FnMut(&str)) -> Result<bool> {
         let p = self.p;
@@ -262,9 +261,9 @@ impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, 
 }
 
 /// One run of the pipeline: what every step reads and adds to.
-struct Run<'a, M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> {
+struct Run<'a, M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> {
     model: &'a M,
-    eng: &'a mut Engine<S, E>,
+    eng: &'a mut K,
     web: Option<&'a W>,
     p: &'a PipelineParams,
     steps: Steps,
@@ -280,7 +279,7 @@ struct Run<'a, M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> {
     summaries: usize,
 }
 
-impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, S, E, W> {
+impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
     /// Search options for the pipeline's retrievals: the question read literally, `k` hits from
     /// `mode`, within the run's scope.
     fn search_opts(&self, k: usize, mode: SearchMode) -> SearchOptions {
@@ -296,12 +295,12 @@ impl<M: LanguageModel + ?Sized, S: Store, E: Embedder, W: WebSearch> Run<'_, M, 
     /// 1. Retrieval trigger: whether the memory answers (its entries then are the context).
     async fn trigger(&mut self, question: &str) -> Result<bool> {
         // The memory is not scoped: with a filter, the run retrieves.
-        if !self.steps.trigger || self.eng.memory_len() == 0 || self.p.scope().is_some() {
+        if !self.steps.trigger || self.p.scope().is_some() || self.eng.memory_len().await? == 0 {
             return Ok(false);
         }
         let (p, t0) = (self.p, self.clock.now_ms());
-        let qv = self.eng.embedder().embed_checked(&[question]).await?.pop().unwrap_or_default();
-        let hits = self.eng.memory_matches(&qv, p.tau);
+        let qv = self.eng.embed(&[question]).await?.pop().unwrap_or_default();
+        let hits = self.eng.memory_matches(&qv, p.tau).await?;
         let fired = hits.len() >= p.theta;
         if fired {
             for (m, _) in hits.iter().take(p.max_sources) {
@@ -379,7 +378,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         for rq in queries {
             let opts = self.search_opts(3, SearchMode::HybridGraph);
             if let Some(h) = self.eng.search(rq, &opts).await?.into_iter().find(|h| !self.ctx.seen.contains(&h.chunk_id)) {
-                self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "rewrite");
+                self.ctx.push(chunk_source(&mut *self.eng, &h.chunk_id).await?, "rewrite");
                 added.push(h.chunk_id);
             }
         }
@@ -406,17 +405,10 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             }
         }
         let refs: Vec<&str> = kps.iter().map(String::as_str).collect();
-        let vecs = self.eng.embedder().embed_checked(&refs).await?;
+        let vecs = self.eng.embed(&refs).await?;
         let vrefs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
-        let mut gs = self.eng.graph().search(q, &vrefs, p.graph_facts, &self.eng.config().graph);
-        if let Some(f) = p.scope() {
-            // Within the scope: the facts of its documents, the mind maps of their titles.
-            let eng = &*self.eng;
-            let doc_ok = |doc: &str| eng.document(doc).is_some_and(|d| f.matches(d));
-            gs.hits.retain(|h| eng.chunk(&h.chunk_id).is_some_and(|c| doc_ok(&c.doc_id)));
-            let titles: HashSet<String> = eng.documents().into_iter().filter(|d| f.matches(d)).map(|d| d.title).collect();
-            gs.context.retain(|m| titles.contains(&m.topic));
-        }
+        // Within a scope: the facts of its documents, the mind maps of their titles.
+        let gs = self.eng.graph_search(q, &vrefs, p.graph_facts, p.scope()).await?;
         let text = map_text(&gs.context);
         if !text.trim().is_empty() {
             let title = gs.context.iter().map(|m| m.topic.as_str()).collect::<Vec<_>>().join(", ");
@@ -436,10 +428,10 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 trace(e.clone());
                 events.push(e);
             };
-            let kb = super::Scoped { eng: &*self.eng, filter: self.p.scope() };
-            let t = decompose(self.model, &kb, q, &self.p.decompose, self.clock, &mut sub).await?;
+            let mut kb = super::Scoped { kb: &mut *self.eng, filter: self.p.scope() };
+            let t = decompose(self.model, &mut kb, q, &self.p.decompose, self.clock, &mut sub).await?;
             for c in &t.context {
-                if !self.ctx.push(chunk_source(&*self.eng, c), "decompose") {
+                if !self.ctx.push(chunk_source(&mut *self.eng, c).await?, "decompose") {
                     // Found by a rewritten query too: decomposition chose it.
                     if let Some(i) = self.ctx.items.iter_mut().find(|i| &i.source.id == c) {
                         i.via = "decompose".into();
@@ -461,7 +453,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
         let hits = self.eng.search(q, &opts).await?;
         for h in &hits {
-            self.ctx.push(chunk_source(&*self.eng, &h.chunk_id), "search");
+            self.ctx.push(chunk_source(&mut *self.eng, &h.chunk_id).await?, "search");
         }
         Ok(hits.into_iter().map(|h| h.chunk_id).collect())
     }
@@ -526,7 +518,7 @@ sub-queries for what is missing.",
                     trace(e.clone());
                     events.push(e);
                 };
-                let found = supplement(self.model, &*self.eng, p.scope(), sq, round, &mut self.ctx, &mut sub).await?;
+                let found = supplement(self.model, &mut *self.eng, p.scope(), sq, round, &mut self.ctx, &mut sub).await?;
                 if self.steps.summarize {
                     self.summarize(sq, &found, round).await?;
                 }
@@ -544,14 +536,11 @@ sub-queries for what is missing.",
             return Ok(());
         }
         let t0 = self.clock.now_ms();
-        let passages: String = found
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let s = chunk_source(&*self.eng, c);
-                format!("[{}] {} {}\n", i + 1, data(&s.title), data(&s.text))
-            })
-            .collect();
+        let mut passages = String::new();
+        for (i, c) in found.iter().enumerate() {
+            let s = chunk_source(&mut *self.eng, c).await?;
+            passages.push_str(&format!("[{}] {} {}\n", i + 1, data(&s.title), data(&s.text)));
+        }
         let m = msgs(
             "summarize",
             format!(
@@ -681,9 +670,12 @@ each with what it makes of the sources in two or three sentences, citing them as
         }
         // The answer's sources: the chunks it cites, else (it cites only the graph's context or
         // a summary) every chunk of its context; an entry stands only while its sources do.
-        let mut sources: Vec<String> = a.citations.iter().filter(|c| self.eng.chunk(c).is_some()).cloned().collect();
+        let cited = self.eng.stored(&a.citations).await?;
+        let mut sources: Vec<String> = a.citations.iter().filter(|c| cited.contains(*c)).cloned().collect();
         if sources.is_empty() {
-            sources = self.ctx.items.iter().map(|i| i.source.id.clone()).filter(|c| self.eng.chunk(c).is_some()).collect();
+            let ids: Vec<String> = self.ctx.items.iter().map(|i| i.source.id.clone()).collect();
+            let stored = self.eng.stored(&ids).await?;
+            sources = ids.into_iter().filter(|c| stored.contains(c)).collect();
         }
         entries.push((self.result.clarified.clone(), a.text.clone(), sources));
         let saved = self.eng.remember(entries).await?;

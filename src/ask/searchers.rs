@@ -4,14 +4,12 @@
 //! with its embedding. Each one's best new chunk joins the context.
 use serde::{Deserialize, Serialize};
 
-use super::TraceEvent;
 use super::context::{Ctx, chunk_source, msgs, step};
 use super::data;
-use crate::embed::Embedder;
-use crate::engine::{Engine, SearchOptions};
+use super::{AskSource, TraceEvent};
+use crate::engine::SearchOptions;
 use crate::error::Result;
 use crate::llm::LanguageModel;
-use crate::ports::Store;
 use crate::types::SearchMode;
 
 #[derive(Deserialize)]
@@ -99,9 +97,9 @@ struct Pseudo {
 /// LevelRAG's low-level searchers for one sub-query: sparse (keyword rewrite in the BM25 syntax,
 /// one feedback round) and dense (pseudo-document); the best new chunk of each joins. Returns
 /// the chunks each searcher ranked first and second (for the summarize step).
-pub(super) async fn supplement<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
+pub(super) async fn supplement<M: LanguageModel + ?Sized, K: AskSource>(
     model: &M,
-    eng: &Engine<S, E>,
+    eng: &mut K,
     scope: Option<&crate::types::SearchFilter>,
     sq: &str,
     round: usize,
@@ -160,7 +158,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     found.extend(hits.iter().take(2).map(|h| h.chunk_id.clone()));
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
-        ctx.push(chunk_source(eng, c), "sparse");
+        ctx.push(chunk_source(eng, c).await?, "sparse");
     }
     emit(TraceEvent {
         step: "sparse".into(),
@@ -177,12 +175,10 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     );
     let mut raw = Vec::new();
     let doc = step::<Pseudo, _>(model, "dense", &m, &|_| Ok(()), &mut raw).await?.map(|d| d.document).unwrap_or_else(|| sq.to_string());
-    let qv = eng.embedder().embed_checked(&[doc.as_str()]).await?.pop().unwrap_or_default();
-    let hits = eng.search_with(
-        &doc,
-        Some(&qv),
-        &SearchOptions { literal: true, filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Dense) },
-    )?;
+    let qv = eng.embed(&[doc.as_str()]).await?.pop().unwrap_or_default();
+    let hits = eng
+        .search_with(&doc, &qv, &SearchOptions { literal: true, filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Dense) })
+        .await?;
     for h in hits.iter().take(2) {
         if !found.contains(&h.chunk_id) {
             found.push(h.chunk_id.clone());
@@ -190,7 +186,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     }
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
-        ctx.push(chunk_source(eng, c), "dense");
+        ctx.push(chunk_source(eng, c).await?, "dense");
     }
     emit(TraceEvent {
         step: "dense".into(),

@@ -120,15 +120,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Memory entries whose title has cosine ≥ `tau` with the query embedding `qv`, best first
     /// (the retrieval trigger, docs/ask-pipeline.md).
     pub fn memory_matches(&self, qv: &[f32], tau: f32) -> Vec<(MemoryRecord, f32)> {
-        let mut out: Vec<(MemoryRecord, f32)> = self
-            .memory
-            .iter()
-            .map(|(m, v)| (m, crate::embed::gemm::dot(qv, v)))
-            .filter(|(_, s)| *s >= tau)
-            .map(|(m, s)| (m.clone(), s))
-            .collect();
-        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-        out
+        memory_matches(&self.memory, qv, tau)
     }
 
     /// Memory entries stored.
@@ -157,16 +149,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         let titles: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
         let vecs = self.embedder.embed_checked(&titles).await?;
-        let now = self.clock.now_ms();
-        let base = self.memory.len();
-        let mut recs = Vec::new();
-        for (i, ((title, content, sources), v)) in entries.into_iter().zip(vecs).enumerate() {
-            let embedding = VectorRecord::from_f32("", "memory", &v).data;
-            recs.push((
-                MemoryRecord { id: format!("m{:015}-{}", now as u64, base + i), title, content, sources, created_at: now, embedding },
-                v,
-            ));
-        }
+        let recs = memory_entries(entries, vecs, self.clock.now_ms(), self.memory.len());
         self.commit(recs.iter().map(|(r, _)| Op::Put(Record::Memory(r.clone()))).collect()).await?;
         let out = recs.iter().map(|(r, _)| r.clone()).collect();
         self.memory.extend(recs);
@@ -204,9 +187,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Keeps one ask trace (`json`: the trace object) in the `traces` collection.
     pub async fn keep_trace(&mut self, question: &str, json: String) -> Result<TraceRecord> {
-        let now = self.clock.now_ms();
-        let id = format!("t{:015}-{:06}", now as u64, self.traces.len());
-        let rec = TraceRecord { id, created_at: now, question: question.to_string(), json };
+        let rec = trace_record(question, json, self.clock.now_ms(), self.generation());
         self.commit(vec![Op::Put(Record::Trace(rec.clone()))]).await?;
         self.traces.push(rec.clone());
         Ok(rec)
@@ -247,4 +228,48 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn question_vector(&self, chunk_id: &str, i: usize) -> Option<&[f32]> {
         self.qslots.get(&QuestionKey::new(chunk_id, i)).and_then(|s| self.qvectors.get(s))
     }
+}
+
+/// The entries of `memory` whose title has cosine ≥ `tau` with `qv`, best first.
+pub(super) fn memory_matches(memory: &[(MemoryRecord, Vec<f32>)], qv: &[f32], tau: f32) -> Vec<(MemoryRecord, f32)> {
+    let mut out: Vec<(MemoryRecord, f32)> =
+        memory.iter().map(|(m, v)| (m, crate::embed::gemm::dot(qv, v))).filter(|(_, s)| *s >= tau).map(|(m, s)| (m.clone(), s)).collect();
+    out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    out
+}
+
+/// New memory records for title–content–sources `entries` with their titles' embeddings `vecs`,
+/// created at `now` (ms), numbered from `base` (the entries already stored).
+pub(super) fn memory_entries(
+    entries: Vec<(String, String, Vec<ChunkId>)>,
+    vecs: Vec<Vec<f32>>,
+    now: f64,
+    base: usize,
+) -> Vec<(MemoryRecord, Vec<f32>)> {
+    entries
+        .into_iter()
+        .zip(vecs)
+        .enumerate()
+        .map(|(i, ((title, content, sources), v))| {
+            let embedding = VectorRecord::from_f32("", "memory", &v).data;
+            (MemoryRecord { id: format!("m{:015}-{}", now as u64, base + i), title, content, sources, created_at: now, embedding }, v)
+        })
+        .collect()
+}
+
+/// A stored memory entry with its title's embedding (`None`: not of dimension `dim`).
+pub(super) fn memory_entry(m: MemoryRecord, dim: usize) -> Option<(MemoryRecord, Vec<f32>)> {
+    let v = VectorRecord { id: m.id.clone(), collection: "memory".into(), data: m.embedding.clone() }.to_f32()?;
+    (v.len() == dim).then_some((m, v))
+}
+
+/// Memory entries oldest first (ties by id).
+pub(super) fn sort_memory(memory: &mut [(MemoryRecord, Vec<f32>)]) {
+    memory.sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+}
+
+/// The record of a kept trace, created at `now` (ms) by the commit after store generation
+/// `generation` (ids sort oldest first and never repeat within a store).
+pub(super) fn trace_record(question: &str, json: String, now: f64, generation: u64) -> TraceRecord {
+    TraceRecord { id: format!("t{:015}-{generation:020}", now as u64), created_at: now, question: question.to_string(), json }
 }

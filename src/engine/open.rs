@@ -269,13 +269,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 repairs.push(Op::Delete(Collection::Memory, m.id));
                 continue;
             }
-            let v = VectorRecord { id: m.id.clone(), collection: "memory".into(), data: m.embedding.clone() }.to_f32().unwrap_or_default();
-            if v.len() == eng.embedder.dim() {
-                eng.memory.push((m, v));
-            }
+            eng.memory.extend(super::llm_parts::memory_entry(m, eng.embedder.dim()));
         }
-        eng.memory
-            .sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+        super::llm_parts::sort_memory(&mut eng.memory);
         eng.traces = contents.traces;
         // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
         // that does not load is only a lost speed-up: its vectors stay in the exact buffer.

@@ -608,8 +608,8 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let out = if decompose {
                 let p = crate::ask::DecomposeParams::default();
                 let scope = filter.filter();
-                let kb = crate::ask::Scoped { eng: &eng, filter: scope.as_ref() };
-                serde_json::to_string(&crate::ask::decompose(&model, &kb, &question, &p, &SystemClock, &mut on_trace).await?)
+                let mut kb = crate::ask::Scoped { kb: &mut eng, filter: scope.as_ref() };
+                serde_json::to_string(&crate::ask::decompose(&model, &mut kb, &question, &p, &SystemClock, &mut on_trace).await?)
             } else {
                 let filter = filter.filter().map(crate::ask::params::AskFilter::Scope);
                 let p = crate::ask::pipeline::PipelineParams { preset, filter, ..Default::default() };
@@ -778,7 +778,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
                             reason: e.to_string(),
                         })?;
                     }
-                    let (row, trajectories) = eval::evaluate_decomposition(&set, &eng, &oracle, &params).await?;
+                    let (row, trajectories) = eval::evaluate_decomposition(&set, &mut eng, &oracle, &params).await?;
                     decomposition.push(row);
                     if let Some(p) = &sft {
                         std::fs::write(p, crate::ask::sft_jsonl(&trajectories))

@@ -307,7 +307,7 @@ pub struct DecomposeRow {
 /// Runs the decomposition loop for every question of `set` and scores the final contexts.
 pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
     set: &EvalSet,
-    eng: &Engine<MemoryStore, E>,
+    eng: &mut Engine<MemoryStore, E>,
     model: &M,
     params: &crate::ask::DecomposeParams,
 ) -> Result<(DecomposeRow, Vec<crate::ask::Trajectory>)> {
@@ -321,7 +321,7 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
             continue;
         }
         n += 1;
-        let t = crate::ask::decompose(model, eng, q, params, &clock, &mut |_| {}).await?;
+        let t = crate::ask::decompose(model, &mut *eng, q, params, &clock, &mut |_| {}).await?;
         let docs: Vec<usize> = t.context.iter().filter_map(|c| eng.chunk(c)).filter_map(|c| c.doc_id.parse().ok()).collect();
         let hit = gold.iter().filter(|g| docs.contains(g)).count();
         if std::env::var_os("WEBRAG_EVAL_DEBUG").is_some() && hit < gold.len() {

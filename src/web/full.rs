@@ -43,14 +43,15 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let params = params?;
+            // A lazily opened knowledge base stays lazy: the steps read what they need.
             let mut core = inner.lock().await;
-            let eng = core.engine().await?;
+            core.refresh().await?;
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_trace, to_js(&ev)) {
                     let _ = f.call1(&JsValue::NULL, &v);
                 }
             };
-            crate::ask::decompose(&client, &*eng, &question, &params, &JsClock, &mut trace).await
+            crate::ask::decompose(&client, &mut *core, &question, &params, &JsClock, &mut trace).await
         })
     }
 
@@ -93,8 +94,10 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let opts = opts?;
+            // A lazily opened knowledge base stays lazy: the steps read what they need
+            // (a run within a scope reads every document's record, so it loads).
             let mut core = inner.lock().await;
-            let eng = core.for_write().await?;
+            core.refresh().await?;
             let emit = |v: Result<JsValue, JsValue>| {
                 if let (Some(f), Ok(v)) = (&on_event, v) {
                     let _ = f.call1(&JsValue::NULL, &v);
@@ -107,7 +110,7 @@ impl WebRagCore {
                 .web_search
                 .clone()
                 .map(|cfg| crate::ask::pipeline::HttpWebSearch { cfg, transport: llm::FetchTransport { cancel: Some(cancel2.clone()) } });
-            crate::ask::pipeline::run(&client, eng, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
+            crate::ask::pipeline::run(&client, &mut *core, web.as_ref(), &question, &opts, &JsClock, &mut token, &mut trace).await
         })
     }
 

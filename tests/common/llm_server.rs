@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub struct LlmServer {
     child: Child,
@@ -84,4 +84,35 @@ impl Drop for LlmServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A reply whose content is `content` as JSON text.
+#[allow(dead_code)]
+pub fn reply(content: Value) -> Value {
+    json!({ "content": content.to_string() })
+}
+
+/// A readable reply for every step of the pipeline (the Acme documents' answers), by its task
+/// marker. `verify_sufficient`: whether verify says the context suffices (false: one supplement
+/// query, so the low-level searchers and summarize run).
+#[allow(dead_code)]
+pub fn readable(verify_sufficient: bool) -> Value {
+    let verify =
+        if verify_sufficient { json!({"sufficient": true}) } else { json!({"sufficient": false, "queries": ["Jane Roe birthplace"]}) };
+    json!([
+        { "match": "Task: rewrite", "reply": reply(json!({"question": "Who founded Acme Corporation?", "queries": ["Acme founder"]})) },
+        { "match": "Task: route", "reply": reply(json!({"route": "both"})) },
+        { "match": "Task: key points", "reply": reply(json!({"keyPoints": ["founder of Acme Corporation"]})) },
+        { "match": "Task: propose", "times": 1, "reply": reply(json!({"decompose": true, "questions": ["Who founded Acme Corporation?"]})) },
+        { "match": "Task: propose", "reply": reply(json!({"decompose": false})) },
+        { "match": "Task: select", "reply": reply(json!({"choice": 0, "answer": "Jane Roe"})) },
+        { "match": "Task: verify", "reply": reply(verify) },
+        { "match": "Task: keyword query", "reply": reply(json!({"query": "Jane Roe born"})) },
+        { "match": "Task: keyword feedback", "reply": reply(json!({"relevant": true})) },
+        { "match": "Task: pseudo-document", "reply": reply(json!({"document": "Jane Roe was born in Lyon, France."})) },
+        { "match": "Task: summarize", "reply": reply(json!({"summary": "Jane Roe was born in Lyon [1]."})) },
+        { "match": "Task: filter", "reply": { "fillLabels": "entailment" } },
+        { "match": "Task: perspectives", "reply": reply(json!({"perspectives": [{"name": "historian", "view": "Acme began with Jane Roe in 1931 [S1]."}]})) },
+        { "match": "Task: answer", "reply": { "content": "Jane Roe founded Acme Corporation [S1].\nConfidence: high" } }
+    ])
 }

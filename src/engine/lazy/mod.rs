@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+mod ask;
 mod write;
 
 use crate::config::Config;
@@ -53,7 +54,16 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         config.validate()?;
         let reader = if config.lazy_open_chunks == 0 { None } else { Reader::read(&store, &embedder).await? };
         let state = match reader {
-            Some(parts) => State::Reading(Box::new(Reader { store, embedder, config, clock, parts, cache: Cache::default(), graph: None })),
+            Some(parts) => State::Reading(Box::new(Reader {
+                store,
+                embedder,
+                config,
+                clock,
+                parts,
+                cache: Cache::default(),
+                graph: None,
+                memory: None,
+            })),
             None => State::Loaded(Box::new(Engine::open(store, embedder, config, clock).await?)),
         };
         Ok(LazyEngine { state })
@@ -161,18 +171,31 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     /// missing or unreadable (`STORE_CORRUPT`) loads the knowledge base and searches it there
     /// (the next [`Engine::maintain`] writes a new base).
     pub async fn search(&mut self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let qv = match &self.state {
+            State::Reading(r) => query_vector(&r.embedder, query, opts).await?,
+            State::Loaded(e) => query_vector(e.embedder(), query, opts).await?,
+            State::Failed => return Err(failed()),
+        };
+        self.search_with(query, qv.as_deref(), opts).await
+    }
+
+    /// [`LazyEngine::search`] with the query embedding given (`None`: BM25 only), as
+    /// [`Engine::search_with`].
+    ///
+    /// Errors: those of [`LazyEngine::search`].
+    pub async fn search_with(&mut self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
         if let State::Reading(r) = &mut self.state
             && opts.scope().is_none()
         {
             if matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph) {
                 r.graph().await?;
             }
-            match r.search(query, opts).await {
+            match r.search_with(query, qv, opts).await {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
                 done => return done,
             }
         }
-        self.engine().await?.search(query, opts).await
+        self.engine().await?.search_with(query, qv, opts)
     }
 
     /// The pseudo-graph; while lazy, read alone ([`Reader::graph`]: its nodes, their vectors and
@@ -219,6 +242,97 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
             Some(Record::Chunk(c)) => Some(c),
             _ => None,
         })
+    }
+
+    /// The chunk records `ids` that are stored, each with its document's record; while lazy, read
+    /// from the store (two reads).
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn chunk_records(&mut self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (ChunkRecord, Option<DocumentRecord>)>> {
+        match &self.state {
+            State::Reading(r) => r.chunk_records(ids).await,
+            State::Loaded(e) => Ok(ids
+                .iter()
+                .filter_map(|id| {
+                    let c = e.chunk(id)?;
+                    Some((id.clone(), (c.clone(), e.document(&c.doc_id).cloned())))
+                })
+                .collect()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`crate::graph::PseudoGraph::search`] of `query` with its embeddings `vectors`, at most `k`
+    /// facts, with the configured graph parameters; while lazy, over the pseudo-graph read alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn graph_search(&mut self, query: &str, vectors: &[&[f32]], k: usize) -> Result<crate::graph::GraphSearch> {
+        let params = match &self.state {
+            State::Reading(r) => r.config.graph,
+            State::Loaded(e) => e.config().graph,
+            State::Failed => return Err(failed()),
+        };
+        Ok(self.graph().await?.search(query, vectors, k, &params))
+    }
+
+    /// [`Engine::memory_matches`]; while lazy, over the memory entries read alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn memory_matches(&mut self, qv: &[f32], tau: f32) -> Result<Vec<(MemoryRecord, f32)>> {
+        match &mut self.state {
+            State::Reading(r) => Ok(super::llm_parts::memory_matches(r.memory().await?, qv, tau)),
+            State::Loaded(e) => Ok(e.memory_matches(qv, tau)),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// How many memory entries there are ([`Engine::memory_len`]); while lazy, read alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn memory_len(&mut self) -> Result<usize> {
+        match &mut self.state {
+            State::Reading(r) => Ok(r.memory().await?.len()),
+            State::Loaded(e) => Ok(e.memory_len()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::atomic_search`]. A lazily opened knowledge base has no atomic questions (the
+    /// first questions stored delete its base of index segments), so none while lazy.
+    ///
+    /// Errors: after a failed load, [`StoreError::Backend`].
+    pub fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<super::AtomicHit>> {
+        match &self.state {
+            State::Reading(_) => Ok(Vec::new()),
+            State::Loaded(e) => Ok(e.atomic_search(qv, k, delta)),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::remember`] ([`LazyEngine::refresh`] first); while lazy, without loading the
+    /// knowledge base.
+    ///
+    /// Errors: those of [`Engine::remember`].
+    pub async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => r.remember(entries).await,
+            State::Loaded(e) => e.remember(entries).await,
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`Engine::keep_trace`] ([`LazyEngine::refresh`] first); while lazy, without loading the
+    /// knowledge base.
+    ///
+    /// Errors: store errors.
+    pub async fn keep_trace(&mut self, question: &str, json: String) -> Result<TraceRecord> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => r.keep_trace(question, json).await,
+            State::Loaded(e) => e.keep_trace(question, json).await,
+            State::Failed => Err(failed()),
+        }
     }
 
     /// Texts per embedding call at ingest ([`Engine::embed_batch`]).
@@ -409,6 +523,9 @@ struct Reader<S: Store, E: Embedder> {
     cache: Cache,
     /// The pseudo-graph, once read ([`Reader::graph`]).
     graph: Option<crate::graph::PseudoGraph>,
+    /// The memory entries with their titles' embeddings, once read ([`Reader::memory`]; every
+    /// commit drops them).
+    memory: Option<Vec<(MemoryRecord, Vec<f32>)>>,
 }
 
 fn corrupt(key: SegmentKey, reason: impl Into<String>) -> crate::error::Error {
@@ -563,13 +680,13 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(slots.iter().zip(got).filter_map(|(s, r)| if let Some(Record::Chunk(c)) = r { Some((*s, c)) } else { None }).collect())
     }
 
-    /// Searches the segments as [`Engine::search_with`] searches the loaded indexes: BM25 with
+    /// Searches the segments with the query embedding `qv` (`None`: BM25 only) as
+    /// [`Engine::search_with`] searches the loaded indexes: BM25 with
     /// the same scores (the idf's document frequencies count tombstones until the next base),
     /// dense over the [`NPROBE`] nearest IVF lists (12-bit integer inner products, within about
     /// 1e-3 of the f32 ones) and the delta (exact f32).
-    async fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+    async fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
         check_k(opts.k)?;
-        let qv = query_vector(&self.embedder, query, opts).await?;
         let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
         let depth = self.config.fusion_depth.max(opts.k);
         let base_n = self.parts.head.chunks.len() as u32;
@@ -627,7 +744,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 top_k(acc.finish().into_iter().filter(|(s, _)| cheap(*s)), if phrase_candidates.is_some() { depth * 4 } else { depth });
             lists.bm25 = self.phrase_filter(cands, &q, depth).await?;
         }
-        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic), qv.as_deref())
+        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic), qv)
             && v.len() == self.embedder.dim()
         {
             let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
@@ -644,7 +761,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         }
         // The graph's list (read by the caller first: [`Reader::graph`]), and how many of its
         // first hits come from PGR's selected rows.
-        if let (true, Some(v), Some(g)) = (matches!(opts.mode, Graph | HybridGraph), qv.as_deref(), self.graph.as_ref())
+        if let (true, Some(v), Some(g)) = (matches!(opts.mode, Graph | HybridGraph), qv, self.graph.as_ref())
             && v.len() == self.embedder.dim()
         {
             let gs = g.search(query, &[v], depth, &self.config.graph);

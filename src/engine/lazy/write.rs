@@ -24,13 +24,14 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     ///
     /// Errors: [`StoreError::Conflict`] when another engine committed since (nothing is
     /// written); other store errors.
-    async fn commit(&mut self, mut ops: Vec<Op>) -> Result<()> {
+    pub(super) async fn commit(&mut self, mut ops: Vec<Op>) -> Result<()> {
         let g = self.parts.generation;
         ops.insert(0, Op::CheckGeneration(g));
         let next = g.saturating_add(1);
         ops.push(Op::Put(Record::Meta(MetaRecord { id: GENERATION_KEY.into(), value: next.to_string() })));
         self.store.commit(ops).await?;
         self.parts.generation = next;
+        self.memory = None;
         Ok(())
     }
 
