@@ -471,25 +471,25 @@ pub fn build_snapshot<S: Store, E: Embedder>(
 ) -> Result<(Snapshot, SnapshotSummary)> {
     let cfg = eng.config();
     let (k1, b) = (cfg.bm25_k1, cfg.bm25_b);
-    let mut docs = eng.documents();
+    let mut docs = eng.corpus().documents();
     docs.sort_by(|a, b| a.id.cmp(&b.id));
     // Chunks in document order: their index is their number everywhere in the snapshot.
     let mut chunks = Vec::new();
     let mut first_chunk = Vec::with_capacity(docs.len());
     for (i, d) in docs.iter().enumerate() {
         first_chunk.push(chunks.len());
-        for cid in eng.doc_chunk_ids(&d.id) {
-            if let Some(c) = eng.chunk(cid) {
+        for cid in eng.corpus().chunk_ids(&d.id) {
+            if let Some(c) = eng.corpus().chunk(cid) {
                 chunks.push((i, d, c));
             }
         }
     }
-    let total_len: u64 = chunks.iter().map(|(_, _, c)| eng.posting(&c.id).map_or(0, |p| p.length as u64)).sum();
+    let total_len: u64 = chunks.iter().map(|(_, _, c)| eng.corpus().posting(&c.id).map_or(0, |p| p.length as u64)).sum();
     let avgdl = if chunks.is_empty() { 1.0 } else { (total_len as f64 / chunks.len() as f64).max(1.0) as f32 };
     // Postings: term → [(chunk, w)], gathered in a hash map, then in term order (code points).
     let mut postings: std::collections::HashMap<&str, Vec<(u32, u8)>> = std::collections::HashMap::new();
     for (i, (_, _, c)) in chunks.iter().enumerate() {
-        let Some(pr) = eng.posting(&c.id) else { continue };
+        let Some(pr) = eng.corpus().posting(&c.id) else { continue };
         let norm = k1 * (1.0 - b + b * pr.length as f32 / avgdl);
         for (t, tf) in &pr.terms {
             let tf = *tf as f32;
@@ -586,8 +586,8 @@ pub fn build_snapshot<S: Store, E: Embedder>(
             row_chunk.push(i as u32);
         }
         for (i, (_, _, c)) in chunks.iter().enumerate() {
-            for q in 0..eng.questions(&c.id).map_or(0, <[String]>::len) {
-                if let Some(v) = eng.question_vector(&c.id, q) {
+            for q in 0..eng.ask_store().questions(&c.id).map_or(0, <[String]>::len) {
+                if let Some(v) = eng.ask_store().question_vector(&c.id, q) {
                     vecs.push(v.to_vec());
                     row_chunk.push(i as u32);
                 }

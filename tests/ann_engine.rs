@@ -37,6 +37,12 @@ fn config() -> Config {
     Config { ann: AnnParams { seal_at: 16, ..Default::default() }, ..Config::default() }
 }
 
+/// `(fresh vectors, sealed segments, tombstones)` of the chunks', topics' and facts' vectors.
+fn ann_shape<S: Store, E: Embedder>(e: &Engine<S, E>) -> [(usize, usize, usize); 3] {
+    let a = e.stats().ann;
+    [a.chunks, a.topics, a.facts].map(|[f, s, t]| (f, s, t))
+}
+
 async fn open(store: &MemoryStore) -> Engine<&MemoryStore, &'static webrag::embed::CpuEmbedder> {
     Engine::open(store, common::model(), config(), Box::new(webrag::ports::FixedClock(1.0))).await.expect("open")
 }
@@ -88,7 +94,7 @@ fn segments_seal_persist_and_reattach() {
         let sealed: HashSet<&str> = steps.iter().map(|s| s.collection.as_str()).collect();
         assert_eq!(sealed, HashSet::from(["chunks", "topics", "facts"]), "{steps:?}");
         assert!(steps.iter().any(|s| s.merged > 0), "tiers merge: {steps:?}");
-        let shape = e.ann_shape();
+        let shape = ann_shape(&e);
         for (name, (fresh, segments, dead)) in ["chunks", "topics", "facts"].iter().zip(shape) {
             assert!(fresh < 16 && segments >= 1 && dead == 0, "{name}: {fresh} fresh, {segments} segments, {dead} dead");
         }
@@ -103,7 +109,7 @@ fn segments_seal_persist_and_reattach() {
         // Reopen: the segments are attached, not rebuilt; the same results.
         drop(e);
         let mut e = open(&store).await;
-        assert_eq!(e.ann_shape(), shape, "the reopened index has the same fresh buffers and segments");
+        assert_eq!(ann_shape(&e), shape, "the reopened index has the same fresh buffers and segments");
         assert!(!e.needs_maintenance());
         assert_eq!(dense_ids(&e, SearchMode::Dense).await, approx);
         assert_eq!(dense_ids(&e, SearchMode::Graph).await, approx_graph);
@@ -111,7 +117,7 @@ fn segments_seal_persist_and_reattach() {
         // Removal: tombstones, skipped by search, derived again after a reopen, purged by force.
         let gone: Vec<String> = (0..10).map(|i| format!("p{i}")).collect();
         e.remove(&gone).await.expect("remove");
-        let dead_after_remove = e.ann_shape();
+        let dead_after_remove = ann_shape(&e);
         assert!(dead_after_remove.iter().all(|s| s.2 > 0), "{dead_after_remove:?}");
         let is_gone = |id: &str| gone.iter().any(|g| id.starts_with(&format!("{g}#")));
         for ids in dense_ids(&e, SearchMode::Dense).await.iter().chain(&dense_ids(&e, SearchMode::Graph).await) {
@@ -119,16 +125,16 @@ fn segments_seal_persist_and_reattach() {
         }
         drop(e);
         let mut e = open(&store).await;
-        assert_eq!(e.ann_shape(), dead_after_remove, "tombstones are derived from the vector records at open");
+        assert_eq!(ann_shape(&e), dead_after_remove, "tombstones are derived from the vector records at open");
         e.maintain_all(true).await.expect("purge");
-        assert!(e.ann_shape().iter().all(|s| s.0 == 0 && s.2 == 0), "{:?}", e.ann_shape());
+        assert!(ann_shape(&e).iter().all(|s| s.0 == 0 && s.2 == 0), "{:?}", ann_shape(&e));
         let c = store.load().await.unwrap();
         for r in &c.ann {
             assert!(r.ids.iter().all(|id| !is_gone(id)), "{} still names a removed id", r.id);
         }
         drop(e);
         let e = open(&store).await;
-        assert!(e.ann_shape().iter().all(|s| s.0 == 0 && s.2 == 0));
+        assert!(ann_shape(&e).iter().all(|s| s.0 == 0 && s.2 == 0));
     })
 }
 
@@ -155,7 +161,7 @@ fn unreadable_segment_is_dropped_without_loss() {
         };
         store.commit(vec![Op::Put(Record::Ann(chunks.clone())), Op::Put(Record::Ann(junk))]).await.unwrap();
         let mut e = open(&store).await;
-        let (fresh, segments, _) = e.ann_shape()[0];
+        let (fresh, segments, _) = ann_shape(&e)[0];
         assert!(fresh > 0 && segments == 0, "the truncated segment's vectors are searched exactly");
         assert_eq!(overlap(&before, &dense_ids(&e, SearchMode::Dense).await), 1.0, "nothing lost");
         assert!(e.needs_maintenance());
@@ -185,7 +191,7 @@ fn corrupted_segment_bytes_never_panic() {
             bad.data[at] = bad.data[at].wrapping_add(rng.random_range(1..=255));
             store.commit(vec![Op::Put(Record::Ann(bad))]).await.unwrap();
             let e = open(&store).await;
-            dropped += usize::from(e.ann_shape()[0].1 == 0);
+            dropped += usize::from(ann_shape(&e)[0].1 == 0);
             let hits = dense_ids(&e, SearchMode::Dense).await;
             assert!(!hits.is_empty(), "byte {at}: the search answers");
         }
@@ -219,11 +225,11 @@ fn question_segments_seal_persist_and_reattach() {
         let store = MemoryStore::new();
         let mut e = open(&store).await;
         e.add(passages(12), &mut NoProgress).await.expect("add");
-        let chunks = e.unatomized();
+        let chunks = e.ask_store().unatomized(e.corpus());
         let items: Vec<(String, Vec<String>)> = chunks
             .iter()
             .map(|c| {
-                let text = e.chunk(c).expect("chunk").text.clone();
+                let text = e.corpus().chunk(c).expect("chunk").text.clone();
                 let words: Vec<&str> = text.split_whitespace().collect();
                 (
                     c.clone(),
@@ -234,7 +240,7 @@ fn question_segments_seal_persist_and_reattach() {
                 )
             })
             .collect();
-        let n = e.put_questions(items).await.expect("questions");
+        let n = e.enrichment().put_questions(items).await.expect("questions");
         assert!(n >= 16, "enough questions to seal ({n})");
         let steps = e.maintain_all(true).await.expect("maintain");
         assert!(steps.iter().any(|s| s.collection == "questions"), "{steps:?}");
@@ -244,12 +250,13 @@ fn question_segments_seal_persist_and_reattach() {
         assert_eq!(stored.len(), sealed);
         assert!(stored.iter().all(|r| r.ids.iter().all(|id| id.contains('?'))));
         let q = e.embedder().embed(&["Which band released the album?"]).await.unwrap().remove(0);
-        let before: Vec<(String, String)> = e.atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
+        let before: Vec<(String, String)> =
+            e.ask_store().atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
         assert_eq!(before.len(), 10);
         drop(e);
         let e = open(&store).await;
         assert_eq!(e.stats().ann.questions, [0, sealed, 0], "attached, nothing rebuilt into the fresh buffer");
-        let after: Vec<(String, String)> = e.atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
+        let after: Vec<(String, String)> = e.ask_store().atomic_search(&q, 10, 0.0).into_iter().map(|h| (h.chunk_id, h.question)).collect();
         assert_eq!(after, before);
     });
 }

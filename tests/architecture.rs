@@ -294,3 +294,50 @@ fn the_circle_checker_resolves_paths() {
     assert!(found.contains(&"a: x ↔ y".to_string()), "{found:?}");
     assert!(found.iter().any(|c| c.starts_with("b: ") && c.contains("p") && c.contains("q") && c.contains("r")), "{found:?}");
 }
+
+/// The most public methods the loaded engine's facade may have (issue 36): what the engine owns
+/// beyond them is reached through the types that own it (`Corpus`, `AskStore`, `Enrichment`).
+const MAX_ENGINE_METHODS: usize = 25;
+
+/// The public methods of `impl ... Engine<S, E>` blocks in `files` (comments stripped).
+fn engine_methods(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, text) in files {
+        let code = code(text);
+        let mut depth = 0usize;
+        let mut in_engine = false;
+        for line in code.lines() {
+            if depth == 0 && line.starts_with("impl") && line.contains(" Engine<") && !line.contains(" for ") {
+                in_engine = true;
+            }
+            if in_engine && depth == 1 {
+                let l = line.trim_start();
+                if let Some(rest) = l.strip_prefix("pub fn ").or_else(|| l.strip_prefix("pub async fn ")) {
+                    out.push(format!("{name}: {}", rest.split(['(', '<']).next().unwrap_or(rest)));
+                }
+            }
+            depth += line.matches('{').count();
+            depth = depth.saturating_sub(line.matches('}').count());
+            if depth == 0 {
+                in_engine = false;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_engine_facade_has_at_most_25_public_methods() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    let mut paths = Vec::new();
+    rust_files(&dir, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| (p.strip_prefix(&dir).unwrap_or(p).display().to_string(), std::fs::read_to_string(p).expect("read")))
+        .collect();
+    let methods = engine_methods(&files);
+    assert!(methods.len() <= MAX_ENGINE_METHODS, "{} public methods on Engine (at most {MAX_ENGINE_METHODS}): {methods:#?}", methods.len());
+    // The counter sees what it must: an inherent block's methods, not a trait impl's or another type's.
+    let fixture = "impl<S: Store, E: Embedder> Engine<S, E> {\n    pub fn a(&self) {}\n    pub async fn b(&self) { if x { y } }\n    fn c() {}\n}\nimpl<S, E> KnowledgeBase for Engine<S, E> {\n    pub fn d() {}\n}\nimpl Corpus {\n    pub fn e() {}\n}\n";
+    assert_eq!(engine_methods(&[("f.rs".into(), fixture.into())]), vec!["f.rs: a", "f.rs: b"]);
+}

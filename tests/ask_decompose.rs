@@ -61,7 +61,7 @@ fn the_loop_fills_the_context_traces_every_step_and_exports_sft_pairs() {
         .await
         .expect("decompose");
         assert_eq!(t.stop, Stop::NothingProposed);
-        let docs: Vec<&str> = t.context.iter().map(|c| eng.chunk(c).unwrap().doc_id.as_str()).collect();
+        let docs: Vec<&str> = t.context.iter().map(|c| eng.corpus().chunk(c).unwrap().doc_id.as_str()).collect();
         assert_eq!(docs, vec!["acme", "roe"], "each selected candidate's chunk joins the context, in order");
         assert_eq!(
             t.steps(),
@@ -73,7 +73,7 @@ fn the_loop_fills_the_context_traces_every_step_and_exports_sft_pairs() {
         let steps: Vec<&str> = events.iter().map(|e| e.step.as_str()).collect();
         assert_eq!(steps, vec!["propose", "retrieve", "select", "propose", "retrieve", "select", "propose"]);
         // The second round excludes the chunk already in the context.
-        let second: Vec<&str> = t.rounds[1].candidates.iter().map(|c| eng.chunk(&c.chunk_id).unwrap().doc_id.as_str()).collect();
+        let second: Vec<&str> = t.rounds[1].candidates.iter().map(|c| eng.corpus().chunk(&c.chunk_id).unwrap().doc_id.as_str()).collect();
         assert!(!second.contains(&"acme"), "{second:?}");
         // The prompts: retrieved text as delimited data; what is known is carried forward.
         let log = s.log();
@@ -139,7 +139,7 @@ fn bad_output_is_repaired_once_then_falls_back_and_nothing_stored_is_lost() {
         assert_eq!(t.rounds[0].proposals, ["Who founded Acme?"]);
         assert_eq!((t.rounds[0].selected, t.rounds[0].answer.as_deref()), (Some(0), None));
         assert_eq!(t.context, [t.rounds[0].candidates[0].chunk_id.clone()], "the best-ranked candidate");
-        assert_eq!(eng.chunk(&t.context[0]).unwrap().doc_id, "acme");
+        assert_eq!(eng.corpus().chunk(&t.context[0]).unwrap().doc_id, "acme");
         let fallbacks: Vec<(&str, usize)> =
             events.iter().filter(|e| e.output["fallback"].is_string()).map(|e| (e.step.as_str(), e.round)).collect();
         assert_eq!(fallbacks, [("propose", 1), ("select", 1), ("propose", 2)]);
@@ -197,9 +197,9 @@ fn when_nothing_found_for_the_proposal_helps_the_original_question_is_searched()
         .await
         .unwrap();
         assert_eq!(selects.len(), 2, "a second selection over the fallback candidates");
-        assert_eq!(eng.chunk(selects[0][0]["chunkId"].as_str().unwrap()).unwrap().doc_id, "lyon");
+        assert_eq!(eng.corpus().chunk(selects[0][0]["chunkId"].as_str().unwrap()).unwrap().doc_id, "lyon");
         assert_eq!(selects[1][0]["via"], "question");
-        assert_eq!(t.context.iter().map(|c| eng.chunk(c).unwrap().doc_id.clone()).collect::<Vec<_>>(), vec!["acme"]);
+        assert_eq!(t.context.iter().map(|c| eng.corpus().chunk(c).unwrap().doc_id.clone()).collect::<Vec<_>>(), vec!["acme"]);
         assert_eq!(t.rounds[0].candidates.len(), 2);
         assert_eq!(t.rounds[0].selected, Some(1));
         assert_eq!(t.stop, Stop::NothingProposed);
@@ -238,7 +238,7 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
         assert_eq!(r.answer.confidence, Confidence::High);
         assert!(r.answer.known);
         assert_eq!(r.answer.citations, r.trajectory.context, "[S1] is the first context chunk; [S7] names no source");
-        assert_eq!(eng.chunk(&r.answer.citations[0]).unwrap().doc_id, "acme");
+        assert_eq!(eng.corpus().chunk(&r.answer.citations[0]).unwrap().doc_id, "acme");
         assert_eq!(steps.last().map(String::as_str), Some("answer"));
         let answer_req = &s.log()[3]["body"];
         assert_eq!(answer_req["stream"], true);

@@ -64,7 +64,7 @@ fn tags_and_metadata_filter_every_retriever_and_the_ask_pipeline() {
     pollster::block_on(async {
         let store = MemoryStore::new();
         let mut eng = engine(&store, Config::default(), corpus()).await;
-        assert_eq!(eng.document("acme").unwrap().tags, ["companies", "history"], "tags are normalized");
+        assert_eq!(eng.corpus().document("acme").unwrap().tags, ["companies", "history"], "tags are normalized");
         for mode in [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid, SearchMode::HybridGraph, SearchMode::Graph] {
             let all = docs_found(&eng, "founded corporation city", mode, None).await;
             assert!(all.len() >= 2, "{mode:?}: {all:?}");
@@ -115,7 +115,7 @@ fn tags_and_metadata_filter_every_retriever_and_the_ask_pipeline() {
             .unwrap();
         assert!(!r.context.is_empty());
         for c in &r.context {
-            match eng.chunk(&c.source.id) {
+            match eng.corpus().chunk(&c.source.id) {
                 Some(ch) => assert_eq!(ch.doc_id, "lyon", "{c:?}"),
                 None => assert!(c.source.id == "graph:1" && c.source.title == "Lyon", "{c:?}"),
             }
@@ -145,8 +145,8 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         let r =
             auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |e| events.push(e)).await.unwrap();
         assert_eq!((r.documents, r.tags, r.failed.as_slice(), r.remaining), (3, 6, &["globex".to_string()][..], 1));
-        assert_eq!(eng.document("acme").unwrap().auto_tags, ["business", "places"], "deduplicated, from the vocabulary only");
-        assert_eq!(eng.document("acme").unwrap().tags, ["companies", "history"], "the given tags stay");
+        assert_eq!(eng.corpus().document("acme").unwrap().auto_tags, ["business", "places"], "deduplicated, from the vocabulary only");
+        assert_eq!(eng.corpus().document("acme").unwrap().tags, ["companies", "history"], "the given tags stay");
         assert!(events.iter().any(|e| e.step == "tags" && e.output["fallback"].is_string()));
         assert_eq!(docs_found(&eng, "founded", SearchMode::Bm25, filter(json!({"tags": ["business"]}))).await, ["acme"]);
         // The next pass asks only for what is left, and the tags survive a reopen.
@@ -157,14 +157,14 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         assert_eq!(s.log().len(), 1);
         drop(eng);
         let eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
-        assert_eq!(eng.document("globex").unwrap().auto_tags, ["business"]);
-        assert!(eng.untagged().is_empty());
+        assert_eq!(eng.corpus().document("globex").unwrap().auto_tags, ["business"]);
+        assert!(eng.corpus().untagged().is_empty());
         // Editing a document clears its automatic tags (they were about the old text).
         let mut eng = eng;
         let mut edited = corpus();
         edited[0].text = "Acme Corporation now makes anvils.".into();
         eng.add(edited, &mut NoProgress).await.unwrap();
-        assert_eq!(eng.untagged(), ["acme"]);
+        assert_eq!(eng.corpus().untagged(), ["acme"]);
     });
 }
 
@@ -177,9 +177,9 @@ fn forward_summaries_carry_the_preceding_text_into_each_chunk_and_resume() {
 The company moved its head office to Lyon in 1950 and opened a second factory there, near the river.\n\n\
 It closed in 1999 after a long decline, and its archives went to the city library of Lyon.";
         let mut eng = engine(&store, config.clone(), vec![doc("acme", "Acme", text, &[], &[])]).await;
-        let ids: Vec<String> = eng.chunks_of("acme").iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = eng.corpus().chunks_of("acme").iter().map(|c| c.id.clone()).collect();
         assert_eq!(ids.len(), 3, "three chunks");
-        assert_eq!(eng.unsummarized(), ids[1..]);
+        assert_eq!(eng.corpus().unsummarized(), ids[1..]);
         let before = eng.chunk_vector(&ids[2]).unwrap().to_vec();
         let s = LlmServer::start();
         // The second chunk's summary; then a server error on the third: the first is committed.
@@ -192,7 +192,7 @@ It closed in 1999 after a long decline, and its archives went to the city librar
             .await
             .unwrap_err();
         assert_eq!(e.code(), "LLM_HTTP");
-        assert_eq!(eng.unsummarized(), ids[2..], "what was done is committed");
+        assert_eq!(eng.corpus().unsummarized(), ids[2..], "what was done is committed");
         // Resume: the third chunk's prompt carries the second chunk's summary and text.
         s.reset();
         s.script(json!([{ "content": "{\"summary\": \"Acme Corporation moved from Springfield to Lyon in 1950.\"}" }]));
@@ -202,9 +202,9 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(prompt.contains("<data>Acme Corporation, founded by Jane Roe in 1931 in Springfield, made anvils.</data>"), "{prompt}");
         assert!(prompt.contains("The company moved its head office to Lyon"), "{prompt}");
-        let summary = eng.chunk(&ids[2]).unwrap().forward_summary.clone();
+        let summary = eng.corpus().chunk(&ids[2]).unwrap().forward_summary.clone();
         assert_eq!(summary.as_deref(), Some("Acme Corporation moved from Springfield to Lyon in 1950."));
-        assert_eq!(eng.chunk(&ids[0]).unwrap().forward_summary, None, "the first chunk has none");
+        assert_eq!(eng.corpus().chunk(&ids[0]).unwrap().forward_summary, None, "the first chunk has none");
         // The chunk was embedded again with its summary: "It closed" is now closer to a
         // question about Acme moving to Lyon.
         let after = eng.chunk_vector(&ids[2]).unwrap().to_vec();
@@ -216,7 +216,7 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         // Stored: a reopen reads the summary and the new vector (nothing is embedded again).
         drop(eng);
         let eng = Engine::open(&store, common::model(), config, Box::new(FixedClock(1.0))).await.unwrap();
-        assert_eq!(eng.chunk(&ids[2]).unwrap().forward_summary, summary);
+        assert_eq!(eng.corpus().chunk(&ids[2]).unwrap().forward_summary, summary);
         assert_eq!(eng.chunk_vector(&ids[2]).unwrap().to_vec(), after);
     });
 }
@@ -292,10 +292,10 @@ fn enrich_leaves_the_engine_free_while_the_model_answers_and_drops_replies_about
         assert_eq!((atoms.chunks, atoms.remaining), (3, 1), "lyon's questions were about its old text");
         let mut lazy = db.lock().await;
         let eng = lazy.engine().await.unwrap();
-        assert_eq!(eng.untagged(), ["globex", "lyon"], "replaced documents lose their automatic tags");
-        assert!(eng.document("acme").unwrap().auto_tags.contains(&"business".to_string()));
-        let lyon = eng.chunks_of("lyon")[0].id.clone();
-        assert!(eng.questions(&lyon).is_none_or(|q| q.is_empty()), "{:?}", eng.questions(&lyon));
-        assert_eq!(eng.unatomized(), [lyon]);
+        assert_eq!(eng.corpus().untagged(), ["globex", "lyon"], "replaced documents lose their automatic tags");
+        assert!(eng.corpus().document("acme").unwrap().auto_tags.contains(&"business".to_string()));
+        let lyon = eng.corpus().chunks_of("lyon")[0].id.clone();
+        assert!(eng.ask_store().questions(&lyon).is_none_or(|q| q.is_empty()), "{:?}", eng.ask_store().questions(&lyon));
+        assert_eq!(eng.ask_store().unatomized(eng.corpus()), [lyon]);
     });
 }

@@ -12,6 +12,7 @@ use webrag::ask::ingest::{AtomizeParams, MindMapParams, atomize, build_mind_maps
 use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::ask::{DecomposeParams, TraceEvent, Via, decompose};
 use webrag::config::Config;
+use webrag::embed::Embedder;
 use webrag::engine::{Engine, Exclusive};
 use webrag::llm::{Cancel, WithCancel};
 use webrag::native::http::UreqTransport;
@@ -53,7 +54,7 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
     pollster::block_on(async {
         let store = MemoryStore::new();
         let mut eng = engine(&store).await;
-        assert_eq!(eng.unatomized().len(), 4);
+        assert_eq!(eng.ask_store().unatomized(eng.corpus()).len(), 4);
         let s = LlmServer::start();
         // Chunks in document order: acme, lyon, roe, tea; two per commit. The third call fails
         // with a 500 (no retries configured): the pass ends with LLM_HTTP after committing
@@ -80,8 +81,8 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         assert_eq!(e.code(), "LLM_HTTP");
         assert_eq!(phases, vec![(0, 4), (2, 4), (4, 4)]);
         assert_eq!(events.iter().map(|e| e.step.as_str()).collect::<Vec<_>>(), vec!["atomize", "atomize"]);
-        let roe = eng.doc_chunk_ids("roe")[0].clone();
-        assert_eq!(eng.unatomized(), vec![roe.clone()], "only the failed chunk is left");
+        let roe = eng.corpus().chunk_ids("roe")[0].clone();
+        assert_eq!(eng.ask_store().unatomized(eng.corpus()), vec![roe.clone()], "only the failed chunk is left");
         assert_eq!(eng.stats().questions, 4);
         assert_eq!(eng.stats().documents, 4, "nothing stored is lost");
         let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
@@ -94,8 +95,8 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         drop(eng);
         let mut eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
         assert_eq!(eng.stats().questions, 4);
-        assert_eq!(eng.questions(&eng.doc_chunk_ids("acme")[0].clone()).unwrap().len(), 2);
-        assert_eq!(eng.unatomized(), vec![roe.clone()]);
+        assert_eq!(eng.ask_store().questions(&eng.corpus().chunk_ids("acme")[0].clone()).unwrap().len(), 2);
+        assert_eq!(eng.ask_store().unatomized(eng.corpus()), vec![roe.clone()]);
         let before = s.log().len();
         // An unreadable reply (twice: the repair attempt too) leaves the chunk for later.
         s.script(json!([{ "content": "no idea" }, { "content": "still no JSON" }]));
@@ -133,7 +134,7 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
 
         // Replacing a document drops its questions (store and index); removing one too.
         eng.add(vec![doc("roe", "Jane Roe", "Jane Roe was an engineer.")], &mut NoProgress).await.unwrap();
-        assert_eq!((eng.stats().questions, eng.unatomized().len()), (4, 1));
+        assert_eq!((eng.stats().questions, eng.ask_store().unatomized(eng.corpus()).len()), (4, 1));
         eng.remove(&["acme".to_string()]).await.unwrap();
         assert_eq!(eng.stats().questions, 2);
         drop(eng);
@@ -185,20 +186,21 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         let regen = s.log()[1]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(regen.contains("did not match the text closely enough (ROUGE-L"), "{regen}");
 
-        assert_eq!(eng.document("acme").unwrap().mind_map.as_deref(), Some("llm"));
+        assert_eq!(eng.corpus().document("acme").unwrap().mind_map.as_deref(), Some("llm"));
         let map = eng.graph().mind_map("acme").expect("acme's map");
         let paths: Vec<Vec<String>> = map.fact_paths().into_iter().map(|p| p.0.into_iter().map(String::from).collect()).collect();
         assert_eq!(
             paths,
             vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]
         );
-        assert_eq!(eng.document("lyon").unwrap().mind_map.as_deref(), Some("structural-fallback"));
+        assert_eq!(eng.corpus().document("lyon").unwrap().mind_map.as_deref(), Some("structural-fallback"));
         assert!(eng.graph().mind_map("lyon").unwrap().facts() > 0, "the structural map stays");
-        assert_eq!(eng.document("roe").unwrap().mind_map, None);
+        assert_eq!(eng.corpus().document("roe").unwrap().mind_map, None);
         // The LLM facts are searchable through the graph, with chunk provenance.
-        let gs = eng.explain_graph("When was Acme founded?", 3).await.unwrap();
+        let qv = eng.embedder().embed_checked(&["When was Acme founded?"]).await.unwrap().pop().unwrap();
+        let gs = eng.graph_search("When was Acme founded?", &qv, 3);
         assert_eq!(gs.hits[0].doc_id, "acme");
-        assert_eq!(gs.hits[0].chunk_id, eng.doc_chunk_ids("acme")[0]);
+        assert_eq!(gs.hits[0].chunk_id, eng.corpus().chunk_ids("acme")[0]);
         // Persisted: a reopened engine has the LLM map and resumes with roe and tea.
         drop(eng);
         let mut eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("reopen");
@@ -222,7 +224,7 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         .unwrap();
         assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
         assert_eq!(s.log().len(), before + 4);
-        assert_eq!(eng.document("roe").unwrap().mind_map.as_deref(), Some("llm"));
+        assert_eq!(eng.corpus().document("roe").unwrap().mind_map.as_deref(), Some("llm"));
         assert!(rouge_l("Jane Roe was an engineer born in Lyon", ROE) > 0.5);
     });
 }
@@ -320,16 +322,16 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         assert_eq!(a.citations, vec![r.context[0].source.id.clone(), r.context[1].source.id.clone()]);
         // Memory: the answered sub-question and the answer; the trace was kept.
         assert_eq!(r.remembered, 2);
-        let titles: Vec<String> = eng.memory().into_iter().map(|m| m.title).collect();
+        let titles: Vec<String> = eng.ask_store().memory().into_iter().map(|m| m.title).collect();
         assert_eq!(titles, vec!["Where was Jane Roe born?".to_string(), "Where was the founder of Acme Corporation born?".to_string()]);
-        assert_eq!(eng.traces().len(), 1);
-        let kept: serde_json::Value = serde_json::from_str(&eng.traces()[0].json).unwrap();
+        assert_eq!(eng.ask_store().traces().len(), 1);
+        let kept: serde_json::Value = serde_json::from_str(&eng.ask_store().traces()[0].json).unwrap();
         assert_eq!(kept["events"].as_array().unwrap().len(), steps.len());
         // Exported as kept (one line per trace), and as SFT pairs: one per sub-question, plus
         // the final "no more decomposition" pair.
         use webrag::ask::{TraceFormat, export_traces};
-        assert_eq!(export_traces(eng.traces(), TraceFormat::Events), format!("{}\n", eng.traces()[0].json));
-        let sft = export_traces(eng.traces(), "sft".parse().unwrap());
+        assert_eq!(export_traces(eng.ask_store().traces(), TraceFormat::Events), format!("{}\n", eng.ask_store().traces()[0].json));
+        let sft = export_traces(eng.ask_store().traces(), "sft".parse().unwrap());
         let pairs: Vec<serde_json::Value> = sft.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let subs = kept["trajectory"]["rounds"].as_array().unwrap().iter().filter(|r| !r["subQuestion"].is_null()).count();
         assert_eq!(pairs.len(), subs + 1, "{sft}");
@@ -357,7 +359,7 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         assert_eq!(r.route, "memory");
         assert_eq!(steps, vec!["trigger", "filter", "answer"], "the trigger fired: no rewrite, retrieval or decomposition");
         assert!(r.context.iter().all(|c| c.via == "memory") && r.context.len() == 2);
-        assert_eq!(eng.memory().len(), 2, "an answer from memory is not remembered again");
+        assert_eq!(eng.ask_store().memory().len(), 2, "an answer from memory is not remembered again");
     });
 }
 
@@ -373,7 +375,7 @@ fn the_search_preset_makes_no_model_call_and_steps_switch_individually() {
             .unwrap();
         assert!(r.answer.is_none());
         assert!(s.log().is_empty(), "no model call");
-        assert!(r.context.iter().any(|c| eng.chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")));
+        assert!(r.context.iter().any(|c| eng.corpus().chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")));
         // The search preset with only the answer on: one call.
         s.script(json!([{ "content": "Jane Roe [S2].\nConfidence: medium" }]));
         let p: PipelineParams = serde_json::from_value(json!({"preset": "search", "steps": {"answer": true}})).unwrap();

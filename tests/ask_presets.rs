@@ -105,7 +105,7 @@ fn every_preset_runs_its_steps_with_its_model_calls() {
                     let a = r.answer.expect("an answer");
                     assert!(a.known && a.text.starts_with("Jane Roe"), "{preset:?}: {a:?}");
                     assert!(sent.last().unwrap().starts_with(marker), "{preset:?}: the answer prompt {:?}", sent.last());
-                    assert!(r.context.iter().any(|c| eng.chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")), "{preset:?}");
+                    assert!(r.context.iter().any(|c| eng.corpus().chunk(&c.source.id).is_some_and(|ch| ch.doc_id == "acme")), "{preset:?}");
                 }
             }
             let filter = events.iter().find(|e| e.step == "filter");
@@ -216,7 +216,7 @@ fn sparse_feedback_actions_rewrite_the_bm25_query_and_hyde_retrieves_with_the_ps
             let want: Vec<String> = eng.search(refined, &bm25).await.unwrap().into_iter().map(|h| h.chunk_id).collect();
             assert_eq!(sparse.output["hits"], json!(want), "{action}: the hits are the refined query's");
             if action == "filter" {
-                assert!(want.iter().all(|c| eng.chunk(c).unwrap().doc_id != "roe"), "the excluded term removed Jane Roe's page");
+                assert!(want.iter().all(|c| eng.corpus().chunk(c).unwrap().doc_id != "roe"), "the excluded term removed Jane Roe's page");
             }
         }
         // HyDE: the dense searcher embeds the pseudo-document, not the sub-query: a pseudo-document
@@ -231,10 +231,10 @@ fn sparse_feedback_actions_rewrite_the_bm25_query_and_hyde_retrieves_with_the_ps
         let dense = events.iter().find(|e| e.step == "dense").unwrap();
         assert_eq!(dense.input["subQuery"], "Jane Roe birthplace");
         let top = dense.output["hits"][0].as_str().unwrap();
-        assert_eq!(eng.chunk(top).unwrap().doc_id, "tea", "the pseudo-document drove retrieval: {:?}", dense.output);
+        assert_eq!(eng.corpus().chunk(top).unwrap().doc_id, "tea", "the pseudo-document drove retrieval: {:?}", dense.output);
         let by_subquery =
             eng.search("Jane Roe birthplace", &SearchOptions { literal: true, ..SearchOptions::new(1, SearchMode::Dense) }).await.unwrap();
-        assert_ne!(eng.chunk(&by_subquery[0].chunk_id).unwrap().doc_id, "tea", "the sub-query alone finds another page");
+        assert_ne!(eng.corpus().chunk(&by_subquery[0].chunk_id).unwrap().doc_id, "tea", "the sub-query alone finds another page");
     });
 }
 
@@ -254,7 +254,7 @@ fn the_summarize_step_condenses_each_supplement_for_verify_and_the_answer() {
         let sum = events.iter().find(|e| e.step == "summarize").expect("summarize ran");
         assert_eq!(sum.input["subQuery"], "Jane Roe birthplace");
         let read: Vec<&str> = sum.input["chunks"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-        assert!(read.iter().any(|c| eng.chunk(c).unwrap().doc_id == "roe"), "the passages the searchers found: {read:?}");
+        assert!(read.iter().any(|c| eng.corpus().chunk(c).unwrap().doc_id == "roe"), "the passages the searchers found: {read:?}");
         assert_eq!(sum.output["added"], "summary:1");
         // The summary leads the context and the second verify round read it.
         assert_eq!((r.context[0].source.id.as_str(), r.context[0].via.as_str()), ("summary:1", "summary"));
@@ -289,41 +289,44 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         // chunk it cites).
         let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;
         assert_eq!(r.remembered, 2);
-        let doc_of = |eng: &Eng<'_>, c: &str| eng.chunk(c).map(|c| c.doc_id.clone());
-        for m in eng.memory() {
+        let doc_of = |eng: &Eng<'_>, c: &str| eng.corpus().chunk(c).map(|c| c.doc_id.clone());
+        for m in eng.ask_store().memory() {
             assert!(!m.sources.is_empty() && m.sources.iter().all(|c| doc_of(&eng, c).as_deref() == Some("acme")), "{m:?}");
         }
         // Re-adding the note unchanged keeps them; editing it forgets them, in the same commit.
         eng.add(vec![doc("acme", "Acme Corporation", "Acme Corporation was founded by Jane Roe in 1931 in Springfield.")], &mut NoProgress)
             .await
             .unwrap();
-        assert_eq!(eng.memory().len(), 2, "unchanged: nothing forgotten");
+        assert_eq!(eng.ask_store().memory().len(), 2, "unchanged: nothing forgotten");
         eng.add(vec![doc("acme", "Acme Corporation", "Acme Corporation was founded by John Doe in 1950.")], &mut NoProgress).await.unwrap();
-        assert_eq!(eng.memory().len(), 0, "edited: what was learned from it is gone");
+        assert_eq!(eng.ask_store().memory().len(), 0, "edited: what was learned from it is gone");
         let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
-        assert_eq!(reopened.memory().len(), 0, "and gone from the store");
+        assert_eq!(reopened.ask_store().memory().len(), 0, "and gone from the store");
         drop(reopened);
         // Removing a note forgets what was learned from it, and only that.
         s.reset();
         s.rules(readable(true));
         let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;
         assert_eq!(r.remembered, 2);
-        eng.remember(vec![("Where is Lyon?".into(), "In France.".into(), vec![webrag::types::chunk_id("lyon", 0)])]).await.unwrap();
-        eng.remember(vec![("Unsourced?".into(), "Not saved.".into(), vec![])]).await.unwrap();
-        assert_eq!(eng.memory().len(), 3, "an entry without a source is not saved");
+        eng.enrichment()
+            .remember(vec![("Where is Lyon?".into(), "In France.".into(), vec![webrag::types::chunk_id("lyon", 0)])])
+            .await
+            .unwrap();
+        eng.enrichment().remember(vec![("Unsourced?".into(), "Not saved.".into(), vec![])]).await.unwrap();
+        assert_eq!(eng.ask_store().memory().len(), 3, "an entry without a source is not saved");
         eng.remove(&["acme".into()]).await.unwrap();
-        let left: Vec<String> = eng.memory().into_iter().map(|m| m.title).collect();
+        let left: Vec<String> = eng.ask_store().memory().into_iter().map(|m| m.title).collect();
         assert_eq!(left, ["Where is Lyon?"]);
         // A store written before memory was tied to its sources: an entry whose chunk is gone
         // is deleted at open.
-        let mut stale = eng.memory()[0].clone();
+        let mut stale = eng.ask_store().memory()[0].clone();
         stale.id = "m-stale".into();
         stale.sources = vec![webrag::types::chunk_id("acme", 0)];
         use webrag::ports::Record;
         use webrag::ports::{Op, Store};
         store.commit(vec![Op::Put(Record::Memory(stale))]).await.unwrap();
         let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
-        assert_eq!(reopened.memory().len(), 1);
+        assert_eq!(reopened.ask_store().memory().len(), 1);
         assert!(store.get(webrag::ports::Collection::Memory, "m-stale").await.unwrap().is_none(), "deleted from the store");
     });
 }

@@ -258,7 +258,7 @@ fn code(e: &Error) -> &'static str {
 fn bad_input_is_typed_and_loses_nothing() {
     pollster::block_on(async {
         let mut e = seeded().await;
-        let before = (e.stats(), e.documents());
+        let before = (e.stats(), e.corpus().documents());
         // empty document (also: markup only)
         for text in ["", "   \n\t ", "<html><script>x()</script></html>"] {
             let err = e.add(vec![doc("new", "ok text"), doc("empty", text)], &mut NoProgress).await.expect_err("empty");
@@ -281,7 +281,7 @@ fn bad_input_is_typed_and_loses_nothing() {
         let err = e.set_search_config(&Config { bm25_b: 1.5, ..Config::default() }).expect_err("b");
         assert_eq!(err, Error::Input(InputError::InvalidOption { name: "bm25B".into(), reason: "1.5 is outside 0..=1".into() }));
         assert_eq!(e.config(), &Config::default());
-        assert_eq!((e.stats(), e.documents()), before, "a rejected batch changed the store");
+        assert_eq!((e.stats(), e.corpus().documents()), before, "a rejected batch changed the store");
     });
 }
 

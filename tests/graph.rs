@@ -126,7 +126,7 @@ fn odd_document_ids_round_trip() {
         let hits = e.search(q, &SearchOptions { literal: true, ..SearchOptions::new(10, SearchMode::HybridGraph) }).await.expect("search");
         assert!(hits.iter().any(|h| h.doc_id == ids[1]), "{hits:?}");
         assert!(e.graph_search(q, &qv, 10).hits.iter().all(|h| ids.contains(&h.doc_id.as_str())));
-        assert!(e.document(&long).is_some());
+        assert!(e.corpus().document(&long).is_some());
         let before = e.graph().dump();
         drop(e);
         let mut e = open(&store).await;
@@ -142,7 +142,7 @@ fn odd_document_ids_round_trip() {
             e.search(q, &SearchOptions { literal: true, ..SearchOptions::new(10, SearchMode::HybridGraph) }).await.expect("search");
             drop(e);
             e = open(&store).await;
-            assert_eq!(e.documents().len(), ids.len() - i - 1);
+            assert_eq!(e.corpus().documents().len(), ids.len() - i - 1);
         }
         let too_long = "x".repeat(1025);
         let err = e.add(vec![doc(&too_long, "x", "text")], &mut NoProgress).await.expect_err("1,025 characters");
@@ -161,7 +161,7 @@ fn graph_retriever_returns_facts_with_provenance() {
         let gs = e.graph_search(q, &qv, 10);
         assert!(!gs.hits.is_empty());
         for h in &gs.hits {
-            assert!(e.chunk(&h.chunk_id).is_some_and(|c| c.doc_id == h.doc_id), "fact {} maps to its chunk", h.fact_id);
+            assert!(e.corpus().chunk(&h.chunk_id).is_some_and(|c| c.doc_id == h.doc_id), "fact {} maps to its chunk", h.fact_id);
         }
         assert!(!gs.explain.anchors.is_empty() && !gs.context.is_empty());
         assert!(

@@ -61,7 +61,7 @@ fn import_answers_as_the_export_did() {
         b.add(vec![doc("other", "Something unrelated about volcanoes.")], &mut NoProgress).await.unwrap();
         let stats = b.import_kb(&bytes).await.unwrap();
         assert_eq!(stats, a.stats());
-        assert!(b.document("other").is_none());
+        assert!(b.corpus().document("other").is_none());
         assert_eq!(answers(&b).await, want);
         // The store holds exactly the exported records (its own commit count aside).
         let without_generation = |mut c: Contents| {

@@ -66,9 +66,10 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// The exact top `k` chunk ids by inner product (a flat scan of every stored vector).
 fn exact_top(eng: &Engine<&MemoryStore, Emb>, q: &[f32], k: usize) -> HashSet<String> {
     let mut all: Vec<(f32, String)> = eng
+        .corpus()
         .documents()
         .iter()
-        .flat_map(|d| eng.doc_chunk_ids(&d.id).to_vec())
+        .flat_map(|d| eng.corpus().chunk_ids(&d.id).to_vec())
         .map(|c| (dot(q, eng.chunk_vector(&c).expect("vector")), c))
         .collect();
     all.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -262,8 +263,8 @@ fn bad_segments_fall_back_to_the_full_open() {
         // Atomic questions: the base goes in the same commit, and no new one is built.
         let eng = lz.engine().await.unwrap();
         eng.maintain_all(false).await.unwrap();
-        let cid = eng.doc_chunk_ids("n0")[0].clone();
-        eng.put_questions(vec![(cid, vec!["What happened?".into()])]).await.unwrap();
+        let cid = eng.corpus().chunk_ids("n0")[0].clone();
+        eng.enrichment().put_questions(vec![(cid, vec!["What happened?".into()])]).await.unwrap();
         assert!(store.load().await.unwrap().segments.is_empty());
         assert!(eng.maintain_all(false).await.unwrap().iter().all(|s| s.collection != "segments"));
         assert!(!lazy(&store).await.is_lazy());
@@ -490,12 +491,13 @@ fn lazy_writes_store_what_loaded_writes_store() {
             assert_eq!(top[0].doc_id, "fresh");
             assert!(lz.is_lazy());
             // Explain data and mind maps from the graph read alone.
-            let (ex, ey) = (full.explain_graph("green tea", 5).await.unwrap(), lz.explain_graph("green tea", 5).await.unwrap());
+            let qv = full.embedder().embed_checked(&["green tea"]).await.unwrap().pop().unwrap();
+            let (ex, ey) = (full.graph_search("green tea", &qv, 5), lz.explain_graph("green tea", 5).await.unwrap());
             assert_eq!(ex.hits.len(), ey.hits.len());
             assert_eq!(full.graph().mind_map("n3"), lz.graph().await.unwrap().mind_map("n3"));
             // The document list and a chunk from their records alone.
-            assert_eq!(full.documents(), lz.documents().await.unwrap());
-            assert_eq!(full.chunk("n3#0").cloned(), lz.chunk("n3#0").await.unwrap());
+            assert_eq!(full.corpus().documents(), lz.documents().await.unwrap());
+            assert_eq!(full.corpus().chunk("n3#0").cloned(), lz.chunk("n3#0").await.unwrap());
             assert_eq!(lz.chunk("n5#0").await.unwrap(), None);
             assert!(lz.is_lazy());
         })
@@ -608,7 +610,7 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
         assert!(lz.is_lazy());
         // A loaded open reads what the lazy asks wrote.
         let full = Engine::open(&store, embedder(), cfg, Box::new(FixedClock(4.0))).await.expect("open");
-        assert_eq!(full.memory_len(), remembered);
-        assert_eq!(full.traces().len(), questions.len() + 1);
+        assert_eq!(full.ask_store().memory_len(), remembered);
+        assert_eq!(full.ask_store().traces().len(), questions.len() + 1);
     })
 }

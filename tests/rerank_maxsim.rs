@@ -104,7 +104,7 @@ fn maxsim_rerank_of_the_fused_top_n() {
                     continue;
                 }
                 let texts: Vec<String> =
-                    (0..nt).map(|i| format!("{}\n{}", set.passages[ranked[i]].0, eng.chunk(&best[i]).unwrap().text)).collect();
+                    (0..nt).map(|i| format!("{}\n{}", set.passages[ranked[i]].0, eng.corpus().chunk(&best[i]).unwrap().text)).collect();
                 let started = std::time::Instant::now();
                 let q_ids = m.tokenizer().encode(q).unwrap();
                 let mut qx = m.bert().forward(std::slice::from_ref(&q_ids));

@@ -115,7 +115,7 @@ fn interleaved_writes_of_two_tabs_converge() {
             t.refresh().await.expect("refresh");
             let e = t.engine().await.unwrap();
             assert_eq!(e.graph().dump(), fresh.graph().dump());
-            let ids = |e: &Engine<&MemoryStore, Emb>| e.documents().into_iter().map(|d| d.id).collect::<Vec<_>>();
+            let ids = |e: &Engine<&MemoryStore, Emb>| e.corpus().documents().into_iter().map(|d| d.id).collect::<Vec<_>>();
             assert_eq!(ids(e), ids(&fresh));
         }
     });

@@ -175,7 +175,7 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<SummaryReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.unsummarized())).await?;
+    let pending = db.with(async |eng| Ok(eng.corpus().unsummarized())).await?;
     let total = pending.len();
     let mut report = SummaryReport::default();
     progress.report(ProgressEvent { phase: "summaries".into(), done: 0, total });
@@ -189,9 +189,11 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
             .with(async |eng| {
                 // A first chunk has no previous one (the chunk may have been replaced since
                 // `unsummarized` chose it).
-                let Some((c, prev)) = eng.chunk(cid).and_then(|c| Some((c, (c.ordinal as usize).checked_sub(1)?))) else { return Ok(None) };
+                let Some((c, prev)) = eng.corpus().chunk(cid).and_then(|c| Some((c, (c.ordinal as usize).checked_sub(1)?))) else {
+                    return Ok(None);
+                };
                 let prev_id = crate::types::chunk_id(&c.doc_id, prev);
-                let (Some(prev), Some(d)) = (eng.chunk(&prev_id), eng.document(&c.doc_id)) else { return Ok(None) };
+                let (Some(prev), Some(d)) = (eng.corpus().chunk(&prev_id), eng.corpus().document(&c.doc_id)) else { return Ok(None) };
                 let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
                 Ok(Some((d.source_hash.clone(), summary_messages(&d.title, before.as_deref(), &prev.text, p.max_words))))
             })
@@ -216,12 +218,12 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
                     let keep: Vec<(ChunkId, String)> = items
                         .into_iter()
                         .filter(|(cid, hash, _)| {
-                            eng.chunk(cid).and_then(|c| eng.document(&c.doc_id)).is_some_and(|d| d.source_hash == *hash)
+                            eng.corpus().chunk(cid).and_then(|c| eng.corpus().document(&c.doc_id)).is_some_and(|d| d.source_hash == *hash)
                         })
                         .map(|(cid, _, s)| (cid, s))
                         .collect();
                     let n = keep.len();
-                    eng.set_forward_summaries(keep).await?;
+                    eng.enrichment().set_forward_summaries(keep).await?;
                     Ok(n)
                 })
                 .await?;
@@ -231,7 +233,7 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.unsummarized().len())).await?;
+    report.remaining = db.with(async |eng| Ok(eng.corpus().unsummarized().len())).await?;
     Ok(report)
 }
 
@@ -246,7 +248,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<TagReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.untagged())).await?;
+    let pending = db.with(async |eng| Ok(eng.corpus().untagged())).await?;
     let total = pending.len();
     let vocabulary: Vec<String> = p.vocabulary.iter().map(|t| crate::types::normalize_tag(t)).collect();
     let mut report = TagReport::default();
@@ -257,9 +259,9 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     for (i, id) in pending.iter().enumerate() {
         let read = db
             .with(async |eng| {
-                let Some(d) = eng.document(id) else { return Ok(None) };
+                let Some(d) = eng.corpus().document(id) else { return Ok(None) };
                 let mut text = String::new();
-                for c in eng.chunks_of(id) {
+                for c in eng.corpus().chunks_of(id) {
                     if text.chars().count() >= p.max_chars {
                         break;
                     }
@@ -293,11 +295,11 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 .with(async |eng| {
                     let keep: Vec<(DocId, Vec<String>)> = items
                         .into_iter()
-                        .filter(|(id, hash, _)| eng.document(id).is_some_and(|d| d.source_hash == *hash))
+                        .filter(|(id, hash, _)| eng.corpus().document(id).is_some_and(|d| d.source_hash == *hash))
                         .map(|(id, _, t)| (id, t))
                         .collect();
                     let counts = (keep.len(), keep.iter().map(|(_, t)| t.len()).sum::<usize>());
-                    eng.set_auto_tags(keep).await?;
+                    eng.enrichment().set_auto_tags(keep).await?;
                     Ok(counts)
                 })
                 .await?;
@@ -309,7 +311,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.untagged().len())).await?;
+    report.remaining = db.with(async |eng| Ok(eng.corpus().untagged().len())).await?;
     Ok(report)
 }
 

@@ -240,7 +240,7 @@ pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
 /// The `sourceHash` of the document `doc` now (`None`: removed): a stage keeps a reply only
 /// when its document's hash is the one it read before the model call.
 pub(crate) fn source_hash<S: Store, E: Embedder>(eng: &Engine<S, E>, doc: &str) -> Option<String> {
-    eng.document(doc).map(|d| d.source_hash.clone())
+    eng.corpus().document(doc).map(|d| d.source_hash.clone())
 }
 
 /// What an atomizing pass did.
@@ -291,7 +291,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<AtomizeReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.unatomized())).await?;
+    let pending = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()))).await?;
     let total = pending.len();
     let mut report = AtomizeReport::default();
     progress.report(ProgressEvent { phase: "atomize".into(), done: 0, total });
@@ -303,8 +303,8 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 Ok(batch
                     .iter()
                     .filter_map(|cid| {
-                        let c = eng.chunk(cid)?;
-                        let d = eng.document(&c.doc_id)?;
+                        let c = eng.corpus().chunk(cid)?;
+                        let d = eng.corpus().document(&c.doc_id)?;
                         Some((cid.clone(), Some(d.source_hash.clone()), atomize_messages(&d.title, &c.text, p.max_questions)))
                     })
                     .collect())
@@ -346,11 +346,11 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             .with(async |eng| {
                 let ok: Vec<(ChunkId, Vec<String>)> = ok
                     .into_iter()
-                    .filter(|(cid, hash, _)| eng.chunk(cid).is_some_and(|c| source_hash(eng, &c.doc_id) == *hash))
+                    .filter(|(cid, hash, _)| eng.corpus().chunk(cid).is_some_and(|c| source_hash(eng, &c.doc_id) == *hash))
                     .map(|(cid, _, qs)| (cid, qs))
                     .collect();
                 let shown: Vec<serde_json::Value> = ok.iter().map(|(c, qs)| serde_json::json!({"chunkId": c, "questions": qs})).collect();
-                Ok((eng.put_questions(ok).await?, shown))
+                Ok((eng.enrichment().put_questions(ok).await?, shown))
             })
             .await?;
         report.questions += stored;
@@ -367,7 +367,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.unatomized().len())).await?;
+    report.remaining = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()).len())).await?;
     Ok(report)
 }
 
@@ -579,6 +579,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let mut docs: Vec<(String, String)> = db
         .with(async |eng| {
             Ok(eng
+                .corpus()
                 .documents()
                 .into_iter()
                 .filter(|d| matches!(d.mind_map.as_deref(), None | Some("structural")))
@@ -596,7 +597,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             .with(async |eng| {
                 Ok(source_hash(eng, doc).map(|hash| MapInput {
                     hash,
-                    chunks: eng.chunks_of(doc).into_iter().map(|c| (c.id.clone(), c.text.clone())).collect(),
+                    chunks: eng.corpus().chunks_of(doc).into_iter().map(|c| (c.id.clone(), c.text.clone())).collect(),
                 }))
             })
             .await?;
@@ -645,8 +646,8 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                     return Ok(false);
                 }
                 match &map {
-                    Ok((m, _)) => eng.set_mind_map(doc, Some(m), "llm").await?,
-                    Err(_) => eng.set_mind_map(doc, None, "structural-fallback").await?,
+                    Ok((m, _)) => eng.enrichment().set_mind_map(doc, Some(m), "llm").await?,
+                    Err(_) => eng.enrichment().set_mind_map(doc, None, "structural-fallback").await?,
                 }
                 Ok(true)
             })

@@ -28,15 +28,15 @@ pub trait AskSource: KnowledgeBase {
     async fn graph_search(&mut self, query: &str, vectors: &[&[f32]], k: usize, scope: Option<&SearchFilter>) -> Result<GraphSearch>;
     /// How many memory entries there are.
     async fn memory_len(&mut self) -> Result<usize>;
-    /// [`Engine::memory_matches`].
+    /// [`AskStore::memory_matches`](crate::engine::AskStore::memory_matches).
     async fn memory_matches(&mut self, qv: &[f32], tau: f32) -> Result<Vec<(MemoryRecord, f32)>>;
     /// Which of `ids` are stored chunks.
     async fn stored(&mut self, ids: &[ChunkId]) -> Result<HashSet<ChunkId>>;
     /// Whether chunk `id` is stored and its document passes `filter`.
     async fn in_scope(&mut self, id: &str, filter: &SearchFilter) -> Result<bool>;
-    /// [`Engine::remember`].
+    /// [`Enrichment::remember`](crate::engine::Enrichment::remember).
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>>;
-    /// [`Engine::keep_trace`].
+    /// [`Enrichment::keep_trace`](crate::engine::Enrichment::keep_trace).
     async fn keep_trace(&mut self, question: &str, json: String) -> Result<()>;
 }
 
@@ -58,9 +58,10 @@ fn chunk_candidates(hits: Vec<Hit>) -> Vec<Candidate> {
 /// `gs` within `scope`: the facts of its documents, the mind maps of their titles.
 fn scoped_graph<S: Store, E: Embedder>(eng: &Engine<S, E>, mut gs: GraphSearch, scope: Option<&SearchFilter>) -> GraphSearch {
     if let Some(f) = scope {
-        let doc_ok = |doc: &str| eng.document(doc).is_some_and(|d| f.matches(d));
-        gs.hits.retain(|h| eng.chunk(&h.chunk_id).is_some_and(|c| doc_ok(&c.doc_id)));
-        let titles: HashSet<String> = eng.documents().into_iter().filter(|d| f.matches(d)).map(|d| d.title).collect();
+        let corpus = eng.corpus();
+        let doc_ok = |doc: &str| corpus.document(doc).is_some_and(|d| f.matches(d));
+        gs.hits.retain(|h| corpus.chunk(&h.chunk_id).is_some_and(|c| doc_ok(&c.doc_id)));
+        let titles: HashSet<String> = corpus.documents().into_iter().filter(|d| f.matches(d)).map(|d| d.title).collect();
         gs.context.retain(|m| titles.contains(&m.topic));
     }
     gs
@@ -70,12 +71,12 @@ fn scoped_graph<S: Store, E: Embedder>(eng: &Engine<S, E>, mut gs: GraphSearch, 
 /// until [`super::ingest::atomize`] ran), chunks by search (the question read literally).
 impl<S: Store, E: Embedder> KnowledgeBase for Engine<S, E> {
     async fn atomic_candidates(&mut self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
-        if self.question_count() == 0 || query.trim().is_empty() {
+        if self.ask_store().question_count() == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
         let qv = self.embedder().embed_checked(&[query.trim()]).await?.pop().unwrap_or_default();
         // Several questions of one chunk count once (its best), so ask for more than k.
-        Ok(atomic_candidates(self.atomic_search(&qv, k * 3, delta), k))
+        Ok(atomic_candidates(self.ask_store().atomic_search(&qv, k * 3, delta), k))
     }
 
     async fn chunk_candidates(&mut self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<Candidate>> {
@@ -83,8 +84,8 @@ impl<S: Store, E: Embedder> KnowledgeBase for Engine<S, E> {
     }
 
     async fn chunk_text(&mut self, chunk_id: &str) -> Result<Option<(String, String)>> {
-        let Some(c) = self.chunk(chunk_id) else { return Ok(None) };
-        let title = self.document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
+        let Some(c) = self.corpus().chunk(chunk_id) else { return Ok(None) };
+        let title = self.corpus().document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
         Ok(Some((title, c.text.clone())))
     }
 }
@@ -108,27 +109,28 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
     }
 
     async fn memory_len(&mut self) -> Result<usize> {
-        Ok(Engine::memory_len(self))
+        Ok(self.ask_store().memory_len())
     }
 
     async fn memory_matches(&mut self, qv: &[f32], tau: f32) -> Result<Vec<(MemoryRecord, f32)>> {
-        Ok(Engine::memory_matches(self, qv, tau))
+        Ok(self.ask_store().memory_matches(qv, tau))
     }
 
     async fn stored(&mut self, ids: &[ChunkId]) -> Result<HashSet<ChunkId>> {
-        Ok(ids.iter().filter(|c| self.chunk(c).is_some()).cloned().collect())
+        Ok(ids.iter().filter(|c| self.corpus().chunk(c).is_some()).cloned().collect())
     }
 
     async fn in_scope(&mut self, id: &str, filter: &SearchFilter) -> Result<bool> {
-        Ok(self.chunk(id).and_then(|c| self.document(&c.doc_id)).is_some_and(|d| filter.matches(d)))
+        let corpus = self.corpus();
+        Ok(corpus.chunk(id).and_then(|c| corpus.document(&c.doc_id)).is_some_and(|d| filter.matches(d)))
     }
 
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
-        Engine::remember(self, entries).await
+        self.enrichment().remember(entries).await
     }
 
     async fn keep_trace(&mut self, question: &str, json: String) -> Result<()> {
-        Engine::keep_trace(self, question, json).await.map(|_| ())
+        self.enrichment().keep_trace(question, json).await.map(|_| ())
     }
 }
 

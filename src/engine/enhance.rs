@@ -30,26 +30,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             None => input,
         }
     }
+}
 
-    /// A document's chunks in order (none for an unknown id).
-    pub fn chunks_of(&self, doc_id: &str) -> Vec<&ChunkRecord> {
-        self.doc_chunks.get(doc_id).into_iter().flatten().filter_map(|c| self.chunks.get(c)).collect()
-    }
-
-    /// Documents the auto-tagging stage has not run on, by id.
-    pub fn untagged(&self) -> Vec<DocId> {
-        let mut v: Vec<DocId> = self.docs.values().filter(|d| !d.tagged).map(|d| d.id.clone()).collect();
-        v.sort();
-        v
-    }
-
+/// PIKE-RAG's stages' writes: automatic tags and forward summaries.
+impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
     /// Sets documents' automatic tags ([`normalize_tag`]ged, deduplicated, at most
     /// [`MAX_TAGS`], each 1..=[`MAX_TAG_CHARS`] characters; others dropped) and marks them
     /// tagged, in one commit. Unknown ids are skipped.
     pub async fn set_auto_tags(&mut self, tags: Vec<(DocId, Vec<String>)>) -> Result<()> {
         let mut recs = Vec::new();
         for (id, ts) in tags {
-            let Some(d) = self.docs.get(&id) else { continue };
+            let Some(d) = self.0.corpus.docs.get(&id) else { continue };
             let mut auto: Vec<String> = Vec::new();
             for t in ts.iter().map(|t| normalize_tag(t)) {
                 let n = t.chars().count();
@@ -62,23 +53,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if recs.is_empty() {
             return Ok(());
         }
-        self.commit(recs.iter().map(|r| Op::Put(Record::Document(r.clone()))).collect()).await?;
+        self.0.commit(recs.iter().map(|r| Op::Put(Record::Document(r.clone()))).collect()).await?;
         for r in recs {
-            self.docs.insert(r.id.clone(), r);
+            self.0.corpus.docs.insert(r.id.clone(), r);
         }
         Ok(())
-    }
-
-    /// Chunks without a forward summary after the first of their document, in document order
-    /// (documents by id, chunks by ordinal): the work the forward-summary stage has left.
-    pub fn unsummarized(&self) -> Vec<ChunkId> {
-        let mut docs: Vec<&DocId> = self.doc_chunks.keys().collect();
-        docs.sort();
-        docs.into_iter()
-            .flat_map(|d| self.doc_chunks[d].iter())
-            .filter(|c| self.chunks.get(*c).is_some_and(|c| c.ordinal > 0 && c.forward_summary.is_none()))
-            .cloned()
-            .collect()
     }
 
     /// Sets chunks' forward summaries and embeds each chunk again with its summary before its
@@ -89,17 +68,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut recs = Vec::new();
         let mut inputs = Vec::new();
         for (cid, summary) in items {
-            let Some(c) = self.chunks.get(&cid) else { continue };
+            let Some(c) = self.0.corpus.chunks.get(&cid) else { continue };
             let rec = ChunkRecord { forward_summary: Some(summary.trim().to_string()), ..c.clone() };
-            let title = self.docs.get(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
-            inputs.push(self.chunk_input(&title, &rec));
+            let title = self.0.corpus.docs.get(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
+            inputs.push(self.0.chunk_input(&title, &rec));
             recs.push(rec);
         }
         if recs.is_empty() {
             return Ok(());
         }
         let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-        let vectors = self.embed_distinct(&refs, "embed", &mut crate::ports::NoProgress).await?;
+        let vectors = self.0.embed_distinct(&refs, "embed", &mut crate::ports::NoProgress).await?;
         let mut ops = Vec::new();
         for (r, v) in recs.iter().zip(&vectors) {
             ops.push(Op::Put(Record::Chunk(r.clone())));
@@ -107,15 +86,15 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         }
         // The stored index segments saw the old vectors: these chunks are changed there.
         let ids: Vec<ChunkId> = recs.iter().map(|r| r.id.clone()).collect();
-        let delta = self.next_delta(&ids, &ids, self.docs.len());
+        let delta = self.0.next_delta(&ids, &ids, self.0.corpus.docs.len());
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        self.commit(ops).await?;
-        self.set_delta(delta.map(|(_, d)| d));
+        self.0.commit(ops).await?;
+        self.0.set_delta(delta.map(|(_, d)| d));
         for (r, v) in recs.into_iter().zip(vectors) {
-            if let Some(slot) = self.slots.get(&r.id) {
-                self.vectors.insert(slot, &v);
+            if let Some(slot) = self.0.slots.get(&r.id) {
+                self.0.vectors.insert(slot, &v);
             }
-            self.chunks.insert(r.id.clone(), r);
+            self.0.corpus.chunks.insert(r.id.clone(), r);
         }
         Ok(())
     }

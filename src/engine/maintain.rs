@@ -21,7 +21,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(super) fn ann_of(&self, c: VectorCollection) -> Option<&SegmentedIndex> {
         match c {
             VectorCollection::Chunks => Some(&self.vectors),
-            VectorCollection::Questions => Some(&self.qvectors),
+            VectorCollection::Questions => Some(&self.ask.qvectors),
             VectorCollection::Topics => self.graph.ann(NodeKind::Topic),
             VectorCollection::Facts => self.graph.ann(NodeKind::Fact),
         }
@@ -31,7 +31,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(super) fn ann_of_mut(&mut self, c: VectorCollection) -> Option<&mut SegmentedIndex> {
         match c {
             VectorCollection::Chunks => Some(&mut self.vectors),
-            VectorCollection::Questions => Some(&mut self.qvectors),
+            VectorCollection::Questions => Some(&mut self.ask.qvectors),
             VectorCollection::Topics => self.graph.ann_mut(NodeKind::Topic),
             VectorCollection::Facts => self.graph.ann_mut(NodeKind::Fact),
         }
@@ -41,7 +41,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(super) fn owner_id(&self, c: VectorCollection, slot: u32) -> Option<String> {
         match c {
             VectorCollection::Chunks => self.slots.id(slot).cloned(),
-            VectorCollection::Questions => self.qslots.id(slot).map(QuestionKey::store_id),
+            VectorCollection::Questions => self.ask.qslots.id(slot).map(QuestionKey::store_id),
             VectorCollection::Topics | VectorCollection::Facts => self.graph.id_of(slot).map(str::to_string),
         }
     }

@@ -5,6 +5,8 @@
 //! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
 //! touches the in-memory indexes: a failure at any step leaves both store and indexes as they
 //! were.
+mod ask_store;
+mod corpus;
 pub mod enhance;
 mod lazy;
 mod llm_parts;
@@ -16,7 +18,10 @@ mod shared;
 mod transfer;
 mod write;
 
+pub use ask_store::AskStore;
+pub use corpus::Corpus;
 pub use lazy::LazyEngine;
+pub use llm_parts::Enrichment;
 pub use search::{SearchOptions, dense_query_text};
 pub use shared::{EngineAccess, Exclusive, add_shared};
 pub(crate) use write::embed_add;
@@ -39,26 +44,15 @@ pub struct Engine<S: Store, E: Embedder> {
     embedder: E,
     config: Config,
     clock: Box<dyn Clock>,
-    docs: HashMap<DocId, DocumentRecord>,
-    chunks: HashMap<ChunkId, ChunkRecord>,
-    doc_chunks: HashMap<DocId, Vec<ChunkId>>,
-    postings: HashMap<ChunkId, PostingRecord>,
+    corpus: Corpus,
     slots: Slots,
     bm25: Bm25Index,
     vectors: SegmentedIndex,
     graph: PseudoGraph,
     /// `ann` records that failed to load (deleted by the next [`Engine::maintain`]).
     stale_ann: Vec<String>,
-    /// Atomic questions by chunk (a chunk with an entry is atomized; docs/ask-pipeline.md).
-    atoms: HashMap<ChunkId, Vec<String>>,
-    /// Slots of the atomic questions.
-    qslots: Slots<QuestionKey>,
-    /// Their embeddings (HNSW segments + fresh buffer).
-    qvectors: SegmentedIndex,
-    /// The memory knowledge base, with each title's embedding.
-    memory: Vec<(MemoryRecord, Vec<f32>)>,
-    /// Kept ask traces, oldest first.
-    traces: Vec<TraceRecord>,
+    /// Atomic questions, memory entries and kept traces.
+    ask: AskStore,
     /// The index segments' base the store holds, when it describes the stored chunks.
     base: Option<segments::StoredBase>,
     /// Ids of every stored `segments` record.
@@ -177,52 +171,23 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let slot = self.slots.insert(&c.id);
         self.bm25.insert(slot, &p.terms, p.length);
         self.vectors.insert(slot, v);
-        self.doc_chunks.entry(c.doc_id.clone()).or_default().push(c.id.clone());
-        self.postings.insert(c.id.clone(), p);
-        self.chunks.insert(c.id.clone(), c);
-    }
-
-    fn index_questions(&mut self, cid: &str, qs: Vec<String>, vs: &[Vec<f32>]) {
-        self.unindex_questions(cid);
-        for (i, v) in vs.iter().enumerate() {
-            let slot = self.qslots.insert(&QuestionKey::new(cid, i));
-            self.qvectors.insert(slot, v);
-        }
-        self.atoms.insert(cid.to_string(), qs);
-    }
-
-    fn unindex_questions(&mut self, cid: &str) {
-        if let Some(qs) = self.atoms.remove(cid) {
-            for i in 0..qs.len() {
-                if let Some(slot) = self.qslots.remove(&QuestionKey::new(cid, i)) {
-                    self.qvectors.remove(slot);
-                }
-            }
-        }
-    }
-
-    /// Store deletes of a chunk's atomic questions and their vectors.
-    fn question_deletes(&self, cid: &str, ops: &mut Vec<Op>) {
-        if let Some(qs) = self.atoms.get(cid) {
-            ops.push(Op::Delete(Collection::Questions, cid.to_string()));
-            for i in 0..qs.len() {
-                ops.push(Op::Delete(Collection::Vectors, QuestionKey::new(cid, i).store_id()));
-            }
-        }
+        self.corpus.doc_chunks.entry(c.doc_id.clone()).or_default().push(c.id.clone());
+        self.corpus.postings.insert(c.id.clone(), p);
+        self.corpus.chunks.insert(c.id.clone(), c);
     }
 
     fn unindex_doc(&mut self, doc_id: &str) {
-        for cid in self.doc_chunks.remove(doc_id).unwrap_or_default() {
-            self.unindex_questions(&cid);
+        for cid in self.corpus.doc_chunks.remove(doc_id).unwrap_or_default() {
+            self.ask.unindex_questions(&cid);
             if let Some(slot) = self.slots.remove(&cid) {
-                if let Some(p) = self.postings.remove(&cid) {
+                if let Some(p) = self.corpus.postings.remove(&cid) {
                     self.bm25.remove(slot, &p.terms);
                 }
                 self.vectors.remove(slot);
             }
-            self.chunks.remove(&cid);
+            self.corpus.chunks.remove(&cid);
         }
-        self.docs.remove(doc_id);
+        self.corpus.docs.remove(doc_id);
     }
 
     /// The store.
@@ -293,7 +258,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// `(fresh vectors, sealed segments, tombstones)` of each vector collection: chunks, topics,
     /// facts.
-    pub fn ann_shape(&self) -> [(usize, usize, usize); 3] {
+    fn ann_shape(&self) -> [(usize, usize, usize); 3] {
         let g = |k| self.graph.ann(k).map(|ix: &SegmentedIndex| ix.shape()).unwrap_or_default();
         [self.vectors.shape(), g(NodeKind::Topic), g(NodeKind::Fact)]
     }
@@ -301,36 +266,31 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Counters.
     pub fn stats(&self) -> Stats {
         Stats {
-            documents: self.docs.len(),
-            chunks: self.chunks.len(),
+            documents: self.corpus.docs.len(),
+            chunks: self.corpus.chunks.len(),
             terms: self.bm25.terms(),
             dim: self.embedder.dim(),
             model: self.embedder.model_id().to_string(),
             ann: {
                 let [c, t, f] = self.ann_shape();
                 let a = |x: (usize, usize, usize)| [x.0, x.1, x.2];
-                AnnStats { chunks: a(c), topics: a(t), facts: a(f), questions: a(self.qvectors.shape()) }
+                AnnStats { chunks: a(c), topics: a(t), facts: a(f), questions: a(self.ask.qvectors.shape()) }
             },
-            atomized_chunks: self.atoms.len(),
-            questions: self.question_count(),
-            memory: self.memory_len(),
+            atomized_chunks: self.ask.atoms.len(),
+            questions: self.ask.question_count(),
+            memory: self.ask.memory_len(),
             lazy: false,
         }
     }
 
-    /// Stored documents, most recently added first.
-    pub fn documents(&self) -> Vec<DocumentRecord> {
-        newest_first(self.docs.values().cloned().collect())
+    /// The documents and chunks held.
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
     }
 
-    /// One document by id.
-    pub fn document(&self, id: &str) -> Option<&DocumentRecord> {
-        self.docs.get(id)
-    }
-
-    /// One chunk by id.
-    pub fn chunk(&self, id: &str) -> Option<&ChunkRecord> {
-        self.chunks.get(id)
+    /// The atomic questions, memory entries and kept traces held.
+    pub fn ask_store(&self) -> &AskStore {
+        &self.ask
     }
 }
 

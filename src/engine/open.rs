@@ -12,8 +12,8 @@ use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, SCHEMA_V
 use crate::text::ANALYZER_VERSION;
 use crate::types::*;
 
-use super::Engine;
 use super::write::MapSource;
+use super::{AskStore, Corpus, Engine};
 
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Opens a knowledge base: reads everything from `store`, checks the schema version and the
@@ -111,19 +111,20 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(super) async fn migrate(&mut self, from: u32) -> Result<()> {
         let mut plan = GraphPlan::default();
         if from < 2 && self.config.graph.enabled {
-            let mut ids: Vec<&DocId> = self.docs.keys().filter(|d| !self.graph.has_doc(d)).collect();
+            let mut ids: Vec<&DocId> = self.corpus.docs.keys().filter(|d| !self.graph.has_doc(d)).collect();
             ids.sort();
             let sources: Vec<MapSource<'_>> = ids
                 .iter()
                 .map(|id| MapSource {
                     doc_id: id.as_str(),
-                    title: &self.docs[*id].title,
+                    title: &self.corpus.docs[*id].title,
                     chunks: self
+                        .corpus
                         .doc_chunks
                         .get(*id)
                         .into_iter()
                         .flatten()
-                        .filter_map(|c| self.chunks.get(c))
+                        .filter_map(|c| self.corpus.chunks.get(c))
                         .map(|c| (c.heading_path.clone(), c.text.clone()))
                         .collect(),
                 })
@@ -143,11 +144,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             vectors: SegmentedIndex::new(embedder.dim(), config.ann),
             graph: PseudoGraph::with_ann(embedder.dim(), config.ann),
             stale_ann: Vec::new(),
-            atoms: HashMap::new(),
-            qslots: Slots::default(),
-            qvectors: SegmentedIndex::new(embedder.dim(), config.ann),
-            memory: Vec::new(),
-            traces: Vec::new(),
+            ask: AskStore::new(embedder.dim(), config.ann),
             base: None,
             segment_ids: Vec::new(),
             generation: std::cell::Cell::new(0),
@@ -155,10 +152,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             embedder,
             config,
             clock,
-            docs: HashMap::new(),
-            chunks: HashMap::new(),
-            doc_chunks: HashMap::new(),
-            postings: HashMap::new(),
+            corpus: Corpus::default(),
             slots: Slots::default(),
             bm25: Bm25Index::default(),
         }
@@ -170,17 +164,10 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.vectors = SegmentedIndex::new(dim, self.config.ann);
         self.graph = PseudoGraph::with_ann(dim, self.config.ann);
         self.stale_ann.clear();
-        self.atoms.clear();
-        self.qslots = Slots::default();
-        self.qvectors = SegmentedIndex::new(dim, self.config.ann);
-        self.memory.clear();
-        self.traces.clear();
+        self.ask = AskStore::new(dim, self.config.ann);
         self.base = None;
         self.segment_ids.clear();
-        self.docs.clear();
-        self.chunks.clear();
-        self.doc_chunks.clear();
-        self.postings.clear();
+        self.corpus = Corpus::default();
         self.slots = Slots::default();
         self.bm25 = Bm25Index::default();
     }
@@ -212,14 +199,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut reanalyzed = false;
         let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
         for d in contents.documents {
-            eng.docs.insert(d.id.clone(), d);
+            eng.corpus.docs.insert(d.id.clone(), d);
         }
         for c in contents.chunks {
             let stored = postings.remove(&c.id);
             let p = match stored {
                 Some(p) if !reanalyze => p,
                 stored => {
-                    let title = eng.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
+                    let title = eng.corpus.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
                     let (terms, length) = term_frequencies(&eng.posting_input(title, &c));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
@@ -236,14 +223,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             })?;
             eng.index_chunk(c, p, &v);
         }
-        for ids in eng.doc_chunks.values_mut() {
-            ids.sort_by_key(|id| eng.chunks.get(id).map_or(0, |c| c.ordinal));
+        for ids in eng.corpus.doc_chunks.values_mut() {
+            ids.sort_by_key(|id| eng.corpus.chunks.get(id).map_or(0, |c| c.ordinal));
         }
         // The pseudo-graph: every stored node with its vector, then every edge.
         let mut plan = GraphPlan::default();
         for n in contents.graph_nodes {
             let v = vectors.remove(&n.id);
-            let chunk_ordinal = n.chunk_id.as_ref().and_then(|c| eng.chunks.get(c)).map(|c| c.ordinal);
+            let chunk_ordinal = n.chunk_id.as_ref().and_then(|c| eng.corpus.chunks.get(c)).map(|c| c.ordinal);
             plan.nodes.push(PlannedNode { record: n, vector: v, chunk_ordinal });
         }
         plan.edges = contents.graph_edges;
@@ -253,31 +240,31 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
         // (the chunk counts as not atomized, so the next pass redoes it).
         for q in contents.questions {
-            if !eng.chunks.contains_key(&q.id) {
+            if !eng.corpus.chunks.contains_key(&q.id) {
                 continue;
             }
             let vs: Option<Vec<Vec<f32>>> =
                 (0..q.questions.len()).map(|i| vectors.remove(&QuestionKey::new(&q.id, i).store_id())).collect();
             if let Some(vs) = vs {
-                eng.index_questions(&q.id, q.questions, &vs);
+                eng.ask.index_questions(&q.id, q.questions, &vs);
             }
         }
         for m in contents.memory {
             // An entry learned from a chunk that is gone went stale (its note was edited or
             // removed where this build did not yet tie memory to its sources): deleted.
-            if m.sources.iter().any(|c| !eng.chunks.contains_key(c)) {
+            if m.sources.iter().any(|c| !eng.corpus.chunks.contains_key(c)) {
                 repairs.push(Op::Delete(Collection::Memory, m.id));
                 continue;
             }
-            eng.memory.extend(super::llm_parts::memory_entry(m, eng.embedder.dim()));
+            eng.ask.memory.extend(super::ask_store::memory_entry(m, eng.embedder.dim()));
         }
-        super::llm_parts::sort_memory(&mut eng.memory);
-        eng.traces = contents.traces;
+        super::ask_store::sort_memory(&mut eng.ask.memory);
+        eng.ask.traces = contents.traces;
         // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
         // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
         // The segments name questions by their store ids.
         let question_slots: HashMap<String, u32> =
-            (0..eng.qslots.capacity() as u32).filter_map(|s| Some((eng.qslots.id(s)?.store_id(), s))).collect();
+            (0..eng.ask.qslots.capacity() as u32).filter_map(|s| Some((eng.ask.qslots.id(s)?.store_id(), s))).collect();
         for r in contents.ann {
             // A record stored under another segment's key would be deleted by the wrong key
             // when merged (and two could share one number): stale, like one that does not load.

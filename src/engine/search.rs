@@ -104,13 +104,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // The filter's documents, and the slots of their chunks (scanned exactly by the dense
         // retriever: a filter can leave too few of the approximate neighbours).
         let allowed: Option<HashSet<&str>> =
-            opts.scope().map(|f| self.docs.values().filter(|d| f.matches(d)).map(|d| d.id.as_str()).collect());
+            opts.scope().map(|f| self.corpus.docs.values().filter(|d| f.matches(d)).map(|d| d.id.as_str()).collect());
         let allowed_slots: Option<Vec<u32>> = allowed.as_ref().map(|docs| {
-            docs.iter().flat_map(|d| self.doc_chunks.get(*d).into_iter().flatten()).filter_map(|c| self.slots.get(c)).collect()
+            docs.iter().flat_map(|d| self.corpus.doc_chunks.get(*d).into_iter().flatten()).filter_map(|c| self.slots.get(c)).collect()
         });
         let in_scope = |slot: u32| -> bool {
             let Some(docs) = &allowed else { return true };
-            self.slots.id(slot).and_then(|id| self.chunks.get(id)).is_some_and(|c| docs.contains(c.doc_id.as_str()))
+            self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)).is_some_and(|c| docs.contains(c.doc_id.as_str()))
         };
         let passes = |slot: u32| -> bool {
             if excluded.contains(&slot) || !in_scope(slot) {
@@ -120,7 +120,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             if !cands.contains(&slot) {
                 return false;
             }
-            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { return false };
+            let Some(c) = self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)) else { return false };
             let toks = analyze(&c.text);
             q.phrases.iter().all(|p| contains_phrase(&toks, p))
         };
@@ -170,12 +170,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // and, once the knowledge base is atomized, in the hybrid modes.
         let want_atomic = matches!(opts.mode, Atomic | Hybrid | HybridGraph);
         let atomic_list: Vec<(u32, f32)> = match (want_atomic, qv) {
-            (true, Some(v)) if !self.qslots.is_empty() && v.len() == self.qvectors.dim() => {
+            (true, Some(v)) if !self.ask.qslots.is_empty() && v.len() == self.ask.qvectors.dim() => {
                 let mut seen = HashSet::new();
-                self.qvectors
+                self.ask
+                    .qvectors
                     .search(v, depth * 3)
                     .into_iter()
-                    .filter_map(|(s, score)| Some((self.slots.get(&self.qslots.id(s)?.chunk)?, score)))
+                    .filter_map(|(s, score)| Some((self.slots.get(&self.ask.qslots.id(s)?.chunk)?, score)))
                     .filter(|(s, _)| seen.insert(*s) && passes(*s))
                     .take(depth)
                     .collect()
@@ -187,25 +188,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         let mut hits = Vec::with_capacity(opts.k);
         for (slot, score) in ranked.into_iter().take(opts.take(depth)) {
-            let Some(c) = self.slots.id(slot).and_then(|id| self.chunks.get(id)) else { continue };
-            hits.push(hit(c, self.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
+            let Some(c) = self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)) else { continue };
+            hits.push(hit(c, self.corpus.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
         }
         Ok(opts.grouped(hits))
     }
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {
-    /// Embeds `query` and runs [`Engine::graph_search`]: `k` facts with the mind-map context and
-    /// the explain data (anchors, row scores, candidate topics).
-    pub async fn explain_graph(&self, query: &str, k: usize) -> Result<GraphSearch> {
-        let text = query.trim();
-        if text.is_empty() {
-            return Ok(GraphSearch::default());
-        }
-        let qv = self.embedder.embed_checked(&[text]).await?.pop().unwrap_or_default();
-        Ok(self.graph_search(text, &qv, k))
-    }
-
     /// The graph retriever alone, with its context (the selected fact paths as mind maps) and
     /// its explain data (candidate topics, anchors, row scores). `qv` is the query embedding.
     pub fn graph_search(&self, query: &str, qv: &[f32], k: usize) -> GraphSearch {

@@ -70,12 +70,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let live_base = head.chunks.iter().enumerate().filter(|(o, _)| !removed.contains(&(*o as u32)));
         let mut count = 0usize;
         for (_, id) in live_base {
-            if !self.chunks.contains_key(id) {
+            if !self.corpus.chunks.contains_key(id) {
                 return;
             }
             count += 1;
         }
-        if count + delta.added.len() != self.chunks.len() || delta.added.iter().any(|id| !self.chunks.contains_key(id)) {
+        if count + delta.added.len() != self.corpus.chunks.len() || delta.added.iter().any(|id| !self.corpus.chunks.contains_key(id)) {
             return;
         }
         let ords = head.chunks.into_iter().enumerate().map(|(o, id)| (id, o as u32)).collect();
@@ -113,7 +113,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// there is no valid base or its delta is [`segment::rebuild_due`] — with `force`, any
     /// change. With atomic questions, or below the size, stored segments are deleted instead.
     pub(super) fn segments_due(&self, force: bool) -> Option<bool> {
-        let wanted = self.config.lazy_open_chunks > 0 && self.chunks.len() >= self.config.lazy_open_chunks && self.atoms.is_empty();
+        let wanted =
+            self.config.lazy_open_chunks > 0 && self.corpus.chunks.len() >= self.config.lazy_open_chunks && self.ask.atoms.is_empty();
         match (&self.base, wanted) {
             (None, true) => Some(true),
             (Some(b), true) if segment::rebuild_due(b.ords.len(), b.delta.changes()) || (force && b.delta.changes() > 0) => Some(true),
@@ -133,21 +134,21 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.drop_segments();
             return Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors: 0, merged: 0, segments: 0 }));
         }
-        let mut doc_ids: Vec<&DocId> = self.doc_chunks.keys().collect();
+        let mut doc_ids: Vec<&DocId> = self.corpus.doc_chunks.keys().collect();
         doc_ids.sort();
         let chunks: Vec<BaseChunk<'_>> = doc_ids
             .iter()
-            .flat_map(|d| self.doc_chunks[*d].iter())
+            .flat_map(|d| self.corpus.doc_chunks[*d].iter())
             .filter_map(|id| {
                 Some(BaseChunk {
                     id,
-                    doc_id: &self.chunks.get(id)?.doc_id,
-                    posting: self.postings.get(id)?,
+                    doc_id: &self.corpus.chunks.get(id)?.doc_id,
+                    posting: self.corpus.postings.get(id)?,
                     vector: self.chunk_vector(id)?,
                 })
             })
             .collect();
-        let recs = segment::build_base(&chunks, self.docs.len() as u64, self.embedder.dim());
+        let recs = segment::build_base(&chunks, self.corpus.docs.len() as u64, self.embedder.dim());
         let ords: HashMap<ChunkId, u32> = chunks.iter().enumerate().map(|(o, c)| (c.id.to_string(), o as u32)).collect();
         let vectors = chunks.len();
         drop(chunks);
@@ -163,7 +164,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         ops.extend(recs.into_iter().map(|(k, data)| Op::Put(Record::Segment(SegmentRecord { id: k.store_id(), data }))));
         self.commit(ops).await?;
         self.segment_ids = ids;
-        self.base = Some(StoredBase { ords, delta: Delta { documents: self.docs.len() as u64, ..Delta::default() } });
+        self.base = Some(StoredBase { ords, delta: Delta { documents: self.corpus.docs.len() as u64, ..Delta::default() } });
         Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors, merged: 0, segments }))
     }
 }

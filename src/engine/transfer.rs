@@ -55,7 +55,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// file; the static-site build cache).
     ///
     /// Errors: store errors.
-    pub async fn export_kb_at(&self, level: flate2::Compression) -> Result<Vec<u8>> {
+    pub(crate) async fn export_kb_at(&self, level: flate2::Compression) -> Result<Vec<u8>> {
         let mut contents = self.store.load().await?;
         // The commit count belongs to the store, not to the knowledge base.
         contents.meta.retain(|m| m.id != crate::ports::GENERATION_KEY);

@@ -420,7 +420,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Errors: the input errors of [`Engine::add`].
     pub(crate) fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
         let planner = Planner { embedder: &self.embedder, config: &self.config, clock: &*self.clock, generation: self.generation.get() };
-        planner.plan(docs, &|id| self.docs.get(id).map(|d| d.source_hash.as_str()), progress)
+        planner.plan(docs, &|id| self.corpus.docs.get(id).map(|d| d.source_hash.as_str()), progress)
     }
 
     /// Step 3 of [`Engine::add`]: fuses the plan's mind maps into the pseudo-graph (progress
@@ -437,8 +437,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // The graph plan against the current graph (documents being replaced are removed first,
         // in the same commit).
         let graph_plan = graph_plan(&self.graph, &report.replaced, &pending, &vectors, &self.config.graph);
-        let old = |id: &str| self.doc_chunks.get(id).cloned().unwrap_or_default();
-        let questions = |cid: &str| self.atoms.get(cid).map_or(0, Vec::len);
+        let old = |id: &str| self.corpus.doc_chunks.get(id).cloned().unwrap_or_default();
+        let questions = |cid: &str| self.ask.atoms.get(cid).map_or(0, Vec::len);
         let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, vectors.chunks, &old, &questions);
         ops.extend(graph_plan.ops());
         if ops.is_empty() {
@@ -446,13 +446,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             return Ok(report);
         }
         let added: Vec<ChunkId> = new_chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
-        let delta = self.next_delta(&gone, &added, self.docs.len() + report.added.len());
+        let delta = self.next_delta(&gone, &added, self.corpus.docs.len() + report.added.len());
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        let stale = self.memory_deletes(&gone, &mut ops);
+        let stale = self.ask.memory_deletes(&gone, &mut ops);
         progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
         self.commit(ops).await?;
         self.set_delta(delta.map(|(_, d)| d));
-        self.drop_memory(&stale);
+        self.ask.drop_memory(&stale);
         // Committed: now mirror it in memory.
         for id in &report.replaced {
             self.unindex_doc(id);
@@ -462,7 +462,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.index_chunk(c, p, &v);
         }
         for d in docs_written {
-            self.docs.insert(d.id.clone(), d);
+            self.corpus.docs.insert(d.id.clone(), d);
         }
         self.graph.apply(graph_plan);
         progress.report(ProgressEvent { phase: "done".into(), done: total, total });
@@ -495,20 +495,20 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids
     /// are reported in `unknown`, not an error.
     pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
-        let stored = |id: &str| self.docs.contains_key(id);
-        let old = |id: &str| self.doc_chunks.get(id).cloned().unwrap_or_default();
-        let questions = |cid: &str| self.atoms.get(cid).map_or(0, Vec::len);
+        let stored = |id: &str| self.corpus.docs.contains_key(id);
+        let old = |id: &str| self.corpus.doc_chunks.get(id).cloned().unwrap_or_default();
+        let questions = |cid: &str| self.ask.atoms.get(cid).map_or(0, Vec::len);
         let (report, mut ops, gone) = remove_write(ids, &stored, &old, &questions);
         let graph_plan = self.graph.plan_remove(&report.removed);
         ops.extend(graph_plan.ops());
-        let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.docs.len() - report.removed.len()) };
+        let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.corpus.docs.len() - report.removed.len()) };
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        let stale = self.memory_deletes(&gone, &mut ops);
+        let stale = self.ask.memory_deletes(&gone, &mut ops);
         if !ops.is_empty() {
             self.commit(ops).await?;
         }
         self.set_delta(delta.map(|(_, d)| d));
-        self.drop_memory(&stale);
+        self.ask.drop_memory(&stale);
         for id in &report.removed {
             self.unindex_doc(id);
         }

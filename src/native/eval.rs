@@ -322,13 +322,13 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
         }
         n += 1;
         let t = crate::ask::decompose(model, &mut *eng, q, params, &clock, &mut |_| {}).await?;
-        let docs: Vec<usize> = t.context.iter().filter_map(|c| eng.chunk(c)).filter_map(|c| c.doc_id.parse().ok()).collect();
+        let docs: Vec<usize> = t.context.iter().filter_map(|c| eng.corpus().chunk(c)).filter_map(|c| c.doc_id.parse().ok()).collect();
         let hit = gold.iter().filter(|g| docs.contains(g)).count();
         if std::env::var_os("WEBRAG_EVAL_DEBUG").is_some() && hit < gold.len() {
             eprintln!("Q: {q}\n  stop {:?}; gold {gold:?}; context {docs:?}", t.stop);
             for r in &t.rounds {
                 let cands: Vec<String> =
-                    r.candidates.iter().map(|c| eng.chunk(&c.chunk_id).map_or("?", |c| c.doc_id.as_str()).to_string()).collect();
+                    r.candidates.iter().map(|c| eng.corpus().chunk(&c.chunk_id).map_or("?", |c| c.doc_id.as_str()).to_string()).collect();
                 eprintln!("  {:?} -> [{}] selected {:?}", r.proposals, cands.join(", "), r.selected);
             }
         }
@@ -378,8 +378,8 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     let p = SnapshotParams::default();
     let mut ids: Vec<usize> = Vec::new();
     let mut vecs: Vec<Vec<f32>> = Vec::new();
-    for d in eng.documents() {
-        for cid in eng.doc_chunk_ids(&d.id) {
+    for d in eng.corpus().documents() {
+        for cid in eng.corpus().chunk_ids(&d.id) {
             if let Some(v) = eng.chunk_vector(cid) {
                 ids.push(d.id.parse().unwrap_or(usize::MAX));
                 vecs.push(v.to_vec());

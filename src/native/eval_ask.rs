@@ -113,7 +113,8 @@ pub async fn evaluate_presets<E: Embedder>(
             if r.answer.as_ref().is_some_and(|a| a.known && !gold_answer.is_empty() && a.text.to_lowercase().contains(&gold_answer)) {
                 correct += 1;
             }
-            let docs: Vec<usize> = r.context.iter().filter_map(|c| eng.chunk(&c.source.id)).filter_map(|c| c.doc_id.parse().ok()).collect();
+            let docs: Vec<usize> =
+                r.context.iter().filter_map(|c| eng.corpus().chunk(&c.source.id)).filter_map(|c| c.doc_id.parse().ok()).collect();
             share += gold.iter().filter(|g| docs.contains(g)).count() as f64 / gold.len() as f64;
         }
         let per = |x: usize| x as f64 / n.max(1) as f64;

@@ -155,7 +155,7 @@ impl SiteBuild<'_> {
         // The cache is written again only when this build changed the knowledge base.
         let imported = eng.generation();
         let crawled: BTreeSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-        let gone: Vec<String> = eng.documents().into_iter().map(|d| d.id).filter(|id| !crawled.contains(id.as_str())).collect();
+        let gone: Vec<String> = eng.corpus().documents().into_iter().map(|d| d.id).filter(|id| !crawled.contains(id.as_str())).collect();
         if !gone.is_empty() {
             eng.remove(&gone).await?;
         }

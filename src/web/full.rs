@@ -149,7 +149,7 @@ impl WebRagCore {
     /// json}]`.
     pub fn traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.traces().to_vec()) })
+        run(async move { Ok::<_, Error>(inner.lock().await.traces().await?) })
     }
 
     /// Kept traces as JSONL: `format` `"events"` (one `{question, events, trajectory, answer,
@@ -161,7 +161,7 @@ impl WebRagCore {
         let format: Result<crate::ask::TraceFormat, _> = format.parse();
         run(async move {
             let format = format?;
-            Ok::<_, Error>(crate::ask::export_traces(inner.lock().await.engine().await?.traces(), format))
+            Ok::<_, Error>(crate::ask::export_traces(&inner.lock().await.traces().await?, format))
         })
     }
 
@@ -171,7 +171,7 @@ impl WebRagCore {
         let inner = self.inner.clone();
         run(async move {
             let mut core = inner.lock().await;
-            super::write_op!(core, eng => eng.clear_traces().await)
+            super::write_op!(core, eng => eng.enrichment().clear_traces().await)
         })
     }
 
@@ -183,9 +183,8 @@ impl WebRagCore {
             let v: Vec<serde_json::Value> = inner
                 .lock()
                 .await
-                .engine()
-                .await?
                 .memory()
+                .await?
                 .into_iter()
                 .map(|m| serde_json::json!({"id": m.id, "title": m.title, "content": m.content, "sources": m.sources, "createdAt": m.created_at}))
                 .collect();
@@ -198,7 +197,7 @@ impl WebRagCore {
         let inner = self.inner.clone();
         run(async move {
             let mut core = inner.lock().await;
-            super::write_op!(core, eng => eng.forget().await)
+            super::write_op!(core, eng => eng.enrichment().forget().await)
         })
     }
 

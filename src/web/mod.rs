@@ -453,7 +453,7 @@ impl WebRagCore {
     /// Atomic questions of a chunk (`null`: not atomized).
     pub fn questions(&self, chunk_id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.questions(&chunk_id).map(<[String]>::to_vec)) })
+        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.ask_store().questions(&chunk_id).map(<[String]>::to_vec)) })
     }
 
     /// The mind map the pseudo-graph holds for a document (`null`: none).

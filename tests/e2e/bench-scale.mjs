@@ -19,8 +19,9 @@
 // knowledge base loaded (by a filtered search), the same hybrid queries again: latency and top-10
 // agreement with the lazy lists.
 import { readFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { SHARED, startServer, launch, openDemo } from './harness.mjs';
+import { ROOT, SHARED, startServer, launch, openDemo } from './harness.mjs';
 
 const dir = join(SHARED, 'data/crud_news');
 const all = readdirSync(dir).sort().flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l.trim()));
@@ -34,6 +35,26 @@ const docs = [
 const queries = articles.filter((_, i) => i % Math.floor(articles.length / 200) === 0).slice(0, 200).map((a) => [...a].slice(40, 52).join(''));
 
 const server = await startServer(19000 + Math.floor(Math.random() * 1000));
+// The scripted OpenAI-compatible server (tests/llm/server.mjs) for the ask step: a readable reply
+// for every step of the `ask` preset, by its task marker.
+const llm = spawn(process.execPath, [join(ROOT, 'tests/llm/server.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const llmPort = await new Promise((ok) => llm.stdout.on('data', (d) => { const m = /LISTENING (\d+)/.exec(String(d)); if (m) ok(m[1]); }));
+const json = (o) => ({ content: JSON.stringify(o) });
+await fetch(`http://127.0.0.1:${llmPort}/__rules`, { method: 'POST', body: JSON.stringify([
+  { match: 'Task: rewrite', reply: json({ queries: [] }) },
+  { match: 'Task: route', reply: json({ route: 'both' }) },
+  { match: 'Task: key points', reply: json({ keyPoints: ['城市 项目'] }) },
+  { match: 'Task: select', reply: json({ choice: 0, answer: '见资料' }) },
+  { match: 'Known so far: nothing yet', reply: json({ decompose: true, questions: ['城市绿化项目由谁负责？'] }) },
+  { match: 'Task: propose', reply: json({ decompose: false }) },
+  { match: 'Task: verify', reply: json({ sufficient: false, queries: ['项目 负责人'] }) },
+  { match: 'Task: keyword query', reply: json({ query: '项目 负责人' }) },
+  { match: 'Task: keyword feedback', reply: json({ relevant: true }) },
+  { match: 'Task: pseudo-document', reply: json({ document: '该项目由市政府负责，预计年底完成。' }) },
+  { match: 'Task: summarize', reply: json({ summary: '资料说明了项目的负责人 [1]。' }) },
+  { match: 'Task: filter', reply: { fillLabels: 'entailment' } },
+  { match: 'Task: answer', reply: { content: '见资料 [S1]。\nConfidence: high' } },
+]) });
 const browser = await launch();
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
@@ -125,6 +146,29 @@ try {
   log(`writes: ${JSON.stringify({ ...writes, stats: undefined })}`);
   if (writes.listed !== writes.stats.documents) throw new Error(`documents() listed ${writes.listed} of ${writes.stats.documents}`);
   if (!writes.noteFirst || writes.removed.removed[0] !== 'bench-note') throw new Error('the note was not found first, or not removed');
+  // Twenty questions through the whole `ask` preset (every step, the low-level searchers and
+  // summarize, the memory update, a kept trace; the retrieval trigger off, so that every question
+  // retrieves rather than being answered from the memory the earlier ones wrote) against the
+  // scripted server: none may load the knowledge base whole.
+  const asked = await page.evaluate(async ([qs, baseUrl]) => {
+    const rag = window.scaleRag;
+    const llm = { baseUrl, model: 'scripted', timeoutMs: 10000, retries: 0 };
+    const ms = [];
+    let known = 0, sources = 0, remembered = 0;
+    for (const q of qs) {
+      const t = performance.now();
+      const r = await rag.ask(q, { llm, options: { preset: 'ask', keepTrace: true, steps: { trigger: false } } });
+      ms.push(performance.now() - t);
+      known += r.answer?.known ? 1 : 0;
+      sources += r.context.length;
+      remembered += r.remembered;
+    }
+    ms.sort((a, b) => a - b);
+    return { n: qs.length, known, sources: sources / qs.length, remembered, firstMs: ms[0], p50: ms[Math.round((ms.length - 1) * 0.5)], max: ms[ms.length - 1], stats: await rag.stats() };
+  }, [queries.slice(0, 20), `http://127.0.0.1:${llmPort}/v1`]);
+  log(`asked: ${JSON.stringify({ ...asked, stats: undefined })}`);
+  if (!asked.stats.lazy) throw new Error('the asks loaded the knowledge base whole');
+  if (asked.known !== asked.n) throw new Error(`${asked.n - asked.known} of ${asked.n} asks ended without an answer`);
   // The same queries once the knowledge base is loaded whole (the first call that needs it —
   // here a search with a filter, which needs every document's tags and metadata — loads it): how long that takes, and how far the lazy hybrid lists agree.
   const whole = await page.evaluate(async (qs) => {
@@ -170,6 +214,8 @@ try {
   console.log(`| \`remove\` of that document | ${f(writes.removeMs)} ms |`);
   console.log(`| \`documents()\` (${writes.listed} records, lazily) | ${f(writes.listMs)} ms |`);
   console.log(`| worker wasm memory after these (still lazy) | ${mib(writes.stats.wasmMemoryBytes)} MiB |`);
+  console.log(`| **${asked.n}-question \`ask\`** (preset \`ask\`, every step but the trigger, scripted server; ${asked.known} answered, ${asked.sources.toFixed(1)} sources each, ${asked.remembered} memory entries written; still lazy: ${asked.stats.lazy}): median / slowest per question | **${(asked.p50 / 1000).toFixed(2)} s** / ${(asked.max / 1000).toFixed(2)} s |`);
+  console.log(`| worker wasm memory after the asks (still lazy) | **${mib(asked.stats.wasmMemoryBytes)} MiB** |`);
   console.log(`| loading the whole knowledge base on first need (a filtered search) | ${(whole.loadMs / 1000).toFixed(1)} s; wasm memory then ${mib(whole.stats.wasmMemoryBytes)} MiB |`);
   console.log(`| vector collection once loaded: [fresh, segments, tombstones] | chunks ${JSON.stringify(whole.stats.ann.chunks)} |`);
   console.log(`| search hybrid k=10 once loaded, 200 queries: p50 / p95 ms | ${f(whole.p50)} / ${f(whole.p95)} |`);
@@ -179,4 +225,5 @@ try {
 } finally {
   await browser.close();
   server.stop();
+  llm.kill();
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Reader;
 use crate::embed::Embedder;
-use crate::engine::llm_parts::{memory_entries, memory_entry, sort_memory, trace_record};
+use crate::engine::ask_store::{memory_entries, memory_entry, sort_memory, trace_record};
 use crate::error::Result;
 use crate::ports::{Collection, Op, Record, Store};
 use crate::types::*;
@@ -36,7 +36,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Chunk(c)) = r { Some(c.id) } else { None }).collect())
     }
 
-    /// [`crate::engine::Engine::remember`] without loading the knowledge base.
+    /// [`Enrichment::remember`](crate::engine::Enrichment::remember) without loading the knowledge base.
     ///
     /// Errors: the embedder's; store errors ([`crate::error::StoreError::Conflict`]: nothing
     /// written).
@@ -54,7 +54,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(recs.into_iter().map(|(r, _)| r).collect())
     }
 
-    /// [`crate::engine::Engine::keep_trace`] without loading the knowledge base.
+    /// [`Enrichment::keep_trace`](crate::engine::Enrichment::keep_trace) without loading the knowledge base.
     ///
     /// Errors: store errors.
     pub(super) async fn keep_trace(&mut self, question: &str, json: String) -> Result<TraceRecord> {

@@ -210,34 +210,34 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
-    /// [`Engine::explain_graph`]; while lazy, over the pseudo-graph read alone.
+    /// Embeds `query` and runs the graph retriever alone ([`Engine::graph_search`]): `k` facts
+    /// with the mind-map context and the explain data (anchors, row scores, candidate topics);
+    /// while lazy, over the pseudo-graph read alone.
     ///
-    /// Errors: the embedder's; store errors.
+    /// Errors: the embedder's; store errors; after a failed load, [`StoreError::Backend`].
     pub async fn explain_graph(&mut self, query: &str, k: usize) -> Result<crate::graph::GraphSearch> {
-        let State::Reading(r) = &mut self.state else { return self.engine().await?.explain_graph(query, k).await };
         let text = query.trim();
         if text.is_empty() {
             return Ok(crate::graph::GraphSearch::default());
         }
-        let qv = r.embedder.embed_checked(&[text]).await?.pop().unwrap_or_default();
-        let params = r.config.graph;
-        Ok(r.graph().await?.search(text, &[&qv], k, &params))
+        let qv = self.embedder()?.embed_checked(&[text]).await?.pop().unwrap_or_default();
+        self.graph_search(text, &[qv.as_slice()], k).await
     }
 
-    /// [`Engine::documents`] (newest first); while lazy, read from the store's `documents`
+    /// [`Corpus::documents`](super::Corpus::documents) (newest first); while lazy, read from the store's `documents`
     /// records alone.
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
-        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.documents()) };
+        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.corpus().documents()) };
         Ok(super::newest_first(r.store.scan(Collection::Documents).await?.documents))
     }
 
-    /// [`Engine::chunk`]; while lazy, read from the store.
+    /// [`Corpus::chunk`](crate::engine::Corpus::chunk); while lazy, read from the store.
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn chunk(&mut self, id: &str) -> Result<Option<ChunkRecord>> {
-        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.chunk(id).cloned()) };
+        let State::Reading(r) = &self.state else { return Ok(self.engine().await?.corpus().chunk(id).cloned()) };
         Ok(match r.store.get(Collection::Chunks, id).await? {
             Some(Record::Chunk(c)) => Some(c),
             _ => None,
@@ -254,8 +254,8 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
             State::Loaded(e) => Ok(ids
                 .iter()
                 .filter_map(|id| {
-                    let c = e.chunk(id)?;
-                    Some((id.clone(), (c.clone(), e.document(&c.doc_id).cloned())))
+                    let c = e.corpus().chunk(id)?;
+                    Some((id.clone(), (c.clone(), e.corpus().document(&c.doc_id).cloned())))
                 })
                 .collect()),
             State::Failed => Err(failed()),
@@ -275,54 +275,80 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         Ok(self.graph().await?.search(query, vectors, k, &params))
     }
 
-    /// [`Engine::memory_matches`]; while lazy, over the memory entries read alone.
+    /// [`AskStore::memory_matches`](crate::engine::AskStore::memory_matches); while lazy, over the memory entries read alone.
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn memory_matches(&mut self, qv: &[f32], tau: f32) -> Result<Vec<(MemoryRecord, f32)>> {
         match &mut self.state {
-            State::Reading(r) => Ok(super::llm_parts::memory_matches(r.memory().await?, qv, tau)),
-            State::Loaded(e) => Ok(e.memory_matches(qv, tau)),
+            State::Reading(r) => Ok(super::ask_store::memory_matches(r.memory().await?, qv, tau)),
+            State::Loaded(e) => Ok(e.ask_store().memory_matches(qv, tau)),
             State::Failed => Err(failed()),
         }
     }
 
-    /// How many memory entries there are ([`Engine::memory_len`]); while lazy, read alone.
+    /// How many memory entries there are ([`AskStore::memory_len`](crate::engine::AskStore::memory_len)); while lazy, read alone.
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn memory_len(&mut self) -> Result<usize> {
         match &mut self.state {
             State::Reading(r) => Ok(r.memory().await?.len()),
-            State::Loaded(e) => Ok(e.memory_len()),
+            State::Loaded(e) => Ok(e.ask_store().memory_len()),
             State::Failed => Err(failed()),
         }
     }
 
-    /// [`Engine::atomic_search`]. A lazily opened knowledge base has no atomic questions (the
+    /// Every memory entry, oldest first ([`super::AskStore::memory`]); while lazy, read alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn memory(&mut self) -> Result<Vec<MemoryRecord>> {
+        match &mut self.state {
+            State::Reading(r) => Ok(r.memory().await?.iter().map(|(m, _)| m.clone()).collect()),
+            State::Loaded(e) => Ok(e.ask_store().memory()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// Kept traces, oldest first ([`super::AskStore::traces`]); while lazy, read from the store.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn traces(&mut self) -> Result<Vec<TraceRecord>> {
+        match &self.state {
+            State::Reading(r) => {
+                let mut traces = r.store.scan(Collection::Traces).await?.traces;
+                traces.sort_by(|a, b| a.created_at.partial_cmp(&b.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+                Ok(traces)
+            }
+            State::Loaded(e) => Ok(e.ask_store().traces().to_vec()),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// [`AskStore::atomic_search`](crate::engine::AskStore::atomic_search). A lazily opened knowledge base has no atomic questions (the
     /// first questions stored delete its base of index segments), so none while lazy.
     ///
     /// Errors: after a failed load, [`StoreError::Backend`].
     pub fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<super::AtomicHit>> {
         match &self.state {
             State::Reading(_) => Ok(Vec::new()),
-            State::Loaded(e) => Ok(e.atomic_search(qv, k, delta)),
+            State::Loaded(e) => Ok(e.ask_store().atomic_search(qv, k, delta)),
             State::Failed => Err(failed()),
         }
     }
 
-    /// [`Engine::remember`] ([`LazyEngine::refresh`] first); while lazy, without loading the
+    /// [`Enrichment::remember`](crate::engine::Enrichment::remember) ([`LazyEngine::refresh`] first); while lazy, without loading the
     /// knowledge base.
     ///
-    /// Errors: those of [`Engine::remember`].
+    /// Errors: those of [`Enrichment::remember`](crate::engine::Enrichment::remember).
     pub async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
         self.refresh().await?;
         match &mut self.state {
             State::Reading(r) => r.remember(entries).await,
-            State::Loaded(e) => e.remember(entries).await,
+            State::Loaded(e) => e.enrichment().remember(entries).await,
             State::Failed => Err(failed()),
         }
     }
 
-    /// [`Engine::keep_trace`] ([`LazyEngine::refresh`] first); while lazy, without loading the
+    /// [`Enrichment::keep_trace`](crate::engine::Enrichment::keep_trace) ([`LazyEngine::refresh`] first); while lazy, without loading the
     /// knowledge base.
     ///
     /// Errors: store errors.
@@ -330,7 +356,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         self.refresh().await?;
         match &mut self.state {
             State::Reading(r) => r.keep_trace(question, json).await,
-            State::Loaded(e) => e.keep_trace(question, json).await,
+            State::Loaded(e) => e.enrichment().keep_trace(question, json).await,
             State::Failed => Err(failed()),
         }
     }
