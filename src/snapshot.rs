@@ -37,10 +37,10 @@ use std::io::Write;
 use sha2::{Digest, Sha256};
 
 use crate::embed::Embedder;
-pub use crate::embed::quantize_i8;
+use crate::embed::vecmath::{kmeans, quantize_i8};
 use crate::engine::Engine;
 use crate::error::{InputError, Result, StoreError};
-pub use crate::index::segment::{fnv1a, kmeans};
+pub use crate::index::segment::fnv1a;
 use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
@@ -292,7 +292,9 @@ impl VectorCode {
     fn block<V: AsRef<[f32]>>(self, ids: &[u32], vecs: impl Iterator<Item = V>, dim: usize) -> Vec<u8> {
         match self {
             VectorCode::Int8 => vec_block(b"WRV1", ids, &vecs.map(|v| quantize_i8(v.as_ref())).collect::<Vec<_>>(), dim),
-            VectorCode::Int4 => vec_block_i4(b"WRV4", ids, &vecs.map(|v| crate::embed::quantize_i4(v.as_ref())).collect::<Vec<_>>(), dim),
+            VectorCode::Int4 => {
+                vec_block_i4(b"WRV4", ids, &vecs.map(|v| crate::embed::vecmath::quantize_i4(v.as_ref())).collect::<Vec<_>>(), dim)
+            }
         }
     }
 }

@@ -542,7 +542,7 @@ async fn chunk_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             0.0
         } else {
             let v = db.with(async |eng| eng.embedder().embed_checked(&[joined.as_str(), text]).await).await?;
-            crate::embed::gemm::dot(&v[0], &v[1])
+            crate::embed::vecmath::dot(&v[0], &v[1])
         };
         scores.push((r, cos));
         if !items.is_empty() && r >= p.min_rouge_l && cos >= p.min_cosine {

@@ -17,13 +17,14 @@ pub mod ops;
 pub mod quantize;
 pub mod static_model;
 pub mod tokenizer;
+pub mod vecmath;
 
 use crate::error::{ModelError, Result};
 use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
 pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
-pub use quantize::{WeightFormat, quantize_i4, quantize_i8, quantize_weights};
+pub use quantize::{WeightFormat, quantize_weights};
 pub use static_model::StaticModel;
 pub use tokenizer::{WordPiece, WordPieceSpec};
 

@@ -20,6 +20,7 @@ use std::str::FromStr;
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
+use super::vecmath::quantize_i8;
 use crate::error::{InputError, ModelError, Result};
 
 /// Suffix of the scale tensor of an int8 matrix: `embeddings.word_embeddings.weight_scale`.
@@ -70,33 +71,6 @@ fn floats(t: &TensorView<'_>) -> Option<Vec<f32>> {
         Dtype::BF16 => d.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
         _ => return None,
     })
-}
-
-/// Symmetric int8 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`,
-/// `scale = max |x| / 127`. A vector of zeros (or one with a non-finite value) gets scale 0 and
-/// zeros. The one definition every int8 vector in webrag uses: model weights, snapshot vectors,
-/// PGR vectors, static-model rows.
-pub fn quantize_i8(row: &[f32]) -> (f32, Vec<i8>) {
-    quantize_symmetric(row, 127.0)
-}
-
-/// Symmetric int4 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`, `q`
-/// in −7…7 (one per `i8`; a snapshot's `WRV4` blocks pack two to a byte),
-/// `scale = max |x| / 7`; zeros (or a non-finite value) as [`quantize_i8`]. A static-tier
-/// snapshot's chunk vectors: half int8's bytes for at most 1 point of dense R@5
-/// (docs/benchmarks.md, "The static model").
-pub fn quantize_i4(row: &[f32]) -> (f32, Vec<i8>) {
-    quantize_symmetric(row, 7.0)
-}
-
-/// `row` as integers in `−top…top` with one scale, `max |x| / top`.
-fn quantize_symmetric(row: &[f32], top: f32) -> (f32, Vec<i8>) {
-    let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 || !max.is_finite() {
-        return (0.0, vec![0; row.len()]);
-    }
-    let scale = max / top;
-    (scale, row.iter().map(|x| (x / scale).round().clamp(-top, top) as i8).collect())
 }
 
 /// Rewrites a safetensors file in `format`. Tensors that are not floating point (and scale

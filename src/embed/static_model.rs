@@ -16,7 +16,8 @@
 //! File (`WRS1`, little-endian): magic, u32 length of a JSON header
 //! (`{"source", "dim", "rows", "weighting", "sif"}`), then `rows` f32 scales, then `rows × dim`
 //! int8 values, row by row (row = token id). `[UNK]` takes no part in a mean.
-use crate::embed::{Embedder, WordPiece, quantize_i8};
+use crate::embed::vecmath::quantize_i8;
+use crate::embed::{Embedder, WordPiece};
 use crate::error::{ModelError, Result};
 use crate::text::TokenCounter;
 

@@ -155,8 +155,12 @@ impl AskStore {
 
 /// The entries of `memory` whose title has cosine ≥ `tau` with `qv`, best first.
 pub(super) fn memory_matches(memory: &[(MemoryRecord, Vec<f32>)], qv: &[f32], tau: f32) -> Vec<(MemoryRecord, f32)> {
-    let mut out: Vec<(MemoryRecord, f32)> =
-        memory.iter().map(|(m, v)| (m, crate::embed::gemm::dot(qv, v))).filter(|(_, s)| *s >= tau).map(|(m, s)| (m.clone(), s)).collect();
+    let mut out: Vec<(MemoryRecord, f32)> = memory
+        .iter()
+        .map(|(m, v)| (m, crate::embed::vecmath::dot(qv, v)))
+        .filter(|(_, s)| *s >= tau)
+        .map(|(m, s)| (m.clone(), s))
+        .collect();
     out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     out
 }

@@ -137,7 +137,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let dense_list: Vec<(u32, f32)> = match (want_dense, qv) {
             (true, Some(v)) if v.len() == self.vectors.dim() => match &allowed_slots {
                 Some(slots) => top_k(
-                    slots.iter().filter(|s| passes(**s)).filter_map(|&s| Some((s, crate::embed::gemm::dot(self.vectors.get(s)?, v)))),
+                    slots.iter().filter(|s| passes(**s)).filter_map(|&s| Some((s, crate::embed::vecmath::dot(self.vectors.get(s)?, v)))),
                     depth,
                 ),
                 None => {

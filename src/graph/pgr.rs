@@ -300,7 +300,7 @@ pub fn top_rows(sum: &[f32], k: usize) -> Vec<(u32, f32)> {
 /// Similarity of each key point to each node of `vectors` (`[n, dim]`, row-major), in f32:
 /// `out[kp][node]`. The engine uses the int8 form, [`node_sims_i8`].
 pub fn node_sims(vectors: &[f32], dim: usize, kps: &[&[f32]]) -> Vec<Vec<f32>> {
-    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::gemm::dot(v, q)).collect()).collect()
+    kps.iter().map(|q| vectors.chunks_exact(dim).map(|v| crate::embed::vecmath::dot(v, q)).collect()).collect()
 }
 
 /// Node vectors quantised to int8 for the similarity template (docs/vector-index.md: vectors may be
@@ -327,10 +327,10 @@ impl QuantVectors {
     pub fn is_empty(&self) -> bool {
         self.scales.is_empty()
     }
-    /// Appends `v` with its own scale ([`crate::embed::quantize_i8`]).
+    /// Appends `v` with its own scale ([`crate::embed::vecmath::quantize_i8`]).
     pub fn push(&mut self, v: &[f32]) {
         assert_eq!(v.len(), self.dim, "vector dimension");
-        let (scale, q) = crate::embed::quantize_i8(v);
+        let (scale, q) = crate::embed::vecmath::quantize_i8(v);
         self.data.extend(q);
         self.scales.push(scale);
     }

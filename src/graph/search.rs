@@ -2,7 +2,7 @@
 //! candidate walk over super-topics, mentions and entities) → template → PGR → facts and context.
 use std::collections::{HashMap, HashSet};
 
-use crate::embed::gemm::dot;
+use crate::embed::vecmath::dot;
 
 use super::mindmap::{MapNode, MindMap};
 use super::params::GraphParams;

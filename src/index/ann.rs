@@ -22,7 +22,7 @@ use instant_distance::{Builder, HnswMap, Point, Search};
 use serde::{Deserialize, Serialize};
 
 use super::vectors::FlatIndex;
-use crate::embed::gemm::dot;
+use crate::embed::vecmath::dot;
 
 /// The layout of [`SegmentedIndex::segment_bytes`] (`AnnSegmentRecord::format`): postcard of an
 /// instant-distance 0.6 `HnswMap<points, u32>`. A stored segment of another format is not

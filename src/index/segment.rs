@@ -18,6 +18,7 @@
 //! [`rebuild_due`]'s size (an LSM tree of one level).
 use serde::{Deserialize, Serialize};
 
+use crate::embed::vecmath::{assign, kmeans_train, quantize_i12};
 use crate::types::PostingRecord;
 
 /// Layout version of the segments (in [`SegmentHead::format`]).
@@ -113,7 +114,7 @@ impl SegmentHead {
         if dim == 0 || q.len() != dim {
             return Vec::new();
         }
-        let scores = self.centroids.chunks_exact(dim).enumerate().map(|(l, c)| (l as u32, crate::embed::gemm::dot(q, c)));
+        let scores = self.centroids.chunks_exact(dim).enumerate().map(|(l, c)| (l as u32, crate::embed::vecmath::dot(q, c)));
         super::top_k(scores, nprobe).into_iter().map(|(l, _)| l).collect()
     }
 }
@@ -163,80 +164,6 @@ pub fn fnv1a(s: &str) -> u32 {
     h
 }
 
-/// Spherical k-means (inner product; centroids renormalised), deterministic: starts from evenly
-/// spaced vectors, `iters` rounds. Returns the centroids and each vector's list.
-pub fn kmeans(vectors: &[Vec<f32>], k: usize, iters: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
-    let refs: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
-    let cents = kmeans_train(&refs, k, iters);
-    let assign = assign(&refs, &cents);
-    (cents, assign)
-}
-
-/// The centroids of [`kmeans`] alone, trained on `vectors`.
-pub fn kmeans_train(vectors: &[&[f32]], k: usize, iters: usize) -> Vec<Vec<f32>> {
-    let n = vectors.len();
-    let k = k.clamp(1, n.max(1));
-    let dim = vectors.first().map_or(0, |v| v.len());
-    if n == 0 {
-        return Vec::new();
-    }
-    let mut cents: Vec<Vec<f32>> = (0..k).map(|i| vectors[i * n / k].to_vec()).collect();
-    for _ in 0..iters {
-        let a = assign(vectors, &cents);
-        let mut sums = vec![vec![0.0f32; dim]; k];
-        let mut counts = vec![0usize; k];
-        for (v, &a) in vectors.iter().zip(&a) {
-            counts[a] += 1;
-            for (s, x) in sums[a].iter_mut().zip(v.iter()) {
-                *s += x;
-            }
-        }
-        for c in 0..k {
-            let norm = sums[c].iter().map(|x| x * x).sum::<f32>().sqrt();
-            if counts[c] > 0 && norm > 0.0 {
-                cents[c] = sums[c].iter().map(|x| x / norm).collect();
-            }
-        }
-    }
-    cents
-}
-
-/// Each vector's nearest centroid (inner product; the first on ties). The inner products are
-/// one matrix product per block of 256 vectors against the packed centroids
-/// ([`crate::embed::gemm`]: cache-blocked, on every core natively), not a dot product per pair.
-/// A vector of another length than the centroids' counts as padded or cut to theirs.
-pub fn assign(vectors: &[&[f32]], cents: &[Vec<f32>]) -> Vec<usize> {
-    use crate::embed::gemm::{Packed, matmul_strided};
-    const BLOCK: usize = 256;
-    let (k, dim) = (cents.len(), cents.first().map_or(0, Vec::len));
-    if k <= 1 || dim == 0 {
-        return vec![0; vectors.len()];
-    }
-    let flat: Vec<f32> = cents.iter().flat_map(|c| (0..dim).map(|i| c.get(i).copied().unwrap_or(0.0))).collect();
-    let w = Packed::from_linear(&flat, k, dim);
-    let mut a = vec![0f32; BLOCK * dim];
-    let mut scores = vec![0f32; BLOCK * k];
-    let mut out = Vec::with_capacity(vectors.len());
-    for block in vectors.chunks(BLOCK) {
-        for (row, v) in a.chunks_exact_mut(dim).zip(block) {
-            let n = v.len().min(dim);
-            row[..n].copy_from_slice(&v[..n]);
-            row[n..].fill(0.0);
-        }
-        matmul_strided(&a, block.len(), dim, &w, &mut scores, k);
-        out.extend(scores.chunks_exact(k).take(block.len()).map(|row| {
-            let mut best = (f32::MIN, 0);
-            for (c, &s) in row.iter().enumerate() {
-                if s > best.0 {
-                    best = (s, c);
-                }
-            }
-            best.1
-        }));
-    }
-    out
-}
-
 /// A vector block: `magic` (4 bytes), u32 rows, u32 dim, then the rows' u32 ids, their f32
 /// scales and their int8 values (all little-endian). The snapshot's centroid (`WRC1`) and list
 /// (`WRV1`) files use it; the store's IVF lists use its layout with wider values ([`list_block`]).
@@ -248,7 +175,7 @@ pub fn vec_block(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: usi
     b
 }
 
-/// A vector block of int4 values ([`crate::embed::quantize_i4`], −7…7): the layout of
+/// A vector block of int4 values ([`crate::embed::vecmath::quantize_i4`], −7…7): the layout of
 /// [`vec_block`] with each row's values packed two to a byte, the first in the low four bits
 /// (two's complement), `⌈dim / 2⌉` bytes a row (an odd `dim` leaves the last high half 0). A
 /// static-tier snapshot's IVF lists (`WRV4`).
@@ -277,21 +204,10 @@ fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, 
 
 /// Largest magnitude of a value in the store's IVF lists (12 bits signed): with it, the SIMD
 /// dot product's 32-bit lanes cannot overflow ([`dot_i16`]).
-pub const LIST_MAX: f32 = 2047.0;
-
-/// Symmetric quantization to ±[`LIST_MAX`] with one scale per vector: `v ≈ scale · q` (relative
-/// error about 1/4094 of the largest component, against 1/254 for [`crate::embed::quantize_i8`]).
-pub fn quantize_wide(v: &[f32]) -> (f32, Vec<i16>) {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 || !max.is_finite() {
-        return (0.0, vec![0; v.len()]);
-    }
-    let scale = max / LIST_MAX;
-    (scale, v.iter().map(|x| (x / scale).round().clamp(-LIST_MAX, LIST_MAX) as i16).collect())
-}
+pub const LIST_MAX: f32 = crate::embed::vecmath::I12_MAX;
 
 /// An IVF list of the store: the [`vec_block`] layout with magic `WRL1` and the values as
-/// little-endian i16 of at most ±[`LIST_MAX`] ([`quantize_wide`]).
+/// little-endian i16 of at most ±[`LIST_MAX`] ([`quantize_i12`]).
 pub fn list_block(ids: &[u32], rows: &[(f32, Vec<i16>)], dim: usize) -> Vec<u8> {
     let mut b = block_start(b"WRL1", ids, rows.iter().map(|r| r.0), rows.len(), dim, 2);
     for (_, q) in rows {
@@ -358,9 +274,9 @@ pub struct QueryCodes {
 }
 
 impl QueryCodes {
-    /// Quantizes `q` ([`quantize_wide`]).
+    /// Quantizes `q` ([`quantize_i12`]).
     pub fn new(q: &[f32]) -> Self {
-        let (scale, codes) = quantize_wide(q);
+        let (scale, codes) = quantize_i12(q);
         QueryCodes { scale, codes }
     }
 }
@@ -469,7 +385,7 @@ pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> 
     }
     for l in 0..cents.len() {
         let members: Vec<u32> = which.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
-        let rows: Vec<(f32, Vec<i16>)> = members.iter().map(|&i| quantize_wide(vectors[i as usize])).collect();
+        let rows: Vec<(f32, Vec<i16>)> = members.iter().map(|&i| quantize_i12(vectors[i as usize])).collect();
         out.push((SegmentKey::List(l as u32), list_block(&members, &rows, dim)));
     }
     out
@@ -493,15 +409,15 @@ mod tests {
     /// dimension's last byte padded; within half a step (scale / 2) of the vector.
     #[test]
     fn int4_blocks_pack_two_values_a_byte_low_first() {
-        let (scale, q) = crate::embed::quantize_i4(&[0.7, -0.7, 0.1, -0.36, 0.0]);
+        let (scale, q) = crate::embed::vecmath::quantize_i4(&[0.7, -0.7, 0.1, -0.36, 0.0]);
         assert_eq!(q, [7, -7, 1, -4, 0]);
         assert!((scale - 0.1).abs() < 1e-6);
         let b = vec_block_i4(b"WRV4", &[9], &[(scale, q)], 5);
         assert_eq!(&b[..12], [&b"WRV4"[..], &1u32.to_le_bytes(), &5u32.to_le_bytes()].concat());
         assert_eq!(&b[12..20], [9u32.to_le_bytes(), scale.to_le_bytes()].concat());
         assert_eq!(&b[20..], [0x97, 0xc1, 0x00]); // (7, −7 = 0x9), (1, −4 = 0xc), (0, pad)
-        assert_eq!(crate::embed::quantize_i4(&[0.0; 3]), (0.0, vec![0; 3]));
-        assert_eq!(crate::embed::quantize_i4(&[f32::INFINITY, 1.0]), (0.0, vec![0; 2]));
+        assert_eq!(crate::embed::vecmath::quantize_i4(&[0.0; 3]), (0.0, vec![0; 3]));
+        assert_eq!(crate::embed::vecmath::quantize_i4(&[f32::INFINITY, 1.0]), (0.0, vec![0; 2]));
     }
 
     /// The blocked matrix-product assignment picks what a dot product per pair picks, across
@@ -536,7 +452,7 @@ mod tests {
     #[test]
     fn quantization_round_trips_within_half_a_step() {
         let v = [0.5f32, -0.25, 0.0, 0.125];
-        let (s, q) = crate::embed::quantize_i8(&v);
+        let (s, q) = crate::embed::vecmath::quantize_i8(&v);
         for (x, y) in v.iter().zip(&q) {
             assert!((x - s * *y as f32).abs() <= s / 2.0 + 1e-7);
         }
@@ -545,7 +461,7 @@ mod tests {
 
     #[test]
     fn list_block_round_trip_and_rejects_bad_bytes() {
-        let rows = vec![quantize_wide(&[0.5, -1.0, 0.25]), quantize_wide(&[0.0, 0.0, 0.0])];
+        let rows = vec![quantize_i12(&[0.5, -1.0, 0.25]), quantize_i12(&[0.0, 0.0, 0.0])];
         let b = list_block(&[7, 9], &rows, 3);
         let v = VecBlock::parse(&b).expect("parses");
         assert_eq!((v.ids.clone(), v.dim, v.codes.len()), (vec![7, 9], 3, 6));
@@ -554,7 +470,7 @@ mod tests {
         assert_eq!(s[1].1, 0.0);
         // Exact integer sums, also past the point where 32-bit lanes are flushed (64 steps).
         let long: Vec<f32> = (0..1000).map(|i| ((i * 7 % 13) as f32 - 6.0) / 6.0).collect();
-        let (x, y) = (quantize_wide(&long).1, quantize_wide(&long.iter().rev().copied().collect::<Vec<_>>()).1);
+        let (x, y) = (quantize_i12(&long).1, quantize_i12(&long.iter().rev().copied().collect::<Vec<_>>()).1);
         let naive: i64 = x.iter().zip(&y).map(|(p, q)| *p as i64 * *q as i64).sum();
         assert_eq!(dot_i16(&x, &y), naive);
         let extreme = vec![LIST_MAX as i16; 4096];

@@ -81,7 +81,7 @@ impl FlatIndex {
     }
 }
 
-pub use crate::embed::gemm::dot;
+use crate::embed::vecmath::dot;
 
 #[cfg(test)]
 mod tests {

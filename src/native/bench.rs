@@ -12,16 +12,12 @@ use std::time::Instant;
 
 use crate::config::Config;
 use crate::embed::hashing::HashingEmbedder;
+use crate::embed::vecmath::median;
 use crate::embed::{CpuEmbedder, Embedder};
 use crate::engine::{Engine, SearchOptions};
 use crate::error::Result;
 use crate::ports::{FixedClock, MemoryStore, NoProgress, Store};
 use crate::types::{DocumentInput, Format, SearchMode};
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    v[v.len() / 2]
-}
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use crate::embed::CpuEmbedder;
 use crate::embed::gpu::{Gpu, GpuBert};
+use crate::embed::vecmath::median;
 use crate::error::Result;
 
 /// Batch sizes of every row.
@@ -42,11 +43,6 @@ pub struct Params {
     pub threads: Vec<usize>,
     /// Leave out the PyTorch reference.
     pub no_torch: bool,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn cells(v: &[Option<f64>]) -> String {

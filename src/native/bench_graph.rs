@@ -14,6 +14,7 @@
 //! tree and computes f32 similarities as it visits nodes.
 use std::time::Instant;
 
+use crate::embed::vecmath::median;
 use crate::graph::pgr::{PgrParams, QuantVectors, Template, node_sims_i8, pgr};
 use crate::graph::reference::{Forest, reverse_dfs};
 
@@ -66,11 +67,6 @@ pub fn synthetic(paths: usize, dim: usize, seed: u64) -> (Forest, Vec<f32>) {
         t += 1;
     }
     (f, vecs)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 /// Prints the table.

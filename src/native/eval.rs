@@ -360,11 +360,11 @@ pub async fn evaluate_decomposition<E: Embedder, M: crate::llm::LanguageModel>(
 }
 
 /// The recall cost of the static-site snapshot's vectors: dense R@2/5/10 with the f32 chunk
-/// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::native::site::quantize_i8`])
-/// scanned exactly, with the int8 IVF lists ([`crate::native::site::kmeans`], the snapshot's
+/// vectors scanned exactly, with the snapshot's int8 vectors ([`crate::embed::vecmath::quantize_i8`])
+/// scanned exactly, with the int8 IVF lists ([`crate::embed::vecmath::kmeans`], the snapshot's
 /// list size) read `nprobe` at a time, as `static.js` reads them, and with two smaller codes
 /// scanned exactly against the f32 query: int4 with one scale per vector
-/// ([`crate::embed::quantize_i4`], half int8's component bytes) and product quantization
+/// ([`crate::embed::vecmath::quantize_i4`], half int8's component bytes) and product quantization
 /// (Jégou et al., TPAMI 2011, section III: [`PQ_SUBSPACES`] subvectors of 256 centroids each, one byte per subvector, the query scored by
 /// asymmetric distance, the inner product of each subvector with its centroid). Questions are
 /// embedded by `query`; `label` is appended to the rows' names.
@@ -374,7 +374,8 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     query: &Q,
     label: &str,
 ) -> Result<Vec<EvalRow>> {
-    use crate::native::site::{SnapshotParams, kmeans, quantize_i8};
+    use crate::embed::vecmath::{kmeans, quantize_i8};
+    use crate::native::site::SnapshotParams;
     let p = SnapshotParams::default();
     let mut ids: Vec<usize> = Vec::new();
     let mut vecs: Vec<Vec<f32>> = Vec::new();
@@ -391,7 +392,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
     let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
     let c8: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
     let dot8 = |q: &[f32], (s, x): &(f32, Vec<i8>)| s * x.iter().zip(q).map(|(a, b)| *a as f32 * b).sum::<f32>();
-    let q4: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| crate::embed::quantize_i4(v)).collect();
+    let q4: Vec<(f32, Vec<i8>)> = vecs.iter().map(|v| crate::embed::vecmath::quantize_i4(v)).collect();
     let dim = vecs.first().map_or(0, Vec::len);
     let pq = ProductQuantizer::train(&vecs, PQ_SUBSPACES.min(dim.max(1)));
     let codes: Vec<Vec<u8>> = vecs.iter().map(|v| pq.encode(v)).collect();
@@ -408,7 +409,7 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
         let probed: std::collections::HashSet<usize> = probe.iter().take(p.nprobe).map(|x| x.0).collect();
         let table = pq.table(&qv);
         let scored: [Vec<(usize, f32)>; 5] = [
-            vecs.iter().enumerate().map(|(i, v)| (i, crate::embed::gemm::dot(&qv, v))).collect(),
+            vecs.iter().enumerate().map(|(i, v)| (i, crate::embed::vecmath::dot(&qv, v))).collect(),
             q8.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
             q8.iter().enumerate().filter(|(i, _)| probed.contains(&assign[*i])).map(|(i, v)| (i, dot8(&qv, v))).collect(),
             q4.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
@@ -512,7 +513,7 @@ impl ProductQuantizer {
         self.bounds
             .iter()
             .zip(&self.centroids)
-            .map(|(&(a, b), cents)| cents.iter().map(|c| crate::embed::gemm::dot(&q[a..b], c)).collect())
+            .map(|(&(a, b), cents)| cents.iter().map(|c| crate::embed::vecmath::dot(&q[a..b], c)).collect())
             .collect()
     }
 }

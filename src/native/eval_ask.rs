@@ -196,7 +196,7 @@ pub async fn calibrate_trigger<E: Embedder>(
         let at = titles.iter().position(|(j, _)| *j == i).unwrap_or(0);
         let q = &vecs[at];
         let sims = |same: bool| -> Vec<f32> {
-            titles.iter().zip(&vecs).filter(|((j, _), _)| (*j == i) == same).map(|(_, v)| crate::embed::gemm::dot(q, v)).collect()
+            titles.iter().zip(&vecs).filter(|((j, _), _)| (*j == i) == same).map(|(_, v)| crate::embed::vecmath::dot(q, v)).collect()
         };
         own.push(kth(sims(true)));
         other.push(kth(sims(false)));

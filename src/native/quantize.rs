@@ -45,7 +45,7 @@ pub fn quantize(model_dir: &Path, out: &Path, format: WeightFormat) -> Result<Re
     let full = CpuEmbedder::from_files(&super::model_id(), &files)?;
     let copy = CpuEmbedder::from_files(&super::model_id(), &small)?;
     let (a, b) = (full.embed_sync(&SENTENCES)?, copy.embed_sync(&SENTENCES)?);
-    let cos: Vec<f64> = a.iter().zip(&b).map(|(x, y)| f64::from(crate::embed::gemm::dot(x, y))).collect();
+    let cos: Vec<f64> = a.iter().zip(&b).map(|(x, y)| f64::from(crate::embed::vecmath::dot(x, y))).collect();
     std::fs::create_dir_all(out).map_err(|e| file_error(&out.display().to_string(), e))?;
     for (name, bytes) in [("config.json", &small.config), ("tokenizer.json", &small.tokenizer), ("model.safetensors", &small.weights)] {
         let p = out.join(name);

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, StoreError};
-pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snapshot, kmeans, quantize_i8};
+pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snapshot};
 use crate::snapshot::{is_page, page_document};
 use crate::types::DocumentInput;
 

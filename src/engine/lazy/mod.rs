@@ -779,7 +779,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 .iter()
                 .flat_map(|l| l.scores(&codes))
                 .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
-                .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::gemm::dot(v, d))))
+                .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::vecmath::dot(v, d))))
                 .filter(|(s, _)| cheap(*s));
             let filtering = phrase_candidates.is_some() || !excluded.is_empty();
             let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
