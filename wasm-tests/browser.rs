@@ -162,7 +162,7 @@ fn simd_row_kernels_match_scalar() {
 /// graph) equals its scalar definition bit for bit: 8 lane sums, the lanes in order, the tail.
 #[wasm_bindgen_test]
 fn simd_dot_matches_scalar_bit_for_bit() {
-    use webrag::embed::gemm::dot;
+    use webrag::embed::vecmath::dot;
     let x: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.37).sin() * 6.0 + (i % 7) as f32).collect();
     let y: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.11).cos() - 0.5).collect();
     for n in [0, 1, 7, 8, 9, 384, 385, 1001] {

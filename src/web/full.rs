@@ -149,7 +149,7 @@ impl WebRagCore {
     /// json}]`.
     pub fn traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.traces().await?) })
+        run(async move { inner.lock().await.traces().await })
     }
 
     /// Kept traces as JSONL: `format` `"events"` (one `{question, events, trajectory, answer,
