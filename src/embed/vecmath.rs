@@ -1,6 +1,6 @@
-//! Vector arithmetic shared by every layer above, defined once: the dot product (SIMD), symmetric
-//! quantization with one scale per vector (int8, int4, 12-bit), spherical k-means (an IVF's
-//! lists) and the median.
+//! Vector arithmetic shared by every layer above, defined once: the dot products (f32, int8 and
+//! 12-bit integers; SIMD), symmetric quantization with one scale per vector (int8, int4, 12-bit),
+//! spherical k-means (an IVF's lists) and the median.
 
 /// Dot product with 8 independent accumulators (lane `l` sums the products at `8c + l`), then
 /// the lanes in order, then the tail. Natively the compiler vectorises the loop; the browser
@@ -86,6 +86,70 @@ fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Exact int8 dot product (i32 sums are associative, so this vectorises; the AVX2 build of the
+/// same code is chosen at run time natively).
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dot_i8_avx2(a, b) };
+        }
+    }
+    dot_i8_generic(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_i8_generic(a, b)
+}
+
+#[inline(always)]
+fn dot_i8_generic(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(x, y)| *x as i16 as i32 * *y as i16 as i32).sum()
+}
+
+/// `Σ a_i · b_i` of values within ±[`I12_MAX`] ([`quantize_i12`]), exact. On wasm with SIMD128: 8 lanes at a time
+/// summed in pairs (`i32x4.dot_i16x8_s`, each pair ≤ 2 · 2047² ≈ 8.4e6), the 32-bit lanes moved
+/// into an i64 every 64 steps (≤ 5.4e8 < 2³¹), so any dimension is safe.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
+    use core::arch::wasm32::*;
+    let n = a.len().min(b.len());
+    let chunks = n / 8;
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut total: i64 = 0;
+    let mut acc = i32x4_splat(0);
+    let lanes = |v: v128| -> i64 {
+        i32x4_extract_lane::<0>(v) as i64
+            + i32x4_extract_lane::<1>(v) as i64
+            + i32x4_extract_lane::<2>(v) as i64
+            + i32x4_extract_lane::<3>(v) as i64
+    };
+    for c in 0..chunks {
+        // SAFETY: 8c + 8 ≤ n ≤ both lengths; v128_load has no alignment requirement.
+        let (x, y) = unsafe { (v128_load(pa.add(c * 8) as *const v128), v128_load(pb.add(c * 8) as *const v128)) };
+        acc = i32x4_add(acc, i32x4_dot_i16x8(x, y));
+        if c % 64 == 63 {
+            total += lanes(acc);
+            acc = i32x4_splat(0);
+        }
+    }
+    total += lanes(acc);
+    for i in chunks * 8..n {
+        total += a[i] as i64 * b[i] as i64;
+    }
+    total
+}
+
+/// `Σ a_i · b_i` of values within ±[`I12_MAX`] ([`quantize_i12`]), exact.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
+    a.iter().zip(b).map(|(x, y)| *x as i64 * *y as i64).sum()
+}
+
 /// Symmetric int8 quantization with one scale per vector: `(scale, q)` with `v ≈ scale · q`,
 /// `scale = max |x| / 127`. A vector of zeros (or one with a non-finite value) gets scale 0 and
 /// zeros. The one definition every int8 vector in webrag uses: model weights, snapshot vectors,
@@ -109,7 +173,7 @@ pub fn quantize_i4(row: &[f32]) -> (f32, Vec<i8>) {
 /// in ±[`I12_MAX`] (one per `i16`), `scale = max |x| / 2047`; zeros (or a non-finite value) as
 /// [`quantize_i8`]. The store's IVF lists (relative error about 1/4094 of the largest component,
 /// against 1/254 for int8); with values this small the SIMD dot product's 32-bit lanes cannot
-/// overflow ([`crate::index::segment::dot_i16`]).
+/// overflow ([`dot_i16`]).
 pub fn quantize_i12(row: &[f32]) -> (f32, Vec<i16>) {
     let (scale, q) = quantize_symmetric(row, I12_MAX);
     (scale, q.into_iter().map(|x| x as i16).collect())

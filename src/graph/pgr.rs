@@ -34,6 +34,8 @@
 //! [`super::reference::reverse_dfs`] computes the same thing by walking the tree; a property test
 //! checks they agree bit for bit.
 
+use crate::embed::vecmath::dot_i8;
+
 /// PGR thresholds and sizes.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -363,31 +365,6 @@ impl QuantVectors {
 /// int8 similarities: `out[kp][j]` for the vectors `ids` of `nodes`.
 pub fn node_sims_i8(nodes: &QuantVectors, ids: &[u32], kps: &QuantVectors) -> Vec<Vec<f32>> {
     (0..kps.len()).map(|k| ids.iter().map(|&i| nodes.sim(i as usize, kps, k)).collect()).collect()
-}
-
-/// Exact int8 dot product (i32 sums are associative, so this vectorises; the AVX2 build of the
-/// same code is chosen at run time natively).
-#[inline]
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { dot_i8_avx2(a, b) };
-        }
-    }
-    dot_i8_generic(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-    dot_i8_generic(a, b)
-}
-
-#[inline(always)]
-fn dot_i8_generic(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| *x as i16 as i32 * *y as i16 as i32).sum()
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! [`rebuild_due`]'s size (an LSM tree of one level).
 use serde::{Deserialize, Serialize};
 
-use crate::embed::vecmath::{assign, kmeans_train, quantize_i12};
+use crate::embed::vecmath::{assign, dot_i16, kmeans_train, quantize_i12};
 use crate::types::PostingRecord;
 
 /// Layout version of the segments (in [`SegmentHead::format`]).
@@ -203,7 +203,7 @@ fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, 
 }
 
 /// Largest magnitude of a value in the store's IVF lists (12 bits signed): with it, the SIMD
-/// dot product's 32-bit lanes cannot overflow ([`dot_i16`]).
+/// dot product's 32-bit lanes cannot overflow ([`dot_i16`](crate::embed::vecmath::dot_i16)).
 pub const LIST_MAX: f32 = crate::embed::vecmath::I12_MAX;
 
 /// An IVF list of the store: the [`vec_block`] layout with magic `WRL1` and the values as
@@ -279,45 +279,6 @@ impl QueryCodes {
         let (scale, codes) = quantize_i12(q);
         QueryCodes { scale, codes }
     }
-}
-
-/// `Σ a_i · b_i` of values within ±[`LIST_MAX`], exact. On wasm with SIMD128: 8 lanes at a time
-/// summed in pairs (`i32x4.dot_i16x8_s`, each pair ≤ 2 · 2047² ≈ 8.4e6), the 32-bit lanes moved
-/// into an i64 every 64 steps (≤ 5.4e8 < 2³¹), so any dimension is safe.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
-    use core::arch::wasm32::*;
-    let n = a.len().min(b.len());
-    let chunks = n / 8;
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    let mut total: i64 = 0;
-    let mut acc = i32x4_splat(0);
-    let lanes = |v: v128| -> i64 {
-        i32x4_extract_lane::<0>(v) as i64
-            + i32x4_extract_lane::<1>(v) as i64
-            + i32x4_extract_lane::<2>(v) as i64
-            + i32x4_extract_lane::<3>(v) as i64
-    };
-    for c in 0..chunks {
-        // SAFETY: 8c + 8 ≤ n ≤ both lengths; v128_load has no alignment requirement.
-        let (x, y) = unsafe { (v128_load(pa.add(c * 8) as *const v128), v128_load(pb.add(c * 8) as *const v128)) };
-        acc = i32x4_add(acc, i32x4_dot_i16x8(x, y));
-        if c % 64 == 63 {
-            total += lanes(acc);
-            acc = i32x4_splat(0);
-        }
-    }
-    total += lanes(acc);
-    for i in chunks * 8..n {
-        total += a[i] as i64 * b[i] as i64;
-    }
-    total
-}
-
-/// `Σ a_i · b_i` of values within ±[`LIST_MAX`], exact.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-fn dot_i16(a: &[i16], b: &[i16]) -> i64 {
-    a.iter().zip(b).map(|(x, y)| *x as i64 * *y as i64).sum()
 }
 
 /// A chunk as a base indexes it.
