@@ -609,8 +609,19 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
         assert_eq!(r.route, "memory");
         assert!(lz.is_lazy());
         // A loaded open reads what the lazy asks wrote.
-        let full = Engine::open(&store, embedder(), cfg, Box::new(FixedClock(4.0))).await.expect("open");
+        let full = Engine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(4.0))).await.expect("open");
         assert_eq!(full.ask_store().memory_len(), remembered);
         assert_eq!(full.ask_store().traces().len(), questions.len() + 1);
+        // The page's memory(), traces(), questions(), forget() and clearTraces() lazily.
+        assert_eq!(lz.memory().await.unwrap(), full.ask_store().memory());
+        assert_eq!(lz.traces().await.unwrap(), full.ask_store().traces());
+        assert_eq!(lz.questions("n0#0").await.unwrap(), None);
+        assert_eq!(lz.clear_traces().await.unwrap(), questions.len() + 1);
+        assert_eq!(lz.forget().await.unwrap(), remembered);
+        assert!(lz.is_lazy(), "forget and clearTraces did not load the knowledge base");
+        assert!(lz.traces().await.unwrap().is_empty() && lz.memory().await.unwrap().is_empty());
+        let full = Engine::open(&store, embedder(), cfg, Box::new(FixedClock(5.0))).await.expect("open");
+        assert_eq!((full.ask_store().memory_len(), full.ask_store().traces().len()), (0, 0));
+        assert_eq!(full.corpus().documents().len(), articles.len(), "nothing else deleted");
     })
 }

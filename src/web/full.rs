@@ -169,10 +169,7 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = clearTraces)]
     pub fn clear_traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move {
-            let mut core = inner.lock().await;
-            super::write_op!(core, eng => eng.enrichment().clear_traces().await)
-        })
+        run(async move { super::retried(async || inner.lock().await.clear_traces().await).await })
     }
 
     /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
@@ -195,10 +192,7 @@ impl WebRagCore {
     /// Deletes every memory entry; resolves to how many.
     pub fn forget(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move {
-            let mut core = inner.lock().await;
-            super::write_op!(core, eng => eng.enrichment().forget().await)
-        })
+        run(async move { super::retried(async || inner.lock().await.forget().await).await })
     }
 
     /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,

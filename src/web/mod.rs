@@ -292,6 +292,19 @@ fn stats_js(stats: &crate::types::Stats) -> Result<JsValue, JsValue> {
 /// read again first when another tab committed since ([`LazyEngine::refresh`]), and the write is
 /// tried again (up to twice) when its commit still meets a newer generation (`STORE_CONFLICT`:
 /// nothing was written).
+/// `op` again (up to three times in all) while it fails with `STORE_CONFLICT` (another tab
+/// committed between its read of the store's generation and its commit: nothing was written).
+#[cfg(feature = "full")]
+async fn retried<T>(op: impl AsyncFn() -> crate::error::Result<T>) -> crate::error::Result<T> {
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
+            r => break r,
+        }
+    }
+}
+
 macro_rules! write_op {
     ($core:ident, $eng:ident => $body:expr) => {{
         let mut attempt = 0;
@@ -304,8 +317,6 @@ macro_rules! write_op {
         }
     }};
 }
-#[cfg(feature = "full")]
-pub(crate) use write_op;
 
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
@@ -453,7 +464,7 @@ impl WebRagCore {
     /// Atomic questions of a chunk (`null`: not atomized).
     pub fn questions(&self, chunk_id: String) -> Promise {
         let inner = self.inner.clone();
-        run(async move { Ok::<_, Error>(inner.lock().await.engine().await?.ask_store().questions(&chunk_id).map(<[String]>::to_vec)) })
+        run(async move { inner.lock().await.questions(&chunk_id).await })
     }
 
     /// The mind map the pseudo-graph holds for a document (`null`: none).

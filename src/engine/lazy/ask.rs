@@ -93,4 +93,15 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             })
             .collect())
     }
+
+    /// Deletes the records `ids` of `collection` in one commit; returns how many.
+    ///
+    /// Errors: store errors.
+    pub(super) async fn delete_all(&mut self, collection: Collection, ids: Vec<String>) -> Result<usize> {
+        let n = ids.len();
+        if n > 0 {
+            self.commit(ids.into_iter().map(|id| Op::Delete(collection, id)).collect()).await?;
+        }
+        Ok(n)
+    }
 }

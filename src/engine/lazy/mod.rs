@@ -323,6 +323,55 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
+    /// Deletes every memory entry ([`Enrichment::forget`](crate::engine::Enrichment::forget);
+    /// [`LazyEngine::refresh`] first); while lazy, the `memory` records alone, in one commit.
+    /// Returns how many.
+    ///
+    /// Errors: store errors ([`StoreError::Conflict`]: nothing deleted).
+    pub async fn forget(&mut self) -> Result<usize> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => {
+                let ids: Vec<String> = r.store.scan(Collection::Memory).await?.memory.into_iter().map(|m| m.id).collect();
+                r.delete_all(Collection::Memory, ids).await
+            }
+            State::Loaded(e) => e.enrichment().forget().await,
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// Deletes every kept trace ([`Enrichment::clear_traces`](crate::engine::Enrichment::clear_traces);
+    /// [`LazyEngine::refresh`] first); while lazy, the `traces` records alone, in one commit.
+    /// Returns how many.
+    ///
+    /// Errors: store errors ([`StoreError::Conflict`]: nothing deleted).
+    pub async fn clear_traces(&mut self) -> Result<usize> {
+        self.refresh().await?;
+        match &mut self.state {
+            State::Reading(r) => {
+                let ids: Vec<String> = r.store.scan(Collection::Traces).await?.traces.into_iter().map(|t| t.id).collect();
+                r.delete_all(Collection::Traces, ids).await
+            }
+            State::Loaded(e) => e.enrichment().clear_traces().await,
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// The atomic questions of a chunk (`None`: not atomized); while lazy, its `questions` record
+    /// alone.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn questions(&mut self, chunk_id: &str) -> Result<Option<Vec<String>>> {
+        match &self.state {
+            State::Reading(r) => Ok(match r.store.get(Collection::Questions, chunk_id).await? {
+                Some(Record::Question(q)) => Some(q.questions),
+                _ => None,
+            }),
+            State::Loaded(e) => Ok(e.ask_store().questions(chunk_id).map(<[String]>::to_vec)),
+            State::Failed => Err(failed()),
+        }
+    }
+
     /// [`AskStore::atomic_search`](crate::engine::AskStore::atomic_search). A lazily opened knowledge base has no atomic questions (the
     /// first questions stored delete its base of index segments), so none while lazy.
     ///
