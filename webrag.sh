@@ -16,6 +16,7 @@
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
 #   ./webrag.sh bench-static the static tier (--vectors static) on that site: build time against Pagefind, bytes of a cold first hybrid query
+#   ./webrag.sh surface  regenerate the option tables of docs/api.md and the option interfaces of index.d.ts from the Rust definitions (tests/surface.rs fails when they are stale)
 #   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail
@@ -297,8 +298,9 @@ case "$cmd" in
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
   bench-static) setup; node tests/site/bench-static.mjs "$@" ;;
   site) setup; build; site_demo "$@" ;;
+  surface) setup; cargo run --release --quiet --bin webrag -- surface "$@" ;;
   fuzz) setup; fuzz "$@" ;;
   llm-real) setup; build; llm_real "$@" ;;
   serve) serve ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '2,21p' "$0"; exit 2 ;;
 esac

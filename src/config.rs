@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 pub use crate::index::bm25::Bm25Idf;
-use crate::options::{Range, check_all};
+use crate::options::{Doc, Range, Value, check_all};
 
 /// Options of an [`crate::Engine`]. All fields have defaults (see [`Config::default`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,16 +70,68 @@ impl Config {
     pub const EMBED_BATCH: Range = Range::new("embedBatch", 16.0, 1.0, 1024.0);
     /// `lazyOpenChunks`.
     pub const LAZY_OPEN_CHUNKS: Range = Range::new("lazyOpenChunks", 4096.0, 0.0, 100_000_000.0);
-    /// The numeric options with a fixed range (docs/api.md, "Engine options").
-    pub const OPTIONS: &[Range] = &[
-        Self::MAX_DOCUMENT_BYTES,
-        Self::BM25_K1,
-        Self::BM25_B,
-        Self::BM25_EPSILON,
-        Self::RRF_K,
-        Self::FUSION_DEPTH,
-        Self::EMBED_BATCH,
-        Self::LAZY_OPEN_CHUNKS,
+
+    /// `maxChunkTokens`'s default (all-MiniLM-L6-v2's `max_seq_length`).
+    pub const MAX_CHUNK_TOKENS: usize = 256;
+    /// `targetChunkTokens`'s default.
+    pub const TARGET_CHUNK_TOKENS: usize = 200;
+    /// The engine options as docs/api.md ("Engine options") and `index.d.ts` (`Options`) state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new(
+            "maxDocumentBytes",
+            Value::Number(Self::MAX_DOCUMENT_BYTES),
+            "largest document (UTF-8 bytes; 8 MiB by default); larger ones get `DOCUMENT_TOO_LARGE`",
+        ),
+        Doc::new(
+            "maxChunkTokens",
+            Value::Other { ts: "number", default: "256", accepts: "≥ 32 (capped at the model's maximum)" },
+            "chunk bound in word pieces, including `[CLS]`, `[SEP]` and the heading prefix embedded with the chunk",
+        ),
+        Doc::new(
+            "targetChunkTokens",
+            Value::Other { ts: "number", default: "200", accepts: "1..=`maxChunkTokens`" },
+            "soft chunk size in word pieces; blocks are merged up to it",
+        ),
+        Doc::new("bm25K1", Value::Number(Self::BM25_K1), "BM25 term-frequency saturation"),
+        Doc::new("bm25B", Value::Number(Self::BM25_B), "BM25 length normalisation"),
+        Doc::new(
+            "bm25Idf",
+            Value::Other { ts: "'plus1' | 'okapi'", default: "`'plus1'`", accepts: "`'plus1'` \\| `'okapi'`" },
+            "BM25 idf: `plus1` ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene); `okapi` ln((N − df + 0.5)/(df + 0.5)) with negative values floored to `bm25Epsilon` × the mean idf (rank_bm25's `BM25Okapi`)",
+        ),
+        Doc::new("bm25Epsilon", Value::Number(Self::BM25_EPSILON), "the `okapi` floor"),
+        Doc::new(
+            "rrfK",
+            Value::Number(Self::RRF_K),
+            "reciprocal-rank-fusion constant k (Cormack, Clarke & Büttcher, SIGIR 2009): score = Σ 1/(k + rank)",
+        ),
+        Doc::new("fusionDepth", Value::Number(Self::FUSION_DEPTH), "hits each retriever contributes to fusion"),
+        Doc::new(
+            "fusionWeights",
+            Value::Group(crate::retrieve::FusionWeights::DOCS),
+            "each retriever's weight in the fused modes: a list adds weight / (rrfK + rank) (weighted RRF); 0 leaves the list out. `webrag eval --tune-fusion` chooses weights on half of each eval set's questions and reports the other half ([benchmarks.md](benchmarks.md#fusion-weights): tuned weights did not beat equal ones there, so 1 each stays the default)",
+        ),
+        Doc::new(
+            "graphCascade",
+            Value::Group(crate::retrieve::GraphCascade::DOCS),
+            "the `hybrid+graph` mode's second stage over the fused list: its first `keep` hits stay; then the other hits PGR selected and the graph list's first `candidates` unselected facts, in fused order; then the rest (`retrieve::GraphCascade`; [benchmarks.md](benchmarks.md#graph-cascade)). A hit's `score` stays its RRF score, so a promoted hit can follow a higher one",
+        ),
+        Doc::new(
+            "embedBatch",
+            Value::NumberDefault(Self::EMBED_BATCH, "the path's own: 256 on a hardware GPU, 16 on the page's CPU path (64 natively)"),
+            "texts embedded per call at ingest; an `embed` progress event follows each call",
+        ),
+        Doc::new(
+            "lazyOpenChunks",
+            Value::Number(Self::LAZY_OPEN_CHUNKS),
+            "from this many chunks on, idle-time upkeep stores the index segments the next `open` reads lazily ([vector-index.md](vector-index.md#index-segments-lazy-open)); 0 never stores them and always loads the whole knowledge base at open",
+        ),
+        Doc::new("graph", Value::Table { ts: "GraphOptions", default: "below" }, "pseudo-graph options (PG-RAG)"),
+        Doc::new(
+            "ann",
+            Value::Table { ts: "AnnOptions", default: "below" },
+            "HNSW segments of the vector collections (chunks, topics, facts, questions)",
+        ),
     ];
 
     /// The BM25 parameters these options name.
@@ -127,8 +179,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             max_document_bytes: Self::MAX_DOCUMENT_BYTES.count(),
-            max_chunk_tokens: 256,
-            target_chunk_tokens: 200,
+            max_chunk_tokens: Self::MAX_CHUNK_TOKENS,
+            target_chunk_tokens: Self::TARGET_CHUNK_TOKENS,
             bm25_k1: Self::BM25_K1.real(),
             bm25_b: Self::BM25_B.real(),
             bm25_idf: Bm25Idf::Plus1,

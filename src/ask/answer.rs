@@ -58,6 +58,25 @@ pub struct AnswerParams {
     pub stream: AnswerStream,
 }
 
+impl AnswerParams {
+    /// The options as docs/api.md ("Ask", `answer.*`) and `index.d.ts` state them.
+    pub const DOCS: &[crate::options::Doc] = {
+        use crate::options::{Doc, Value};
+        &[
+            Doc::new(
+                "minConfidence",
+                Value::Other { ts: "'low' | 'medium' | 'high'", default: "`'medium'`", accepts: "`'low'` \\| `'medium'` \\| `'high'`" },
+                "below it the answer is \"I don't know.\"",
+            ),
+            Doc::new(
+                "stream",
+                Value::Other { ts: "'withheld' | 'provisional'", default: "`'withheld'`", accepts: "`'withheld'` \\| `'provisional'`" },
+                "`withheld`: `onToken` gets the final text once its confidence is known; `provisional`: every piece as it arrives, marked `provisional`",
+            ),
+        ]
+    };
+}
+
 impl Default for AnswerParams {
     fn default() -> Self {
         AnswerParams { min_confidence: Confidence::Medium, stream: AnswerStream::Withheld }

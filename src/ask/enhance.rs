@@ -25,7 +25,7 @@ use crate::engine::EngineAccess;
 use crate::error::{Error, LlmError, Result};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
-use crate::options::{Range, check_all};
+use crate::options::{Doc, Range, Value, check_all};
 use crate::ports::{Clock, Progress, Store};
 use crate::types::{ChunkId, DocId, MAX_TAGS, ProgressEvent};
 
@@ -53,6 +53,16 @@ impl SummaryParams {
     pub const MAX_WORDS: Range = Range::new("maxWords", 40.0, 5.0, 200.0);
     /// `forwardSummaries.batch`.
     pub const BATCH: Range = Range::new("batch", 8.0, 1.0, 256.0);
+    /// The options as docs/api.md ("Ingest-time LLM stages", `forwardSummaries.*`) and
+    /// `index.d.ts` state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new(
+            "maxWords",
+            Value::Number(Self::MAX_WORDS),
+            "words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded with the chunk)",
+        ),
+        Doc::new("batch", Value::Number(Self::BATCH), "chunks per commit"),
+    ];
 
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {
@@ -85,6 +95,16 @@ impl TaggingParams {
     pub const MAX_TAGS: Range = Range::new("maxTags", 5.0, 1.0, MAX_TAGS as f64);
     /// `tags.maxChars`.
     pub const MAX_CHARS: Range = Range::new("maxChars", 2000.0, 200.0, 20000.0);
+    /// The options as docs/api.md ("Ingest-time LLM stages", `tags.*`) and `index.d.ts` state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new("maxTags", Value::Number(Self::MAX_TAGS), "automatic tags per document"),
+        Doc::new(
+            "vocabulary",
+            Value::Other { ts: "string[]", default: "`[]`", accepts: "strings" },
+            "the tags to choose from (case ignored); empty: any short tag",
+        ),
+        Doc::new("maxChars", Value::Number(Self::MAX_CHARS), "characters of the document the model reads"),
+    ];
 
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {

@@ -27,7 +27,7 @@ use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
-use crate::options::{Range, check_all};
+use crate::options::{Doc, Range, Value, check_all};
 use crate::ports::{Clock, Progress, Store};
 use crate::types::{ChunkId, ProgressEvent};
 
@@ -81,8 +81,11 @@ impl AtomizeParams {
     pub const MAX_QUESTIONS: Range = Range::new("maxQuestions", 5.0, 1.0, 20.0);
     /// `atomize.batch`.
     pub const BATCH: Range = Range::new("batch", 8.0, 1.0, 256.0);
-    /// The numeric options (docs/api.md, "Ingest-time LLM stages").
-    pub const OPTIONS: &[Range] = &[Self::MAX_QUESTIONS, Self::BATCH];
+    /// The options as docs/api.md ("Ingest-time LLM stages", `atomize.*`) and `index.d.ts` state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new("maxQuestions", Value::Number(Self::MAX_QUESTIONS), "questions asked for per chunk"),
+        Doc::new("batch", Value::Number(Self::BATCH), "chunks per commit (their calls concurrent up to `concurrency`)"),
+    ];
 
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {
@@ -100,8 +103,13 @@ impl MindMapParams {
     pub const REGENERATIONS: Range = Range::new("regenerations", 2.0, 0.0, 5.0);
     /// `mindMaps.maxItems`.
     pub const MAX_ITEMS: Range = Range::new("maxItems", 12.0, 1.0, 50.0);
-    /// The numeric options (docs/api.md, "Ingest-time LLM stages").
-    pub const OPTIONS: &[Range] = &[Self::MIN_ROUGE_L, Self::MIN_COSINE, Self::REGENERATIONS, Self::MAX_ITEMS];
+    /// The options as docs/api.md ("Ingest-time LLM stages", `mindMaps.*`) and `index.d.ts` state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new("minRougeL", Value::Number(Self::MIN_ROUGE_L), "ROUGE-L F1 the fact-check items must reach against their chunk"),
+        Doc::new("minCosine", Value::Number(Self::MIN_COSINE), "cosine between the items' and the chunk's embeddings"),
+        Doc::new("regenerations", Value::Number(Self::REGENERATIONS), "regenerations of items that fail verification"),
+        Doc::new("maxItems", Value::Number(Self::MAX_ITEMS), "items asked for per chunk"),
+    ];
 
     /// Checks the ranges.
     pub fn validate(&self) -> Result<()> {

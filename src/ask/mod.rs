@@ -80,8 +80,21 @@ impl DecomposeParams {
     pub const DELTA: Range = Range::new("delta", 0.5, 0.0, 1.0);
     /// `decompose.proposals`.
     pub const PROPOSALS: Range = Range::new("proposals", 3.0, 1.0, 10.0);
-    /// The numeric options with a fixed range (docs/api.md, "Decomposition").
-    pub const OPTIONS: &[Range] = &[Self::ROUNDS, Self::CANDIDATES, Self::DELTA, Self::PROPOSALS];
+    /// The options as docs/api.md ("Decomposition") and `index.d.ts` (`DecomposeOptions`) state them.
+    pub const DOCS: &[crate::options::Doc] = {
+        use crate::options::{Doc, Value};
+        &[
+            Doc::new("rounds", Value::Number(Self::ROUNDS), "rounds N; each adds at most one chunk to the context"),
+            Doc::new("candidates", Value::Number(Self::CANDIDATES), "candidates K per proposal"),
+            Doc::new("delta", Value::Number(Self::DELTA), "similarity threshold δ for atomic-question candidates"),
+            Doc::new("proposals", Value::Number(Self::PROPOSALS), "proposals read per round"),
+            Doc::new(
+                "retriever",
+                Value::Other { ts: "SearchMode", default: "`'hybrid+graph'`", accepts: "a search mode" },
+                "retriever of chunk candidates",
+            ),
+        ]
+    };
 
     /// Checks the ranges.
     pub fn validate(&self) -> std::result::Result<(), crate::error::InputError> {

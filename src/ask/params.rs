@@ -266,18 +266,69 @@ impl PipelineParams {
     pub const MAX_SOURCES: Range = Range::new("maxSources", 8.0, 1.0, 30.0);
     /// `perspectives`.
     pub const PERSPECTIVES: Range = Range::new("perspectives", 3.0, 1.0, 6.0);
-    /// The numeric options with a fixed range (docs/api.md, "Ask").
-    pub const OPTIONS: &[Range] = &[
-        Self::TAU,
-        Self::THETA,
-        Self::REWRITE_QUERIES,
-        Self::KEY_POINTS,
-        Self::GRAPH_FACTS,
-        Self::VERIFY_ROUNDS,
-        Self::SUPPLEMENT_QUERIES,
-        Self::MAX_SOURCES,
-        Self::PERSPECTIVES,
-    ];
+    /// The options as docs/api.md ("Ask") and `index.d.ts` (`AskOptions`) state them.
+    pub const DOCS: &[crate::options::Doc] = {
+        use crate::options::{Doc, Value};
+        &[
+            Doc::new(
+                "preset",
+                Value::Other {
+                    ts: "'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4'",
+                    default: "`'ask'`",
+                    accepts: "`'search'`, `'light'`, `'L1'`, `'L2'`, `'L3'`, `'L4'`, `'ask'`",
+                },
+                "which steps run and how the answer is written ([ask-pipeline.md](ask-pipeline.md), \"Presets\"): `search` no model call (the context is the `hybrid+graph` search result, `answer` is `null`); `light` one retrieval and one answer call; `L1`–`L4` PIKE-RAG's task levels (factual, multi-hop, predictive, creative); `ask` every step",
+            ),
+            Doc::new(
+                "steps",
+                Value::Other { ts: "PipelineSteps", default: "the preset's", accepts: "booleans" },
+                "`{trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset; an unknown step → `INVALID_OPTION`",
+            ),
+            Doc::new(
+                "tau",
+                Value::Number(Self::TAU),
+                "retrieval trigger: memory-title similarity τ (calibrated: [benchmarks.md](benchmarks.md#the-retrieval-trigger))",
+            ),
+            Doc::new("theta", Value::Number(Self::THETA), "retrieval trigger: matches θ that answer from memory"),
+            Doc::new("rewriteQueries", Value::Number(Self::REWRITE_QUERIES), "search queries asked of Query Rewriter+"),
+            Doc::new("keyPoints", Value::Number(Self::KEY_POINTS), "key points for the graph retriever"),
+            Doc::new("graphFacts", Value::Number(Self::GRAPH_FACTS), "facts the graph retriever puts in its context"),
+            Doc::new("verifyRounds", Value::Number(Self::VERIFY_ROUNDS), "verify-and-supplement rounds"),
+            Doc::new("supplementQueries", Value::Number(Self::SUPPLEMENT_QUERIES), "sub-queries per supplement"),
+            Doc::new(
+                "filter",
+                Value::Other { ts: "SearchFilter | 'strict' | 'lenient'", default: "none", accepts: "`{tags?, docIds?, meta?}`" },
+                "the documents the run may use, as `search`'s `filter`: every retrieval, the graph's context and the candidates of decomposition stay within them (the memory trigger does not fire); the older form, `'strict'` \\| `'lenient'`, is `knowledgeFilter`",
+            ),
+            Doc::new(
+                "knowledgeFilter",
+                Value::Other {
+                    ts: "'strict' | 'lenient'",
+                    default: "the preset's: `'strict'` for `L1`, else `'lenient'`",
+                    accepts: "`'strict'` \\| `'lenient'`",
+                },
+                "knowledge filter: `strict` keeps `entailment`, `lenient` also `neutral`",
+            ),
+            Doc::new("maxSources", Value::Number(Self::MAX_SOURCES), "sources given to the answer"),
+            Doc::new("perspectives", Value::Number(Self::PERSPECTIVES), "perspectives the `L4` preset drafts before its synthesis"),
+            Doc::new("keepTrace", Value::Flag(false), "store the trace for `exportTraces()`"),
+            Doc::new(
+                "webSearch",
+                Value::Other {
+                    ts: "{ url: string; headers?: Record<string, string>; timeoutMs?: number }",
+                    default: "none",
+                    accepts: "`{url, headers?, timeoutMs? = 15000}`",
+                },
+                "a search endpoint routing may pick (`POST {query, k}` → `{results: [{title, url, text}]}`, at most 4 MiB: `LLM_REPLY_TOO_LARGE` past it)",
+            ),
+            Doc::new(
+                "decompose",
+                Value::Table { ts: "DecomposeOptions", default: "as above" },
+                "knowledge-aware decomposition (`DecomposeOptions`)",
+            ),
+            Doc::new("answer", Value::Group(AnswerParams::DOCS), "the answer step"),
+        ]
+    };
 
     /// The steps that run: the preset's, with `steps` applied.
     ///

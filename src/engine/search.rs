@@ -2,7 +2,7 @@
 use std::collections::HashSet;
 
 use crate::embed::Embedder;
-use crate::error::{InputError, Result};
+use crate::error::Result;
 use crate::graph::GraphSearch;
 use crate::index::bm25::{self, contains_phrase, parse_query};
 use crate::index::top_k;
@@ -33,11 +33,37 @@ pub struct SearchOptions {
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { k: 10, mode: SearchMode::Hybrid, literal: false, filter: None, group: Grouping::Chunk }
+        SearchOptions { k: Self::K.count(), mode: SearchMode::Hybrid, literal: false, filter: None, group: Grouping::Chunk }
     }
 }
 
 impl SearchOptions {
+    /// `k`.
+    pub const K: crate::options::Range = crate::options::Range::new("k", 10.0, 1.0, 1000.0);
+    /// The options as docs/api.md ("Search") and `index.d.ts` (`SearchOptions`) state them.
+    pub const DOCS: &[crate::options::Doc] = {
+        use crate::options::{Doc, Value};
+        &[
+            Doc::new("k", Value::Number(Self::K), "hits returned"),
+            Doc::new("mode", Value::Other { ts: "SearchMode", default: "`'hybrid'`", accepts: "see below" }, "retrievers"),
+            Doc::new(
+                "literal",
+                Value::Flag(false),
+                "read the query as plain text: no phrases, exclusions or boosts (for natural-language questions)",
+            ),
+            Doc::new(
+                "filter",
+                Value::Other { ts: "SearchFilter", default: "none", accepts: "`{tags?, docIds?, meta?}`" },
+                "only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, and with every `meta` entry; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields → `INVALID_OPTION`",
+            ),
+            Doc::new(
+                "group",
+                Value::Other { ts: "'chunk' | 'document'", default: "`'chunk'`", accepts: "`'chunk'`, `'document'`" },
+                "`'document'`: `k` documents, each its best chunk (ranked where it is), its next matching chunks in the first `fusionDepth` (100) of the ranked list as `sections` (at most 2)",
+            ),
+        ]
+    };
+
     /// `k` hits from `mode`, with the query syntax on.
     pub fn new(k: usize, mode: SearchMode) -> Self {
         SearchOptions { k, mode, ..SearchOptions::default() }
@@ -217,10 +243,7 @@ pub(super) async fn query_vector<E: Embedder>(embedder: &E, query: &str, opts: &
 ///
 /// Errors: [`InputError::InvalidOption`].
 pub(super) fn check_k(k: usize) -> Result<()> {
-    if k == 0 || k > 1000 {
-        return Err(InputError::InvalidOption { name: "k".into(), reason: format!("{k} is outside 1..=1000") }.into());
-    }
-    Ok(())
+    Ok(SearchOptions::K.check("", k as f64)?)
 }
 
 /// The query text the dense retriever embeds: operators stripped, excluded terms dropped.

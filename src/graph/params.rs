@@ -1,6 +1,6 @@
 //! Pseudo-graph options ([`GraphParams`]).
 use crate::error::InputError;
-use crate::options::{Range, check_all};
+use crate::options::{Doc, Range, Value, check_all};
 
 use super::pgr::PgrParams;
 
@@ -87,15 +87,47 @@ impl GraphParams {
     pub const DENSE_HOPS: Range = Range::new("denseHops", 0.0, 0.0, 10.0);
     /// `graph.entityMaxTopics`.
     pub const ENTITY_MAX_TOPICS: Range = Range::new("entityMaxTopics", 20.0, 0.0, 1000.0);
-    /// The numeric options with a fixed range (docs/api.md, `graph`).
-    pub const OPTIONS: &[Range] = &[
-        Self::SUPER_TOPIC_THRESHOLD,
-        Self::SUPER_FACT_THRESHOLD,
-        Self::SEED_TOPICS,
-        Self::MAX_TOPICS,
-        Self::LINK_DECAY,
-        Self::DENSE_HOPS,
-        Self::ENTITY_MAX_TOPICS,
+    /// The options as docs/api.md (`graph`) and `index.d.ts` (`GraphOptions`) state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new("enabled", Value::Flag(true), "build mind maps at ingest (one embedding per topic, route and fact)"),
+        Doc::new(
+            "superTopicThreshold",
+            Value::Number(Self::SUPER_TOPIC_THRESHOLD),
+            "a new topic joins the super-topic of its nearest topic above this cosine",
+        ),
+        Doc::new(
+            "superFactThreshold",
+            Value::Number(Self::SUPER_FACT_THRESHOLD),
+            "a new fact joins the super-fact of its nearest fact above this cosine",
+        ),
+        Doc::new("seedTopics", Value::Number(Self::SEED_TOPICS), "seed topics by title similarity, and again by best-fact similarity"),
+        Doc::new("maxTopics", Value::Number(Self::MAX_TOPICS), "candidate topics after the walk"),
+        Doc::new("linkDecay", Value::Number(Self::LINK_DECAY), "share of the linking node's similarity a walked-to topic's facts inherit"),
+        Doc::new(
+            "denseHops",
+            Value::Number(Self::DENSE_HOPS),
+            "dense hops per walked topic (0: off): topics owning the facts nearest to normalise(query + the topic's best fact)",
+        ),
+        Doc::new(
+            "entityMaxTopics",
+            Value::Number(Self::ENTITY_MAX_TOPICS),
+            "shared-entity links: topics naming the same proper name (a run of capitalised words) are neighbours when at most this many topics name it; 0 turns them off",
+        ),
+        Doc::new(
+            "lateChunking",
+            Value::Flag(true),
+            "at ingest, late chunking of facts (Günther et al. 2024, arXiv 2409.04701 §3): a structural fact's vector is the L2-normalised mean of its chunk's last hidden state over `[CLS]`, the heading prefix, the fact's own tokens and `[SEP]`, from the chunk's forward pass, instead of a pass of its own; the CPU path only (the GPU path, and a fact past the chunk's 256-token truncation, keep a pass each). Cost and recall: [benchmarks.md](benchmarks.md), \"Ingest in the page\"",
+        ),
+        Doc::new(
+            "superFactLinks",
+            Value::Flag(false),
+            "super-fact links in the walk (PG-RAG §3.3): a topic whose fact shares a super-fact with another topic's fact has it as a neighbour; off by default — no change in recall@k on HotpotQA or MuSiQue train100 ([benchmarks.md](benchmarks.md), \"Super-facts\")",
+        ),
+        Doc::new(
+            "pgr",
+            Value::Group(PgrParams::DOCS),
+            "the pseudo-graph retriever (PG-RAG §4.2): support 0.01 and continue 0.02 are the PG-RAG reference code's thresholds (the paper's are 0.03 and 0.05)",
+        ),
     ];
 }
 

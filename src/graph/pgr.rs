@@ -55,9 +55,22 @@ impl PgrParams {
     pub const ANCHORS: crate::options::Range = crate::options::Range::new("anchors", 8.0, 1.0, 100.0);
     /// `graph.pgr.topRows`.
     pub const TOP_ROWS: crate::options::Range = crate::options::Range::new("topRows", 8.0, 1.0, 1000.0);
-    /// The numeric options with a fixed range (`support` and `continueThreshold` bound each
-    /// other: `0 ≤ support ≤ continueThreshold ≤ 2`, checked by [`super::GraphParams::validate`]).
-    pub const OPTIONS: &[crate::options::Range] = &[Self::ANCHORS, Self::TOP_ROWS];
+
+    /// The options as docs/api.md (`graph`, `pgr.*`) and `index.d.ts` state them.
+    pub const DOCS: &[crate::options::Doc] = &[
+        crate::options::Doc::new(
+            "support",
+            crate::options::Value::Other { ts: "number", default: "0.01", accepts: "0 ≤ support ≤ `continueThreshold` ≤ 2" },
+            "weight 1 within this of an anchor's similarity",
+        ),
+        crate::options::Doc::new(
+            "continueThreshold",
+            crate::options::Value::Other { ts: "number", default: "0.02", accepts: "as above" },
+            "weight 0.5 within this; beyond, 0",
+        ),
+        crate::options::Doc::new("anchors", crate::options::Value::Number(Self::ANCHORS), "anchors per key point"),
+        crate::options::Doc::new("topRows", crate::options::Value::Number(Self::TOP_ROWS), "fact paths selected"),
+    ];
 
     /// The thresholds of the PG-RAG reference code: support 0.01, continue 0.02 (the default).
     pub const REFERENCE_CODE: (f32, f32) = (0.01, 0.02);

@@ -129,8 +129,29 @@ impl AnnParams {
     pub const EF_SEARCH: crate::options::Range = crate::options::Range::new("efSearch", 100.0, 1.0, 1000.0);
     /// `ann.sealAt`.
     pub const SEAL_AT: crate::options::Range = crate::options::Range::new("sealAt", 4096.0, 16.0, 1_000_000.0);
-    /// The numeric options with a fixed range (docs/api.md, `ann`).
-    pub const OPTIONS: &[crate::options::Range] = &[Self::EF_CONSTRUCTION, Self::EF_SEARCH, Self::SEAL_AT];
+    /// The options as docs/api.md (`ann`) and `index.d.ts` (`AnnOptions`) state them.
+    pub const DOCS: &[crate::options::Doc] = &[
+        crate::options::Doc::new(
+            "efConstruction",
+            crate::options::Value::Number(Self::EF_CONSTRUCTION),
+            "candidate list while building a segment",
+        ),
+        crate::options::Doc::new(
+            "efSearch",
+            crate::options::Value::Number(Self::EF_SEARCH),
+            "candidate list while searching a segment (at least k)",
+        ),
+        crate::options::Doc::new(
+            "sealAt",
+            crate::options::Value::Number(Self::SEAL_AT),
+            "vectors in the exact fresh buffer before it is sealed into a segment",
+        ),
+        crate::options::Doc::new(
+            "seed",
+            crate::options::Value::Other { ts: "number", default: "1", accepts: "any u64" },
+            "seed of the layer assignment (deterministic segments)",
+        ),
+    ];
 
     /// Checks the ranges; the error names the field (`ann.<field>`).
     pub fn validate(&self) -> Result<(), crate::error::InputError> {

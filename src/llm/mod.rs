@@ -8,6 +8,7 @@
 pub mod json;
 pub mod openai;
 
+use crate::options::{Doc, Range, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LlmError;
@@ -166,16 +167,16 @@ impl Default for LlmConfig {
             model: String::new(),
             api_key: String::new(),
             headers: Default::default(),
-            temperature: 0.0,
-            max_tokens: 1024,
-            timeout_ms: 60_000,
-            retries: 3,
-            backoff_ms: 500,
-            max_backoff_ms: 20_000,
-            concurrency: 4,
+            temperature: Self::TEMPERATURE.real(),
+            max_tokens: Self::MAX_TOKENS.count() as u32,
+            timeout_ms: Self::TIMEOUT_MS.count() as u64,
+            retries: Self::RETRIES.count() as u32,
+            backoff_ms: Self::BACKOFF_MS,
+            max_backoff_ms: Self::MAX_BACKOFF_MS,
+            concurrency: Self::CONCURRENCY.count(),
             json_mode: JsonMode::Auto,
-            max_reply_bytes: 16 << 20,
-            max_event_bytes: 1 << 20,
+            max_reply_bytes: Self::MAX_REPLY_BYTES.count() as u64,
+            max_event_bytes: Self::MAX_EVENT_BYTES,
         }
     }
 }
@@ -194,7 +195,73 @@ impl std::fmt::Debug for LlmConfig {
 }
 
 impl LlmConfig {
+    /// `temperature`.
+    pub const TEMPERATURE: Range = Range::new("temperature", 0.0, 0.0, 2.0);
+    /// `maxTokens`.
+    pub const MAX_TOKENS: Range = Range::new("maxTokens", 1024.0, 1.0, 131_072.0);
+    /// `timeoutMs`.
+    pub const TIMEOUT_MS: Range = Range::new("timeoutMs", 60_000.0, 1.0, 600_000.0);
+    /// `retries`.
+    pub const RETRIES: Range = Range::new("retries", 3.0, 0.0, 10.0);
+    /// `concurrency`.
+    pub const CONCURRENCY: Range = Range::new("concurrency", 4.0, 1.0, 64.0);
+    /// `maxReplyBytes`: 16 MiB; 4 KiB..=1 GiB.
+    pub const MAX_REPLY_BYTES: Range = Range::new("maxReplyBytes", (16u64 << 20) as f64, 4096.0, (1u64 << 30) as f64);
+    /// `backoffMs`'s default.
+    pub const BACKOFF_MS: u64 = 500;
+    /// `maxBackoffMs`'s default.
+    pub const MAX_BACKOFF_MS: u64 = 20_000;
+    /// `maxEventBytes`'s default (1 MiB).
+    pub const MAX_EVENT_BYTES: u64 = 1 << 20;
+    /// The fields as docs/api.md ("The LLM endpoint") and `index.d.ts` (`LlmConfig`) state them.
+    pub const DOCS: &[Doc] = &[
+        Doc::new(
+            "baseUrl",
+            Value::Other { ts: "string", default: "required", accepts: "`http://` or `https://`" },
+            "up to the API version, e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`; `/chat/completions` is appended",
+        ),
+        Doc::new("model", Value::Other { ts: "string", default: "required", accepts: "non-empty" }, "sent as `model`"),
+        Doc::new(
+            "apiKey",
+            Value::Other { ts: "string", default: "none", accepts: "" },
+            "sent as `Authorization: Bearer …`; kept in the worker's memory only, never serialised or logged",
+        ),
+        Doc::new(
+            "headers",
+            Value::Other { ts: "Record<string, string>", default: "`{}`", accepts: "" },
+            "extra request headers, name → value",
+        ),
+        Doc::new("temperature", Value::Number(Self::TEMPERATURE), "sampling temperature"),
+        Doc::new("maxTokens", Value::Number(Self::MAX_TOKENS), "completion cap"),
+        Doc::new("timeoutMs", Value::Number(Self::TIMEOUT_MS), "per attempt, the whole reply (streamed or not) included"),
+        Doc::new("retries", Value::Number(Self::RETRIES), "retries after 429, 5xx or a network error (not after other 4xx or a timeout)"),
+        Doc::new(
+            "backoffMs",
+            Value::Other { ts: "number", default: "500", accepts: "" },
+            "first wait in ms, doubled per retry; a `Retry-After` header wins",
+        ),
+        Doc::new("maxBackoffMs", Value::Other { ts: "number", default: "20,000", accepts: "" }, "longest single wait, ms"),
+        Doc::new("concurrency", Value::Number(Self::CONCURRENCY), "requests in flight at once"),
+        Doc::new(
+            "maxReplyBytes",
+            Value::Number(Self::MAX_REPLY_BYTES),
+            "bytes one reply may hold (16 MiB by default): a whole body, or everything one stream sends (an endless stream stops here); past it `LLM_REPLY_TOO_LARGE`, read no further, not retried",
+        ),
+        Doc::new(
+            "maxEventBytes",
+            Value::Other { ts: "number", default: "1,048,576", accepts: "1,024..=`maxReplyBytes`" },
+            "bytes one server-sent event line may hold (1 MiB by default); past it `LLM_REPLY_TOO_LARGE`",
+        ),
+        Doc::new(
+            "jsonMode",
+            Value::Other { ts: "'auto' | 'on' | 'off'", default: "`'auto'`", accepts: "`'auto'`, `'on'`, `'off'`" },
+            "structured steps ask for JSON output (`response_format: {\"type\": \"json_object\"}`, which llama.cpp's server, vLLM and Ollama enforce by constrained decoding); `auto` stops asking once the server refuses it with a 400/422 naming `response_format`",
+        ),
+    ];
+
     /// Checks the configuration: a base URL with a scheme, a model name, ranges.
+    ///
+    /// Errors: [`LlmError::NotConfigured`] naming the field (`"temperature 3 is outside 0..=2"`).
     pub fn validate(&self) -> Result<(), LlmError> {
         let bad = |reason: String| Err(LlmError::NotConfigured { reason });
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
@@ -203,23 +270,16 @@ impl LlmConfig {
         if self.model.trim().is_empty() {
             return bad("model is empty".into());
         }
-        if !(0.0..=2.0).contains(&self.temperature) {
-            return bad(format!("temperature {} is outside 0..=2", self.temperature));
-        }
-        if !(1..=131_072).contains(&self.max_tokens) {
-            return bad(format!("maxTokens {} is outside 1..=131072", self.max_tokens));
-        }
-        if !(1..=600_000).contains(&self.timeout_ms) {
-            return bad(format!("timeoutMs {} is outside 1..=600000", self.timeout_ms));
-        }
-        if self.retries > 10 {
-            return bad(format!("retries {} is outside 0..=10", self.retries));
-        }
-        if !(1..=64).contains(&self.concurrency) {
-            return bad(format!("concurrency {} is outside 1..=64", self.concurrency));
-        }
-        if !(4096..=1 << 30).contains(&self.max_reply_bytes) {
-            return bad(format!("maxReplyBytes {} is outside 4096..=1073741824", self.max_reply_bytes));
+        let ranges = [
+            (Self::TEMPERATURE, self.temperature as f64),
+            (Self::MAX_TOKENS, self.max_tokens as f64),
+            (Self::TIMEOUT_MS, self.timeout_ms as f64),
+            (Self::RETRIES, self.retries as f64),
+            (Self::CONCURRENCY, self.concurrency as f64),
+            (Self::MAX_REPLY_BYTES, self.max_reply_bytes as f64),
+        ];
+        if let Err(crate::error::InputError::InvalidOption { name, reason }) = crate::options::check_all("", &ranges) {
+            return bad(format!("{name} {reason}"));
         }
         if !(1024..=self.max_reply_bytes).contains(&self.max_event_bytes) {
             return bad(format!("maxEventBytes {} is outside 1024..=maxReplyBytes ({})", self.max_event_bytes, self.max_reply_bytes));

@@ -323,6 +323,14 @@ enum Cmd {
         #[arg(long, default_value = "../shared")]
         shared: PathBuf,
     },
+    /// Regenerate the option tables of docs/api.md and the option interfaces of
+    /// src/web/js/index.d.ts from the Rust definitions (src/native/surface.rs), run from the
+    /// crate root; with --check, change nothing and fail when a file is stale.
+    Surface {
+        /// Only check: exit with an error naming each stale file.
+        #[arg(long)]
+        check: bool,
+    },
     /// Matrix PGR vs the reference reverse DFS on 1k, 10k and 100k fact paths.
     BenchGraph {
         /// Runs per size (the median is printed).
@@ -929,6 +937,29 @@ async fn run(cli: Cli) -> crate::Result<()> {
         Cmd::BenchScale { shared } => {
             let model = load_embedder(&model_dir)?;
             crate::native::bench::scale(&model, &shared).await?;
+        }
+        Cmd::Surface { check } => {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let stale = crate::native::surface::stale(root)
+                .map_err(|reason| crate::error::InputError::InvalidOption { name: "surface".into(), reason })?;
+            for (path, text) in &stale {
+                if check {
+                    eprintln!("stale: {} (run `cargo run --release --bin webrag -- surface`)", path.display());
+                } else {
+                    std::fs::write(path, text).map_err(|e| crate::embed::file_error(&path.display().to_string(), e))?;
+                    println!("wrote {}", path.display());
+                }
+            }
+            if check && !stale.is_empty() {
+                return Err(crate::error::InputError::InvalidOption {
+                    name: "surface".into(),
+                    reason: format!("{} stale file(s)", stale.len()),
+                }
+                .into());
+            }
+            if stale.is_empty() {
+                println!("docs/api.md and src/web/js/index.d.ts are up to date");
+            }
         }
         Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
         Cmd::BenchEmbed { shared, software_sentences, cpu_sentences, gpu_sentences, threads, no_torch } => {

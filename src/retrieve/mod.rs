@@ -2,6 +2,7 @@
 //! lists by mode with each hit's scores and ranks ([`Ranked::fuse`]), hits ([`hit`]) and
 //! query-aware snippets ([`snippet`]). The retrievers themselves are the indexes in
 //! [`crate::index`]; the engine runs them over the loaded indexes or the stored segments.
+use crate::options::{Doc, Range, Value};
 use std::collections::{HashMap, HashSet};
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -50,19 +51,25 @@ impl FusionWeights {
     /// Equal weights: plain RRF.
     pub const EQUAL: FusionWeights = FusionWeights { bm25: 1.0, dense: 1.0, graph: 1.0, atomic: 1.0 };
 
+    /// Each weight's range (the name is the weight's).
+    const fn weight(name: &'static str) -> Range {
+        Range::new(name, 1.0, 0.0, 10.0)
+    }
+
+    /// The options (docs/api.md, "Engine options", `fusionWeights`).
+    pub const DOCS: &[Doc] = &[
+        Doc::new("bm25", Value::Number(Self::weight("bm25")), "BM25's weight"),
+        Doc::new("dense", Value::Number(Self::weight("dense")), "dense retrieval's weight"),
+        Doc::new("graph", Value::Number(Self::weight("graph")), "the graph retriever's weight"),
+        Doc::new("atomic", Value::Number(Self::weight("atomic")), "the atomic-question list's weight"),
+    ];
+
     /// Checks each weight: finite, 0..=10.
     ///
     /// Errors: [`crate::error::InputError::InvalidOption`] naming the weight.
     pub fn validate(&self) -> Result<(), crate::error::InputError> {
-        for (name, w) in [("bm25", self.bm25), ("dense", self.dense), ("graph", self.graph), ("atomic", self.atomic)] {
-            if !(0.0..=10.0).contains(&w) {
-                return Err(crate::error::InputError::InvalidOption {
-                    name: format!("fusionWeights.{name}"),
-                    reason: format!("{w} is outside 0..=10"),
-                });
-            }
-        }
-        Ok(())
+        let pairs = [("bm25", self.bm25), ("dense", self.dense), ("graph", self.graph), ("atomic", self.atomic)];
+        pairs.iter().try_for_each(|&(name, w)| Self::weight(name).check("fusionWeights.", w as f64))
     }
 }
 
@@ -95,23 +102,26 @@ pub struct GraphCascade {
 
 impl GraphCascade {
     /// The default: on, `keep` 2, `candidates` 1.
-    pub const DEFAULT: GraphCascade = GraphCascade { enabled: true, keep: 2, candidates: 1 };
+    pub const DEFAULT: GraphCascade = GraphCascade { enabled: true, keep: Self::KEEP.count(), candidates: Self::CANDIDATES.count() };
     /// Off.
     pub const OFF: GraphCascade = GraphCascade { enabled: false, ..GraphCascade::DEFAULT };
+
+    /// `graphCascade.keep`.
+    pub const KEEP: Range = Range::new("keep", 2.0, 0.0, 100.0);
+    /// `graphCascade.candidates`.
+    pub const CANDIDATES: Range = Range::new("candidates", 1.0, 0.0, 100.0);
+    /// The options (docs/api.md, "Engine options", `graphCascade`).
+    pub const DOCS: &[Doc] = &[
+        Doc::new("enabled", Value::Flag(true), "off: the fused list as reciprocal-rank fusion ranks it"),
+        Doc::new("keep", Value::Number(Self::KEEP), "fused hits kept ahead of the graph's evidence"),
+        Doc::new("candidates", Value::Number(Self::CANDIDATES), "graph-list facts PGR did not select that join its selection"),
+    ];
 
     /// Checks `keep` and `candidates`: 0..=100 each.
     ///
     /// Errors: [`crate::error::InputError::InvalidOption`] naming the field.
     pub fn validate(&self) -> Result<(), crate::error::InputError> {
-        for (name, v) in [("keep", self.keep), ("candidates", self.candidates)] {
-            if v > 100 {
-                return Err(crate::error::InputError::InvalidOption {
-                    name: format!("graphCascade.{name}"),
-                    reason: format!("{v} is outside 0..=100"),
-                });
-            }
-        }
-        Ok(())
+        crate::options::check_all("graphCascade.", &[(Self::KEEP, self.keep as f64), (Self::CANDIDATES, self.candidates as f64)])
     }
 
     /// Reorders `fused` (best first) by the evidence of `graph` (the graph list, best first,

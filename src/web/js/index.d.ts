@@ -16,40 +16,41 @@ export class LlmError extends WebRagError {}
 /** An operation without a model call (`add`, `search`) whose `signal` fired before it started: CANCELLED. */
 export class CancelledError extends WebRagError {}
 
+// generated: llm-config (webrag surface)
 /** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
 export interface LlmConfig {
-  /** e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
-  baseUrl: string;
-  model: string;
-  /** Sent as `Authorization: Bearer …`; kept in the worker's memory only, never logged. */
-  apiKey?: string;
-  /** Extra request headers, name → value. */
-  headers?: Record<string, string>;
-  /** Default 0; 0..=2. */ temperature?: number;
-  /** Default 1024. */ maxTokens?: number;
-  /** Per attempt, the whole reply included. Default 60000 ms. */ timeoutMs?: number;
-  /** Retries after 429, 5xx or a network error. Default 3. */ retries?: number;
-  /** First backoff, doubled per retry; `Retry-After` wins. Default 500 ms. */ backoffMs?: number;
-  /** Longest wait between attempts. Default 20000 ms. */ maxBackoffMs?: number;
-  /** Requests in flight at once. Default 4. */ concurrency?: number;
-  /** Bytes one reply may hold (a whole body, or everything one stream sends); past it LLM_REPLY_TOO_LARGE. Default 16777216 (16 MiB); 4096..=1073741824. */ maxReplyBytes?: number;
-  /** Bytes one server-sent event line may hold; past it LLM_REPLY_TOO_LARGE. Default 1048576 (1 MiB); 1024..=maxReplyBytes. */ maxEventBytes?: number;
-  /** JSON output for the structured steps (`response_format: {type: "json_object"}`): `"auto"` (default: asked, and not again once the server refuses it with a 400 naming it), `"on"`, `"off"`. */ jsonMode?: 'auto' | 'on' | 'off';
+  /** Up to the API version, e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`; `/chat/completions` is appended. */ baseUrl: string;
+  /** Sent as `model`. */ model: string;
+  /** Sent as `Authorization: Bearer …`; kept in the worker's memory only, never serialised or logged. Default none. */ apiKey?: string;
+  /** Extra request headers, name → value. Default `{}`. */ headers?: Record<string, string>;
+  /** Sampling temperature. Default 0; 0..=2. */ temperature?: number;
+  /** Completion cap. Default 1024; 1..=131072. */ maxTokens?: number;
+  /** Per attempt, the whole reply (streamed or not) included. Default 60000; 1..=600000. */ timeoutMs?: number;
+  /** Retries after 429, 5xx or a network error (not after other 4xx or a timeout). Default 3; 0..=10. */ retries?: number;
+  /** First wait in ms, doubled per retry; a `Retry-After` header wins. Default 500. */ backoffMs?: number;
+  /** Longest single wait, ms. Default 20000. */ maxBackoffMs?: number;
+  /** Requests in flight at once. Default 4; 1..=64. */ concurrency?: number;
+  /** Bytes one reply may hold (16 MiB by default): a whole body, or everything one stream sends (an endless stream stops here); past it `LLM_REPLY_TOO_LARGE`, read no further, not retried. Default 16777216; 4096..=1073741824. */ maxReplyBytes?: number;
+  /** Bytes one server-sent event line may hold (1 MiB by default); past it `LLM_REPLY_TOO_LARGE`. Default 1048576. */ maxEventBytes?: number;
+  /** Structured steps ask for JSON output (`response_format: {"type": "json_object"}`, which llama.cpp's server, vLLM and Ollama enforce by constrained decoding); `auto` stops asking once the server refuses it with a 400/422 naming `response_format`. Default `'auto'`. */ jsonMode?: 'auto' | 'on' | 'off';
 }
+// end generated
 
 /** A chat message as the model function receives it. */
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 /** The page's own model (e.g. WebLLM), run in the page: a whole reply, or its pieces as they come (streamed answers). No timeout or retry applies. */
 export type ModelFunction = (messages: ChatMessage[], opts: { step: string; signal?: AbortSignal }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
 
+// generated: decompose-options (webrag surface)
 /** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */
 export interface DecomposeOptions {
-  /** Rounds N (each adds at most one chunk to the context). Default 5; 1..=20. */ rounds?: number;
+  /** Rounds N; each adds at most one chunk to the context. Default 5; 1..=20. */ rounds?: number;
   /** Candidates K per proposal. Default 10; 1..=50. */ candidates?: number;
   /** Similarity threshold δ for atomic-question candidates. Default 0.5; 0..=1. */ delta?: number;
   /** Proposals read per round. Default 3; 1..=10. */ proposals?: number;
-  /** Retriever of chunk candidates. Default 'hybrid+graph'. */ retriever?: SearchMode;
+  /** Retriever of chunk candidates. Default `'hybrid+graph'`. */ retriever?: SearchMode;
 }
+// end generated
 
 export interface DecomposeCandidate { question: string; chunkId: string; score: number; via: 'atomic' | 'question' | 'chunk' }
 export interface DecomposeRound { proposals: string[]; candidates: DecomposeCandidate[]; selected: number | null; subQuestion: string | null; answer: string | null }
@@ -62,29 +63,32 @@ export interface TraceEvent { step: string; round: number; input: unknown; outpu
 
 /** Pipeline steps; each boolean overrides the preset. */
 export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
+// generated: ask-options (webrag surface)
 /** Ask-pipeline options (docs/ask-pipeline.md). */
 export interface AskOptions {
-  /** 'ask' (default): every step; 'search': no model call (context only, `answer` null); 'light': one retrieval, one answer call; 'L1'..'L4': PIKE-RAG's task levels (factual, multi-hop, predictive, creative). */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
-  /** Per-step switches over the preset. */ steps?: PipelineSteps;
-  /** Retrieval-trigger similarity τ (memory title cosine). Default 0.6; 0..=1. */ tau?: number;
-  /** Retrieval-trigger count θ: this many memory matches answer without retrieval. Default 3; 1..=100. */ theta?: number;
-  /** Queries asked of Query Rewriter+. Default 3; 1..=10. */ rewriteQueries?: number;
+  /** Which steps run and how the answer is written ([ask-pipeline.md](ask-pipeline.md), "Presets"): `search` no model call (the context is the `hybrid+graph` search result, `answer` is `null`); `light` one retrieval and one answer call; `L1`–`L4` PIKE-RAG's task levels (factual, multi-hop, predictive, creative); `ask` every step. Default `'ask'`. */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
+  /** `{trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset; an unknown step → `INVALID_OPTION`. Default the preset's. */ steps?: PipelineSteps;
+  /** Retrieval trigger: memory-title similarity τ (calibrated: [benchmarks.md](benchmarks.md#the-retrieval-trigger)). Default 0.6; 0..=1. */ tau?: number;
+  /** Retrieval trigger: matches θ that answer from memory. Default 3; 1..=100. */ theta?: number;
+  /** Search queries asked of Query Rewriter+. Default 3; 1..=10. */ rewriteQueries?: number;
   /** Key points for the graph retriever. Default 4; 1..=10. */ keyPoints?: number;
   /** Facts the graph retriever puts in its context. Default 8; 1..=50. */ graphFacts?: number;
   /** Verify-and-supplement rounds. Default 1; 1..=5. */ verifyRounds?: number;
   /** Sub-queries per supplement. Default 2; 1..=5. */ supplementQueries?: number;
-  /** The documents the run may use; the older form, 'strict' | 'lenient', sets `knowledgeFilter`. */ filter?: SearchFilter | 'strict' | 'lenient';
-  /** Knowledge filter: 'strict' keeps entailment only, 'lenient' also neutral. Default: the preset's ('strict' for L1, else 'lenient'). */ knowledgeFilter?: 'strict' | 'lenient';
-  /** Perspectives the L4 preset drafts before its synthesis. Default 3; 1..=6. */ perspectives?: number;
-  /** Sources given to the answer at most. Default 8; 1..=30. */ maxSources?: number;
-  /** Keep the trace for exportTraces(). Default false. */ keepTrace?: boolean;
-  /** A web-search endpoint routing may pick: POST {query, k} → {results: [{title, url, text}]}. */ webSearch?: { url: string; headers?: Record<string, string>; timeoutMs?: number };
-  decompose?: DecomposeOptions;
+  /** The documents the run may use, as `search`'s `filter`: every retrieval, the graph's context and the candidates of decomposition stay within them (the memory trigger does not fire); the older form, `'strict'` \| `'lenient'`, is `knowledgeFilter`. Default none. */ filter?: SearchFilter | 'strict' | 'lenient';
+  /** Knowledge filter: `strict` keeps `entailment`, `lenient` also `neutral`. Default the preset's: `'strict'` for `L1`, else `'lenient'`. */ knowledgeFilter?: 'strict' | 'lenient';
+  /** Sources given to the answer. Default 8; 1..=30. */ maxSources?: number;
+  /** Perspectives the `L4` preset drafts before its synthesis. Default 3; 1..=6. */ perspectives?: number;
+  /** Store the trace for `exportTraces()`. Default false. */ keepTrace?: boolean;
+  /** A search endpoint routing may pick (`POST {query, k}` → `{results: [{title, url, text}]}`, at most 4 MiB: `LLM_REPLY_TOO_LARGE` past it). Default none. */ webSearch?: { url: string; headers?: Record<string, string>; timeoutMs?: number };
+  /** Knowledge-aware decomposition (`DecomposeOptions`). */ decompose?: DecomposeOptions;
+  /** The answer step. */
   answer?: {
-    minConfidence?: 'low' | 'medium' | 'high';
-    /** 'withheld' (default): `onToken` gets the final text once its confidence is known; 'provisional': each piece as it arrives, marked provisional. */ stream?: 'withheld' | 'provisional';
+    /** Below it the answer is "I don't know.". Default `'medium'`. */ minConfidence?: 'low' | 'medium' | 'high';
+    /** `withheld`: `onToken` gets the final text once its confidence is known; `provisional`: every piece as it arrives, marked `provisional`. Default `'withheld'`. */ stream?: 'withheld' | 'provisional';
   };
 }
+// end generated
 /** A source of the answer and the step that brought it (`memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`). */
 export interface ContextItem { id: string; title: string; text: string; via: string }
 export interface AskResult { question: string; clarified: string; answer: Answer | null; context: ContextItem[]; trajectory: Trajectory | null; route: 'graph' | 'chunks' | 'both' | 'web' | 'memory'; remembered: number }
@@ -157,36 +161,78 @@ export interface SearchFilter {
   /** Each of these metadata entries. */ meta?: Record<string, string>;
 }
 
-/** Engine options (all optional). */
+// generated: search-options (webrag surface)
+/** Options of `search()` (docs/api.md, "Search"). */
+export interface SearchOptions {
+  /** Hits returned. Default 10; 1..=1000. */ k?: number;
+  /** Retrievers. Default `'hybrid'`. */ mode?: SearchMode;
+  /** Read the query as plain text: no phrases, exclusions or boosts (for natural-language questions). Default false. */ literal?: boolean;
+  /** Only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, and with every `meta` entry; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields → `INVALID_OPTION`. Default none. */ filter?: SearchFilter;
+  /** `'document'`: `k` documents, each its best chunk (ranked where it is), its next matching chunks in the first `fusionDepth` (100) of the ranked list as `sections` (at most 2). Default `'chunk'`. */ group?: 'chunk' | 'document';
+  /** Fired while the search waits behind other operations: it never runs (`CancelledError` `CANCELLED`). Default none. */ signal?: AbortSignal;
+}
+// end generated
+
+// generated: options (webrag surface)
+/** Engine options (all optional; docs/api.md, "Engine options"). */
 export interface Options {
-  /** Default 8 MiB (8388608); 1024..=268435456. */ maxDocumentBytes?: number;
-  /** Default 256 word pieces. */ maxChunkTokens?: number;
-  /** Default 200. */ targetChunkTokens?: number;
-  /** Default 1.2; 0..=3. */ bm25K1?: number;
-  /** Default 0.75; 0..=1. */ bm25B?: number;
-  /** BM25 idf: 'plus1' ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene), 'okapi' ln((N − df + 0.5)/(df + 0.5)) floored at bm25Epsilon × the mean idf. Default 'plus1'. */ bm25Idf?: 'plus1' | 'okapi';
-  /** The 'okapi' floor. Default 0.25; 0..=1. */ bm25Epsilon?: number;
-  /** Default 60; 1..=1000. */ rrfK?: number;
-  /** Default 100; 1..=10000. */ fusionDepth?: number;
-  /** Each retriever's weight in the fused modes (weighted RRF: a list adds weight / (rrfK + rank); 0 leaves it out); each default 1, 0..=10. */
-  fusionWeights?: { bm25?: number; dense?: number; graph?: number; atomic?: number };
-  /** The hybrid+graph mode's second stage: the fused list's first `keep` hits stay, then the other hits PGR selected and the graph list's first `candidates` unselected facts (in fused order), then the rest. Default enabled, keep 2 (0..=100), candidates 1 (0..=100). */
-  graphCascade?: { enabled?: boolean; keep?: number; candidates?: number };
-  /** Texts embedded per call at ingest (progress after each call). Default: the path's own (256 on a hardware GPU, 16 on the CPU); 1..=1024. */ embedBatch?: number;
-  /** From this many chunks on, idle upkeep stores the index segments the next open reads lazily; 0: never. Default 4096; 0..=100000000. */ lazyOpenChunks?: number;
-  /** Pseudo-graph (PG-RAG) options. */
-  graph?: GraphOptions;
-  /** HNSW segments of the vector collections (chunks, topics, facts). */
-  ann?: AnnOptions;
+  /** Largest document (UTF-8 bytes; 8 MiB by default); larger ones get `DOCUMENT_TOO_LARGE`. Default 8388608; 1024..=268435456. */ maxDocumentBytes?: number;
+  /** Chunk bound in word pieces, including `[CLS]`, `[SEP]` and the heading prefix embedded with the chunk. Default 256. */ maxChunkTokens?: number;
+  /** Soft chunk size in word pieces; blocks are merged up to it. Default 200. */ targetChunkTokens?: number;
+  /** BM25 term-frequency saturation. Default 1.2; 0..=3. */ bm25K1?: number;
+  /** BM25 length normalisation. Default 0.75; 0..=1. */ bm25B?: number;
+  /** BM25 idf: `plus1` ln(1 + (N − df + 0.5)/(df + 0.5)) (Lucene); `okapi` ln((N − df + 0.5)/(df + 0.5)) with negative values floored to `bm25Epsilon` × the mean idf (rank_bm25's `BM25Okapi`). Default `'plus1'`. */ bm25Idf?: 'plus1' | 'okapi';
+  /** The `okapi` floor. Default 0.25; 0..=1. */ bm25Epsilon?: number;
+  /** Reciprocal-rank-fusion constant k (Cormack, Clarke & Büttcher, SIGIR 2009): score = Σ 1/(k + rank). Default 60; 1..=1000. */ rrfK?: number;
+  /** Hits each retriever contributes to fusion. Default 100; 1..=10000. */ fusionDepth?: number;
+  /** Each retriever's weight in the fused modes: a list adds weight / (rrfK + rank) (weighted RRF); 0 leaves the list out. `webrag eval --tune-fusion` chooses weights on half of each eval set's questions and reports the other half ([benchmarks.md](benchmarks.md#fusion-weights): tuned weights did not beat equal ones there, so 1 each stays the default). */
+  fusionWeights?: {
+    /** BM25's weight. Default 1; 0..=10. */ bm25?: number;
+    /** Dense retrieval's weight. Default 1; 0..=10. */ dense?: number;
+    /** The graph retriever's weight. Default 1; 0..=10. */ graph?: number;
+    /** The atomic-question list's weight. Default 1; 0..=10. */ atomic?: number;
+  };
+  /** The `hybrid+graph` mode's second stage over the fused list: its first `keep` hits stay; then the other hits PGR selected and the graph list's first `candidates` unselected facts, in fused order; then the rest (`retrieve::GraphCascade`; [benchmarks.md](benchmarks.md#graph-cascade)). A hit's `score` stays its RRF score, so a promoted hit can follow a higher one. */
+  graphCascade?: {
+    /** Off: the fused list as reciprocal-rank fusion ranks it. Default true. */ enabled?: boolean;
+    /** Fused hits kept ahead of the graph's evidence. Default 2; 0..=100. */ keep?: number;
+    /** Graph-list facts PGR did not select that join its selection. Default 1; 0..=100. */ candidates?: number;
+  };
+  /** Texts embedded per call at ingest; an `embed` progress event follows each call. Default the path's own: 256 on a hardware GPU, 16 on the page's CPU path (64 natively); 1..=1024. */ embedBatch?: number;
+  /** From this many chunks on, idle-time upkeep stores the index segments the next `open` reads lazily ([vector-index.md](vector-index.md#index-segments-lazy-open)); 0 never stores them and always loads the whole knowledge base at open. Default 4096; 0..=100000000. */ lazyOpenChunks?: number;
+  /** Pseudo-graph options (PG-RAG). */ graph?: GraphOptions;
+  /** HNSW segments of the vector collections (chunks, topics, facts, questions). */ ann?: AnnOptions;
 }
 
 /** instant-distance HNSW (Malkov & Yashunin 2018). Bad values: InputError INVALID_OPTION `ann.<field>`. */
 export interface AnnOptions {
   /** Candidate list while building a segment. Default 40; 1..=1000. */ efConstruction?: number;
-  /** Candidate list while searching a segment. Default 100; 1..=1000. */ efSearch?: number;
+  /** Candidate list while searching a segment (at least k). Default 100; 1..=1000. */ efSearch?: number;
   /** Vectors in the exact fresh buffer before it is sealed into a segment. Default 4096; 16..=1000000. */ sealAt?: number;
-  /** Seed of the layer assignment. Default 1. */ seed?: number;
+  /** Seed of the layer assignment (deterministic segments). Default 1. */ seed?: number;
 }
+
+/** Pseudo-graph options (docs/pseudo-graph.md). Thresholds are cosines. */
+export interface GraphOptions {
+  /** Build mind maps at ingest (one embedding per topic, route and fact). Default true. */ enabled?: boolean;
+  /** A new topic joins the super-topic of its nearest topic above this cosine. Default 0.92; 0..=1. */ superTopicThreshold?: number;
+  /** A new fact joins the super-fact of its nearest fact above this cosine. Default 0.98; 0..=1. */ superFactThreshold?: number;
+  /** Seed topics by title similarity, and again by best-fact similarity. Default 3; 1..=50. */ seedTopics?: number;
+  /** Candidate topics after the walk. Default 10; 1..=200. */ maxTopics?: number;
+  /** Share of the linking node's similarity a walked-to topic's facts inherit. Default 0.9; 0..=1. */ linkDecay?: number;
+  /** Dense hops per walked topic (0: off): topics owning the facts nearest to normalise(query + the topic's best fact). Default 0; 0..=10. */ denseHops?: number;
+  /** Shared-entity links: topics naming the same proper name (a run of capitalised words) are neighbours when at most this many topics name it; 0 turns them off. Default 20; 0..=1000. */ entityMaxTopics?: number;
+  /** At ingest, late chunking of facts (Günther et al. 2024, arXiv 2409.04701 §3): a structural fact's vector is the L2-normalised mean of its chunk's last hidden state over `[CLS]`, the heading prefix, the fact's own tokens and `[SEP]`, from the chunk's forward pass, instead of a pass of its own; the CPU path only (the GPU path, and a fact past the chunk's 256-token truncation, keep a pass each). Cost and recall: [benchmarks.md](benchmarks.md), "Ingest in the page". Default true. */ lateChunking?: boolean;
+  /** Super-fact links in the walk (PG-RAG §3.3): a topic whose fact shares a super-fact with another topic's fact has it as a neighbour; off by default — no change in recall@k on HotpotQA or MuSiQue train100 ([benchmarks.md](benchmarks.md), "Super-facts"). Default false. */ superFactLinks?: boolean;
+  /** The pseudo-graph retriever (PG-RAG §4.2): support 0.01 and continue 0.02 are the PG-RAG reference code's thresholds (the paper's are 0.03 and 0.05). */
+  pgr?: {
+    /** Weight 1 within this of an anchor's similarity. Default 0.01. */ support?: number;
+    /** Weight 0.5 within this; beyond, 0. Default 0.02. */ continueThreshold?: number;
+    /** Anchors per key point. Default 8; 1..=100. */ anchors?: number;
+    /** Fact paths selected. Default 8; 1..=1000. */ topRows?: number;
+  };
+}
+// end generated
 
 /** A mind map: topic (title) → routes (headings) → facts (leaves; `chunk` = chunk ordinal). */
 export interface MindMap { topic: string; children: MapNode[] }
@@ -205,27 +251,6 @@ export interface GraphSearch {
     anchors: { kp: number; row: number; col: number; value: number; subRootCol: number; top: number; bottom: number }[];
     /** Selected rows: [row, aggregated score, node labels topic first]. */
     rows: [number, number, string[]][];
-  };
-}
-
-/** Pseudo-graph options (docs/pseudo-graph.md). Thresholds are cosines. */
-export interface GraphOptions {
-  /** Build mind maps at ingest (one embedding per topic, route and fact). Default true. */ enabled?: boolean;
-  /** Default 0.92; 0..=1. */ superTopicThreshold?: number;
-  /** Default 0.98; 0..=1. */ superFactThreshold?: number;
-  /** Seed topics by title and by best fact. Default 3; 1..=50. */ seedTopics?: number;
-  /** Candidate topics after the super-topic / entity-link walk. Default 10; 1..=200. */ maxTopics?: number;
-  /** Share of the linking node's similarity a walked-to topic inherits. Default 0.9; 0..=1. */ linkDecay?: number;
-  /** Dense hops per walked topic (topics owning the facts nearest to the query plus the topic's best fact). Default 0 (off); 0..=10. */ denseHops?: number;
-  /** Shared-entity links in the walk: topics whose facts name the same proper name (a run of capitalised words) that at most this many topics name. Default 20; 0 turns them off; 0..=1000. */ entityMaxTopics?: number;
-  /** Super-fact links in the walk (PG-RAG §3.3): topics whose facts share a super-fact are neighbours. Default false. */ superFactLinks?: boolean;
-  /** Late chunking at ingest (Günther et al. 2024): a structural fact's vector is pooled from its chunk's forward pass (heading prefix + the fact's tokens) instead of a pass of its own (not on the GPU path). Default true. */ lateChunking?: boolean;
-  /** PGR: support 0.01 / continue 0.02 (reference code; the paper uses 0.03 / 0.05), 8 anchors, 8 top rows. */
-  pgr?: {
-    /** Weight 1 within this of an anchor's similarity. Default 0.01; 0 ≤ support ≤ continueThreshold ≤ 2. */ support?: number;
-    /** Weight 0.5 within this. Default 0.02. */ continueThreshold?: number;
-    /** Anchors per key point. Default 8; 1..=100. */ anchors?: number;
-    /** Fact paths selected. Default 8; 1..=1000. */ topRows?: number;
   };
 }
 
@@ -273,6 +298,35 @@ export type EmbedderEvent =
   | { type: 'restarted' };
 export const MODEL_CACHE: string;
 
+// generated: enrich-stages (webrag surface)
+/** The ingest-time stages of `enrich()`: each `true`, `false` or its options. */
+export interface EnrichStages {
+  /** Forward summaries (PIKE-RAG's enhanced chunking); off unless asked. */
+  forwardSummaries?: boolean | {
+    /** Words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded with the chunk). Default 40; 5..=200. */ maxWords?: number;
+    /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
+  };
+  /** Automatic tags per document; off unless asked. */
+  tags?: boolean | {
+    /** Automatic tags per document. Default 5; 1..=32. */ maxTags?: number;
+    /** The tags to choose from (case ignored); empty: any short tag. Default `[]`. */ vocabulary?: string[];
+    /** Characters of the document the model reads. Default 2000; 200..=20000. */ maxChars?: number;
+  };
+  /** Knowledge atomizing (atomic questions per chunk); on by default. */
+  atomize?: boolean | {
+    /** Questions asked for per chunk. Default 5; 1..=20. */ maxQuestions?: number;
+    /** Chunks per commit (their calls concurrent up to `concurrency`). Default 8; 1..=256. */ batch?: number;
+  };
+  /** LLM mind maps with fact-check items; on by default. */
+  mindMaps?: boolean | {
+    /** ROUGE-L F1 the fact-check items must reach against their chunk. Default 0.15; 0..=1. */ minRougeL?: number;
+    /** Cosine between the items' and the chunk's embeddings. Default 0.85; 0..=1. */ minCosine?: number;
+    /** Regenerations of items that fail verification. Default 2; 0..=5. */ regenerations?: number;
+    /** Items asked for per chunk. Default 12; 1..=50. */ maxItems?: number;
+  };
+}
+// end generated
+
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
@@ -284,7 +338,7 @@ export class WebRag {
   remove(ids: string[]): Promise<RemoveReport>;
   /** `literal: true` reads the query as plain text (no phrases, `-term` or `^` boosts). `group: 'document'`: `k` documents, each its best chunk with its other matching chunks as `sections`. */
   /** `signal`: an abort while the search waits behind other operations rejects it with CancelledError CANCELLED. */
-  search(query: string, options?: { k?: number; mode?: SearchMode; literal?: boolean; filter?: SearchFilter; group?: 'chunk' | 'document'; signal?: AbortSignal }): Promise<Hit[]>;
+  search(query: string, options?: SearchOptions): Promise<Hit[]>;
   /** The pseudo-graph retriever alone: facts (with their chunk), the selected fact paths merged into mind maps, and why. */
   explainGraph(query: string, options?: { k?: number }): Promise<GraphSearch>;
   /** Knowledge-aware decomposition of `question` over this knowledge base with an LLM endpoint; rejects with LlmError. */
@@ -294,27 +348,8 @@ export class WebRag {
   /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts); a timed-out model call ends in "I don't know." with the sources gathered so far. */
   ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string, mark: { provisional: boolean }) => void; signal?: AbortSignal }): Promise<AskResult>;
   /** Ingest-time LLM stages over what is stored (forward summaries, tags, knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. Reads called meanwhile (search, stats, ...) run while it waits on the model; writes wait for it to end. */
-  enrich(opts: {
+  enrich(opts: EnrichStages & {
     llm: LlmConfig | ModelFunction;
-    forwardSummaries?: boolean | {
-      /** Words a forward summary may have. Default 40; 5..=200. */ maxWords?: number;
-      /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
-    };
-    tags?: boolean | {
-      /** Automatic tags per document. Default 5; 1..=32. */ maxTags?: number;
-      /** The tags to choose from; none: any short tag. */ vocabulary?: string[];
-      /** Characters of the document the model reads. Default 2000; 200..=20000. */ maxChars?: number;
-    };
-    atomize?: boolean | {
-      /** Questions asked for per chunk. Default 5; 1..=20. */ maxQuestions?: number;
-      /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
-    };
-    mindMaps?: boolean | {
-      /** ROUGE-L F the items must reach against their chunk. Default 0.15; 0..=1. */ minRougeL?: number;
-      /** Cosine between the items' and the chunk's embeddings. Default 0.85; 0..=1. */ minCosine?: number;
-      /** Regenerations of items that fail verification. Default 2; 0..=5. */ regenerations?: number;
-      /** Items asked for per chunk. Default 12; 1..=50. */ maxItems?: number;
-    };
     onProgress?: (e: ProgressEvent | TraceEvent) => void;
     signal?: AbortSignal;
   }): Promise<EnrichReport>;

@@ -1,0 +1,194 @@
+//! `webrag surface`: the option tables of docs/api.md and the option interfaces of the page's
+//! TypeScript types (`src/web/js/index.d.ts`), generated from the components' [`Doc`] tables, so
+//! each option's name, type, default, range and meaning is written once, in Rust.
+//!
+//! A generated block sits between a begin marker naming it and an end marker:
+//! `<!-- generated: engine-options (webrag surface) -->` … `<!-- end generated -->` in Markdown,
+//! `// generated: options (webrag surface)` … `// end generated` in TypeScript. Everything
+//! outside the blocks is written by hand. `tests/surface.rs` fails when a committed file differs
+//! from what this module generates.
+use std::path::{Path, PathBuf};
+
+use crate::options::{Doc, Value};
+
+/// A file with generated blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `docs/api.md`.
+    ApiMarkdown,
+    /// `src/web/js/index.d.ts`.
+    IndexTypes,
+}
+
+impl Target {
+    /// Every file with generated blocks.
+    pub const ALL: [Target; 2] = [Target::ApiMarkdown, Target::IndexTypes];
+
+    /// The file, relative to the crate root.
+    pub fn path(self) -> &'static str {
+        match self {
+            Target::ApiMarkdown => "docs/api.md",
+            Target::IndexTypes => "src/web/js/index.d.ts",
+        }
+    }
+
+    fn markers(self, block: &str) -> (String, &'static str) {
+        match self {
+            Target::ApiMarkdown => (format!("<!-- generated: {block} (webrag surface) -->"), "<!-- end generated -->"),
+            Target::IndexTypes => (format!("// generated: {block} (webrag surface)"), "// end generated"),
+        }
+    }
+
+    /// The blocks this file holds: name and generated text.
+    pub fn blocks(self) -> Vec<(&'static str, String)> {
+        match self {
+            Target::ApiMarkdown => markdown_blocks(),
+            Target::IndexTypes => typescript_blocks(),
+        }
+    }
+}
+
+/// The `signal` option of the page's `search` (the web layer's own: an `AbortSignal`).
+const SIGNAL: Doc = Doc::new(
+    "signal",
+    Value::Other { ts: "AbortSignal", default: "none", accepts: "`AbortSignal`" },
+    "fired while the search waits behind other operations: it never runs (`CancelledError` `CANCELLED`)",
+);
+
+/// The ingest-time stages of `enrich`, each `true`, `false` or its options.
+fn enrich_stages() -> [(&'static str, &'static [Doc], &'static str); 4] {
+    [
+        (
+            "forwardSummaries",
+            crate::ask::enhance::SummaryParams::DOCS,
+            "forward summaries (PIKE-RAG's enhanced chunking); off unless asked",
+        ),
+        ("tags", crate::ask::enhance::TaggingParams::DOCS, "automatic tags per document; off unless asked"),
+        ("atomize", crate::ask::ingest::AtomizeParams::DOCS, "knowledge atomizing (atomic questions per chunk); on by default"),
+        ("mindMaps", crate::ask::ingest::MindMapParams::DOCS, "LLM mind maps with fact-check items; on by default"),
+    ]
+}
+
+fn table(docs: &[Doc], extra: &[Doc]) -> String {
+    let mut out = String::from("| option | default | range | meaning |\n|---|---|---|---|\n");
+    Doc::markdown_rows(docs, "", &mut out);
+    Doc::markdown_rows(extra, "", &mut out);
+    out
+}
+
+fn markdown_blocks() -> Vec<(&'static str, String)> {
+    let mut enrich = String::from("| option | default | range | meaning |\n|---|---|---|---|\n");
+    for (stage, docs, _) in enrich_stages() {
+        Doc::markdown_rows(docs, &format!("{stage}."), &mut enrich);
+    }
+    vec![
+        ("engine-options", table(crate::config::Config::DOCS, &[])),
+        ("graph-options", table(crate::graph::GraphParams::DOCS, &[])),
+        ("ann-options", table(crate::index::ann::AnnParams::DOCS, &[])),
+        ("search-options", table(crate::engine::SearchOptions::DOCS, &[SIGNAL])),
+        ("llm-config", table(crate::llm::LlmConfig::DOCS, &[])),
+        ("decompose-options", table(crate::ask::DecomposeParams::DOCS, &[])),
+        ("ask-options", table(crate::ask::pipeline::PipelineParams::DOCS, &[])),
+        ("enrich-options", enrich),
+    ]
+}
+
+fn interface(comment: &str, name: &str, docs: &[Doc], extra: &[Doc]) -> String {
+    let mut out = format!("/** {comment} */\nexport interface {name} {{\n");
+    Doc::typescript_members(docs, "  ", &mut out);
+    Doc::typescript_members(extra, "  ", &mut out);
+    out.push_str("}\n");
+    out
+}
+
+fn typescript_blocks() -> Vec<(&'static str, String)> {
+    let mut enrich = String::from(
+        "/** The ingest-time stages of `enrich()`: each `true`, `false` or its options. */\nexport interface EnrichStages {\n",
+    );
+    for (stage, docs, comment) in enrich_stages() {
+        let mut c = comment.to_string();
+        c[..1].make_ascii_uppercase();
+        enrich.push_str(&format!("  /** {c}. */\n  {stage}?: boolean | {{\n"));
+        Doc::typescript_members(docs, "    ", &mut enrich);
+        enrich.push_str("  };\n");
+    }
+    enrich.push_str("}\n");
+    let options = [
+        interface("Engine options (all optional; docs/api.md, \"Engine options\").", "Options", crate::config::Config::DOCS, &[]),
+        interface(
+            "instant-distance HNSW (Malkov & Yashunin 2018). Bad values: InputError INVALID_OPTION `ann.<field>`.",
+            "AnnOptions",
+            crate::index::ann::AnnParams::DOCS,
+            &[],
+        ),
+        interface(
+            "Pseudo-graph options (docs/pseudo-graph.md). Thresholds are cosines.",
+            "GraphOptions",
+            crate::graph::GraphParams::DOCS,
+            &[],
+        ),
+    ]
+    .join("\n");
+    vec![
+        ("options", options),
+        (
+            "search-options",
+            interface("Options of `search()` (docs/api.md, \"Search\").", "SearchOptions", crate::engine::SearchOptions::DOCS, &[SIGNAL]),
+        ),
+        (
+            "llm-config",
+            interface(
+                "An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`).",
+                "LlmConfig",
+                crate::llm::LlmConfig::DOCS,
+                &[],
+            ),
+        ),
+        (
+            "decompose-options",
+            interface(
+                "Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options.",
+                "DecomposeOptions",
+                crate::ask::DecomposeParams::DOCS,
+                &[],
+            ),
+        ),
+        (
+            "ask-options",
+            interface("Ask-pipeline options (docs/ask-pipeline.md).", "AskOptions", crate::ask::pipeline::PipelineParams::DOCS, &[]),
+        ),
+        ("enrich-stages", enrich),
+    ]
+}
+
+/// `text` with each of `target`'s blocks replaced by its generated text.
+///
+/// Errors: a block whose begin or end marker is missing, named.
+pub fn regenerate(target: Target, text: &str) -> Result<String, String> {
+    let mut out = text.to_string();
+    for (block, generated) in target.blocks() {
+        let (begin, end) = target.markers(block);
+        let missing = || format!("{}: no `{begin}` … `{end}` block", target.path());
+        let start = out.find(&begin).ok_or_else(missing)? + begin.len();
+        let start = start + out[start..].find('\n').ok_or_else(missing)? + 1;
+        let stop = start + out[start..].find(end).ok_or_else(missing)?;
+        out.replace_range(start..stop, &generated);
+    }
+    Ok(out)
+}
+
+/// The files under `root` whose generated blocks are stale, each with its generated text.
+///
+/// Errors: a file that cannot be read, or lacks a block.
+pub fn stale(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+    let mut out = Vec::new();
+    for target in Target::ALL {
+        let path = root.join(target.path());
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let generated = regenerate(target, &text)?;
+        if generated != text {
+            out.push((path, generated));
+        }
+    }
+    Ok(out)
+}
