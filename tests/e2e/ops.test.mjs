@@ -1,6 +1,7 @@
 // The worker operations and error codes, written in four places, agree (no browser needed; reads
 // the sources and the wasm-bindgen declarations `./webrag.sh build` wrote to pkg/):
-// - the worker's table (src/web/js/worker.js `OPS`) is exactly the set of operations the client
+// - the worker's table (src/web/js/worker.js `OPS`: each operation with its run, lock, upkeep and
+//   model facts, defined there once) is exactly the set of operations the client
 //   posts (client.js `#call('…')`);
 // - index.d.ts declares a WebRag method for each, and docs/api.md names each;
 // - WebRagCore (pkg/webrag.d.ts, the full build) implements each; the search build
@@ -28,6 +29,16 @@ const coreMethods = (dts) => new Set([...block(dts, 'export class WebRagCore', '
 test('the worker dispatches exactly the operations the client posts', () => {
   assert.ok(OPS.length >= 25, `the table was read (${OPS.length} operations)`);
   assert.deepEqual(CLIENT, OPS);
+});
+
+test('every operation of the worker table says how it runs', () => {
+  const table = block(worker, 'const OPS = {', '\n};');
+  const locks = Object.fromEntries([...table.matchAll(/^ {2}(\w+): \{\s*lock: '(\w+)'/gm)].map((m) => [m[1], m[2]]));
+  assert.deepEqual(Object.keys(locks).sort(), OPS, 'each entry starts with its lock');
+  for (const [op, lock] of Object.entries(locks)) assert.ok(['open', 'read', 'commit', 'detached'].includes(lock), `${op}: lock ${lock}`);
+  // The writes run under the lock; a search never waits for it.
+  for (const op of ['add', 'remove', 'clear', 'importKb', 'enrich', 'forget']) assert.notEqual(locks[op], 'read', op);
+  assert.equal(locks.search, 'read');
 });
 
 test('index.d.ts declares, and docs/api.md names, a method for every operation', () => {

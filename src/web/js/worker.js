@@ -1,5 +1,5 @@
 // webrag Web Worker: owns one WebRagCore (wasm) and runs the client's calls one at a time, in
-// order (but `enrich`, see DETACHED).
+// order (but `enrich`, see OPS).
 // Protocol: request {id, op, args}; replies {id, ok: true, value} | {id, ok: false, error:
 // {name, code, message}}; progress {id, progress: {phase, done, total}}; embedder events (not tied
 // to a request) {event: {type, code, message}}.
@@ -21,7 +21,6 @@ let dbName = null;
 let channel = null;
 let stale = false;
 let generation = null;
-const COMMITS = new Set(['add', 'remove', 'ask', 'enrich', 'clearTraces', 'forget', 'clear', 'maintain', 'importKb']);
 function exclusive(f) {
   const locks = self.navigator?.locks;
   return locks && dbName != null ? locks.request(`webrag:${dbName}`, f) : f();
@@ -199,63 +198,68 @@ function scheduleUpkeep(delay = 50) {
   }, delay);
 }
 
-// The operations, one entry each: the client's method of the same name posts {op, args}
-// (client.js), index.d.ts declares it, WebRagCore implements it; tests/e2e/ops.test.mjs checks
-// that the four agree. `p` posts a progress message for this request.
+// The operations, one entry each, with everything the worker knows of it: the client's method of
+// the same name posts {op, args} (client.js), index.d.ts declares it, WebRagCore implements it
+// (tests/e2e/ops.test.mjs checks that the four agree). `run(args, p)` calls the engine (`p` posts
+// a progress message for this request). `lock`: how it runs beside other calls and tabs —
+// 'read' runs when the queue reaches it, without the Web Lock; 'commit' runs under the knowledge
+// base's Web Lock, reading the store first if another tab committed and announcing its own
+// commit; 'detached' is a long write that waits on a model (or the embedding workers) most of the
+// time: started in queue order under the lock, which it holds to the end (so writes queued after
+// it wait), but the queue moves on once it runs and reads run while it waits (the engine holds
+// its lock only for each read or commit step, src/engine/shared.rs); 'open' starts the engine.
+// `upkeep`: the idle-time upkeep runs after it. `llm`: it calls a model, so a cancel before it
+// starts rejects with LLM_CANCELLED (else CANCELLED).
 const OPS = {
-  open: async (a, p) => {
-    // Module bytes from the page for an inline worker; else the .wasm beside this file.
-    const module = await compile(a.wasm);
-    await init({ module_or_path: module });
-    const onEvent = (event) => self.postMessage({ event });
-    listen(a.name);
-    const workers = a.workers ?? Math.min(self.navigator?.hardwareConcurrency || 1, DEFAULT_WORKERS_CAP);
-    const pool = workers >= 1 && typeof Worker === 'function' ? embedPool(workers, module, a.model, a.precision ?? 'f32') : null;
-    // A new store gets its meta written at open: under the lock too.
-    core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent, pool));
-    generation = await core.generation();
-    return await core.stats();
+  open: {
+    lock: 'open',
+    upkeep: true,
+    run: async (a, p) => {
+      // Module bytes from the page for an inline worker; else the .wasm beside this file.
+      const module = await compile(a.wasm);
+      await init({ module_or_path: module });
+      const onEvent = (event) => self.postMessage({ event });
+      listen(a.name);
+      const workers = a.workers ?? Math.min(self.navigator?.hardwareConcurrency || 1, DEFAULT_WORKERS_CAP);
+      const pool = workers >= 1 && typeof Worker === 'function' ? embedPool(workers, module, a.model, a.precision ?? 'f32') : null;
+      // A new store gets its meta written at open: under the lock too.
+      core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent, pool));
+      generation = await core.generation();
+      return await core.stats();
+    },
   },
-  add: (a, p) => core.add(a.docs, p),
-  remove: (a) => core.remove(a.ids),
-  search: (a) => core.search(a.query, a.options ?? null),
-  explainGraph: (a) => core.explainGraph(a.query, a.k ?? 10),
-  testLlm: (a) => core.testLlm(modelArg(a.llm)),
-  ask: (a, p) => core.ask(a.question, modelArg(a.llm), a.options ?? null, p),
-  enrich: (a, p) => core.enrich(modelArg(a.llm), a.options ?? null, p),
-  traces: () => core.traces(),
-  exportTraces: (a) => core.exportTraces(a.format ?? 'events'),
-  clearTraces: () => core.clearTraces(),
-  memory: () => core.memory(),
-  forget: () => core.forget(),
-  questions: (a) => core.questions(a.chunkId),
-  mindMap: (a) => core.mindMap(a.docId),
-  decompose: (a, p) => core.decompose(a.question, modelArg(a.llm), a.options ?? null, p),
-  embed: (a) => core.embed(a.texts, a.path ?? null),
-  stats: () => core.stats(),
-  embedder: () => core.embedder(),
-  profileGpu: (a) => core.profileGpu(a.texts),
-  loseGpuForTesting: () => core.loseGpuForTesting(),
-  panicForTesting: () => core.panicForTesting(),
-  abortNextCommitForTesting: (a) => core.abortNextCommitForTesting(a.ops),
-  documents: () => core.documents(),
-  chunk: (a) => core.chunk(a.id),
-  clear: () => core.clear(),
-  maintain: (a) => core.maintain(a.force ?? false),
-  exportKb: () => core.exportKb(),
-  importKb: (a) => core.importKb(a.bytes),
+  add: { lock: 'detached', upkeep: true, run: (a, p) => core.add(a.docs, p) },
+  remove: { lock: 'commit', upkeep: true, run: (a) => core.remove(a.ids) },
+  search: { lock: 'read', run: (a) => core.search(a.query, a.options ?? null) },
+  explainGraph: { lock: 'read', run: (a) => core.explainGraph(a.query, a.k ?? 10) },
+  testLlm: { lock: 'read', llm: true, run: (a) => core.testLlm(modelArg(a.llm)) },
+  ask: { lock: 'commit', llm: true, run: (a, p) => core.ask(a.question, modelArg(a.llm), a.options ?? null, p) },
+  enrich: { lock: 'detached', llm: true, run: (a, p) => core.enrich(modelArg(a.llm), a.options ?? null, p) },
+  traces: { lock: 'read', run: () => core.traces() },
+  exportTraces: { lock: 'read', run: (a) => core.exportTraces(a.format ?? 'events') },
+  clearTraces: { lock: 'commit', run: () => core.clearTraces() },
+  memory: { lock: 'read', run: () => core.memory() },
+  forget: { lock: 'commit', run: () => core.forget() },
+  questions: { lock: 'read', run: (a) => core.questions(a.chunkId) },
+  mindMap: { lock: 'read', run: (a) => core.mindMap(a.docId) },
+  decompose: { lock: 'read', llm: true, run: (a, p) => core.decompose(a.question, modelArg(a.llm), a.options ?? null, p) },
+  embed: { lock: 'read', run: (a) => core.embed(a.texts, a.path ?? null) },
+  stats: { lock: 'read', run: () => core.stats() },
+  embedder: { lock: 'read', run: () => core.embedder() },
+  profileGpu: { lock: 'read', run: (a) => core.profileGpu(a.texts) },
+  loseGpuForTesting: { lock: 'read', run: () => core.loseGpuForTesting() },
+  panicForTesting: { lock: 'read', run: () => core.panicForTesting() },
+  abortNextCommitForTesting: { lock: 'read', run: (a) => core.abortNextCommitForTesting(a.ops) },
+  documents: { lock: 'read', run: () => core.documents() },
+  chunk: { lock: 'read', run: (a) => core.chunk(a.id) },
+  clear: { lock: 'commit', run: () => core.clear() },
+  maintain: { lock: 'commit', run: (a) => core.maintain(a.force ?? false) },
+  exportKb: { lock: 'read', run: () => core.exportKb() },
+  importKb: { lock: 'commit', upkeep: true, run: (a) => core.importKb(a.bytes) },
 };
-// Long writes that wait on a model (or on the embedding workers) most of the time: started in queue order (under the Web Lock,
-// which they hold to the end, so writes queued after them wait), but the queue moves on as soon
-// as one runs, and reads (search, stats, ...) run while it waits on the model: the engine holds
-// its lock only for each read or commit step (src/engine/shared.rs).
-const DETACHED = new Set(['enrich', 'add']);
-// Operations after which the idle-time upkeep runs.
-const WRITES = new Set(['open', 'add', 'remove', 'importKb']);
 
 // Cancels received for requests (their `cancelId`): one still queued never starts.
 const cancelled = new Set();
-const LLM_OPS = new Set(['ask', 'enrich', 'decompose', 'testLlm']);
 
 self.onmessage = (e) => {
   if (e.data?.embedWorker) { embedWorker(e.data.embedWorker); return; }
@@ -273,13 +277,13 @@ self.onmessage = (e) => {
   const settle = () => {
     if (cid) cancelled.delete(cid);
     waiting--;
-    if (WRITES.has(op)) scheduleUpkeep();
+    if (OPS[op]?.upkeep) scheduleUpkeep();
   };
   queue = queue.then(async () => {
     let detached = false;
     try {
       if (cid && cancelled.has(cid)) {
-        throw LLM_OPS.has(op)
+        throw OPS[op]?.llm
           ? Object.assign(new Error(`${op} cancelled before it started`), { name: 'LlmError', code: 'LLM_CANCELLED' })
           : Object.assign(new Error(`${op} cancelled before it started`), { name: 'CancelledError', code: 'CANCELLED' });
       }
@@ -288,17 +292,18 @@ self.onmessage = (e) => {
       if (op !== 'open' && typeof core[op] !== 'function') {
         throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
       }
-      const run = () => OPS[op](args, (ev) => self.postMessage({ id, progress: ev }));
-      if (op === 'open') reply(await run());
-      else if (DETACHED.has(op)) {
-        // Started in order, under the lock; the queue moves on once it runs (see DETACHED).
+      const run = () => OPS[op].run(args, (ev) => self.postMessage({ id, progress: ev }));
+      const { lock } = OPS[op];
+      if (lock === 'open') reply(await run());
+      else if (lock === 'detached') {
+        // Started in order, under the lock; the queue moves on once it runs (see OPS).
         let started;
         const running = new Promise((r) => { started = r; });
         const done = exclusive(async () => { await fresh(); const v = run(); started(); try { return await v; } finally { await announce(); } });
         detached = true;
         done.then(reply, fail).finally(settle);
         await Promise.race([running, done.catch(() => {})]);
-      } else if (COMMITS.has(op)) reply(await exclusive(async () => { await fresh(); const v = await run(); await announce(); return v; }));
+      } else if (lock === 'commit') reply(await exclusive(async () => { await fresh(); const v = await run(); await announce(); return v; }));
       else { await fresh(); reply(await run()); }
     } catch (err) {
       fail(err);
