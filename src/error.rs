@@ -363,6 +363,133 @@ pub enum Error {
     Llm(#[from] LlmError),
 }
 
+/// One stable error code as the page sees it: the JS class that carries it, the code, and when it
+/// is thrown. [`CODES`] lists every code, the engine's ([`Error::code`]) and those of the page's
+/// layer (the worker and its client: `NOT_OPEN`, `NOT_IN_BUILD`, `CANCELLED`, `WORKER_FAILED`,
+/// `INTERNAL`); docs/api.md's error table and `index.d.ts`'s error classes are generated from it
+/// (`webrag surface`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    /// The JS `Error` subclass ([`Error::name`], or `CancelledError` / `WebRagError`).
+    pub class: &'static str,
+    /// The code, SCREAMING_SNAKE_CASE.
+    pub code: &'static str,
+    /// When it is thrown (Markdown).
+    pub when: &'static str,
+}
+
+/// The JS error classes, each with what its errors have in common (Markdown), base class last.
+pub const CLASSES: &[(&str, &str)] = &[
+    ("InputError", "Bad document or option"),
+    ("ModelError", "Model problem"),
+    ("StoreError", "Storage problem"),
+    ("GpuError", "GPU embedder problem"),
+    ("LlmError", "LLM endpoint or output problem"),
+    ("CancelledError", "An operation without a model call (`add`, `search`) whose `signal` fired before it started"),
+    ("WebRagError", "Base class of every webrag error, with a stable `code`; itself thrown"),
+];
+
+/// Every error code, by class (docs/api.md, "Errors").
+pub const CODES: &[Code] = &[
+    Code { class: "InputError", code: "EMPTY_DOCUMENT", when: "no indexable text after parsing" },
+    Code { class: "InputError", code: "INVALID_UTF8", when: "`bytes` are not UTF-8 (the message gives the offset)" },
+    Code { class: "InputError", code: "DOCUMENT_TOO_LARGE", when: "over `maxDocumentBytes`" },
+    Code { class: "InputError", code: "DUPLICATE_ID", when: "two documents of one `add()` share an id" },
+    Code { class: "InputError", code: "INVALID_ID", when: "an id is empty or over 1,024 characters" },
+    Code { class: "InputError", code: "UNKNOWN_FORMAT", when: "`format` is not markdown, html, text or auto" },
+    Code { class: "InputError", code: "INVALID_OPTION", when: "an option out of range or malformed; the message names it" },
+    Code {
+        class: "InputError",
+        code: "KB_FILE_INVALID",
+        when: "`importKb` was given something that is not a knowledge-base file this build reads (not gzip, not JSON, another format, a newer layout, a document id `add` refuses)",
+    },
+    Code {
+        class: "InputError",
+        code: "KB_FILE_TOO_LARGE",
+        when: "`importKb`'s file inflates past 64 × its own size + 16 MiB, or past 4 GiB ([kb-file.md](kb-file.md#import)); reading stopped at the limit",
+    },
+    Code {
+        class: "InputError",
+        code: "NOT_IN_BUILD",
+        when: "an operation the search build (`webrag/search`) leaves out; import `webrag` for it",
+    },
+    Code { class: "ModelError", code: "MODEL_FILE_UNAVAILABLE", when: "a model file could not be fetched or read" },
+    Code { class: "ModelError", code: "MODEL_CONFIG_INVALID", when: "`config.json` is not valid or lacks a field" },
+    Code { class: "ModelError", code: "MODEL_UNSUPPORTED", when: "the config describes a model this engine does not run" },
+    Code { class: "ModelError", code: "MODEL_TOKENIZER_INVALID", when: "`tokenizer.json` does not parse" },
+    Code { class: "ModelError", code: "MODEL_WEIGHTS_CORRUPT", when: "`model.safetensors` is not valid safetensors" },
+    Code { class: "ModelError", code: "MODEL_TENSOR_MISSING", when: "a tensor the architecture needs is absent" },
+    Code {
+        class: "ModelError",
+        code: "MODEL_TENSOR_SHAPE",
+        when: "a tensor has the wrong shape or dtype (F32, F16, BF16 and int8 with F32 row scales load)",
+    },
+    Code { class: "ModelError", code: "MODEL_MISMATCH", when: "the knowledge base was built with another model id or dimension" },
+    Code { class: "ModelError", code: "MODEL_INTEGRITY", when: "a file's size or SHA-256 differs from the pinned one" },
+    Code {
+        class: "ModelError",
+        code: "MODEL_OUTPUT_INVALID",
+        when: "the embedder returned something other than one finite `dim`-long vector per text (a broken driver); nothing was written",
+    },
+    Code { class: "StoreError", code: "STORE_BLOCKED", when: "another tab holds an older database version open" },
+    Code { class: "StoreError", code: "STORE_VERSION_TOO_NEW", when: "the database's schema is newer than this build" },
+    Code { class: "StoreError", code: "QUOTA_EXCEEDED", when: "the browser refused to store more" },
+    Code { class: "StoreError", code: "STORE_CORRUPT", when: "a stored record does not decode" },
+    Code { class: "StoreError", code: "STORE_ABORTED", when: "the transaction aborted; nothing of the batch was written" },
+    Code {
+        class: "StoreError",
+        code: "STORE_CONFLICT",
+        when: "another tab (or worker) committed between this engine's read of the store and its commit; nothing was written. The page's calls do not see it: every write reads the store again first and is retried on a conflict (see \"Two tabs\")",
+    },
+    Code { class: "StoreError", code: "STORE_BACKEND", when: "any other backend failure" },
+    Code { class: "StoreError", code: "NOT_OPEN", when: "a call reached the worker before a successful open" },
+    Code {
+        class: "GpuError",
+        code: "GPU_UNAVAILABLE",
+        when: "no WebGPU adapter or device (with `device: 'gpu'`, or `embed(…, {path: 'gpu'})` on the CPU path)",
+    },
+    Code { class: "GpuError", code: "GPU_FAILED", when: "a submission, readback or the device failed" },
+    Code { class: "LlmError", code: "LLM_UNAUTHORIZED", when: "HTTP 401 / 403; not retried" },
+    Code { class: "LlmError", code: "LLM_RATE_LIMITED", when: "still 429 after the retries" },
+    Code { class: "LlmError", code: "LLM_HTTP", when: "still 5xx after the retries, or another unexpected status" },
+    Code {
+        class: "LlmError",
+        code: "LLM_TIMEOUT",
+        when: "no complete reply within `timeoutMs` (`ask` does not reject with it: the question ends in \"I don't know.\" with its sources, [ask-pipeline.md](ask-pipeline.md))",
+    },
+    Code { class: "LlmError", code: "LLM_NETWORK", when: "unreachable (connection refused, DNS, CORS)" },
+    Code { class: "LlmError", code: "LLM_BAD_RESPONSE", when: "not an OpenAI-compatible chat completion" },
+    Code { class: "LlmError", code: "LLM_TRUNCATED", when: "a stream ended before `[DONE]` or a finish reason" },
+    Code {
+        class: "LlmError",
+        code: "LLM_REPLY_TOO_LARGE",
+        when: "a reply went past `maxReplyBytes` (a body or a whole stream) or `maxEventBytes` (one event line), or a web-search reply past 4 MiB; the client held at most the cap and stopped reading. Of an error response only the first 64 KiB are read",
+    },
+    Code { class: "LlmError", code: "LLM_BAD_OUTPUT", when: "no usable JSON after one repair request; the message names the step" },
+    Code { class: "LlmError", code: "LLM_NOT_CONFIGURED", when: "no endpoint, or an invalid configuration" },
+    Code { class: "LlmError", code: "LLM_CALLBACK_FAILED", when: "the page's model function threw or returned no text" },
+    Code {
+        class: "LlmError",
+        code: "LLM_CANCELLED",
+        when: "an `AbortSignal` fired (`ask`, `enrich`, `decompose`): while the call waited in the worker's queue (it never started) or at its next model call",
+    },
+    Code {
+        class: "CancelledError",
+        code: "CANCELLED",
+        when: "the `AbortSignal` of an `add` or `search` fired while it waited behind other operations: it never started, nothing was written",
+    },
+    Code {
+        class: "WebRagError",
+        code: "WORKER_FAILED",
+        when: "the worker could not start, or it died (a panic in the engine, an uncaught error): every call in flight rejects at once, and a fresh worker opens the knowledge base again from the store (`onEvent` `{type: 'restarted'}`); later calls go to it",
+    },
+    Code {
+        class: "WebRagError",
+        code: "INTERNAL",
+        when: "an unexpected failure inside the worker, e.g. the `.wasm` failed to compile (a browser without relaxed SIMD)",
+    },
+];
+
 impl Error {
     /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,
     /// `GpuError`, `LlmError`).

@@ -153,10 +153,10 @@ impl Doc {
             let path = format!("{prefix}{}", d.name);
             match d.value {
                 Value::Group(members) => {
-                    out.push_str(&format!("| `{path}` | | | {} |\n", d.doc));
+                    out.push_str(&markdown_row(&[&format!("`{path}`"), "", "", d.doc]));
                     Doc::markdown_rows(members, &format!("{path}."), out)
                 }
-                _ => out.push_str(&format!("| `{path}` | {} | {} | {} |\n", d.default_text(true), d.accepts_text(true), d.doc)),
+                _ => out.push_str(&markdown_row(&[&format!("`{path}`"), &d.default_text(true), &d.accepts_text(true), d.doc])),
             }
         }
     }
@@ -214,6 +214,20 @@ impl Doc {
     }
 }
 
+/// One Markdown table row of `cells` (an empty cell as `| |`), with its line end.
+pub fn markdown_row(cells: &[&str]) -> String {
+    let mut out = String::from("|");
+    for c in cells {
+        out.push_str(if c.is_empty() { " |" } else { " " });
+        if !c.is_empty() {
+            out.push_str(c);
+            out.push_str(" |");
+        }
+    }
+    out.push('\n');
+    out
+}
+
 /// `s` with its first character upper-case.
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();
@@ -252,7 +266,7 @@ mod tests {
         Doc::markdown_rows(&docs, "", &mut md);
         assert_eq!(
             md,
-            "| `k` | 10 | 1..=1000 | hits returned |\n| `url` | required | `http://` | where |\n| `inner` | | | inner options |\n| `inner.on` | `true` |  | turns it on |\n"
+            "| `k` | 10 | 1..=1000 | hits returned |\n| `url` | required | `http://` | where |\n| `inner` | | | inner options |\n| `inner.on` | `true` | | turns it on |\n"
         );
         let mut ts = String::new();
         Doc::typescript_members(&docs, "  ", &mut ts);

@@ -692,13 +692,63 @@ pub struct RemoveReport {
     pub unknown: Vec<DocId>,
 }
 
+/// The phase of a long operation a [`ProgressEvent`] reports (`phase` in the page, camelCase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// `open`: the model files downloaded (`done`/`total` in bytes).
+    Model,
+    /// `open`: the embedding device set up (0/1, 1/1).
+    Device,
+    /// `open`: IndexedDB read and the in-memory indexes rebuilt (0/1, 1/1); the site builder: pages indexed.
+    Index,
+    /// `add`: documents parsed.
+    Parse,
+    /// `add`: chunks embedded (one event per embedding call).
+    Embed,
+    /// `add`: mind-map nodes embedded.
+    Graph,
+    /// `add`: the commit (0/1).
+    Store,
+    /// `add`: finished.
+    Done,
+    /// `enrich`: chunks given a forward summary.
+    Summaries,
+    /// `enrich`: documents tagged.
+    Tags,
+    /// `enrich`: chunks atomized.
+    Atomize,
+    /// `enrich`: documents given an LLM mind map.
+    Mindmap,
+    /// The site builder's `distillStatic`: token rows distilled.
+    Distill,
+}
+
+impl Phase {
+    /// Every phase, in the order an operation reports them.
+    pub const ALL: [Phase; 13] = [
+        Phase::Model,
+        Phase::Device,
+        Phase::Index,
+        Phase::Parse,
+        Phase::Embed,
+        Phase::Graph,
+        Phase::Store,
+        Phase::Done,
+        Phase::Summaries,
+        Phase::Tags,
+        Phase::Atomize,
+        Phase::Mindmap,
+        Phase::Distill,
+    ];
+}
+
 /// A progress event of long work (`add()`, model loading).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressEvent {
-    /// Phase: `"parse"`, `"embed"`, `"graph"` (mind-map nodes embedded), `"store"`, `"done"`,
-    /// `"model"`.
-    pub phase: String,
+    /// The phase.
+    pub phase: Phase,
     /// Units done in this phase.
     pub done: usize,
     /// Units in this phase.

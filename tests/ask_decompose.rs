@@ -239,7 +239,7 @@ fn ask_streams_a_cited_answer_and_says_i_dont_know_below_the_confidence_level() 
         assert!(r.answer.known);
         assert_eq!(r.answer.citations, r.trajectory.context, "[S1] is the first context chunk; [S7] names no source");
         assert_eq!(eng.corpus().chunk(&r.answer.citations[0]).unwrap().doc_id, "acme");
-        assert_eq!(steps.last().map(String::as_str), Some("answer"));
+        assert_eq!(steps.last().map(|s| s.as_str()), Some("answer"));
         let answer_req = &s.log()[3]["body"];
         assert_eq!(answer_req["stream"], true);
         assert!(

@@ -500,14 +500,14 @@ fn ingest_batches_follow_the_embedder_unless_configured() {
             assert_eq!(e.embed_batch(), want);
             let mut events = Vec::new();
             let r = e
-                .add(vec![doc("parts.md", &text)], &mut |ev: webrag::types::ProgressEvent| events.push((ev.phase.clone(), ev.done)))
+                .add(vec![doc("parts.md", &text)], &mut |ev: webrag::types::ProgressEvent| events.push((ev.phase, ev.done)))
                 .await
                 .expect("add");
             let calls = rec.calls.borrow().clone();
             assert!(r.chunks > want, "the document must need several calls: {} chunks", r.chunks);
             assert!(calls.iter().all(|&n| n <= want), "calls {calls:?} exceed {want}");
             assert_eq!(calls[0], want, "calls {calls:?}");
-            let embeds = events.iter().filter(|(p, _)| p == "embed").count();
+            let embeds = events.iter().filter(|(p, _)| *p == webrag::types::Phase::Embed).count();
             assert_eq!(embeds, r.chunks.div_ceil(want), "one embed event per call: {events:?}");
         });
         assert_eq!(rec.preferred_batch(), 4);

@@ -596,10 +596,9 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
             remembered += r.remembered;
             assert!(lz.is_lazy(), "{q}: the ask did not load the knowledge base");
         }
-        for step in
-            ["rewrite", "route", "keyPoints", "propose", "select", "verify", "sparse", "dense", "summarize", "filter", "answer", "memory"]
-        {
-            assert!(steps.contains(step), "step {step} ran: {steps:?}");
+        use webrag::ask::Step::*;
+        for step in [Rewrite, Route, KeyPoints, Propose, Select, Verify, Sparse, Dense, Summarize, Filter, Answer, Memory] {
+            assert!(steps.contains(&step), "step {step} ran: {steps:?}");
         }
         assert!(remembered >= questions.len(), "{remembered} memory entries");
         // The memory now answers the rewritten question (θ = 3 entries titled with it), read lazily.

@@ -5,7 +5,7 @@
 //! configured level the answer becomes "I don't know." with the sources it had.
 use serde::{Deserialize, Serialize};
 
-use super::{KnowledgeBase, TraceEvent, data};
+use super::{KnowledgeBase, Step, TraceEvent, data};
 use crate::error::Result;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::Clock;
@@ -292,7 +292,7 @@ pub async fn answer_styled<M: LanguageModel + ?Sized>(
         on_token(&out.text);
     }
     trace(TraceEvent {
-        step: "answer".into(),
+        step: Step::Answer,
         round: 0,
         input: serde_json::json!({"question": question, "sources": sources, "style": style}),
         output: serde_json::json!({"answer": out, "raw": reply}),

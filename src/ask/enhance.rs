@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{TraceEvent, data};
+use super::{Step, TraceEvent, data};
 use crate::embed::Embedder;
 use crate::engine::EngineAccess;
 use crate::error::{Error, LlmError, Result};
@@ -198,7 +198,7 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     let pending = db.with(async |eng| Ok(eng.corpus().unsummarized())).await?;
     let total = pending.len();
     let mut report = SummaryReport::default();
-    progress.report(ProgressEvent { phase: "summaries".into(), done: 0, total });
+    progress.report(ProgressEvent { phase: crate::types::Phase::Summaries, done: 0, total });
     // Summaries written in this pass, not yet committed.
     let mut fresh: HashMap<ChunkId, String> = HashMap::new();
     // (chunk, its document's hash as read, summary)
@@ -222,7 +222,7 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
             let t0 = clock.now_ms();
             let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("the summary is empty".to_string()) } else { Ok(()) };
             let reply = structured::<Summary, _>(model, &msgs, &ChatOptions::step("forward summary"), &nonempty).await;
-            let read = settle(reply, cid, &mut report.failed, &mut stop, "forwardSummary", i + 1, t0, clock, trace, |s| {
+            let read = settle(reply, cid, &mut report.failed, &mut stop, Step::ForwardSummary, i + 1, t0, clock, trace, |s| {
                 let summary = s.summary.split_whitespace().take(p.max_words).collect::<Vec<_>>().join(" ");
                 (serde_json::json!({"chunkId": cid, "summary": summary}), summary)
             });
@@ -247,7 +247,7 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
                     Ok(n)
                 })
                 .await?;
-            progress.report(ProgressEvent { phase: "summaries".into(), done: i + 1, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Summaries, done: i + 1, total });
         }
         if let Some(e) = stop {
             return Err(e);
@@ -272,7 +272,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let total = pending.len();
     let vocabulary: Vec<String> = p.vocabulary.iter().map(|t| crate::types::normalize_tag(t)).collect();
     let mut report = TagReport::default();
-    progress.report(ProgressEvent { phase: "tags".into(), done: 0, total });
+    progress.report(ProgressEvent { phase: crate::types::Phase::Tags, done: 0, total });
     // (document, its hash as read, tags)
     let mut batch: Vec<(DocId, String, Vec<String>)> = Vec::new();
     let mut stop: Option<Error> = None;
@@ -295,7 +295,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         if let Some((hash, msgs)) = read {
             let t0 = clock.now_ms();
             let reply = structured::<Tags, _>(model, &msgs, &ChatOptions::step("tags"), &|_| Ok(())).await;
-            let read = settle(reply, id, &mut report.failed, &mut stop, "tags", i + 1, t0, clock, trace, |t| {
+            let read = settle(reply, id, &mut report.failed, &mut stop, Step::Tags, i + 1, t0, clock, trace, |t| {
                 let mut tags: Vec<String> = Vec::new();
                 for t in t.tags.iter().map(|t| crate::types::normalize_tag(t)) {
                     if !t.is_empty() && !tags.contains(&t) && (vocabulary.is_empty() || vocabulary.contains(&t)) && tags.len() < p.max_tags
@@ -325,7 +325,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 .await?;
             report.documents += kept.0;
             report.tags += kept.1;
-            progress.report(ProgressEvent { phase: "tags".into(), done: i + 1, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Tags, done: i + 1, total });
         }
         if let Some(e) = stop {
             return Err(e);
@@ -345,7 +345,7 @@ fn settle<T, U>(
     id: &str,
     failed: &mut Vec<String>,
     stop: &mut Option<Error>,
-    step: &str,
+    step: Step,
     round: usize,
     t0: f64,
     clock: &dyn Clock,
@@ -366,6 +366,6 @@ fn settle<T, U>(
             return None;
         }
     };
-    trace(TraceEvent { step: step.into(), round, input: serde_json::json!({"id": id}), output, ms: clock.now_ms() - t0 });
+    trace(TraceEvent { step, round, input: serde_json::json!({"id": id}), output, ms: clock.now_ms() - t0 });
     out
 }

@@ -20,7 +20,7 @@ use futures::future::join_all;
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{TraceEvent, data};
+use super::{Step, TraceEvent, data};
 use crate::embed::Embedder;
 use crate::engine::{Engine, EngineAccess};
 use crate::error::{Error, LlmError, Result};
@@ -302,7 +302,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let pending = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()))).await?;
     let total = pending.len();
     let mut report = AtomizeReport::default();
-    progress.report(ProgressEvent { phase: "atomize".into(), done: 0, total });
+    progress.report(ProgressEvent { phase: crate::types::Phase::Atomize, done: 0, total });
     for (b, batch) in pending.chunks(p.batch).enumerate() {
         let t0 = clock.now_ms();
         // (chunk, its document's hash as read, prompt)
@@ -364,13 +364,13 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         report.questions += stored;
         report.chunks += shown.len();
         trace(TraceEvent {
-            step: "atomize".into(),
+            step: Step::Atomize,
             round: b + 1,
             input: serde_json::json!({"chunks": batch}),
             output: serde_json::json!({"atomized": shown, "failed": report.failed, "error": stop.as_ref().map(|e| e.to_string())}),
             ms: clock.now_ms() - t0,
         });
-        progress.report(ProgressEvent { phase: "atomize".into(), done: (b * p.batch + batch.len()).min(total), total });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Atomize, done: (b * p.batch + batch.len()).min(total), total });
         if let Some(e) = stop {
             return Err(e);
         }
@@ -598,7 +598,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     docs.sort();
     let total = docs.len();
     let mut report = MindMapReport::default();
-    progress.report(ProgressEvent { phase: "mindmap".into(), done: 0, total });
+    progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: 0, total });
     for (n, (doc, title)) in docs.iter().enumerate() {
         let t0 = clock.now_ms();
         let input = db
@@ -610,7 +610,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             })
             .await?;
         let Some(input) = input else {
-            progress.report(ProgressEvent { phase: "mindmap".into(), done: n + 1, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: n + 1, total });
             continue;
         };
         let per_chunk = join_all(input.chunks.iter().map(|(_, text)| chunk_items(db, model, title, text, p))).await;
@@ -626,7 +626,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             items.extend(its.into_iter().map(|i| (i, ordinal as u32)));
         }
         trace(TraceEvent {
-            step: "fci".into(),
+            step: Step::Fci,
             round: n + 1,
             input: serde_json::json!({"doc": doc}),
             output: serde_json::json!(checks),
@@ -673,13 +673,13 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             }
         };
         trace(TraceEvent {
-            step: "mindmap".into(),
+            step: Step::Mindmap,
             round: n + 1,
             input: serde_json::json!({"doc": doc, "items": texts.len()}),
             output,
             ms: clock.now_ms() - t1,
         });
-        progress.report(ProgressEvent { phase: "mindmap".into(), done: n + 1, total });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: n + 1, total });
     }
     Ok(report)
 }

@@ -199,12 +199,135 @@ pub struct Trajectory {
     pub stop: Stop,
 }
 
+/// A step of the ask pipeline, of decomposition or of an ingest-time stage, as a [`TraceEvent`]
+/// names it (camelCase in the page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Step {
+    /// `trigger`: the retrieval trigger: memory entries matched against the question.
+    Trigger,
+    /// `rewrite`: Query Rewriter+: the clarified question and its search queries.
+    Rewrite,
+    /// `route`: routing: graph, chunks, both, web or memory.
+    Route,
+    /// `retrieve`: a retrieval of the rewritten queries, or of a decomposition round.
+    Retrieve,
+    /// `keyPoints`: key points for the graph retriever.
+    KeyPoints,
+    /// `search`: a search of the question.
+    Search,
+    /// `web`: the web searcher.
+    Web,
+    /// `propose`: decomposition: proposed sub-questions.
+    Propose,
+    /// `select`: decomposition: the chosen candidate.
+    Select,
+    /// `verify`: verify-and-supplement: what is missing.
+    Verify,
+    /// `sparse`: the sparse (BM25) searcher of a supplement.
+    Sparse,
+    /// `dense`: the dense searcher of a supplement.
+    Dense,
+    /// `summarize`: LevelRAG's summary of one supplement.
+    Summarize,
+    /// `filter`: the knowledge filter.
+    Filter,
+    /// `perspectives`: the drafts of the L4 preset.
+    Perspectives,
+    /// `answer`: the answer.
+    Answer,
+    /// `memory`: the memory update.
+    Memory,
+    /// `timeout`: a model call or web search that timed out; the question ends in "I don't know.".
+    Timeout,
+    /// `forwardSummary`: enrich: a forward summary.
+    ForwardSummary,
+    /// `tags`: enrich: automatic tags.
+    Tags,
+    /// `atomize`: enrich: atomic questions of a chunk.
+    Atomize,
+    /// `fci`: enrich: fact-check items of a chunk.
+    Fci,
+    /// `mindmap`: enrich: a document's LLM mind map.
+    Mindmap,
+}
+
+impl Step {
+    /// Every step, in pipeline order, then the ingest-time stages'.
+    pub const ALL: [Step; 23] = [
+        Step::Trigger,
+        Step::Rewrite,
+        Step::Route,
+        Step::Retrieve,
+        Step::KeyPoints,
+        Step::Search,
+        Step::Web,
+        Step::Propose,
+        Step::Select,
+        Step::Verify,
+        Step::Sparse,
+        Step::Dense,
+        Step::Summarize,
+        Step::Filter,
+        Step::Perspectives,
+        Step::Answer,
+        Step::Memory,
+        Step::Timeout,
+        Step::ForwardSummary,
+        Step::Tags,
+        Step::Atomize,
+        Step::Fci,
+        Step::Mindmap,
+    ];
+
+    /// The name the page sees (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Trigger => "trigger",
+            Step::Rewrite => "rewrite",
+            Step::Route => "route",
+            Step::Retrieve => "retrieve",
+            Step::KeyPoints => "keyPoints",
+            Step::Search => "search",
+            Step::Web => "web",
+            Step::Propose => "propose",
+            Step::Select => "select",
+            Step::Verify => "verify",
+            Step::Sparse => "sparse",
+            Step::Dense => "dense",
+            Step::Summarize => "summarize",
+            Step::Filter => "filter",
+            Step::Perspectives => "perspectives",
+            Step::Answer => "answer",
+            Step::Memory => "memory",
+            Step::Timeout => "timeout",
+            Step::ForwardSummary => "forwardSummary",
+            Step::Tags => "tags",
+            Step::Atomize => "atomize",
+            Step::Fci => "fci",
+            Step::Mindmap => "mindmap",
+        }
+    }
+}
+
+impl PartialEq<&str> for Step {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A trace event: one step's inputs, outputs and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TraceEvent {
-    /// `propose`, `retrieve`, `select`, ...
-    pub step: String,
+    /// The step.
+    pub step: Step,
     /// Round (1-based; 0 for steps outside the loop).
     pub round: usize,
     /// What went in.
@@ -398,7 +521,7 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
             output["fallback"] = reason.as_str().into();
         }
         trace(TraceEvent {
-            step: "propose".into(),
+            step: Step::Propose,
             round: t,
             input: serde_json::json!({"question": question, "known": context.len()}),
             output,
@@ -453,7 +576,7 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
             }
         }
         trace(TraceEvent {
-            step: "retrieve".into(),
+            step: Step::Retrieve,
             round: t,
             input: serde_json::json!({"proposals": proposals}),
             output: serde_json::to_value(cands.iter().map(|c| &c.0).collect::<Vec<_>>()).unwrap_or_default(),
@@ -528,7 +651,7 @@ async fn select_one<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     if let Some(reason) = fallback {
         output["fallback"] = reason.into();
     }
-    trace(TraceEvent { step: "select".into(), round, input: serde_json::json!({"candidates": shown}), output, ms: clock.now_ms() - t0 });
+    trace(TraceEvent { step: Step::Select, round, input: serde_json::json!({"candidates": shown}), output, ms: clock.now_ms() - t0 });
     Ok(sel.choice.map(|c| (c, sel.answer)))
 }
 
@@ -666,6 +789,17 @@ pub async fn ask<M: LanguageModel + ?Sized, K: KnowledgeBase>(
 #[cfg(test)]
 mod tests {
     use super::data;
+
+    #[test]
+    fn a_step_is_named_as_serde_writes_it() {
+        let mut seen = std::collections::HashSet::new();
+        for step in super::Step::ALL {
+            assert_eq!(serde_json::to_value(step).expect("json"), step.as_str(), "{step:?}");
+            assert!(seen.insert(step.as_str()), "{step:?} twice");
+            let back: super::Step = serde_json::from_value(serde_json::json!(step.as_str())).expect("reads back");
+            assert_eq!(back, step);
+        }
+    }
 
     #[test]
     fn no_text_opens_or_closes_a_data_delimiter() {

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::answer::AnswerStyle;
 use super::answer::{Answer, AnswerStream, Confidence, Perspective, Source, UNKNOWN, answer_styled};
-use super::{AskSource, TraceEvent, Trajectory, data, decompose};
+use super::{AskSource, Step, TraceEvent, Trajectory, data, decompose};
 use crate::engine::SearchOptions;
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
@@ -255,7 +255,7 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
         }
         self.result.answer = Some(answer);
         let output = serde_json::json!({"fallback": "I don't know, with the sources gathered so far", "error": e.to_string(), "sources": self.result.context.len()});
-        self.emit("timeout", serde_json::json!({"code": "LLM_TIMEOUT"}), output, t0);
+        self.emit(Step::Timeout, serde_json::json!({"code": "LLM_TIMEOUT"}), output, t0);
         Ok(())
     }
 }
@@ -286,8 +286,8 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
         SearchOptions { literal: true, filter: self.p.scope().cloned(), ..SearchOptions::new(k, mode) }
     }
 
-    fn emit(&mut self, step: &str, input: serde_json::Value, output: serde_json::Value, t0: f64) {
-        let e = TraceEvent { step: step.into(), round: 0, input, output, ms: self.clock.now_ms() - t0 };
+    fn emit(&mut self, step: Step, input: serde_json::Value, output: serde_json::Value, t0: f64) {
+        let e = TraceEvent { step, round: 0, input, output, ms: self.clock.now_ms() - t0 };
         (self.trace)(e.clone());
         self.events.push(e);
     }
@@ -310,7 +310,7 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
         }
         let shown: Vec<serde_json::Value> = hits.iter().map(|(m, s)| serde_json::json!({"title": m.title, "score": s})).collect();
         self.emit(
-            "trigger",
+            Step::Trigger,
             serde_json::json!({"tau": p.tau, "theta": p.theta}),
             serde_json::json!({"matches": shown, "fired": fired}),
             t0,
@@ -340,7 +340,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             queries = r.queries.into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.rewrite_queries).collect();
         }
         let output = serde_json::json!({"clarified": self.result.clarified, "queries": queries, "raw": self.raw});
-        self.emit("rewrite", serde_json::json!({"question": question}), output, t0);
+        self.emit(Step::Rewrite, serde_json::json!({"question": question}), output, t0);
         Ok(queries)
     }
 
@@ -364,7 +364,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             self.result.route = r.route;
         }
         let output = serde_json::json!({"route": self.result.route, "raw": self.raw});
-        self.emit("route", serde_json::json!({"question": q}), output, t0);
+        self.emit(Step::Route, serde_json::json!({"question": q}), output, t0);
         Ok(())
     }
 
@@ -382,7 +382,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                 added.push(h.chunk_id);
             }
         }
-        self.emit("retrieve", serde_json::json!({"queries": queries}), serde_json::json!({"chunks": added}), t0);
+        self.emit(Step::Retrieve, serde_json::json!({"queries": queries}), serde_json::json!({"chunks": added}), t0);
         Ok(())
     }
 
@@ -416,7 +416,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         }
         let facts: Vec<&str> = gs.hits.iter().map(|h| h.chunk_id.as_str()).collect();
         let output = serde_json::json!({"keyPoints": kps, "context": gs.context, "chunks": facts, "raw": self.raw});
-        self.emit("keyPoints", serde_json::json!({"question": q, "on": self.steps.key_points}), output, t0);
+        self.emit(Step::KeyPoints, serde_json::json!({"question": q, "on": self.steps.key_points}), output, t0);
         Ok(())
     }
 
@@ -443,7 +443,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         }
         let t0 = self.clock.now_ms();
         let chunks = self.search(q).await?;
-        self.emit("search", serde_json::json!({"query": q}), serde_json::json!({"chunks": chunks}), t0);
+        self.emit(Step::Search, serde_json::json!({"query": q}), serde_json::json!({"chunks": chunks}), t0);
         Ok(())
     }
 
@@ -466,7 +466,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
         for (i, r) in rs.iter().enumerate() {
             self.ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
         }
-        self.emit("web", serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0);
+        self.emit(Step::Web, serde_json::json!({"query": q}), serde_json::json!({"results": rs}), t0);
         Ok(())
     }
 
@@ -501,7 +501,7 @@ sub-queries for what is missing.",
                 None => (true, Vec::new()),
             };
             let e = TraceEvent {
-                step: "verify".into(),
+                step: Step::Verify,
                 round,
                 input: serde_json::json!({"sources": self.ctx.items.len()}),
                 output: serde_json::json!({"sufficient": sufficient, "queries": subs, "raw": self.raw}),
@@ -564,7 +564,7 @@ say \"nothing\" if they say nothing about it. Reply {{\"summary\": \"...\"}}."
             }
         }
         let e = TraceEvent {
-            step: "summarize".into(),
+            step: Step::Summarize,
             round,
             input: serde_json::json!({"subQuery": sq, "chunks": found}),
             output: serde_json::json!({"summary": summary, "added": added, "raw": self.raw}),
@@ -604,7 +604,7 @@ say \"nothing\" if they say nothing about it. Reply {{\"summary\": \"...\"}}."
         }
         let kept: Vec<&String> = self.ctx.items.iter().map(|c| &c.source.id).collect();
         let output = serde_json::json!({"labels": labels.map(|l| l.labels), "kept": kept, "raw": self.raw});
-        self.emit("filter", serde_json::json!({"sources": before, "strength": p.filter_strength()}), output, t0);
+        self.emit(Step::Filter, serde_json::json!({"sources": before, "strength": p.filter_strength()}), output, t0);
         Ok(())
     }
 
@@ -648,7 +648,7 @@ each with what it makes of the sources in two or three sentences, citing them as
             .map(|v| v.perspectives.into_iter().filter(|p| !p.view.trim().is_empty()).take(p.perspectives).collect())
             .unwrap_or_default();
         let output = serde_json::json!({"perspectives": out, "raw": self.raw});
-        self.emit("perspectives", serde_json::json!({"sources": sources.len()}), output, t0);
+        self.emit(Step::Perspectives, serde_json::json!({"sources": sources.len()}), output, t0);
         Ok(out)
     }
 
@@ -681,7 +681,7 @@ each with what it makes of the sources in two or three sentences, citing them as
         let saved = self.eng.remember(entries).await?;
         self.result.remembered = saved.len();
         let output = serde_json::json!({"saved": saved.iter().map(|m| &m.title).collect::<Vec<_>>()});
-        self.emit("memory", serde_json::json!({}), output, t0);
+        self.emit(Step::Memory, serde_json::json!({}), output, t0);
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::{Ctx, chunk_source, msgs, step};
 use super::data;
-use super::{AskSource, TraceEvent};
+use super::{AskSource, Step, TraceEvent};
 use crate::engine::SearchOptions;
 use crate::error::Result;
 use crate::llm::LanguageModel;
@@ -161,7 +161,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
         ctx.push(chunk_source(eng, c).await?, "sparse");
     }
     emit(TraceEvent {
-        step: "sparse".into(),
+        step: Step::Sparse,
         round,
         input: serde_json::json!({"subQuery": sq}),
         output: serde_json::json!({"queries": tried, "feedback": action, "hits": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>(), "added": added, "raw": raw}),
@@ -189,7 +189,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
         ctx.push(chunk_source(eng, c).await?, "dense");
     }
     emit(TraceEvent {
-        step: "dense".into(),
+        step: Step::Dense,
         round,
         input: serde_json::json!({"subQuery": sq}),
         output: serde_json::json!({"pseudoDocument": doc, "hits": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>(), "added": added, "raw": raw}),

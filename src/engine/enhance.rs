@@ -78,7 +78,7 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
             return Ok(());
         }
         let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-        let vectors = self.0.embed_distinct(&refs, "embed", &mut crate::ports::NoProgress).await?;
+        let vectors = self.0.embed_distinct(&refs, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
         let mut ops = Vec::new();
         for (r, v) in recs.iter().zip(&vectors) {
             ops.push(Op::Put(Record::Chunk(r.clone())));

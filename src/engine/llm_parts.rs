@@ -27,7 +27,7 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
         let items: Vec<(ChunkId, Vec<String>)> = items.into_iter().filter(|(c, _)| self.0.corpus.chunks.contains_key(c)).collect();
         let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
         let total = flat.len();
-        let vecs = self.0.embed_distinct(&flat, "embed", &mut crate::ports::NoProgress).await?;
+        let vecs = self.0.embed_distinct(&flat, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
         drop(flat);
         let mut ops = Vec::new();
         for (cid, _) in &items {
@@ -72,7 +72,7 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
         if let (true, Some(map)) = (self.0.config.graph.enabled, map) {
             let inputs = node_inputs(map);
             let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            let vecs = self.0.embed_distinct(&refs, "graph", &mut crate::ports::NoProgress).await?;
+            let vecs = self.0.embed_distinct(&refs, crate::types::Phase::Graph, &mut crate::ports::NoProgress).await?;
             let chunk_ids = self.0.corpus.doc_chunks.get(doc_id).cloned().unwrap_or_default();
             let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
             plan = self.0.graph.plan_remove(&[doc_id.to_string()]);

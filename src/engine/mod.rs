@@ -221,7 +221,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub(crate) async fn embed_distinct(
         &self,
         texts: &[&str],
-        phase: &str,
+        phase: crate::types::Phase,
         progress: &mut dyn crate::ports::Progress,
     ) -> Result<Vec<Vec<f32>>> {
         embed_distinct(&self.embedder, self.embed_batch(), texts, phase, progress).await
@@ -315,7 +315,7 @@ pub(crate) async fn embed_distinct<E: Embedder>(
     embedder: &E,
     batch: usize,
     texts: &[&str],
-    phase: &str,
+    phase: crate::types::Phase,
     progress: &mut dyn crate::ports::Progress,
 ) -> Result<Vec<Vec<f32>>> {
     use futures::StreamExt;
@@ -338,7 +338,7 @@ pub(crate) async fn embed_distinct<E: Embedder>(
     let mut calls = futures::stream::iter(distinct.chunks(batch.max(1))).map(|part| embedder.embed_checked(part)).buffered(in_flight);
     while let Some(part) = calls.next().await {
         vectors.extend(part?);
-        progress.report(ProgressEvent { phase: phase.into(), done: vectors.len(), total: distinct.len() });
+        progress.report(ProgressEvent { phase, done: vectors.len(), total: distinct.len() });
     }
     Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
 }
@@ -354,7 +354,7 @@ pub(crate) async fn embed_late_distinct<E: Embedder>(
     batch: usize,
     texts: &[&str],
     pools: &[crate::embed::LatePools],
-    phase: &str,
+    phase: crate::types::Phase,
     progress: &mut dyn crate::ports::Progress,
 ) -> Result<Option<Vec<crate::embed::LateVectors>>> {
     use futures::StreamExt;
@@ -392,7 +392,7 @@ pub(crate) async fn embed_late_distinct<E: Embedder>(
         }
         out.extend(vs);
         k += 1;
-        progress.report(ProgressEvent { phase: phase.into(), done: out.len(), total: distinct.len() });
+        progress.report(ProgressEvent { phase, done: out.len(), total: distinct.len() });
     }
     Ok(Some(at.into_iter().map(|i| out[i].clone()).collect()))
 }

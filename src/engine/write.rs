@@ -73,7 +73,7 @@ pub(crate) struct AddVectors {
 pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &AddPlan, progress: &mut dyn Progress) -> Result<AddVectors> {
     let inputs: Vec<&str> = plan.pending.iter().flat_map(|(_, cs)| cs.iter().map(|c| c.embed_input.as_str())).collect();
     if !plan.graph || plan.pending.is_empty() {
-        let chunks = super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?;
+        let chunks = super::embed_distinct(embedder, batch, &inputs, crate::types::Phase::Embed, progress).await?;
         return Ok(AddVectors { chunks, maps: Vec::new(), nodes: Vec::new(), node_counts: Vec::new() });
     }
     let maps: Vec<mindmap::MindMap> = plan.pending.iter().map(|(rec, cs)| mindmap::structural(&rec.title, &map_chunks(cs))).collect();
@@ -82,7 +82,7 @@ pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &Ad
     let mut pooled: HashMap<(usize, usize), Vec<f32>> = HashMap::new();
     let chunks = if plan.late_chunking {
         let (pools, owners) = fact_pools(&plan.pending, &sources);
-        match super::embed_late_distinct(embedder, batch, &inputs, &pools, "embed", progress).await? {
+        match super::embed_late_distinct(embedder, batch, &inputs, &pools, crate::types::Phase::Embed, progress).await? {
             Some(late) => {
                 for (node, flat, k) in owners {
                     if let Some(v) = late.get(flat).and_then(|(_, ps)| ps.get(k).cloned().flatten()) {
@@ -91,10 +91,10 @@ pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &Ad
                 }
                 late.into_iter().map(|(whole, _)| whole).collect()
             }
-            None => super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?,
+            None => super::embed_distinct(embedder, batch, &inputs, crate::types::Phase::Embed, progress).await?,
         }
     } else {
-        super::embed_distinct(embedder, batch, &inputs, "embed", progress).await?
+        super::embed_distinct(embedder, batch, &inputs, crate::types::Phase::Embed, progress).await?
     };
     // The other nodes: a pass each (distinct texts once).
     let pooled_ref = &pooled;
@@ -103,7 +103,7 @@ pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &Ad
         .enumerate()
         .flat_map(|(i, src)| src.iter().enumerate().filter(move |(j, _)| !pooled_ref.contains_key(&(i, *j))).map(|(_, (t, _))| t.as_str()))
         .collect();
-    let mut own = super::embed_distinct(embedder, batch, &rest, "graph", progress).await?.into_iter();
+    let mut own = super::embed_distinct(embedder, batch, &rest, crate::types::Phase::Graph, progress).await?.into_iter();
     let mut nodes = Vec::with_capacity(sources.iter().map(Vec::len).sum());
     for (i, src) in sources.iter().enumerate() {
         for j in 0..src.len() {
@@ -253,7 +253,7 @@ impl<E: Embedder> Planner<'_, E> {
                 report.added.push(d.id);
             }
             pending.push((rec, chunks));
-            progress.report(ProgressEvent { phase: "parse".into(), done: i + 1, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Parse, done: i + 1, total });
         }
         Ok(AddPlan {
             report,
@@ -442,14 +442,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, vectors.chunks, &old, &questions);
         ops.extend(graph_plan.ops());
         if ops.is_empty() {
-            progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
             return Ok(report);
         }
         let added: Vec<ChunkId> = new_chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
         let delta = self.next_delta(&gone, &added, self.corpus.docs.len() + report.added.len());
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         let stale = self.ask.memory_deletes(&gone, &mut ops);
-        progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Store, done: 0, total: 1 });
         self.commit(ops).await?;
         self.set_delta(delta.map(|(_, d)| d));
         self.ask.drop_memory(&stale);
@@ -465,7 +465,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.corpus.docs.insert(d.id.clone(), d);
         }
         self.graph.apply(graph_plan);
-        progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
         Ok(report)
     }
 
@@ -480,7 +480,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let maps: Vec<mindmap::MindMap> = docs.iter().map(|d| mindmap::structural(d.title, &d.chunks)).collect();
         let inputs: Vec<Vec<String>> = maps.iter().map(node_inputs).collect();
         let flat: Vec<&str> = inputs.iter().flatten().map(|s| s.as_str()).collect();
-        let node_vecs = self.embed_distinct(&flat, "graph", progress).await?;
+        let node_vecs = self.embed_distinct(&flat, crate::types::Phase::Graph, progress).await?;
         let chunk_ids: Vec<Vec<String>> = docs.iter().map(|d| (0..d.chunks.len()).map(|o| chunk_id(d.doc_id, o)).collect()).collect();
         let mut at = 0;
         let mut new_maps = Vec::new();

@@ -541,9 +541,10 @@ async fn run(cli: Cli) -> crate::Result<()> {
             let mut last = 0;
             let report = eng
                 .add(docs, &mut |e: ProgressEvent| {
-                    if (e.phase == "embed" || e.phase == "graph") && (e.done >= last + 32 || e.done < last) {
+                    if matches!(e.phase, crate::types::Phase::Embed | crate::types::Phase::Graph) && (e.done >= last + 32 || e.done < last)
+                    {
                         last = e.done;
-                        let what = if e.phase == "embed" { "chunks" } else { "mind-map nodes" };
+                        let what = if e.phase == crate::types::Phase::Embed { "chunks" } else { "mind-map nodes" };
                         eprintln!("embedded {}/{} {what}", e.done, e.total);
                     }
                 })

@@ -1,6 +1,8 @@
-//! `webrag surface`: the option tables of docs/api.md and the option interfaces of the page's
-//! TypeScript types (`src/web/js/index.d.ts`), generated from the components' [`Doc`] tables, so
-//! each option's name, type, default, range and meaning is written once, in Rust.
+//! `webrag surface`: the option tables and the error table of docs/api.md, and the option
+//! interfaces and error classes of the page's TypeScript types (`src/web/js/index.d.ts`),
+//! generated from the components' [`Doc`] tables and [`crate::error::CODES`], so each option's
+//! name, type, default, range and meaning, and each error code's class and meaning, is written
+//! once, in Rust.
 //!
 //! A generated block sits between a begin marker naming it and an end marker:
 //! `<!-- generated: engine-options (webrag surface) -->` … `<!-- end generated -->` in Markdown,
@@ -76,6 +78,36 @@ fn table(docs: &[Doc], extra: &[Doc]) -> String {
     out
 }
 
+/// docs/api.md's error table: class (on its first row), code, when.
+fn error_table() -> String {
+    let mut out = String::from("| class | code | when |\n|---|---|---|\n");
+    let mut last = "";
+    for c in crate::error::CODES {
+        let class = if c.class == last { String::new() } else { format!("`{}`", c.class) };
+        out.push_str(&crate::options::markdown_row(&[&class, &format!("`{}`", c.code), c.when]));
+        last = c.class;
+    }
+    out
+}
+
+/// `index.d.ts`'s error classes, each listing its codes, and the `ErrorCode` union.
+fn error_classes() -> String {
+    let codes: Vec<String> = crate::error::CODES.iter().map(|c| format!("'{}'", c.code)).collect();
+    let mut out = format!("/** Every error code (docs/api.md, \"Errors\"). */\nexport type ErrorCode =\n  | {};\n", codes.join("\n  | "));
+    let of = |class: &str| crate::error::CODES.iter().filter(|c| c.class == class).map(|c| c.code).collect::<Vec<_>>().join(", ");
+    for &(class, summary) in crate::error::CLASSES.iter().rev() {
+        if class == "WebRagError" {
+            out.push_str(&format!(
+                "/** {summary} with {}. */\nexport class WebRagError extends Error {{\n  /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */\n  readonly code: ErrorCode;\n}}\n",
+                of(class)
+            ));
+        } else {
+            out.push_str(&format!("/** {summary}: {}. */\nexport class {class} extends WebRagError {{}}\n", of(class)));
+        }
+    }
+    out
+}
+
 fn markdown_blocks() -> Vec<(&'static str, String)> {
     let mut enrich = String::from("| option | default | range | meaning |\n|---|---|---|---|\n");
     for (stage, docs, _) in enrich_stages() {
@@ -90,6 +122,7 @@ fn markdown_blocks() -> Vec<(&'static str, String)> {
         ("decompose-options", table(crate::ask::DecomposeParams::DOCS, &[])),
         ("ask-options", table(crate::ask::pipeline::PipelineParams::DOCS, &[])),
         ("enrich-options", enrich),
+        ("errors", error_table()),
     ]
 }
 
@@ -129,7 +162,26 @@ fn typescript_blocks() -> Vec<(&'static str, String)> {
         ),
     ]
     .join("\n");
+    let union = |name: &str, comment: &str, names: Vec<String>| {
+        format!(
+            "/** {comment} */\nexport type {name} =\n  | {};\n",
+            names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join("\n  | ")
+        )
+    };
+    let serde_name = |v: serde_json::Result<serde_json::Value>| v.ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let phases = union(
+        "Phase",
+        "The phase of a long operation a `ProgressEvent` reports (`types::Phase`).",
+        crate::types::Phase::ALL.iter().map(|p| serde_name(serde_json::to_value(p))).collect(),
+    );
+    let steps = union(
+        "TraceStep",
+        "The step a `TraceEvent` reports: the ask pipeline's, decomposition's, and the ingest-time stages' (`ask::Step`).",
+        crate::ask::Step::ALL.iter().map(|s| s.as_str().to_string()).collect(),
+    );
     vec![
+        ("errors", error_classes()),
+        ("phases-and-steps", format!("{phases}{steps}")),
         ("options", options),
         (
             "search-options",

@@ -369,7 +369,7 @@ impl WebRagCore {
         let (files, id) = load_model(model, &on_progress).await?;
         let mut cpu = CpuEmbedder::from_files(id.as_deref().unwrap_or(crate::embed::DEFAULT_MODEL_ID), &files).map_err(|e| js_error(&e))?;
         cpu.set_precision(precision);
-        report(&on_progress, &ProgressEvent { phase: "device".into(), done: 0, total: 1 });
+        report(&on_progress, &ProgressEvent { phase: crate::types::Phase::Device, done: 0, total: 1 });
         let embedder = if preference != DevicePreference::Cpu && preference != DevicePreference::Hashing && !platform::has_webgpu() {
             let detail = "this browser exposes no WebGPU (navigator.gpu)";
             if preference == DevicePreference::Gpu {
@@ -394,11 +394,11 @@ impl WebRagCore {
         if let Some(pool) = pool::JsPool::new(pool, crate::embed::Embedder::dim(&embedder)) {
             embedder.set_pool(Rc::new(pool));
         }
-        report(&on_progress, &ProgressEvent { phase: "device".into(), done: 1, total: 1 });
-        report(&on_progress, &ProgressEvent { phase: "index".into(), done: 0, total: 1 });
+        report(&on_progress, &ProgressEvent { phase: crate::types::Phase::Device, done: 1, total: 1 });
+        report(&on_progress, &ProgressEvent { phase: crate::types::Phase::Index, done: 0, total: 1 });
         let store = IdbStore::open(&name).await.map_err(|e| js_error(&e.into()))?;
         let engine = LazyEngine::open(store, Rc::new(embedder), config, Box::new(JsClock)).await.map_err(|e| js_error(&e))?;
-        report(&on_progress, &ProgressEvent { phase: "index".into(), done: 1, total: 1 });
+        report(&on_progress, &ProgressEvent { phase: crate::types::Phase::Index, done: 1, total: 1 });
         Ok(WebRagCore { inner: Rc::new(Mutex::new(engine)) })
     }
 

@@ -130,7 +130,7 @@ pub async fn fetch_model(spec: &ModelSpec, cb: &Option<Function>) -> Result<Mode
         }
         files.push(bytes);
     }
-    report(cb, &ProgressEvent { phase: "model".into(), done, total: total.max(done) });
+    report(cb, &ProgressEvent { phase: crate::types::Phase::Model, done, total: total.max(done) });
     let weights = files.pop().unwrap_or_default();
     let tokenizer = files.pop().unwrap_or_default();
     let config = files.pop().unwrap_or_default();
@@ -166,7 +166,7 @@ async fn read_body(
         out.resize(at + value.length() as usize, 0);
         value.copy_to(&mut out[at..]);
         *done += value.length() as usize;
-        report(cb, &ProgressEvent { phase: "model".into(), done: *done, total: total.max(*done) });
+        report(cb, &ProgressEvent { phase: crate::types::Phase::Model, done: *done, total: total.max(*done) });
     }
     Ok(out)
 }

@@ -265,7 +265,7 @@ async fn build(
         eng.add(batch.to_vec(), &mut NoProgress).await?;
         crate::snapshot::seal_after_batch(&mut eng, p).await?;
         done += batch.len();
-        report(on_progress, &ProgressEvent { phase: "index".into(), done, total });
+        report(on_progress, &ProgressEvent { phase: crate::types::Phase::Index, done, total });
     }
     let (snap, summary) = build_site(&mut eng, p).await?;
     let (manifest, mut files): (Vec<_>, Vec<_>) = snap.files.into_iter().partition(|(name, _)| name == "manifest.json");
@@ -303,7 +303,8 @@ pub fn distill_static(
         let files = ModelFiles { config, tokenizer, weights };
         let model = CpuEmbedder::from_files(model_id.as_deref().unwrap_or(DEFAULT_MODEL_ID), &files)?;
         let tok = WordPiece::from_bytes(&files.tokenizer, model.tokenizer().max_len())?;
-        let mut progress = |done: usize, total: usize| report(&on_progress, &ProgressEvent { phase: "distill".into(), done, total });
+        let mut progress =
+            |done: usize, total: usize| report(&on_progress, &ProgressEvent { phase: crate::types::Phase::Distill, done, total });
         Ok(crate::embed::distill::distill(&model, tok, dim, &mut progress)?.to_bytes())
     };
     run().map_err(|e| js_error(&e))

@@ -92,15 +92,15 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let AddWrite { mut ops, gone, chunks, .. } = add_write(pending, vectors.chunks, &old_of, &questions_of);
         ops.extend(graph_plan.ops());
         if ops.is_empty() {
-            progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+            progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
             return Ok(report);
         }
         let documents = usize::try_from(self.parts.delta.documents).unwrap_or(usize::MAX).saturating_add(report.added.len());
         report.chunks = chunks.len();
         let added: Vec<(ChunkId, (PostingRecord, Vec<f32>))> = chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))).collect();
-        progress.report(ProgressEvent { phase: "store".into(), done: 0, total: 1 });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Store, done: 0, total: 1 });
         self.commit_write(ops, &old, &gone, added, documents, graph_plan).await?;
-        progress.report(ProgressEvent { phase: "done".into(), done: total, total });
+        progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
         Ok(report)
     }
 

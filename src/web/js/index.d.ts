@@ -1,20 +1,69 @@
-/** Base class of every webrag error; itself thrown with WORKER_FAILED (the worker could not start or died) and INTERNAL (an unexpected failure inside the worker). */
+// generated: errors (webrag surface)
+/** Every error code (docs/api.md, "Errors"). */
+export type ErrorCode =
+  | 'EMPTY_DOCUMENT'
+  | 'INVALID_UTF8'
+  | 'DOCUMENT_TOO_LARGE'
+  | 'DUPLICATE_ID'
+  | 'INVALID_ID'
+  | 'UNKNOWN_FORMAT'
+  | 'INVALID_OPTION'
+  | 'KB_FILE_INVALID'
+  | 'KB_FILE_TOO_LARGE'
+  | 'NOT_IN_BUILD'
+  | 'MODEL_FILE_UNAVAILABLE'
+  | 'MODEL_CONFIG_INVALID'
+  | 'MODEL_UNSUPPORTED'
+  | 'MODEL_TOKENIZER_INVALID'
+  | 'MODEL_WEIGHTS_CORRUPT'
+  | 'MODEL_TENSOR_MISSING'
+  | 'MODEL_TENSOR_SHAPE'
+  | 'MODEL_MISMATCH'
+  | 'MODEL_INTEGRITY'
+  | 'MODEL_OUTPUT_INVALID'
+  | 'STORE_BLOCKED'
+  | 'STORE_VERSION_TOO_NEW'
+  | 'QUOTA_EXCEEDED'
+  | 'STORE_CORRUPT'
+  | 'STORE_ABORTED'
+  | 'STORE_CONFLICT'
+  | 'STORE_BACKEND'
+  | 'NOT_OPEN'
+  | 'GPU_UNAVAILABLE'
+  | 'GPU_FAILED'
+  | 'LLM_UNAUTHORIZED'
+  | 'LLM_RATE_LIMITED'
+  | 'LLM_HTTP'
+  | 'LLM_TIMEOUT'
+  | 'LLM_NETWORK'
+  | 'LLM_BAD_RESPONSE'
+  | 'LLM_TRUNCATED'
+  | 'LLM_REPLY_TOO_LARGE'
+  | 'LLM_BAD_OUTPUT'
+  | 'LLM_NOT_CONFIGURED'
+  | 'LLM_CALLBACK_FAILED'
+  | 'LLM_CANCELLED'
+  | 'CANCELLED'
+  | 'WORKER_FAILED'
+  | 'INTERNAL';
+/** Base class of every webrag error, with a stable `code`; itself thrown with WORKER_FAILED, INTERNAL. */
 export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
-  readonly code: string;
+  readonly code: ErrorCode;
 }
-/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID, KB_FILE_TOO_LARGE (importKb); NOT_IN_BUILD (an operation webrag/search leaves out). */
-export class InputError extends WebRagError {}
-/** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH, MODEL_INTEGRITY, MODEL_OUTPUT_INVALID. */
-export class ModelError extends WebRagError {}
-/** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_CONFLICT, STORE_BACKEND; NOT_OPEN (a call before a successful open). */
-export class StoreError extends WebRagError {}
-/** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
-export class GpuError extends WebRagError {}
-/** LLM endpoint or output problem: LLM_UNAUTHORIZED (401/403), LLM_RATE_LIMITED (429 after the retries), LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK (unreachable, CORS), LLM_BAD_RESPONSE, LLM_TRUNCATED (stream ended early), LLM_REPLY_TOO_LARGE (a reply past maxReplyBytes / maxEventBytes), LLM_BAD_OUTPUT (no usable JSON after one repair, where a step has no fallback), LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED (the page's model function threw or returned no text), LLM_CANCELLED (an AbortSignal fired). */
-export class LlmError extends WebRagError {}
 /** An operation without a model call (`add`, `search`) whose `signal` fired before it started: CANCELLED. */
 export class CancelledError extends WebRagError {}
+/** LLM endpoint or output problem: LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_HTTP, LLM_TIMEOUT, LLM_NETWORK, LLM_BAD_RESPONSE, LLM_TRUNCATED, LLM_REPLY_TOO_LARGE, LLM_BAD_OUTPUT, LLM_NOT_CONFIGURED, LLM_CALLBACK_FAILED, LLM_CANCELLED. */
+export class LlmError extends WebRagError {}
+/** GPU embedder problem: GPU_UNAVAILABLE, GPU_FAILED. */
+export class GpuError extends WebRagError {}
+/** Storage problem: STORE_BLOCKED, STORE_VERSION_TOO_NEW, QUOTA_EXCEEDED, STORE_CORRUPT, STORE_ABORTED, STORE_CONFLICT, STORE_BACKEND, NOT_OPEN. */
+export class StoreError extends WebRagError {}
+/** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH, MODEL_INTEGRITY, MODEL_OUTPUT_INVALID. */
+export class ModelError extends WebRagError {}
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, INVALID_OPTION, KB_FILE_INVALID, KB_FILE_TOO_LARGE, NOT_IN_BUILD. */
+export class InputError extends WebRagError {}
+// end generated
 
 // generated: llm-config (webrag surface)
 /** An OpenAI-compatible chat endpoint (`POST {baseUrl}/chat/completions`). */
@@ -58,8 +107,50 @@ export interface DecomposeRound { proposals: string[]; candidates: DecomposeCand
 export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' | 'unreadable' }
 /** The cited answer: `text` cites `sources` as [S1], [S2]...; "I don't know." when `known` is false. */
 export interface Answer { text: string; citations: string[]; confidence: 'low' | 'medium' | 'high'; known: boolean; sources: string[] }
-/** One pipeline step (`trigger`, `rewrite`, `route`, `retrieve`, `keyPoints`, `propose`, `select`, `verify`, `sparse`, `dense`, `filter`, `answer`, `memory`; at ingest `atomize`, `fci`, `mindmap`) with its inputs, outputs and time (ms). */
-export interface TraceEvent { step: string; round: number; input: unknown; output: unknown; ms: number }
+// generated: phases-and-steps (webrag surface)
+/** The phase of a long operation a `ProgressEvent` reports (`types::Phase`). */
+export type Phase =
+  | 'model'
+  | 'device'
+  | 'index'
+  | 'parse'
+  | 'embed'
+  | 'graph'
+  | 'store'
+  | 'done'
+  | 'summaries'
+  | 'tags'
+  | 'atomize'
+  | 'mindmap'
+  | 'distill';
+/** The step a `TraceEvent` reports: the ask pipeline's, decomposition's, and the ingest-time stages' (`ask::Step`). */
+export type TraceStep =
+  | 'trigger'
+  | 'rewrite'
+  | 'route'
+  | 'retrieve'
+  | 'keyPoints'
+  | 'search'
+  | 'web'
+  | 'propose'
+  | 'select'
+  | 'verify'
+  | 'sparse'
+  | 'dense'
+  | 'summarize'
+  | 'filter'
+  | 'perspectives'
+  | 'answer'
+  | 'memory'
+  | 'timeout'
+  | 'forwardSummary'
+  | 'tags'
+  | 'atomize'
+  | 'fci'
+  | 'mindmap';
+// end generated
+/** One step with its inputs, outputs and time (ms); `round`: the decomposition round (1-based), else 0. */
+export interface TraceEvent { step: TraceStep; round: number; input: unknown; output: unknown; ms: number }
 
 /** Pipeline steps; each boolean overrides the preset. */
 export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
@@ -120,8 +211,8 @@ export interface DocumentInput {
 }
 
 export interface ProgressEvent {
-  /** `model` (bytes), `parse` (documents), `embed` (chunks), `graph` (mind-map nodes embedded), `store`, `done`. */
-  phase: 'model' | 'device' | 'index' | 'parse' | 'embed' | 'graph' | 'store' | 'done';
+  /** `open`: `model` (bytes), `device`, `index`; `add`: `parse` (documents), `embed` (chunks), `graph` (mind-map nodes embedded), `store`, `done`; `enrich`: `summaries`, `tags`, `atomize`, `mindmap`. */
+  phase: Phase;
   done: number;
   total: number;
 }
