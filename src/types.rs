@@ -523,6 +523,26 @@ pub enum SearchMode {
 }
 
 impl SearchMode {
+    /// Whether the mode ranks with BM25.
+    pub fn uses_bm25(self) -> bool {
+        matches!(self, SearchMode::Bm25 | SearchMode::Hybrid | SearchMode::HybridGraph)
+    }
+
+    /// Whether the mode ranks with the chunk embeddings (path (a) of `atomic` too).
+    pub fn uses_dense(self) -> bool {
+        matches!(self, SearchMode::Dense | SearchMode::Hybrid | SearchMode::HybridGraph | SearchMode::Atomic)
+    }
+
+    /// Whether the mode ranks with the pseudo-graph retriever.
+    pub fn uses_graph(self) -> bool {
+        matches!(self, SearchMode::Graph | SearchMode::HybridGraph)
+    }
+
+    /// Whether the mode ranks with the atomic questions (once the knowledge base has them).
+    pub fn uses_atomic(self) -> bool {
+        matches!(self, SearchMode::Atomic | SearchMode::Hybrid | SearchMode::HybridGraph)
+    }
+
     /// The name used in options and reports: `bm25`, `dense`, `hybrid`, `graph`, `hybrid+graph`,
     /// `atomic`.
     pub fn name(self) -> &'static str {

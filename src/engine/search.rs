@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::graph::GraphSearch;
-use crate::index::bm25::{self, contains_phrase, parse_query};
+use crate::index::bm25::{self, parse_query};
 use crate::index::top_k;
 use crate::ports::Store;
 use crate::retrieve::{Ranked, hit};
@@ -101,7 +101,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// Searches with a precomputed query embedding (`None`: BM25 only). Excluded terms (`-term`)
     /// and phrases filter every retriever's list (unless `opts.literal`); hybrid fuses BM25 and
-    /// dense with RRF.
+    /// dense with RRF. The steps: parse the query, decide which chunks pass (exclusions, phrases,
+    /// the filter), rank with each retriever the mode uses ([`Engine::lists`]), fuse, build hits.
     ///
     /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
     pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
@@ -111,22 +112,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| self.bm25.slots_with(t)).collect();
         // Chunks holding every phrase term (postings intersection): only these can contain the
         // phrases, so only these are re-analysed for the contiguity check.
-        let phrase_candidates: Option<HashSet<u32>> = if q.phrases.is_empty() {
-            None
-        } else {
-            let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
-            terms.sort();
-            terms.dedup();
-            let mut set: Option<HashSet<u32>> = None;
-            for t in terms {
-                let slots: HashSet<u32> = self.bm25.slots_with(t).collect();
-                set = Some(match set {
-                    None => slots,
-                    Some(prev) => prev.intersection(&slots).copied().collect(),
-                });
-            }
-            set
-        };
+        let phrase_candidates = q.phrase_candidates(|t| self.bm25.slots_with(t).collect::<Vec<_>>());
         // The filter's documents, and the slots of their chunks (scanned exactly by the dense
         // retriever: a filter can leave too few of the approximate neighbours).
         let allowed: Option<HashSet<&str>> =
@@ -134,91 +120,99 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let allowed_slots: Option<Vec<u32>> = allowed.as_ref().map(|docs| {
             docs.iter().flat_map(|d| self.corpus.doc_chunks.get(*d).into_iter().flatten()).filter_map(|c| self.slots.get(c)).collect()
         });
-        let in_scope = |slot: u32| -> bool {
-            let Some(docs) = &allowed else { return true };
-            self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)).is_some_and(|c| docs.contains(c.doc_id.as_str()))
-        };
+        let chunk = |slot: u32| self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id));
         let passes = |slot: u32| -> bool {
-            if excluded.contains(&slot) || !in_scope(slot) {
+            if excluded.contains(&slot)
+                || allowed.as_ref().is_some_and(|docs| !chunk(slot).is_some_and(|c| docs.contains(c.doc_id.as_str())))
+            {
                 return false;
             }
             let Some(cands) = &phrase_candidates else { return true };
-            if !cands.contains(&slot) {
-                return false;
-            }
-            let Some(c) = self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)) else { return false };
-            let toks = analyze(&c.text);
-            q.phrases.iter().all(|p| contains_phrase(&toks, p))
+            cands.contains(&slot) && chunk(slot).is_some_and(|c| q.phrases_in(&analyze(&c.text)))
         };
-        use SearchMode::*;
-        let want_bm25 = matches!(opts.mode, Bm25 | Hybrid | HybridGraph);
-        let want_dense = matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic);
-        let want_graph = matches!(opts.mode, Graph | HybridGraph);
-        let bm25_list: Vec<(u32, f32)> = if want_bm25 && !q.terms.is_empty() {
-            let scores = self.bm25.score(&q, &self.config.bm25());
-            top_k(scores.into_iter().filter(|(s, _)| passes(*s)), depth)
-        } else {
-            Vec::new()
-        };
-        let dense_list: Vec<(u32, f32)> = match (want_dense, qv) {
-            (true, Some(v)) if v.len() == self.vectors.dim() => match &allowed_slots {
-                Some(slots) => top_k(
-                    slots.iter().filter(|s| passes(**s)).filter_map(|&s| Some((s, crate::embed::vecmath::dot(self.vectors.get(s)?, v)))),
-                    depth,
-                ),
-                None => {
-                    let filtering = !q.phrases.is_empty() || !excluded.is_empty();
-                    let raw = self.vectors.search(v, if filtering { depth * 4 } else { depth });
-                    raw.into_iter().filter(|(s, _)| passes(*s)).take(depth).collect()
-                }
-            },
-            _ => Vec::new(),
-        };
-        // The graph list, and how many of its first hits come from PGR's selected rows.
-        let (graph_list, graph_selected): (Vec<(u32, f32)>, usize) = match (want_graph, qv) {
-            (true, Some(v)) if v.len() == self.vectors.dim() => {
-                let gs = self.graph.search(query, &[v], depth, &self.config.graph);
-                let mut seen = HashSet::new();
-                let kept: Vec<(usize, (u32, f32))> = gs
-                    .hits
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, h)| self.slots.get(&h.chunk_id).map(|s| (i, (s, h.score))))
-                    .filter(|(_, (s, _))| seen.insert(*s) && passes(*s))
-                    .take(depth)
-                    .collect();
-                let selected = kept.iter().filter(|(i, _)| *i < gs.selected).count();
-                (kept.into_iter().map(|x| x.1).collect(), selected)
-            }
-            _ => (Vec::new(), 0),
-        };
-        // Atomic questions (path (b)): each chunk ranked by its best question; in `atomic` mode
-        // and, once the knowledge base is atomized, in the hybrid modes.
-        let want_atomic = matches!(opts.mode, Atomic | Hybrid | HybridGraph);
-        let atomic_list: Vec<(u32, f32)> = match (want_atomic, qv) {
-            (true, Some(v)) if !self.ask.qslots.is_empty() && v.len() == self.ask.qvectors.dim() => {
-                let mut seen = HashSet::new();
-                self.ask
-                    .qvectors
-                    .search(v, depth * 3)
-                    .into_iter()
-                    .filter_map(|(s, score)| Some((self.slots.get(&self.ask.qslots.id(s)?.chunk)?, score)))
-                    .filter(|(s, _)| seen.insert(*s) && passes(*s))
-                    .take(depth)
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let lists = Ranked { bm25: bm25_list, dense: dense_list, graph: graph_list, graph_selected, atomic: atomic_list };
+        let filtering = phrase_candidates.is_some() || !excluded.is_empty();
+        let lists = self.lists(query, &q, qv, opts.mode, &Passing { passes: &passes, filtering, slots: allowed_slots.as_deref() }, depth);
         let (ranked, mut scores) = lists.fuse(opts.mode, self.config.rrf_k, &self.config.fusion_weights, &self.config.graph_cascade);
         let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
         let mut hits = Vec::with_capacity(opts.k);
         for (slot, score) in ranked.into_iter().take(opts.take(depth)) {
-            let Some(c) = self.slots.id(slot).and_then(|id| self.corpus.chunks.get(id)) else { continue };
+            let Some(c) = chunk(slot) else { continue };
             hits.push(hit(c, self.corpus.docs.get(&c.doc_id), score, scores.remove(&slot).unwrap_or_default(), &terms));
         }
         Ok(opts.grouped(hits))
     }
+
+    /// Each list `mode` uses, at most `depth` long, of the chunks that pass: BM25 (when the query
+    /// has terms), dense, the graph retriever's and the atomic questions' (with a query vector).
+    fn lists(&self, query: &str, q: &bm25::Query, qv: Option<&[f32]>, mode: SearchMode, pass: &Passing<'_>, depth: usize) -> Ranked {
+        let mut lists = Ranked::default();
+        if mode.uses_bm25() && !q.terms.is_empty() {
+            let scores = self.bm25.score(q, &self.config.bm25());
+            lists.bm25 = top_k(scores.into_iter().filter(|(s, _)| (pass.passes)(*s)), depth);
+        }
+        let Some(v) = qv.filter(|v| v.len() == self.vectors.dim()) else { return lists };
+        if mode.uses_dense() {
+            lists.dense = match pass.slots {
+                Some(slots) => top_k(
+                    slots
+                        .iter()
+                        .filter(|s| (pass.passes)(**s))
+                        .filter_map(|&s| Some((s, crate::embed::vecmath::dot(self.vectors.get(s)?, v)))),
+                    depth,
+                ),
+                None => {
+                    let raw = self.vectors.search(v, if pass.filtering { depth * 4 } else { depth });
+                    raw.into_iter().filter(|(s, _)| (pass.passes)(*s)).take(depth).collect()
+                }
+            };
+        }
+        if mode.uses_graph() {
+            let gs = self.graph.search(query, &[v], depth, &self.config.graph);
+            let cands = graph_candidates(&gs, |h| self.slots.get(&h.chunk_id), pass.passes);
+            lists.set_graph(cands.into_iter().take(depth).collect());
+        }
+        // Atomic questions (path (b)): each chunk ranked by its best question, once the knowledge
+        // base is atomized.
+        if mode.uses_atomic() && !self.ask.qslots.is_empty() && v.len() == self.ask.qvectors.dim() {
+            let mut seen = HashSet::new();
+            lists.atomic = self
+                .ask
+                .qvectors
+                .search(v, depth * 3)
+                .into_iter()
+                .filter_map(|(s, score)| Some((self.slots.get(&self.ask.qslots.id(s)?.chunk)?, score)))
+                .filter(|(s, _)| seen.insert(*s) && (pass.passes)(*s))
+                .take(depth)
+                .collect();
+        }
+        lists
+    }
+}
+
+/// Which chunks a search may return, as its retrievers see it.
+struct Passing<'a> {
+    /// Whether a slot passes the exclusions, the phrases and the filter.
+    passes: &'a dyn Fn(u32) -> bool,
+    /// Whether exclusions or phrases may drop candidates (approximate lists fetch more).
+    filtering: bool,
+    /// With a filter: the slots of its documents' chunks (dense scans them exactly).
+    slots: Option<&'a [u32]>,
+}
+
+/// The graph retriever's hits as slots (`slot_of`), each chunk once (at its first fact), those
+/// that pass `keep`, in order, each flagged by whether it came from PGR's selected rows.
+pub(super) fn graph_candidates(
+    gs: &GraphSearch,
+    slot_of: impl Fn(&crate::graph::GraphHit) -> Option<u32>,
+    keep: impl Fn(u32) -> bool,
+) -> Vec<(u32, f32, bool)> {
+    let mut seen = HashSet::new();
+    gs.hits
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| slot_of(h).map(|s| (s, h.score, i < gs.selected)))
+        .filter(|(s, _, _)| seen.insert(*s) && keep(*s))
+        .collect()
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {

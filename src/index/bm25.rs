@@ -7,6 +7,7 @@
 //! `ln((N − df + 0.5)/(df + 0.5))` with negative values floored as rank_bm25 does.
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::collections::HashSet;
 
 use crate::text::analyze;
 
@@ -19,6 +20,30 @@ pub struct Query {
     pub phrases: Vec<Vec<String>>,
     /// Terms a hit must not contain.
     pub excluded: Vec<String>,
+}
+
+impl Query {
+    /// The slots that can hold every phrase: the intersection of the postings (`slots_with`) of
+    /// the phrases' distinct terms; `None` when no phrase has a term (nothing to check).
+    pub fn phrase_candidates<I: IntoIterator<Item = u32>>(&self, mut slots_with: impl FnMut(&str) -> I) -> Option<HashSet<u32>> {
+        let mut terms: Vec<&String> = self.phrases.iter().flatten().collect();
+        terms.sort();
+        terms.dedup();
+        let mut set: Option<HashSet<u32>> = None;
+        for t in terms {
+            let slots: HashSet<u32> = slots_with(t).into_iter().collect();
+            set = Some(match set {
+                None => slots,
+                Some(prev) => prev.intersection(&slots).copied().collect(),
+            });
+        }
+        set
+    }
+
+    /// Whether the analysed text `toks` holds every phrase.
+    pub fn phrases_in(&self, toks: &[String]) -> bool {
+        self.phrases.iter().all(|p| contains_phrase(toks, p))
+    }
 }
 
 /// Parses the query syntax: `"a phrase"`, `-term`, `-"a phrase"`, `term^2.5`.

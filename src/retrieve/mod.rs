@@ -164,6 +164,12 @@ pub struct Ranked {
 }
 
 impl Ranked {
+    /// Sets the graph list from `(slot, score, selected by PGR)`, best first.
+    pub fn set_graph(&mut self, list: Vec<(u32, f32, bool)>) {
+        self.graph_selected = list.iter().filter(|x| x.2).count();
+        self.graph = list.into_iter().map(|(s, v, _)| (s, v)).collect();
+    }
+
     /// The final ranking for `mode` (one list, or their reciprocal-rank fusion with constant
     /// `rrf_k`, each list weighted by `w`; in `HybridGraph` reordered by `cascade`) and every
     /// slot's scores and ranks in each list.

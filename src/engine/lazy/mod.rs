@@ -17,7 +17,7 @@ mod write;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
-use crate::index::bm25::{self, Accumulator, Bm25Index, Query, contains_phrase, parse_query, query_weights};
+use crate::index::bm25::{self, Accumulator, Bm25Index, Query, parse_query, query_weights};
 use crate::index::segment::{
     self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
 };
@@ -764,100 +764,38 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         check_k(opts.k)?;
         let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
         let depth = self.config.fusion_depth.max(opts.k);
-        let base_n = self.parts.head.chunks.len() as u32;
         // Every term the query names, with its postings (base ordinals, then delta slots).
         let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
         names.extend(q.phrases.iter().flatten().map(String::as_str));
         let blocks = self.blocks(&names).await?;
-        // A term's postings: base ordinals (tombstones skipped) then delta slots; and its df.
-        let dead = &self.parts.dead;
-        let postings = |t: &str| {
-            let base = blocks.get(&segment::block_of(t, self.parts.head.blocks)).map_or(&[][..], |b| block_postings(b, t));
-            let delta = self.parts.delta_bm25.postings(t);
-            let live = base
-                .iter()
-                .filter(|(o, _)| !dead.get(*o as usize).copied().unwrap_or(true))
-                .copied()
-                .chain(delta.iter().map(move |&(s, tf)| (base_n + s, tf)));
-            (live, base.len() + delta.len())
-        };
-        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| postings(t).0.map(|p| p.0)).collect();
-        let phrase_candidates: Option<HashSet<u32>> = (!q.phrases.is_empty()).then(|| {
-            let mut terms: Vec<&String> = q.phrases.iter().flatten().collect();
-            terms.sort();
-            terms.dedup();
-            let mut set: Option<HashSet<u32>> = None;
-            for t in terms {
-                let slots: HashSet<u32> = postings(t).0.map(|p| p.0).collect();
-                set = Some(match set {
-                    None => slots,
-                    Some(prev) => prev.intersection(&slots).copied().collect(),
-                });
-            }
-            set.unwrap_or_default()
-        });
+        let slots_with = |t: &str| self.postings(&blocks, t).0.map(|p| p.0);
+        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| slots_with(t)).collect();
+        let phrase_candidates = q.phrase_candidates(slots_with);
         let cheap = |s: u32| !excluded.contains(&s) && phrase_candidates.as_ref().is_none_or(|c| c.contains(&s));
-        use SearchMode::*;
+        let filtering = phrase_candidates.is_some() || !excluded.is_empty();
         let mut lists = Ranked::default();
-        if matches!(opts.mode, Bm25 | Hybrid | HybridGraph) && !q.terms.is_empty() {
-            let params = self.config.bm25();
-            let n = self.parts.live.max(1) as f32;
-            let floor = params.epsilon * (self.parts.head.okapi_idf_sum / self.parts.head.terms.max(1) as f64) as f32;
-            let mut acc = Accumulator::new((base_n as usize) + self.parts.delta.added.len(), &params, self.parts.total_len as f32 / n);
-            for (t, w) in query_weights(&q) {
-                let (live, df) = postings(t);
-                if df == 0 {
-                    continue;
-                }
-                let scale = acc.scale(w, params.idf(n, df as f32, floor));
-                for (s, tf) in live {
-                    let dl = if s < base_n { self.parts.head.lengths[s as usize] } else { self.parts.delta_bm25.length(s - base_n) };
-                    acc.add(s, tf, dl, scale);
-                }
-            }
-            let cands =
-                top_k(acc.finish().into_iter().filter(|(s, _)| cheap(*s)), if phrase_candidates.is_some() { depth * 4 } else { depth });
+        if opts.mode.uses_bm25() && !q.terms.is_empty() {
+            let more = if phrase_candidates.is_some() { depth * 4 } else { depth };
+            let cands = top_k(self.bm25_scores(&q, &blocks).into_iter().filter(|(s, _)| cheap(*s)), more);
             lists.bm25 = self.phrase_filter(cands, &q, depth).await?;
         }
-        if let (true, Some(v)) = (matches!(opts.mode, Dense | Hybrid | HybridGraph | Atomic), qv)
-            && v.len() == self.embedder.dim()
-        {
-            let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
-            let codes = QueryCodes::new(v);
-            let estimates = probe
-                .iter()
-                .flat_map(|l| l.scores(&codes))
-                .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
-                .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::vecmath::dot(v, d))))
-                .filter(|(s, _)| cheap(*s));
-            let filtering = phrase_candidates.is_some() || !excluded.is_empty();
-            let cands = top_k(estimates, if filtering { depth * 4 } else { depth });
-            lists.dense = self.phrase_filter(cands, &q, depth).await?;
+        if let Some(v) = qv.filter(|v| v.len() == self.embedder.dim()) {
+            if opts.mode.uses_dense() {
+                let cands =
+                    top_k(self.dense_scores(v).await?.into_iter().filter(|(s, _)| cheap(*s)), if filtering { depth * 4 } else { depth });
+                lists.dense = self.phrase_filter(cands, &q, depth).await?;
+            }
+            // The graph's list (read by the caller first: [`Reader::graph`]).
+            if let (true, Some(g)) = (opts.mode.uses_graph(), self.graph.as_ref()) {
+                let gs = g.search(query, &[v], depth, &self.config.graph);
+                let cands = super::search::graph_candidates(&gs, |h| self.slot_of(&h.chunk_id, &h.doc_id), cheap);
+                let selected: HashSet<u32> = cands.iter().filter(|c| c.2).map(|c| c.0).collect();
+                let kept = self.phrase_filter(cands.into_iter().map(|(s, v, _)| (s, v)).collect(), &q, depth).await?;
+                lists.set_graph(kept.into_iter().map(|(s, v)| (s, v, selected.contains(&s))).collect());
+            }
         }
-        // The graph's list (read by the caller first: [`Reader::graph`]), and how many of its
-        // first hits come from PGR's selected rows.
-        if let (true, Some(v), Some(g)) = (matches!(opts.mode, Graph | HybridGraph), qv, self.graph.as_ref())
-            && v.len() == self.embedder.dim()
-        {
-            let gs = g.search(query, &[v], depth, &self.config.graph);
-            let mut seen = HashSet::new();
-            let kept: Vec<(usize, (u32, f32))> = gs
-                .hits
-                .iter()
-                .enumerate()
-                .filter_map(|(i, h)| self.slot_of(&h.chunk_id, &h.doc_id).map(|s| (i, (s, h.score))))
-                .filter(|(_, (s, _))| seen.insert(*s) && cheap(*s))
-                .collect();
-            lists.graph = self.phrase_filter(kept.iter().map(|x| x.1).collect(), &q, depth).await?;
-            let listed: HashSet<u32> = lists.graph.iter().map(|x| x.0).collect();
-            lists.graph_selected = kept.iter().filter(|(i, (s, _))| *i < gs.selected && listed.contains(s)).count();
-        }
-        let (ranked, mut scores) = lists.fuse(
-            if opts.mode == Atomic { Dense } else { opts.mode },
-            self.config.rrf_k,
-            &self.config.fusion_weights,
-            &self.config.graph_cascade,
-        );
+        let mode = if opts.mode == SearchMode::Atomic { SearchMode::Dense } else { opts.mode };
+        let (ranked, mut scores) = lists.fuse(mode, self.config.rrf_k, &self.config.fusion_weights, &self.config.graph_cascade);
         let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.take(depth)).collect();
         let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
         let (chunks, docs) = self.hit_records(&slots).await?;
@@ -872,6 +810,61 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         ))
     }
 
+    /// A term's live postings, `(slot, tf)`: base ordinals (tombstones skipped), then delta slots
+    /// (numbered after the base); and its document frequency, tombstones counted.
+    fn postings<'a>(
+        &'a self,
+        blocks: &'a HashMap<u32, Rc<PostingsBlock>>,
+        t: &str,
+    ) -> (impl Iterator<Item = (u32, u32)> + use<'a, S, E>, usize) {
+        let base_n = self.parts.head.chunks.len() as u32;
+        let dead = &self.parts.dead;
+        let base = blocks.get(&segment::block_of(t, self.parts.head.blocks)).map_or(&[][..], |b| block_postings(b, t));
+        let delta = self.parts.delta_bm25.postings(t);
+        let live = base
+            .iter()
+            .filter(|(o, _)| !dead.get(*o as usize).copied().unwrap_or(true))
+            .copied()
+            .chain(delta.iter().map(move |&(s, tf)| (base_n + s, tf)));
+        (live, base.len() + delta.len())
+    }
+
+    /// BM25 of every live chunk holding a query term, with the loaded index's scores (the idf's
+    /// document frequencies count tombstones until the next base).
+    fn bm25_scores(&self, q: &Query, blocks: &HashMap<u32, Rc<PostingsBlock>>) -> Vec<(u32, f32)> {
+        let base_n = self.parts.head.chunks.len() as u32;
+        let params = self.config.bm25();
+        let n = self.parts.live.max(1) as f32;
+        let floor = params.epsilon * (self.parts.head.okapi_idf_sum / self.parts.head.terms.max(1) as f64) as f32;
+        let mut acc = Accumulator::new((base_n as usize) + self.parts.delta.added.len(), &params, self.parts.total_len as f32 / n);
+        for (t, w) in query_weights(q) {
+            let (live, df) = self.postings(blocks, t);
+            if df == 0 {
+                continue;
+            }
+            let scale = acc.scale(w, params.idf(n, df as f32, floor));
+            for (s, tf) in live {
+                let dl = if s < base_n { self.parts.head.lengths[s as usize] } else { self.parts.delta_bm25.length(s - base_n) };
+                acc.add(s, tf, dl, scale);
+            }
+        }
+        acc.finish()
+    }
+
+    /// Estimated cosines of the live chunks in the [`NPROBE`] IVF lists nearest `v` (12-bit
+    /// integer inner products) and exact ones of the delta's chunks.
+    async fn dense_scores(&self, v: &[f32]) -> Result<Vec<(u32, f32)>> {
+        let base_n = self.parts.head.chunks.len() as u32;
+        let probe = self.lists(&self.parts.head.nearest_lists(v, NPROBE)).await?;
+        let codes = QueryCodes::new(v);
+        Ok(probe
+            .iter()
+            .flat_map(|l| l.scores(&codes))
+            .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
+            .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::vecmath::dot(v, d))))
+            .collect())
+    }
+
     /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.
     async fn phrase_filter(&self, cands: Vec<(u32, f32)>, q: &Query, depth: usize) -> Result<Vec<(u32, f32)>> {
         if q.phrases.is_empty() {
@@ -879,15 +872,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         }
         let slots: Vec<u32> = cands.iter().map(|c| c.0).collect();
         let chunks = self.chunks(&slots).await?;
-        Ok(cands
-            .into_iter()
-            .filter(|(s, _)| {
-                chunks.get(s).is_some_and(|c| {
-                    let toks = analyze(&c.text);
-                    q.phrases.iter().all(|p| contains_phrase(&toks, p))
-                })
-            })
-            .take(depth)
-            .collect())
+        Ok(cands.into_iter().filter(|(s, _)| chunks.get(s).is_some_and(|c| q.phrases_in(&analyze(&c.text)))).take(depth).collect())
     }
 }
