@@ -127,85 +127,70 @@ impl PseudoGraph {
     /// paths. `kps[0]` (the question) drives the candidate walk; every key point takes part in
     /// PGR. `k` facts are returned.
     pub fn search(&self, query: &str, kps: &[&[f32]], k: usize, p: &GraphParams) -> GraphSearch {
+        let Some(q) = kps.first().filter(|q| q.len() == self.dim) else { return GraphSearch::default() };
+        let walked = self.candidates(query, q, p);
+        // Template over the candidates' fact paths, node ids compacted.
+        let paths = Paths::of(self, &walked.topics);
+        let template = Template::from_paths(paths.rows.iter().map(|r| r.as_slice()));
+        let mut kq = QuantVectors::new(self.dim);
+        for kp in kps.iter().filter(|k| k.len() == self.dim) {
+            kq.push(kp);
+        }
+        let sims = node_sims_i8(&self.quant, &paths.slots, &kq);
+        let sim_refs: Vec<&[f32]> = sims.iter().map(|s| s.as_slice()).collect();
+        let result = pgr(&template, &sim_refs, &p.pgr);
+        // Hits: the rows PGR's aggregation selected, by their support (the aggregation counts a
+        // sub-tree once per anchor that dyes it, which would rank a topic with many middling facts
+        // above one strong fact), then the other candidate facts by leaf similarity.
+        let mut selected: Vec<(u32, f32, f32)> =
+            result.rows.iter().zip(&result.support).map(|(&(r, sum), &support)| (r, support, sum)).collect();
+        selected.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
         let mut out = GraphSearch::default();
-        let Some(q) = kps.first().filter(|q| q.len() == self.dim) else { return out };
-        // The walk's neighbours of a topic: super-topic siblings and entity links both ways,
-        // each with the similarity of the node that leads there.
-        let neighbours = |s: u32| -> Vec<(f32, u32, &'static str)> {
-            let mut next: Vec<(f32, u32, &'static str)> =
-                self.links(s, p).into_iter().map(|l| (dot(self.vec_of(l.scored_by), q), l.to, l.kind)).collect();
-            if p.dense_hops > 0 {
-                let best = self
-                    .paths
-                    .get(&s)
-                    .into_iter()
-                    .flatten()
-                    .map(|path| *path.last().expect("non-empty path"))
-                    .map(|f| (dot(self.vec_of(f), q), f))
-                    .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-                if let Some((sim, f)) = best {
-                    let mut q2: Vec<f32> = q.iter().zip(self.vec_of(f)).map(|(a, b)| a + b).collect();
-                    let n = q2.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                    q2.iter_mut().for_each(|x| *x /= n);
-                    let mut hops: Vec<u32> = Vec::new();
-                    for (g, _) in self.facts.search(&q2, 8 * p.dense_hops) {
-                        let t = self.topic_of(g);
-                        if t != s && !hops.contains(&t) {
-                            hops.push(t);
-                            next.push((sim, t, "hop"));
-                            if hops.len() == p.dense_hops {
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            next
-        };
-        let mut cand: Vec<u32> = Vec::new();
-        let mut why: Vec<&'static str> = Vec::new();
-        let mut inherited: HashMap<u32, f32> = HashMap::new();
-        let add = |cand: &mut Vec<u32>, why: &mut Vec<&'static str>, t: u32, w: &'static str, cap: usize| {
-            if !cand.contains(&t) && cand.len() < cap {
-                cand.push(t);
-                why.push(w);
-            }
-        };
-        // Neighbours are taken round-robin over the source topics (each source's best link
-        // first), so one source with many links cannot crowd out another's bridge.
-        let mut walk = |cand: &mut Vec<u32>, why: &mut Vec<&'static str>, from: &[u32], cap: usize| {
-            let mut lists: Vec<Vec<(f32, u32, &'static str)>> = from
+        out.hits.extend(selected.iter().filter_map(|&(r, support, _)| self.fact_hit(&paths, r, support)));
+        out.selected = out.hits.len();
+        let chosen: HashSet<u32> = selected.iter().map(|x| x.0).collect();
+        let mut rest: Vec<(u32, f32)> = (0..paths.rows.len() as u32)
+            .filter(|r| !chosen.contains(r))
+            .map(|r| {
+                let row = &paths.rows[r as usize];
+                let own = sims[0][*row.last().expect("row") as usize];
+                (r, own.max(walked.inherited.get(&paths.slots[row[0] as usize]).copied().unwrap_or(f32::MIN)))
+            })
+            .collect();
+        rest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (r, s) in rest.into_iter().take(k.saturating_sub(out.hits.len())) {
+            out.hits.extend(self.fact_hit(&paths, r, s - 2.0));
+        }
+        out.context = self.context(&paths, selected.iter().map(|x| x.0));
+        out.explain = GraphExplain {
+            topics: walked
+                .topics
                 .iter()
-                .map(|s| {
-                    let mut l = neighbours(*s);
-                    l.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                    l
-                })
-                .collect();
-            let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
-            for r in 0..longest {
-                for l in lists.iter_mut() {
-                    let Some(&(sim, t, w)) = l.get(r) else { continue };
-                    if cand.len() < cap && !cand.contains(&t) {
-                        inherited.insert(t, sim * p.link_decay);
-                        cand.push(t);
-                        why.push(w);
-                    }
-                }
-            }
+                .zip(&walked.why)
+                .map(|(t, w)| (self.node(*t).doc.clone().unwrap_or_default(), w.to_string()))
+                .collect(),
+            template: (template.rows(), template.cols()),
+            anchors: result.anchors.clone(),
+            rows: result.rows.iter().map(|(r, s)| (*r, *s, paths.labels(self, *r).into_iter().map(str::to_string).collect())).collect(),
         };
-        // Tier 1: topics the query names, and their neighbours (the likeliest bridges), leaving
-        // room for the similarity seeds.
+        out.hits.truncate(k.max(result.rows.len()));
+        out
+    }
+
+    /// The candidate topics of a search, in two tiers: the topics `query` names and their
+    /// neighbours, leaving room for the similarity seeds; then the seeds by best fact and by
+    /// title similarity to `q`, interleaved, and their neighbours (at most `p.max_topics` in all).
+    fn candidates(&self, query: &str, q: &[f32], p: &GraphParams) -> Walked {
+        let mut w = Walked::default();
         let tier1 = p.max_topics.saturating_sub(p.seed_topics).max(1);
         let m = self.title_matcher();
         for i in m.words.find(query) {
             for &t in &m.topics[i] {
-                add(&mut cand, &mut why, t, "query", tier1);
+                w.add(t, "query", tier1);
             }
         }
-        let named = cand.clone();
-        walk(&mut cand, &mut why, &named, tier1);
-        // Tier 2: seeds by best fact and by title similarity, interleaved, then their neighbours.
+        let named = w.topics.clone();
+        self.walk(&mut w, &named, q, p, tier1);
         let by_title: Vec<u32> = self.topics.search(q, p.seed_topics).into_iter().map(|x| x.0).collect();
         let mut by_fact: Vec<u32> = Vec::new();
         for (f, _) in self.facts.search(q, p.seed_topics * 8) {
@@ -220,77 +205,94 @@ impl PseudoGraph {
                 }
             }
         }
-        let before = cand.len();
+        let before = w.topics.len();
         for i in 0..p.seed_topics {
             if let Some(&t) = by_fact.get(i) {
-                add(&mut cand, &mut why, t, "fact", p.max_topics);
+                w.add(t, "fact", p.max_topics);
             }
             if let Some(&t) = by_title.get(i) {
-                add(&mut cand, &mut why, t, "title", p.max_topics);
+                w.add(t, "title", p.max_topics);
             }
         }
-        let seeds: Vec<u32> = cand[before..].to_vec();
-        walk(&mut cand, &mut why, &seeds, p.max_topics);
-        // Template over the candidates' fact paths, node ids compacted.
-        let mut compact: HashMap<u32, u32> = HashMap::new();
-        let mut slots: Vec<u32> = Vec::new();
-        let mut rows: Vec<Vec<u32>> = Vec::new();
-        for &t in &cand {
-            for path in self.paths.get(&t).into_iter().flatten() {
-                rows.push(
-                    path.iter()
-                        .map(|s| {
-                            *compact.entry(*s).or_insert_with(|| {
-                                slots.push(*s);
-                                (slots.len() - 1) as u32
-                            })
-                        })
-                        .collect(),
-                );
-            }
-        }
-        let template = Template::from_paths(rows.iter().map(|r| r.as_slice()));
-        let mut kq = QuantVectors::new(self.dim);
-        for kp in kps.iter().filter(|k| k.len() == self.dim) {
-            kq.push(kp);
-        }
-        let sims = node_sims_i8(&self.quant, &slots, &kq);
-        let sim_refs: Vec<&[f32]> = sims.iter().map(|s| s.as_slice()).collect();
-        let result = pgr(&template, &sim_refs, &p.pgr);
-        // Hits: the rows PGR's aggregation selected, by their support (the aggregation counts a
-        // sub-tree once per anchor that dyes it, which would rank a topic with many middling facts
-        // above one strong fact), then the other candidate facts by leaf similarity.
-        let mut selected: Vec<(u32, f32, f32)> =
-            result.rows.iter().zip(&result.support).map(|(&(r, sum), &support)| (r, support, sum)).collect();
-        selected.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
-        let fact_hit = |row: u32, score: f32| -> Option<GraphHit> {
-            let leaf = slots[*rows[row as usize].last()? as usize];
-            let n = self.node(leaf);
-            Some(GraphHit { chunk_id: n.chunk.clone()?, doc_id: n.doc.clone()?, fact_id: n.id.clone(), score, row })
-        };
-        let mut chosen: HashSet<u32> = HashSet::new();
-        for &(r, support, _) in &selected {
-            chosen.insert(r);
-            out.hits.extend(fact_hit(r, support));
-        }
-        out.selected = out.hits.len();
-        let mut rest: Vec<(u32, f32)> = (0..rows.len() as u32)
-            .filter(|r| !chosen.contains(r))
-            .map(|r| {
-                let row = &rows[r as usize];
-                let own = sims[0][*row.last().expect("row") as usize];
-                (r, own.max(inherited.get(&slots[row[0] as usize]).copied().unwrap_or(f32::MIN)))
+        let seeds: Vec<u32> = w.topics[before..].to_vec();
+        self.walk(&mut w, &seeds, q, p, p.max_topics);
+        w
+    }
+
+    /// Adds the neighbours of the topics `from` to `w`, up to `cap` topics, round-robin over the
+    /// sources (each source's best link first), so one source with many links cannot crowd out
+    /// another's bridge; each inherits `link_decay` × the similarity of the node that led there.
+    fn walk(&self, w: &mut Walked, from: &[u32], q: &[f32], p: &GraphParams, cap: usize) {
+        let mut lists: Vec<Vec<(f32, u32, &'static str)>> = from
+            .iter()
+            .map(|s| {
+                let mut l = self.neighbours(*s, q, p);
+                l.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                l
             })
             .collect();
-        rest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (r, s) in rest.into_iter().take(k.saturating_sub(out.hits.len())) {
-            out.hits.extend(fact_hit(r, s - 2.0));
+        let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+        for r in 0..longest {
+            for l in lists.iter_mut() {
+                let Some(&(sim, t, why)) = l.get(r) else { continue };
+                if w.topics.len() < cap && !w.topics.contains(&t) {
+                    w.inherited.insert(t, sim * p.link_decay);
+                    w.topics.push(t);
+                    w.why.push(why);
+                }
+            }
         }
-        // Context: the selected rows merged back into mind maps.
+    }
+
+    /// The walk's neighbours of topic `s`: super-topic siblings and entity links both ways, each
+    /// with the similarity to `q` of the node that leads there; with `p.dense_hops`, also the
+    /// topics owning the facts nearest to normalise(q + the topic's best fact).
+    fn neighbours(&self, s: u32, q: &[f32], p: &GraphParams) -> Vec<(f32, u32, &'static str)> {
+        let mut next: Vec<(f32, u32, &'static str)> =
+            self.links(s, p).into_iter().map(|l| (dot(self.vec_of(l.scored_by), q), l.to, l.kind)).collect();
+        if p.dense_hops == 0 {
+            return next;
+        }
+        let best = self
+            .paths
+            .get(&s)
+            .into_iter()
+            .flatten()
+            .map(|path| *path.last().expect("non-empty path"))
+            .map(|f| (dot(self.vec_of(f), q), f))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        if let Some((sim, f)) = best {
+            let mut q2: Vec<f32> = q.iter().zip(self.vec_of(f)).map(|(a, b)| a + b).collect();
+            let n = q2.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            q2.iter_mut().for_each(|x| *x /= n);
+            let mut hops: Vec<u32> = Vec::new();
+            for (g, _) in self.facts.search(&q2, 8 * p.dense_hops) {
+                let t = self.topic_of(g);
+                if t != s && !hops.contains(&t) {
+                    hops.push(t);
+                    next.push((sim, t, "hop"));
+                    if hops.len() == p.dense_hops {
+                        break;
+                    }
+                }
+            }
+        }
+        next
+    }
+
+    /// The hit of template row `row`: its leaf fact with its chunk and document.
+    fn fact_hit(&self, paths: &Paths, row: u32, score: f32) -> Option<GraphHit> {
+        let leaf = paths.slots[*paths.rows.get(row as usize)?.last()? as usize];
+        let n = self.node(leaf);
+        Some(GraphHit { chunk_id: n.chunk.clone()?, doc_id: n.doc.clone()?, fact_id: n.id.clone(), score, row })
+    }
+
+    /// The rows `selected` merged back into mind maps (topic → routes → facts): the context.
+    fn context(&self, paths: &Paths, selected: impl Iterator<Item = u32>) -> Vec<MindMap> {
         let mut maps: Vec<MindMap> = Vec::new();
-        for &(r, _, _) in &selected {
-            let labels: Vec<&str> = rows[r as usize].iter().map(|c| self.node(slots[*c as usize]).label.as_str()).collect();
-            let chunk = self.node(slots[*rows[r as usize].last().expect("row") as usize]).chunk_ordinal;
+        for r in selected {
+            let labels = paths.labels(self, r);
+            let chunk = self.node(paths.slots[*paths.rows[r as usize].last().expect("row") as usize]).chunk_ordinal;
             let map = match maps.iter_mut().find(|m| m.topic == labels[0]) {
                 Some(m) => m,
                 None => {
@@ -301,8 +303,7 @@ impl PseudoGraph {
             let mut level = &mut map.children;
             for (i, l) in labels[1..].iter().enumerate() {
                 let leaf = i + 2 == labels.len();
-                let pos = level.iter().position(|n| n.label == *l && n.children.is_empty() == leaf);
-                let pos = match pos {
+                let pos = match level.iter().position(|n| n.label == *l && n.children.is_empty() == leaf) {
                     Some(x) => x,
                     None => {
                         level.push(MapNode { label: l.to_string(), children: Vec::new(), chunk: if leaf { chunk } else { None } });
@@ -312,18 +313,60 @@ impl PseudoGraph {
                 level = &mut level[pos].children;
             }
         }
-        out.context = maps;
-        out.explain = GraphExplain {
-            topics: cand.iter().zip(&why).map(|(t, w)| (self.node(*t).doc.clone().unwrap_or_default(), w.to_string())).collect(),
-            template: (template.rows(), template.cols()),
-            anchors: result.anchors.clone(),
-            rows: result
-                .rows
-                .iter()
-                .map(|(r, s)| (*r, *s, rows[*r as usize].iter().map(|c| self.node(slots[*c as usize]).label.clone()).collect()))
-                .collect(),
-        };
-        out.hits.truncate(k.max(result.rows.len()));
+        maps
+    }
+}
+
+/// The candidate topics of one search, in the order they joined, with why each joined
+/// (`query`, `fact`, `title`, or the link kind that reached it) and the similarity a walked-to
+/// topic's facts inherit.
+#[derive(Default)]
+struct Walked {
+    topics: Vec<u32>,
+    why: Vec<&'static str>,
+    inherited: HashMap<u32, f32>,
+}
+
+impl Walked {
+    /// Adds `t` for `why` unless it is there or `cap` topics are.
+    fn add(&mut self, t: u32, why: &'static str, cap: usize) {
+        if !self.topics.contains(&t) && self.topics.len() < cap {
+            self.topics.push(t);
+            self.why.push(why);
+        }
+    }
+}
+
+/// The candidates' fact paths as template rows over compacted node ids (`slots[id]` is the
+/// graph's node slot).
+struct Paths {
+    slots: Vec<u32>,
+    rows: Vec<Vec<u32>>,
+}
+
+impl Paths {
+    fn of(g: &PseudoGraph, topics: &[u32]) -> Paths {
+        let mut compact: HashMap<u32, u32> = HashMap::new();
+        let mut out = Paths { slots: Vec::new(), rows: Vec::new() };
+        for &t in topics {
+            for path in g.paths.get(&t).into_iter().flatten() {
+                let row = path
+                    .iter()
+                    .map(|s| {
+                        *compact.entry(*s).or_insert_with(|| {
+                            out.slots.push(*s);
+                            (out.slots.len() - 1) as u32
+                        })
+                    })
+                    .collect();
+                out.rows.push(row);
+            }
+        }
         out
+    }
+
+    /// The labels of row `r`'s nodes, topic first.
+    fn labels<'g>(&self, g: &'g PseudoGraph, r: u32) -> Vec<&'g str> {
+        self.rows[r as usize].iter().map(|c| g.node(self.slots[*c as usize]).label.as_str()).collect()
     }
 }
