@@ -227,7 +227,8 @@ export interface Hit {
   headingPath: string[];
   /** RRF score in hybrid mode, else the retriever's own score. */
   score: number;
-  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; graph: number | null; graphRank: number | null; rrf: number | null };
+  /** Each retriever's score and 1-based rank (null when it did not find the chunk); `atomic` / `atomicRank` (the cosine of the chunk's best atomic question) only when atomic questions took part. */
+  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; graph: number | null; graphRank: number | null; atomic?: number; atomicRank?: number; rrf: number | null };
   /** Plain text parts; render with textContent, never as HTML. */
   snippet: SnippetPart[];
   /** With `group: 'document'`: the document's other matching chunks, best first (at most 2). */
