@@ -10,7 +10,7 @@ use webrag::options::{Doc, Value};
 fn the_generated_blocks_of_api_md_and_index_d_ts_are_current() {
     let stale = webrag::native::surface::stale(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("every block is there");
     let names: Vec<String> = stale.iter().map(|(p, _)| p.display().to_string()).collect();
-    assert!(names.is_empty(), "stale: {names:?}; run `cargo run --release --bin webrag -- surface`");
+    assert!(names.is_empty(), "stale: {names:?}; run `./webrag.sh surface`");
 }
 
 #[test]

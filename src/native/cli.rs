@@ -941,25 +941,26 @@ async fn run(cli: Cli) -> crate::Result<()> {
         }
         Cmd::Surface { check } => {
             let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let stale = crate::native::surface::stale(root)
-                .map_err(|reason| crate::error::InputError::InvalidOption { name: "surface".into(), reason })?;
+            let stale = match crate::native::surface::stale(root) {
+                Ok(stale) => stale,
+                Err(reason) => {
+                    eprintln!("webrag surface: {reason}");
+                    std::process::exit(1);
+                }
+            };
+            if stale.is_empty() {
+                println!("docs/api.md and src/web/js/index.d.ts are up to date");
+            }
             for (path, text) in &stale {
                 if check {
-                    eprintln!("stale: {} (run `cargo run --release --bin webrag -- surface`)", path.display());
+                    eprintln!("stale: {} (run `./webrag.sh surface`)", path.display());
                 } else {
                     std::fs::write(path, text).map_err(|e| crate::embed::file_error(&path.display().to_string(), e))?;
                     println!("wrote {}", path.display());
                 }
             }
             if check && !stale.is_empty() {
-                return Err(crate::error::InputError::InvalidOption {
-                    name: "surface".into(),
-                    reason: format!("{} stale file(s)", stale.len()),
-                }
-                .into());
-            }
-            if stale.is_empty() {
-                println!("docs/api.md and src/web/js/index.d.ts are up to date");
+                std::process::exit(1);
             }
         }
         Cmd::BenchGraph { runs } => crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1)),
