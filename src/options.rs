@@ -229,7 +229,7 @@ pub fn markdown_row(cells: &[&str]) -> String {
 }
 
 /// `s` with its first character upper-case.
-fn capitalised(s: &str) -> String {
+pub fn capitalised(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

@@ -139,8 +139,7 @@ fn typescript_blocks() -> Vec<(&'static str, String)> {
         "/** The ingest-time stages of `enrich()`: each `true`, `false` or its options. */\nexport interface EnrichStages {\n",
     );
     for (stage, docs, comment) in enrich_stages() {
-        let mut c = comment.to_string();
-        c[..1].make_ascii_uppercase();
+        let c = crate::options::capitalised(comment);
         enrich.push_str(&format!("  /** {c}. */\n  {stage}?: boolean | {{\n"));
         Doc::typescript_members(docs, "    ", &mut enrich);
         enrich.push_str("  };\n");
