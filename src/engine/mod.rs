@@ -15,6 +15,7 @@ mod open;
 mod search;
 mod segments;
 mod shared;
+mod source;
 mod transfer;
 mod write;
 
@@ -22,8 +23,9 @@ pub use ask_store::AskStore;
 pub use corpus::Corpus;
 pub use lazy::LazyEngine;
 pub use llm_parts::Enrichment;
-pub use search::{SearchOptions, dense_query_text};
+pub use search::dense_query_text;
 pub use shared::{EngineAccess, Exclusive, add_shared};
+pub use source::SearchOptions;
 pub(crate) use write::embed_add;
 
 use std::collections::HashMap;

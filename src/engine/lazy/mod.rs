@@ -17,7 +17,7 @@ mod write;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
-use crate::index::bm25::{self, Accumulator, Bm25Index, Query, parse_query, query_weights};
+use crate::index::bm25::{Accumulator, Bm25Index, Query, query_weights};
 use crate::index::segment::{
     self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
 };
@@ -28,8 +28,9 @@ use crate::types::*;
 
 use super::Engine;
 use super::open::{check_meta, stored_analyzer};
-use super::search::{SearchOptions, check_k, query_vector};
-use crate::retrieve::{Ranked, hit};
+use super::search::query_vector;
+use super::source::{self, GraphSource, IndexSource, Lexical, Postings, Records, SearchOptions, Vectors};
+use crate::retrieve::hit;
 use crate::text::ANALYZER_VERSION;
 
 /// A knowledge base opened lazily: served from its index segments until something needs it
@@ -190,7 +191,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
             if matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph) {
                 r.graph().await?;
             }
-            match r.search_with(query, qv, opts).await {
+            match source::search(&**r, query, qv, opts).await {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
                 done => return done,
             }
@@ -755,61 +756,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(slots.iter().zip(got).filter_map(|(s, r)| if let Some(Record::Chunk(c)) = r { Some((*s, c)) } else { None }).collect())
     }
 
-    /// Searches the segments with the query embedding `qv` (`None`: BM25 only) as
-    /// [`Engine::search_with`] searches the loaded indexes: BM25 with
-    /// the same scores (the idf's document frequencies count tombstones until the next base),
-    /// dense over the [`NPROBE`] nearest IVF lists (12-bit integer inner products, within about
-    /// 1e-3 of the f32 ones) and the delta (exact f32).
-    async fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        check_k(opts.k)?;
-        let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
-        let depth = self.config.fusion_depth.max(opts.k);
-        // Every term the query names, with its postings (base ordinals, then delta slots).
-        let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
-        names.extend(q.phrases.iter().flatten().map(String::as_str));
-        let blocks = self.blocks(&names).await?;
-        let slots_with = |t: &str| self.postings(&blocks, t).0.map(|p| p.0);
-        let excluded: HashSet<u32> = q.excluded.iter().flat_map(|t| slots_with(t)).collect();
-        let phrase_candidates = q.phrase_candidates(slots_with);
-        let cheap = |s: u32| !excluded.contains(&s) && phrase_candidates.as_ref().is_none_or(|c| c.contains(&s));
-        let filtering = phrase_candidates.is_some() || !excluded.is_empty();
-        let mut lists = Ranked::default();
-        if opts.mode.uses_bm25() && !q.terms.is_empty() {
-            let more = if phrase_candidates.is_some() { depth * 4 } else { depth };
-            let cands = top_k(self.bm25_scores(&q, &blocks).into_iter().filter(|(s, _)| cheap(*s)), more);
-            lists.bm25 = self.phrase_filter(cands, &q, depth).await?;
-        }
-        if let Some(v) = qv.filter(|v| v.len() == self.embedder.dim()) {
-            if opts.mode.uses_dense() {
-                let cands =
-                    top_k(self.dense_scores(v).await?.into_iter().filter(|(s, _)| cheap(*s)), if filtering { depth * 4 } else { depth });
-                lists.dense = self.phrase_filter(cands, &q, depth).await?;
-            }
-            // The graph's list (read by the caller first: [`Reader::graph`]).
-            if let (true, Some(g)) = (opts.mode.uses_graph(), self.graph.as_ref()) {
-                let gs = g.search(query, &[v], depth, &self.config.graph);
-                let cands = super::search::graph_candidates(&gs, |h| self.slot_of(&h.chunk_id, &h.doc_id), cheap);
-                let selected: HashSet<u32> = cands.iter().filter(|c| c.2).map(|c| c.0).collect();
-                let kept = self.phrase_filter(cands.into_iter().map(|(s, v, _)| (s, v)).collect(), &q, depth).await?;
-                lists.set_graph(kept.into_iter().map(|(s, v)| (s, v, selected.contains(&s))).collect());
-            }
-        }
-        let mode = if opts.mode == SearchMode::Atomic { SearchMode::Dense } else { opts.mode };
-        let (ranked, mut scores) = lists.fuse(mode, self.config.rrf_k, &self.config.fusion_weights, &self.config.graph_cascade);
-        let top: Vec<(u32, f32)> = ranked.into_iter().take(opts.take(depth)).collect();
-        let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
-        let (chunks, docs) = self.hit_records(&slots).await?;
-        let terms: HashSet<String> = q.terms.iter().map(|t| t.0.clone()).collect();
-        Ok(opts.grouped(
-            top.into_iter()
-                .filter_map(|(s, score)| {
-                    let c = chunks.get(&s)?;
-                    Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), &terms))
-                })
-                .collect(),
-        ))
-    }
-
     /// A term's live postings, `(slot, tf)`: base ordinals (tombstones skipped), then delta slots
     /// (numbered after the base); and its document frequency, tombstones counted.
     fn postings<'a>(
@@ -864,14 +810,77 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::vecmath::dot(v, d))))
             .collect())
     }
+}
 
-    /// Keeps the candidates holding every phrase of `q` (their text read now), at most `depth`.
-    async fn phrase_filter(&self, cands: Vec<(u32, f32)>, q: &Query, depth: usize) -> Result<Vec<(u32, f32)>> {
-        if q.phrases.is_empty() {
-            return Ok(cands.into_iter().take(depth).collect());
-        }
-        let slots: Vec<u32> = cands.iter().map(|c| c.0).collect();
-        let chunks = self.chunks(&slots).await?;
-        Ok(cands.into_iter().filter(|(s, _)| chunks.get(s).is_some_and(|c| q.phrases_in(&analyze(&c.text)))).take(depth).collect())
+/// The segments as a search source ([`source::search`]): BM25 with the loaded index's scores (the
+/// idf's document frequencies count tombstones until the next base), dense over the [`NPROBE`]
+/// nearest IVF lists (12-bit integer inner products, within about 1e-3 of the f32 ones) and the
+/// delta (exact f32), the pseudo-graph once read ([`Reader::graph`]), no atomic questions.
+impl<S: Store, E: Embedder> IndexSource for Reader<S, E> {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+impl<S: Store, E: Embedder> Postings for Reader<S, E> {
+    async fn lexical(&self, q: &Query, score: bool) -> Result<Lexical> {
+        let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
+        names.extend(q.phrases.iter().flatten().map(String::as_str));
+        let blocks = self.blocks(&names).await?;
+        let scores = if score { self.bm25_scores(q, &blocks) } else { Vec::new() };
+        Ok(Lexical::new(q, |t| self.postings(&blocks, t).0.map(|p| p.0), scores))
+    }
+}
+
+impl<S: Store, E: Embedder> Vectors for Reader<S, E> {
+    fn dim(&self) -> usize {
+        self.embedder.dim()
+    }
+
+    async fn nearest(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
+        Ok(top_k(self.dense_scores(v).await?.into_iter(), n))
+    }
+
+    /// Not called: a filtered search loads the knowledge base ([`Records::scope`] is `None`).
+    fn exact(&self, _: &[f32], _: &[u32]) -> Vec<(u32, f32)> {
+        Vec::new()
+    }
+
+    fn atomic(&self, _: &[f32], _: usize) -> Vec<(u32, f32)> {
+        Vec::new()
+    }
+}
+
+impl<S: Store, E: Embedder> GraphSource for Reader<S, E> {
+    fn pseudo_graph(&self) -> Option<&crate::graph::PseudoGraph> {
+        self.graph.as_ref()
+    }
+
+    fn graph_slot(&self, hit: &crate::graph::GraphHit) -> Option<u32> {
+        self.slot_of(&hit.chunk_id, &hit.doc_id)
+    }
+}
+
+impl<S: Store, E: Embedder> Records for Reader<S, E> {
+    /// `None`: the head holds no tags or metadata ([`LazyEngine::search_with`] loads first).
+    fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
+        None
+    }
+
+    async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {
+        let chunks = self.chunks(slots).await?;
+        Ok(chunks.into_iter().filter(|(_, c)| q.phrases_in(&analyze(&c.text))).map(|(s, _)| s).collect())
+    }
+
+    async fn hits(&self, top: &[(u32, f32)], mut scores: HashMap<u32, Scores>, terms: &HashSet<String>) -> Result<Vec<Hit>> {
+        let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
+        let (chunks, docs) = self.hit_records(&slots).await?;
+        Ok(top
+            .iter()
+            .filter_map(|&(s, score)| {
+                let c = chunks.get(&s)?;
+                Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), terms))
+            })
+            .collect())
     }
 }
