@@ -15,7 +15,7 @@ mod open;
 mod search;
 mod segments;
 mod shared;
-mod source;
+pub(crate) mod source;
 mod transfer;
 mod write;
 

@@ -167,6 +167,23 @@ enum Cmd {
         #[command(flatten)]
         filter: FilterArgs,
     },
+    /// Rank a built static-site snapshot's chunks with the engine's search, as `webrag/static`
+    /// reads the snapshot (BM25 from its quantized postings; with the snapshot's model, dense from
+    /// its int8 IVF lists and hybrid by RRF): one JSON line a query, `{"query", "vector",
+    /// "keyword", "semantic", "hybrid"}`, each list `[[chunk, score]…]` best first (a reference
+    /// for the page's loader; the e2e suite checks `static.js` against it).
+    SearchSnapshot {
+        /// The snapshot folder (`index --out`'s).
+        dir: PathBuf,
+        /// Queries.
+        queries: Vec<String>,
+        /// Chunks a list.
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        /// Keyword only (no model run).
+        #[arg(long)]
+        keyword_only: bool,
+    },
     /// Run the ingest-time LLM stages over a knowledge-base file (docs/ask-pipeline.md): knowledge
     /// atomizing, then LLM mind maps; each does only what is left, so running it again resumes.
     Enrich {
@@ -643,6 +660,35 @@ async fn run(cli: Cli) -> crate::Result<()> {
                 Engine::open(FileStore::open(&db).await?, load_embedder(&model_dir)?, Config::default(), Box::new(SystemClock)).await?;
             let s = eng.import_kb(&bytes).await?;
             println!("imported {} documents, {} chunks into {}", s.documents, s.chunks, db.display());
+        }
+        Cmd::SearchSnapshot { dir, queries, k, keyword_only } => {
+            let src = crate::native::snapshot_search::SnapshotSource::open(&dir)?;
+            let embedder = match keyword_only || src.model_id().is_empty() {
+                true => None,
+                false => Some(load_embedder(&model_dir)?),
+            };
+            if let Some(e) = embedder.as_ref().filter(|e| crate::embed::Embedder::model_id(*e) != src.model_id()) {
+                let reason =
+                    format!("the snapshot's vectors are of {}, the model folder's {}", src.model_id(), crate::embed::Embedder::model_id(e));
+                return Err(crate::error::InputError::InvalidOption { name: "model".into(), reason }.into());
+            }
+            let list = |r: crate::engine::source::Ranking| r.top.into_iter().map(|(c, s)| serde_json::json!([c, s])).collect::<Vec<_>>();
+            for query in queries {
+                let rank = async |mode: SearchMode, qv: Option<&[f32]>| {
+                    crate::engine::source::rank(&src, &query, qv, &SearchOptions::new(k, mode)).await.map(list)
+                };
+                let mut line = serde_json::json!({ "query": query, "keyword": rank(SearchMode::Bm25, None).await? });
+                if let Some(e) = &embedder {
+                    let qv = crate::embed::Embedder::embed_checked(e, &[crate::engine::dense_query_text(&query).as_str()])
+                        .await?
+                        .into_iter()
+                        .next();
+                    line["semantic"] = rank(SearchMode::Dense, qv.as_deref()).await?.into();
+                    line["hybrid"] = rank(SearchMode::Hybrid, qv.as_deref()).await?.into();
+                    line["vector"] = qv.into();
+                }
+                println!("{line}");
+            }
         }
         Cmd::Search { query, db, k, mode, literal, documents, filter } => {
             let mode = match mode.as_str() {

@@ -14,6 +14,7 @@ pub mod oracle;
 pub mod quantize;
 mod rng;
 pub mod site;
+pub mod snapshot_search;
 pub mod surface;
 
 use std::path::{Path, PathBuf};

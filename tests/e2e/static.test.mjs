@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, st
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from './harness.mjs';
-import { StaticSearch, analyze, fnv1a, highlight, phrase, sectionUrl } from '../../src/web/js/static.js';
+import { StaticSearch, analyze, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
 const BAD = join(ROOT, 'target/e2e-site-bad');
@@ -349,6 +349,45 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
   });
   assert.equal(r.nbad, 0, JSON.stringify(r.bad));
   assert.ok(r.ties > 50, `exact ties were exercised (${r.ties})`);
+});
+
+// The reference: `webrag search-snapshot` ranks the same snapshot with the engine's one search
+// (src/engine/source.rs over src/native/snapshot_search.rs). The loader's keyword list (no
+// completions), semantic list (with the Rust query vector) and their RRF fusion must give its
+// chunks in its order with its scores; two chunks may trade places only where their scores tie
+// (within 1e-5: the page sums BM25 in f64, the engine keeps f32).
+test('webrag/static ranks as the engine\'s search over the same snapshot: keyword, semantic and their fusion', { timeout: 300_000 }, async () => {
+  const queries = ['东北 地区 经济', '新闻 发布会 记者', '市场 价格 上涨', '全国 人民 代表', '科技 创新 发展 企业', '足球 比赛', '天气 降雨 气温', '学校 教育 学生', '公司 股票', '交通 事故'];
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), '-k', '20', ...queries], { cwd: ROOT, encoding: 'utf8' });
+  const fixture = out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(fixture.length, queries.length);
+  const BASE = 'http://snapshot.test/webrag/';
+  const fetchFn = async (url) => {
+    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
+  };
+  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  const depth = 100; // the engine's fusionDepth: each list's length before fusion
+  let compared = 0;
+  const same = (js, rust, what) => {
+    assert.equal(js.length, rust.length, `${what}: ${js.length} vs ${rust.length} chunks`);
+    const tol = (a, b) => Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b));
+    rust.forEach(([chunk, score], i) => {
+      assert.ok(tol(js[i][1], score), `${what} #${i + 1}: score ${js[i][1]} vs ${score}`);
+      const tie = (j) => rust[j] && tol(rust[j][1], score);
+      if (js[i][0] !== chunk) assert.ok(tie(i - 1) || tie(i + 1), `${what} #${i + 1}: chunk ${js[i][0]} vs ${chunk} (scores ${JSON.stringify(rust.slice(Math.max(0, i - 1), i + 2))})`);
+      compared += 1;
+    });
+  };
+  for (const f of fixture) {
+    assert.ok(f.keyword.length > 0 && f.semantic?.length === 20, `${f.query}: the reference has keyword and semantic lists`);
+    const kw = (await site.keyword(f.query, { k: depth, prefix: false })).hits.map((h) => [h.chunk, h.score]);
+    same(kw.slice(0, 20), f.keyword, `${f.query} keyword`);
+    const sem = (await site.semantic(Float32Array.from(f.vector), { k: depth })).hits.map((h) => [h.chunk, h.score]);
+    same(sem.slice(0, 20), f.semantic, `${f.query} semantic`);
+    const w = manifest.fusion.weights;
+    same(rrf([kw.map((h) => h[0]), sem.map((h) => h[0])], manifest.fusion.rrfK, [w.bm25, w.dense]).slice(0, 20), f.hybrid, `${f.query} hybrid`);
+  }
+  assert.ok(compared >= queries.length * 45, `${compared} ranked chunks compared`);
 });
 
 test('the snapshot records the engine\'s rrfK and fusion weights for the page\'s fusion', () => {
