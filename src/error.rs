@@ -389,6 +389,33 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("WebRagError", "Base class of every webrag error, with a stable `code`; itself thrown"),
 ];
 
+/// The codes of `webrag/static`'s `SnapshotError` (not a `WebRagError`: the loader reads a snapshot
+/// with no engine), raised by `src/web/js/static.js` as it reads the format
+/// [`crate::snapshot`] writes (docs/api.md, "Errors"; `static.d.ts`).
+pub const SNAPSHOT_CODES: &[Code] = &[
+    Code { class: "SnapshotError", code: "SNAPSHOT_UNAVAILABLE", when: "a file could not be fetched (network error or HTTP status)" },
+    Code {
+        class: "SnapshotError",
+        code: "SNAPSHOT_CORRUPT",
+        when: "a file is not what its name and the manifest say: hash, gzip, JSON or binary layout",
+    },
+    Code {
+        class: "SnapshotError",
+        code: "SNAPSHOT_VERSION",
+        when: "a manifest of a format version this loader does not read (it reads 3)",
+    },
+    Code {
+        class: "SnapshotError",
+        code: "SNAPSHOT_NO_EMBEDDER",
+        when: "semantic search without `setEmbedder` (or `staticEmbed` without the static tier)",
+    },
+    Code {
+        class: "SnapshotError",
+        code: "SNAPSHOT_UNVERIFIED",
+        when: "`open(…, {requireIntegrity: true})` in a page without `crypto.subtle`, where shards cannot be checked against their hashes (without the option the loader warns on the console and `integrity` is `'unchecked'`)",
+    },
+];
+
 /// Every error code, by class (docs/api.md, "Errors").
 pub const CODES: &[Code] = &[
     Code { class: "InputError", code: "EMPTY_DOCUMENT", when: "no indexable text after parsing" },

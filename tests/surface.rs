@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 use webrag::options::{Doc, Value};
 
 #[test]
-fn the_generated_blocks_of_api_md_and_index_d_ts_are_current() {
+fn the_generated_blocks_of_api_md_index_d_ts_and_static_d_ts_are_current() {
     let stale = webrag::native::surface::stale(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).expect("every block is there");
     let names: Vec<String> = stale.iter().map(|(p, _)| p.display().to_string()).collect();
     assert!(names.is_empty(), "stale: {names:?}; run `./webrag.sh surface`");
@@ -112,4 +112,19 @@ fn every_option_has_one_row_whose_default_is_the_structs() {
         check(what, docs, &json(defaults), &[], &mut problems);
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The codes `static.js` raises are the table's (`error::SNAPSHOT_CODES`), each of them raised,
+/// so the generated `SnapshotError` of `static.d.ts` and the docs name exactly what the loader does.
+#[test]
+fn the_loader_raises_exactly_the_snapshot_error_codes() {
+    let js = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/web/js/static.js")).expect("static.js");
+    let mut raised: Vec<&str> =
+        js.split('\'').filter(|s| s.starts_with("SNAPSHOT_") && s.chars().all(|c| c.is_ascii_uppercase() || c == '_')).collect();
+    raised.sort();
+    raised.dedup();
+    let mut table: Vec<&str> = webrag::error::SNAPSHOT_CODES.iter().map(|c| c.code).collect();
+    table.sort();
+    assert!(raised.len() >= 5, "{raised:?}");
+    assert_eq!(raised, table, "static.js raises {raised:?}, error::SNAPSHOT_CODES lists {table:?}");
 }

@@ -1,6 +1,7 @@
-//! `webrag surface`: the option tables and the error table of docs/api.md, and the option
-//! interfaces and error classes of the page's TypeScript types (`src/web/js/index.d.ts`),
-//! generated from the components' [`Doc`] tables and [`crate::error::CODES`], so each option's
+//! `webrag surface`: the option tables and the error tables of docs/api.md, the option
+//! interfaces and error classes of the page's TypeScript types (`src/web/js/index.d.ts`) and the
+//! `SnapshotError` of `webrag/static`'s (`src/web/js/static.d.ts`), generated from the
+//! components' [`Doc`] tables, [`crate::error::CODES`] and [`crate::error::SNAPSHOT_CODES`], so each option's
 //! name, type, default, range and meaning, and each error code's class and meaning, is written
 //! once, in Rust.
 //!
@@ -20,24 +21,27 @@ pub enum Target {
     ApiMarkdown,
     /// `src/web/js/index.d.ts`.
     IndexTypes,
+    /// `src/web/js/static.d.ts`.
+    StaticTypes,
 }
 
 impl Target {
     /// Every file with generated blocks.
-    pub const ALL: [Target; 2] = [Target::ApiMarkdown, Target::IndexTypes];
+    pub const ALL: [Target; 3] = [Target::ApiMarkdown, Target::IndexTypes, Target::StaticTypes];
 
     /// The file, relative to the crate root.
     pub fn path(self) -> &'static str {
         match self {
             Target::ApiMarkdown => "docs/api.md",
             Target::IndexTypes => "src/web/js/index.d.ts",
+            Target::StaticTypes => "src/web/js/static.d.ts",
         }
     }
 
     fn markers(self, block: &str) -> (String, &'static str) {
         match self {
             Target::ApiMarkdown => (format!("<!-- generated: {block} (webrag surface) -->"), "<!-- end generated -->"),
-            Target::IndexTypes => (format!("// generated: {block} (webrag surface)"), "// end generated"),
+            Target::IndexTypes | Target::StaticTypes => (format!("// generated: {block} (webrag surface)"), "// end generated"),
         }
     }
 
@@ -46,6 +50,7 @@ impl Target {
         match self {
             Target::ApiMarkdown => markdown_blocks(),
             Target::IndexTypes => typescript_blocks(),
+            Target::StaticTypes => vec![("snapshot-errors", snapshot_error_class())],
         }
     }
 }
@@ -78,11 +83,11 @@ fn table(docs: &[Doc], extra: &[Doc]) -> String {
     out
 }
 
-/// docs/api.md's error table: class (on its first row), code, when.
-fn error_table() -> String {
+/// A table of error codes: class (on its first row), code, when.
+fn error_table(codes: &[crate::error::Code]) -> String {
     let mut out = String::from("| class | code | when |\n|---|---|---|\n");
     let mut last = "";
-    for c in crate::error::CODES {
+    for c in codes {
         let class = if c.class == last { String::new() } else { format!("`{}`", c.class) };
         out.push_str(&crate::options::markdown_row(&[&class, &format!("`{}`", c.code), c.when]));
         last = c.class;
@@ -108,6 +113,18 @@ fn error_classes() -> String {
     out
 }
 
+/// `static.d.ts`'s `SnapshotError`, listing its codes.
+fn snapshot_error_class() -> String {
+    let codes = crate::error::SNAPSHOT_CODES;
+    let list: Vec<String> = codes.iter().map(|c| format!("`{}`", c.code)).collect();
+    let union: Vec<String> = codes.iter().map(|c| format!("'{}'", c.code)).collect();
+    format!(
+        "/** What `webrag/static` rejects with (docs/api.md, \"Errors\"): {}. Not a `WebRagError`. */\nexport class SnapshotError extends Error {{\n  name: 'SnapshotError';\n  code: {};\n  /** The snapshot file concerned, relative to the snapshot folder. */\n  file: string;\n}}\n",
+        list.join(", "),
+        union.join(" | ")
+    )
+}
+
 fn markdown_blocks() -> Vec<(&'static str, String)> {
     let mut enrich = String::from("| option | default | range | meaning |\n|---|---|---|---|\n");
     for (stage, docs, _) in enrich_stages() {
@@ -122,7 +139,8 @@ fn markdown_blocks() -> Vec<(&'static str, String)> {
         ("decompose-options", table(crate::ask::DecomposeParams::DOCS, &[])),
         ("ask-options", table(crate::ask::pipeline::PipelineParams::DOCS, &[])),
         ("enrich-options", enrich),
-        ("errors", error_table()),
+        ("errors", error_table(crate::error::CODES)),
+        ("snapshot-errors", error_table(crate::error::SNAPSHOT_CODES)),
     ]
 }
 

@@ -1,12 +1,14 @@
 // Types of webrag/static: search over a static-site snapshot (`webrag index <site> --out <site>/webrag`).
 
-/** SNAPSHOT_UNAVAILABLE (fetch failed), SNAPSHOT_CORRUPT (hash, gzip, JSON or binary), SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED (`requireIntegrity` without `crypto.subtle`). */
+// generated: snapshot-errors (webrag surface)
+/** What `webrag/static` rejects with (docs/api.md, "Errors"): `SNAPSHOT_UNAVAILABLE`, `SNAPSHOT_CORRUPT`, `SNAPSHOT_VERSION`, `SNAPSHOT_NO_EMBEDDER`, `SNAPSHOT_UNVERIFIED`. Not a `WebRagError`. */
 export class SnapshotError extends Error {
   name: 'SnapshotError';
   code: 'SNAPSHOT_UNAVAILABLE' | 'SNAPSHOT_CORRUPT' | 'SNAPSHOT_VERSION' | 'SNAPSHOT_NO_EMBEDDER' | 'SNAPSHOT_UNVERIFIED';
   /** The snapshot file concerned, relative to the snapshot folder. */
   file: string;
 }
+// end generated
 
 export interface Manifest {
   format: 'webrag-snapshot';
