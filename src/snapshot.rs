@@ -465,32 +465,121 @@ pub async fn build_site<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &Snaps
 }
 
 /// Builds the snapshot of everything `eng` holds; `kb` (a knowledge-base file of it) is written
-/// as `kb-{hash}.webrag-kb.gz` and named by the manifest (`"kb": {"file", "bytes"}`).
+/// as `kb-{hash}.webrag-kb.gz` and named by the manifest (`"kb": {"file", "bytes"}`). The steps:
+/// the chunks' numbering ([`Layout`]), the postings and vocabulary ([`write_terms`]), the pages
+/// file, the fragments, the vectors ([`write_vectors`]), the graph files, the static tier, and
+/// the manifest naming them all ([`manifest`]).
+///
+/// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
 pub fn build_snapshot<S: Store, E: Embedder>(
     eng: &Engine<S, E>,
     p: &SnapshotParams,
     kb: Option<Vec<u8>>,
 ) -> Result<(Snapshot, SnapshotSummary)> {
-    let cfg = eng.config();
-    let (k1, b) = (cfg.bm25_k1, cfg.bm25_b);
-    let mut docs = eng.corpus().documents();
-    docs.sort_by(|a, b| a.id.cmp(&b.id));
-    // Chunks in document order: their index is their number everywhere in the snapshot.
-    let mut chunks = Vec::new();
-    let mut first_chunk = Vec::with_capacity(docs.len());
-    for (i, d) in docs.iter().enumerate() {
-        first_chunk.push(chunks.len());
-        for cid in eng.corpus().chunk_ids(&d.id) {
-            if let Some(c) = eng.corpus().chunk(cid) {
-                chunks.push((i, d, c));
+    let layout = Layout::of(eng);
+    let mut snap = Snapshot::default();
+    let terms = write_terms(&mut snap, eng, &layout, p);
+    let pages = write_pages(&mut snap, &layout);
+    let fragments = write_fragments(&mut snap, &layout, p);
+    let vectors = write_vectors(&mut snap, eng, &layout, p)?;
+    let graph_on = p.graph && p.vectors && eng.config().graph.enabled;
+    let graph = if graph_on { write_graph(&mut snap, eng, &layout) } else { Vec::new() };
+    let static_tier = match (p.vectors, eng.embedder().static_model()) {
+        (true, Some(m)) => Some(static_tier(&mut snap, m, p)),
+        _ => None,
+    };
+    let written = Written { terms, pages, fragments, vectors, graph, graph_on };
+    let mut manifest = manifest(&mut snap, eng, &layout, p, &written);
+    if let Some(t) = static_tier {
+        manifest["static"] = t;
+    }
+    if let Some(kb) = kb {
+        let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
+        manifest["kb"] = serde_json::json!({ "file": name, "bytes": kb.len() });
+        snap.files.insert(name, kb);
+    }
+    let mbytes =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
+    snap.files.insert("manifest.json".into(), mbytes);
+    let summary = SnapshotSummary {
+        documents: layout.docs.len(),
+        chunks: layout.chunks.len(),
+        term_shards: written.terms.shards,
+        fragments: written.fragments.len(),
+        lists: written.vectors.lists.len(),
+        topics: written.graph.len(),
+        bytes: snap.files.values().map(Vec::len).sum(),
+    };
+    Ok((snap, summary))
+}
+
+/// The snapshot's numbering: documents by id, and their chunks in document order (a chunk's
+/// index in `chunks` is its number everywhere in the snapshot).
+struct Layout<'a> {
+    docs: Vec<crate::types::DocumentRecord>,
+    /// `(document index, chunk)`.
+    chunks: Vec<(usize, &'a crate::types::ChunkRecord)>,
+    /// Each document's first chunk number.
+    first_chunk: Vec<usize>,
+}
+
+impl<'a> Layout<'a> {
+    fn of<S: Store, E: Embedder>(eng: &'a Engine<S, E>) -> Self {
+        let mut docs = eng.corpus().documents();
+        docs.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut chunks = Vec::new();
+        let mut first_chunk = Vec::with_capacity(docs.len());
+        for (i, d) in docs.iter().enumerate() {
+            first_chunk.push(chunks.len());
+            for cid in eng.corpus().chunk_ids(&d.id) {
+                if let Some(c) = eng.corpus().chunk(cid) {
+                    chunks.push((i, c));
+                }
             }
         }
+        Layout { docs, chunks, first_chunk }
     }
-    let total_len: u64 = chunks.iter().map(|(_, _, c)| eng.corpus().posting(&c.id).map_or(0, |p| p.length as u64)).sum();
+}
+
+/// What the steps wrote, for the manifest.
+struct Written {
+    terms: Terms,
+    pages: String,
+    fragments: Vec<String>,
+    vectors: VectorFiles,
+    graph: Vec<String>,
+    graph_on: bool,
+}
+
+/// The postings shards and the vocabulary ([`write_terms`]).
+struct Terms {
+    files: Vec<String>,
+    shards: usize,
+    avgdl: f32,
+    words: Vec<String>,
+    word_index: String,
+}
+
+/// The IVF lists ([`write_vectors`]).
+struct VectorFiles {
+    code: VectorCode,
+    lists: Vec<String>,
+    centroids: String,
+    question_rows: usize,
+}
+
+/// The postings, partitioned by term (`{"t": {term: [df, Δchunk, w, Δchunk, w, …]}}`), and the
+/// vocabulary in code point order (= UTF-8 byte order, as the BTreeMap holds it) with each term's
+/// document frequency, in blocks, with an index naming each block's first term (a page completes
+/// the word being typed from the block its prefix falls in).
+fn write_terms<S: Store, E: Embedder>(snap: &mut Snapshot, eng: &Engine<S, E>, layout: &Layout<'_>, p: &SnapshotParams) -> Terms {
+    let (k1, b) = (eng.config().bm25_k1, eng.config().bm25_b);
+    let chunks = &layout.chunks;
+    let total_len: u64 = chunks.iter().map(|(_, c)| eng.corpus().posting(&c.id).map_or(0, |p| p.length as u64)).sum();
     let avgdl = if chunks.is_empty() { 1.0 } else { (total_len as f64 / chunks.len() as f64).max(1.0) as f32 };
-    // Postings: term → [(chunk, w)], gathered in a hash map, then in term order (code points).
+    // term → [(chunk, w)], gathered in a hash map, then in term order (code points).
     let mut postings: std::collections::HashMap<&str, Vec<(u32, u8)>> = std::collections::HashMap::new();
-    for (i, (_, _, c)) in chunks.iter().enumerate() {
+    for (i, (_, c)) in chunks.iter().enumerate() {
         let Some(pr) = eng.corpus().posting(&c.id) else { continue };
         let norm = k1 * (1.0 - b + b * pr.length as f32 / avgdl);
         for (t, tf) in &pr.terms {
@@ -507,9 +596,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     for (t, l) in &postings {
         shard_terms[(fnv1a(t) as usize) % shards].insert(t, l);
     }
-    let mut snap = Snapshot::default();
-    // {"t": {term: [df, Δchunk, w, Δchunk, w, ...]}}
-    let term_files = snap.add_all("t", "json.gz", &shard_terms, |_, terms| {
+    let files = snap.add_all("t", "json.gz", &shard_terms, |_, terms| {
         let mut obj = serde_json::Map::new();
         for (t, l) in terms {
             let mut arr = Vec::with_capacity(1 + l.len() * 2);
@@ -524,168 +611,164 @@ pub fn build_snapshot<S: Store, E: Embedder>(
         }
         serde_json::json!({ "t": obj }).to_string().into_bytes()
     });
-    // Words: the vocabulary in code point order (= UTF-8 byte order, as the BTreeMap holds it)
-    // with each term's document frequency, in blocks; an index names each block's first term.
-    // A page completes the word being typed from the block its prefix falls in.
-    let mut word_firsts = Vec::new();
     let vocab: Vec<(&str, usize)> = postings.iter().map(|(t, l)| (*t, l.len())).collect();
     let blocks: Vec<&[(&str, usize)]> = vocab.chunks(p.word_block.max(1)).collect();
-    for block in &blocks {
-        word_firsts.push(block[0].0);
-    }
-    let word_files = snap.add_all("w", "json.gz", &blocks, |_, block| {
+    let firsts: Vec<&str> = blocks.iter().map(|block| block[0].0).collect();
+    let words = snap.add_all("w", "json.gz", &blocks, |_, block| {
         let rows: Vec<serde_json::Value> = block.iter().map(|(t, df)| serde_json::json!([t, df])).collect();
         serde_json::json!({ "w": rows }).to_string().into_bytes()
     });
-    let word_index = {
-        let bytes = gzip(serde_json::json!({ "first": word_firsts }).to_string().as_bytes());
-        let name = hashed("w", "index", "json.gz", &bytes);
-        snap.files.insert(name.clone(), bytes);
-        name
-    };
-    // Pages: each page's chunk count, so a search groups chunk hits by page before it fetches
-    // any fragment.
-    let pages_file = {
-        let mut b = Vec::with_capacity(8 + docs.len());
-        b.extend_from_slice(b"WRP1");
-        b.extend_from_slice(&(docs.len() as u32).to_le_bytes());
-        for (i, start) in first_chunk.iter().enumerate() {
-            let end = first_chunk.get(i + 1).copied().unwrap_or(chunks.len());
-            leb128(&mut b, (end - start) as u32);
-        }
-        let bytes = gzip(&b);
-        let name = hashed("p", "pages", "bin.gz", &bytes);
-        snap.files.insert(name.clone(), bytes);
-        name
-    };
-    // Fragments.
-    let groups: Vec<_> = chunks.chunks(p.fragment_size.max(1)).collect();
-    let frag_files = snap.add_all("f", "json.gz", &groups, |_, group| {
+    let bytes = gzip(serde_json::json!({ "first": firsts }).to_string().as_bytes());
+    let word_index = hashed("w", "index", "json.gz", &bytes);
+    snap.files.insert(word_index.clone(), bytes);
+    Terms { files, shards, avgdl, words, word_index }
+}
+
+/// The pages file (`WRP1`): each page's chunk count, so a search groups chunk hits by page
+/// before it fetches any fragment.
+fn write_pages(snap: &mut Snapshot, layout: &Layout<'_>) -> String {
+    let mut b = Vec::with_capacity(8 + layout.docs.len());
+    b.extend_from_slice(b"WRP1");
+    b.extend_from_slice(&(layout.docs.len() as u32).to_le_bytes());
+    for (i, start) in layout.first_chunk.iter().enumerate() {
+        let end = layout.first_chunk.get(i + 1).copied().unwrap_or(layout.chunks.len());
+        leb128(&mut b, (end - start) as u32);
+    }
+    let bytes = gzip(&b);
+    let name = hashed("p", "pages", "bin.gz", &bytes);
+    snap.files.insert(name.clone(), bytes);
+    name
+}
+
+/// The fragments: `[title, url, heading path, text, page]` of `fragment_size` consecutive chunks.
+fn write_fragments(snap: &mut Snapshot, layout: &Layout<'_>, p: &SnapshotParams) -> Vec<String> {
+    let groups: Vec<_> = layout.chunks.chunks(p.fragment_size.max(1)).collect();
+    snap.add_all("f", "json.gz", &groups, |_, group| {
         let rows: Vec<serde_json::Value> = group
             .iter()
-            .map(|(i, d, c)| {
+            .map(|&(i, c)| {
+                let d = &layout.docs[i];
                 let excerpt: String = c.text.chars().take(p.excerpt_chars).collect();
                 serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt, i])
             })
             .collect();
         serde_json::json!({ "c": rows }).to_string().into_bytes()
-    });
-    // Vectors: int8 (int4 with the static tier), IVF lists by k-means. Rows are the chunks'
-    // embeddings, then the atomic questions' (PIKE-RAG, when an LLM atomized the site), each
-    // carrying its chunk's number.
+    })
+}
+
+/// The vectors: int8 (int4 with the static tier) in IVF lists by k-means. Rows are the chunks'
+/// embeddings, then the atomic questions' (PIKE-RAG, when an LLM atomized the site), each
+/// carrying its chunk's number.
+///
+/// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
+fn write_vectors<S: Store, E: Embedder>(
+    snap: &mut Snapshot,
+    eng: &Engine<S, E>,
+    layout: &Layout<'_>,
+    p: &SnapshotParams,
+) -> Result<VectorFiles> {
     let dim = eng.embedder().dim();
     let code = if eng.embedder().static_model().is_some() { VectorCode::Int4 } else { VectorCode::Int8 };
+    let mut out = VectorFiles { code, lists: Vec::new(), centroids: String::new(), question_rows: 0 };
+    if !p.vectors {
+        return Ok(out);
+    }
     let mut row_chunk: Vec<u32> = Vec::new();
     let mut vecs: Vec<Vec<f32>> = Vec::new();
-    if p.vectors {
-        for (i, (_, _, c)) in chunks.iter().enumerate() {
-            let v = eng.chunk_vector(&c.id).ok_or_else(|| StoreError::Corrupt {
-                collection: "vectors".into(),
-                key: c.id.clone(),
-                reason: "a chunk has no vector".into(),
-            })?;
-            vecs.push(v.to_vec());
-            row_chunk.push(i as u32);
-        }
-        for (i, (_, _, c)) in chunks.iter().enumerate() {
-            for q in 0..eng.ask_store().questions(&c.id).map_or(0, <[String]>::len) {
-                if let Some(v) = eng.ask_store().question_vector(&c.id, q) {
-                    vecs.push(v.to_vec());
-                    row_chunk.push(i as u32);
-                }
+    for (i, (_, c)) in layout.chunks.iter().enumerate() {
+        let v = eng.chunk_vector(&c.id).ok_or_else(|| StoreError::Corrupt {
+            collection: "vectors".into(),
+            key: c.id.clone(),
+            reason: "a chunk has no vector".into(),
+        })?;
+        vecs.push(v.to_vec());
+        row_chunk.push(i as u32);
+    }
+    for (i, (_, c)) in layout.chunks.iter().enumerate() {
+        for q in 0..eng.ask_store().questions(&c.id).map_or(0, <[String]>::len) {
+            if let Some(v) = eng.ask_store().question_vector(&c.id, q) {
+                vecs.push(v.to_vec());
+                row_chunk.push(i as u32);
             }
         }
     }
-    let question_rows = vecs.len().saturating_sub(if p.vectors { chunks.len() } else { 0 });
-    let mut list_files = Vec::new();
-    let mut centroid_file = String::new();
-    let lists = if vecs.is_empty() || !p.vectors { 0 } else { (vecs.len() / p.list_size.max(1)).max(1) };
-    if lists > 0 {
-        let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
-        let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
-        let cbytes = gzip(&vec_block(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
-        centroid_file = hashed("v", "c", "bin.gz", &cbytes);
-        snap.files.insert(centroid_file.clone(), cbytes);
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); cents.len()];
-        for (i, &l) in assign.iter().enumerate() {
-            members[l].push(i);
-        }
-        list_files = snap.add_all("v", "bin.gz", &members, |_, members| {
-            let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
-            code.block(&ids, members.iter().map(|&i| &vecs[i]), dim)
-        });
+    out.question_rows = vecs.len() - layout.chunks.len();
+    if vecs.is_empty() {
+        return Ok(out);
     }
-    // Graph: one file per page (its topic), numbered like the pages.
-    let graph_on = p.graph && p.vectors && cfg.graph.enabled;
-    let mut graph_files = Vec::new();
-    if graph_on {
-        let chunk_no: std::collections::HashMap<&str, usize> = chunks.iter().enumerate().map(|(i, (_, _, c))| (c.id.as_str(), i)).collect();
-        // The walk's neighbours are read here, in order; the files are written on every core.
-        let exports: Vec<_> = docs.iter().map(|d| eng.graph().export_topic(&d.id, &cfg.graph)).collect();
-        graph_files = snap.add_all("g", "bin.gz", &exports, |i, t| graph_file(t.as_ref(), &docs, &chunk_no, first_chunk[i], dim));
+    let lists = (vecs.len() / p.list_size.max(1)).max(1);
+    let (cents, assign) = kmeans(&vecs, lists, p.kmeans_iterations);
+    let crow: Vec<(f32, Vec<i8>)> = cents.iter().map(|c| quantize_i8(c)).collect();
+    let cbytes = gzip(&vec_block(b"WRC1", &(0..cents.len() as u32).collect::<Vec<_>>(), &crow, dim));
+    out.centroids = hashed("v", "c", "bin.gz", &cbytes);
+    snap.files.insert(out.centroids.clone(), cbytes);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); cents.len()];
+    for (i, &l) in assign.iter().enumerate() {
+        members[l].push(i);
     }
-    let static_tier = match (p.vectors, eng.embedder().static_model()) {
-        (true, Some(m)) => Some(static_tier(&mut snap, m, p)),
-        _ => None,
-    };
-    let term_dirs = directory(&mut snap, "t", &term_files);
-    let frag_dirs = directory(&mut snap, "f", &frag_files);
-    let list_dirs = directory(&mut snap, "v", &list_files);
-    let graph_dirs = directory(&mut snap, "g", &graph_files);
-    let word_dirs = directory(&mut snap, "w", &word_files);
+    out.lists = snap.add_all("v", "bin.gz", &members, |_, members| {
+        let ids: Vec<u32> = members.iter().map(|&i| row_chunk[i]).collect();
+        code.block(&ids, members.iter().map(|&i| &vecs[i]), dim)
+    });
+    Ok(out)
+}
+
+/// One graph file per page (its topic), numbered like the pages.
+fn write_graph<S: Store, E: Embedder>(snap: &mut Snapshot, eng: &Engine<S, E>, layout: &Layout<'_>) -> Vec<String> {
+    let chunk_no: std::collections::HashMap<&str, usize> = layout.chunks.iter().enumerate().map(|(i, (_, c))| (c.id.as_str(), i)).collect();
+    // The walk's neighbours are read here, in order; the files are written on every core.
+    let exports: Vec<_> = layout.docs.iter().map(|d| eng.graph().export_topic(&d.id, &eng.config().graph)).collect();
+    let dim = eng.embedder().dim();
+    snap.add_all("g", "bin.gz", &exports, |i, t| graph_file(t.as_ref(), &layout.docs, &chunk_no, layout.first_chunk[i], dim))
+}
+
+/// The manifest: model, counts, BM25 and fusion parameters, and the directory pages naming every
+/// shard (written here).
+fn manifest<S: Store, E: Embedder>(
+    snap: &mut Snapshot,
+    eng: &Engine<S, E>,
+    layout: &Layout<'_>,
+    p: &SnapshotParams,
+    w: &Written,
+) -> serde_json::Value {
+    let cfg = eng.config();
+    let term_dirs = directory(snap, "t", &w.terms.files);
+    let frag_dirs = directory(snap, "f", &w.fragments);
+    let list_dirs = directory(snap, "v", &w.vectors.lists);
+    let graph_dirs = directory(snap, "g", &w.graph);
+    let word_dirs = directory(snap, "w", &w.terms.words);
     let g = &cfg.graph;
-    let graph = if graph_on {
+    let graph = if w.graph_on {
         serde_json::json!({
-            "topics": graph_files.len(), "ext": "bin.gz", "dirs": graph_dirs,
+            "topics": w.graph.len(), "ext": "bin.gz", "dirs": graph_dirs,
             "seedTopics": g.seed_topics, "maxTopics": g.max_topics, "linkDecay": short(g.link_decay),
             "pgr": { "support": short(g.pgr.support), "continueThreshold": short(g.pgr.continue_threshold), "anchors": g.pgr.anchors, "topRows": g.pgr.top_rows },
         })
     } else {
         serde_json::Value::Null
     };
-    let manifest = serde_json::json!({
+    let v = &w.vectors;
+    serde_json::json!({
         "format": "webrag-snapshot",
         "version": 3,
-        "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": dim },
-        "documents": docs.len(),
-        "chunks": chunks.len(),
+        "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": eng.embedder().dim() },
+        "documents": layout.docs.len(),
+        "chunks": layout.chunks.len(),
         "analyzer": "webrag-1",
-        "bm25": { "k1": short(k1), "b": short(b), "avgdl": short(avgdl), "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
+        "bm25": { "k1": short(cfg.bm25_k1), "b": short(cfg.bm25_b), "avgdl": short(w.terms.avgdl), "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
         "directory": { "group": DIR_GROUP, "hashBytes": 4 },
-        "terms": { "hash": "fnv1a32", "shards": shards, "ext": "json.gz", "dirs": term_dirs },
-        "fragments": { "size": p.fragment_size, "count": frag_files.len(), "ext": "json.gz", "dirs": frag_dirs },
-        "pages": pages_file,
-        "words": { "blocks": word_files.len(), "index": word_index, "ext": "json.gz", "dirs": word_dirs },
-        "vectors": { "quant": code.name(), "metric": "cosine", "lists": list_files.len(), "nprobe": p.nprobe.min(list_files.len()), "centroids": centroid_file, "ext": "bin.gz", "dirs": list_dirs, "questions": question_rows },
+        "terms": { "hash": "fnv1a32", "shards": w.terms.shards, "ext": "json.gz", "dirs": term_dirs },
+        "fragments": { "size": p.fragment_size, "count": w.fragments.len(), "ext": "json.gz", "dirs": frag_dirs },
+        "pages": w.pages,
+        "words": { "blocks": w.terms.words.len(), "index": w.terms.word_index, "ext": "json.gz", "dirs": word_dirs },
+        "vectors": { "quant": v.code.name(), "metric": "cosine", "lists": v.lists.len(), "nprobe": p.nprobe.min(v.lists.len()), "centroids": v.centroids, "ext": "bin.gz", "dirs": list_dirs, "questions": v.question_rows },
         "graph": graph,
-        "fusion": { "rrfK": short(eng.config().rrf_k), "weights": {
-            "bm25": short(eng.config().fusion_weights.bm25),
-            "dense": short(eng.config().fusion_weights.dense),
-            "graph": short(eng.config().fusion_weights.graph),
+        "fusion": { "rrfK": short(cfg.rrf_k), "weights": {
+            "bm25": short(cfg.fusion_weights.bm25),
+            "dense": short(cfg.fusion_weights.dense),
+            "graph": short(cfg.fusion_weights.graph),
         } },
-    });
-    let mut manifest = manifest;
-    if let Some(t) = static_tier {
-        manifest["static"] = t;
-    }
-    if let Some(kb) = kb {
-        let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
-        manifest["kb"] = serde_json::json!({ "file": name, "bytes": kb.len() });
-        snap.files.insert(name, kb);
-    }
-    let mbytes =
-        serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
-    snap.files.insert("manifest.json".into(), mbytes);
-    let summary = SnapshotSummary {
-        documents: docs.len(),
-        chunks: chunks.len(),
-        term_shards: shards,
-        fragments: frag_files.len(),
-        lists: list_files.len(),
-        topics: graph_files.len(),
-        bytes: snap.files.values().map(Vec::len).sum(),
-    };
-    Ok((snap, summary))
+    })
 }
 
 #[cfg(test)]
