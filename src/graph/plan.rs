@@ -126,6 +126,88 @@ impl GraphPlan {
 /// earlier node of the same batch (`(batch position, cosine)`).
 type Nearest = (Vec<(u32, f32)>, Option<(u32, f32)>);
 
+/// A new node of a mind map being added, in pre-order.
+struct New {
+    id: String,
+    kind: NodeKind,
+    label: String,
+    doc: String,
+    v: Vec<f32>,
+}
+
+/// The nodes of `maps`, pre-order, each topic first: their node records (with vectors and chunk
+/// ordinals) and tree edges go into `plan`.
+fn new_nodes(maps: &[NewMap<'_>], plan: &mut GraphPlan) -> Vec<New> {
+    let mut news: Vec<New> = Vec::new();
+    for m in maps {
+        let mut vi = m.vectors.iter();
+        let topic_id = NodeId::Topic(m.doc_id).to_string();
+        news.push(New {
+            id: topic_id.clone(),
+            kind: NodeKind::Topic,
+            label: m.map.topic.clone(),
+            doc: m.doc_id.into(),
+            v: vi.next().cloned().unwrap_or_default(),
+        });
+        let (mut nr, mut nf) = (0, 0);
+        #[allow(clippy::too_many_arguments)]
+        fn walk(
+            n: &MapNode,
+            parent: &str,
+            ordinal: u32,
+            m: &NewMap<'_>,
+            vi: &mut std::slice::Iter<'_, Vec<f32>>,
+            nr: &mut u32,
+            nf: &mut u32,
+            news: &mut Vec<New>,
+            edges: &mut Vec<GraphEdgeRecord>,
+            chunks: &mut HashMap<String, (String, u32)>,
+        ) {
+            let (id, kind) = if n.children.is_empty() {
+                *nf += 1;
+                (NodeId::Fact(m.doc_id, *nf - 1).to_string(), NodeKind::Fact)
+            } else {
+                *nr += 1;
+                (NodeId::Route(m.doc_id, *nr - 1).to_string(), NodeKind::Route)
+            };
+            if let Some((o, c)) = n.chunk.and_then(|o| Some((o, m.chunk_ids.get(o as usize)?))) {
+                chunks.insert(id.clone(), (c.clone(), o));
+            }
+            news.push(New {
+                id: id.clone(),
+                kind,
+                label: n.label.clone(),
+                doc: m.doc_id.into(),
+                v: vi.next().cloned().unwrap_or_default(),
+            });
+            edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
+            for (i, c) in n.children.iter().enumerate() {
+                walk(c, &id, i as u32, m, vi, nr, nf, news, edges, chunks);
+            }
+        }
+        let mut chunks = HashMap::new();
+        for (i, c) in m.map.children.iter().enumerate() {
+            walk(c, &topic_id, i as u32, m, &mut vi, &mut nr, &mut nf, &mut news, &mut plan.edges, &mut chunks);
+        }
+        let start = news.len() - (nr + nf) as usize - 1;
+        for n in &news[start..] {
+            let chunk = chunks.get(&n.id);
+            plan.nodes.push(PlannedNode {
+                record: GraphNodeRecord {
+                    id: n.id.clone(),
+                    kind: n.kind,
+                    label: n.label.clone(),
+                    doc_id: Some(n.doc.clone()),
+                    chunk_id: chunk.map(|c| c.0.clone()),
+                },
+                vector: Some(n.v.clone()),
+                chunk_ordinal: chunk.map(|c| c.1),
+            });
+        }
+    }
+    news
+}
+
 /// The most levels a tree of the graph may have below its topic (a fact at most this deep). The
 /// trees the engine builds have at most 8 (a heading path of 6, or an LLM mind map of 8 levels,
 /// and its fact); a stored edge that would go deeper is not applied (and deleted at open).
@@ -134,88 +216,27 @@ pub const MAX_TREE_DEPTH: usize = 32;
 impl PseudoGraph {
     /// Plans adding mind maps (documents being replaced must be listed in `replacing`: their old
     /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
+    /// The steps: the maps' nodes and tree edges ([`new_nodes`]), the new topics and facts fused
+    /// into super-nodes ([`PseudoGraph::plan_fusion`]), the entity links
+    /// ([`PseudoGraph::plan_links`]).
     pub fn plan_add(&self, maps: &[NewMap<'_>], replacing: &HashSet<String>, p: &GraphParams) -> GraphPlan {
         let mut plan = GraphPlan::default();
-        let live =
-            |s: u32| -> bool { self.nodes[s as usize].as_ref().is_some_and(|n| n.doc.as_ref().is_none_or(|d| !replacing.contains(d))) };
-        // New nodes, pre-order, with tree edges.
-        struct New {
-            id: String,
-            kind: NodeKind,
-            label: String,
-            doc: String,
-            v: Vec<f32>,
-        }
-        let mut news: Vec<New> = Vec::new();
-        for m in maps {
-            let mut vi = m.vectors.iter();
-            let topic_id = NodeId::Topic(m.doc_id).to_string();
-            news.push(New {
-                id: topic_id.clone(),
-                kind: NodeKind::Topic,
-                label: m.map.topic.clone(),
-                doc: m.doc_id.into(),
-                v: vi.next().cloned().unwrap_or_default(),
-            });
-            let (mut nr, mut nf) = (0, 0);
-            #[allow(clippy::too_many_arguments)]
-            fn walk(
-                n: &MapNode,
-                parent: &str,
-                ordinal: u32,
-                m: &NewMap<'_>,
-                vi: &mut std::slice::Iter<'_, Vec<f32>>,
-                nr: &mut u32,
-                nf: &mut u32,
-                news: &mut Vec<New>,
-                edges: &mut Vec<GraphEdgeRecord>,
-                chunks: &mut HashMap<String, (String, u32)>,
-            ) {
-                let (id, kind) = if n.children.is_empty() {
-                    *nf += 1;
-                    (NodeId::Fact(m.doc_id, *nf - 1).to_string(), NodeKind::Fact)
-                } else {
-                    *nr += 1;
-                    (NodeId::Route(m.doc_id, *nr - 1).to_string(), NodeKind::Route)
-                };
-                if let Some((o, c)) = n.chunk.and_then(|o| Some((o, m.chunk_ids.get(o as usize)?))) {
-                    chunks.insert(id.clone(), (c.clone(), o));
-                }
-                news.push(New {
-                    id: id.clone(),
-                    kind,
-                    label: n.label.clone(),
-                    doc: m.doc_id.into(),
-                    v: vi.next().cloned().unwrap_or_default(),
-                });
-                edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
-                for (i, c) in n.children.iter().enumerate() {
-                    walk(c, &id, i as u32, m, vi, nr, nf, news, edges, chunks);
-                }
-            }
-            let mut chunks = HashMap::new();
-            for (i, c) in m.map.children.iter().enumerate() {
-                walk(c, &topic_id, i as u32, m, &mut vi, &mut nr, &mut nf, &mut news, &mut plan.edges, &mut chunks);
-            }
-            let start = news.len() - (nr + nf) as usize - 1;
-            for n in &news[start..] {
-                let chunk = chunks.get(&n.id);
-                plan.nodes.push(PlannedNode {
-                    record: GraphNodeRecord {
-                        id: n.id.clone(),
-                        kind: n.kind,
-                        label: n.label.clone(),
-                        doc_id: Some(n.doc.clone()),
-                        chunk_id: chunk.map(|c| c.0.clone()),
-                    },
-                    vector: Some(n.v.clone()),
-                    chunk_ordinal: chunk.map(|c| c.1),
-                });
-            }
-        }
-        // Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
-        // earlier in this batch) when the cosine exceeds the threshold. A threshold of 1 fuses
-        // nothing: no neighbour is searched (site snapshots, which export no fact super-nodes).
+        let news = new_nodes(maps, &mut plan);
+        self.plan_fusion(&news, replacing, p, &mut plan);
+        self.plan_links(&news, replacing, &mut plan);
+        plan
+    }
+
+    /// Whether node `s` is live and not of a document in `replacing`.
+    fn kept(&self, s: u32, replacing: &HashSet<String>) -> bool {
+        self.nodes[s as usize].as_ref().is_some_and(|n| n.doc.as_ref().is_none_or(|d| !replacing.contains(d)))
+    }
+
+    /// Fusion: each new topic / fact joins the super-node of its nearest neighbour (existing or
+    /// earlier in this batch) when the cosine exceeds the threshold. A threshold of 1 fuses
+    /// nothing: no neighbour is searched (site snapshots, which export no fact super-nodes).
+    fn plan_fusion(&self, news: &[New], replacing: &HashSet<String>, p: &GraphParams, plan: &mut GraphPlan) {
+        let live = |s: u32| self.kept(s, replacing);
         let mut taken: HashSet<String> = HashSet::new();
         for (kind, sup_kind, threshold, index) in [
             (NodeKind::Topic, NodeKind::SuperTopic, p.super_topic_threshold, &self.topics),
@@ -286,7 +307,11 @@ impl PseudoGraph {
                 sup_of.insert(n.id.clone(), sup);
             }
         }
-        // Entity links: (a) new facts × every live or new title, (b) live facts × new titles.
+    }
+
+    /// Entity links: (a) new facts × every live or new title, (b) live facts × new titles.
+    fn plan_links(&self, news: &[New], replacing: &HashSet<String>, plan: &mut GraphPlan) {
+        let live = |s: u32| self.kept(s, replacing);
         let mut titles: Vec<(String, String, String)> = Vec::new(); // (key, topic id, doc)
         for n in news.iter().filter(|n| n.kind == NodeKind::Topic) {
             if let Some(k) = mention_key(&n.label) {
@@ -320,7 +345,7 @@ impl PseudoGraph {
             for n in news.iter().filter(|n| n.kind == NodeKind::Fact) {
                 for i in m.find(&n.label) {
                     for &j in &by_key[titles[i].0.as_str()] {
-                        link(&mut plan, &n.id, &n.doc, &titles[j]);
+                        link(plan, &n.id, &n.doc, &titles[j]);
                     }
                 }
             }
@@ -344,12 +369,11 @@ impl PseudoGraph {
             for (n, hits) in self.nodes.iter().flatten().zip(found) {
                 for i in hits {
                     for &j in by_key[titles[i].0.as_str()].iter().filter(|j| **j < new_titles) {
-                        link(&mut plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[j]);
+                        link(plan, &n.id, n.doc.as_deref().unwrap_or(""), &titles[j]);
                     }
                 }
             }
         }
-        plan
     }
 
     /// Plans removing documents' mind maps: their nodes and vectors, tree edges, memberships,
