@@ -452,138 +452,171 @@ impl PseudoGraph {
         let mut skipped = Vec::new();
         let mut touched: HashSet<u32> = HashSet::new();
         for key in &plan.delete_edges {
-            let (Some(&a), Some(&b)) = (self.by_id.get(&key.parent), self.by_id.get(&key.child)) else { continue };
-            match key.kind {
-                EdgeKind::Tree => {
-                    if let Some(n) = self.nodes[a as usize].as_mut() {
-                        n.children.retain(|c| *c != b);
-                    }
-                    if let Some(n) = self.nodes[b as usize].as_mut() {
-                        n.parent = None;
-                    }
-                    touched.insert(a);
-                }
-                EdgeKind::Similar => {
-                    if let Some(m) = self.members.get_mut(&a) {
-                        m.retain(|x| *x != b);
-                    }
-                    if let Some(n) = self.nodes[b as usize].as_mut() {
-                        n.sup = None;
-                    }
-                }
-                EdgeKind::Mention => {
-                    if let Some(m) = self.mentions.get_mut(&a) {
-                        m.retain(|x| *x != b);
-                        if m.is_empty() {
-                            self.mentions.remove(&a);
-                        }
-                    }
-                    if let Some(m) = self.mentioned_by.get_mut(&b) {
-                        m.retain(|x| *x != a);
-                        if m.is_empty() {
-                            self.mentioned_by.remove(&b);
-                        }
-                    }
-                }
-            }
+            self.unlink(key, &mut touched);
         }
         for (id, _) in &plan.delete_nodes {
-            let Some(s) = self.by_id.remove(id) else { continue };
-            let n = self.nodes[s as usize].take().expect("live");
-            match n.kind {
-                NodeKind::Topic => {
-                    self.topics.remove(s);
-                    if let Some(d) = &n.doc {
-                        self.doc_topic.remove(d);
-                    }
-                    self.paths.remove(&s);
-                }
-                NodeKind::Fact => self.facts.remove(s),
-                NodeKind::SuperTopic | NodeKind::SuperFact => {
-                    self.members.remove(&s);
-                }
-                NodeKind::Route => {}
-            }
-            self.mentions.remove(&s);
-            self.mentioned_by.remove(&s);
-            touched.remove(&s);
-            self.free.push(s);
+            self.delete_node(id, &mut touched);
         }
-        for PlannedNode { record: r, vector: v, chunk_ordinal } in plan.nodes {
-            if self.by_id.contains_key(&r.id) {
-                skipped.push(r.id);
-                continue;
-            }
-            let s = self.alloc(Node {
-                id: r.id,
-                kind: r.kind,
-                label: r.label,
-                doc: r.doc_id,
-                chunk: r.chunk_id,
-                chunk_ordinal,
-                parent: None,
-                ordinal: 0,
-                children: Vec::new(),
-                sup: None,
-            });
-            let v = v.filter(|v| v.len() == self.dim).unwrap_or_else(|| vec![0.0; self.dim]);
-            self.vecs[s as usize * self.dim..(s as usize + 1) * self.dim].copy_from_slice(&v);
-            self.quant.set(s as usize, &v);
-            match r.kind {
-                NodeKind::Topic => {
-                    self.topics.insert(s, &v);
-                    if let Some(d) = self.node(s).doc.clone() {
-                        self.doc_topic.insert(d, s);
-                    }
-                    touched.insert(s);
-                }
-                NodeKind::Fact => self.facts.insert(s, &v),
-                _ => {}
+        for node in plan.nodes {
+            if let Some(id) = self.insert_node(node, &mut touched) {
+                skipped.push(id);
             }
         }
         for e in plan.edges {
-            let (Some(&a), Some(&b)) = (self.by_id.get(&e.parent), self.by_id.get(&e.child)) else {
+            if !self.link(&e, &mut touched) {
                 skipped.push(e.id);
-                continue;
-            };
-            if !self.edge_fits(e.kind, a, b) {
-                skipped.push(e.id);
-                continue;
             }
-            match e.kind {
-                EdgeKind::Tree => {
-                    if let Some(n) = self.nodes[b as usize].as_mut() {
-                        n.parent = Some(a);
-                        n.ordinal = e.ordinal;
-                    }
-                    let pos = {
-                        let kids = &self.node(a).children;
-                        kids.partition_point(|c| self.node(*c).ordinal <= e.ordinal)
-                    };
-                    if let Some(n) = self.nodes[a as usize].as_mut() {
-                        n.children.insert(pos, b);
-                    }
-                    touched.insert(a);
+        }
+        self.refresh_paths(touched);
+        self.matcher = OnceCell::new();
+        self.entities = OnceCell::new();
+        skipped
+    }
+
+    /// Takes edge `key` out of the in-memory graph (a tree edge's parent joins `touched`).
+    fn unlink(&mut self, key: &EdgeKey, touched: &mut HashSet<u32>) {
+        let (Some(&a), Some(&b)) = (self.by_id.get(&key.parent), self.by_id.get(&key.child)) else { return };
+        match key.kind {
+            EdgeKind::Tree => {
+                if let Some(n) = self.nodes[a as usize].as_mut() {
+                    n.children.retain(|c| *c != b);
                 }
-                EdgeKind::Similar => {
-                    let m = self.members.entry(a).or_default();
-                    if !m.contains(&b) {
-                        m.push(b);
-                    }
-                    if let Some(n) = self.nodes[b as usize].as_mut() {
-                        n.sup = Some(a);
+                if let Some(n) = self.nodes[b as usize].as_mut() {
+                    n.parent = None;
+                }
+                touched.insert(a);
+            }
+            EdgeKind::Similar => {
+                if let Some(m) = self.members.get_mut(&a) {
+                    m.retain(|x| *x != b);
+                }
+                if let Some(n) = self.nodes[b as usize].as_mut() {
+                    n.sup = None;
+                }
+            }
+            EdgeKind::Mention => {
+                if let Some(m) = self.mentions.get_mut(&a) {
+                    m.retain(|x| *x != b);
+                    if m.is_empty() {
+                        self.mentions.remove(&a);
                     }
                 }
-                EdgeKind::Mention => {
-                    let m = self.mentions.entry(a).or_default();
-                    if !m.contains(&b) {
-                        m.push(b);
-                        self.mentioned_by.entry(b).or_default().push(a);
+                if let Some(m) = self.mentioned_by.get_mut(&b) {
+                    m.retain(|x| *x != a);
+                    if m.is_empty() {
+                        self.mentioned_by.remove(&b);
                     }
                 }
             }
         }
-        // Recompute the fact paths of every topic whose tree changed.
+    }
+
+    /// Deletes node `id` from the in-memory graph, its slot freed.
+    fn delete_node(&mut self, id: &str, touched: &mut HashSet<u32>) {
+        let Some(s) = self.by_id.remove(id) else { return };
+        let Some(n) = self.nodes[s as usize].take() else { return };
+        match n.kind {
+            NodeKind::Topic => {
+                self.topics.remove(s);
+                if let Some(d) = &n.doc {
+                    self.doc_topic.remove(d);
+                }
+                self.paths.remove(&s);
+            }
+            NodeKind::Fact => self.facts.remove(s),
+            NodeKind::SuperTopic | NodeKind::SuperFact => {
+                self.members.remove(&s);
+            }
+            NodeKind::Route => {}
+        }
+        self.mentions.remove(&s);
+        self.mentioned_by.remove(&s);
+        touched.remove(&s);
+        self.free.push(s);
+    }
+
+    /// Adds a planned node (a topic joins `touched`); `Some(id)` when the id is already live
+    /// (skipped).
+    fn insert_node(&mut self, node: PlannedNode, touched: &mut HashSet<u32>) -> Option<String> {
+        let PlannedNode { record: r, vector: v, chunk_ordinal } = node;
+        if self.by_id.contains_key(&r.id) {
+            return Some(r.id);
+        }
+        let s = self.alloc(Node {
+            id: r.id,
+            kind: r.kind,
+            label: r.label,
+            doc: r.doc_id,
+            chunk: r.chunk_id,
+            chunk_ordinal,
+            parent: None,
+            ordinal: 0,
+            children: Vec::new(),
+            sup: None,
+        });
+        let v = v.filter(|v| v.len() == self.dim).unwrap_or_else(|| vec![0.0; self.dim]);
+        self.vecs[s as usize * self.dim..(s as usize + 1) * self.dim].copy_from_slice(&v);
+        self.quant.set(s as usize, &v);
+        match r.kind {
+            NodeKind::Topic => {
+                self.topics.insert(s, &v);
+                if let Some(d) = self.node(s).doc.clone() {
+                    self.doc_topic.insert(d, s);
+                }
+                touched.insert(s);
+            }
+            NodeKind::Fact => self.facts.insert(s, &v),
+            _ => {}
+        }
+        None
+    }
+
+    /// Adds edge `e` (a tree edge's parent joins `touched`); false when it would not form a
+    /// graph ([`PseudoGraph::apply`]).
+    fn link(&mut self, e: &GraphEdgeRecord, touched: &mut HashSet<u32>) -> bool {
+        let (Some(&a), Some(&b)) = (self.by_id.get(&e.parent), self.by_id.get(&e.child)) else {
+            return false;
+        };
+        if !self.edge_fits(e.kind, a, b) {
+            return false;
+        }
+        match e.kind {
+            EdgeKind::Tree => {
+                if let Some(n) = self.nodes[b as usize].as_mut() {
+                    n.parent = Some(a);
+                    n.ordinal = e.ordinal;
+                }
+                let pos = {
+                    let kids = &self.node(a).children;
+                    kids.partition_point(|c| self.node(*c).ordinal <= e.ordinal)
+                };
+                if let Some(n) = self.nodes[a as usize].as_mut() {
+                    n.children.insert(pos, b);
+                }
+                touched.insert(a);
+            }
+            EdgeKind::Similar => {
+                let m = self.members.entry(a).or_default();
+                if !m.contains(&b) {
+                    m.push(b);
+                }
+                if let Some(n) = self.nodes[b as usize].as_mut() {
+                    n.sup = Some(a);
+                }
+            }
+            EdgeKind::Mention => {
+                let m = self.mentions.entry(a).or_default();
+                if !m.contains(&b) {
+                    m.push(b);
+                    self.mentioned_by.entry(b).or_default().push(a);
+                }
+            }
+        }
+        true
+    }
+
+    /// Recomputes the fact paths of every topic whose tree changed (holding a node of `touched`).
+    fn refresh_paths(&mut self, touched: HashSet<u32>) {
         let mut topics: HashSet<u32> = HashSet::new();
         for s in touched {
             if self.nodes[s as usize].is_none() {
@@ -603,9 +636,6 @@ impl PseudoGraph {
             self.collect_paths(t, &mut stack, &mut out);
             self.paths.insert(t, out);
         }
-        self.matcher = OnceCell::new();
-        self.entities = OnceCell::new();
-        skipped
     }
     /// Whether an edge `kind` from slot `a` to slot `b` keeps the graph one
     /// ([`PseudoGraph::apply`]).
