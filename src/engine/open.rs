@@ -183,31 +183,66 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
     pub(super) fn rebuild(&mut self, contents: Contents) -> Result<Vec<Op>> {
-        let eng = self;
-        let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
+        let Contents { meta, documents, chunks, vectors, postings, graph_nodes, graph_edges, ann, questions, memory, traces, segments } =
+            contents;
         let mut repairs = Vec::new();
-        for v in contents.vectors {
-            // An unreadable vector is as good as none: a chunk's is embedded again before the
-            // rebuild, a node's is zeros, a question's makes its chunk count as not atomized.
-            if let Some(data) = v.to_f32().filter(|d| d.len() == eng.embedder.dim()) {
-                vectors.insert(v.id, data);
-            }
-        }
+        // An unreadable vector is as good as none: a chunk's is embedded again before the
+        // rebuild, a node's is zeros, a question's makes its chunk count as not atomized.
+        let dim = self.embedder.dim();
+        let mut vectors: HashMap<String, Vec<f32>> =
+            vectors.into_iter().filter_map(|v| Some((v.id.clone(), v.to_f32().filter(|d| d.len() == dim)?))).collect();
         // Postings of another analyzer version are derived again from the chunks; when one
         // changes, the stored base's postings blocks (of that version too) are dropped.
-        let reanalyze = stored_analyzer(&contents.meta) != ANALYZER_VERSION;
-        let mut reanalyzed = false;
-        let mut postings: HashMap<String, PostingRecord> = contents.postings.into_iter().map(|p| (p.id.clone(), p)).collect();
-        for d in contents.documents {
-            eng.corpus.docs.insert(d.id.clone(), d);
+        let reanalyze = stored_analyzer(&meta) != ANALYZER_VERSION;
+        for d in documents {
+            self.corpus.docs.insert(d.id.clone(), d);
         }
-        for c in contents.chunks {
+        let reanalyzed = self.rebuild_chunks(chunks, postings, &mut vectors, reanalyze, &mut repairs)?;
+        // The pseudo-graph: every stored node with its vector, then every edge. What does not
+        // form a graph (an edge to a deleted node, a cycle, a second parent) is derived data gone
+        // stale: dropped here and deleted from the store.
+        let mut plan = GraphPlan::default();
+        for n in graph_nodes {
+            let v = vectors.remove(&n.id);
+            let chunk_ordinal = n.chunk_id.as_ref().and_then(|c| self.corpus.chunks.get(c)).map(|c| c.ordinal);
+            plan.nodes.push(PlannedNode { record: n, vector: v, chunk_ordinal });
+        }
+        plan.edges = graph_edges;
+        repairs.extend(self.graph.apply(plan).into_iter().map(|id| Op::Delete(Collection::GraphEdges, id)));
+        self.rebuild_ask(questions, memory, traces, &mut vectors, &mut repairs);
+        self.attach_ann(ann);
+        if reanalyzed {
+            repairs.extend(segments.into_iter().map(|r| Op::Delete(Collection::Segments, r.id)));
+        } else {
+            self.attach_segments(segments);
+        }
+        if reanalyze {
+            repairs.push(super::meta("analyzer", ANALYZER_VERSION.into()));
+        }
+        Ok(repairs)
+    }
+
+    /// Indexes every chunk with its postings (derived again when `reanalyze` or missing; a
+    /// changed one joins `repairs`) and its vector; true when a stored posting changed.
+    ///
+    /// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
+    fn rebuild_chunks(
+        &mut self,
+        chunks: Vec<ChunkRecord>,
+        postings: Vec<PostingRecord>,
+        vectors: &mut HashMap<String, Vec<f32>>,
+        reanalyze: bool,
+        repairs: &mut Vec<Op>,
+    ) -> Result<bool> {
+        let mut reanalyzed = false;
+        let mut postings: HashMap<String, PostingRecord> = postings.into_iter().map(|p| (p.id.clone(), p)).collect();
+        for c in chunks {
             let stored = postings.remove(&c.id);
             let p = match stored {
                 Some(p) if !reanalyze => p,
                 stored => {
-                    let title = eng.corpus.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
-                    let (terms, length) = term_frequencies(&eng.posting_input(title, &c));
+                    let title = self.corpus.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
+                    let (terms, length) = term_frequencies(&self.posting_input(title, &c));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
                         reanalyzed |= stored.is_some();
@@ -221,51 +256,56 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 key: c.id.clone(),
                 reason: "chunk has no vector".into(),
             })?;
-            eng.index_chunk(c, p, &v);
+            self.index_chunk(c, p, &v);
         }
-        for ids in eng.corpus.doc_chunks.values_mut() {
-            ids.sort_by_key(|id| eng.corpus.chunks.get(id).map_or(0, |c| c.ordinal));
+        for ids in self.corpus.doc_chunks.values_mut() {
+            ids.sort_by_key(|id| self.corpus.chunks.get(id).map_or(0, |c| c.ordinal));
         }
-        // The pseudo-graph: every stored node with its vector, then every edge.
-        let mut plan = GraphPlan::default();
-        for n in contents.graph_nodes {
-            let v = vectors.remove(&n.id);
-            let chunk_ordinal = n.chunk_id.as_ref().and_then(|c| eng.corpus.chunks.get(c)).map(|c| c.ordinal);
-            plan.nodes.push(PlannedNode { record: n, vector: v, chunk_ordinal });
-        }
-        plan.edges = contents.graph_edges;
-        // What does not form a graph (an edge to a deleted node, a cycle, a second parent) is
-        // derived data gone stale: dropped here and deleted from the store.
-        repairs.extend(eng.graph.apply(plan).into_iter().map(|id| Op::Delete(Collection::GraphEdges, id)));
-        // Atomic questions: a record whose chunk is gone or whose vectors are missing is skipped
-        // (the chunk counts as not atomized, so the next pass redoes it).
-        for q in contents.questions {
-            if !eng.corpus.chunks.contains_key(&q.id) {
+        Ok(reanalyzed)
+    }
+
+    /// The ask pipeline's records: atomic questions (a record whose chunk is gone or whose
+    /// vectors are missing is skipped: the chunk counts as not atomized, so the next pass redoes
+    /// it), memory entries (one learned from a chunk that is gone is stale: deleted) and traces.
+    fn rebuild_ask(
+        &mut self,
+        questions: Vec<QuestionRecord>,
+        memory: Vec<MemoryRecord>,
+        traces: Vec<TraceRecord>,
+        vectors: &mut HashMap<String, Vec<f32>>,
+        repairs: &mut Vec<Op>,
+    ) {
+        for q in questions {
+            if !self.corpus.chunks.contains_key(&q.id) {
                 continue;
             }
             let vs: Option<Vec<Vec<f32>>> =
                 (0..q.questions.len()).map(|i| vectors.remove(&QuestionKey::new(&q.id, i).store_id())).collect();
             if let Some(vs) = vs {
-                eng.ask.index_questions(&q.id, q.questions, &vs);
+                self.ask.index_questions(&q.id, q.questions, &vs);
             }
         }
-        for m in contents.memory {
+        for m in memory {
             // An entry learned from a chunk that is gone went stale (its note was edited or
             // removed where this build did not yet tie memory to its sources): deleted.
-            if m.sources.iter().any(|c| !eng.corpus.chunks.contains_key(c)) {
+            if m.sources.iter().any(|c| !self.corpus.chunks.contains_key(c)) {
                 repairs.push(Op::Delete(Collection::Memory, m.id));
                 continue;
             }
-            eng.ask.memory.extend(super::ask_store::memory_entry(m, eng.embedder.dim()));
+            self.ask.memory.extend(super::ask_store::memory_entry(m, self.embedder.dim()));
         }
-        super::ask_store::sort_memory(&mut eng.ask.memory);
-        eng.ask.traces = contents.traces;
-        // Sealed HNSW segments, over the fresh buffers that now hold every live vector. A segment
-        // that does not load is only a lost speed-up: its vectors stay in the exact buffer.
+        super::ask_store::sort_memory(&mut self.ask.memory);
+        self.ask.traces = traces;
+    }
+
+    /// Attaches the sealed HNSW segments over the fresh buffers that now hold every live vector.
+    /// A segment that does not load is only a lost speed-up: its vectors stay in the exact
+    /// buffer (its record is deleted at the next upkeep).
+    fn attach_ann(&mut self, ann: Vec<crate::types::AnnSegmentRecord>) {
         // The segments name questions by their store ids.
         let question_slots: HashMap<String, u32> =
-            (0..eng.ask.qslots.capacity() as u32).filter_map(|s| Some((eng.ask.qslots.id(s)?.store_id(), s))).collect();
-        for r in contents.ann {
+            (0..self.ask.qslots.capacity() as u32).filter_map(|s| Some((self.ask.qslots.id(s)?.store_id(), s))).collect();
+        for r in ann {
             // A record stored under another segment's key would be deleted by the wrong key
             // when merged (and two could share one number): stale, like one that does not load.
             let attached = r.format == crate::index::ann::ANN_FORMAT
@@ -275,26 +315,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                         .ids
                         .iter()
                         .map(|id| match c {
-                            VectorCollection::Chunks => eng.slots.get(id),
+                            VectorCollection::Chunks => self.slots.get(id),
                             VectorCollection::Questions => question_slots.get(id).copied(),
-                            VectorCollection::Topics | VectorCollection::Facts => eng.graph.slot_of(id),
+                            VectorCollection::Topics | VectorCollection::Facts => self.graph.slot_of(id),
                         })
                         .collect();
-                    eng.ann_of_mut(c).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
+                    self.ann_of_mut(c).is_some_and(|ix| ix.attach(r.seq, &r.data, &slots).is_ok())
                 });
             if !attached {
-                eng.stale_ann.push(r.id);
+                self.stale_ann.push(r.id);
             }
         }
-        if reanalyzed {
-            repairs.extend(contents.segments.into_iter().map(|r| Op::Delete(Collection::Segments, r.id)));
-        } else {
-            eng.attach_segments(contents.segments);
-        }
-        if reanalyze {
-            repairs.push(super::meta("analyzer", ANALYZER_VERSION.into()));
-        }
-        Ok(repairs)
     }
 }
 
