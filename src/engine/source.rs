@@ -276,10 +276,10 @@ async fn lists<Src: IndexSource>(
     let mut lists = Ranked::default();
     let passing = |l: Vec<(u32, f32)>| l.into_iter().filter(|(s, _)| pass.passes(*s));
     if mode.uses_bm25() && !q.terms.is_empty() {
-        let scores = passing(pass.lexical.scores.clone()).collect::<Vec<_>>();
+        let scores = pass.lexical.scores.iter().copied().filter(|(s, _)| pass.passes(*s));
         // With phrases, every candidate in order until `depth` hold them; else the best `depth`.
-        let n = if q.phrases.is_empty() { depth } else { scores.len() };
-        lists.bm25 = keep_phrases(src, top_k(scores.into_iter(), n), q, depth).await?;
+        let n = if q.phrases.is_empty() { depth } else { pass.lexical.scores.len() };
+        lists.bm25 = keep_phrases(src, top_k(scores, n), q, depth).await?;
     }
     let Some(v) = qv.filter(|v| v.len() == src.dim()) else { return Ok(lists) };
     if mode.uses_dense() {
