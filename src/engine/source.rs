@@ -4,7 +4,9 @@
 //! phrases), its chunk vectors (dense, and the atomic questions'), its pseudo-graph and its
 //! records (chunk text, documents). [`Postings`], [`Vectors`], [`GraphSource`] and [`Records`]
 //! name them; an [`Engine`](super::Engine) implements them over its loaded indexes, the lazily
-//! opened base's reader over its stored segments, read on demand. [`search`] parses the query
+//! opened base's reader over its stored segments, read on demand, and natively a built
+//! static-site snapshot (`native::snapshot_search`, the reference `webrag/static` is checked
+//! against). [`search`] parses the query
 //! once, asks the source for each list its mode uses, fuses them
 //! ([`Ranked::fuse`](crate::retrieve::Ranked::fuse)) and builds the hits: the same steps, so the
 //! same results, whichever source answers.
