@@ -466,9 +466,9 @@ pub async fn build_site<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &Snaps
 
 /// Builds the snapshot of everything `eng` holds; `kb` (a knowledge-base file of it) is written
 /// as `kb-{hash}.webrag-kb.gz` and named by the manifest (`"kb": {"file", "bytes"}`). The steps:
-/// the chunks' numbering ([`Layout`]), the postings and vocabulary ([`write_terms`]), the pages
-/// file, the fragments, the vectors ([`write_vectors`]), the graph files, the static tier, and
-/// the manifest naming them all ([`manifest`]).
+/// the chunks' numbering (`Layout`), the postings and vocabulary (`write_terms`), the pages
+/// file, the fragments, the vectors (`write_vectors`), the graph files, the static tier, and
+/// the manifest naming them all (`manifest`).
 ///
 /// Errors: [`StoreError::Corrupt`] for a chunk without its vector.
 pub fn build_snapshot<S: Store, E: Embedder>(
@@ -551,7 +551,7 @@ struct Written {
     graph_on: bool,
 }
 
-/// The postings shards and the vocabulary ([`write_terms`]).
+/// The postings shards and the vocabulary (`write_terms`).
 struct Terms {
     files: Vec<String>,
     shards: usize,
@@ -560,7 +560,7 @@ struct Terms {
     word_index: String,
 }
 
-/// The IVF lists ([`write_vectors`]).
+/// The IVF lists (`write_vectors`).
 struct VectorFiles {
     code: VectorCode,
     lists: Vec<String>,

@@ -21,11 +21,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.search_with(query, qv.as_deref(), opts)
     }
 
-    /// Searches with a precomputed query embedding (`None`: BM25 only): [`source::search`] over
+    /// Searches with a precomputed query embedding (`None`: BM25 only): `source::search` over
     /// the loaded indexes. Excluded terms (`-term`) and phrases filter every retriever's list
     /// (unless `opts.literal`); hybrid fuses BM25 and dense with RRF.
     ///
-    /// Errors: [`InputError::InvalidOption`] when `k` is 0 or over 1000.
+    /// Errors: [`crate::error::InputError::InvalidOption`] when `k` is 0 or over 1000.
     pub fn search_with(&self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
         in_memory(source::search(self, query, qv, opts))
     }

@@ -216,9 +216,9 @@ pub const MAX_TREE_DEPTH: usize = 32;
 impl PseudoGraph {
     /// Plans adding mind maps (documents being replaced must be listed in `replacing`: their old
     /// nodes are ignored, and [`PseudoGraph::plan_remove`] of them goes first in the same commit).
-    /// The steps: the maps' nodes and tree edges ([`new_nodes`]), the new topics and facts fused
-    /// into super-nodes ([`PseudoGraph::plan_fusion`]), the entity links
-    /// ([`PseudoGraph::plan_links`]).
+    /// The steps: the maps' nodes and tree edges (`new_nodes`), the new topics and facts fused
+    /// into super-nodes (`plan_fusion`), the entity links
+    /// (`plan_links`).
     pub fn plan_add(&self, maps: &[NewMap<'_>], replacing: &HashSet<String>, p: &GraphParams) -> GraphPlan {
         let mut plan = GraphPlan::default();
         let news = new_nodes(maps, &mut plan);

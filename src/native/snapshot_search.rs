@@ -1,4 +1,4 @@
-//! A static-site snapshot (docs/snapshot-format.md) as a search source ([`crate::engine::source`]):
+//! A static-site snapshot (docs/snapshot-format.md) as a search source (`engine::source`):
 //! the one search ranks a built snapshot's chunks as `webrag/static` reads them, so the page's
 //! loader (`src/web/js/static.js`) can be checked against the Rust search (`webrag
 //! search-snapshot`, and the e2e test that compares the two on one snapshot).
