@@ -283,7 +283,11 @@ impl Records for SnapshotSource {
 
     async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {
         let rows = self.fragments(slots)?;
-        Ok(rows.into_iter().filter(|(_, r)| q.phrases_in(&crate::text::analyze(r[3].as_str().unwrap_or("")))).map(|(c, _)| c).collect())
+        Ok(rows
+            .into_iter()
+            .filter(|(_, r)| q.phrases_in(&crate::text::analyze(r.get(3).and_then(Value::as_str).unwrap_or(""))))
+            .map(|(c, _)| c)
+            .collect())
     }
 
     /// Hits from the fragments: the chunk number as `chunkId`, the page's URL as `docId`.
