@@ -93,8 +93,22 @@ impl SearchFilter {
     }
 }
 
+/// Which mind map the pseudo-graph holds for a document ([`DocumentRecord::mind_map`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum MindMapKind {
+    /// Built from headings and sentences, no LLM ([`crate::graph::mindmap::structural`]).
+    Structural,
+    /// PG-RAG's fact-check-item-verified map (`enrich`'s mind-map stage).
+    Llm,
+    /// The LLM map failed after its repair attempt; the structural map was kept.
+    StructuralFallback,
+}
+
 /// `documents` record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DocumentRecord {
     /// Document id.
@@ -111,11 +125,10 @@ pub struct DocumentRecord {
     pub chunk_count: u32,
     /// `"indexed"`.
     pub status: String,
-    /// Which mind map the pseudo-graph holds for the document: `"structural"` (absent in
-    /// older records), `"llm"` (PG-RAG's FCI-verified map), or `"structural-fallback"` (the LLM
-    /// map failed after its repair attempt; the structural map was kept).
+    /// Which mind map the pseudo-graph holds for the document (absent in older records:
+    /// structural).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mind_map: Option<String>,
+    pub mind_map: Option<MindMapKind>,
     /// Tags given with the document ([`normalize_tag`]ged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -166,8 +179,32 @@ pub struct MemoryRecord {
     pub embedding: Vec<u8>,
 }
 
+/// A memory entry as `memory()` returns it: a [`MemoryRecord`] without its embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryEntry {
+    /// `"m{created_at}-{n}"`.
+    pub id: String,
+    /// The title (a question) the retrieval trigger compares queries with.
+    pub title: String,
+    /// The knowledge (an answer).
+    pub content: String,
+    /// Chunk ids the content came from.
+    pub sources: Vec<ChunkId>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+}
+
+impl From<MemoryRecord> for MemoryEntry {
+    fn from(m: MemoryRecord) -> Self {
+        MemoryEntry { id: m.id, title: m.title, content: m.content, sources: m.sources, created_at: m.created_at }
+    }
+}
+
 /// `traces` record (schema 4): one kept ask trace (opt-in), for export as JSONL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TraceRecord {
     /// `"t{created_at}"` (zero-padded, so keys sort by time).
@@ -182,6 +219,7 @@ pub struct TraceRecord {
 
 /// `chunks` record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChunkRecord {
     /// `"{doc_id}#{ordinal}"`.
@@ -559,6 +597,7 @@ impl SearchMode {
 
 /// A piece of a snippet; `hit` pieces matched a query term (render them highlighted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SnippetPart {
     /// Text of the piece (plain text: render with `textContent`, never as HTML).
     pub text: String,
@@ -568,6 +607,7 @@ pub struct SnippetPart {
 
 /// Per-retriever scores and 1-based ranks of a hit (absent where that retriever did not find it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Scores {
     /// BM25 score.
@@ -595,6 +635,7 @@ pub struct Scores {
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// Document id.
@@ -621,6 +662,7 @@ pub struct Hit {
 
 /// Another matching chunk of a document-level hit ([`Hit::sections`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Section {
     /// Chunk id.
@@ -647,6 +689,7 @@ pub enum Grouping {
 
 /// Counters returned by `stats()`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
     /// Documents stored.
@@ -677,6 +720,7 @@ pub struct Stats {
 /// Shape of the segmented vector collections ([`crate::index::ann`]): `[fresh vectors, sealed
 /// segments, tombstones]` each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct AnnStats {
     /// Chunk vectors.
     pub chunks: [usize; 3],
@@ -690,6 +734,7 @@ pub struct AnnStats {
 
 /// Outcome of an `add()` batch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AddReport {
     /// Ids added for the first time.
@@ -704,6 +749,7 @@ pub struct AddReport {
 
 /// Outcome of `remove()`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoveReport {
     /// Ids removed.
@@ -714,6 +760,7 @@ pub struct RemoveReport {
 
 /// The phase of a long operation a [`ProgressEvent`] reports (`phase` in the page, camelCase).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Phase {
     /// `open`: the model files downloaded (`done`/`total` in bytes).
@@ -765,6 +812,7 @@ impl Phase {
 
 /// A progress event of long work (`add()`, model loading).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressEvent {
     /// The phase.

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use webrag::config::Config;
 use webrag::embed::Embedder;
-use webrag::engine::{Engine, SearchOptions};
+use webrag::engine::{Engine, Sealed, SearchOptions};
 use webrag::index::ann::AnnParams;
 use webrag::ports::{Collection, MemoryStore, NoProgress, Op, Record, Store};
 use webrag::types::{AnnSegmentRecord, DocumentInput, Format, SearchMode};
@@ -91,8 +91,8 @@ fn segments_seal_persist_and_reattach() {
             (dense_ids_of(&x, SearchMode::Dense).await, dense_ids_of(&x, SearchMode::Graph).await)
         };
         let (exact, exact_graph) = exact;
-        let sealed: HashSet<&str> = steps.iter().map(|s| s.collection.as_str()).collect();
-        assert_eq!(sealed, HashSet::from(["chunks", "topics", "facts"]), "{steps:?}");
+        let sealed: HashSet<Sealed> = steps.iter().map(|s| s.collection).collect();
+        assert_eq!(sealed, HashSet::from([Sealed::Chunks, Sealed::Topics, Sealed::Facts]), "{steps:?}");
         assert!(steps.iter().any(|s| s.merged > 0), "tiers merge: {steps:?}");
         let shape = ann_shape(&e);
         for (name, (fresh, segments, dead)) in ["chunks", "topics", "facts"].iter().zip(shape) {
@@ -243,7 +243,7 @@ fn question_segments_seal_persist_and_reattach() {
         let n = e.enrichment().put_questions(items).await.expect("questions");
         assert!(n >= 16, "enough questions to seal ({n})");
         let steps = e.maintain_all(true).await.expect("maintain");
-        assert!(steps.iter().any(|s| s.collection == "questions"), "{steps:?}");
+        assert!(steps.iter().any(|s| s.collection == Sealed::Questions), "{steps:?}");
         let [_, sealed, _] = e.stats().ann.questions;
         assert!(sealed >= 1);
         let stored: Vec<AnnSegmentRecord> = store.load().await.unwrap().ann.into_iter().filter(|r| r.collection == "questions").collect();
@@ -275,9 +275,9 @@ fn seal_due_seals_only_the_named_collections() {
             e.add(part.to_vec(), &mut NoProgress).await.expect("add");
             steps.extend(e.seal_due(&[VectorCollection::Topics, VectorCollection::Facts]).await.expect("seal_due"));
         }
-        let sealed: HashSet<&str> = steps.iter().map(|s| s.collection.as_str()).collect();
-        assert!(sealed.contains("facts"), "facts sealed: {sealed:?}");
-        assert!(!sealed.contains("chunks"), "chunks left in their buffer: {sealed:?}");
+        let sealed: HashSet<Sealed> = steps.iter().map(|s| s.collection).collect();
+        assert!(sealed.contains(&Sealed::Facts), "facts sealed: {sealed:?}");
+        assert!(!sealed.contains(&Sealed::Chunks), "chunks left in their buffer: {sealed:?}");
         let ann = e.stats().ann;
         assert!(
             ann.chunks[0] >= 16 && ann.chunks[1] == 0,
@@ -288,7 +288,7 @@ fn seal_due_seals_only_the_named_collections() {
         assert!(ann.facts[1] > 0, "fact segments");
         let before = dense_ids(&e, SearchMode::Dense).await;
         let later = e.maintain_all(false).await.expect("maintain");
-        assert!(later.iter().any(|s| s.collection == "chunks"), "maintain_all seals the chunks: {later:?}");
+        assert!(later.iter().any(|s| s.collection == Sealed::Chunks), "maintain_all seals the chunks: {later:?}");
         assert_eq!(e.stats().ann.chunks[0], 0, "the chunks' buffer is empty after the seal");
         let after = dense_ids(&e, SearchMode::Dense).await;
         assert!(overlap(&before, &after) >= 0.9, "dense results agree across the seal: {before:?} vs {after:?}");

@@ -186,14 +186,14 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         let regen = s.log()[1]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(regen.contains("did not match the text closely enough (ROUGE-L"), "{regen}");
 
-        assert_eq!(eng.corpus().document("acme").unwrap().mind_map.as_deref(), Some("llm"));
+        assert_eq!(eng.corpus().document("acme").unwrap().mind_map, Some(webrag::types::MindMapKind::Llm));
         let map = eng.graph().mind_map("acme").expect("acme's map");
         let paths: Vec<Vec<String>> = map.fact_paths().into_iter().map(|p| p.0.into_iter().map(String::from).collect()).collect();
         assert_eq!(
             paths,
             vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]
         );
-        assert_eq!(eng.corpus().document("lyon").unwrap().mind_map.as_deref(), Some("structural-fallback"));
+        assert_eq!(eng.corpus().document("lyon").unwrap().mind_map, Some(webrag::types::MindMapKind::StructuralFallback));
         assert!(eng.graph().mind_map("lyon").unwrap().facts() > 0, "the structural map stays");
         assert_eq!(eng.corpus().document("roe").unwrap().mind_map, None);
         // The LLM facts are searchable through the graph, with chunk provenance.
@@ -224,7 +224,7 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         .unwrap();
         assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
         assert_eq!(s.log().len(), before + 4);
-        assert_eq!(eng.corpus().document("roe").unwrap().mind_map.as_deref(), Some("llm"));
+        assert_eq!(eng.corpus().document("roe").unwrap().mind_map, Some(webrag::types::MindMapKind::Llm));
         assert!(rouge_l("Jane Roe was an engineer born in Lyon", ROE) > 0.5);
     });
 }
@@ -295,7 +295,7 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
             ],
         );
         assert_eq!(r.clarified, "Where was the founder of Acme Corporation born?");
-        assert_eq!(r.route, "both");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Both);
         // Key points went to PGR together.
         assert_eq!(events[3].output["keyPoints"], json!(["founder of Acme Corporation", "birthplace of Jane Roe"]));
         // The sparse searcher used the BM25 syntax the model wrote.
@@ -356,7 +356,7 @@ fn the_ask_preset_runs_every_step_traces_them_and_updates_memory() {
         )
         .await
         .unwrap();
-        assert_eq!(r.route, "memory");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Memory);
         assert_eq!(steps, vec!["trigger", "filter", "answer"], "the trigger fired: no rewrite, retrieval or decomposition");
         assert!(r.context.iter().all(|c| c.via == "memory") && r.context.len() == 2);
         assert_eq!(eng.ask_store().memory().len(), 2, "an answer from memory is not remembered again");
@@ -416,7 +416,7 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
         .await
         .unwrap();
         assert_eq!(r.clarified, "Who founded Acme Corporation?", "rewrite fallback: the question as is");
-        assert_eq!(r.route, "both", "route fallback: both");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Both, "route fallback: both");
         let kp = events.iter().find(|e| e.step == "keyPoints").unwrap();
         assert_eq!(kp.output["keyPoints"], json!(["Who founded Acme Corporation?"]), "key-point fallback: the question");
         let v = events.iter().find(|e| e.step == "verify").unwrap();
@@ -486,7 +486,7 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
         })
         .await
         .unwrap();
-        assert_eq!(r.route, "web");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Web);
         assert_eq!(steps, vec!["route", "web", "answer"]);
         assert_eq!((r.context[0].source.id.as_str(), r.context[0].via.as_str()), ("web:1", "web"));
         assert!(r.context[0].source.text.contains("What is Acme doing today?"));
@@ -499,7 +499,7 @@ fn routing_to_the_web_searcher_answers_from_its_results() {
         let r = run(&client(&s), &mut eng, None::<&NoWeb>, "What is Acme doing today?", &p, &FixedClock(0.0), &mut |_| {}, &mut |_| {})
             .await
             .unwrap();
-        assert_eq!(r.route, "both");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Both);
         // A web search past its timeout ends the question in "I don't know." over a search of
         // the knowledge base, as a timed-out model call does.
         s.reset();

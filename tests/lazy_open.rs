@@ -93,7 +93,7 @@ async fn build(store: &MemoryStore, articles: &[String]) {
         eng.add(docs, &mut NoProgress).await.expect("add");
     }
     let steps = eng.maintain_all(false).await.expect("maintain");
-    assert!(steps.iter().any(|s| s.collection == "segments"), "a base is built: {steps:?}");
+    assert!(steps.iter().any(|s| s.collection == webrag::engine::Sealed::Segments), "a base is built: {steps:?}");
 }
 
 #[test]
@@ -216,7 +216,7 @@ fn writes_after_the_base_are_in_the_delta() {
         let more: Vec<DocumentInput> = news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
         eng.add(more, &mut NoProgress).await.unwrap();
         let steps = eng.maintain_all(false).await.unwrap();
-        assert!(steps.iter().any(|s| s.collection == "segments"));
+        assert!(steps.iter().any(|s| s.collection == webrag::engine::Sealed::Segments));
         let Some(Record::Segment(d)) = store.get(Collection::Segments, "delta").await.unwrap() else { panic!("delta") };
         let d: webrag::index::segment::Delta = webrag::index::segment::decode(&d.data).unwrap();
         assert!(d.added.is_empty() && d.removed.is_empty());
@@ -266,7 +266,7 @@ fn bad_segments_fall_back_to_the_full_open() {
         let cid = eng.corpus().chunk_ids("n0")[0].clone();
         eng.enrichment().put_questions(vec![(cid, vec!["What happened?".into()])]).await.unwrap();
         assert!(store.load().await.unwrap().segments.is_empty());
-        assert!(eng.maintain_all(false).await.unwrap().iter().all(|s| s.collection != "segments"));
+        assert!(eng.maintain_all(false).await.unwrap().iter().all(|s| s.collection != webrag::engine::Sealed::Segments));
         assert!(!lazy(&store).await.is_lazy());
     })
 }
@@ -605,7 +605,7 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
         let r = run(&s.client(), &mut lz, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(3.0), &mut |_| {}, &mut |_| {})
             .await
             .expect("ask");
-        assert_eq!(r.route, "memory");
+        assert_eq!(r.route, webrag::ask::pipeline::Route::Memory);
         assert!(lz.is_lazy());
         // A loaded open reads what the lazy asks wrote.
         let full = Engine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(4.0))).await.expect("open");

@@ -17,7 +17,7 @@ fn doc(id: &str) -> Record {
         added_at: 1.0,
         chunk_count: 1,
         status: "indexed".into(),
-        mind_map: Some("llm".into()),
+        mind_map: Some(webrag::types::MindMapKind::Llm),
         tags: vec!["notes".into()],
         auto_tags: vec!["baking".into()],
         tagged: true,

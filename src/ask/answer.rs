@@ -24,6 +24,7 @@ pub enum AnswerStyle {
 
 /// A self-assessed confidence, ordered low < medium < high.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     /// Missing or low.
@@ -85,6 +86,7 @@ impl Default for AnswerParams {
 
 /// The answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// The answer with its `[S1]` markers, without the confidence line; "I don't know." when
@@ -105,6 +107,7 @@ pub const UNKNOWN: &str = "I don't know.";
 
 /// One source of an answer: a chunk, the graph retriever's mind-map context, a memory entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Source {
     /// What a citation names: a chunk id, `"graph:{n}"`, `"memory:{id}"`.

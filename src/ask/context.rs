@@ -13,6 +13,7 @@ use crate::ports::Clock;
 
 /// A source in the context, with the step that brought it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextItem {
     /// The source (id, title, text).

@@ -115,6 +115,7 @@ impl TaggingParams {
 
 /// What a forward-summary pass did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryReport {
     /// Chunks summarized (and embedded again).
@@ -127,6 +128,7 @@ pub struct SummaryReport {
 
 /// What an auto-tagging pass did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TagReport {
     /// Documents tagged.

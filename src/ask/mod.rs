@@ -112,6 +112,8 @@ impl DecomposeParams {
 
 /// Where a candidate came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "DecomposeVia"))]
 #[serde(rename_all = "camelCase")]
 pub enum Via {
     /// An atomic question matched a proposal (path (b)).
@@ -126,6 +128,8 @@ pub enum Via {
 
 /// One candidate shown to the selector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "DecomposeCandidate"))]
 #[serde(rename_all = "camelCase")]
 pub struct Candidate {
     /// The atomic question, or for a chunk candidate the chunk's title.
@@ -153,6 +157,8 @@ pub trait KnowledgeBase {
 
 /// One round's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "DecomposeRound"))]
 #[serde(rename_all = "camelCase")]
 pub struct Round {
     /// The proposals.
@@ -170,6 +176,8 @@ pub struct Round {
 
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "DecomposeStop"))]
 #[serde(rename_all = "camelCase")]
 pub enum Stop {
     /// The proposer said the context suffices.
@@ -187,6 +195,7 @@ pub enum Stop {
 
 /// A decomposition trajectory `(q, [(sub_q, answer)...])` and its context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Trajectory {
     /// The original question.
@@ -202,6 +211,8 @@ pub struct Trajectory {
 /// A step of the ask pipeline, of decomposition or of an ingest-time stage, as a [`TraceEvent`]
 /// names it (camelCase in the page).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "TraceStep"))]
 #[serde(rename_all = "camelCase")]
 pub enum Step {
     /// `trigger`: the retrieval trigger: memory entries matched against the question.
@@ -324,6 +335,7 @@ impl std::fmt::Display for Step {
 
 /// A trace event: one step's inputs, outputs and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TraceEvent {
     /// The step.

@@ -50,6 +50,8 @@ pub use super::web::{HttpWebSearch, NoWeb, WebResult, WebSearch, WebSearchConfig
 
 /// What the pipeline returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "AskResult"))]
 #[serde(rename_all = "camelCase")]
 pub struct PipelineResult {
     /// The question as asked.
@@ -62,8 +64,8 @@ pub struct PipelineResult {
     pub context: Vec<ContextItem>,
     /// The decomposition trajectory, when decomposition ran.
     pub trajectory: Option<Trajectory>,
-    /// The route taken: `graph`, `chunks`, `both`, `web`, or `memory` (the trigger fired).
-    pub route: String,
+    /// The route taken.
+    pub route: Route,
     /// Memory entries written.
     pub remembered: usize,
 }
@@ -76,8 +78,37 @@ struct Rewrite {
     queries: Vec<String>,
 }
 
+/// Where the pipeline looked for the answer (the routing step's choice, WeKnow-RAG).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// The pseudo-graph's mind maps (facts about named topics).
+    Graph,
+    /// Passages (chunks).
+    Chunks,
+    /// Both (the default, and the fallback of an unreadable reply).
+    Both,
+    /// The web searcher (current events, not in the knowledge base).
+    Web,
+    /// The memory knowledge base: the retrieval trigger fired.
+    Memory,
+}
+
+impl Route {
+    /// The route a model's reply names, among those it may choose (`None`: another word).
+    fn chosen(reply: &str, web: bool) -> Option<Route> {
+        let route = serde_json::from_value(serde_json::Value::String(reply.to_string())).ok()?;
+        match route {
+            Route::Graph | Route::Chunks | Route::Both => Some(route),
+            Route::Web if web => Some(route),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Deserialize)]
-struct Route {
+struct RouteReply {
     route: String,
 }
 
@@ -172,7 +203,7 @@ pub async fn run<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch>(
             answer: None,
             context: Vec::new(),
             trajectory: None,
-            route: "both".into(),
+            route: Route::Both,
             remembered: 0,
         },
         raw: Vec::new(),
@@ -203,11 +234,11 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
             let queries = run.rewrite(question).await?;
             let q = run.result.clarified.clone();
             run.route(&q).await?;
-            let (use_graph, use_chunks) = match run.result.route.as_str() {
-                "graph" => (true, false),
-                "chunks" => (false, true),
-                "web" => (false, false),
-                _ => (true, true),
+            let (use_graph, use_chunks) = match run.result.route {
+                Route::Graph => (true, false),
+                Route::Chunks => (false, true),
+                Route::Web => (false, false),
+                Route::Both | Route::Memory => (true, true),
             };
             if use_chunks {
                 run.rewritten(&queries).await?;
@@ -306,7 +337,7 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
             for (m, _) in hits.iter().take(p.max_sources) {
                 self.ctx.push(Source { id: format!("memory:{}", m.id), title: m.title.clone(), text: m.content.clone() }, "memory");
             }
-            self.result.route = "memory".into();
+            self.result.route = Route::Memory;
         }
         let shown: Vec<serde_json::Value> = hits.iter().map(|(m, s)| serde_json::json!({"title": m.title, "score": s})).collect();
         self.emit(
@@ -356,12 +387,13 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
             "\"graph\" (facts about named topics in the knowledge base's mind maps), \"chunks\" (passages), or \"both\""
         };
         let m = msgs("route", format!("Question: {q}\nWhich source should answer it: {domains}? Reply {{\"route\": \"...\"}}."));
-        let allowed: &[&str] = if self.web.is_some() { &["graph", "chunks", "both", "web"] } else { &["graph", "chunks", "both"] };
-        let check = |r: &Route| {
-            if allowed.contains(&r.route.as_str()) { Ok(()) } else { Err(format!("route {:?} is not one of {allowed:?}", r.route)) }
+        let web = self.web.is_some();
+        let check = |r: &RouteReply| match Route::chosen(&r.route, web) {
+            Some(_) => Ok(()),
+            None => Err(format!("route {:?} is not one of {domains}", r.route)),
         };
-        if let Some(r) = step::<Route, _>(self.model, "route", &m, &check, &mut self.raw).await? {
-            self.result.route = r.route;
+        if let Some(r) = step::<RouteReply, _>(self.model, "route", &m, &check, &mut self.raw).await? {
+            self.result.route = Route::chosen(&r.route, web).unwrap_or(Route::Both);
         }
         let output = serde_json::json!({"route": self.result.route, "raw": self.raw});
         self.emit(Step::Route, serde_json::json!({"question": q}), output, t0);
@@ -460,7 +492,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
 
     /// Web search, when routing chose it.
     async fn web_search(&mut self, q: &str) -> Result<()> {
-        let Some(w) = self.web.filter(|_| self.result.route == "web") else { return Ok(()) };
+        let Some(w) = self.web.filter(|_| self.result.route == Route::Web) else { return Ok(()) };
         let t0 = self.clock.now_ms();
         let rs = w.search(q, self.p.max_sources).await?;
         for (i, r) in rs.iter().enumerate() {
@@ -472,7 +504,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
 
     /// 6. Verify and supplement (LevelRAG), up to `verifyRounds` rounds.
     async fn verify(&mut self, q: &str) -> Result<()> {
-        if !self.steps.verify || self.result.route == "web" {
+        if !self.steps.verify || self.result.route == Route::Web {
             return Ok(());
         }
         let p = self.p;

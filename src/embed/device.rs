@@ -68,6 +68,7 @@ impl std::str::FromStr for DevicePreference {
 
 /// A compute path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedPath {
     /// WordPiece + BERT on the CPU (wasm SIMD in the page).
@@ -79,6 +80,7 @@ pub enum EmbedPath {
 /// One-query latency of each path, measured at start-up (milliseconds, median of up to 3 runs;
 /// one run when the paths differ by more than 4×).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Crossover {
     /// CPU path.
@@ -87,8 +89,21 @@ pub struct Crossover {
     pub gpu_ms: f64,
 }
 
+/// Precision of the GPU path's matrix multiplies ([`EmbedderInfo::gpu_weights`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum GpuWeights {
+    /// f16 weights; products in f16 summed in f32 per 16-wide slice (a hardware adapter with
+    /// `shader-f16`).
+    F16,
+    /// f32 weights and products.
+    F32,
+}
+
 /// Which path is in use, on which adapter, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EmbedderInfo {
     /// Path for batches (ingest).
@@ -106,9 +121,8 @@ pub struct EmbedderInfo {
     pub detail: Option<String>,
     /// The start-up measurement, when both paths were available.
     pub crossover: Option<Crossover>,
-    /// Precision of the GPU path's matrix multiplies: `f16` (f16 weights, and products in f16
-    /// summed in f32 per 16-wide slice; a hardware adapter with `shader-f16`) or `f32`.
-    pub gpu_weights: Option<String>,
+    /// Precision of the GPU path's matrix multiplies (`None` on the CPU path).
+    pub gpu_weights: Option<GpuWeights>,
     /// Compute dispatches per forward pass on the GPU (none on the CPU path).
     pub dispatches_per_forward: Option<usize>,
     /// Buffers, bind groups and pipelines created on the device so far (a warm batch adds none).
@@ -344,7 +358,7 @@ impl DeviceEmbedder {
             reason: reason.into(),
             detail: None,
             crossover: None,
-            gpu_weights: Some(if bert.is_f16() { "f16" } else { "f32" }.into()),
+            gpu_weights: Some(if bert.is_f16() { GpuWeights::F16 } else { GpuWeights::F32 }),
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
             gpu_objects: None,
             precision: cpu.precision(),

@@ -31,6 +31,7 @@ pub use tokenizer::{WordPiece, WordPieceSpec};
 /// Arithmetic of the CPU forward pass's linear layers (Q/K/V, attention output, intermediate,
 /// output: 95% of its multiply-adds at sentence lengths; attention, LayerNorm and GELU stay f32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// f32 products (fused multiply-add).

@@ -63,7 +63,7 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
     ///
     /// Errors: [`InputError::InvalidId`] for an unknown document; model and store errors
     /// (nothing is written).
-    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: &str) -> Result<()> {
+    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: crate::types::MindMapKind) -> Result<()> {
         let Some(rec) = self.0.corpus.docs.get(doc_id).cloned() else {
             return Err(InputError::InvalidId { id: doc_id.chars().take(64).collect() }.into());
         };
@@ -83,7 +83,7 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
             ));
             ops.extend(plan.ops());
         }
-        let rec = DocumentRecord { mind_map: Some(kind.to_string()), ..rec };
+        let rec = DocumentRecord { mind_map: Some(kind), ..rec };
         ops.push(Op::Put(Record::Document(rec.clone())));
         self.0.commit(ops).await?;
         self.0.graph.apply(plan);

@@ -58,7 +58,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if !self.stale_ann.is_empty() {
             let ops = self.stale_ann.drain(..).map(|id| Op::Delete(Collection::Ann, id)).collect();
             self.commit(ops).await?;
-            return Ok(Some(SealReport { collection: String::new(), vectors: 0, merged: 0, segments: 0 }));
+            return Ok(Some(SealReport { collection: super::Sealed::Nothing, vectors: 0, merged: 0, segments: 0 }));
         }
         match self.due_collection(&VectorCollection::ALL, force) {
             Some(c) => self.seal(c, force).await.map(Some),
@@ -105,7 +105,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             })));
         }
         self.commit(ops).await?;
-        Ok(SealReport { collection: name.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments })
+        Ok(SealReport { collection: c.into(), vectors: outcome.len, merged: outcome.dropped.len(), segments })
     }
 
     /// Runs [`Engine::maintain`] until nothing is left (`force`: seal every non-empty buffer).

@@ -75,15 +75,55 @@ pub struct AtomicHit {
     pub score: f32,
 }
 
+/// What a maintenance step sealed or stored ([`SealReport::collection`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum Sealed {
+    /// Chunk embeddings.
+    Chunks,
+    /// The pseudo-graph's topic nodes.
+    Topics,
+    /// The pseudo-graph's fact nodes.
+    Facts,
+    /// Atomic questions.
+    Questions,
+    /// A base of index segments stored or deleted.
+    Segments,
+    /// Nothing sealed: the step only deleted unreadable segments.
+    #[serde(rename = "")]
+    Nothing,
+}
+
+impl std::fmt::Display for Sealed {
+    /// The name the page sees (serde's).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = serde_json::to_value(self).ok();
+        f.write_str(name.as_ref().and_then(serde_json::Value::as_str).unwrap_or_default())
+    }
+}
+
+impl From<VectorCollection> for Sealed {
+    fn from(c: VectorCollection) -> Self {
+        match c {
+            VectorCollection::Chunks => Sealed::Chunks,
+            VectorCollection::Topics => Sealed::Topics,
+            VectorCollection::Facts => Sealed::Facts,
+            VectorCollection::Questions => Sealed::Questions,
+        }
+    }
+}
+
 /// What one [`Engine::maintain`] step did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SealReport {
     /// The vector collection sealed: `"chunks"`, `"topics"`, `"facts"` or `"questions"` (empty
     /// when the step only deleted unreadable segments); `"segments"` when the step stored a new
     /// base of index segments (`vectors`: its chunks, `segments`: the records written) or
     /// deleted them (both 0).
-    pub collection: String,
+    pub collection: Sealed,
     /// Vectors in the new segment.
     pub vectors: usize,
     /// Older segments merged into it.

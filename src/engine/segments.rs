@@ -132,7 +132,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if !build {
             self.commit(self.segment_deletes()).await?;
             self.drop_segments();
-            return Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors: 0, merged: 0, segments: 0 }));
+            return Ok(Some(SealReport { collection: super::Sealed::Segments, vectors: 0, merged: 0, segments: 0 }));
         }
         let mut doc_ids: Vec<&DocId> = self.corpus.doc_chunks.keys().collect();
         doc_ids.sort();
@@ -165,6 +165,6 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.commit(ops).await?;
         self.segment_ids = ids;
         self.base = Some(StoredBase { ords, delta: Delta { documents: self.corpus.docs.len() as u64, ..Delta::default() } });
-        Ok(Some(SealReport { collection: Collection::Segments.name().into(), vectors, merged: 0, segments }))
+        Ok(Some(SealReport { collection: super::Sealed::Segments, vectors, merged: 0, segments }))
     }
 }

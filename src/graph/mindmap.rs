@@ -8,6 +8,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 /// One document's mind map.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MindMap {
     /// The topic: the document's title.
@@ -18,6 +19,7 @@ pub struct MindMap {
 
 /// A route (has children) or a fact (a leaf).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MapNode {
     /// Route label or fact text.

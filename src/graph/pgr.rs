@@ -157,6 +157,7 @@ impl Template {
 
 /// One anchor and the sub-tree it dyed (for the explain view).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Anchor {
     /// Key point index.

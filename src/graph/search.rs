@@ -11,6 +11,7 @@ use super::pseudo::*;
 
 /// One fact found by the graph retriever.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GraphHit {
     /// The fact's chunk (provenance).
@@ -29,6 +30,7 @@ pub struct GraphHit {
 
 /// What the graph retriever did, for the explain view.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GraphExplain {
     /// Candidate topics (document ids) with how each was reached: `query`, `title`, `fact`,
@@ -44,6 +46,7 @@ pub struct GraphExplain {
 
 /// The graph retriever's answer.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GraphSearch {
     /// Facts, best first: PGR's selected rows, then the other candidate facts.

@@ -660,7 +660,7 @@ async fn index_kb(models: &Models, a: IndexArgs) -> crate::Result<()> {
         })
         .await?;
     for step in eng.maintain_all(false).await? {
-        if step.collection == crate::ports::Collection::Segments.name() {
+        if step.collection == crate::engine::Sealed::Segments {
             eprintln!("stored the index segments of {} chunks ({} records)", step.vectors, step.segments);
         } else {
             eprintln!(

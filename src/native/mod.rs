@@ -16,6 +16,7 @@ mod rng;
 pub mod site;
 pub mod snapshot_search;
 pub mod surface;
+mod surface_types;
 
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,10 @@
 //! `webrag surface`: the option tables and the error tables of docs/api.md, the option
-//! interfaces and error classes of the page's TypeScript types (`src/web/js/index.d.ts`) and the
-//! `SnapshotError` of `webrag/static`'s (`src/web/js/static.d.ts`), generated from the
-//! components' [`Doc`] tables, [`crate::error::CODES`] and [`crate::error::SNAPSHOT_CODES`], so each option's
-//! name, type, default, range and meaning, and each error code's class and meaning, is written
-//! once, in Rust.
+//! interfaces, error classes and result types of the page's TypeScript types
+//! (`src/web/js/index.d.ts`) and the `SnapshotError` of `webrag/static`'s
+//! (`src/web/js/static.d.ts`), generated from the components' [`Doc`] tables,
+//! [`crate::error::CODES`], [`crate::error::SNAPSHOT_CODES`] and the result types' JSON Schema
+//! (`surface_types`), so each option's name, type, default, range and meaning, each error code's
+//! class and meaning, and each result field's name, type and meaning is written once, in Rust.
 //!
 //! A generated block sits between a begin marker naming it and an end marker:
 //! `<!-- generated: engine-options (webrag surface) -->` … `<!-- end generated -->` in Markdown,
@@ -179,26 +180,8 @@ fn typescript_blocks() -> Vec<(&'static str, String)> {
         ),
     ]
     .join("\n");
-    let union = |name: &str, comment: &str, names: Vec<String>| {
-        format!(
-            "/** {comment} */\nexport type {name} =\n  | {};\n",
-            names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join("\n  | ")
-        )
-    };
-    let serde_name = |v: serde_json::Result<serde_json::Value>| v.ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let phases = union(
-        "Phase",
-        "The phase of a long operation a `ProgressEvent` reports (`types::Phase`).",
-        crate::types::Phase::ALL.iter().map(|p| serde_name(serde_json::to_value(p))).collect(),
-    );
-    let steps = union(
-        "TraceStep",
-        "The step a `TraceEvent` reports: the ask pipeline's, decomposition's, and the ingest-time stages' (`ask::Step`).",
-        crate::ask::Step::ALL.iter().map(|s| s.as_str().to_string()).collect(),
-    );
     vec![
         ("errors", error_classes()),
-        ("phases-and-steps", format!("{phases}{steps}")),
         ("options", options),
         (
             "search-options",
@@ -227,6 +210,7 @@ fn typescript_blocks() -> Vec<(&'static str, String)> {
             interface("Ask-pipeline options (docs/ask-pipeline.md).", "AskOptions", crate::ask::pipeline::PipelineParams::DOCS, &[]),
         ),
         ("enrich-stages", enrich),
+        ("result-types", super::surface_types::result_types()),
     ]
 }
 

@@ -177,14 +177,7 @@ impl WebRagCore {
     pub fn memory(&self) -> Promise {
         let inner = self.inner.clone();
         run(async move {
-            let v: Vec<serde_json::Value> = inner
-                .lock()
-                .await
-                .memory()
-                .await?
-                .into_iter()
-                .map(|m| serde_json::json!({"id": m.id, "title": m.title, "content": m.content, "sources": m.sources, "createdAt": m.created_at}))
-                .collect();
+            let v: Vec<crate::types::MemoryEntry> = inner.lock().await.memory().await?.into_iter().map(Into::into).collect();
             Ok::<_, Error>(v)
         })
     }

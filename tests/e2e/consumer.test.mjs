@@ -19,6 +19,7 @@ import { ROOT, startServer, launch } from './harness.mjs';
 // Pinned consumer tooling (installed from the registry into the fresh app).
 const VITE = '8.3.8';
 const ESBUILD = '0.28.2';
+const TYPESCRIPT = '5.9.3';
 const APP = join(ROOT, 'target/consumer');
 let server, browser;
 
@@ -33,7 +34,7 @@ before(async () => {
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
-    devDependencies: { vite: VITE, esbuild: ESBUILD },
+    devDependencies: { vite: VITE, esbuild: ESBUILD, typescript: TYPESCRIPT },
   }, null, 2));
   const cache = mkdtempSync(join(tmpdir(), 'webrag-npm-cache-'));
   try {
@@ -84,6 +85,54 @@ window.appReady = true;
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.stop(); });
+
+test('the shipped types check under tsc --strict: a TypeScript consumer of every entry point', () => {
+  // Uses the generated result types the way an app does; the `@ts-expect-error` lines must be
+  // errors (a field that does not exist, a string where a typed union is), so a type that
+  // decays to `any` or `string` fails this test.
+  writeFileSync(join(APP, 'src/consumer.ts'), `
+import { WebRag, WebRagError, type Hit, type Stats, type AskResult, type DocumentRecord, type TraceEvent, type SealReport, type EmbedderInfo, type GraphSearch, type Phase } from 'webrag';
+import { WebRag as SearchRag } from 'webrag/search';
+import { StaticSearch, SnapshotError } from 'webrag/static';
+import { mountSearch } from 'webrag/ui';
+export async function use(rag: WebRag, lite: SearchRag, site: StaticSearch): Promise<number> {
+  const hits: Hit[] = await rag.search('owls', { k: 2, mode: 'hybrid', group: 'document' });
+  const first: Hit = hits[0];
+  const bm25: number | null = first.scores.bm25;
+  const atomic: number | undefined = first.scores.atomic;
+  const sections: number = first.sections?.length ?? 0;
+  const stats: Stats = await lite.stats();
+  const docs: DocumentRecord[] = await rag.documents();
+  const kind: 'structural' | 'llm' | 'structural-fallback' | undefined = docs[0]?.mindMap;
+  const r: AskResult = await rag.ask('Who?', { options: { preset: 'search' }, onTrace: (e: TraceEvent) => void e.step });
+  const route: 'graph' | 'chunks' | 'both' | 'web' | 'memory' = r.route;
+  const sealed = (await rag.maintain()) as SealReport | null;
+  const info: EmbedderInfo = await rag.embedder();
+  const weights: 'f16' | 'f32' | null = info.gpuWeights;
+  const graph: GraphSearch = await rag.explainGraph('owls');
+  const phase: Phase = 'embed';
+  // @ts-expect-error a hit has no text field
+  void first.text;
+  // @ts-expect-error the route is a union of five routes, not any string
+  const wrong: AskResult['route'] = 'elsewhere';
+  // @ts-expect-error a progress phase is one of the engine's phases
+  const badPhase: Phase = 'thinking';
+  const { results } = await site.search('owls', { k: 3 });
+  const box = mountSearch('#search', { base: '/webrag/' });
+  void [bm25, atomic, kind, route, sealed, weights, graph.hits[0]?.factId, phase, wrong, badPhase, results, box, WebRagError, SnapshotError];
+  return sections + stats.wasmMemoryBytes + stats.ann.chunks[0] + docs.length;
+}
+`);
+  writeFileSync(join(APP, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, noEmit: true, target: 'es2022', lib: ['es2022', 'dom'], module: 'esnext', moduleResolution: 'bundler', skipLibCheck: false },
+    files: ['src/consumer.ts'],
+  }));
+  try {
+    execFileSync(join(APP, 'node_modules/.bin/tsc'), ['-p', APP], { cwd: APP, encoding: 'utf8' });
+  } catch (e) {
+    assert.fail(`tsc --strict on the shipped types: ${e.stdout}${e.stderr}`);
+  }
+});
 
 test('the search build (webrag/search) is smaller than the full engine', () => {
   const gz = (f) => gzipSync(readFileSync(join(APP, 'node_modules/webrag', f)), { level: 9 }).length;

@@ -13,6 +13,7 @@ use super::kernels::*;
 /// GPU time of one forward pass by kernel kind (timestamp queries), and its wall time from
 /// submission to readback on the host, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct KernelTimes {
     /// Tiled matrix multiplies (Q/K/V, output, FFN ×2).
@@ -29,6 +30,7 @@ pub struct KernelTimes {
 
 /// GPU objects created so far on one device (a warm batch must add none).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GpuCounters {
     /// Buffers (weights, activations, parameters, readback).

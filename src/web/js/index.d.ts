@@ -101,56 +101,6 @@ export interface DecomposeOptions {
 }
 // end generated
 
-export interface DecomposeCandidate { question: string; chunkId: string; score: number; via: 'atomic' | 'question' | 'chunk' }
-export interface DecomposeRound { proposals: string[]; candidates: DecomposeCandidate[]; selected: number | null; subQuestion: string | null; answer: string | null }
-/** `stop`: why the loop ended. `context`: chunk ids, in the order they joined. */
-export interface Trajectory { question: string; rounds: DecomposeRound[]; context: string[]; stop: 'nothingProposed' | 'nothingFound' | 'nothingSelected' | 'rounds' | 'unreadable' }
-/** The cited answer: `text` cites `sources` as [S1], [S2]...; "I don't know." when `known` is false. */
-export interface Answer { text: string; citations: string[]; confidence: 'low' | 'medium' | 'high'; known: boolean; sources: string[] }
-// generated: phases-and-steps (webrag surface)
-/** The phase of a long operation a `ProgressEvent` reports (`types::Phase`). */
-export type Phase =
-  | 'model'
-  | 'device'
-  | 'index'
-  | 'parse'
-  | 'embed'
-  | 'graph'
-  | 'store'
-  | 'done'
-  | 'summaries'
-  | 'tags'
-  | 'atomize'
-  | 'mindmap'
-  | 'distill';
-/** The step a `TraceEvent` reports: the ask pipeline's, decomposition's, and the ingest-time stages' (`ask::Step`). */
-export type TraceStep =
-  | 'trigger'
-  | 'rewrite'
-  | 'route'
-  | 'retrieve'
-  | 'keyPoints'
-  | 'search'
-  | 'web'
-  | 'propose'
-  | 'select'
-  | 'verify'
-  | 'sparse'
-  | 'dense'
-  | 'summarize'
-  | 'filter'
-  | 'perspectives'
-  | 'answer'
-  | 'memory'
-  | 'timeout'
-  | 'forwardSummary'
-  | 'tags'
-  | 'atomize'
-  | 'fci'
-  | 'mindmap';
-// end generated
-/** One step with its inputs, outputs and time (ms); `round`: the decomposition round (1-based), else 0. */
-export interface TraceEvent { step: TraceStep; round: number; input: unknown; output: unknown; ms: number }
 
 /** Pipeline steps; each boolean overrides the preset. */
 export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
@@ -180,16 +130,6 @@ export interface AskOptions {
   };
 }
 // end generated
-/** A source of the answer and the step that brought it (`memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`). */
-export interface ContextItem { id: string; title: string; text: string; via: string }
-export interface AskResult { question: string; clarified: string; answer: Answer | null; context: ContextItem[]; trajectory: Trajectory | null; route: 'graph' | 'chunks' | 'both' | 'web' | 'memory'; remembered: number }
-export interface EnrichReport {
-  /** Present when the stage ran. */ forwardSummaries?: { chunks: number; failed: string[]; remaining: number };
-  /** Present when the stage ran. */ tags?: { documents: number; tags: number; failed: string[]; remaining: number };
-  atomize: { chunks: number; questions: number; failed: string[]; remaining: number } | null;
-  mindMaps: { documents: number; fallbacks: string[]; items: number; unverifiedChunks: number; regenerations: number } | null;
-}
-export interface MemoryEntry { id: string; title: string; content: string; sources: string[]; createdAt: number }
 
 export type Format = 'auto' | 'markdown' | 'html' | 'text';
 /** `graph`: the pseudo-graph retriever (PGR, PG-RAG); `hybrid+graph`: BM25, dense and PGR fused by RRF; `atomic`: query → atomic questions → chunks fused with dense (PIKE-RAG; the hybrid modes fuse the atomic list too once the KB is atomized). */
@@ -210,42 +150,9 @@ export interface DocumentInput {
   meta?: Record<string, string>;
 }
 
-export interface ProgressEvent {
-  /** `open`: `model` (bytes), `device`, `index`; `add`: `parse` (documents), `embed` (chunks), `graph` (mind-map nodes embedded), `store`, `done`; `enrich`: `summaries`, `tags`, `atomize`, `mindmap`. */
-  phase: Phase;
-  done: number;
-  total: number;
-}
 
-export interface SnippetPart { text: string; hit: boolean }
 
-export interface Hit {
-  docId: string;
-  chunkId: string;
-  title: string;
-  url: string | null;
-  headingPath: string[];
-  /** RRF score in hybrid mode, else the retriever's own score. */
-  score: number;
-  /** Each retriever's score and 1-based rank (null when it did not find the chunk); `atomic` / `atomicRank` (the cosine of the chunk's best atomic question) only when atomic questions took part. */
-  scores: { bm25: number | null; bm25Rank: number | null; dense: number | null; denseRank: number | null; graph: number | null; graphRank: number | null; atomic?: number; atomicRank?: number; rrf: number | null };
-  /** Plain text parts; render with textContent, never as HTML. */
-  snippet: SnippetPart[];
-  /** With `group: 'document'`: the document's other matching chunks, best first (at most 2). */
-  sections?: { chunkId: string; headingPath: string[]; score: number; snippet: SnippetPart[] }[];
-}
 
-/** Per vector collection: [vectors in the exact fresh buffer, sealed HNSW segments, tombstones]. */
-export interface AnnStats { chunks: [number, number, number]; topics: [number, number, number]; facts: [number, number, number]; questions: [number, number, number] }
-/** `lazy`: opened from the stored index segments and not loaded whole yet (searches bm25 / dense / hybrid / atomic are served from them; `ann` and `memory` read 0 until loaded). */
-export interface Stats { documents: number; chunks: number; terms: number; dim: number; model: string; ann: AnnStats; atomizedChunks: number; questions: number; memory: number; lazy: boolean; /** The worker's wasm linear memory, in bytes (every loaded index lives there). */ wasmMemoryBytes: number }
-/** One upkeep step: the collection, vectors in the new segment, older segments merged into it, segments after; for `'segments'`, the chunks of the new index-segment base and the records written (0, 0 when they were deleted). */
-export interface SealReport { collection: 'chunks' | 'topics' | 'facts' | 'questions' | 'segments' | ''; vectors: number; merged: number; segments: number }
-/** `persisted`: the browser's answer to `navigator.storage.persist()`, asked after the first add that stores something; on later adds `navigator.storage.persisted()`; null without a StorageManager. */
-export interface AddReport { added: string[]; replaced: string[]; unchanged: string[]; chunks: number; persisted: boolean | null }
-export interface RemoveReport { removed: string[]; unknown: string[] }
-export interface DocumentRecord { id: string; title: string; url: string | null; sourceHash: string; addedAt: number; chunkCount: number; status: string; mindMap?: 'structural' | 'llm' | 'structural-fallback'; tags?: string[]; autoTags?: string[]; tagged?: boolean; meta?: Record<string, string> }
-export interface ChunkRecord { id: string; docId: string; ordinal: number; headingPath: string[]; text: string; tokenCount: number; forwardSummary?: string }
 /** Which documents a search or an ask may use: every condition given must hold. */
 export interface SearchFilter {
   /** At least one of these tags, given or automatic (case ignored). */ tags?: string[];
@@ -326,25 +233,7 @@ export interface GraphOptions {
 }
 // end generated
 
-/** A mind map: topic (title) → routes (headings) → facts (leaves; `chunk` = chunk ordinal). */
-export interface MindMap { topic: string; children: MapNode[] }
-export interface MapNode { label: string; children?: MapNode[]; chunk?: number }
 
-/** `explainGraph()`'s answer. Scores: PGR row sums (selected rows), else leaf cosine − 2. */
-export interface GraphSearch {
-  hits: { chunkId: string; docId: string; factId: string; score: number; row: number }[];
-  context: MindMap[];
-  explain: {
-    /** Candidate topics as [docId, how reached: 'query' | 'fact' | 'title' | 'mention' | 'super_topic']. */
-    topics: [string, string][];
-    /** Template matrix size [rows (fact paths), columns (depth)]. */
-    template: [number, number];
-    /** Per anchor: key point, row, leaf column, similarity, sub-root column, path-matrix rows [top, bottom). */
-    anchors: { kp: number; row: number; col: number; value: number; subRootCol: number; top: number; bottom: number }[];
-    /** Selected rows: [row, aggregated score, node labels topic first]. */
-    rows: [number, number, string[]][];
-  };
-}
 
 /** Model files as bytes; `id` is recorded in the knowledge base (default all-MiniLM-L6-v2's). */
 export interface ModelBytes { config: Uint8Array; tokenizer: Uint8Array; weights: Uint8Array; id?: string }
@@ -358,28 +247,6 @@ export interface FileCheck { size?: number; sha256?: string }
 export interface ModelUrl { url: string; id?: string; cache?: boolean; files?: { [file: string]: FileCheck } }
 /** 'auto': GPU on a hardware adapter, else CPU; 'cpu'; 'gpu': any WebGPU adapter (GpuError GPU_UNAVAILABLE if none); 'hashing': benchmarks only, no transformer (sparse random indexing of word pieces; model id '…+hashing'). */
 export type Device = 'auto' | 'cpu' | 'gpu' | 'hashing';
-/** The CPU path's arithmetic in its linear layers: 'f32', or 'int8' (int8 weights per output column × 7-bit activations per row, SmoothQuant-smoothed, exact i32 sums; relaxed-SIMD integer dot products in the page). */
-export type Precision = 'f32' | 'int8';
-/** Which path embeds: batches (`path`) and single queries (`queries`, from the measured crossover). */
-export interface EmbedderInfo {
-  path: 'gpu' | 'cpu'; queries: 'gpu' | 'cpu'; adapter: string | null; softwareAdapter: boolean; reason: string; detail: string | null;
-  /** One short query's latency on each path at start-up, ms (median of 3); null with one path. */
-  crossover: { cpuMs: number; gpuMs: number } | null;
-  /** GPU path's linear weights: 'f16' (hardware adapter with shader-f16) or 'f32'. */
-  gpuWeights: 'f16' | 'f32' | null;
-  /** Compute dispatches per forward pass (GPU path only). */
-  dispatchesPerForward: number | null;
-  /** Objects created on the device so far; a warm batch adds none. */
-  gpuObjects: { buffers: number; bindGroups: number; pipelines: number } | null;
-  /** The CPU path's arithmetic. */
-  precision: Precision;
-  /** Threads the CPU path's forward passes run on: the embedding workers (open's `workers`), or 1 without them. */
-  threads: number;
-  /** wasm memory one started embedding worker holds, bytes (the model and its buffers); null before the first batch starts them, or without them. */
-  workerMemoryBytes: number | null;
-}
-/** GPU time of one forward pass by kernel kind (timestamp queries) and its host wall time, ms. */
-export interface KernelTimes { matmulMs: number; attentionMs: number; layerNormMs: number; otherMs: number; wallMs: number }
 /** Sent to `onEvent`: e.g. {type: 'warning', code: 'GPU_LOST', message} when embedding falls back to the CPU; {type: 'warning', code: 'WORKERS_FAILED', message} when the embedding workers failed and batches are embedded in the engine's worker; {type: 'sealed', ...} after each idle-time sealing step; {type: 'changed'} when another tab committed; {type: 'restarted'} after a worker failure. */
 export type EmbedderEvent =
   | { type: 'warning'; code: string; message: string }
@@ -419,6 +286,727 @@ export interface EnrichStages {
 }
 // end generated
 
+// generated: result-types (webrag surface)
+/** Outcome of an `add()` batch. */
+export interface AddReport {
+  /** Ids added for the first time. */
+  added: string[];
+  /** Chunks written. */
+  chunks: number;
+  /** Ids whose content changed and were replaced. */
+  replaced: string[];
+  /** Ids re-added unchanged (nothing written). */
+  unchanged: string[];
+  /**
+   * Whether the origin's storage is persistent (`navigator.storage.persist()`, asked after the
+   * first add that stores something); null where the browser has no Storage API.
+   */
+  persisted: boolean | null;
+}
+/** One anchor and the sub-tree it dyed (for the explain view). */
+export interface Anchor {
+  /** One past its last row. */
+  bottom: number;
+  /** Leaf column of the anchor row. */
+  col: number;
+  /** Key point index. */
+  kp: number;
+  /** Anchor row and leaf column. */
+  row: number;
+  /** Upper bound column `col_f` (the sub-root's depth). */
+  subRootCol: number;
+  /** First row of the path matrix's support. */
+  top: number;
+  /** The anchor's similarity `v`. */
+  value: number;
+}
+/**
+ * Shape of the segmented vector collections (`ann`): `[fresh vectors, sealed segments, tombstones]`
+ * each.
+ */
+export interface AnnStats {
+  /** Chunk vectors. */
+  chunks: [number, number, number];
+  /** Fact vectors. */
+  facts: [number, number, number];
+  /** Atomic questions. */
+  questions: [number, number, number];
+  /** Topic vectors. */
+  topics: [number, number, number];
+}
+/** The answer. */
+export interface Answer {
+  /** Chunk ids the answer cites, in the order first cited. */
+  citations: string[];
+  /** The model's confidence. */
+  confidence: Confidence;
+  /** False when the confidence was below the configured level. */
+  known: boolean;
+  /** The context's chunk ids (`[S1]` is the first). */
+  sources: string[];
+  /**
+   * The answer with its `[S1]` markers, without the confidence line; "I don't know." when `known`
+   * is false.
+   */
+  text: string;
+}
+/** What the pipeline returns. */
+export interface AskResult {
+  /** The answer (null with the `search` preset or `steps.answer` off). */
+  answer: Answer | null;
+  /** The clarified question (the rewriter's, else the question). */
+  clarified: string;
+  /** The context given to the answer, `[S1]` first. */
+  context: ContextItem[];
+  /** The question as asked. */
+  question: string;
+  /** Memory entries written. */
+  remembered: number;
+  /** The route taken. */
+  route: Route;
+  /** The decomposition trajectory, when decomposition ran. */
+  trajectory: Trajectory | null;
+}
+/** What an atomizing pass did. */
+export interface AtomizeReport {
+  /** Chunks atomized by this pass. */
+  chunks: number;
+  /** Chunks whose reply stayed unreadable after the repair attempt (left for the next pass). */
+  failed: string[];
+  /** Questions stored by this pass. */
+  questions: number;
+  /** Chunks still without questions afterwards. */
+  remaining: number;
+}
+/** `chunks` record. */
+export interface ChunkRecord {
+  /** Owning document. */
+  docId: string;
+  /**
+   * PIKE-RAG's forward summary (§4.2, context-aware chunking): what the document says before this
+   * chunk, in a sentence or two, written by the `enrich` stage; it is embedded with the chunk.
+   * null: not written (the first chunk never has one).
+   */
+  forwardSummary?: string;
+  /** Headings above the chunk, outermost first (the title is not repeated). */
+  headingPath: string[];
+  /** `"{doc_id}#{ordinal}"`. */
+  id: string;
+  /** Position within the document, from 0. */
+  ordinal: number;
+  /** Chunk text. */
+  text: string;
+  /** Word pieces of the embedded input (prefix + text + special tokens); ≤ `max_chunk_tokens`. */
+  tokenCount: number;
+}
+/** A self-assessed confidence, ordered low < medium < high. */
+export type Confidence =
+  /** Missing or low. */
+  | 'low'
+  /** Medium. */
+  | 'medium'
+  /** High. */
+  | 'high';
+/** A source in the context, with the step that brought it. */
+export interface ContextItem {
+  /** What a citation names: a chunk id, `"graph:{n}"`, `"memory:{id}"`. */
+  id: string;
+  /** The text given to the model. */
+  text: string;
+  /** Shown in parentheses before the text (the document title). */
+  title: string;
+  /** `memory`, `rewrite`, `graph`, `decompose`, `search`, `sparse`, `dense`, `web`. */
+  via: string;
+}
+/**
+ * One-query latency of each path, measured at start-up (milliseconds, median of up to 3 runs; one
+ * run when the paths differ by more than 4×).
+ */
+export interface Crossover {
+  /** CPU path. */
+  cpuMs: number;
+  /** GPU path (ids in, pooled vector out, readback awaited). */
+  gpuMs: number;
+}
+/** One candidate shown to the selector. */
+export interface DecomposeCandidate {
+  /** The chunk that answers it. */
+  chunkId: string;
+  /** The atomic question, or for a chunk candidate the chunk's title. */
+  question: string;
+  /** Similarity (atomic) or retrieval score (chunk). */
+  score: number;
+  /** How it was found. */
+  via: DecomposeVia;
+}
+/** One round's outcome. */
+export interface DecomposeRound {
+  /** The selector's answer to it. */
+  answer: string | null;
+  /** The candidates shown to the selector. */
+  candidates: DecomposeCandidate[];
+  /** The proposals. */
+  proposals: string[];
+  /** Index into `candidates` of the one selected. */
+  selected: number | null;
+  /**
+   * The sub-question answered this round (the selected atomic question, or the proposal the
+   * selected chunk was found for).
+   */
+  subQuestion: string | null;
+}
+/** Why the loop ended. */
+export type DecomposeStop =
+  /** The proposer said the context suffices. */
+  | 'nothingProposed'
+  /** No candidate, even after the fallbacks. */
+  | 'nothingFound'
+  /** The selector chose none. */
+  | 'nothingSelected'
+  /** `rounds` reached. */
+  | 'rounds'
+  /**
+   * A proposal after the first round stayed unreadable after its repair (the fallback: stop with
+   * the context gathered so far).
+   */
+  | 'unreadable';
+/** Where a candidate came from. */
+export type DecomposeVia =
+  /** An atomic question matched a proposal (path (b)). */
+  | 'atomic'
+  /**
+   * Found for the original question instead of a proposal (the fallbacks: atomic questions for the
+   * question when the proposals find none; chunks for the question when nothing found for the
+   * proposals is selected).
+   */
+  | 'question'
+  /** A chunk retrieved for a proposal (path (a), second fallback). */
+  | 'chunk';
+/** `documents` record. */
+export interface DocumentRecord {
+  /** Milliseconds since the Unix epoch. */
+  addedAt: number;
+  /** Tags the auto-tagging stage chose (PIKE-RAG §4.2, auto-tagging; `enrich`), normalized. */
+  autoTags?: string[];
+  /** Number of chunks. */
+  chunkCount: number;
+  /** Document id. */
+  id: string;
+  /** Metadata given with the document. */
+  meta?: Record<string, string>;
+  /**
+   * Which mind map the pseudo-graph holds for the document (absent in older records: structural).
+   */
+  mindMap?: MindMapKind;
+  /** Hex SHA-256 of (format, title, text): equal hash = unchanged document. */
+  sourceHash: string;
+  /** `"indexed"`. */
+  status: string;
+  /** Whether the auto-tagging stage ran on this document (so a pass resumes after it). */
+  tagged?: boolean;
+  /** Tags given with the document (`normalize_tag`ged). */
+  tags?: string[];
+  /** Title. */
+  title: string;
+  /** URL or file name, if given. */
+  url: string | null;
+}
+/** A compute path. */
+export type EmbedPath =
+  /** WordPiece + BERT on the CPU (wasm SIMD in the page). */
+  | 'cpu'
+  /** WGSL kernels through wgpu (WebGPU in the page, Vulkan natively). */
+  | 'gpu';
+/** Which path is in use, on which adapter, and why. */
+export interface EmbedderInfo {
+  /** The adapter, when one was opened (e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`). */
+  adapter: string | null;
+  /** The start-up measurement, when both paths were available. */
+  crossover: Crossover | null;
+  /**
+   * What the platform said when it offered no usable adapter (the raw error), for a "details" view;
+   * null when there is nothing more to say.
+   */
+  detail: string | null;
+  /** Compute dispatches per forward pass on the GPU (none on the CPU path). */
+  dispatchesPerForward: number | null;
+  /** Buffers, bind groups and pipelines created on the device so far (a warm batch adds none). */
+  gpuObjects: GpuCounters | null;
+  /** Precision of the GPU path's matrix multiplies (null on the CPU path). */
+  gpuWeights: GpuWeights | null;
+  /** Path for batches (ingest). */
+  path: EmbedPath;
+  /** Arithmetic of the CPU path's linear layers (`Precision`). */
+  precision: Precision;
+  /** Path for single texts (queries), from the crossover. */
+  queries: EmbedPath;
+  /**
+   * Why this path, in one plain sentence (e.g. `no WebGPU adapter: embedding on the CPU (wasm
+   * SIMD)`).
+   */
+  reason: string;
+  /** Whether that adapter is a CPU implementation of the API. */
+  softwareAdapter: boolean;
+  /**
+   * Threads the CPU path's forward passes run on: rayon's pool natively; in the page the embedding
+   * workers (`CpuPool`), or 1 without them.
+   */
+  threads: number;
+  /**
+   * In the page with embedding workers: the wasm memory each started worker holds (bytes; the model
+   * and its working buffers), null before the first batch starts them or without them.
+   */
+  workerMemoryBytes: number | null;
+}
+/** What `enrich` did: each stage's report (null: skipped). */
+export interface EnrichReport {
+  /** Knowledge atomizing. */
+  atomize: AtomizeReport | null;
+  /** Forward summaries (absent: skipped). */
+  forwardSummaries?: SummaryReport;
+  /** LLM mind maps. */
+  mindMaps: MindMapReport | null;
+  /** Auto-tagging (absent: skipped). */
+  tags?: TagReport;
+}
+/** GPU objects created so far on one device (a warm batch must add none). */
+export interface GpuCounters {
+  /** Bind groups. */
+  bindGroups: number;
+  /** Buffers (weights, activations, parameters, readback). */
+  buffers: number;
+  /** Compute pipelines. */
+  pipelines: number;
+}
+/** Precision of the GPU path's matrix multiplies (`EmbedderInfo::gpu_weights`). */
+export type GpuWeights =
+  /**
+   * f16 weights; products in f16 summed in f32 per 16-wide slice (a hardware adapter with
+   * `shader-f16`).
+   */
+  | 'f16'
+  /** f32 weights and products. */
+  | 'f32';
+/** What the graph retriever did, for the explain view. */
+export interface GraphExplain {
+  /** Anchors (row, leaf column, value, sub-root column, support rows). */
+  anchors: Anchor[];
+  /** Node labels of each template row, topic first (only the selected rows). */
+  rows: ([number, number, string[]])[];
+  /** Template size: rows (fact paths) × columns. */
+  template: [number, number];
+  /**
+   * Candidate topics (document ids) with how each was reached: `query`, `title`, `fact`,
+   * `super_topic`, `mention`.
+   */
+  topics: ([string, string])[];
+}
+/** One fact found by the graph retriever. */
+export interface GraphHit {
+  /** The fact's chunk (provenance). */
+  chunkId: string;
+  /** The fact's document. */
+  docId: string;
+  /** Fact node id. */
+  factId: string;
+  /** Template row of the fact path. */
+  row: number;
+  /**
+   * PGR support of the fact path (per key point the largest row sum of one anchor's dyeing matrix,
+   * summed over key points: `PgrResult::support`); facts not selected by PGR follow with their leaf
+   * similarity − 2, so they sort after every selected row.
+   */
+  score: number;
+}
+/** The graph retriever's answer. */
+export interface GraphSearch {
+  /** The selected fact paths merged back into mind maps (topic → routes → facts): the context. */
+  context: MindMap[];
+  /** How it got there. */
+  explain: GraphExplain;
+  /** Facts, best first: PGR's selected rows, then the other candidate facts. */
+  hits: GraphHit[];
+  /** How many of `hits` come first from PGR's selected rows. */
+  selected: number;
+}
+/** One search result. */
+export interface Hit {
+  /** Chunk id. */
+  chunkId: string;
+  /** Document id. */
+  docId: string;
+  /** Headings above the chunk. */
+  headingPath: string[];
+  /** The score the list is ordered by (RRF in hybrid mode, else the retriever's own). */
+  score: number;
+  /** Score and rank from each retriever. */
+  scores: Scores;
+  /**
+   * With `Grouping::Document`: the document's other matching chunks, best first (at most 2). Empty
+   * otherwise.
+   */
+  sections?: Section[];
+  /** Snippet around the best-matching terms (≈ 240 characters). */
+  snippet: SnippetPart[];
+  /** Document title. */
+  title: string;
+  /** Document URL, if any. */
+  url: string | null;
+}
+/**
+ * GPU time of one forward pass by kernel kind (timestamp queries), and its wall time from
+ * submission to readback on the host, in milliseconds.
+ */
+export interface KernelTimes {
+  /** Attention. */
+  attentionMs: number;
+  /** Residual + LayerNorm. */
+  layerNormMs: number;
+  /** Tiled matrix multiplies (Q/K/V, output, FFN ×2). */
+  matmulMs: number;
+  /** Embedding gather and pooling. */
+  otherMs: number;
+  /** Host wall time of the whole call (includes launches, transfers, readback). */
+  wallMs: number;
+}
+/** A route (has children) or a fact (a leaf). */
+export interface MapNode {
+  /** Children; empty for a fact. */
+  children?: MapNode[];
+  /** For a fact: the ordinal of the chunk it comes from (provenance). */
+  chunk?: number;
+  /** Route label or fact text. */
+  label: string;
+}
+/** A memory entry as `memory()` returns it: a `MemoryRecord` without its embedding. */
+export interface MemoryEntry {
+  /** The knowledge (an answer). */
+  content: string;
+  /** Milliseconds since the Unix epoch. */
+  createdAt: number;
+  /** `"m{created_at}-{n}"`. */
+  id: string;
+  /** Chunk ids the content came from. */
+  sources: string[];
+  /** The title (a question) the retrieval trigger compares queries with. */
+  title: string;
+}
+/** One document's mind map. */
+export interface MindMap {
+  /** Routes and facts directly under the topic. */
+  children: MapNode[];
+  /** The topic: the document's title. */
+  topic: string;
+}
+/** Which mind map the pseudo-graph holds for a document (`DocumentRecord::mind_map`). */
+export type MindMapKind =
+  /** Built from headings and sentences, no LLM (`structural`). */
+  | 'structural'
+  /** PG-RAG's fact-check-item-verified map (`enrich`'s mind-map stage). */
+  | 'llm'
+  /** The LLM map failed after its repair attempt; the structural map was kept. */
+  | 'structural-fallback';
+/** What an LLM mind-map pass did. */
+export interface MindMapReport {
+  /** Documents given an LLM mind map. */
+  documents: number;
+  /** Documents that kept their structural map (unreadable mind-map JSON). */
+  fallbacks: string[];
+  /** Fact-check items kept (verified), over all documents. */
+  items: number;
+  /** Regenerations asked for. */
+  regenerations: number;
+  /**
+   * Chunks whose items failed verification after every regeneration (their structural facts stood
+   * in).
+   */
+  unverifiedChunks: number;
+}
+/** The phase of a long operation a `ProgressEvent` reports (`phase` in the page, camelCase). */
+export type Phase =
+  /** `open`: the model files downloaded (`done`/`total` in bytes). */
+  | 'model'
+  /** `open`: the embedding device set up (0/1, 1/1). */
+  | 'device'
+  /**
+   * `open`: IndexedDB read and the in-memory indexes rebuilt (0/1, 1/1); the site builder: pages
+   * indexed.
+   */
+  | 'index'
+  /** `add`: documents parsed. */
+  | 'parse'
+  /** `add`: chunks embedded (one event per embedding call). */
+  | 'embed'
+  /** `add`: mind-map nodes embedded. */
+  | 'graph'
+  /** `add`: the commit (0/1). */
+  | 'store'
+  /** `add`: finished. */
+  | 'done'
+  /** `enrich`: chunks given a forward summary. */
+  | 'summaries'
+  /** `enrich`: documents tagged. */
+  | 'tags'
+  /** `enrich`: chunks atomized. */
+  | 'atomize'
+  /** `enrich`: documents given an LLM mind map. */
+  | 'mindmap'
+  /** The site builder's `distillStatic`: token rows distilled. */
+  | 'distill';
+/**
+ * Arithmetic of the CPU forward pass's linear layers (Q/K/V, attention output, intermediate,
+ * output: 95% of its multiply-adds at sentence lengths; attention, LayerNorm and GELU stay f32).
+ */
+export type Precision =
+  /** f32 products (fused multiply-add). */
+  | 'f32'
+  /**
+   * int8 weights (per output column) × 7-bit activations (per row), summed exactly in i32
+   * (`gemm_i8`).
+   */
+  | 'int8';
+/** A progress event of long work (`add()`, model loading). */
+export interface ProgressEvent {
+  /** Units done in this phase. */
+  done: number;
+  /** The phase. */
+  phase: Phase;
+  /** Units in this phase. */
+  total: number;
+}
+/** Outcome of `remove()`. */
+export interface RemoveReport {
+  /** Ids removed. */
+  removed: string[];
+  /** Ids that were not stored (ignored; not an error). */
+  unknown: string[];
+}
+/** Where the pipeline looked for the answer (the routing step's choice, WeKnow-RAG). */
+export type Route =
+  /** The pseudo-graph's mind maps (facts about named topics). */
+  | 'graph'
+  /** Passages (chunks). */
+  | 'chunks'
+  /** Both (the default, and the fallback of an unreadable reply). */
+  | 'both'
+  /** The web searcher (current events, not in the knowledge base). */
+  | 'web'
+  /** The memory knowledge base: the retrieval trigger fired. */
+  | 'memory';
+/**
+ * Per-retriever scores and 1-based ranks of a hit (absent where that retriever did not find it).
+ */
+export interface Scores {
+  /** Cosine of the chunk's best atomic question to the query (path (b)). */
+  atomic?: number;
+  /** Rank in the atomic list. */
+  atomicRank?: number;
+  /** BM25 score. */
+  bm25: number | null;
+  /** Rank in the BM25 list. */
+  bm25Rank: number | null;
+  /** Cosine similarity of query and chunk embeddings. */
+  dense: number | null;
+  /** Rank in the dense list. */
+  denseRank: number | null;
+  /**
+   * Aggregated PGR score of the chunk's best fact path (leaf similarity − 2 for candidate facts PGR
+   * did not select).
+   */
+  graph: number | null;
+  /** Rank in the graph list. */
+  graphRank: number | null;
+  /** Reciprocal-rank-fusion score (hybrid modes). */
+  rrf: number | null;
+}
+/** What one `Engine::maintain` step did. */
+export interface SealReport {
+  /**
+   * The vector collection sealed: `"chunks"`, `"topics"`, `"facts"` or `"questions"` (empty when
+   * the step only deleted unreadable segments); `"segments"` when the step stored a new base of
+   * index segments (`vectors`: its chunks, `segments`: the records written) or deleted them (both
+   * 0).
+   */
+  collection: Sealed;
+  /** Older segments merged into it. */
+  merged: number;
+  /** Sealed segments of the collection afterwards. */
+  segments: number;
+  /** Vectors in the new segment. */
+  vectors: number;
+}
+/** What a maintenance step sealed or stored (`SealReport::collection`). */
+export type Sealed =
+  /** Chunk embeddings. */
+  | 'chunks'
+  /** The pseudo-graph's topic nodes. */
+  | 'topics'
+  /** The pseudo-graph's fact nodes. */
+  | 'facts'
+  /** Atomic questions. */
+  | 'questions'
+  /** A base of index segments stored or deleted. */
+  | 'segments'
+  /** Nothing sealed: the step only deleted unreadable segments. */
+  | '';
+/** Another matching chunk of a document-level hit (`Hit::sections`). */
+export interface Section {
+  /** Chunk id. */
+  chunkId: string;
+  /** Headings above the chunk. */
+  headingPath: string[];
+  /** Its score in the ranked list. */
+  score: number;
+  /** Snippet around the best-matching terms. */
+  snippet: SnippetPart[];
+}
+/** A piece of a snippet; `hit` pieces matched a query term (render them highlighted). */
+export interface SnippetPart {
+  /** Whether the piece matched a query term. */
+  hit: boolean;
+  /** Text of the piece (plain text: render with `textContent`, never as HTML). */
+  text: string;
+}
+/** Counters returned by `stats()`. */
+export interface Stats {
+  /**
+   * Vector collections (chunks, topics, facts): vectors in the exact fresh buffer, sealed HNSW
+   * segments, tombstones.
+   */
+  ann: AnnStats;
+  /** Chunks atomized (with a `questions` record). */
+  atomizedChunks: number;
+  /** Chunks stored. */
+  chunks: number;
+  /** Embedding dimension. */
+  dim: number;
+  /** Documents stored. */
+  documents: number;
+  /**
+   * Opened lazily and not loaded yet: searches are served from the stored index segments
+   * (docs/vector-index.md, "Index segments"), `documents`, `chunks` and `terms` are theirs, and
+   * `ann` and `memory` read 0 until the knowledge base is loaded.
+   */
+  lazy: boolean;
+  /** Memory knowledge-base entries. */
+  memory: number;
+  /** Model id. */
+  model: string;
+  /** Atomic questions indexed. */
+  questions: number;
+  /** Distinct BM25 terms. */
+  terms: number;
+  /** The worker's wasm linear memory, in bytes (every loaded index lives there). */
+  wasmMemoryBytes: number;
+}
+/** What a forward-summary pass did. */
+export interface SummaryReport {
+  /** Chunks summarized (and embedded again). */
+  chunks: number;
+  /** Chunks whose reply stayed unreadable (left for the next pass). */
+  failed: string[];
+  /** Chunks still without a summary. */
+  remaining: number;
+}
+/** What an auto-tagging pass did. */
+export interface TagReport {
+  /** Documents tagged. */
+  documents: number;
+  /** Documents whose reply stayed unreadable (left for the next pass). */
+  failed: string[];
+  /** Documents still untagged. */
+  remaining: number;
+  /** Tags given, over all documents. */
+  tags: number;
+}
+/** A trace event: one step's inputs, outputs and time. */
+export interface TraceEvent {
+  /** What went in. */
+  input: unknown;
+  /** Milliseconds. */
+  ms: number;
+  /** What came out. */
+  output: unknown;
+  /** Round (1-based; 0 for steps outside the loop). */
+  round: number;
+  /** The step. */
+  step: TraceStep;
+}
+/** `traces` record (schema 4): one kept ask trace (opt-in), for export as JSONL. */
+export interface TraceRecord {
+  /** Milliseconds since the Unix epoch. */
+  createdAt: number;
+  /** `"t{created_at}"` (zero-padded, so keys sort by time). */
+  id: string;
+  /** The trace as JSON: `{question, events: [...], trajectory?, answer?}`. */
+  json: string;
+  /** The question asked. */
+  question: string;
+}
+/**
+ * A step of the ask pipeline, of decomposition or of an ingest-time stage, as a `TraceEvent` names
+ * it (camelCase in the page).
+ */
+export type TraceStep =
+  /** `trigger`: the retrieval trigger: memory entries matched against the question. */
+  | 'trigger'
+  /** `rewrite`: Query Rewriter+: the clarified question and its search queries. */
+  | 'rewrite'
+  /** `route`: routing: graph, chunks, both, web or memory. */
+  | 'route'
+  /** `retrieve`: a retrieval of the rewritten queries, or of a decomposition round. */
+  | 'retrieve'
+  /** `keyPoints`: key points for the graph retriever. */
+  | 'keyPoints'
+  /** `search`: a search of the question. */
+  | 'search'
+  /** `web`: the web searcher. */
+  | 'web'
+  /** `propose`: decomposition: proposed sub-questions. */
+  | 'propose'
+  /** `select`: decomposition: the chosen candidate. */
+  | 'select'
+  /** `verify`: verify-and-supplement: what is missing. */
+  | 'verify'
+  /** `sparse`: the sparse (BM25) searcher of a supplement. */
+  | 'sparse'
+  /** `dense`: the dense searcher of a supplement. */
+  | 'dense'
+  /** `summarize`: LevelRAG's summary of one supplement. */
+  | 'summarize'
+  /** `filter`: the knowledge filter. */
+  | 'filter'
+  /** `perspectives`: the drafts of the L4 preset. */
+  | 'perspectives'
+  /** `answer`: the answer. */
+  | 'answer'
+  /** `memory`: the memory update. */
+  | 'memory'
+  /** `timeout`: a model call or web search that timed out; the question ends in "I don't know.". */
+  | 'timeout'
+  /** `forwardSummary`: enrich: a forward summary. */
+  | 'forwardSummary'
+  /** `tags`: enrich: automatic tags. */
+  | 'tags'
+  /** `atomize`: enrich: atomic questions of a chunk. */
+  | 'atomize'
+  /** `fci`: enrich: fact-check items of a chunk. */
+  | 'fci'
+  /** `mindmap`: enrich: a document's LLM mind map. */
+  | 'mindmap';
+/** A decomposition trajectory `(q, [(sub_q, answer)...])` and its context. */
+export interface Trajectory {
+  /** Chunk ids of the context, in the order they joined. */
+  context: string[];
+  /** The original question. */
+  question: string;
+  /** Every round, in order. */
+  rounds: DecomposeRound[];
+  /** Why it ended. */
+  stop: DecomposeStop;
+}
+// end generated
+
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
@@ -445,7 +1033,7 @@ export class WebRag {
     onProgress?: (e: ProgressEvent | TraceEvent) => void;
     signal?: AbortSignal;
   }): Promise<EnrichReport>;
-  traces(): Promise<{ id: string; createdAt: number; question: string; json: string }[]>;
+  traces(): Promise<TraceRecord[]>;
   /** Kept traces as JSONL: 'events' or 'sft' (PIKE-RAG `<decompose>` pairs). */
   exportTraces(opts?: { format?: 'events' | 'sft' }): Promise<string>;
   clearTraces(): Promise<number>;
