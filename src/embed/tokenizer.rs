@@ -99,6 +99,7 @@ struct Normalizer {
 
 /// [`WordPiece::spec`]: what tokenizing as a [`WordPiece`] does needs besides the vocabulary.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WordPieceSpec {
     /// Drop NUL, U+FFFD and control characters; whitespace becomes a space.

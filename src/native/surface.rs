@@ -51,7 +51,9 @@ impl Target {
         match self {
             Target::ApiMarkdown => markdown_blocks(),
             Target::IndexTypes => typescript_blocks(),
-            Target::StaticTypes => vec![("snapshot-errors", snapshot_error_class())],
+            Target::StaticTypes => {
+                vec![("snapshot-errors", snapshot_error_class()), ("manifest", super::surface_types::manifest_types())]
+            }
         }
     }
 }

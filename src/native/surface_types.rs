@@ -1,7 +1,8 @@
 //! The result types of `index.d.ts` (`Hit`, `Stats`, `AskResult`, …), written from the Rust types
 //! the worker serializes: each derives [`schemars::JsonSchema`] natively, so its JSON Schema (serde's
 //! field names, which fields are skipped when empty, `null` for `None`, its doc comments) is
-//! read here and rendered as TypeScript. A field the page adds in JavaScript is named in [`ROOTS`].
+//! read here and rendered as TypeScript. A field the page adds in JavaScript is named in [`INDEX_ROOTS`]. `static.d.ts`'s
+//! `Manifest` is written the same way from [`crate::snapshot::Manifest`].
 //!
 //! The rendering covers the schema forms these types produce: objects (interfaces, or inline
 //! object types), `$ref`, `anyOf`/`oneOf` (unions), string `enum`/`const` (string literal unions),
@@ -24,7 +25,7 @@ fn root<T: schemars::JsonSchema>(g: &mut SchemaGenerator) {
 }
 
 /// The result types the page's methods resolve to, and what the page adds to them.
-const ROOTS: &[Root] = &[
+const INDEX_ROOTS: &[Root] = &[
     Root { add: root::<crate::types::Hit>, extra: ("", &[]) },
     Root {
         add: root::<crate::types::Stats>,
@@ -58,10 +59,22 @@ const ROOTS: &[Root] = &[
     Root { add: root::<crate::embed::gpu::KernelTimes>, extra: ("", &[]) },
 ];
 
-/// Every result type and the types they name, as TypeScript declarations, by name.
+/// What `webrag/static` reads of a snapshot.
+const STATIC_ROOTS: &[Root] = &[Root { add: root::<crate::snapshot::Manifest>, extra: ("", &[]) }];
+
+/// `index.d.ts`'s result types and the types they name, as TypeScript declarations, by name.
 pub fn result_types() -> String {
+    declarations(INDEX_ROOTS)
+}
+
+/// `static.d.ts`'s `Manifest` and the types it names.
+pub fn manifest_types() -> String {
+    declarations(STATIC_ROOTS)
+}
+
+fn declarations(roots: &[Root]) -> String {
     let mut g = SchemaSettings::draft2020_12().for_serialize().into_generator();
-    for r in ROOTS {
+    for r in roots {
         (r.add)(&mut g);
     }
     let defs = g.take_definitions(true);
@@ -69,7 +82,7 @@ pub fn result_types() -> String {
     names.sort();
     let mut out = String::new();
     for name in names {
-        let extra = ROOTS.iter().find(|r| r.extra.0 == name).map(|r| r.extra.1).unwrap_or(&[]);
+        let extra = roots.iter().find(|r| r.extra.0 == name).map(|r| r.extra.1).unwrap_or(&[]);
         declaration(name, &defs[name], extra, &mut out);
     }
     out

@@ -10,32 +10,252 @@ export class SnapshotError extends Error {
 }
 // end generated
 
+// generated: manifest (webrag surface)
+/** The manifest of a snapshot (`manifest.json`). */
 export interface Manifest {
-  format: 'webrag-snapshot';
-  version: 3;
-  /** Directory pages: each holds the 4-byte name hashes of `group` shards. */
-  directory: { group: number; hashBytes: 4 };
-  model: { id: string; dim: number };
-  documents: number;
+  /** The BM25 analyzer (Unicode words, NFKC + lowercase, CJK bigrams). */
+  analyzer: 'webrag-1';
+  /** BM25's parameters and the forms of its stored weights. */
+  bm25: ManifestBm25;
+  /** Chunks indexed (numbered `0..chunks`). */
   chunks: number;
-  bm25: { k1: number; b: number; avgdl: number };
-  terms: { hash: 'fnv1a32'; shards: number; ext: string; dirs: string[] };
-  fragments: { size: number; count: number; ext: string; dirs: string[] };
+  /** Directory pages: each holds the 4-byte name hashes of `group` shards. */
+  directory: ManifestDirectory;
+  /** Pages indexed. */
+  documents: number;
+  /** Always `webrag-snapshot`. */
+  format: 'webrag-snapshot';
+  /** The fragment files: `size` chunks' text each. */
+  fragments: ManifestFragments;
+  /** Reciprocal-rank fusion of the retrievers' lists. */
+  fusion: ManifestFusion;
+  /**
+   * The mind maps, one `g/{page}-{hash}.bin.gz` per page, and the PGR parameters; null when built
+   * without (`--no-graph`, `--vectors none`).
+   */
+  graph: ManifestGraph | null;
+  /** The knowledge-base file a visitor can import (`--kb`). */
+  kb?: ManifestKb;
+  /** The embedding model of the vectors. */
+  model: ManifestModel;
   /** The pages file (`WRP1`: each page's chunk count); absent in older snapshots. */
   pages?: string;
-  /** The sorted vocabulary in blocks with each block's first term (prefix completion); absent in older snapshots. */
-  words?: { blocks: number; index: string; ext: string; dirs: string[] };
-  vectors: { quant: 'int8'; metric: 'cosine'; lists: number; nprobe: number; centroids: string; ext: string; dirs: string[] };
-  /** The mind maps, one `g/{page}-{hash}.bin.gz` per page, and the PGR parameters; null when built without (`--no-graph`, `--vectors none`). */
-  graph: null | {
-    topics: number; ext: string; dirs: string[];
-    seedTopics: number; maxTopics: number; linkDecay: number;
-    pgr: PgrParams;
-  };
+  /** The static tier's query embedder (`--vectors static`). */
+  static?: ManifestStatic;
+  /** The postings shards, by FNV-1a 32 hash of the term. */
+  terms: ManifestTerms;
+  /** The chunk vectors: IVF lists around k-means centroids. */
+  vectors: ManifestVectors;
+  /** The format's version; the loader reads 3 (`SNAPSHOT_VERSION` otherwise). */
+  version: 3;
+  /**
+   * The sorted vocabulary in blocks with each block's first term (prefix completion); absent in
+   * older snapshots.
+   */
+  words?: ManifestWords;
 }
-
-/** PGR thresholds and sizes (PG-RAG §4.3): weight 1 within `support` of an anchor's similarity, 0.5 within `continueThreshold`. */
-export interface PgrParams { support: number; continueThreshold: number; anchors: number; topRows: number }
+/** BM25's parameters (Robertson & Zaragoza 2009) and the forms of the stored weights. */
+export interface ManifestBm25 {
+  /** Average chunk length, in terms. */
+  avgdl: number;
+  /** Length normalization. */
+  b: number;
+  /** The IDF formula. */
+  idf: string;
+  /** Term-frequency saturation. */
+  k1: number;
+  /** What a posting's byte holds. */
+  weights: string;
+}
+/** The directory pages' shape. */
+export interface ManifestDirectory {
+  /** Shards a directory page names. */
+  group: number;
+  /** Bytes of each name hash. */
+  hashBytes: 4;
+}
+/** Fragment files: the chunks' text, `size` chunks a file. */
+export interface ManifestFragments {
+  /** Files. */
+  count: number;
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The files' extension. */
+  ext: string;
+  /** Chunks a file. */
+  size: number;
+}
+/** Reciprocal-rank fusion (Cormack et al. 2009) of the retrievers' lists. */
+export interface ManifestFusion {
+  /** RRF's `k`. */
+  rrfK: number;
+  /** Each list's weight. */
+  weights: ManifestFusionWeights;
+}
+/** Each retriever's weight in the fusion. */
+export interface ManifestFusionWeights {
+  /** BM25's. */
+  bm25: number;
+  /** The dense retriever's. */
+  dense: number;
+  /** The graph retriever's. */
+  graph: number;
+}
+/** The mind maps and PGR's parameters. */
+export interface ManifestGraph {
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The files' extension. */
+  ext: string;
+  /** A linked page's similarity factor. */
+  linkDecay: number;
+  /** Pages the graph search reads at most. */
+  maxTopics: number;
+  /** PGR's thresholds and sizes. */
+  pgr: PgrParams;
+  /** Pages the semantic hits seed the graph search with. */
+  seedTopics: number;
+  /** Pages with a mind map. */
+  topics: number;
+}
+/** The knowledge-base file of a snapshot. */
+export interface ManifestKb {
+  /** Its size in bytes. */
+  bytes: number;
+  /** Its name, relative to the snapshot folder. */
+  file: string;
+}
+/** The embedding model of a snapshot's vectors. */
+export interface ManifestModel {
+  /** Embedding dimension. */
+  dim: number;
+  /** Model id (empty without vectors). */
+  id: string;
+}
+/** The static tier's token rows. */
+export interface ManifestRows {
+  /** Rows (token ids `0..count`). */
+  count: number;
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The files' extension. */
+  ext: string;
+  /** Rows a file. */
+  perFile: number;
+}
+/** The static tier: a query embedder of a vocabulary and token rows. */
+export interface ManifestStatic {
+  /** The token rows. */
+  rows: ManifestRows;
+  /** The model it was distilled from. */
+  source: string;
+  /** The vocabulary shards. */
+  vocab: ManifestVocab;
+  /** The token weighting of its rows. */
+  weighting: string;
+  /** How to tokenize as the model's WordPiece does. */
+  wordpiece: WordPieceSpec;
+}
+/** The postings shards. */
+export interface ManifestTerms {
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The shards' file extension. */
+  ext: string;
+  /** The hash that picks a term's shard. */
+  hash: 'fnv1a32';
+  /** Shards (a power of two). */
+  shards: number;
+}
+/** The chunk vectors' IVF lists. */
+export interface ManifestVectors {
+  /** The centroids' file. */
+  centroids: string;
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The lists' extension. */
+  ext: string;
+  /** IVF lists. */
+  lists: number;
+  /** The similarity (unit vectors). */
+  metric: 'cosine';
+  /** Lists a query reads by default. */
+  nprobe: number;
+  /** How a component is stored. */
+  quant: VectorCode;
+  /** Atomic-question rows after the chunks' (ids from `chunks` on). */
+  questions: number;
+}
+/** The static tier's vocabulary shards. */
+export interface ManifestVocab {
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The shards' extension. */
+  ext: string;
+  /** The hash that picks a piece's shard. */
+  hash: 'fnv1a32';
+  /** What is hashed. */
+  key: string;
+  /** Shards (a power of two). */
+  shards: number;
+}
+/** The vocabulary blocks (prefix completion). */
+export interface ManifestWords {
+  /** Blocks. */
+  blocks: number;
+  /** The directory pages, in order. */
+  dirs: string[];
+  /** The blocks' extension. */
+  ext: string;
+  /** The file with each block's first term. */
+  index: string;
+}
+/**
+ * PGR thresholds and sizes (PG-RAG §4.3): weight 1 within `support` of an anchor's similarity, 0.5
+ * within `continueThreshold`.
+ */
+export interface PgrParams {
+  /** Anchors per key point. */
+  anchors: number;
+  /** Continue threshold. */
+  continueThreshold: number;
+  /** Support threshold. */
+  support: number;
+  /** Rows selected. */
+  topRows: number;
+}
+/**
+ * How a snapshot stores its chunk vectors (the IVF lists): int8 (`WRV1` blocks) with the
+ * transformer tier, int4 (`WRV4`, half the bytes) with the static tier, whose dense R@5 int4 leaves
+ * within 1 point of int8 (docs/benchmarks.md, "The static model"). The manifest's `vectors.quant`
+ * names it. Graph files keep int8 node vectors: with int4 ones the static tier's fused top-1 on
+ * bench-rank's 200 questions fell from 151 to 146.
+ */
+export type VectorCode =
+  /** One signed byte a component. */
+  | 'int8'
+  /** Four bits a component, two to a byte. */
+  | 'int4';
+/** `WordPiece::spec`: what tokenizing as a `WordPiece` does needs besides the vocabulary. */
+export interface WordPieceSpec {
+  /** Added tokens matched in the raw text first (leftmost, then longest): `[text, id]`. */
+  added: ([string, number])[];
+  /** A space on each side of a CJK ideograph. */
+  chinese: boolean;
+  /** Drop NUL, U+FFFD and control characters; whitespace becomes a space. */
+  cleanText: boolean;
+  /** Lowercase. */
+  lowercase: boolean;
+  /** A longer word (in characters, after normalization) is one `[UNK]`. */
+  maxWordChars: number;
+  /** The continuation prefix (`##`). */
+  prefix: string;
+  /** NFD, then no nonspacing marks. */
+  stripAccents: boolean;
+  /** The `[UNK]` id. */
+  unk: number;
+}
+// end generated
 
 /** A hit: the chunk's number in the snapshot and its score (BM25, cosine or RRF). */
 export interface StaticHit { chunk: number; score: number }

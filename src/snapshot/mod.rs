@@ -45,6 +45,9 @@ use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
 
+mod manifest;
+pub use manifest::*;
+
 /// Snapshot options.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnapshotParams {
@@ -271,7 +274,9 @@ pub struct SnapshotSummary {
 /// leaves within 1 point of int8 (docs/benchmarks.md, "The static model"). The manifest's
 /// `vectors.quant` names it. Graph files keep int8 node vectors: with int4 ones the static
 /// tier's fused top-1 on bench-rank's 200 questions fell from 151 to 146.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum VectorCode {
     /// One signed byte a component.
     Int8,
@@ -364,7 +369,7 @@ pub fn vocab_key(prefix: &str, cont: bool, text: &str) -> String {
 /// (`k/{i}-{hash}.json.gz`: `{"k": {piece: id}}`) and the token rows sharded by id
 /// (`s/{i}-{hash}.bin.gz`: a `WRV1` block of ids `i·rows .. i·rows + rows − 1`), so that a page
 /// tokenizes and embeds a query from a few kilobytes; returns the manifest's `static` entry.
-fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotParams) -> serde_json::Value {
+fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotParams) -> ManifestStatic {
     let spec = m.tokenizer().spec();
     let entries: Vec<(&str, u32)> = m.tokenizer().vocab().collect();
     let est: usize = entries.iter().map(|(t, _)| t.len() + 10).sum();
@@ -388,13 +393,13 @@ fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotP
     });
     let vocab_dirs = directory(snap, "k", &vocab_files);
     let row_dirs = directory(snap, "s", &row_files);
-    serde_json::json!({
-        "source": m.header().source,
-        "weighting": m.header().weighting,
-        "vocab": { "hash": "fnv1a32", "key": "prefix + first 2 characters", "shards": shards, "ext": "json.gz", "dirs": vocab_dirs },
-        "rows": { "count": m.header().rows, "perFile": per, "ext": "bin.gz", "dirs": row_dirs },
-        "wordpiece": spec,
-    })
+    ManifestStatic {
+        source: m.header().source.clone(),
+        weighting: m.header().weighting.clone(),
+        vocab: ManifestVocab { hash: "fnv1a32", key: "prefix + first 2 characters", shards, ext: "json.gz", dirs: vocab_dirs },
+        rows: ManifestRows { count: m.header().rows as usize, per_file: per, ext: "bin.gz", dirs: row_dirs },
+        wordpiece: spec,
+    }
 }
 
 /// `v` as an unsigned LEB128 varint (7 bits a byte, low first; the high bit says more follow).
@@ -490,16 +495,15 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     };
     let written = Written { terms, pages, fragments, vectors, graph, graph_on };
     let mut manifest = manifest(&mut snap, eng, &layout, p, &written);
-    if let Some(t) = static_tier {
-        manifest["static"] = t;
-    }
+    manifest.static_tier = static_tier;
     if let Some(kb) = kb {
         let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
-        manifest["kb"] = serde_json::json!({ "file": name, "bytes": kb.len() });
+        manifest.kb = Some(ManifestKb { file: name.clone(), bytes: kb.len() });
         snap.files.insert(name, kb);
     }
-    let mbytes =
-        serde_json::to_vec_pretty(&manifest).map_err(|e| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() })?;
+    // Through a `Value`: its keys come out sorted, as in every snapshot so far.
+    let bad = |e: serde_json::Error| InputError::InvalidOption { name: "manifest".into(), reason: e.to_string() };
+    let mbytes = serde_json::to_vec_pretty(&serde_json::to_value(&manifest).map_err(bad)?).map_err(bad)?;
     snap.files.insert("manifest.json".into(), mbytes);
     let summary = SnapshotSummary {
         documents: layout.docs.len(),
@@ -723,14 +727,14 @@ fn write_graph<S: Store, E: Embedder>(snap: &mut Snapshot, eng: &Engine<S, E>, l
 }
 
 /// The manifest: model, counts, BM25 and fusion parameters, and the directory pages naming every
-/// shard (written here).
+/// shard (written here); the static tier and the kb file are the caller's.
 fn manifest<S: Store, E: Embedder>(
     snap: &mut Snapshot,
     eng: &Engine<S, E>,
     layout: &Layout<'_>,
     p: &SnapshotParams,
     w: &Written,
-) -> serde_json::Value {
+) -> Manifest {
     let cfg = eng.config();
     let term_dirs = directory(snap, "t", &w.terms.files);
     let frag_dirs = directory(snap, "f", &w.fragments);
@@ -738,37 +742,62 @@ fn manifest<S: Store, E: Embedder>(
     let graph_dirs = directory(snap, "g", &w.graph);
     let word_dirs = directory(snap, "w", &w.terms.words);
     let g = &cfg.graph;
-    let graph = if w.graph_on {
-        serde_json::json!({
-            "topics": w.graph.len(), "ext": "bin.gz", "dirs": graph_dirs,
-            "seedTopics": g.seed_topics, "maxTopics": g.max_topics, "linkDecay": short(g.link_decay),
-            "pgr": { "support": short(g.pgr.support), "continueThreshold": short(g.pgr.continue_threshold), "anchors": g.pgr.anchors, "topRows": g.pgr.top_rows },
-        })
-    } else {
-        serde_json::Value::Null
-    };
+    let graph = w.graph_on.then(|| ManifestGraph {
+        topics: w.graph.len(),
+        ext: "bin.gz",
+        dirs: graph_dirs,
+        seed_topics: g.seed_topics,
+        max_topics: g.max_topics,
+        link_decay: short(g.link_decay),
+        pgr: ManifestPgr {
+            support: short(g.pgr.support),
+            continue_threshold: short(g.pgr.continue_threshold),
+            anchors: g.pgr.anchors,
+            top_rows: g.pgr.top_rows,
+        },
+    });
     let v = &w.vectors;
-    serde_json::json!({
-        "format": "webrag-snapshot",
-        "version": 3,
-        "model": { "id": if p.vectors { eng.embedder().model_id() } else { "" }, "dim": eng.embedder().dim() },
-        "documents": layout.docs.len(),
-        "chunks": layout.chunks.len(),
-        "analyzer": "webrag-1",
-        "bm25": { "k1": short(cfg.bm25_k1), "b": short(cfg.bm25_b), "avgdl": short(w.terms.avgdl), "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))", "weights": "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)" },
-        "directory": { "group": DIR_GROUP, "hashBytes": 4 },
-        "terms": { "hash": "fnv1a32", "shards": w.terms.shards, "ext": "json.gz", "dirs": term_dirs },
-        "fragments": { "size": p.fragment_size, "count": w.fragments.len(), "ext": "json.gz", "dirs": frag_dirs },
-        "pages": w.pages,
-        "words": { "blocks": w.terms.words.len(), "index": w.terms.word_index, "ext": "json.gz", "dirs": word_dirs },
-        "vectors": { "quant": v.code.name(), "metric": "cosine", "lists": v.lists.len(), "nprobe": p.nprobe.min(v.lists.len()), "centroids": v.centroids, "ext": "bin.gz", "dirs": list_dirs, "questions": v.question_rows },
-        "graph": graph,
-        "fusion": { "rrfK": short(cfg.rrf_k), "weights": {
-            "bm25": short(cfg.fusion_weights.bm25),
-            "dense": short(cfg.fusion_weights.dense),
-            "graph": short(cfg.fusion_weights.graph),
-        } },
-    })
+    let weights = &cfg.fusion_weights;
+    Manifest {
+        format: "webrag-snapshot",
+        version: 3,
+        model: ManifestModel {
+            id: if p.vectors { eng.embedder().model_id().to_string() } else { String::new() },
+            dim: eng.embedder().dim(),
+        },
+        documents: layout.docs.len(),
+        chunks: layout.chunks.len(),
+        analyzer: "webrag-1",
+        bm25: ManifestBm25 {
+            k1: short(cfg.bm25_k1),
+            b: short(cfg.bm25_b),
+            avgdl: short(w.terms.avgdl),
+            idf: "ln(1 + (N - df + 0.5) / (df + 0.5))",
+            weights: "u8 of tf·(k1+1)/(tf + k1·(1-b+b·dl/avgdl)) / (k1+1)",
+        },
+        directory: ManifestDirectory { group: DIR_GROUP, hash_bytes: 4 },
+        terms: ManifestTerms { hash: "fnv1a32", shards: w.terms.shards, ext: "json.gz", dirs: term_dirs },
+        fragments: ManifestFragments { size: p.fragment_size, count: w.fragments.len(), ext: "json.gz", dirs: frag_dirs },
+        pages: Some(w.pages.clone()),
+        words: Some(ManifestWords { blocks: w.terms.words.len(), index: w.terms.word_index.clone(), ext: "json.gz", dirs: word_dirs }),
+        vectors: ManifestVectors {
+            quant: v.code,
+            metric: "cosine",
+            lists: v.lists.len(),
+            nprobe: p.nprobe.min(v.lists.len()),
+            centroids: v.centroids.clone(),
+            ext: "bin.gz",
+            dirs: list_dirs,
+            questions: v.question_rows,
+        },
+        graph,
+        fusion: ManifestFusion {
+            rrf_k: short(cfg.rrf_k),
+            weights: ManifestFusionWeights { bm25: short(weights.bm25), dense: short(weights.dense), graph: short(weights.graph) },
+        },
+        static_tier: None,
+        kb: None,
+    }
 }
 
 #[cfg(test)]
