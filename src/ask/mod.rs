@@ -501,99 +501,16 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
     for t in 1..=p.rounds {
         let known = known_block(kb, &rounds, &context).await?;
         // 1. Propose.
-        let t0 = clock.now_ms();
-        let msgs = propose_messages(question, &known, p.proposals);
-        let has_shape = |p: &Proposal| match (p.decompose, &p.questions) {
-            (None, None) => Err("the object needs \"questions\" (a list of strings) or \"decompose\": false".to_string()),
-            _ => Ok(()),
-        };
-        let (prop, raw, fallback) = match structured::<Proposal, _>(model, &msgs, &ChatOptions::step("propose"), &has_shape).await {
-            Ok((prop, raw)) => (prop, raw, None),
-            // The fallback for an unreadable proposal: in the first round the question itself is
-            // the one proposal; later, the loop stops with what it gathered.
-            Err(LlmError::BadOutput { reason, .. }) => {
-                let questions = if t == 1 { vec![question.to_string()] } else { Vec::new() };
-                (Proposal { decompose: None, questions: Some(questions) }, Vec::new(), Some(reason))
+        let proposals = match propose(model, question, &known, context.len(), t, p, clock, trace).await? {
+            Ok(proposals) => proposals,
+            Err(why) => {
+                stop = why;
+                break;
             }
-            Err(e) => return Err(e.into()),
         };
-        let proposals: Vec<String> = if prop.decompose == Some(false) {
-            Vec::new()
-        } else {
-            prop.questions
-                .unwrap_or_default()
-                .into_iter()
-                .map(|q| q.trim().to_string())
-                .filter(|q| !q.is_empty())
-                .take(p.proposals)
-                .collect()
-        };
-        let mut output = serde_json::json!({"proposals": proposals, "raw": raw});
-        if let Some(reason) = &fallback {
-            output["fallback"] = reason.as_str().into();
-        }
-        trace(TraceEvent {
-            step: Step::Propose,
-            round: t,
-            input: serde_json::json!({"question": question, "known": context.len()}),
-            output,
-            ms: clock.now_ms() - t0,
-        });
-        if proposals.is_empty() && fallback.is_some() {
-            stop = Stop::Unreadable;
-            break;
-        }
-        if proposals.is_empty() {
-            stop = Stop::NothingProposed;
-            break;
-        }
         // 2. Candidates, with the fallbacks.
-        let t0 = clock.now_ms();
         let used: HashSet<&str> = context.iter().map(String::as_str).collect();
-        let mut cands: Vec<(Candidate, usize)> = Vec::new();
-        let push = |cands: &mut Vec<(Candidate, usize)>, c: Candidate, from: usize| -> bool {
-            let fresh = !used.contains(c.chunk_id.as_str()) && !cands.iter().any(|(d, _)| d.chunk_id == c.chunk_id);
-            if fresh {
-                cands.push((c, from));
-            }
-            fresh
-        };
-        // Each source asks for K more than the context holds, so K remain after excluding it.
-        let want = p.candidates + used.len();
-        for (i, prop) in proposals.iter().enumerate() {
-            let mut n = 0;
-            for c in kb.atomic_candidates(prop, want, p.delta).await? {
-                if n < p.candidates && push(&mut cands, c, i) {
-                    n += 1;
-                }
-            }
-        }
-        if cands.is_empty() {
-            let mut n = 0;
-            for mut c in kb.atomic_candidates(question, want, p.delta).await? {
-                c.via = Via::Question;
-                if n < p.candidates && push(&mut cands, c, 0) {
-                    n += 1;
-                }
-            }
-        }
-        if cands.is_empty() {
-            for (i, prop) in proposals.iter().enumerate() {
-                let mut n = 0;
-                for c in kb.chunk_candidates(prop, want, p.retriever).await? {
-                    if n < p.candidates && push(&mut cands, c, i) {
-                        n += 1;
-                    }
-                }
-            }
-        }
-        trace(TraceEvent {
-            step: Step::Retrieve,
-            round: t,
-            input: serde_json::json!({"proposals": proposals}),
-            output: serde_json::to_value(cands.iter().map(|c| &c.0).collect::<Vec<_>>()).unwrap_or_default(),
-            ms: clock.now_ms() - t0,
-        });
+        let mut cands = candidates(kb, question, &proposals, &used, t, p, clock, trace).await?;
         if cands.is_empty() {
             rounds.push(Round { proposals, candidates: Vec::new(), selected: None, sub_question: None, answer: None });
             stop = Stop::NothingFound;
@@ -605,7 +522,7 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
         if sel.is_none() {
             let shown: HashSet<String> = cands.iter().map(|c| c.0.chunk_id.clone()).collect();
             let mut extra = Vec::new();
-            for mut c in kb.chunk_candidates(question, want + shown.len(), p.retriever).await? {
+            for mut c in kb.chunk_candidates(question, p.candidates + used.len() + shown.len(), p.retriever).await? {
                 if extra.len() < p.candidates && !used.contains(c.chunk_id.as_str()) && !shown.contains(&c.chunk_id) {
                     c.via = Via::Question;
                     extra.push((c, 0));
@@ -630,6 +547,120 @@ pub async fn decompose<M: LanguageModel + ?Sized, K: KnowledgeBase>(
         rounds.push(Round { proposals, candidates: shown, selected: Some(choice), sub_question: Some(sub_question), answer });
     }
     Ok(Trajectory { question: question.to_string(), rounds, context, stop })
+}
+
+/// Round `t`'s proposal call: at most `p.proposals` sub-questions, or why the loop stops (nothing
+/// proposed; an unreadable proposal after the first round).
+#[allow(clippy::too_many_arguments)]
+async fn propose<M: LanguageModel + ?Sized>(
+    model: &M,
+    question: &str,
+    known: &str,
+    known_chunks: usize,
+    t: usize,
+    p: &DecomposeParams,
+    clock: &dyn Clock,
+    trace: &mut dyn FnMut(TraceEvent),
+) -> Result<std::result::Result<Vec<String>, Stop>> {
+    let t0 = clock.now_ms();
+    let msgs = propose_messages(question, known, p.proposals);
+    let has_shape = |p: &Proposal| match (p.decompose, &p.questions) {
+        (None, None) => Err("the object needs \"questions\" (a list of strings) or \"decompose\": false".to_string()),
+        _ => Ok(()),
+    };
+    let (prop, raw, fallback) = match structured::<Proposal, _>(model, &msgs, &ChatOptions::step("propose"), &has_shape).await {
+        Ok((prop, raw)) => (prop, raw, None),
+        // The fallback for an unreadable proposal: in the first round the question itself is
+        // the one proposal; later, the loop stops with what it gathered.
+        Err(LlmError::BadOutput { reason, .. }) => {
+            let questions = if t == 1 { vec![question.to_string()] } else { Vec::new() };
+            (Proposal { decompose: None, questions: Some(questions) }, Vec::new(), Some(reason))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let proposals: Vec<String> = if prop.decompose == Some(false) {
+        Vec::new()
+    } else {
+        prop.questions.unwrap_or_default().into_iter().map(|q| q.trim().to_string()).filter(|q| !q.is_empty()).take(p.proposals).collect()
+    };
+    let mut output = serde_json::json!({"proposals": proposals, "raw": raw});
+    if let Some(reason) = &fallback {
+        output["fallback"] = reason.as_str().into();
+    }
+    trace(TraceEvent {
+        step: Step::Propose,
+        round: t,
+        input: serde_json::json!({"question": question, "known": known_chunks}),
+        output,
+        ms: clock.now_ms() - t0,
+    });
+    Ok(match (proposals.is_empty(), fallback.is_some()) {
+        (true, true) => Err(Stop::Unreadable),
+        (true, false) => Err(Stop::NothingProposed),
+        (false, _) => Ok(proposals),
+    })
+}
+
+/// Round `t`'s candidates, each with the proposal it was found for: up to K atomic questions per
+/// proposal; none found, atomic questions of the original question; still none, chunks per
+/// proposal. Chunks already in the context (`used`) and repeats are left out.
+#[allow(clippy::too_many_arguments)]
+async fn candidates<K: KnowledgeBase>(
+    kb: &mut K,
+    question: &str,
+    proposals: &[String],
+    used: &HashSet<&str>,
+    t: usize,
+    p: &DecomposeParams,
+    clock: &dyn Clock,
+    trace: &mut dyn FnMut(TraceEvent),
+) -> Result<Vec<(Candidate, usize)>> {
+    let t0 = clock.now_ms();
+    let mut cands: Vec<(Candidate, usize)> = Vec::new();
+    let push = |cands: &mut Vec<(Candidate, usize)>, c: Candidate, from: usize| -> bool {
+        let fresh = !used.contains(c.chunk_id.as_str()) && !cands.iter().any(|(d, _)| d.chunk_id == c.chunk_id);
+        if fresh {
+            cands.push((c, from));
+        }
+        fresh
+    };
+    // Each source asks for K more than the context holds, so K remain after excluding it.
+    let want = p.candidates + used.len();
+    for (i, prop) in proposals.iter().enumerate() {
+        let mut n = 0;
+        for c in kb.atomic_candidates(prop, want, p.delta).await? {
+            if n < p.candidates && push(&mut cands, c, i) {
+                n += 1;
+            }
+        }
+    }
+    if cands.is_empty() {
+        let mut n = 0;
+        for mut c in kb.atomic_candidates(question, want, p.delta).await? {
+            c.via = Via::Question;
+            if n < p.candidates && push(&mut cands, c, 0) {
+                n += 1;
+            }
+        }
+    }
+    if cands.is_empty() {
+        for (i, prop) in proposals.iter().enumerate() {
+            let mut n = 0;
+            for c in kb.chunk_candidates(prop, want, p.retriever).await? {
+                if n < p.candidates && push(&mut cands, c, i) {
+                    n += 1;
+                }
+            }
+        }
+    }
+    trace(TraceEvent {
+        step: Step::Retrieve,
+        round: t,
+        input: serde_json::json!({"proposals": proposals}),
+        output: serde_json::to_value(cands.iter().map(|c| &c.0).collect::<Vec<_>>()).unwrap_or_default(),
+        ms: clock.now_ms() - t0,
+    });
+    Ok(cands)
 }
 
 /// One selection call over `cands`: the chosen index (into `cands`) and the answer, or `None`.
