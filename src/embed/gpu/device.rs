@@ -99,6 +99,93 @@ pub(super) fn words(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Whether the adapter offers the cooperative matrices the kernel uses (16 × 16 × 16 f16 → f32,
+/// with f16 and 32-wide subgroups), else why not.
+fn coop_offered(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> Result<(), String> {
+    let offered = adapter.features();
+    let shape = adapter.cooperative_matrix_properties().iter().any(|c| {
+        (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+            && c.ab_type == wgpu::CooperativeScalarType::F16
+            && c.cr_type == wgpu::CooperativeScalarType::F32
+    });
+    if !offered.contains(COOP_FEATURES) {
+        let missing: Vec<&str> = [
+            (wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, "cooperative matrices"),
+            (wgpu::Features::SHADER_F16, "shader-f16"),
+            (wgpu::Features::SUBGROUP, "subgroups"),
+        ]
+        .into_iter()
+        .filter(|(f, _)| !offered.contains(*f))
+        .map(|(_, name)| name)
+        .collect();
+        Err(format!("the adapter lacks {}", missing.join(", ")))
+    } else if !shape {
+        Err("the adapter offers no 16 × 16 × 16 f16 → f32 cooperative matrix".to_string())
+    } else if (info.subgroup_min_size, info.subgroup_max_size) != (32, 32) {
+        Err(format!("subgroups of {}–{} invocations (the kernel needs exactly 32)", info.subgroup_min_size, info.subgroup_max_size))
+    } else {
+        Ok(())
+    }
+}
+
+/// What the cooperative-matrix kernel needs.
+const COOP_FEATURES: wgpu::Features =
+    wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX.union(wgpu::Features::SHADER_F16).union(wgpu::Features::SUBGROUP);
+
+/// The features to request, of those offered: timestamp queries for the kernel-time split of the
+/// benchmark, f16 arithmetic, subgroup reductions (native only: naga's WGSL front end takes no
+/// `enable subgroups;`, which a browser requires), and cooperative matrices when `coop`.
+fn wanted_features(adapter: &wgpu::Adapter, coop: bool) -> wgpu::Features {
+    let mut wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+    if cfg!(not(target_arch = "wasm32")) {
+        wanted |= wgpu::Features::SUBGROUP;
+    }
+    if coop {
+        wanted |= COOP_FEATURES;
+    }
+    adapter.features() & wanted
+}
+
+/// A compute pipeline of one WGSL kernel (entry point `main`), its layout given or derived.
+fn pipeline(device: &wgpu::Device, label: &str, src: &str, layout: Option<&wgpu::PipelineLayout>) -> wgpu::ComputePipeline {
+    let module =
+        device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// The one explicit layout of every matmul variant: params, a, w, bias, out.
+fn matmul_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
+    let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+        count: None,
+    };
+    let read = wgpu::BufferBindingType::Storage { read_only: true };
+    let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("matmul"),
+        entries: &[
+            entry(0, wgpu::BufferBindingType::Uniform),
+            entry(1, read),
+            entry(2, read),
+            entry(3, read),
+            entry(4, wgpu::BufferBindingType::Storage { read_only: false }),
+        ],
+    });
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("matmul"),
+        bind_group_layouts: &[Some(&group)],
+        immediate_size: 0,
+    })
+}
+
 impl Gpu {
     /// Opens the default adapter and builds every pipeline.
     ///
@@ -114,49 +201,14 @@ impl Gpu {
         // A CPU implementation of the API (lavapipe, SwiftShader when the browser flags it as a
         // fallback adapter) is correct but slower than the CPU path.
         let software = info.device_type == wgpu::DeviceType::Cpu;
+        let coop_offered = coop_offered(&adapter, &info);
+        let features = wanted_features(&adapter, coop_offered.is_ok());
         // Ask for the adapter's own buffer limits (the defaults cap a binding at 128 MiB).
         let limits = wgpu::Limits {
             max_storage_buffer_binding_size: adapter.limits().max_storage_buffer_binding_size,
             max_buffer_size: adapter.limits().max_buffer_size,
             ..wgpu::Limits::default()
         };
-        // Timestamp queries for the kernel-time split of the benchmark, f16 arithmetic, subgroup
-        // reductions (native only: naga's WGSL front end takes no `enable subgroups;`, which a
-        // browser requires), and cooperative matrices where the adapter offers the one shape
-        // the kernel uses.
-        let offered = adapter.features();
-        let mut wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
-        if cfg!(not(target_arch = "wasm32")) {
-            wanted |= wgpu::Features::SUBGROUP;
-        }
-        let coop_shape = adapter.cooperative_matrix_properties().iter().any(|c| {
-            (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
-                && c.ab_type == wgpu::CooperativeScalarType::F16
-                && c.cr_type == wgpu::CooperativeScalarType::F32
-        });
-        let coop_wanted = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
-        let coop_offered = if !offered.contains(coop_wanted) {
-            let missing: Vec<&str> = [
-                (wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, "cooperative matrices"),
-                (wgpu::Features::SHADER_F16, "shader-f16"),
-                (wgpu::Features::SUBGROUP, "subgroups"),
-            ]
-            .into_iter()
-            .filter(|(f, _)| !offered.contains(*f))
-            .map(|(_, name)| name)
-            .collect();
-            Err(format!("the adapter lacks {}", missing.join(", ")))
-        } else if !coop_shape {
-            Err("the adapter offers no 16 × 16 × 16 f16 → f32 cooperative matrix".to_string())
-        } else if (info.subgroup_min_size, info.subgroup_max_size) != (32, 32) {
-            Err(format!("subgroups of {}–{} invocations (the kernel needs exactly 32)", info.subgroup_min_size, info.subgroup_max_size))
-        } else {
-            Ok(())
-        };
-        if coop_offered.is_ok() {
-            wanted |= coop_wanted;
-        }
-        let features = offered & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 required_limits: limits,
@@ -179,61 +231,19 @@ impl Gpu {
         // (the embedder then falls back to the CPU) instead of wgpu's default panic.
         let flag = lost.clone();
         device.on_uncaptured_error(Arc::new(move |_e: wgpu::Error| flag.store(true, Ordering::SeqCst)));
-        let pipeline_in = |label: &str, src: &str, layout: Option<&wgpu::PipelineLayout>| {
-            let module = device
-                .create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let pipeline = |label: &str, src: &str| pipeline_in(label, src, None);
-        // One explicit layout for every matmul variant: params, a, w, bias, out.
-        let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
-            count: None,
-        };
-        let read = wgpu::BufferBindingType::Storage { read_only: true };
-        let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("matmul"),
-            entries: &[
-                entry(0, wgpu::BufferBindingType::Uniform),
-                entry(1, read),
-                entry(2, read),
-                entry(3, read),
-                entry(4, wgpu::BufferBindingType::Storage { read_only: false }),
-            ],
-        });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("matmul"),
-            bind_group_layouts: &[Some(&group)],
-            immediate_size: 0,
-        });
-        let matmuls = |f16: bool| -> Vec<wgpu::ComputePipeline> {
-            MatmulTile::ALL.iter().map(|&t| pipeline_in("matmul", &matmul_wgsl(t, f16), Some(&layout))).collect()
-        };
-        let matmul = matmuls(false);
         let subgroups = features.contains(wgpu::Features::SUBGROUP);
-        let layer_norm = pipeline("layernorm", &layernorm_wgsl(subgroups));
-        let attention = pipeline("attention", ATTENTION_WGSL);
-        let embed = pipeline("embed", EMBED_WGSL);
-        let pool = pipeline("pool", POOL_WGSL);
         let f16 = features.contains(wgpu::Features::SHADER_F16);
-        let matmul_f16 = f16.then(|| matmuls(true));
+        let layout = matmul_layout(&device);
+        let matmuls = |f16: bool| -> Vec<wgpu::ComputePipeline> {
+            MatmulTile::ALL.iter().map(|&t| pipeline(&device, "matmul", &matmul_wgsl(t, f16), Some(&layout))).collect()
+        };
         let tiles = MatmulTile::ALL.len() as u64;
-        let counters = Counters { pipelines: AtomicU64::new(4 + tiles * (1 + f16 as u64)), ..Default::default() };
         let coop = match coop_offered {
             Ok(()) => {
                 // Compiled inside an error scope: an experimental feature's shader that the driver
                 // refuses must cost the fallback, not the device.
                 let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-                let p = pipeline_in("matmul_coop", MATMUL_COOP_WGSL, Some(&layout));
+                let p = pipeline(&device, "matmul_coop", MATMUL_COOP_WGSL, Some(&layout));
                 match scope.pop().await {
                     None => Ok(p),
                     Some(e) => Err(format!("the cooperative-matrix kernel did not compile: {e}")),
@@ -242,6 +252,13 @@ impl Gpu {
             Err(why) => Err(why),
         };
         let mut gpu = Gpu {
+            matmul: matmuls(false),
+            matmul_f16: f16.then(|| matmuls(true)),
+            layer_norm: pipeline(&device, "layernorm", &layernorm_wgsl(subgroups), None),
+            attention: pipeline(&device, "attention", ATTENTION_WGSL, None),
+            embed: pipeline(&device, "embed", EMBED_WGSL, None),
+            pool: pipeline(&device, "pool", POOL_WGSL, None),
+            counters: Counters { pipelines: AtomicU64::new(4 + tiles * (1 + f16 as u64)), ..Default::default() },
             device,
             queue,
             adapter: name,
@@ -249,43 +266,38 @@ impl Gpu {
             f16,
             subgroups,
             lost,
-            counters,
-            matmul,
-            matmul_f16,
             matmul_coop: None,
             coop_preferred: false,
             coop_status: String::new(),
-            layer_norm,
-            attention,
-            embed,
-            pool,
         };
         gpu.coop_status = match coop {
-            Ok(p) => {
-                gpu.counters.pipelines.fetch_add(1, Ordering::Relaxed);
-                gpu.matmul_coop = Some(p);
-                match gpu.coop_check().await {
-                    Ok(()) => match gpu.coop_race().await {
-                        Ok((coop, f16)) if coop < f16 => {
-                            gpu.coop_preferred = true;
-                            format!(
-                                "in use (16 × 16 × 16 f16 → f32, matched the f16 kernel; {coop:.3} ms against its {f16:.3} ms per 2048 × 384 × 1536 product)"
-                            )
-                        }
-                        Ok((coop, f16)) => format!(
-                            "available, not used by default: the f16 kernel was faster ({f16:.3} ms against {coop:.3} ms per 2048 × 384 × 1536 product)"
-                        ),
-                        Err(why) => format!("available, not used by default: {why}"),
-                    },
-                    Err(why) => {
-                        gpu.matmul_coop = None;
-                        why
-                    }
-                }
-            }
+            Ok(p) => gpu.adopt_coop(p).await,
             Err(why) => why,
         };
         Ok(gpu)
+    }
+
+    /// Takes the cooperative-matrix kernel if it matches the f16 kernel's results, and prefers it
+    /// if it is also faster; returns what became of it, in words.
+    async fn adopt_coop(&mut self, p: wgpu::ComputePipeline) -> String {
+        self.counters.pipelines.fetch_add(1, Ordering::Relaxed);
+        self.matmul_coop = Some(p);
+        if let Err(why) = self.coop_check().await {
+            self.matmul_coop = None;
+            return why;
+        }
+        match self.coop_race().await {
+            Ok((coop, f16)) if coop < f16 => {
+                self.coop_preferred = true;
+                format!(
+                    "in use (16 × 16 × 16 f16 → f32, matched the f16 kernel; {coop:.3} ms against its {f16:.3} ms per 2048 × 384 × 1536 product)"
+                )
+            }
+            Ok((coop, f16)) => format!(
+                "available, not used by default: the f16 kernel was faster ({f16:.3} ms against {coop:.3} ms per 2048 × 384 × 1536 product)"
+            ),
+            Err(why) => format!("available, not used by default: {why}"),
+        }
     }
 
     /// Times the cooperative-matrix kernel against the f16 kernel on one product of BERT-base's
