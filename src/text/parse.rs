@@ -324,124 +324,163 @@ const BLOCK: &[&str] = &[
 
 fn parse_html(text: &str) -> Parsed {
     use html5gum::{Token, Tokenizer};
-    let mut out = Parsed::default();
-    let mut headings = Headings::default();
-    let mut cur = String::new();
-    let mut heading: Option<(u8, String)> = None;
-    let mut in_title = false;
-    let mut title_text = String::new();
-    // Stack of skipped elements (names), so nested/malformed markup unwinds correctly, with the
-    // count of each name on it: an end tag of a name not on the stack costs no scan (linear
-    // time however deep the nesting).
-    let mut skip: Vec<String> = Vec::new();
-    let mut skipping: HashMap<String, usize> = HashMap::new();
-    let mut in_pre = 0usize;
+    let mut walk = HtmlWalk::default();
     for token in Tokenizer::new(text).flatten() {
         match token {
             Token::StartTag(tag) => {
                 let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
                 let ignored = tag.attributes.keys().any(|k| &k[..] == b"data-webrag-ignore");
-                if !skip.is_empty() {
-                    if (SKIP.contains(&name.as_str()) || ignored) && !tag.self_closing {
-                        *skipping.entry(name.clone()).or_default() += 1;
-                        skip.push(name);
-                    }
-                    continue;
-                }
-                if name == "title" {
-                    in_title = true;
-                    continue;
-                }
-                if (SKIP.contains(&name.as_str()) && name != "head") || ignored {
-                    if !tag.self_closing {
-                        *skipping.entry(name.clone()).or_default() += 1;
-                        skip.push(name);
-                    }
-                    continue;
-                }
-                if let Some(level) = heading_level(&name) {
-                    // A heading inside an open one ends it first (as the HTML tree builder does).
-                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
-                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
-                    cur.clear();
-                    heading = Some((level, String::new()));
-                } else if name == "br" && heading.is_some() {
-                    if let Some((_, h)) = &mut heading {
-                        h.push(' ');
-                    }
-                } else if BLOCK.contains(&name.as_str()) {
-                    // A block inside a heading means the heading was left open (`<h2>Intro<p>…`):
-                    // it ends here and what follows is body text.
-                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
-                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
-                    cur.clear();
-                    if name == "pre" {
-                        in_pre += 1;
-                    }
-                }
+                walk.start(name, ignored, tag.self_closing);
             }
-            Token::EndTag(tag) => {
-                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                if !skip.is_empty() {
-                    if skipping.get(&name).is_some_and(|&n| n > 0) {
-                        while let Some(top) = skip.pop() {
-                            if let Some(n) = skipping.get_mut(&top) {
-                                *n -= 1;
-                            }
-                            if top == name {
-                                break;
-                            }
-                        }
-                    }
-                    continue;
-                }
-                if name == "title" {
-                    in_title = false;
-                    continue;
-                }
-                if heading_level(&name).is_some() {
-                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
-                } else if BLOCK.contains(&name.as_str()) {
-                    // `<h1>Site</div>`: the heading ends at the first block boundary.
-                    end_heading(heading.take(), &mut out, &mut headings, title_text.trim().is_empty());
-                    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
-                    cur.clear();
-                    if name == "pre" {
-                        in_pre = in_pre.saturating_sub(1);
-                    }
-                }
-            }
-            Token::String(s) => {
-                if !skip.is_empty() {
-                    continue;
-                }
-                let s = String::from_utf8_lossy(&s.value);
-                if in_title {
-                    title_text.push_str(&s);
-                } else if let Some((_, h)) = &mut heading {
-                    h.push_str(&s);
-                } else {
-                    cur.push_str(&s);
-                }
-            }
+            Token::EndTag(tag) => walk.end(&String::from_utf8_lossy(&tag.name).to_ascii_lowercase()),
+            Token::String(s) if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(&s.value)),
             _ => {}
         }
     }
-    push_block(&mut out.blocks, &mut headings, &cur, in_pre > 0);
-    // A heading still open at the end is what a browser shows as the page's last text: body.
-    if let Some((_, h)) = heading.take() {
-        push_block(&mut out.blocks, &mut headings, &h, false);
+    walk.finish()
+}
+
+/// The elements being skipped (names), so nested or malformed markup unwinds correctly, with the
+/// count of each name on the stack: an end tag of a name not on it costs no scan (linear time
+/// however deep the nesting).
+#[derive(Default)]
+struct Skipped {
+    stack: Vec<String>,
+    counts: HashMap<String, usize>,
+}
+
+impl Skipped {
+    fn active(&self) -> bool {
+        !self.stack.is_empty()
     }
-    headings.finish(&mut out.blocks);
-    let t = collapse_ws(&title_text);
-    if !t.is_empty() {
-        // A `<title>` past the bound is also the page's first text (the title is cut where used).
-        if t.chars().nth(MAX_TITLE_CHARS).is_some() {
-            out.blocks.insert(0, title_block(&t));
+
+    fn enter(&mut self, name: String) {
+        *self.counts.entry(name.clone()).or_default() += 1;
+        self.stack.push(name);
+    }
+
+    /// An end tag: unwinds to the innermost skipped element of that name, if any.
+    fn leave(&mut self, name: &str) {
+        if !self.counts.get(name).is_some_and(|&n| n > 0) {
+            return;
         }
-        out.title = Some(t);
+        while let Some(top) = self.stack.pop() {
+            if let Some(n) = self.counts.get_mut(&top) {
+                *n -= 1;
+            }
+            if top == name {
+                break;
+            }
+        }
     }
-    out
+}
+
+/// The state of one walk over an HTML page's tokens: the blocks so far, the heading path, the
+/// text of the block, the heading or the `<title>` being read, and what is skipped.
+#[derive(Default)]
+struct HtmlWalk {
+    out: Parsed,
+    headings: Headings,
+    cur: String,
+    heading: Option<(u8, String)>,
+    in_title: bool,
+    title_text: String,
+    skipped: Skipped,
+    in_pre: usize,
+}
+
+impl HtmlWalk {
+    fn start(&mut self, name: String, ignored: bool, self_closing: bool) {
+        if self.skipped.active() {
+            if (SKIP.contains(&name.as_str()) || ignored) && !self_closing {
+                self.skipped.enter(name);
+            }
+            return;
+        }
+        if name == "title" {
+            self.in_title = true;
+            return;
+        }
+        if (SKIP.contains(&name.as_str()) && name != "head") || ignored {
+            if !self_closing {
+                self.skipped.enter(name);
+            }
+            return;
+        }
+        if let Some(level) = heading_level(&name) {
+            // A heading inside an open one ends it first (as the HTML tree builder does).
+            self.end_block();
+            self.heading = Some((level, String::new()));
+        } else if name == "br" && self.heading.is_some() {
+            if let Some((_, h)) = &mut self.heading {
+                h.push(' ');
+            }
+        } else if BLOCK.contains(&name.as_str()) {
+            // A block inside a heading means the heading was left open (`<h2>Intro<p>…`): it
+            // ends here and what follows is body text.
+            self.end_block();
+            if name == "pre" {
+                self.in_pre += 1;
+            }
+        }
+    }
+
+    fn end(&mut self, name: &str) {
+        if self.skipped.active() {
+            self.skipped.leave(name);
+            return;
+        }
+        if name == "title" {
+            self.in_title = false;
+        } else if heading_level(name).is_some() {
+            self.end_heading();
+        } else if BLOCK.contains(&name) {
+            // `<h1>Site</div>`: the heading ends at the first block boundary.
+            self.end_block();
+            if name == "pre" {
+                self.in_pre = self.in_pre.saturating_sub(1);
+            }
+        }
+    }
+
+    fn text(&mut self, s: &str) {
+        if self.in_title {
+            self.title_text.push_str(s);
+        } else if let Some((_, h)) = &mut self.heading {
+            h.push_str(s);
+        } else {
+            self.cur.push_str(s);
+        }
+    }
+
+    fn end_heading(&mut self) {
+        end_heading(self.heading.take(), &mut self.out, &mut self.headings, self.title_text.trim().is_empty());
+    }
+
+    /// A block boundary: the open heading ends, and the text so far is a block.
+    fn end_block(&mut self) {
+        self.end_heading();
+        push_block(&mut self.out.blocks, &mut self.headings, &self.cur, self.in_pre > 0);
+        self.cur.clear();
+    }
+
+    fn finish(mut self) -> Parsed {
+        push_block(&mut self.out.blocks, &mut self.headings, &self.cur, self.in_pre > 0);
+        // A heading still open at the end is what a browser shows as the page's last text: body.
+        if let Some((_, h)) = self.heading.take() {
+            push_block(&mut self.out.blocks, &mut self.headings, &h, false);
+        }
+        self.headings.finish(&mut self.out.blocks);
+        let t = collapse_ws(&self.title_text);
+        if !t.is_empty() {
+            // A `<title>` past the bound is also the page's first text (the title is cut where used).
+            if t.chars().nth(MAX_TITLE_CHARS).is_some() {
+                self.out.blocks.insert(0, title_block(&t));
+            }
+            self.out.title = Some(t);
+        }
+        self.out
+    }
 }
 
 fn heading_level(name: &str) -> Option<u8> {
