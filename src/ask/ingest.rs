@@ -616,18 +616,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: n + 1, total });
             continue;
         };
-        let per_chunk = join_all(input.chunks.iter().map(|(_, text)| chunk_items(db, model, title, text, p))).await;
-        let mut items: Vec<(String, u32)> = Vec::new();
-        let mut checks = Vec::new();
-        for (ordinal, r) in per_chunk.into_iter().enumerate() {
-            let (its, regen, verified, scores) = r?;
-            report.regenerations += regen;
-            if !verified {
-                report.unverified_chunks += 1;
-            }
-            checks.push(serde_json::json!({"chunk": input.chunks[ordinal].0, "verified": verified, "scores": scores, "items": its}));
-            items.extend(its.into_iter().map(|i| (i, ordinal as u32)));
-        }
+        let (items, checks) = fact_check_items(db, model, title, &input.chunks, p, &mut report).await?;
         trace(TraceEvent {
             step: Step::Fci,
             round: n + 1,
@@ -637,19 +626,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         });
         let t1 = clock.now_ms();
         let texts: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
-        let msgs = map_messages(title, &texts);
-        let topic = title.clone();
-        let shape = move |v: &serde_json::Value| read_map(v, &topic).map(|_| ());
-        let reply = structured::<serde_json::Value, _>(model, &msgs, &ChatOptions::step("mindmap"), &shape).await;
-        let map = match reply {
-            Ok((v, raw)) => {
-                let mut map = read_map(&v, title).map_err(|reason| LlmError::BadOutput { step: "mindmap".into(), reason })?;
-                attach_chunks(&mut map, &items);
-                Ok((map, raw))
-            }
-            Err(LlmError::BadOutput { reason, .. }) => Err(reason),
-            Err(e) => return Err(e.into()),
-        };
+        let map = llm_map(model, title, &items).await?;
         let unchanged = |eng: &Engine<S, E>| source_hash(eng, doc).as_ref() == Some(&input.hash);
         let committed = db
             .with(async |eng| {
@@ -685,6 +662,54 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: n + 1, total });
     }
     Ok(report)
+}
+
+/// A document's verified fact-check items, each with its chunk's ordinal (PG-RAG §3.1: the FCI
+/// calls of its chunks run concurrently), and what each chunk's check found, for the trace.
+async fn fact_check_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
+    db: &impl EngineAccess<S, E>,
+    model: &M,
+    title: &str,
+    chunks: &[(String, String)],
+    p: &MindMapParams,
+    report: &mut MindMapReport,
+) -> Result<(Vec<(String, u32)>, Vec<serde_json::Value>)> {
+    let per_chunk = join_all(chunks.iter().map(|(_, text)| chunk_items(db, model, title, text, p))).await;
+    let mut items: Vec<(String, u32)> = Vec::new();
+    let mut checks = Vec::new();
+    for (ordinal, r) in per_chunk.into_iter().enumerate() {
+        let (its, regen, verified, scores) = r?;
+        report.regenerations += regen;
+        if !verified {
+            report.unverified_chunks += 1;
+        }
+        checks.push(serde_json::json!({"chunk": chunks[ordinal].0, "verified": verified, "scores": scores, "items": its}));
+        items.extend(its.into_iter().map(|i| (i, ordinal as u32)));
+    }
+    Ok((items, checks))
+}
+
+/// The mind-map call over a document's items: the map with its facts tied to their chunks and
+/// the raw replies, or why the reply stayed unreadable (the caller keeps the structural map).
+/// Other model errors end the pass.
+async fn llm_map<M: LanguageModel + ?Sized>(
+    model: &M,
+    title: &str,
+    items: &[(String, u32)],
+) -> Result<std::result::Result<(MindMap, Vec<String>), String>> {
+    let texts: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+    let msgs = map_messages(title, &texts);
+    let topic = title.to_string();
+    let shape = move |v: &serde_json::Value| read_map(v, &topic).map(|_| ());
+    match structured::<serde_json::Value, _>(model, &msgs, &ChatOptions::step("mindmap"), &shape).await {
+        Ok((v, raw)) => {
+            let mut map = read_map(&v, title).map_err(|reason| LlmError::BadOutput { step: "mindmap".into(), reason })?;
+            attach_chunks(&mut map, items);
+            Ok(Ok((map, raw)))
+        }
+        Err(LlmError::BadOutput { reason, .. }) => Ok(Err(reason)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

@@ -106,9 +106,28 @@ pub(super) async fn supplement<M: LanguageModel + ?Sized, K: AskSource>(
     ctx: &mut Ctx<'_>,
     emit: &mut dyn FnMut(TraceEvent),
 ) -> Result<Vec<String>> {
+    let mut found = sparse(model, eng, scope, sq, round, ctx, emit).await?;
+    for c in dense(model, eng, scope, sq, round, ctx, emit).await? {
+        if !found.contains(&c) {
+            found.push(c);
+        }
+    }
+    Ok(found)
+}
+
+/// The sparse searcher: a keyword query for BM25 written by the model, refined once by its
+/// feedback on the results (extend, filter, emphasize); the top 2 chunks, and the first unseen
+/// one joins the context.
+async fn sparse<M: LanguageModel + ?Sized, K: AskSource>(
+    model: &M,
+    eng: &mut K,
+    scope: Option<&crate::types::SearchFilter>,
+    sq: &str,
+    round: usize,
+    ctx: &mut Ctx<'_>,
+    emit: &mut dyn FnMut(TraceEvent),
+) -> Result<Vec<String>> {
     let clock = ctx.clock;
-    let mut found: Vec<String> = Vec::new();
-    // Sparse.
     let t0 = clock.now_ms();
     let m = msgs(
         "keyword query",
@@ -155,7 +174,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
         hits = eng.search(&kw, &bm25).await.unwrap_or_default();
     }
     raw.extend(raw_feedback);
-    found.extend(hits.iter().take(2).map(|h| h.chunk_id.clone()));
+    let found = hits.iter().take(2).map(|h| h.chunk_id.clone()).collect();
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c).await?, "sparse");
@@ -167,7 +186,21 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
         output: serde_json::json!({"queries": tried, "feedback": action, "hits": hits.iter().map(|h| &h.chunk_id).collect::<Vec<_>>(), "added": added, "raw": raw}),
         ms: clock.now_ms() - t0,
     });
-    // Dense (HyDE).
+    Ok(found)
+}
+
+/// The dense searcher (HyDE, Gao et al. 2022): a pseudo-document the model writes for the
+/// sub-query, embedded and searched; the top 2 chunks, and the first unseen one joins the context.
+async fn dense<M: LanguageModel + ?Sized, K: AskSource>(
+    model: &M,
+    eng: &mut K,
+    scope: Option<&crate::types::SearchFilter>,
+    sq: &str,
+    round: usize,
+    ctx: &mut Ctx<'_>,
+    emit: &mut dyn FnMut(TraceEvent),
+) -> Result<Vec<String>> {
+    let clock = ctx.clock;
     let t0 = clock.now_ms();
     let m = msgs(
         "pseudo-document",
@@ -179,11 +212,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     let hits = eng
         .search_with(&doc, &qv, &SearchOptions { literal: true, filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Dense) })
         .await?;
-    for h in hits.iter().take(2) {
-        if !found.contains(&h.chunk_id) {
-            found.push(h.chunk_id.clone());
-        }
-    }
+    let found = hits.iter().take(2).map(|h| h.chunk_id.clone()).collect();
     let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
     if let Some(c) = &added {
         ctx.push(chunk_source(eng, c).await?, "dense");
