@@ -248,6 +248,88 @@ fn cpu_rows(
     Ok(())
 }
 
+/// The f16 path's rows (f16 weights and products), and where the device has cooperative
+/// matrices, the same without them, to show what the tensor cores add.
+async fn f16_rows(gpu: &Arc<Gpu>, cpu: &CpuEmbedder, sample: &[Vec<u32>]) -> Result<Vec<(&'static str, GpuBert, Vec<Option<f64>>)>> {
+    let n = sample.len();
+    let (coop, _) = gpu.coop_status();
+    let mut halves: Vec<(&'static str, GpuBert, Vec<Option<f64>>)> = Vec::new();
+    if gpu.supports_f16() {
+        let mut variants = vec![(if coop { "f16, tensor cores" } else { "f16" }, coop)];
+        if coop {
+            variants.push(("f16, no tensor cores", false));
+        }
+        for (label, on) in variants {
+            let mut half = gpu.upload_f16(cpu.bert());
+            half.use_coop(on);
+            half.embed_ids(&sample[..256.min(n)]).await?;
+            let row = rates(sample, false, |b| {
+                let half = &half;
+                async move { half.embed_ids(b).await.map(drop).map_err(Into::into) }
+            })
+            .await?;
+            println!("| webrag GPU, {label} | {} |", cells(&row));
+            halves.push((label, half, row));
+        }
+    }
+    Ok(halves)
+}
+
+/// PyTorch CUDA's rows and webrag's ratios to them, from the same sentences.
+fn reference_rows(r: &TorchRows, f32_row: &[Option<f64>], halves: &[(&str, GpuBert, Vec<Option<f64>>)]) {
+    for ((mode, order), row) in &r.rows {
+        println!("| {} {mode}, {order} order | {} |", r.what, cells(row));
+    }
+    let get = |m: &str, o: &str| r.rows.get(&(m.to_string(), o.to_string()));
+    if let Some(g) = get("fp32", "given") {
+        println!("| webrag f32 ÷ PyTorch fp32 (TF32 off), given order | {} |", ratios(f32_row, g));
+    }
+    if let Some(s) = get("fp32", "sorted") {
+        println!("| webrag f32 ÷ PyTorch fp32 (TF32 off), length-sorted | {} |", ratios(f32_row, s));
+    }
+    if let Some(s) = get("fp32+tf32", "sorted") {
+        for (label, _, h) in halves {
+            println!("| webrag {label} ÷ PyTorch TF32, length-sorted | {} |", ratios(h, s));
+        }
+    }
+    if let Some(c) = r.min_cosine {
+        println!("| PyTorch vs webrag vectors: min cosine | {c:.6} | | | | |");
+    }
+}
+
+/// GPU time per kernel kind of one forward pass at batches 32 and 128 (timestamp queries), per
+/// precision.
+async fn kernel_split(cpu: &CpuEmbedder, kernels: Vec<(&str, &GpuBert)>, sample: &[Vec<u32>]) -> Result<()> {
+    let n = sample.len();
+    println!("GPU time per kernel kind, one forward pass (timestamp queries):");
+    println!();
+    println!("| precision | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (w, b) in kernels {
+        for batch in [32usize, 128] {
+            if batch > n && batch != 32 {
+                continue;
+            }
+            let seqs = &sample[..batch.min(n)];
+            let toks: usize = seqs.iter().map(|s| s.len()).sum();
+            match b.profile(seqs, &crate::ports::SystemClock).await? {
+                Some(k) => println!(
+                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+                    seqs.len(),
+                    k.matmul_ms,
+                    k.attention_ms,
+                    k.layer_norm_ms,
+                    k.other_ms,
+                    k.wall_ms,
+                    matmul_flops(cpu.bert(), toks) / (k.matmul_ms * 1e-3) / 1e9
+                ),
+                None => println!("| {w} | {} | {toks} | no timestamp queries on this adapter | | | | | |", seqs.len()),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The GPU tables: webrag f32 / f16 (with and without tensor cores where the device has them),
 /// PyTorch on CUDA where it runs, ratios, kernel split.
 async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Params, check: &[Vec<f32>]) -> Result<()> {
@@ -290,28 +372,8 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
     .await?;
     let after = gpu.counters();
     println!("| webrag GPU, f32 | {} |", cells(&f32_row));
-    // The f16 path (f16 weights and products), and where the device has cooperative matrices,
-    // the same without them, to show what the tensor cores add.
-    let (coop, coop_why) = gpu.coop_status();
-    let mut halves: Vec<(&str, GpuBert, Vec<Option<f64>>)> = Vec::new();
-    if gpu.supports_f16() {
-        let mut variants = vec![(if coop { "f16, tensor cores" } else { "f16" }, coop)];
-        if coop {
-            variants.push(("f16, no tensor cores", false));
-        }
-        for (label, on) in variants {
-            let mut half = gpu.upload_f16(cpu.bert());
-            half.use_coop(on);
-            half.embed_ids(&sample[..256.min(n)]).await?;
-            let row = rates(sample, false, |b| {
-                let half = &half;
-                async move { half.embed_ids(b).await.map(drop).map_err(Into::into) }
-            })
-            .await?;
-            println!("| webrag GPU, {label} | {} |", cells(&row));
-            halves.push((label, half, row));
-        }
-    }
+    let (_, coop_why) = gpu.coop_status();
+    let halves = f16_rows(&gpu, cpu, sample).await?;
     let reference = if p.no_torch || gpu.is_software() {
         None
     } else {
@@ -324,24 +386,7 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
         }
     };
     if let Some(r) = &reference {
-        for ((mode, order), row) in &r.rows {
-            println!("| {} {mode}, {order} order | {} |", r.what, cells(row));
-        }
-        let get = |m: &str, o: &str| r.rows.get(&(m.to_string(), o.to_string()));
-        if let Some(g) = get("fp32", "given") {
-            println!("| webrag f32 ÷ PyTorch fp32 (TF32 off), given order | {} |", ratios(&f32_row, g));
-        }
-        if let Some(s) = get("fp32", "sorted") {
-            println!("| webrag f32 ÷ PyTorch fp32 (TF32 off), length-sorted | {} |", ratios(&f32_row, s));
-        }
-        if let Some(s) = get("fp32+tf32", "sorted") {
-            for (label, _, h) in &halves {
-                println!("| webrag {label} ÷ PyTorch TF32, length-sorted | {} |", ratios(h, s));
-            }
-        }
-        if let Some(c) = r.min_cosine {
-            println!("| PyTorch vs webrag vectors: min cosine | {c:.6} | | | | |");
-        }
+        reference_rows(r, &f32_row, &halves);
     }
     println!("| cold start: device + pipelines + weight upload + first embedding, ms | {gpu_cold:.0} | | | | |");
     println!(
@@ -358,32 +403,7 @@ async fn gpu_rows(model_dir: &Path, cpu: &CpuEmbedder, ids: &[Vec<u32>], p: &Par
     for (label, h, _) in &halves {
         kernels.push((label, h));
     }
-    println!("GPU time per kernel kind, one forward pass (timestamp queries):");
-    println!();
-    println!("| precision | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (w, b) in kernels {
-        for batch in [32usize, 128] {
-            if batch > n && batch != 32 {
-                continue;
-            }
-            let seqs = &sample[..batch.min(n)];
-            let toks: usize = seqs.iter().map(|s| s.len()).sum();
-            match b.profile(seqs, &crate::ports::SystemClock).await? {
-                Some(k) => println!(
-                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
-                    seqs.len(),
-                    k.matmul_ms,
-                    k.attention_ms,
-                    k.layer_norm_ms,
-                    k.other_ms,
-                    k.wall_ms,
-                    matmul_flops(cpu.bert(), toks) / (k.matmul_ms * 1e-3) / 1e9
-                ),
-                None => println!("| {w} | {} | {toks} | no timestamp queries on this adapter | | | | | |", seqs.len()),
-            }
-        }
-    }
+    kernel_split(cpu, kernels, sample).await?;
     if let Some(g) = reference.as_ref().and_then(|r| r.gemm_tflops) {
         println!();
         println!("PyTorch fp32 GEMM 8192 × 8192 × 8192 (TF32 off) on this card: {g:.1} TFLOP/s");

@@ -397,7 +397,7 @@ fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotP
         source: m.header().source.clone(),
         weighting: m.header().weighting.clone(),
         vocab: ManifestVocab { hash: "fnv1a32", key: "prefix + first 2 characters", shards, ext: "json.gz", dirs: vocab_dirs },
-        rows: ManifestRows { count: m.header().rows as usize, per_file: per, ext: "bin.gz", dirs: row_dirs },
+        rows: ManifestRows { count: m.header().rows, per_file: per, ext: "bin.gz", dirs: row_dirs },
         wordpiece: spec,
     }
 }

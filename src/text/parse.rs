@@ -361,7 +361,7 @@ impl Skipped {
 
     /// An end tag: unwinds to the innermost skipped element of that name, if any.
     fn leave(&mut self, name: &str) {
-        if !self.counts.get(name).is_some_and(|&n| n > 0) {
+        if self.counts.get(name).is_none_or(|&n| n == 0) {
             return;
         }
         while let Some(top) = self.stack.pop() {
