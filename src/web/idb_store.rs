@@ -199,6 +199,88 @@ async fn outcome(raw: &web_sys::IdbTransaction) -> bool {
     committed
 }
 
+/// A commit's operations as IndexedDB requests: the object stores it touches, each put (with its
+/// record as a JS value) or delete, and the generation it expects, if any.
+struct Encoded {
+    names: Vec<&'static str>,
+    requests: Vec<(Collection, Option<JsValue>, JsValue)>,
+    expected: Option<u64>,
+}
+
+/// Serialises every operation (a record that does not encode fails the commit before the
+/// transaction opens).
+fn encode(ops: &[Op]) -> Result<Encoded, StoreError> {
+    let mut names: Vec<&'static str> = ops
+        .iter()
+        .map(|o| match o {
+            Op::Put(r) => r.collection().name(),
+            Op::Delete(c, _) => c.name(),
+            Op::CheckGeneration(_) => Collection::Meta.name(),
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut requests = Vec::with_capacity(ops.len());
+    let mut expected = None;
+    for op in ops {
+        requests.push(match op {
+            Op::Put(r) => (r.collection(), Some(record_to_js(r)?), JsValue::from_str(r.key())),
+            Op::Delete(c, k) => (*c, None, JsValue::from_str(k)),
+            Op::CheckGeneration(g) => {
+                expected = Some(*g);
+                continue;
+            }
+        });
+    }
+    Ok(Encoded { names, requests, expected })
+}
+
+/// The generation check, the transaction's first request: its success handler aborts the whole
+/// transaction (every write after it included) when another engine committed, and leaves the
+/// generation it found in the returned cell.
+fn check_generation(raw: &web_sys::IdbTransaction, g: u64) -> Result<Rc<std::cell::Cell<Option<u64>>>, StoreError> {
+    let conflict: Rc<std::cell::Cell<Option<u64>>> = Rc::default();
+    let req = raw.object_store(Collection::Meta.name()).and_then(|s| s.get(&JsValue::from_str(GENERATION_KEY))).map_err(backend)?;
+    let (seen, tx_in, req_in) = (conflict.clone(), raw.clone(), req.clone());
+    let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
+        let found = req_in
+            .result()
+            .ok()
+            .and_then(|v| Reflect::get(&v, &"value".into()).ok())
+            .and_then(|v| v.as_string())
+            .map_or(0, |v| crate::ports::parse_generation(&v));
+        if found != g {
+            seen.set(Some(found));
+            let _ = tx_in.abort();
+        }
+    });
+    req.set_onsuccess(Some(on_success.unchecked_ref()));
+    Ok(conflict)
+}
+
+/// Issues the puts and deletes on the transaction. Raw requests, no handlers: only the
+/// transaction's outcome matters (a handler dropped with its request would be called by an
+/// abort's error events). `abort_after`: the test hook that aborts before request `i`.
+fn issue(
+    raw: &web_sys::IdbTransaction,
+    requests: Vec<(Collection, Option<JsValue>, JsValue)>,
+    abort_after: Option<usize>,
+) -> Result<(), StoreError> {
+    for (i, (c, value, key)) in requests.into_iter().enumerate() {
+        if abort_after == Some(i) {
+            let _ = raw.abort();
+            break;
+        }
+        let store = raw.object_store(c.name()).map_err(backend)?;
+        match value {
+            Some(v) => store.put(&v).map(|_| ()),
+            None => store.delete(&key).map(|_| ()),
+        }
+        .map_err(backend)?;
+    }
+    Ok(())
+}
+
 impl Store for IdbStore {
     async fn get(&self, collection: Collection, key: &str) -> Result<Option<Record>, StoreError> {
         let fut = {
@@ -278,82 +360,17 @@ impl Store for IdbStore {
         if ops.is_empty() {
             return Ok(());
         }
-        let mut names: Vec<&str> = ops
-            .iter()
-            .map(|o| match o {
-                Op::Put(r) => r.collection().name(),
-                Op::Delete(c, _) => c.name(),
-                Op::CheckGeneration(_) => Collection::Meta.name(),
-            })
-            .collect();
-        names.sort();
-        names.dedup();
         // Serialise everything first: an encoding failure must not leave a half transaction.
-        let mut encoded = Vec::with_capacity(ops.len());
-        let mut expected = None;
-        for op in &ops {
-            encoded.push(match op {
-                Op::Put(r) => (r.collection(), Some(record_to_js(r)?), JsValue::from_str(r.key())),
-                Op::Delete(c, k) => (*c, None, JsValue::from_str(k)),
-                Op::CheckGeneration(g) => {
-                    expected = Some(*g);
-                    continue;
-                }
-            });
-        }
+        let Encoded { names, requests, expected } = encode(&ops)?;
         let raw: web_sys::IdbTransaction = {
             let db = self.db()?;
             db.transaction(&names, TransactionMode::ReadWrite).map_err(backend)?.into()
         };
-        // The generation check is the transaction's first request; its success handler aborts
-        // the whole transaction (every write after it included) when another engine committed.
-        let conflict: Rc<std::cell::Cell<Option<u64>>> = Rc::default();
-        if let Some(g) = expected {
-            {
-                let req =
-                    raw.object_store(Collection::Meta.name()).and_then(|s| s.get(&JsValue::from_str(GENERATION_KEY))).map_err(backend)?;
-                let (seen, tx_in, req_in) = (conflict.clone(), raw.clone(), req.clone());
-                let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
-                    let found = req_in
-                        .result()
-                        .ok()
-                        .and_then(|v| Reflect::get(&v, &"value".into()).ok())
-                        .and_then(|v| v.as_string())
-                        .map_or(0, |v| crate::ports::parse_generation(&v));
-                    if found != g {
-                        seen.set(Some(found));
-                        let _ = tx_in.abort();
-                    }
-                });
-                req.set_onsuccess(Some(on_success.unchecked_ref()));
-            }
-        }
-        let abort_after = self.abort_after.take();
-        let mut failed = None;
-        for (i, (c, value, key)) in encoded.into_iter().enumerate() {
-            if abort_after == Some(i) {
-                let _ = raw.abort();
-                break;
-            }
-            // Raw requests, no handlers: only the transaction's outcome matters (a handler
-            // dropped with its request would be called by an abort's error events).
-            let store = match raw.object_store(c.name()) {
-                Ok(s) => s,
-                Err(e) => {
-                    failed = Some(backend(e));
-                    break;
-                }
-            };
-            let r = match value {
-                Some(v) => store.put(&v).map(|_| ()),
-                None => store.delete(&key).map(|_| ()),
-            };
-            if let Err(e) = r {
-                failed = Some(backend(e));
-                break;
-            }
-        }
-        if let Some(e) = failed {
+        let conflict = match expected {
+            Some(g) => check_generation(&raw, g)?,
+            None => Rc::default(),
+        };
+        if let Err(e) = issue(&raw, requests, self.abort_after.take()) {
             let _ = raw.abort();
             return Err(e);
         }
