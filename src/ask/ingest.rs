@@ -320,38 +320,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                     .collect())
             })
             .await?;
-        let nonempty = |a: &Atoms| {
-            if a.questions.iter().any(|q| !q.trim().is_empty()) || a.questions.is_empty() {
-                Ok(())
-            } else {
-                Err("the questions are empty strings".to_string())
-            }
-        };
-        let opts = ChatOptions::step("atomize");
-        let replies = join_all(prompts.iter().map(|(_, _, m)| structured::<Atoms, _>(model, m, &opts, &nonempty))).await;
-        let mut ok: Vec<(ChunkId, Option<String>, Vec<String>)> = Vec::new();
-        let mut stop: Option<Error> = None;
-        for ((cid, hash, _), r) in prompts.iter().zip(replies) {
-            match r {
-                Ok((a, _)) => {
-                    let mut seen = HashSet::new();
-                    let qs: Vec<String> = a
-                        .questions
-                        .into_iter()
-                        .map(|q| q.trim().to_string())
-                        .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
-                        .take(p.max_questions)
-                        .collect();
-                    ok.push((cid.clone(), hash.clone(), qs));
-                }
-                Err(LlmError::BadOutput { .. }) => report.failed.push(cid.clone()),
-                Err(e) => {
-                    if stop.is_none() {
-                        stop = Some(e.into());
-                    }
-                }
-            }
-        }
+        let (ok, stop) = atomize_replies(model, &prompts, p, &mut report).await;
         let (stored, shown) = db
             .with(async |eng| {
                 let ok: Vec<(ChunkId, Vec<String>)> = ok
@@ -379,6 +348,51 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     }
     report.remaining = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()).len())).await?;
     Ok(report)
+}
+
+/// One batch's atomizing calls, run concurrently: each readable reply's questions (trimmed,
+/// without repeats, at most `p.max_questions`) with its chunk and the document hash it was
+/// asked under; an unreadable one joins `report.failed`; the first other model error is
+/// returned beside them (it ends the pass after the batch's commit).
+async fn atomize_replies<M: LanguageModel + ?Sized>(
+    model: &M,
+    prompts: &[(ChunkId, Option<String>, Vec<ChatMessage>)],
+    p: &AtomizeParams,
+    report: &mut AtomizeReport,
+) -> (Vec<(ChunkId, Option<String>, Vec<String>)>, Option<Error>) {
+    let nonempty = |a: &Atoms| {
+        if a.questions.iter().any(|q| !q.trim().is_empty()) || a.questions.is_empty() {
+            Ok(())
+        } else {
+            Err("the questions are empty strings".to_string())
+        }
+    };
+    let opts = ChatOptions::step("atomize");
+    let replies = join_all(prompts.iter().map(|(_, _, m)| structured::<Atoms, _>(model, m, &opts, &nonempty))).await;
+    let mut ok: Vec<(ChunkId, Option<String>, Vec<String>)> = Vec::new();
+    let mut stop: Option<Error> = None;
+    for ((cid, hash, _), r) in prompts.iter().zip(replies) {
+        match r {
+            Ok((a, _)) => {
+                let mut seen = HashSet::new();
+                let qs: Vec<String> = a
+                    .questions
+                    .into_iter()
+                    .map(|q| q.trim().to_string())
+                    .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
+                    .take(p.max_questions)
+                    .collect();
+                ok.push((cid.clone(), hash.clone(), qs));
+            }
+            Err(LlmError::BadOutput { .. }) => report.failed.push(cid.clone()),
+            Err(e) => {
+                if stop.is_none() {
+                    stop = Some(e.into());
+                }
+            }
+        }
+    }
+    (ok, stop)
 }
 
 /// Lowercased words (UAX #29) for ROUGE-L.

@@ -169,7 +169,38 @@ pub(super) struct Planner<'a, E: Embedder> {
     pub generation: u64,
 }
 
+/// A document's `sourceHash`: hex SHA-256 of its format, title and text, and of its tags and
+/// metadata when it has any (a document re-added with new ones is replaced; one without them
+/// hashes as before they existed).
+fn source_hash(d: &DocumentInput, format: Format) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
+    h.update(d.text.as_bytes());
+    if !d.tags.is_empty() || !d.meta.is_empty() {
+        let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
+        h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+}
+
 impl<E: Embedder> Planner<'_, E> {
+    /// The batch's input errors, before anything is parsed: an id empty or too long, twice in
+    /// the batch, a document over `max_document_bytes`, bad tags.
+    fn check_batch(&self, docs: &[DocumentInput]) -> Result<()> {
+        let mut seen = HashSet::new();
+        for d in docs {
+            check_id(&d.id)?;
+            if !seen.insert(d.id.as_str()) {
+                return Err(InputError::DuplicateId { id: d.id.clone() }.into());
+            }
+            if d.text.len() > self.config.max_document_bytes {
+                return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
+            }
+            check_tags(d)?;
+        }
+        Ok(())
+    }
+
     /// Step 1 of an `add`: validates the batch, skips unchanged documents (`stored` gives a stored
     /// document's `sourceHash`), parses and chunks the others (progress phase `parse`).
     ///
@@ -180,34 +211,13 @@ impl<E: Embedder> Planner<'_, E> {
         stored: &dyn Fn(&str) -> Option<&'s str>,
         progress: &mut dyn Progress,
     ) -> Result<AddPlan> {
-        let mut seen = HashSet::new();
-        for d in &docs {
-            check_id(&d.id)?;
-            if !seen.insert(d.id.as_str()) {
-                return Err(InputError::DuplicateId { id: d.id.clone() }.into());
-            }
-            if d.text.len() > self.config.max_document_bytes {
-                return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
-            }
-            check_tags(d)?;
-        }
+        self.check_batch(&docs)?;
         let mut report = AddReport::default();
         let mut pending: Vec<(DocumentRecord, Vec<text::Chunk>)> = Vec::new();
         let total = docs.len();
         for (i, d) in docs.into_iter().enumerate() {
             let format = text::resolve_format(d.format, d.url.as_deref(), &d.text);
-            let hash = {
-                let mut h = Sha256::new();
-                h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
-                h.update(d.text.as_bytes());
-                // Tags and metadata count (a document re-added with new ones is replaced); a
-                // document without them hashes as before they existed.
-                if !d.tags.is_empty() || !d.meta.is_empty() {
-                    let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
-                    h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
-                }
-                h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
-            };
+            let hash = source_hash(&d, format);
             if stored(&d.id) == Some(hash.as_str()) {
                 report.unchanged.push(d.id);
                 continue;

@@ -208,6 +208,11 @@ fn anchors_of(t: &Template, s: &[f32], k: usize) -> Vec<(usize, f32)> {
 
 /// Runs PGR on a template. `sims[kp][node]` is the similarity of key point `kp` to node `node`
 /// (each slice at least [`Template::node_bound`] long).
+///
+/// One function, longer than most here, on purpose: it is PG-RAG §4.3's matrix algorithm in the
+/// paper's order — similarity template, anchors, control matrix, path matrices, dyeing, row
+/// aggregation — over flat column-major buffers it allocates once and reuses per anchor; split
+/// into functions, each would pass those buffers and their shapes back and forth.
 pub fn pgr(t: &Template, sims: &[&[f32]], p: &PgrParams) -> PgrResult {
     let (rows, cols) = (t.rows, t.cols);
     let mut result = PgrResult::default();

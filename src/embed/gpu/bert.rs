@@ -268,6 +268,11 @@ impl GpuBert {
 
     /// [`GpuBert::forward`], with timestamps around every dispatch when `ts` is given (returned
     /// as raw ticks, two per dispatch).
+    ///
+    /// Longer than most functions here, on purpose: it records one forward pass — embedding
+    /// gather, per layer Q/K/V, attention, output, LayerNorm, two FFN products, LayerNorm, then
+    /// pooling — into one command buffer in dispatch order (`kernel_kinds` lists the same
+    /// order), so the sequence reads as the model does.
     async fn forward_with(&self, seqs: &[&[u32]], ts: Option<&wgpu::QuerySet>) -> Result<(Vec<Vec<f32>>, Vec<u64>), GpuError> {
         let g = &*self.gpu;
         let h = self.hidden;
