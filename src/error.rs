@@ -1,4 +1,4 @@
-//! Typed errors, one enum per area, and the crate-level [`Error`] that wraps them.
+//! Typed errors, one enum per area, and the crate-level [`Error`](enum@Error) that wraps them.
 //!
 //! Every error carries a stable machine-readable [`Error::code`] (e.g. `"MODEL_TENSOR_MISSING"`)
 //! that the JS edge exposes as `err.code`, and a `name` (the area, e.g. `"ModelError"`) that

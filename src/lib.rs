@@ -1,7 +1,7 @@
 //! # webrag
 //!
 //! Retrieval-augmented generation that runs entirely in the browser. The crate is one engine
-//! compiled twice: to `wasm32-unknown-unknown` for the page (see [`web`], wasm32 only) and natively
+//! compiled twice: to `wasm32-unknown-unknown` for the page (see `web`, wasm32 only) and natively
 //! for the command line and the tests (see `src/native/`).
 //!
 //! The core (everything but `web` and `native`) is target-agnostic: it never names `JsValue`,

@@ -218,8 +218,8 @@ pub struct PipelineParams {
     pub decompose: DecomposeParams,
     /// Answer options.
     pub answer: AnswerParams,
-    /// The optional web searcher routing may choose (the page builds [`HttpWebSearch`] from
-    /// it; natively pass one to [`run`]). Default none.
+    /// The optional web searcher routing may choose (the page builds `HttpWebSearch` from
+    /// it; natively pass one to `run`). Default none.
     pub web_search: Option<WebSearchConfig>,
 }
 

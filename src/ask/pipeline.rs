@@ -168,7 +168,7 @@ fn list(items: &[ContextItem]) -> String {
 /// A model call or web search that times out ([`LlmError::Timeout`]) is not an error: the answer
 /// is "I don't know." over the sources gathered so far (trace step `timeout`).
 ///
-/// Errors: [`InputError::InvalidOption`] for bad options; the model's other [`LlmError`]s
+/// Errors: `InputError::InvalidOption` for bad options; the model's other [`LlmError`]s
 /// (including [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
 /// only writes are the memory update and the kept trace, each one commit at the end.
 #[allow(clippy::too_many_arguments)]

@@ -25,7 +25,7 @@
 //! - elsewhere: a portable loop.
 //!
 //! Natively the product is split across rayon's pool exactly as the f32 one
-//! ([`super::gemm::for_each_task`]).
+//! (`super::gemm::for_each_task`).
 use std::ops::Range;
 
 use super::gemm::PANEL;

@@ -5,7 +5,7 @@
 /// Dot product with 8 independent accumulators (lane `l` sums the products at `8c + l`), then
 /// the lanes in order, then the tail. Natively the compiler vectorises the loop; the browser
 /// build is compiled at `opt-level = "z"`, where it does not, so wasm has the same sums written
-/// with SIMD128 intrinsics ([`dot_simd128`]): both give bit-identical results.
+/// with SIMD128 intrinsics (`dot_simd128`): both give bit-identical results.
 #[inline]
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {

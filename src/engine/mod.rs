@@ -1,6 +1,6 @@
 //! The facade: open / add / remove / search / stats / clear over a [`Store`] and an [`Embedder`].
 //!
-//! The store is the source of truth; the indexes ([`Bm25Index`], [`FlatIndex`]) are rebuilt
+//! The store is the source of truth; the indexes ([`Bm25Index`], `FlatIndex`) are rebuilt
 //! from it at [`Engine::open`] and kept in step on every write. A write first builds the whole
 //! batch (parse, chunk, embed), then commits it to the store in one atomic batch, and only then
 //! touches the in-memory indexes: a failure at any step leaves both store and indexes as they

@@ -52,11 +52,11 @@ impl<S: Store, E: Embedder> EngineAccess<S, E> for Mutex<LazyEngine<S, E>> {
 const ADD_ATTEMPTS: usize = 3;
 
 /// [`LazyEngine::add`] on an engine shared by concurrent calls (the page's worker): the engine is
-/// held to plan the batch and to commit it, not during the forward passes ([`super::embed_add`]),
+/// held to plan the batch and to commit it, not during the forward passes (`super::embed_add`),
 /// so searches and other reads answer meanwhile. A commit that meets another engine's commit
 /// (another tab, `STORE_CONFLICT`: nothing written) plans the batch again against the store as it
 /// now is; the vectors already computed are kept when the new plan embeds the same texts
-/// ([`super::write::AddPlan::same_input`]), so the retry costs no forward pass. Up to three plans.
+/// (`super::write::AddPlan::same_input`), so the retry costs no forward pass. Up to three plans.
 ///
 /// Errors: those of [`LazyEngine::add`]; [`StoreError::Conflict`] after the third.
 pub async fn add_shared<S: Store, E: Embedder + Clone>(

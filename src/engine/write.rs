@@ -412,8 +412,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
     /// written; changed → its old chunks, vectors and postings are replaced in the same
     /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
-    /// before anything is written. In three steps: [`Engine::plan_add`], [`embed_add`] (which the
-    /// page runs without holding the engine), [`Engine::commit_add`].
+    /// before anything is written. In three steps: `Engine::plan_add`, `embed_add` (which the
+    /// page runs without holding the engine), `Engine::commit_add`.
     ///
     /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
     /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no

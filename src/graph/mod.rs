@@ -3,7 +3,7 @@
 //!
 //! - [`mindmap`]: the tree type every builder produces, and the structural builder (no LLM).
 //! - [`pgr`]: template matrices, anchors, control / path / dyeing / aggregation matrices.
-//! - [`reference`]: the plain reverse DFS the matrix version must equal (tests, benchmark).
+//! - [`reference`](mod@reference): the plain reverse DFS the matrix version must equal (tests, benchmark).
 //! - [`params`]: the graph's options.
 //! - [`pseudo`]: the live pseudo-graph of a knowledge base: nodes, node vectors, super-topics and
 //!   super-facts.

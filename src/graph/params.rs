@@ -31,7 +31,7 @@ pub struct GraphParams {
     /// (off); range 0..=10.
     pub dense_hops: usize,
     /// Shared-entity links: two topics are neighbours in the walk when a fact of each names the
-    /// same proper name ([`entity_spans`]: a run of capitalised words) and at most this many
+    /// same proper name (`entity_spans`: a run of capitalised words) and at most this many
     /// topics name it (rarer names are better bridges: "Zimbabwe" between the Bubye River and
     /// Victoria Falls, where no passage is titled Zimbabwe). The neighbour is scored by the
     /// similarity of its own fact that names the entity. Default 20 (MuSiQue train100 graph R@5

@@ -203,7 +203,7 @@ fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, 
 }
 
 /// Largest magnitude of a value in the store's IVF lists (12 bits signed): with it, the SIMD
-/// dot product's 32-bit lanes cannot overflow ([`dot_i16`](crate::embed::vecmath::dot_i16)).
+/// dot product's 32-bit lanes cannot overflow ([`dot_i16`]).
 pub const LIST_MAX: f32 = crate::embed::vecmath::I12_MAX;
 
 /// An IVF list of the store: the [`vec_block`] layout with magic `WRL1` and the values as

@@ -26,7 +26,7 @@ fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
 /// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
 /// `.md` file under `site`, except under `out`, in path order, with their URLs as ids.
 ///
-/// Errors: [`InputError::InvalidUtf8`] for a page that is not UTF-8; I/O errors as model-file
+/// Errors: `InputError::InvalidUtf8` for a page that is not UTF-8; I/O errors as model-file
 /// errors naming the path.
 pub fn crawl(site: &Path, out: &Path) -> Result<Vec<DocumentInput>> {
     let mut files = Vec::new();

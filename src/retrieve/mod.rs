@@ -241,7 +241,7 @@ pub fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Sc
 /// Sections a document-level hit carries at most.
 pub const MAX_SECTIONS: usize = 2;
 
-/// Groups ranked chunk hits by document ([`Grouping::Document`]): a document's first hit stands
+/// Groups ranked chunk hits by document (`Grouping::Document`): a document's first hit stands
 /// for it, where it ranks; its next hits (up to [`MAX_SECTIONS`]) become its sections. At most
 /// `k` documents.
 pub fn group_by_document(hits: Vec<Hit>, k: usize) -> Vec<Hit> {

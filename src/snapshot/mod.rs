@@ -21,7 +21,7 @@
 //!   their chunk's number (PIKE-RAG's atomic path, a chunk found by its best row);
 //! - `g/{i}-{hash}.bin.gz` — the pseudo-graph: page `i`'s mind map (topic → routes → facts, the
 //!   LLM's when one was given, else the structural one) with int8 node vectors and its
-//!   neighbours, for PGR in the page ([`graph_file`]).
+//!   neighbours, for PGR in the page (`graph_file`).
 //!
 //! The manifest does not list the shards: `t/d{g}-{hash}.bin` (and `f/…`, `v/…`, `g/…`) directory pages
 //! hold the 4-byte name hashes of 256 shards each, so the manifest stays small (it names the

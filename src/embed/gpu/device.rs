@@ -354,7 +354,7 @@ impl Gpu {
     }
 
     /// Whether f16 models multiply on cooperative matrices by default: the device has them, they
-    /// computed the f16 kernel's results, and [`Gpu::coop_race`] found them faster.
+    /// computed the f16 kernel's results, and `Gpu::coop_race` found them faster.
     pub fn prefers_coop(&self) -> bool {
         self.coop_preferred && self.matmul_coop.is_some()
     }

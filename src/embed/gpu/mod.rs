@@ -2,7 +2,7 @@
 //! natively, lavapipe on GPU-less machines). [`crate::embed::DeviceEmbedder`] puts it behind the
 //! [`crate::embed::Embedder`] port.
 //!
-//! [`Gpu`] opens a device and builds every pipeline once. [`Gpu::upload`] puts a [`BertModel`]'s
+//! [`Gpu`] opens a device and builds every pipeline once. [`Gpu::upload`] puts a `BertModel`'s
 //! weights on the device ([`GpuBert`]), whose [`GpuBert::embed_ids`] runs the whole forward pass:
 //! embedding gather → LayerNorm → per layer {fused Q/K/V matmul, attention, output matmul,
 //! residual + LayerNorm, FFN matmul with fused GELU, matmul, residual + LayerNorm} → mean pooling

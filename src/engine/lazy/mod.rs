@@ -199,7 +199,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         self.engine().await?.search_with(query, qv, opts)
     }
 
-    /// The pseudo-graph; while lazy, read alone ([`Reader::graph`]: its nodes, their vectors and
+    /// The pseudo-graph; while lazy, read alone (`Reader::graph`: its nodes, their vectors and
     /// its edges, no chunk).
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
