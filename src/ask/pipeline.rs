@@ -44,8 +44,8 @@ pub use super::context::ContextItem;
 use super::context::{Ctx, chunk_source, msgs, step};
 use super::params::bad;
 pub use super::params::{FilterStrength, PipelineParams, Preset, Steps};
-use super::searchers::supplement;
 pub use super::searchers::{FeedbackAction, refine_query};
+use super::searchers::{SubQuery, supplement};
 pub use super::web::{HttpWebSearch, NoWeb, WebResult, WebSearch, WebSearchConfig};
 
 /// What the pipeline returns.
@@ -550,7 +550,9 @@ sub-queries for what is missing.",
                     trace(e.clone());
                     events.push(e);
                 };
-                let found = supplement(self.model, &mut *self.eng, p.scope(), sq, round, &mut self.ctx, &mut sub).await?;
+                let found =
+                    supplement(self.model, &mut *self.eng, &SubQuery { text: sq, scope: p.scope(), round }, &mut self.ctx, &mut sub)
+                        .await?;
                 if self.steps.summarize {
                     self.summarize(sq, &found, round).await?;
                 }

@@ -10,7 +10,7 @@ use super::{AskSource, Step, TraceEvent};
 use crate::engine::SearchOptions;
 use crate::error::Result;
 use crate::llm::LanguageModel;
-use crate::types::SearchMode;
+use crate::types::{Hit, SearchFilter, SearchMode};
 
 #[derive(Deserialize)]
 struct Keyword {
@@ -94,20 +94,34 @@ struct Pseudo {
     document: String,
 }
 
+/// One sub-query of verify-and-supplement: its text, the documents the run may use, its round.
+pub(super) struct SubQuery<'a> {
+    pub(super) text: &'a str,
+    pub(super) scope: Option<&'a SearchFilter>,
+    pub(super) round: usize,
+}
+
+/// The first of `hits` not in the context yet joins it, brought by `via`; its chunk id.
+async fn join_first_unseen<K: AskSource>(eng: &mut K, ctx: &mut Ctx<'_>, hits: &[Hit], via: &str) -> Result<Option<String>> {
+    let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
+    if let Some(c) = &added {
+        ctx.push(chunk_source(eng, c).await?, via);
+    }
+    Ok(added)
+}
+
 /// LevelRAG's low-level searchers for one sub-query: sparse (keyword rewrite in the BM25 syntax,
 /// one feedback round) and dense (pseudo-document); the best new chunk of each joins. Returns
 /// the chunks each searcher ranked first and second (for the summarize step).
 pub(super) async fn supplement<M: LanguageModel + ?Sized, K: AskSource>(
     model: &M,
     eng: &mut K,
-    scope: Option<&crate::types::SearchFilter>,
-    sq: &str,
-    round: usize,
+    q: &SubQuery<'_>,
     ctx: &mut Ctx<'_>,
     emit: &mut dyn FnMut(TraceEvent),
 ) -> Result<Vec<String>> {
-    let mut found = sparse(model, eng, scope, sq, round, ctx, emit).await?;
-    for c in dense(model, eng, scope, sq, round, ctx, emit).await? {
+    let mut found = sparse(model, eng, q, ctx, emit).await?;
+    for c in dense(model, eng, q, ctx, emit).await? {
         if !found.contains(&c) {
             found.push(c);
         }
@@ -121,13 +135,11 @@ pub(super) async fn supplement<M: LanguageModel + ?Sized, K: AskSource>(
 async fn sparse<M: LanguageModel + ?Sized, K: AskSource>(
     model: &M,
     eng: &mut K,
-    scope: Option<&crate::types::SearchFilter>,
-    sq: &str,
-    round: usize,
+    q: &SubQuery<'_>,
     ctx: &mut Ctx<'_>,
     emit: &mut dyn FnMut(TraceEvent),
 ) -> Result<Vec<String>> {
-    let clock = ctx.clock;
+    let (scope, sq, round, clock) = (q.scope, q.text, q.round, ctx.clock);
     let t0 = clock.now_ms();
     let m = msgs(
         "keyword query",
@@ -175,10 +187,7 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
     }
     raw.extend(raw_feedback);
     let found = hits.iter().take(2).map(|h| h.chunk_id.clone()).collect();
-    let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
-    if let Some(c) = &added {
-        ctx.push(chunk_source(eng, c).await?, "sparse");
-    }
+    let added = join_first_unseen(eng, ctx, &hits, "sparse").await?;
     emit(TraceEvent {
         step: Step::Sparse,
         round,
@@ -194,13 +203,11 @@ extend adds the terms, filter excludes them, emphasize boosts them.",
 async fn dense<M: LanguageModel + ?Sized, K: AskSource>(
     model: &M,
     eng: &mut K,
-    scope: Option<&crate::types::SearchFilter>,
-    sq: &str,
-    round: usize,
+    q: &SubQuery<'_>,
     ctx: &mut Ctx<'_>,
     emit: &mut dyn FnMut(TraceEvent),
 ) -> Result<Vec<String>> {
-    let clock = ctx.clock;
+    let (scope, sq, round, clock) = (q.scope, q.text, q.round, ctx.clock);
     let t0 = clock.now_ms();
     let m = msgs(
         "pseudo-document",
@@ -213,10 +220,7 @@ async fn dense<M: LanguageModel + ?Sized, K: AskSource>(
         .search_with(&doc, &qv, &SearchOptions { literal: true, filter: scope.cloned(), ..SearchOptions::new(3, SearchMode::Dense) })
         .await?;
     let found = hits.iter().take(2).map(|h| h.chunk_id.clone()).collect();
-    let added = hits.iter().find(|h| !ctx.seen.contains(&h.chunk_id)).map(|h| h.chunk_id.clone());
-    if let Some(c) = &added {
-        ctx.push(chunk_source(eng, c).await?, "dense");
-    }
+    let added = join_first_unseen(eng, ctx, &hits, "dense").await?;
     emit(TraceEvent {
         step: Step::Dense,
         round,
