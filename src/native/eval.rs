@@ -415,21 +415,8 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
             q4.iter().enumerate().map(|(i, v)| (i, dot8(&qv, v))).collect(),
             codes.iter().enumerate().map(|(i, c)| (i, c.iter().zip(&table).map(|(&k, t)| t[k as usize]).sum::<f32>())).collect(),
         ];
-        for (mi, mut s) in scored.into_iter().enumerate() {
-            s.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let mut ranked: Vec<usize> = Vec::new();
-            for (i, _) in s {
-                if !ranked.contains(&ids[i]) {
-                    ranked.push(ids[i]);
-                    if ranked.len() == 10 {
-                        break;
-                    }
-                }
-            }
-            for (ki, k) in [2usize, 5, 10].iter().enumerate() {
-                let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
-                sums[mi][ki] += found as f64 / gold.len() as f64;
-            }
+        for (mi, s) in scored.into_iter().enumerate() {
+            add_recall(&mut sums[mi], s, &ids, gold);
         }
     }
     let names = [
@@ -453,6 +440,25 @@ pub async fn evaluate_snapshot_vectors<E: Embedder, Q: Embedder>(
             reference_r5: None,
         })
         .collect())
+}
+
+/// Adds one question's recall@2, @5 and @10 to `sums`: its chunks' scores ranked, their
+/// documents (`ids`, by chunk) in first-seen order, against the gold documents.
+fn add_recall(sums: &mut [f64; 3], mut scored: Vec<(usize, f32)>, ids: &[usize], gold: &[usize]) {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut ranked: Vec<usize> = Vec::new();
+    for (i, _) in scored {
+        if !ranked.contains(&ids[i]) {
+            ranked.push(ids[i]);
+            if ranked.len() == 10 {
+                break;
+            }
+        }
+    }
+    for (ki, k) in [2usize, 5, 10].iter().enumerate() {
+        let found = gold.iter().filter(|g| ranked.iter().take(*k).any(|r| r == *g)).count();
+        sums[ki] += found as f64 / gold.len() as f64;
+    }
 }
 
 /// Subvectors of [`evaluate_snapshot_vectors`]'s product quantizer: 32, one byte each, an

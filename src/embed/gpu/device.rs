@@ -146,6 +146,17 @@ fn wanted_features(adapter: &wgpu::Adapter, coop: bool) -> wgpu::Features {
     adapter.features() & wanted
 }
 
+/// The cooperative-matrix kernel, compiled inside an error scope: an experimental feature's
+/// shader that the driver refuses must cost the fallback, not the device.
+async fn compile_coop(device: &wgpu::Device, layout: &wgpu::PipelineLayout) -> Result<wgpu::ComputePipeline, String> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let p = pipeline(device, "matmul_coop", MATMUL_COOP_WGSL, Some(layout));
+    match scope.pop().await {
+        None => Ok(p),
+        Some(e) => Err(format!("the cooperative-matrix kernel did not compile: {e}")),
+    }
+}
+
 /// A compute pipeline of one WGSL kernel (entry point `main`), its layout given or derived.
 fn pipeline(device: &wgpu::Device, label: &str, src: &str, layout: Option<&wgpu::PipelineLayout>) -> wgpu::ComputePipeline {
     let module =
@@ -239,16 +250,7 @@ impl Gpu {
         };
         let tiles = MatmulTile::ALL.len() as u64;
         let coop = match coop_offered {
-            Ok(()) => {
-                // Compiled inside an error scope: an experimental feature's shader that the driver
-                // refuses must cost the fallback, not the device.
-                let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-                let p = pipeline(&device, "matmul_coop", MATMUL_COOP_WGSL, Some(&layout));
-                match scope.pop().await {
-                    None => Ok(p),
-                    Some(e) => Err(format!("the cooperative-matrix kernel did not compile: {e}")),
-                }
-            }
+            Ok(()) => compile_coop(&device, &layout).await,
             Err(why) => Err(why),
         };
         let mut gpu = Gpu {
