@@ -1,10 +1,12 @@
 //! `webrag surface`: the option tables and the error tables of docs/api.md, the option
 //! interfaces, error classes and result types of the page's TypeScript types
-//! (`src/web/js/index.d.ts`) and the `SnapshotError` of `webrag/static`'s
-//! (`src/web/js/static.d.ts`), generated from the components' [`Doc`] tables,
-//! [`crate::error::CODES`], [`crate::error::SNAPSHOT_CODES`] and the result types' JSON Schema
-//! (`surface_types`), so each option's name, type, default, range and meaning, each error code's
-//! class and meaning, and each result field's name, type and meaning is written once, in Rust.
+//! (`src/web/js/index.d.ts`), `webrag/static`'s `SnapshotError`, `Manifest`, option interfaces
+//! and result types (`src/web/js/static.d.ts`) and the defaults, ranges and values its loader
+//! checks options against (`src/web/js/static-text.js`), generated from the components' [`Doc`]
+//! tables, [`crate::snapshot::loader`], [`crate::error::CODES`], [`crate::error::SNAPSHOT_CODES`]
+//! and the result types' JSON Schema (`surface_types`), so each option's name, type, default,
+//! range and meaning, each error code's class and meaning, and each result field's name, type and
+//! meaning is written once, in Rust.
 //!
 //! A generated block sits between a begin marker naming it and an end marker:
 //! `<!-- generated: engine-options (webrag surface) -->` … `<!-- end generated -->` in Markdown,
@@ -14,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::options::{Doc, Value};
+use crate::snapshot::loader;
 
 /// A file with generated blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +27,13 @@ pub enum Target {
     IndexTypes,
     /// `src/web/js/static.d.ts`.
     StaticTypes,
+    /// `src/web/js/static-text.js`: the loader's option defaults, ranges and values.
+    StaticText,
 }
 
 impl Target {
     /// Every file with generated blocks.
-    pub const ALL: [Target; 3] = [Target::ApiMarkdown, Target::IndexTypes, Target::StaticTypes];
+    pub const ALL: [Target; 4] = [Target::ApiMarkdown, Target::IndexTypes, Target::StaticTypes, Target::StaticText];
 
     /// The file, relative to the crate root.
     pub fn path(self) -> &'static str {
@@ -36,13 +41,16 @@ impl Target {
             Target::ApiMarkdown => "docs/api.md",
             Target::IndexTypes => "src/web/js/index.d.ts",
             Target::StaticTypes => "src/web/js/static.d.ts",
+            Target::StaticText => "src/web/js/static-text.js",
         }
     }
 
     fn markers(self, block: &str) -> (String, &'static str) {
         match self {
             Target::ApiMarkdown => (format!("<!-- generated: {block} (webrag surface) -->"), "<!-- end generated -->"),
-            Target::IndexTypes | Target::StaticTypes => (format!("// generated: {block} (webrag surface)"), "// end generated"),
+            Target::IndexTypes | Target::StaticTypes | Target::StaticText => {
+                (format!("// generated: {block} (webrag surface)"), "// end generated")
+            }
         }
     }
 
@@ -51,9 +59,13 @@ impl Target {
         match self {
             Target::ApiMarkdown => markdown_blocks(),
             Target::IndexTypes => typescript_blocks(),
-            Target::StaticTypes => {
-                vec![("snapshot-errors", snapshot_error_class()), ("manifest", super::surface_types::manifest_types())]
-            }
+            Target::StaticTypes => vec![
+                ("snapshot-errors", snapshot_error_class()),
+                ("manifest", super::surface_types::manifest_types()),
+                ("loader-options", loader_option_interfaces()),
+                ("loader-results", super::surface_types::loader_types()),
+            ],
+            Target::StaticText => vec![("loader-options", loader_option_checks())],
         }
     }
 }
@@ -128,6 +140,30 @@ fn snapshot_error_class() -> String {
     )
 }
 
+/// `static.d.ts`'s option interfaces of `webrag/static`'s methods.
+fn loader_option_interfaces() -> String {
+    let tables = loader::OPTION_TABLES.iter();
+    tables.map(|(name, at, docs)| interface(&format!("The options of {at}."), name, docs, &[])).collect::<Vec<_>>().join("\n")
+}
+
+/// docs/api.md's option tables of `webrag/static`, one per method.
+fn loader_option_tables() -> String {
+    let tables = loader::OPTION_TABLES.iter();
+    tables.map(|(_, at, docs)| format!("{at}:\n\n{}", table(docs, &[]))).collect::<Vec<_>>().join("\n")
+}
+
+/// The loader's defaults, ranges and values of its options, as JavaScript (`static-text.js`).
+fn loader_option_checks() -> String {
+    let ranges: Vec<String> = loader::RANGES.iter().map(|r| format!("{}: [{}, {}, {}]", r.name, r.default, r.min, r.max)).collect();
+    let list = |values: Vec<String>| values.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(", ");
+    let modes = list(super::surface_types::choices::<loader::StaticMode>());
+    let groups = list(super::surface_types::choices::<loader::StaticGrouping>());
+    format!(
+        "/** The numeric options' `[default, min, max]`, by name (integers; src/snapshot/loader.rs). */\nexport const RANGES = {{ {} }};\n/** The values of the options that take one of a few, the default first. */\nexport const CHOICES = {{ mode: [{modes}], group: [{groups}] }};\n",
+        ranges.join(", ")
+    )
+}
+
 fn markdown_blocks() -> Vec<(&'static str, String)> {
     let mut enrich = String::from("| option | default | range | meaning |\n|---|---|---|---|\n");
     for (stage, docs, _) in enrich_stages() {
@@ -144,6 +180,7 @@ fn markdown_blocks() -> Vec<(&'static str, String)> {
         ("enrich-options", enrich),
         ("errors", error_table(crate::error::CODES)),
         ("snapshot-errors", error_table(crate::error::SNAPSHOT_CODES)),
+        ("static-options", loader_option_tables()),
     ]
 }
 

@@ -11,6 +11,8 @@
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value};
 
+use crate::snapshot::loader;
+
 /// A member the page adds to a Rust result type in JavaScript: name, TypeScript type, meaning.
 type Extra = (&'static str, &'static str, &'static str);
 
@@ -70,6 +72,28 @@ pub fn result_types() -> String {
 /// `static.d.ts`'s `Manifest` and the types it names.
 pub fn manifest_types() -> String {
     declarations(STATIC_ROOTS)
+}
+
+/// What `webrag/static`'s methods resolve to, and the values of its options that take one of a few.
+const LOADER_ROOTS: &[Root] = &[
+    Root { add: root::<loader::StaticHit>, extra: ("", &[]) },
+    Root { add: root::<loader::StaticGraphHit>, extra: ("", &[]) },
+    Root { add: root::<loader::Fragment>, extra: ("", &[]) },
+    Root { add: root::<loader::Excerpt>, extra: ("", &[]) },
+    Root { add: root::<loader::StaticResult>, extra: ("", &[]) },
+    Root { add: root::<loader::StaticMode>, extra: ("", &[]) },
+    Root { add: root::<loader::StaticGrouping>, extra: ("", &[]) },
+];
+
+/// `static.d.ts`'s result types and the option values' unions.
+pub fn loader_types() -> String {
+    declarations(LOADER_ROOTS)
+}
+
+/// The values of a string enum, in declaration order (serde's names).
+pub fn choices<T: schemars::JsonSchema>() -> Vec<String> {
+    let schema = SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>();
+    string_variants(&schema.to_value()).unwrap_or_default().into_iter().map(|(v, _)| v).collect()
 }
 
 fn declarations(roots: &[Root]) -> String {

@@ -45,6 +45,7 @@ use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
 use crate::types::{DocumentInput, Format};
 
+pub mod loader;
 mod manifest;
 pub use manifest::*;
 

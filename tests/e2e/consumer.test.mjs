@@ -117,9 +117,12 @@ export async function use(rag: WebRag, lite: SearchRag, site: StaticSearch): Pro
   const wrong: AskResult['route'] = 'elsewhere';
   // @ts-expect-error a progress phase is one of the engine's phases
   const badPhase: Phase = 'thinking';
-  const { results } = await site.search('owls', { k: 3 });
+  const { results } = await site.search('owls', { k: 3, group: 'chunk', onProgress: (p) => void p.stage });
+  const found: ('keyword' | 'semantic' | 'graph')[] = results[0]?.found ?? [];
+  // @ts-expect-error a static search's mode is one of three
+  await site.search('owls', { mode: 'fuzzy' });
   const box = mountSearch('#search', { base: '/webrag/' });
-  void [bm25, atomic, kind, route, sealed, weights, graph.hits[0]?.factId, phase, wrong, badPhase, results, box, WebRagError, SnapshotError];
+  void [bm25, atomic, kind, route, sealed, weights, graph.hits[0]?.factId, phase, wrong, badPhase, results, found, box, WebRagError, SnapshotError];
   return sections + stats.wasmMemoryBytes + stats.ann.chunks[0] + docs.length;
 }
 `);

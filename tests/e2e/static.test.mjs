@@ -390,6 +390,44 @@ test('webrag/static ranks as the engine\'s search over the same snapshot: keywor
   assert.ok(compared >= queries.length * 45, `${compared} ranked chunks compared`);
 });
 
+// Options: ranges and values from src/snapshot/loader.rs (generated into static-text.js).
+test('webrag/static rejects an option outside its range or values with a RangeError naming it, and fetches nothing for it', { timeout: 120_000 }, async () => {
+  const BASE = 'http://snapshot.test/webrag/';
+  const fetchFn = async (url) => {
+    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
+  };
+  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  const before = { ...site.transferred };
+  const vec = new Float32Array(manifest.model.dim);
+  const bad = [
+    [() => site.search('x', { k: 0 }), 'k', '(got 0)'],
+    [() => site.search('x', { k: 1.5 }), 'k', '(got 1.5)'],
+    [() => site.search('x', { k: '10' }), 'k', "(got '10')"],
+    [() => site.search('x', { k: 1001 }), 'k', 'in 1..=1000'],
+    [() => site.search('x', { mode: 'fuzzy' }), 'mode', "one of 'hybrid', 'keyword', 'semantic'"],
+    [() => site.search('x', { group: 'document' }), 'group', "one of 'page', 'chunk'"],
+    [() => site.search('x', { sections: 21 }), 'sections', 'in 1..=20'],
+    [() => site.keyword('x', { k: null }), 'k', '(got null)'],
+    [() => site.semantic(vec, { k: -1 }), 'k', '(got -1)'],
+    [() => site.semantic(vec, { nprobe: manifest.vectors.lists + 1 }), 'nprobe', `in 1..=${manifest.vectors.lists}`],
+    [() => site.graph(vec, [0], { k: Number.NaN }), 'k', '(got NaN)'],
+    [() => site.completions('sh', { max: 0 }), 'max', 'in 1..=100'],
+    [async () => highlight('some text', 'text', { chars: 5 }), 'chars', 'in 20..=10000'],
+  ];
+  for (const [call, name, detail] of bad) {
+    await assert.rejects(call, (e) => e instanceof RangeError && e.message.startsWith(`webrag/static: option ${name} must be`) && e.message.includes(detail), `${name} ${detail}`);
+  }
+  assert.deepEqual(site.transferred, before, 'a rejected call fetched nothing');
+  // The bounds themselves and an omitted option are taken.
+  const word = analyze(titleOf(pages[3]))[0];
+  assert.equal((await site.keyword(word, { k: 1 })).hits.length, 1);
+  assert.ok((await site.keyword(word, { k: 1000 })).hits.length >= 1);
+  assert.equal((await site.search(word, { k: 1, sections: 1, mode: 'keyword', group: 'chunk' })).results.length, 1);
+  assert.ok((await site.search(word)).results.length <= 10, 'k defaults to 10');
+  assert.ok((await site.semantic(vec, { nprobe: manifest.vectors.lists })).errors.length === 0);
+  assert.equal(highlight('some text', 'text', { chars: 20 }).excerpt, 'some text');
+});
+
 test('the snapshot records the engine\'s rrfK and fusion weights for the page\'s fusion', () => {
   assert.equal(manifest.fusion?.rrfK, 60);
   assert.deepEqual(Object.keys(manifest.fusion?.weights ?? {}).sort(), ['bm25', 'dense', 'graph']);

@@ -2,6 +2,30 @@
 // excerpts with their matched spans, the proximity signal and section links. Re-exported by
 // static.js; no imports.
 
+// ---- options: defaults, ranges and values from src/snapshot/loader.rs ----------------------
+
+// generated: loader-options (webrag surface)
+/** The numeric options' `[default, min, max]`, by name (integers; src/snapshot/loader.rs). */
+export const RANGES = { k: [10, 1, 1000], sections: [3, 1, 20], max: [3, 1, 100], chars: [200, 20, 10000] };
+/** The values of the options that take one of a few, the default first. */
+export const CHOICES = { mode: ['hybrid', 'keyword', 'semantic'], group: ['page', 'chunk'] };
+// end generated
+
+/**
+ * `value` of option `name`, or its default when it is undefined: an integer in its range
+ * (`RANGES`), or one of its values (`CHOICES`). Otherwise a `RangeError` naming the option.
+ */
+export function option(name, value) {
+  const range = RANGES[name];
+  const values = range ? null : CHOICES[name];
+  if (value === undefined) return range ? range[0] : values[0];
+  const ok = range ? Number.isInteger(value) && value >= range[1] && value <= range[2] : values.includes(value);
+  if (ok) return value;
+  const got = typeof value === 'string' ? `'${value}'` : typeof value === 'number' || value === null ? String(value) : typeof value;
+  const want = range ? `an integer in ${range[1]}..=${range[2]}` : `one of ${values.map((v) => `'${v}'`).join(', ')}`;
+  throw new RangeError(`webrag/static: option ${name} must be ${want} (got ${got})`);
+}
+
 // ---- the analyzer: the same terms as the Rust one (src/text/analyze.rs) --------------------
 export const isCjk = (cp) => (cp >= 0x3040 && cp <= 0x30ff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x4e00 && cp <= 0x9fff)
   || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2fa1f);
@@ -165,7 +189,8 @@ export function termsIn(text, query) {
  * spans as UTF-16 offsets into `excerpt` (the page wraps them in `<mark>`). With no match, the
  * start of the text and no highlights.
  */
-export function highlight(text, query, { chars = 200 } = {}) {
+export function highlight(text, query, { chars } = {}) {
+  chars = option('chars', chars);
   text = String(text ?? '');
   const spans = matchSpans(text, needles(String(query ?? '')));
   let best = { start: 0, score: -1 };

@@ -257,42 +257,172 @@ export interface WordPieceSpec {
 }
 // end generated
 
-/** A hit: the chunk's number in the snapshot and its score (BM25, cosine or RRF). */
-export interface StaticHit { chunk: number; score: number }
-/** The text of a hit, from its fragment file. */
-export interface Fragment {
-  title: string;
-  url: string;
-  /** Headings above the chunk, joined with " › ". */
-  heading: string;
-  /** The chunk's text as its fragment keeps it (up to 1,000 characters); in search results, the query-aware excerpt cut from it. */
+// generated: loader-results (webrag surface)
+/**
+ * A query-aware excerpt (`highlight`): about `chars` characters around the most query terms, "…"
+ * where text was cut.
+ */
+export interface Excerpt {
+  /** The excerpt. */
   excerpt: string;
+  /** The matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
+  highlights: ([number, number])[];
+}
+/** A chunk's text, from its fragment file (`fragments`). */
+export interface Fragment {
+  /** The chunk's text as its fragment keeps it (up to 1,000 characters). */
+  excerpt: string;
+  /** The headings above the chunk, joined with " › ". */
+  heading: string;
   /** The page's number in the snapshot (its graph file). */
   page: number;
+  /** The page's title. */
+  title: string;
+  /** The page's URL, when it is safe as a link (`safeUrl`: relative, http: or https:). */
+  url: string | null;
 }
-/** A query-aware excerpt: about 200 characters around the most query terms, "…" where text was cut; `highlights` are the matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
-export interface Excerpt { excerpt: string; highlights: [number, number][] }
-/** Another matching chunk of a result's page (in the best chunk's fragment file). */
-export interface StaticSection extends Excerpt {
+/** A hit of `graph`: a chunk, its score and the fact path PGR selected for it. */
+export interface GraphHit {
+  /** The chunk's number in the snapshot. */
   chunk: number;
-  heading: string;
-  /** A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or the page URL. */
-  section: string | null;
+  /** The fact path: the page's title, its headings, the fact last. */
+  path: string[];
+  /**
+   * PGR's support of the path (PG-RAG §4.5): per key point, the largest row sum of one anchor's
+   * dyeing matrix.
+   */
+  score: number;
 }
-/** A result; its `score` is the retriever's (BM25, cosine) or the RRF score; a keyword-only result's BM25 score is times `1 + 0.5 · phrase`. */
-export interface StaticResult extends StaticHit, Fragment, Excerpt {
-  /** The retrievers that found this chunk (with `group: 'chunk'`) or any chunk of this page. */
-  found: ('keyword' | 'semantic' | 'graph')[];
-  /** For graph hits: the fact path PGR selected, topic first, the fact last. */
+/** A retriever of the loader, and the stage of a search that adds it (`onProgress`). */
+export type SearchStage =
+  /** BM25 over the term shards. */
+  | 'keyword'
+  /** Cosine over the IVF lists nearest the query vector. */
+  | 'semantic'
+  /** PGR over the mind maps of the first results' pages and their neighbours. */
+  | 'graph';
+/** What a result of `search` is: its `group`. */
+export type StaticGrouping =
+  /** A page: its best chunk, with its other matching sections. */
+  | 'page'
+  /** A chunk. */
+  | 'chunk';
+/** A hit of `keyword` or `semantic`: a chunk and its score. */
+export interface StaticHit {
+  /** The chunk's number in the snapshot (`0..manifest.chunks`). */
+  chunk: number;
+  /** BM25 (`keyword`) or cosine (`semantic`). */
+  score: number;
+}
+/** The retrievers of `search`: its `mode`. */
+export type StaticMode =
+  /** Keyword, plus semantic and graph fused by RRF once an embedder is set. */
+  | 'hybrid'
+  /** BM25 only. */
+  | 'keyword'
+  /** The dense retriever only (needs an embedder: `SNAPSHOT_NO_EMBEDDER`). */
+  | 'semantic';
+/**
+ * A result of `search`: a chunk (with `group: 'page'`, its page's best), its text and where it came
+ * from.
+ */
+export interface StaticResult {
+  /** The chunk's number in the snapshot. */
+  chunk: number;
+  /** The query-aware excerpt of the chunk's text. */
+  excerpt: string;
+  /** The retrievers that found this chunk (`group: 'chunk'`) or any chunk of this page. */
+  found: SearchStage[];
+  /** The headings above the chunk, joined with " › ". */
+  heading: string;
+  /** The matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
+  highlights: ([number, number])[];
+  /** The page's number in the snapshot. */
+  page: number;
+  /** For graph results: the fact path PGR selected, the page's title first, the fact last. */
   path?: string[];
-  /** A link to the best chunk's section (see StaticSection.section). */
+  /**
+   * The retriever's score (BM25, cosine) with one retriever, else the RRF score; a keyword-only
+   * result's BM25 score is times `1 + 0.5 · phrase`.
+   */
+  score: number;
+  /** A link to the chunk's section (see `StaticSection.section`). */
   section: string | null;
   /** With `group: 'page'`: the page's other matching sections, best first. */
   sections?: StaticSection[];
+  /** The page's title. */
+  title: string;
+  /** The page's URL, when it is safe as a link. */
+  url: string | null;
 }
-/** A graph hit: a chunk, PGR's aggregated score of its best fact path, and that path. */
-export interface GraphHit extends StaticHit { path: string[] }
-export type SearchStage = 'keyword' | 'semantic' | 'graph';
+/** Another matching chunk of a page result (from the best chunk's fragment file). */
+export interface StaticSection {
+  /** The chunk's number in the snapshot. */
+  chunk: number;
+  /** Its query-aware excerpt. */
+  excerpt: string;
+  /** The headings above the chunk, joined with " › ". */
+  heading: string;
+  /** The matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
+  highlights: ([number, number])[];
+  /**
+   * A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or the
+   * page URL; null without a safe URL.
+   */
+  section: string | null;
+}
+// end generated
+
+// generated: loader-options (webrag surface)
+/** The options of `StaticSearch.open(baseUrl, options?)`. */
+export interface StaticOpenOptions {
+  /** How files are fetched (tests, service workers). Default `globalThis.fetch`. */ fetch?: typeof fetch;
+  /** Use the IndexedDB copy `importOffline()` made: files are read from it, and its manifest when the network one cannot be fetched. Default true. */ offline?: boolean;
+  /** Reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context). Default false. */ requireIntegrity?: boolean;
+}
+
+/** The options of `search(query, options?)`. */
+export interface StaticSearchOptions {
+  /** Results: pages with `group: 'page'`, else chunks. Default 10; 1..=1000. */ k?: number;
+  /** Retrievers. Default `'hybrid'`. */ mode?: StaticMode;
+  /** `'page'`: each retriever's chunks become pages, the page lists are fused (RRF), and a result is a page's best chunk with its other matching `sections`; `'chunk'`: chunks. Default `'page'`. */ group?: StaticGrouping;
+  /** Chunks a page result shows: its best and up to `sections` − 1 other matching sections. Default 3; 1..=20. */ sections?: number;
+  /** Called with the keyword stage's results as soon as they are ready. Default none. */ onKeyword?: (results: StaticResult[]) => void;
+  /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[] }) => void;
+}
+
+/** The options of `keyword(query, options?)`. */
+export interface KeywordOptions {
+  /** Hits. Default 10; 1..=1000. */ k?: number;
+  /** The last word (2+ characters, not CJK) also matches its `completions`; a chunk takes its best of them. Default the query ends in a letter or digit. */ prefix?: boolean;
+}
+
+/** The options of `semantic(vector, options?)`. */
+export interface SemanticOptions {
+  /** Hits. Default 10; 1..=1000. */ k?: number;
+  /** IVF lists read: those whose centroids are nearest the query vector. Default the manifest's `vectors.nprobe`. */ nprobe?: number;
+}
+
+/** The options of `graph(vector, seedPages, options?)`. */
+export interface StaticGraphOptions {
+  /** Hits: chunks, each at its best fact path. Default 10; 1..=1000. */ k?: number;
+}
+
+/** The options of `completions(prefix, options?)`. */
+export interface CompletionOptions {
+  /** Terms returned, most frequent first. Default 3; 1..=100. */ max?: number;
+}
+
+/** The options of `highlight(text, query, options?)`. */
+export interface HighlightOptions {
+  /** The excerpt's length in characters, about (cut at word boundaries). Default 200; 20..=10000. */ chars?: number;
+}
+
+/** The options of `importOffline(options?)`. */
+export interface ImportOfflineOptions {
+  /** Called after each file copied: files done, files in all, bytes so far. Default none. */ onProgress?: (p: { done: number; total: number; bytes: number }) => void;
+}
+// end generated
 
 /** The analyzer's terms (Unicode words, NFKC + lowercase, CJK bigrams, a CJK run going on across punctuation and spaces), as the index writer made them. */
 export function analyze(text: string): string[];
@@ -312,7 +442,7 @@ export function pgrRows(ids: Int32Array, lens: number[], sims: Float32Array[], p
  * characters holding the most distinct query terms — words at word boundaries, the last word
  * also as a prefix while it is being typed, CJK bigrams anywhere — cut at word boundaries.
  */
-export function highlight(text: string, query: string, opts?: { chars?: number }): Excerpt;
+export function highlight(text: string, query: string, opts?: HighlightOptions): Excerpt;
 /** The proximity signal: the longest run of consecutive query terms found consecutively in the text's terms, over (query terms − 1); 0 for fewer than 2 query terms. */
 export function phrase(queryTerms: string[], textTerms: string[], options?: { prefixLast?: boolean }): number;
 /** `url` with a text fragment (`#:~:text=`) of the last heading of `heading` (" › "-joined), or `url` when there is none. */
@@ -329,7 +459,7 @@ export class StaticSearch {
    * Rejects with SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT or SNAPSHOT_VERSION (manifest version 3 is read);
    * with `requireIntegrity` and no `crypto.subtle` (an insecure context), SNAPSHOT_UNVERIFIED.
    */
-  static open(baseUrl: string | URL, opts?: { fetch?: typeof fetch; offline?: boolean; requireIntegrity?: boolean }): Promise<StaticSearch>;
+  static open(baseUrl: string | URL, opts?: StaticOpenOptions): Promise<StaticSearch>;
   /** 'sha256': every shard is checked against the hash in its name; 'unchecked': the page has no crypto.subtle. */
   readonly integrity: 'sha256' | 'unchecked';
   readonly manifest: Manifest;
@@ -345,7 +475,7 @@ export class StaticSearch {
    * Copies every file into IndexedDB (database `webrag-snapshot {snapshot URL}`), each checked
    * against its hash; the manifest last. Files already copied are not fetched again.
    */
-  importOffline(opts?: { onProgress?: (p: { done: number; total: number; bytes: number }) => void }): Promise<{ files: number; bytes: number }>;
+  importOffline(opts?: ImportOfflineOptions): Promise<{ files: number; bytes: number }>;
   /** Deletes the IndexedDB copy. */
   removeOffline(): Promise<void>;
   /**
@@ -362,18 +492,18 @@ export class StaticSearch {
    */
   staticEmbed(texts: string[]): Promise<number[][]>;
   /** Up to `max` (3) terms of the vocabulary that start with `prefix`, most frequent first (none without a words index). */
-  completions(prefix: string, opts?: { max?: number }): Promise<string[]>;
+  completions(prefix: string, opts?: CompletionOptions): Promise<string[]>;
   /**
    * BM25. With `prefix` (default: the query ends in a letter or digit) the last word, 2+
    * characters and not CJK, also matches its completions; a chunk takes its best of them.
    */
-  keyword(query: string, opts?: { k?: number; prefix?: boolean }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
-  semantic(vector: number[] | Float32Array, opts?: { k?: number; nprobe?: number }): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
+  keyword(query: string, opts?: KeywordOptions): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
+  semantic(vector: number[] | Float32Array, opts?: SemanticOptions): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
   /**
    * PGR over the mind maps of `seedPages` (the first `seedTopics`) and their neighbours (up to
    * `maxTopics` pages), the query vector as the key point. One hit per chunk.
    */
-  graph(vector: number[] | Float32Array, seedPages: number[], opts?: { k?: number }): Promise<{ hits: GraphHit[]; topics: number[]; errors: SnapshotError[] }>;
+  graph(vector: number[] | Float32Array, seedPages: number[], opts?: StaticGraphOptions): Promise<{ hits: GraphHit[]; topics: number[]; errors: SnapshotError[] }>;
   fragments(chunks: number[]): Promise<Fragment[]>;
   /**
    * 'hybrid' (default; keyword alone until an embedder is set), 'keyword' or 'semantic'. Results
@@ -382,12 +512,5 @@ export class StaticSearch {
    * `group: 'page'` (default): `k` pages, each its best chunk with up to `sections` − 1 (default
    * 3 − 1) other matching sections; the retrievers' page lists are fused (RRF). `'chunk'`: `k` chunks.
    */
-  search(query: string, opts?: {
-    k?: number;
-    mode?: 'hybrid' | 'keyword' | 'semantic';
-    group?: 'page' | 'chunk';
-    sections?: number;
-    onKeyword?: (results: StaticResult[]) => void;
-    onProgress?: (p: { stage: SearchStage; results: StaticResult[] }) => void;
-  }): Promise<{ results: StaticResult[]; errors: SnapshotError[] }>;
+  search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[] }>;
 }

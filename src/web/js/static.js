@@ -14,7 +14,7 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, analyzeQuery, fnv1a, highlight, begins, isCjk, phrase, sectionUrl, termsIn } from './static-text.js';
+import { analyze, analyzeQuery, fnv1a, highlight, begins, isCjk, option, phrase, sectionUrl, termsIn } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
 
 export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl };
@@ -163,8 +163,6 @@ export function rrf(lists, k, weights) {
 /** A retriever's fusion weight from the manifest (`fusion.weights`; 1 in older snapshots). */
 const WEIGHT_OF = { keyword: 'bm25', semantic: 'dense', graph: 'graph' };
 
-/** Completions of the word being typed that a keyword search adds. */
-const PREFIX_TERMS = 3;
 const utf8 = (t) => new TextEncoder().encode(t);
 /** Byte order of UTF-8 (= code point order), the order of the vocabulary's blocks. */
 function cmpBytes(a, b) {
@@ -557,7 +555,8 @@ export class StaticSearch {
    * snapshots): up to `max` terms that start with it, most frequent first, `prefix` itself left
    * out.
    */
-  async completions(prefix, { max = PREFIX_TERMS } = {}) {
+  async completions(prefix, { max } = {}) {
+    max = option('max', max);
     const w = this.manifest.words;
     if (!w?.blocks || !prefix) return [];
     const index = await this.#json(w.index);
@@ -584,7 +583,11 @@ export class StaticSearch {
    * more, it also matches its completions (`completions`): a chunk scores its best of the word
    * and its completions.
    */
-  async keyword(query, { k = 10, prefix = /[\p{Alphabetic}\p{N}]$/u.test(query) } = {}) {
+  async keyword(query, { k, prefix } = {}) {
+    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query));
+  }
+
+  async #keyword(query, k, prefix) {
     const m = this.manifest;
     const terms = [...new Set(analyzeQuery(query))];
     const errors = [];
@@ -627,7 +630,15 @@ export class StaticSearch {
   }
 
   /** Cosine over the int8 IVF lists nearest the query vector: `{hits: [{chunk, score}], errors}`. */
-  async semantic(vector, { k = 10, nprobe } = {}) {
+  async semantic(vector, { k, nprobe } = {}) {
+    const lists = this.manifest.vectors?.lists ?? 0;
+    if (nprobe !== undefined && !(Number.isInteger(nprobe) && nprobe >= 1 && nprobe <= Math.max(1, lists))) {
+      throw new RangeError(`webrag/static: option nprobe must be an integer in 1..=${Math.max(1, lists)} (the snapshot's IVF lists; got ${typeof nprobe === 'number' || nprobe === null ? String(nprobe) : typeof nprobe})`);
+    }
+    return this.#semantic(vector, option('k', k), nprobe);
+  }
+
+  async #semantic(vector, k, nprobe) {
     const v = this.manifest.vectors;
     const errors = [];
     if (!v?.lists) return { hits: [], errors };
@@ -670,7 +681,11 @@ export class StaticSearch {
    * point. Resolves to `{hits: [{chunk, score, path: [topic, route…, fact]}], topics, errors}`
    * (one hit per chunk, its best path).
    */
-  async graph(vector, seedPages, { k = 10 } = {}) {
+  async graph(vector, seedPages, { k } = {}) {
+    return this.#graph(vector, seedPages, option('k', k));
+  }
+
+  async #graph(vector, seedPages, k) {
     const g = this.manifest.graph;
     const errors = [];
     if (!g?.topics) return { hits: [], topics: [], errors };
@@ -754,7 +769,8 @@ export class StaticSearch {
    * `onKeyword(results)` is the first stage alone. Resolves to the last stage's `{results,
    * errors}`; results whose fragment file fails are left out (their error is in `errors`).
    */
-  async search(query, { k = 10, mode = 'hybrid', group = 'page', sections = 3, onKeyword, onProgress } = {}) {
+  async search(query, { k, mode, group, sections, onKeyword, onProgress } = {}) {
+    [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
     const errors = [];
     let pageOf = null;
     if (group === 'page') {
@@ -870,7 +886,7 @@ export class StaticSearch {
     let kw = { hits: [], errors: [] };
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
-      kw = await this.keyword(query, { k: want });
+      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query));
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {
@@ -884,14 +900,14 @@ export class StaticSearch {
     // A semantic list of fusion weight 0 (the static tier's) counts for nothing in the fused
     // order: a hybrid search fetches none of its files and seeds the graph from the keyword hits.
     const counts = mode === 'semantic' || (this.manifest.fusion?.weights?.dense ?? 1) !== 0;
-    const sem = counts ? await this.semantic(qv, { k: want }) : { hits: [], errors: [] };
+    const sem = counts ? await this.#semantic(qv, want) : { hits: [], errors: [] };
     errors.push(...sem.errors);
     if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors };
     const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
     const first = stage('semantic', await results(lists, null));
     if (!this.manifest.graph?.topics) return { results: first, errors };
     // Seed topics: the pages of the first fused results.
-    const gr = await this.graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), { k: want });
+    const gr = await this.#graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), want);
     errors.push(...gr.errors);
     const paths = new Map(gr.hits.map((h) => [h.chunk, h.path]));
     const all = await results({ ...lists, graph: gr.hits.map((h) => h.chunk) }, null, paths);

@@ -5,6 +5,7 @@
 // every `[data-webrag-search]` element, over the snapshot in its own folder. `data-k`,
 // `data-placeholder` and `data-label` on the element set those options.
 import { mountSearch } from './ui.js';
+import { RANGES } from './static-text.js';
 
 export { mountSearch };
 export { StaticSearch, SnapshotError } from './static.js';
@@ -18,7 +19,7 @@ function mountAll() {
     const k = Number.parseInt(el.dataset.k ?? '', 10);
     mountSearch(el, {
       base,
-      ...(k > 0 && k <= 100 ? { k } : {}),
+      ...(k >= RANGES.k[1] && k <= RANGES.k[2] ? { k } : {}), // a bad data-k is left out
       ...(el.dataset.placeholder ? { placeholder: el.dataset.placeholder } : {}),
       ...(el.dataset.label ? { label: el.dataset.label } : {}),
     });

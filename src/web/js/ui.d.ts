@@ -1,12 +1,12 @@
 // Types of webrag/ui: a search box over a static-site snapshot (webrag/static).
-import type { StaticSearch, StaticResult } from './static.js';
+import type { StaticSearch, StaticResult, StaticOpenOptions } from './static.js';
 
 export interface SearchBoxOptions {
   /** The snapshot folder (the one holding manifest.json). Default '/webrag/'; the bundled `webrag-ui.js` uses its own folder. */
   base?: string | URL;
-  /** Results shown, 1–100. Default 10. */
+  /** Results shown. Default 10; 1..=1000 (`StaticSearchOptions.k`; a `RangeError` at mount otherwise). */
   k?: number;
-  /** Sections per result (the best chunk and `sections` − 1 more of its page). Default 3. */
+  /** Sections per result (the best chunk and `sections` − 1 more of its page). Default 3; 1..=20. */
   sections?: number;
   /** 'hybrid' (default: keyword, then semantic and graph when the snapshot has the static tier) or 'keyword'. */
   mode?: 'hybrid' | 'keyword';
@@ -19,7 +19,7 @@ export interface SearchBoxOptions {
   /** Add the default styles (`<style id="webrag-ui-style">`, themable with the `--webrag-ui-*` CSS variables). Default true. */
   styles?: boolean;
   /** Options of `StaticSearch.open`. */
-  open?: { fetch?: typeof fetch; offline?: boolean; requireIntegrity?: boolean };
+  open?: StaticOpenOptions;
 }
 
 export interface SearchBox {

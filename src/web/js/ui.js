@@ -13,6 +13,7 @@
 // input and the result links (sections included), Escape goes back to the input and, there, clears
 // it; Enter in the input searches at once. Text from the snapshot goes into text nodes only.
 import { StaticSearch } from './static.js';
+import { option } from './static-text.js';
 
 /** The box's styles; every colour, the font, the radius and the spacing are CSS variables. */
 const CSS = `
@@ -90,8 +91,8 @@ function link(doc, href, cls, label) {
 
 /**
  * Mounts a search box into `target` (an element or a selector). Options: `base` (the snapshot
- * folder, default `/webrag/`), `k` (results, default 10), `sections` (per result, default 3:
- * the best chunk and 2 more), `mode` ('hybrid', default, or 'keyword'), `label`, `placeholder`,
+ * folder, default `/webrag/`), `k`, `sections` and `mode` (`search`'s, checked here: a
+ * `RangeError` at mount for a bad one), `label`, `placeholder`,
  * `debounce` (ms, default 120), `styles` (default true: add the default styles), `open`
  * (StaticSearch.open's options). Returns `{ search(query), input, ready, destroy() }`; `ready`
  * resolves to the `StaticSearch` (or rejects with its `SnapshotError`, which the box also shows).
@@ -101,9 +102,9 @@ export function mountSearch(target, opts = {}) {
   if (!root) throw new TypeError(`webrag/ui: no element ${String(target)}`);
   const doc = root.ownerDocument;
   const {
-    base = '/webrag/', k = 10, sections = 3, mode = 'hybrid', debounce = 120, styles = true,
-    label = 'Search this site', placeholder = 'Search', open = {},
+    base = '/webrag/', debounce = 120, styles = true, label = 'Search this site', placeholder = 'Search', open = {},
   } = opts;
+  const [k, sections, mode] = [option('k', opts.k), option('sections', opts.sections), option('mode', opts.mode)];
   if (styles) addStyles(doc);
   const id = `webrag-ui-${++uid}`;
   root.classList.add('webrag-ui');
