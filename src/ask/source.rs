@@ -1,8 +1,8 @@
 //! The knowledge base as the ask pipeline reads and writes it ([`AskSource`]): a loaded
 //! [`Engine`], or a [`LazyEngine`] served from its index segments — searches, the pseudo-graph,
 //! the memory entries and the chunks a step names are read as the steps need them, so an `ask`
-//! on a large knowledge base opened lazily never loads it whole (docs/ask-pipeline.md). A run
-//! within a scope (a [`SearchFilter`]) reads every document's record, so on a lazy one it loads.
+//! on a large knowledge base opened lazily never loads it whole (docs/ask-pipeline.md), within a
+//! scope (a [`SearchFilter`]) too: the scope's documents are read from their records.
 use std::collections::HashSet;
 
 use super::{Candidate, KnowledgeBase, Via};
@@ -11,7 +11,7 @@ use crate::engine::{Engine, LazyEngine, SearchOptions};
 use crate::error::Result;
 use crate::graph::GraphSearch;
 use crate::ports::Store;
-use crate::types::{ChunkId, Hit, MemoryRecord, SearchFilter, SearchMode};
+use crate::types::{ChunkId, DocumentRecord, Hit, MemoryRecord, SearchFilter, SearchMode};
 
 /// What the pipeline ([`super::pipeline::run`]) reads and writes beyond what decomposition
 /// ([`KnowledgeBase`]) reads.
@@ -55,15 +55,12 @@ fn chunk_candidates(hits: Vec<Hit>) -> Vec<Candidate> {
     hits.into_iter().map(|h| Candidate { question: h.title, chunk_id: h.chunk_id, score: h.score, via: Via::Chunk }).collect()
 }
 
-/// `gs` within `scope`: the facts of its documents, the mind maps of their titles.
-fn scoped_graph<S: Store, E: Embedder>(eng: &Engine<S, E>, mut gs: GraphSearch, scope: Option<&SearchFilter>) -> GraphSearch {
-    if let Some(f) = scope {
-        let corpus = eng.corpus();
-        let doc_ok = |doc: &str| corpus.document(doc).is_some_and(|d| f.matches(d));
-        gs.hits.retain(|h| corpus.chunk(&h.chunk_id).is_some_and(|c| doc_ok(&c.doc_id)));
-        let titles: HashSet<String> = corpus.documents().into_iter().filter(|d| f.matches(d)).map(|d| d.title).collect();
-        gs.context.retain(|m| titles.contains(&m.topic));
-    }
+/// `gs` within the documents `passing`: their facts, the mind maps of their titles.
+fn scoped_graph(mut gs: GraphSearch, passing: &[DocumentRecord]) -> GraphSearch {
+    let ids: HashSet<&str> = passing.iter().map(|d| d.id.as_str()).collect();
+    let titles: HashSet<&str> = passing.iter().map(|d| d.title.as_str()).collect();
+    gs.hits.retain(|h| ids.contains(h.doc_id.as_str()));
+    gs.context.retain(|m| titles.contains(m.topic.as_str()));
     gs
 }
 
@@ -105,7 +102,9 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
 
     async fn graph_search(&mut self, query: &str, vectors: &[&[f32]], k: usize, scope: Option<&SearchFilter>) -> Result<GraphSearch> {
         let gs = self.graph().search(query, vectors, k, &self.config().graph);
-        Ok(scoped_graph(self, gs, scope))
+        let Some(f) = scope else { return Ok(gs) };
+        let passing: Vec<DocumentRecord> = self.corpus().documents().into_iter().filter(|d| f.matches(d)).collect();
+        Ok(scoped_graph(gs, &passing))
     }
 
     async fn memory_len(&mut self) -> Result<usize> {
@@ -168,10 +167,9 @@ impl<S: Store, E: Embedder> AskSource for LazyEngine<S, E> {
     }
 
     async fn graph_search(&mut self, query: &str, vectors: &[&[f32]], k: usize, scope: Option<&SearchFilter>) -> Result<GraphSearch> {
-        if scope.is_some() {
-            return self.engine().await?.graph_search(query, vectors, k, scope).await;
-        }
-        LazyEngine::graph_search(self, query, vectors, k).await
+        let gs = LazyEngine::graph_search(self, query, vectors, k).await?;
+        let Some(f) = scope else { return Ok(gs) };
+        Ok(scoped_graph(gs, &self.documents_passing(f).await?))
     }
 
     async fn memory_len(&mut self) -> Result<usize> {

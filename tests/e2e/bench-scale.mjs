@@ -16,7 +16,7 @@
 // files from the Cache API + the lazy open's reads + the search); then 200 queries (12-character
 // spans of articles, as in the native bench) per mode, timed in the page around `rag.search`
 // (worker round trip and the query's hashing vector included), p50 / p95; then the whole
-// knowledge base loaded (by a filtered search), the same hybrid queries again: latency and top-10
+// knowledge base loaded (by `exportKb()`), the same hybrid queries again: latency and top-10
 // agreement with the lazy lists.
 import { readFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -29,7 +29,7 @@ const all = readdirSync(dir).sort().flatMap((f) => readFileSync(join(dir, f), 'u
 const articles = all.slice(0, Number(process.env.WEBRAG_SCALE_ARTICLES) || all.length);
 const reversed = (a) => a.split(/(?<=。)/).reverse().join('');
 const docs = [
-  ...articles.map((text, i) => ({ id: `n${i}`, text, format: 'text' })),
+  ...articles.map((text, i) => ({ id: `n${i}`, text, format: 'text', tags: [`part${i % 10}`] })),
   ...articles.map((text, i) => ({ id: `r${i}`, text: reversed(text), format: 'text' })),
 ];
 const queries = articles.filter((_, i) => i % Math.floor(articles.length / 200) === 0).slice(0, 200).map((a) => [...a].slice(40, 52).join(''));
@@ -140,12 +140,20 @@ try {
     const [hgMs] = await time(() => rag.search(q, { k: 10, mode: 'hybrid+graph' }));
     const [removeMs, removed] = await time(() => rag.remove(['bench-note']));
     const [listMs, list] = await time(() => rag.documents());
+    // Filtered searches, lazily: documents named (read by key), then a tag every tenth document
+    // carries (every document record read; the dense retriever scans the passing chunks' vectors).
+    const [docFilterMs, byDoc] = await time(() => rag.search(q, { k: 10, mode: 'hybrid', filter: { docIds: ['n1', 'n2', 'n3'] } }));
+    const [tagFilterMs, byTag] = await time(() => rag.search(q, { k: 10, mode: 'hybrid', filter: { tags: ['part3'] } }));
+    const [tagAgainMs] = await time(() => rag.search(q, { k: 10, mode: 'hybrid', filter: { tags: ['part3'] } }));
+    const filterOk = byDoc.every((h) => ['n1', 'n2', 'n3'].includes(h.docId)) && byTag.length === 10 && byTag.every((h) => Number(h.docId.slice(1)) % 10 === 3);
     const stats = await rag.stats();
-    return { addMs, added, findMs, noteFirst: found[0]?.docId === 'bench-note', graphMs, graphHits: graph.length, hgMs, removeMs, removed, listMs, listed: list.length, stats };
+    return { addMs, added, findMs, noteFirst: found[0]?.docId === 'bench-note', graphMs, graphHits: graph.length, hgMs, removeMs, removed, listMs, listed: list.length, docFilterMs, tagFilterMs, tagAgainMs, filterOk, stats };
   }, queries[3]);
   log(`writes: ${JSON.stringify({ ...writes, stats: undefined })}`);
   if (writes.listed !== writes.stats.documents) throw new Error(`documents() listed ${writes.listed} of ${writes.stats.documents}`);
   if (!writes.noteFirst || writes.removed.removed[0] !== 'bench-note') throw new Error('the note was not found first, or not removed');
+  if (!writes.filterOk) throw new Error('a filtered search returned a document outside its filter');
+  if (!writes.stats.lazy) throw new Error('the writes or filtered searches loaded the knowledge base whole');
   // Twenty questions through the whole `ask` preset (every step, the low-level searchers and
   // summarize, the memory update, a kept trace; the retrieval trigger off, so that every question
   // retrieves rather than being answered from the memory the earlier ones wrote) against the
@@ -170,13 +178,14 @@ try {
   if (!asked.stats.lazy) throw new Error('the asks loaded the knowledge base whole');
   if (asked.known !== asked.n) throw new Error(`${asked.n - asked.known} of ${asked.n} asks ended without an answer`);
   // The same queries once the knowledge base is loaded whole (the first call that needs it —
-  // here a search with a filter, which needs every document's tags and metadata — loads it): how long that takes, and how far the lazy hybrid lists agree.
+  // here `exportKb()`, which writes every record into one file — loads it): how long that takes
+  // (the file included), and how far the lazy hybrid lists agree.
   const whole = await page.evaluate(async (qs) => {
     const rag = window.scaleRag;
     const lazyTop = [];
     for (const q of qs) lazyTop.push((await rag.search(q, { k: 10, mode: 'hybrid' })).map((h) => h.chunkId));
     const t = performance.now();
-    await rag.search(qs[0], { k: 10, mode: 'bm25', filter: { docIds: ['n1'] } });
+    const kbBytes = (await rag.exportKb()).length;
     const loadMs = performance.now() - t;
     let overlap = 0;
     const lat = [];
@@ -187,7 +196,7 @@ try {
       overlap += top.filter((c) => lazyTop[i].includes(c)).length / Math.max(1, top.length);
     }
     lat.sort((a, b) => a - b);
-    return { loadMs, overlap: overlap / qs.length, p50: lat[Math.round((lat.length - 1) * 0.5)], p95: lat[Math.round((lat.length - 1) * 0.95)], stats: await rag.stats() };
+    return { loadMs, kbBytes, overlap: overlap / qs.length, p50: lat[Math.round((lat.length - 1) * 0.5)], p95: lat[Math.round((lat.length - 1) * 0.95)], stats: await rag.stats() };
   }, queries);
   const s = loads[0].stats;
   const loadMs = loads.map((l) => l.ms).sort((a, b) => a - b);
@@ -213,10 +222,11 @@ try {
   console.log(`| **first graph search** (the pseudo-graph read alone; ${writes.graphHits} hits, the graph being off here) / hybrid+graph | **${f(writes.graphMs)} ms** / ${f(writes.hgMs)} ms |`);
   console.log(`| \`remove\` of that document | ${f(writes.removeMs)} ms |`);
   console.log(`| \`documents()\` (${writes.listed} records, lazily) | ${f(writes.listMs)} ms |`);
-  console.log(`| worker wasm memory after these (still lazy) | ${mib(writes.stats.wasmMemoryBytes)} MiB |`);
+  console.log(`| filtered hybrid search, lazily: 3 documents by id / a tag of every tenth document (first, again) | ${f(writes.docFilterMs)} ms / ${f(writes.tagFilterMs)}, ${f(writes.tagAgainMs)} ms |`);
+  console.log(`| worker wasm memory after these (still lazy: ${writes.stats.lazy}) | ${mib(writes.stats.wasmMemoryBytes)} MiB |`);
   console.log(`| **${asked.n}-question \`ask\`** (preset \`ask\`, every step but the trigger, scripted server; ${asked.known} answered, ${asked.sources.toFixed(1)} sources each, ${asked.remembered} memory entries written; still lazy: ${asked.stats.lazy}): median / slowest per question | **${(asked.p50 / 1000).toFixed(2)} s** / ${(asked.max / 1000).toFixed(2)} s |`);
   console.log(`| worker wasm memory after the asks (still lazy) | **${mib(asked.stats.wasmMemoryBytes)} MiB** |`);
-  console.log(`| loading the whole knowledge base on first need (a filtered search) | ${(whole.loadMs / 1000).toFixed(1)} s; wasm memory then ${mib(whole.stats.wasmMemoryBytes)} MiB |`);
+  console.log(`| loading the whole knowledge base on first need (\`exportKb()\`: the load, then a ${mib(whole.kbBytes)} MiB file) | ${(whole.loadMs / 1000).toFixed(1)} s; wasm memory then ${mib(whole.stats.wasmMemoryBytes)} MiB |`);
   console.log(`| vector collection once loaded: [fresh, segments, tombstones] | chunks ${JSON.stringify(whole.stats.ann.chunks)} |`);
   console.log(`| search hybrid k=10 once loaded, 200 queries: p50 / p95 ms | ${f(whole.p50)} / ${f(whole.p95)} |`);
   console.log(`| hybrid top-10 overlap, lazy vs loaded (both dense lists approximate: IVF vs HNSW) | ${whole.overlap.toFixed(3)} |`);

@@ -4,14 +4,15 @@
 //! chunk a full [`Engine::open`] reads — and serves searches in every mode from the segments,
 //! reading a query's postings blocks and IVF lists on demand (and keeping them), and the
 //! pseudo-graph alone for the graph modes. Writes, the document list and single chunks read
-//! only the records they need ([`write`]). The first operation that needs more (a filtered
-//! search, the ask pipeline, an export) loads the whole knowledge base with [`Engine::open`],
-//! once.
+//! only the records they need ([`write`]); a filtered search reads its documents' records and
+//! its chunks' vectors ([`filtered`]). The first operation that needs more (an export, an
+//! upkeep step) loads the whole knowledge base with [`Engine::open`], once.
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 mod ask;
+mod filtered;
 mod write;
 
 use crate::config::Config;
@@ -185,13 +186,18 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     ///
     /// Errors: those of [`LazyEngine::search`].
     pub async fn search_with(&mut self, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        if let State::Reading(r) = &mut self.state
-            && opts.scope().is_none()
-        {
+        if let State::Reading(r) = &mut self.state {
             if matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph) {
                 r.graph().await?;
             }
-            match source::search(&**r, query, qv, opts).await {
+            let done = match opts.scope() {
+                None => source::search(&**r, query, qv, opts).await,
+                Some(f) => match r.filtered(f, qv.is_some() && opts.mode.uses_dense()).await {
+                    Ok(src) => source::search(&src, query, qv, opts).await,
+                    Err(e) => Err(e),
+                },
+            };
+            match done {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
                 done => return done,
             }
@@ -232,6 +238,18 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     pub async fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
         let State::Reading(r) = &self.state else { return Ok(self.engine().await?.corpus().documents()) };
         Ok(super::newest_first(r.store.scan(Collection::Documents).await?.documents))
+    }
+
+    /// The stored documents `filter` passes; while lazy, read from their records (by key when
+    /// the filter names documents, else every document record).
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub(crate) async fn documents_passing(&mut self, filter: &SearchFilter) -> Result<Vec<DocumentRecord>> {
+        match &self.state {
+            State::Reading(r) => r.passing_documents(filter).await,
+            State::Loaded(e) => Ok(e.corpus().documents().into_iter().filter(|d| filter.matches(d)).collect()),
+            State::Failed => Err(failed()),
+        }
     }
 
     /// [`Corpus::chunk`](crate::engine::Corpus::chunk); while lazy, read from the store.
@@ -841,7 +859,7 @@ impl<S: Store, E: Embedder> Vectors for Reader<S, E> {
         Ok(top_k(self.dense_scores(v).await?.into_iter(), n))
     }
 
-    /// Not called: a filtered search loads the knowledge base ([`Records::scope`] is `None`).
+    /// Not called: a filtered search reads through [`filtered::Filtered`], which holds its chunks' vectors.
     fn exact(&self, _: &[f32], _: &[u32]) -> Vec<(u32, f32)> {
         Vec::new()
     }
@@ -862,7 +880,8 @@ impl<S: Store, E: Embedder> GraphSource for Reader<S, E> {
 }
 
 impl<S: Store, E: Embedder> Records for Reader<S, E> {
-    /// `None`: the head holds no tags or metadata ([`LazyEngine::search_with`] loads first).
+    /// `None`: the head holds no tags or metadata (a filtered search reads through
+    /// [`filtered::Filtered`]).
     fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
         None
     }

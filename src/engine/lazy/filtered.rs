@@ -1,0 +1,140 @@
+//! A filtered search on a lazily opened base, without the full load: the documents the filter
+//! passes are read from their records (by key when the filter names documents, else every
+//! document record: tags and metadata are not in the head), their chunks' slots come from the
+//! head (`doc_of`) and the delta, and the dense retriever scans exactly those chunks with their
+//! vectors read by key — as the loaded engine scans a filter's chunks exactly.
+use std::collections::{HashMap, HashSet};
+
+use super::Reader;
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::embed::vecmath::dot;
+use crate::engine::source::{GraphSource, IndexSource, Lexical, Postings, Records, Vectors};
+use crate::error::Result;
+use crate::graph::{GraphHit, PseudoGraph};
+use crate::index::bm25::Query;
+use crate::ports::{Collection, Record, Store};
+use crate::types::{DocId, DocumentRecord, Hit, Scores, SearchFilter};
+
+/// A [`Reader`] restricted to the chunks of the documents a filter passes, with their vectors
+/// when the search is dense.
+pub(super) struct Filtered<'a, S: Store, E: Embedder> {
+    reader: &'a Reader<S, E>,
+    slots: Vec<u32>,
+    vectors: HashMap<u32, Vec<f32>>,
+}
+
+impl<S: Store, E: Embedder> Reader<S, E> {
+    /// This reader restricted to what `filter` passes; with `dense`, the passing chunks' vectors
+    /// read too.
+    ///
+    /// Errors: store errors.
+    pub(super) async fn filtered(&self, filter: &SearchFilter, dense: bool) -> Result<Filtered<'_, S, E>> {
+        let docs = self.passing_documents(filter).await?.into_iter().map(|d| d.id).collect();
+        let slots = self.slots_of_documents(&docs);
+        let vectors = if dense { self.vectors_of(&slots).await? } else { HashMap::new() };
+        Ok(Filtered { reader: self, slots, vectors })
+    }
+
+    /// The stored documents `filter` passes: those it names, read by key, or every document
+    /// record.
+    ///
+    /// Errors: store errors.
+    pub(super) async fn passing_documents(&self, filter: &SearchFilter) -> Result<Vec<DocumentRecord>> {
+        let docs = if filter.doc_ids.is_empty() {
+            self.store.scan(Collection::Documents).await?.documents
+        } else {
+            let got = self.store.get_many(Collection::Documents, &filter.doc_ids).await?;
+            got.into_iter().filter_map(|r| if let Some(Record::Document(d)) = r { Some(d) } else { None }).collect()
+        };
+        Ok(docs.into_iter().filter(|d| filter.matches(d)).collect())
+    }
+
+    /// The live slots of the chunks of `docs`: their base ordinals, then their delta chunks' (one
+    /// pass over the head's `doc_of`).
+    fn slots_of_documents(&self, docs: &HashSet<DocId>) -> Vec<u32> {
+        let head = &self.parts.head;
+        let passing: Vec<bool> = head.documents.iter().map(|d| docs.contains(d)).collect();
+        let live = |o: usize| !self.parts.dead.get(o).copied().unwrap_or(true);
+        let mut slots: Vec<u32> = (0..head.doc_of.len())
+            .filter(|&o| passing.get(head.doc_of[o] as usize).copied().unwrap_or(false) && live(o))
+            .map(|o| o as u32)
+            .collect();
+        let base_n = head.chunks.len() as u32;
+        let of_doc = |c: &str| c.rsplit_once('#').is_some_and(|(d, _)| docs.contains(d));
+        slots.extend(self.parts.delta.added.iter().enumerate().filter(|(_, c)| of_doc(c)).map(|(i, _)| base_n + i as u32));
+        slots
+    }
+
+    /// The vectors of `slots`: the delta's held, the base's read from their `vectors` records.
+    async fn vectors_of(&self, slots: &[u32]) -> Result<HashMap<u32, Vec<f32>>> {
+        let base_n = self.parts.head.chunks.len() as u32;
+        let (base, delta): (Vec<u32>, Vec<u32>) = slots.iter().partition(|&&s| s < base_n);
+        let mut out: HashMap<u32, Vec<f32>> =
+            delta.iter().filter_map(|&s| Some((s, self.parts.delta_chunks.get((s - base_n) as usize)?.1.clone()))).collect();
+        let ids: Vec<String> = base.iter().filter_map(|&s| self.chunk_id(s).cloned()).collect();
+        let dim = self.embedder.dim();
+        for (s, r) in base.into_iter().zip(self.store.get_many(Collection::Vectors, &ids).await?) {
+            if let Some(v) = r.and_then(|r| if let Record::Vector(v) = r { v.to_f32() } else { None }).filter(|v| v.len() == dim) {
+                out.insert(s, v);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<S: Store, E: Embedder> IndexSource for Filtered<'_, S, E> {
+    fn config(&self) -> &Config {
+        self.reader.config()
+    }
+}
+
+impl<S: Store, E: Embedder> Postings for Filtered<'_, S, E> {
+    async fn lexical(&self, q: &Query, score: bool) -> Result<Lexical> {
+        self.reader.lexical(q, score).await
+    }
+}
+
+impl<S: Store, E: Embedder> Vectors for Filtered<'_, S, E> {
+    fn dim(&self) -> usize {
+        self.reader.dim()
+    }
+
+    async fn nearest(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
+        self.reader.nearest(v, n).await
+    }
+
+    /// The cosine of `v` with each of `slots` whose vector was read.
+    fn exact(&self, v: &[f32], slots: &[u32]) -> Vec<(u32, f32)> {
+        slots.iter().filter_map(|s| Some((*s, dot(v, self.vectors.get(s)?)))).collect()
+    }
+
+    fn atomic(&self, v: &[f32], n: usize) -> Vec<(u32, f32)> {
+        self.reader.atomic(v, n)
+    }
+}
+
+impl<S: Store, E: Embedder> GraphSource for Filtered<'_, S, E> {
+    fn pseudo_graph(&self) -> Option<&PseudoGraph> {
+        self.reader.pseudo_graph()
+    }
+
+    fn graph_slot(&self, hit: &GraphHit) -> Option<u32> {
+        self.reader.graph_slot(hit)
+    }
+}
+
+impl<S: Store, E: Embedder> Records for Filtered<'_, S, E> {
+    /// The slots read for the filter this source was made for.
+    fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
+        Some(self.slots.clone())
+    }
+
+    async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {
+        self.reader.holding_phrases(q, slots).await
+    }
+
+    async fn hits(&self, top: &[(u32, f32)], scores: HashMap<u32, Scores>, terms: &HashSet<String>) -> Result<Vec<Hit>> {
+        self.reader.hits(top, scores, terms).await
+    }
+}
