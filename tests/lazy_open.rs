@@ -171,7 +171,7 @@ fn lazy_open_answers_as_the_loaded_engine() {
 /// with metadata `part = i % 3`.
 fn tagged(id: &str, i: usize, text: &str) -> DocumentInput {
     let mut tags = vec![format!("t{}", i % 5)];
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         tags.push("Even".into());
     }
     let meta = [("part".to_string(), (i % 3).to_string())].into();
