@@ -1,4 +1,5 @@
-//! A filtered search on a lazily opened base, without the full load: the documents the filter
+//! What a search on a lazily opened base reads through ([`SearchView`]): the reader as it is, or,
+//! for a filtered search, without the full load, restricted to the filter: the documents it
 //! passes are read from their records (by key when the filter names documents, else every
 //! document record: tags and metadata are not in the head), their chunks' slots come from the
 //! head (`doc_of`) and the delta, and the dense retriever scans exactly those chunks with their
@@ -16,24 +17,27 @@ use crate::index::bm25::Query;
 use crate::ports::{Collection, Record, Store};
 use crate::types::{DocId, DocumentRecord, Hit, Scores, SearchFilter};
 
-/// A [`Reader`] restricted to the chunks of the documents a filter passes, with their vectors
-/// when the search is dense.
-pub(super) struct Filtered<'a, S: Store, E: Embedder> {
+/// A [`Reader`] as one search reads it: whole, or restricted to the chunks of the documents a
+/// filter passes, with their vectors when the search is dense. (One type for both, so the search
+/// pipeline is compiled once for the lazy engine.)
+pub(super) struct SearchView<'a, S: Store, E: Embedder> {
     reader: &'a Reader<S, E>,
-    slots: Vec<u32>,
+    /// With a filter: its chunks' slots.
+    slots: Option<Vec<u32>>,
     vectors: HashMap<u32, Vec<f32>>,
 }
 
 impl<S: Store, E: Embedder> Reader<S, E> {
-    /// This reader restricted to what `filter` passes; with `dense`, the passing chunks' vectors
-    /// read too.
+    /// This reader as a search reads it: whole without a filter, else restricted to what
+    /// `filter` passes (with `dense`, the passing chunks' vectors read too).
     ///
     /// Errors: store errors.
-    pub(super) async fn filtered(&self, filter: &SearchFilter, dense: bool) -> Result<Filtered<'_, S, E>> {
+    pub(super) async fn view(&self, filter: Option<&SearchFilter>, dense: bool) -> Result<SearchView<'_, S, E>> {
+        let Some(filter) = filter else { return Ok(SearchView { reader: self, slots: None, vectors: HashMap::new() }) };
         let docs = self.passing_documents(filter).await?.into_iter().map(|d| d.id).collect();
         let slots = self.slots_of_documents(&docs);
         let vectors = if dense { self.vectors_of(&slots).await? } else { HashMap::new() };
-        Ok(Filtered { reader: self, slots, vectors })
+        Ok(SearchView { reader: self, slots: Some(slots), vectors })
     }
 
     /// The stored documents `filter` passes: those it names, read by key, or every document
@@ -83,19 +87,19 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     }
 }
 
-impl<S: Store, E: Embedder> IndexSource for Filtered<'_, S, E> {
+impl<S: Store, E: Embedder> IndexSource for SearchView<'_, S, E> {
     fn config(&self) -> &Config {
         self.reader.config()
     }
 }
 
-impl<S: Store, E: Embedder> Postings for Filtered<'_, S, E> {
+impl<S: Store, E: Embedder> Postings for SearchView<'_, S, E> {
     async fn lexical(&self, q: &Query, score: bool) -> Result<Lexical> {
         self.reader.lexical(q, score).await
     }
 }
 
-impl<S: Store, E: Embedder> Vectors for Filtered<'_, S, E> {
+impl<S: Store, E: Embedder> Vectors for SearchView<'_, S, E> {
     fn dim(&self) -> usize {
         self.reader.dim()
     }
@@ -114,7 +118,7 @@ impl<S: Store, E: Embedder> Vectors for Filtered<'_, S, E> {
     }
 }
 
-impl<S: Store, E: Embedder> GraphSource for Filtered<'_, S, E> {
+impl<S: Store, E: Embedder> GraphSource for SearchView<'_, S, E> {
     fn pseudo_graph(&self) -> Option<&PseudoGraph> {
         self.reader.pseudo_graph()
     }
@@ -124,10 +128,10 @@ impl<S: Store, E: Embedder> GraphSource for Filtered<'_, S, E> {
     }
 }
 
-impl<S: Store, E: Embedder> Records for Filtered<'_, S, E> {
-    /// The slots read for the filter this source was made for.
+impl<S: Store, E: Embedder> Records for SearchView<'_, S, E> {
+    /// The slots read for the filter this view was made for (`None` without one).
     fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
-        Some(self.slots.clone())
+        self.slots.clone()
     }
 
     async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {

@@ -190,12 +190,9 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
             if matches!(opts.mode, SearchMode::Graph | SearchMode::HybridGraph) {
                 r.graph().await?;
             }
-            let done = match opts.scope() {
-                None => source::search(&**r, query, qv, opts).await,
-                Some(f) => match r.filtered(f, qv.is_some() && opts.mode.uses_dense()).await {
-                    Ok(src) => source::search(&src, query, qv, opts).await,
-                    Err(e) => Err(e),
-                },
+            let done = match r.view(opts.scope(), qv.is_some() && opts.mode.uses_dense()).await {
+                Ok(view) => source::search(&view, query, qv, opts).await,
+                Err(e) => Err(e),
             };
             match done {
                 Err(crate::error::Error::Store(StoreError::Corrupt { .. })) => {}
@@ -859,7 +856,7 @@ impl<S: Store, E: Embedder> Vectors for Reader<S, E> {
         Ok(top_k(self.dense_scores(v).await?.into_iter(), n))
     }
 
-    /// Not called: a filtered search reads through [`filtered::Filtered`], which holds its chunks' vectors.
+    /// Not called: a filtered search reads through [`filtered::SearchView`], which holds its chunks' vectors.
     fn exact(&self, _: &[f32], _: &[u32]) -> Vec<(u32, f32)> {
         Vec::new()
     }
@@ -881,7 +878,7 @@ impl<S: Store, E: Embedder> GraphSource for Reader<S, E> {
 
 impl<S: Store, E: Embedder> Records for Reader<S, E> {
     /// `None`: the head holds no tags or metadata (a filtered search reads through
-    /// [`filtered::Filtered`]).
+    /// [`filtered::SearchView`]).
     fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
         None
     }
