@@ -124,3 +124,28 @@ test('a panic in the engine: WORKER_FAILED at once, then a fresh worker over the
     await browser.close();
   }
 });
+
+test('a worker that never starts: open rejects with WORKER_FAILED after startTimeoutMs, and a bad startTimeoutMs is INVALID_OPTION', { timeout: 120_000 }, async () => {
+  const browser = await launch({ webgpu: false });
+  try {
+    const page = await blankPage(browser);
+    const r = await page.evaluate(async ({ model }) => {
+      const { WebRag } = await import('/pkg/index.js');
+      const outcome = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}: ${e.message}`);
+      const t0 = performance.now();
+      const silent = await outcome(WebRag.open({ name: 'silent', model, device: 'hashing', workerUrl: '/tests/e2e/silent-worker.js', startTimeoutMs: 800 }));
+      const ms = performance.now() - t0;
+      const bad = await Promise.all([0, 1.5, '100', 600_001].map((v) => outcome(WebRag.open({ name: 'x', model, device: 'hashing', startTimeoutMs: v }))));
+      // The default still starts the real worker.
+      const rag = await WebRag.open({ name: 'started', model, device: 'hashing', startTimeoutMs: 60_000 });
+      const docs = (await rag.stats()).documents;
+      return { silent, ms, bad, docs };
+    }, { model: MODEL });
+    assert.match(r.silent, /^WebRagError WORKER_FAILED: the webrag worker at .*silent-worker\.js did not start within 800 ms$/);
+    assert.ok(r.ms >= 750 && r.ms < 10_000, `gave up after ${r.ms} ms`);
+    for (const b of r.bad) assert.match(b, /^InputError INVALID_OPTION: option startTimeoutMs: /);
+    assert.equal(r.docs, 0);
+  } finally {
+    await browser.close();
+  }
+});

@@ -32,11 +32,16 @@ function rehydrate({ name, code, message }) {
  *   await rag.add([{ id: 'a.md', text: '# Hello\n\nworld' }], { onProgress: console.log });
  *   const hits = await rag.search('hello', { k: 5 });
  */
+/** How long `WebRag.open` waits for a worker to load by default (`startTimeoutMs`), in ms. */
+export const WORKER_START_MS = 30_000;
+
 // Resolves once the worker's module graph has loaded (it posts {ready: true}); false when the
-// script could not be loaded (a bundler that did not emit worker.js beside this file).
-function started(worker) {
+// script could not be loaded (a bundler that did not emit worker.js beside this file) or did not
+// load within `ms` (a request that never answers).
+function started(worker, ms) {
   return new Promise((resolve) => {
-    const done = (ok) => { worker.removeEventListener('message', onMessage); worker.removeEventListener('error', onError); resolve(ok); };
+    const timer = setTimeout(() => done(false), ms);
+    const done = (ok) => { clearTimeout(timer); worker.removeEventListener('message', onMessage); worker.removeEventListener('error', onError); resolve(ok); };
     const onMessage = (e) => { if (e.data?.ready) done(true); };
     const onError = (e) => { e.preventDefault?.(); done(false); };
     worker.addEventListener('message', onMessage);
@@ -54,22 +59,31 @@ async function gunzip(base64) {
 // beside the client, where bundlers that follow `new URL(…, import.meta.url)` put them: Vite,
 // webpack 5, Parcel; also no bundler at all); else both from the module `inline()` imports
 // (esbuild, which does not follow that pattern: it works with no configuration, at the cost of the
-// inlined .wasm in the bundle). Resolves to {worker, wasm}: `wasm` holds the module bytes for an
-// inline worker, else null.
-export async function startWorker(workerUrl, beside, inline) {
-  if (workerUrl) return { worker: new Worker(workerUrl, { type: 'module' }), wasm: null };
+// inlined .wasm in the bundle). Each waits at most `ms` for the worker to load. Resolves to
+// {worker, wasm}: `wasm` holds the module bytes for an inline worker, else null. Rejects with
+// WORKER_FAILED when none starts.
+export async function startWorker(workerUrl, beside, inline, ms = WORKER_START_MS) {
+  if (workerUrl) {
+    const worker = new Worker(workerUrl, { type: 'module' });
+    if (await started(worker, ms)) return { worker, wasm: null };
+    worker.terminate();
+    throw new WebRagError(`the webrag worker at ${String(workerUrl)} did not start within ${ms} ms`, 'WORKER_FAILED');
+  }
   let worker = null;
   try {
     worker = beside();
   } catch { /* no import.meta.url (e.g. an IIFE bundle) */ }
-  if (worker && (await started(worker))) return { worker, wasm: null };
+  if (worker && (await started(worker, ms))) return { worker, wasm: null };
   worker?.terminate();
   const { workerSource, wasmGzipBase64 } = await inline();
   const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
   worker = new Worker(url, { type: 'module' });
   // The URL stays valid: the worker starts its embedding workers from it (self.location).
-  const ok = await started(worker);
-  if (!ok) throw new WebRagError('the webrag worker could not start (a Content-Security-Policy without worker-src blob:?)', 'WORKER_FAILED');
+  const ok = await started(worker, ms);
+  if (!ok) {
+    worker.terminate();
+    throw new WebRagError(`the webrag worker could not start within ${ms} ms (a Content-Security-Policy without worker-src blob:?)`, 'WORKER_FAILED');
+  }
   return { worker, wasm: await gunzip(wasmGzipBase64) };
 }
 
@@ -193,15 +207,20 @@ export class WebRag {
    * (int8 weights × 7-bit activations). `workers`: embedding workers for the CPU path's batches
    * (0–64; default every core, `navigator.hardwareConcurrency`, at most 4; 0 embeds in the
    * engine's own worker): each holds a copy of the model, started at the first batch.
+   * `startTimeoutMs` (default 30,000; 1–600,000): how long each way of starting the worker may
+   * take to load before it counts as failed; when none starts, `open` rejects with WORKER_FAILED.
    * `onEvent` receives warnings for the lifetime of the instance,
    * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
    * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, onEvent } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, startTimeoutMs = WORKER_START_MS, onEvent } = {}) {
     if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0 && workers <= 64)) {
       throw new InputError(`option workers: ${JSON.stringify(workers)} is not an integer from 0 to 64`, 'INVALID_OPTION');
     }
-    const { worker, wasm } = await this.startWorker(workerUrl);
+    if (!(Number.isInteger(startTimeoutMs) && startTimeoutMs >= 1 && startTimeoutMs <= 600_000)) {
+      throw new InputError(`option startTimeoutMs: ${JSON.stringify(startTimeoutMs)} is not an integer from 1 to 600000`, 'INVALID_OPTION');
+    }
+    const { worker, wasm } = await this.startWorker(workerUrl, startTimeoutMs);
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
@@ -212,7 +231,7 @@ export class WebRag {
       throw e;
     }
     rag.#reopen = async () => {
-      const started = await this.startWorker(workerUrl);
+      const started = await this.startWorker(workerUrl, startTimeoutMs);
       rag.#attach(started.worker);
       await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm });
     };

@@ -1010,7 +1010,7 @@ export interface Trajectory {
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
-  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; startTimeoutMs?: number; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
   /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. While it runs, `search` and the other reads answer from the knowledge base as it was before the batch; writes wait for it. */

@@ -12,7 +12,7 @@ export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, Ca
  *   const hits = await rag.search('hello', { k: 5 });
  */
 export class WebRag extends Client {
-  static startWorker(workerUrl) {
-    return startWorker(workerUrl, () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }), () => import('./inline.js'));
+  static startWorker(workerUrl, ms) {
+    return startWorker(workerUrl, () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }), () => import('./inline.js'), ms);
   }
 }

@@ -9,7 +9,7 @@ import { WebRag as Client, startWorker } from './client.js';
 export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, CancelledError, MODEL_CACHE } from './client.js';
 
 export class WebRag extends Client {
-  static startWorker(workerUrl) {
-    return startWorker(workerUrl, () => new Worker(new URL('./search/worker.js', import.meta.url), { type: 'module' }), () => import('./search/inline.js'));
+  static startWorker(workerUrl, ms) {
+    return startWorker(workerUrl, () => new Worker(new URL('./search/worker.js', import.meta.url), { type: 'module' }), () => import('./search/inline.js'), ms);
   }
 }
