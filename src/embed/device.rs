@@ -310,17 +310,18 @@ impl DeviceEmbedder {
             me.hashing = Some(id);
             return Ok(me);
         }
-        #[cfg(feature = "full")]
-        let opened = Gpu::new().await;
-        // The search build (`webrag/search`) leaves the GPU engine out of the page's .wasm.
-        #[cfg(not(feature = "full"))]
-        let opened: std::result::Result<Gpu, GpuError> =
-            Err(GpuError::Unavailable { reason: "the search build (webrag/search) has no GPU engine; webrag has".into() });
-        let gpu = match opened {
-            Ok(g) => g,
-            Err(e) if preference == DevicePreference::Auto => return Ok(Self::no_adapter(cpu, e.to_string(), clock)),
-            Err(e) => return Err(e.into()),
-        };
+        match Gpu::new().await {
+            Ok(gpu) => Self::on_gpu(cpu, preference, gpu, clock).await,
+            Err(e) if preference == DevicePreference::Auto => Ok(Self::no_adapter(cpu, e.to_string(), clock)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// [`DeviceEmbedder::open`] once a device opened: the GPU path, or the CPU path where the
+    /// model's attention or a software adapter rules the GPU out. (In the search build `Gpu` is
+    /// uninhabited, so rustc reads this body as unreachable and its bindings as unused.)
+    #[cfg_attr(not(feature = "gpu"), allow(unused_variables))]
+    async fn on_gpu(cpu: CpuEmbedder, preference: DevicePreference, gpu: Gpu, clock: Box<dyn Clock>) -> Result<Self> {
         let (adapter, software) = (gpu.adapter().to_string(), gpu.is_software());
         let c = cpu.bert().config();
         if !super::gpu::attention_supports(c.hidden_size, c.num_attention_heads) {

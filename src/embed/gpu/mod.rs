@@ -18,10 +18,25 @@
 //! [`Gpu::matmul`] and [`Gpu::layer_norm`] are one-shot entry points for the kernel tests.
 //!
 //! Readback is `map_async` + await; only native backends add a blocking `device.poll`.
+//!
+//! The engine is the cargo feature `gpu` (in `full`, and so in every native build and the page's
+//! `webrag`). Without it (the search build, `webrag/search`) [`Gpu`] and [`GpuBert`] are
+//! uninhabited types (`absent.rs`): the embedder's `Option<GpuBert>` can only be `None`, so the
+//! code that would run a GPU pass, and wgpu with it, is not in that `.wasm`.
+#[cfg(not(feature = "gpu"))]
+mod absent;
+#[cfg(feature = "gpu")]
 mod bert;
+#[cfg(feature = "gpu")]
 mod device;
 mod kernels;
+mod report;
 
+#[cfg(not(feature = "gpu"))]
+pub use absent::{Gpu, GpuBert};
+#[cfg(feature = "gpu")]
 pub use bert::GpuBert;
-pub use device::{Gpu, GpuCounters, KernelTimes};
+#[cfg(feature = "gpu")]
+pub use device::Gpu;
 pub use kernels::*;
+pub use report::{GpuCounters, KernelTimes};
