@@ -14,7 +14,10 @@ use crate::engine::source::{GraphSource, IndexSource, Lexical, Postings, Records
 use crate::error::Result;
 use crate::graph::{GraphHit, PseudoGraph};
 use crate::index::bm25::Query;
+use crate::index::top_k;
 use crate::ports::{Collection, Record, Store};
+use crate::retrieve::hit;
+use crate::text::analyze;
 use crate::types::{DocId, DocumentRecord, Hit, Scores, SearchFilter};
 
 /// A [`Reader`] as one search reads it: whole, or restricted to the chunks of the documents a
@@ -87,44 +90,55 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     }
 }
 
+/// The segments as a search source ([`crate::engine::source::search`]): BM25 with the loaded
+/// index's scores (the idf's document frequencies count tombstones until the next base), dense over
+/// the [`crate::index::segment::NPROBE`] nearest IVF lists (12-bit integer inner products, within
+/// about 1e-3 of the f32 ones) and the delta (exact f32) — within a filter, an exact scan of its
+/// chunks' vectors — the pseudo-graph once read ([`Reader::graph`]), no atomic questions.
 impl<S: Store, E: Embedder> IndexSource for SearchView<'_, S, E> {
     fn config(&self) -> &Config {
-        self.reader.config()
+        &self.reader.config
     }
 }
 
 impl<S: Store, E: Embedder> Postings for SearchView<'_, S, E> {
     async fn lexical(&self, q: &Query, score: bool) -> Result<Lexical> {
-        self.reader.lexical(q, score).await
+        let r = self.reader;
+        let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
+        names.extend(q.phrases.iter().flatten().map(String::as_str));
+        let blocks = r.blocks(&names).await?;
+        let scores = if score { r.bm25_scores(q, &blocks) } else { Vec::new() };
+        Ok(Lexical::new(q, |t| r.postings(&blocks, t).0.map(|p| p.0), scores))
     }
 }
 
 impl<S: Store, E: Embedder> Vectors for SearchView<'_, S, E> {
     fn dim(&self) -> usize {
-        self.reader.dim()
+        self.reader.embedder.dim()
     }
 
     async fn nearest(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
-        self.reader.nearest(v, n).await
+        Ok(top_k(self.reader.dense_scores(v).await?.into_iter(), n))
     }
 
-    /// The cosine of `v` with each of `slots` whose vector was read.
+    /// The cosine of `v` with each of `slots` whose vector was read (a filter's chunks).
     fn exact(&self, v: &[f32], slots: &[u32]) -> Vec<(u32, f32)> {
         slots.iter().filter_map(|s| Some((*s, dot(v, self.vectors.get(s)?)))).collect()
     }
 
-    fn atomic(&self, v: &[f32], n: usize) -> Vec<(u32, f32)> {
-        self.reader.atomic(v, n)
+    /// None: a lazily opened base has no atomic questions (the first ones stored delete its base).
+    fn atomic(&self, _: &[f32], _: usize) -> Vec<(u32, f32)> {
+        Vec::new()
     }
 }
 
 impl<S: Store, E: Embedder> GraphSource for SearchView<'_, S, E> {
     fn pseudo_graph(&self) -> Option<&PseudoGraph> {
-        self.reader.pseudo_graph()
+        self.reader.graph.as_ref()
     }
 
     fn graph_slot(&self, hit: &GraphHit) -> Option<u32> {
-        self.reader.graph_slot(hit)
+        self.reader.slot_of(&hit.chunk_id, &hit.doc_id)
     }
 }
 
@@ -135,10 +149,19 @@ impl<S: Store, E: Embedder> Records for SearchView<'_, S, E> {
     }
 
     async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {
-        self.reader.holding_phrases(q, slots).await
+        let chunks = self.reader.chunks(slots).await?;
+        Ok(chunks.into_iter().filter(|(_, c)| q.phrases_in(&analyze(&c.text))).map(|(s, _)| s).collect())
     }
 
-    async fn hits(&self, top: &[(u32, f32)], scores: HashMap<u32, Scores>, terms: &HashSet<String>) -> Result<Vec<Hit>> {
-        self.reader.hits(top, scores, terms).await
+    async fn hits(&self, top: &[(u32, f32)], mut scores: HashMap<u32, Scores>, terms: &HashSet<String>) -> Result<Vec<Hit>> {
+        let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
+        let (chunks, docs) = self.reader.hit_records(&slots).await?;
+        Ok(top
+            .iter()
+            .filter_map(|&(s, score)| {
+                let c = chunks.get(&s)?;
+                Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), terms))
+            })
+            .collect())
     }
 }

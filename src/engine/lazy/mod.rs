@@ -8,7 +8,7 @@
 //! its chunks' vectors ([`filtered`]). The first operation that needs more (an export, an
 //! upkeep step) loads the whole knowledge base with [`Engine::open`], once.
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 mod ask;
@@ -22,16 +22,13 @@ use crate::index::bm25::{Accumulator, Bm25Index, Query, query_weights};
 use crate::index::segment::{
     self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
 };
-use crate::index::top_k;
 use crate::ports::{Clock, Collection, GENERATION_KEY, Record, SCHEMA_VERSION, Store, generation_in, generation_of};
-use crate::text::analyze;
 use crate::types::*;
 
 use super::Engine;
 use super::open::{check_meta, stored_analyzer};
 use super::search::query_vector;
-use super::source::{self, GraphSource, IndexSource, Lexical, Postings, Records, SearchOptions, Vectors};
-use crate::retrieve::hit;
+use super::source::{self, SearchOptions};
 use crate::text::ANALYZER_VERSION;
 
 /// A knowledge base opened lazily: served from its index segments until something needs it
@@ -823,80 +820,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             .flat_map(|l| l.scores(&codes))
             .filter(|(o, _)| !self.parts.dead.get(*o as usize).copied().unwrap_or(true))
             .chain(self.parts.delta_chunks.iter().enumerate().map(|(i, (_, d))| (base_n + i as u32, crate::embed::vecmath::dot(v, d))))
-            .collect())
-    }
-}
-
-/// The segments as a search source ([`source::search`]): BM25 with the loaded index's scores (the
-/// idf's document frequencies count tombstones until the next base), dense over the [`NPROBE`]
-/// nearest IVF lists (12-bit integer inner products, within about 1e-3 of the f32 ones) and the
-/// delta (exact f32), the pseudo-graph once read ([`Reader::graph`]), no atomic questions.
-impl<S: Store, E: Embedder> IndexSource for Reader<S, E> {
-    fn config(&self) -> &Config {
-        &self.config
-    }
-}
-
-impl<S: Store, E: Embedder> Postings for Reader<S, E> {
-    async fn lexical(&self, q: &Query, score: bool) -> Result<Lexical> {
-        let mut names: Vec<&str> = q.terms.iter().map(|t| t.0.as_str()).chain(q.excluded.iter().map(String::as_str)).collect();
-        names.extend(q.phrases.iter().flatten().map(String::as_str));
-        let blocks = self.blocks(&names).await?;
-        let scores = if score { self.bm25_scores(q, &blocks) } else { Vec::new() };
-        Ok(Lexical::new(q, |t| self.postings(&blocks, t).0.map(|p| p.0), scores))
-    }
-}
-
-impl<S: Store, E: Embedder> Vectors for Reader<S, E> {
-    fn dim(&self) -> usize {
-        self.embedder.dim()
-    }
-
-    async fn nearest(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
-        Ok(top_k(self.dense_scores(v).await?.into_iter(), n))
-    }
-
-    /// Not called: a filtered search reads through [`filtered::SearchView`], which holds its chunks' vectors.
-    fn exact(&self, _: &[f32], _: &[u32]) -> Vec<(u32, f32)> {
-        Vec::new()
-    }
-
-    fn atomic(&self, _: &[f32], _: usize) -> Vec<(u32, f32)> {
-        Vec::new()
-    }
-}
-
-impl<S: Store, E: Embedder> GraphSource for Reader<S, E> {
-    fn pseudo_graph(&self) -> Option<&crate::graph::PseudoGraph> {
-        self.graph.as_ref()
-    }
-
-    fn graph_slot(&self, hit: &crate::graph::GraphHit) -> Option<u32> {
-        self.slot_of(&hit.chunk_id, &hit.doc_id)
-    }
-}
-
-impl<S: Store, E: Embedder> Records for Reader<S, E> {
-    /// `None`: the head holds no tags or metadata (a filtered search reads through
-    /// [`filtered::SearchView`]).
-    fn scope(&self, _: &SearchFilter) -> Option<Vec<u32>> {
-        None
-    }
-
-    async fn holding_phrases(&self, q: &Query, slots: &[u32]) -> Result<HashSet<u32>> {
-        let chunks = self.chunks(slots).await?;
-        Ok(chunks.into_iter().filter(|(_, c)| q.phrases_in(&analyze(&c.text))).map(|(s, _)| s).collect())
-    }
-
-    async fn hits(&self, top: &[(u32, f32)], mut scores: HashMap<u32, Scores>, terms: &HashSet<String>) -> Result<Vec<Hit>> {
-        let slots: Vec<u32> = top.iter().map(|x| x.0).collect();
-        let (chunks, docs) = self.hit_records(&slots).await?;
-        Ok(top
-            .iter()
-            .filter_map(|&(s, score)| {
-                let c = chunks.get(&s)?;
-                Some(hit(c, docs.get(&c.doc_id), score, scores.remove(&s).unwrap_or_default(), terms))
-            })
             .collect())
     }
 }
