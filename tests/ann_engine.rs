@@ -16,17 +16,27 @@ use webrag::index::ann::AnnParams;
 use webrag::ports::{Collection, MemoryStore, NoProgress, Op, Record, Store};
 use webrag::types::{AnnSegmentRecord, DocumentInput, Format, SearchMode};
 
+/// `n` HotpotQA passages (`../shared`), else `n` paragraphs of this repository's docs.
 fn passages(n: usize) -> Vec<DocumentInput> {
-    let path = common::shared().join("data/hotpotqa/train100_corpus.json");
-    let corpus: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&std::fs::read(&path).expect("corpus")).expect("json");
-    corpus
-        .iter()
-        .take(n)
+    let titled: Vec<(String, String)> = match common::shared_or("data/hotpotqa/train100_corpus.json", "paragraphs of the repository's docs instead") {
+        Some(path) => {
+            let corpus: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&std::fs::read(&path).expect("corpus")).expect("json");
+            corpus
+                .iter()
+                .take(n)
+                .map(|(title, sents)| (title.clone(), sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>()))
+                .collect()
+        }
+        None => common::own_passages(n),
+    };
+    titled
+        .into_iter()
         .enumerate()
-        .map(|(i, (title, sents))| DocumentInput {
+        .map(|(i, (title, text))| DocumentInput {
             id: format!("p{i}"),
-            title: Some(title.clone()),
-            text: sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>(),
+            title: Some(title),
+            text,
             format: Format::Text,
             ..Default::default()
         })

@@ -73,7 +73,7 @@ fn maxsim_rerank_of_the_fused_top_n() {
         let h = m.dim();
         let n_top: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
         for name in ["hotpotqa", "musique"] {
-            let dir = common::shared().join("data").join(name);
+            let Some(dir) = common::shared_data(&format!("data/{name}")) else { return };
             let set = if name == "hotpotqa" { eval::load_hotpotqa(&dir) } else { eval::load_musique(&dir) }.unwrap();
             let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/evalcache/{name}.json"));
             let eng = eval::build(&set, m, Some(&cache)).await.unwrap();

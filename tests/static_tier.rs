@@ -47,11 +47,19 @@ fn texts(seed: u64) -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     out.push("x".repeat(101));
-    if let Ok(bytes) = std::fs::read(common::shared().join("data/hotpotqa/train100_corpus.json")) {
-        let corpus: serde_json::Value = serde_json::from_slice(&bytes).expect("HotpotQA corpus");
-        let passages =
-            corpus.as_array().map(|a| a.iter().take(40).filter_map(|p| p["text"].as_str().map(String::from)).collect::<Vec<_>>());
-        out.extend(passages.unwrap_or_default());
+    // 40 real passages: HotpotQA's (title → sentences) where `../shared` is beside the checkout,
+    // else paragraphs of this repository's docs.
+    match common::shared_or("data/hotpotqa/train100_corpus.json", "paragraphs of the repository's docs instead") {
+        Some(path) => {
+            let corpus: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&std::fs::read(path).expect("HotpotQA corpus")).expect("HotpotQA corpus");
+            let passages = corpus.iter().take(40).map(|(title, sentences)| {
+                let text: String = sentences.as_array().expect("sentences").iter().filter_map(|s| s.as_str()).collect();
+                format!("{title}\n{text}")
+            });
+            out.extend(passages);
+        }
+        None => out.extend(common::own_passages(40).into_iter().map(|(heading, text)| format!("{heading}\n{text}"))),
     }
     let mut rng = SmallRng::seed_from_u64(seed);
     let alphabet: Vec<char> =

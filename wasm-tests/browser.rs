@@ -62,24 +62,27 @@ fn cosine(a: &[f32], b: &[f64]) -> f64 {
     dot / (na * nb)
 }
 
-/// `../shared/embeddings/all-MiniLM-L6-v2.golden.json`, from the test server.
-async fn golden() -> serde_json::Value {
-    serde_json::from_slice(
-        &gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
-            .send()
-            .await
-            .expect("fetch golden")
-            .binary()
-            .await
-            .expect("body"),
-    )
-    .expect("json")
+/// `../shared/embeddings/all-MiniLM-L6-v2.golden.json`, from the test server; `None` (the test
+/// skips, saying so on the console) where `../shared` is missing, a failure when the suite was
+/// built with `CI=true`.
+async fn golden() -> Option<serde_json::Value> {
+    let reply = gloo_net::http::Request::get(&format!("{ASSETS}/shared/embeddings/all-MiniLM-L6-v2.golden.json"))
+        .send()
+        .await
+        .expect("fetch golden");
+    if reply.status() == 404 {
+        let what = "../shared/embeddings/all-MiniLM-L6-v2.golden.json is missing (the shared evaluation data, a folder `shared` beside the checkout)";
+        assert!(option_env!("CI") != Some("true"), "{what}: with CI=true the data-bound tests must run");
+        web_sys::console::log_1(&format!("SKIP the golden check: {what}").into());
+        return None;
+    }
+    Some(serde_json::from_slice(&reply.binary().await.expect("body")).expect("json"))
 }
 
 #[wasm_bindgen_test]
 async fn embeddings_match_golden_in_browser() {
+    let Some(g) = golden().await else { return };
     let m = model().await;
-    let g = golden().await;
     let mut min = f64::MAX;
     for (i, item) in g["items"].as_array().expect("items").iter().enumerate() {
         let text = item["text"].as_str().expect("text");
@@ -224,7 +227,7 @@ async fn gpu_embeddings_match_golden_in_browser() {
         &format!("webgpu adapter: {} (software: {}, shader-f16: {})", gpu.adapter(), gpu.is_software(), gpu.supports_f16()).into(),
     );
     let bert = gpu.upload(m.bert());
-    let g = golden().await;
+    let Some(g) = golden().await else { return };
     let items: Vec<&serde_json::Value> = g["items"].as_array().expect("items").iter().take(12).collect();
     let ids: Vec<Vec<u32>> = items.iter().map(|i| m.tokenizer().encode(i["text"].as_str().expect("text")).expect("encode")).collect();
     // Minimum cosine of `got` to the golden vectors, each item checked against `floor`.

@@ -14,7 +14,7 @@ import { extname, join, normalize, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const shared = resolve(root, '..', 'shared');
+const shared = process.env.WEBRAG_SHARED ? resolve(process.env.WEBRAG_SHARED) : resolve(root, '..', 'shared');
 const args = process.argv.slice(2);
 const port = Number(args[args.indexOf('--port') + 1] || process.env.PORT || 8080);
 const TYPES = {

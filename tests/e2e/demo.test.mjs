@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHARED, startServer, launch, openDemo } from './harness.mjs';
+import { SHARED, needsShared, startServer, launch, openDemo } from './harness.mjs';
 
 let server, browser;
 before(async () => { server = await startServer(18000 + Math.floor(Math.random() * 1000)); browser = await launch(); });
@@ -62,7 +62,7 @@ test('the embedding path is one plain sentence, the platform\'s words on demand'
   }
 });
 
-test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= each single retriever', { timeout: 3_000_000 }, async () => {
+test('HotpotQA through the page: 994 passages, their pseudo-graph and HNSW segments survive a reload; recall@5 hybrid >= 78, hybrid+graph >= each single retriever', { timeout: 3_000_000, skip: needsShared('data/hotpotqa/train100_corpus.json', 'data/hotpotqa/train100.json') }, async () => {
   const corpus = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
   const questions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
   const titles = Object.keys(corpus);

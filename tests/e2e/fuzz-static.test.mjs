@@ -13,7 +13,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
-import { ROOT } from './harness.mjs';
+import { ROOT, needsShared } from './harness.mjs';
+
+// The fuzzed snapshot is 12 pages of the CRUD news corpus: without `../shared` these tests skip.
+const NO_SITE = needsShared('data/crud_news');
 import { StaticSearch, SnapshotError } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/fuzz-site');
@@ -23,6 +26,7 @@ const files = new Map();
 const CRYPTO = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
 
 before(() => {
+  if (NO_SITE) return;
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '12'], { stdio: 'inherit' });
   execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag')], { cwd: ROOT, stdio: 'inherit' });
   const walk = (dir) => readdirSync(dir).forEach((n) => {
@@ -55,7 +59,7 @@ function mutate(bytes, name, { how, at, byte, path, value }) {
 
 const typed = (e) => e instanceof SnapshotError && typeof e.code === 'string' && e.code.startsWith('SNAPSHOT_');
 
-test('static snapshot decoders: mutated files give results or SnapshotErrors, nothing else', { timeout: 3_600_000 }, async () => {
+test('static snapshot decoders: mutated files give results or SnapshotErrors, nothing else', { timeout: 3_600_000, skip: NO_SITE }, async () => {
   const names = [...files.keys()].sort();
   assert.ok(names.includes('manifest.json') && names.length > 5, `the snapshot was read (${names.length} files)`);
   const dim = JSON.parse(new TextDecoder().decode(files.get('manifest.json'))).model?.dim ?? 384;
@@ -108,7 +112,7 @@ test('static snapshot decoders: mutated files give results or SnapshotErrors, no
   assert.ok(runs > 10);
 });
 
-test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', async () => {
+test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', { skip: NO_SITE }, async () => {
   Object.defineProperty(globalThis, 'crypto', CRYPTO);
   const fetchFn = async (url) => {
     const b = files.get(String(url).slice(BASE.length));
@@ -129,7 +133,7 @@ test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', as
 
 // Found by static_snapshot: a manifest whose `fragments` is null made every search fail with a
 // TypeError per hit; such a manifest is SNAPSHOT_CORRUPT at open.
-test('regression: a manifest field of the wrong type is SNAPSHOT_CORRUPT at open', async () => {
+test('regression: a manifest field of the wrong type is SNAPSHOT_CORRUPT at open', { skip: NO_SITE }, async () => {
   for (const [field, value] of [['fragments', null], ['terms', { shards: 'x' }], ['model', 3], ['graph', { pgr: null }]]) {
     const m = JSON.parse(new TextDecoder().decode(files.get('manifest.json')));
     m[field] = value;

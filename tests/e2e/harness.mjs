@@ -2,14 +2,29 @@
 // driving Debian's /usr/bin/chromium) with a fresh profile, so IndexedDB starts empty and
 // survives reloads within the run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const SHARED = resolve(ROOT, '..', 'shared');
+// The shared evaluation data: `../shared` beside the checkout, or $WEBRAG_SHARED.
+export const SHARED = process.env.WEBRAG_SHARED ? resolve(process.env.WEBRAG_SHARED) : resolve(ROOT, '..', 'shared');
+
+/**
+ * A test's need of the shared evaluation data (`../shared/<rel>`, beside the checkout), as
+ * node:test's `skip` option: `false` when it is there, else the one line the skipped test prints
+ * (what is missing and where it goes). With `CI=true` a missing file throws, so CI can never go
+ * green by skipping.
+ */
+export function needsShared(...rels) {
+  const missing = rels.filter((rel) => !existsSync(join(SHARED, rel)));
+  if (!missing.length) return false;
+  const what = `${missing.map((rel) => `../shared/${rel}`).join(', ')} missing (the shared evaluation data, a folder \`shared\` beside the checkout)`;
+  if (process.env.CI === 'true') throw new Error(`${what}: with CI=true the data-bound tests must run`);
+  return what;
+}
 
 export async function startServer(port) {
   const proc = spawn(process.execPath, [join(ROOT, 'www/serve.mjs'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -10,18 +10,23 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { ROOT, SHARED, startServer, launch } from './harness.mjs';
+import { ROOT, SHARED, needsShared, startServer, launch } from './harness.mjs';
 import { StaticSearch, analyze, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
 const BAD = join(ROOT, 'target/e2e-site-bad');
 let server, browser, manifest, pages;
 
+// The test site is 80 pages of the CRUD news corpus: without `../shared` the tests over it skip.
+const NO_SITE = needsShared('data/crud_news');
+
 before(async () => {
-  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80'], { stdio: 'inherit' });
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
-  manifest = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
-  pages = readdirSync(join(SITE, 'news/1_part_1')).sort();
+  if (!NO_SITE) {
+    execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80'], { stdio: 'inherit' });
+    execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+    manifest = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
+    pages = readdirSync(join(SITE, 'news/1_part_1')).sort();
+  }
   server = await startServer(21000 + Math.floor(Math.random() * 1000));
   browser = await launch();
 });
@@ -37,7 +42,7 @@ function shardName(kind, i) {
 }
 const titleOf = (file) => /<title>(.*?)<\/title>/.exec(readFileSync(join(SITE, 'news/1_part_1', file), 'utf8'))[1];
 
-test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_000 }, async () => {
+test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_000, skip: needsShared('data/crud_news/documents_dup_part_2_part_1', 'data/hotpotqa/train100.json') }, async () => {
   const texts = readFileSync(join(SHARED, 'data/crud_news/documents_dup_part_2_part_1'), 'utf8').split('\n').slice(0, 150);
   const hotpot = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa', 'train100.json'), 'utf8'));
   for (const q of hotpot.slice(0, 60)) for (const [title, sents] of q.context ?? []) texts.push(`${title}: ${sents.join(' ')}`);
@@ -65,7 +70,7 @@ test('the JavaScript analyzer gives the Rust analyzer\'s terms', { timeout: 300_
   assert.ok(mismatches.bad.length <= 1, `${mismatches.bad.length} Myanmar text(s) differ`);
 });
 
-test('site search as you type over the snapshot, keyword first, then semantic and graph with the embedder', { timeout: 600_000 }, async () => {
+test('site search as you type over the snapshot, keyword first, then semantic and graph with the embedder', { timeout: 600_000, skip: NO_SITE }, async () => {
   const page = await browser.ctx.newPage();
   page.on('pageerror', (e) => console.error('pageerror:', e.message));
   await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/&device=cpu`);
@@ -119,7 +124,7 @@ test('site search as you type over the snapshot, keyword first, then semantic an
   assert.ok(g.newFiles <= manifest.graph.maxTopics + 1, `a graph search reads its topics' files only: ${g.newFiles}`);
 });
 
-test('the int8 query encoder (webrag quantize) loads in the page and finds pages through the f32-built vectors', { timeout: 600_000 }, async () => {
+test('the int8 query encoder (webrag quantize) loads in the page and finds pages through the f32-built vectors', { timeout: 600_000, skip: NO_SITE }, async () => {
   const dir = join(ROOT, 'target/e2e-query-model');
   const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'quantize', dir, '--format', 'int8'], { cwd: ROOT, encoding: 'utf8' });
   const f32Bytes = statSync(join(process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2'), 'model.safetensors')).size;
@@ -165,7 +170,7 @@ test('query-aware excerpts: the window with the most query terms, matches highli
   assert.equal(sectionUrl(null, 'x'), null);
 });
 
-test('while typing, the last word matches its completions; a query\'s terms in a row rank first', { timeout: 300_000 }, async () => {
+test('while typing, the last word matches its completions; a query\'s terms in a row rank first', { timeout: 300_000, skip: NO_SITE }, async () => {
   const EN = join(ROOT, 'target/e2e-site-en');
   rmSync(EN, { recursive: true, force: true });
   mkdirSync(EN, { recursive: true });
@@ -221,7 +226,7 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   if (hearing.heading) assert.equal(hearing.section, `/owls.html#:~:text=${hearing.heading.split(' › ').at(-1)}`);
 });
 
-test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000 }, async () => {
+test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000, skip: NO_SITE }, async () => {
   // The pages file gives every page's chunk count; they sum to the chunks.
   const pb = gunzipSync(readFileSync(join(SITE, 'webrag', manifest.pages)));
   assert.equal(pb.subarray(0, 4).toString(), 'WRP1');
@@ -356,7 +361,7 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
 // completions), semantic list (with the Rust query vector) and their RRF fusion must give its
 // chunks in its order with its scores; two chunks may trade places only where their scores tie
 // (within 1e-5: the page sums BM25 in f64, the engine keeps f32).
-test('webrag/static ranks as the engine\'s search over the same snapshot: keyword, semantic and their fusion', { timeout: 300_000 }, async () => {
+test('webrag/static ranks as the engine\'s search over the same snapshot: keyword, semantic and their fusion', { timeout: 300_000, skip: NO_SITE }, async () => {
   const queries = ['东北 地区 经济', '新闻 发布会 记者', '市场 价格 上涨', '全国 人民 代表', '科技 创新 发展 企业', '足球 比赛', '天气 降雨 气温', '学校 教育 学生', '公司 股票', '交通 事故'];
   const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), '-k', '20', ...queries], { cwd: ROOT, encoding: 'utf8' });
   const fixture = out.trim().split('\n').map((l) => JSON.parse(l));
@@ -391,7 +396,7 @@ test('webrag/static ranks as the engine\'s search over the same snapshot: keywor
 });
 
 // Options: ranges and values from src/snapshot/loader.rs (generated into static-text.js).
-test('webrag/static rejects an option outside its range or values with a RangeError naming it, and fetches nothing for it', { timeout: 120_000 }, async () => {
+test('webrag/static rejects an option outside its range or values with a RangeError naming it, and fetches nothing for it', { timeout: 120_000, skip: NO_SITE }, async () => {
   const BASE = 'http://snapshot.test/webrag/';
   const fetchFn = async (url) => {
     try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
@@ -428,12 +433,12 @@ test('webrag/static rejects an option outside its range or values with a RangeEr
   assert.equal(highlight('some text', 'text', { chars: 20 }).excerpt, 'some text');
 });
 
-test('the snapshot records the engine\'s rrfK and fusion weights for the page\'s fusion', () => {
+test('the snapshot records the engine\'s rrfK and fusion weights for the page\'s fusion', { skip: NO_SITE }, () => {
   assert.equal(manifest.fusion?.rrfK, 60);
   assert.deepEqual(Object.keys(manifest.fusion?.weights ?? {}).sort(), ['bm25', 'dense', 'graph']);
 });
 
-test('a corrupt or truncated shard gives a typed error and the rest of the search still works', { timeout: 300_000 }, async () => {
+test('a corrupt or truncated shard gives a typed error and the rest of the search still works', { timeout: 300_000, skip: NO_SITE }, async () => {
   rmSync(BAD, { recursive: true, force: true });
   cpSync(join(SITE, 'webrag'), join(BAD, 'webrag'), { recursive: true });
   const title = titleOf(pages[11]);
@@ -526,7 +531,7 @@ test('a corrupt or truncated shard gives a typed error and the rest of the searc
   }
 });
 
-test('a snapshot imported into IndexedDB searches with no network', { timeout: 300_000 }, async () => {
+test('a snapshot imported into IndexedDB searches with no network', { timeout: 300_000, skip: NO_SITE }, async () => {
   const page = await browser.ctx.newPage();
   page.on('pageerror', (e) => console.error('pageerror:', e.message));
   await page.goto(`${server.url}/www/site.html?snapshot=../target/e2e-site/webrag/`);
