@@ -18,18 +18,21 @@ use webrag::types::{AnnSegmentRecord, DocumentInput, Format, SearchMode};
 
 /// `n` HotpotQA passages (`../shared`), else `n` paragraphs of this repository's docs.
 fn passages(n: usize) -> Vec<DocumentInput> {
-    let titled: Vec<(String, String)> = match common::shared_or("data/hotpotqa/train100_corpus.json", "paragraphs of the repository's docs instead") {
-        Some(path) => {
-            let corpus: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_slice(&std::fs::read(&path).expect("corpus")).expect("json");
-            corpus
-                .iter()
-                .take(n)
-                .map(|(title, sents)| (title.clone(), sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>()))
-                .collect()
-        }
-        None => common::own_passages(n),
-    };
+    let titled: Vec<(String, String)> =
+        match common::shared_or("data/hotpotqa/train100_corpus.json", "paragraphs of the repository's docs instead") {
+            Some(path) => {
+                let corpus: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_slice(&std::fs::read(&path).expect("corpus")).expect("json");
+                corpus
+                    .iter()
+                    .take(n)
+                    .map(|(title, sents)| {
+                        (title.clone(), sents.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect::<String>())
+                    })
+                    .collect()
+            }
+            None => common::own_passages(n),
+        };
     titled
         .into_iter()
         .enumerate()
