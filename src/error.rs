@@ -366,7 +366,7 @@ pub enum Error {
 /// One stable error code as the page sees it: the JS class that carries it, the code, and when it
 /// is thrown. [`CODES`] lists every code, the engine's ([`Error::code`]) and those of the page's
 /// layer (the worker and its client: `NOT_OPEN`, `NOT_IN_BUILD`, `CANCELLED`, `WORKER_FAILED`,
-/// `INTERNAL`); docs/api.md's error table and `index.d.ts`'s error classes are generated from it
+/// `INTERNAL`, `UNSUPPORTED_BROWSER`); docs/api.md's error table and `index.d.ts`'s error classes are generated from it
 /// (`webrag surface`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Code {
@@ -510,10 +510,11 @@ pub const CODES: &[Code] = &[
         code: "WORKER_FAILED",
         when: "the worker could not start, or it died (a panic in the engine, an uncaught error): every call in flight rejects at once, and a fresh worker opens the knowledge base again from the store (`onEvent` `{type: 'restarted'}`); later calls go to it",
     },
+    Code { class: "WebRagError", code: "INTERNAL", when: "an unexpected failure inside the worker, e.g. the `.wasm` failed to compile" },
     Code {
         class: "WebRagError",
-        code: "INTERNAL",
-        when: "an unexpected failure inside the worker, e.g. the `.wasm` failed to compile (a browser without relaxed SIMD)",
+        code: "UNSUPPORTED_BROWSER",
+        when: "`WebRag.open` in a browser without WebAssembly SIMD128, which both builds of the engine need (`webrag/static` searches without it)",
     },
 ];
 

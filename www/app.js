@@ -12,6 +12,8 @@ const DEVICE = PARAMS.get('device') ?? 'auto';
 const PRECISION = PARAMS.get('precision') ?? 'f32';
 // ?workers=N: embedding workers for the CPU path (default every core, at most 4; 0: none).
 const WORKERS = PARAMS.has('workers') ? Number(PARAMS.get('workers')) : undefined;
+// ?cpuKernels=auto|relaxed-simd|simd128: the engine's build (default auto: by feature detection).
+const CPU_KERNELS = PARAMS.get('cpuKernels') ?? 'auto';
 
 const status = (text) => { $('status').textContent = text; };
 function progress(ev) {
@@ -343,7 +345,7 @@ async function main() {
   status('loading the model and opening IndexedDB…');
   try {
     rag = await WebRag.open({
-      name: KB, model: MODEL, device: DEVICE, precision: PRECISION, workers: WORKERS, onProgress: progress,
+      name: KB, model: MODEL, device: DEVICE, precision: PRECISION, workers: WORKERS, cpuKernels: CPU_KERNELS, onProgress: progress,
       onEvent: (ev) => {
         if (ev.type !== 'warning') return; // 'sealed': idle-time HNSW sealing, nothing to show
         $('warning').hidden = false; $('warning').textContent = `${ev.code}: ${ev.message}`; showPath();

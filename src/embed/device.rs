@@ -129,6 +129,8 @@ pub struct EmbedderInfo {
     pub gpu_objects: Option<GpuCounters>,
     /// Arithmetic of the CPU path's linear layers ([`super::Precision`]).
     pub precision: super::Precision,
+    /// The instruction set of the CPU path's kernels: which build of the engine the page loaded.
+    pub cpu_kernels: super::gemm::CpuKernels,
     /// Threads the CPU path's forward passes run on: rayon's pool natively; in the page the
     /// embedding workers ([`CpuPool`]), or 1 without them.
     pub threads: usize,
@@ -257,6 +259,7 @@ impl DeviceEmbedder {
             dispatches_per_forward: None,
             gpu_objects: None,
             precision: cpu.precision(),
+            cpu_kernels: super::gemm::CpuKernels::compiled(),
             threads: cpu_threads(),
             worker_memory_bytes: None,
         };
@@ -363,6 +366,7 @@ impl DeviceEmbedder {
             dispatches_per_forward: Some(bert.dispatches_per_forward()),
             gpu_objects: None,
             precision: cpu.precision(),
+            cpu_kernels: super::gemm::CpuKernels::compiled(),
             threads: cpu_threads(),
             worker_memory_bytes: None,
         };

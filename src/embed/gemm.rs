@@ -18,6 +18,36 @@
 //! it); each task writes a disjoint block of the output. In the page the product runs on the
 //! calling thread.
 
+/// The instruction set the CPU path's kernels were compiled for (the embedder's info reports it
+/// as `cpuKernels`): the page's two builds of the engine differ only in this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuKernels {
+    /// wasm SIMD128 with the relaxed-SIMD proposal's fused multiply-add and i8 dot product
+    /// (`webrag_bg.wasm`: Chrome/Edge 114+, Firefox 145+).
+    RelaxedSimd,
+    /// wasm SIMD128 alone (`baseline/webrag_bg.wasm`: every browser with SIMD128, Safari 16.4+
+    /// and Firefox ESR among them): a multiply then an add, and the int8 product
+    /// ([`super::gemm_i8`]) by its portable loop.
+    Simd128,
+    /// Natively: AVX-512F or AVX2 + FMA chosen at run time on x86-64, else portable loops.
+    Native,
+}
+
+impl CpuKernels {
+    /// The kernels of this build.
+    pub const fn compiled() -> Self {
+        if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
+            CpuKernels::RelaxedSimd
+        } else if cfg!(target_arch = "wasm32") {
+            CpuKernels::Simd128
+        } else {
+            CpuKernels::Native
+        }
+    }
+}
+
 /// Columns per packed panel.
 pub const PANEL: usize = 16;
 

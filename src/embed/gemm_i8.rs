@@ -22,6 +22,8 @@
 //! - x86-64 with AVX2: 4 rows × 16 columns (8 `ymm` i32 accumulators; `vpmaddubsw`, `vpmaddwd`
 //!   against ones, `vpaddd`);
 //! - wasm32 with relaxed SIMD: 2 rows × 16 columns (8 `v128` accumulators);
+//! - wasm32 with SIMD128 alone (the baseline build): 1 row × 16 columns, bytes widened to i16
+//!   and summed in pairs by `i32x4.dot_i16x8_s` (8 accumulators);
 //! - elsewhere: a portable loop.
 //!
 //! Natively the product is split across rayon's pool exactly as the f32 one
@@ -378,12 +380,59 @@ mod kernel {
     }
 }
 
-#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "relaxed-simd"))))]
+/// wasm32 with SIMD128 alone (the baseline build): each 4-column × 4-`k` block of the panel
+/// and the row's 4 bytes widened to i16, `i32x4.dot_i16x8_s` summing products in pairs into
+/// two accumulators per 4 columns, the pairs added at the end; the same exact sums as the
+/// relaxed kernel (products ≤ 127·128 and pair sums fit i16 / i32).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "relaxed-simd")))]
+mod kernel {
+    use super::{KG, PANEL, Tile};
+    use core::arch::wasm32::*;
+
+    /// One row at a time × 16 columns: 8 accumulators.
+    pub fn tile(t: &Tile) {
+        let w = t.w.as_ptr();
+        for r in 0..t.rows() {
+            let a = t.a[r * t.stride..].as_ptr();
+            let z = i32x4_splat(0);
+            let (mut l0, mut h0, mut l1, mut h1, mut l2, mut h2, mut l3, mut h3) = (z, z, z, z, z, z, z, z);
+            for g in 0..t.groups {
+                // SAFETY: the panel holds groups·64 bytes; each row holds stride ≥ 4·groups bytes.
+                unsafe {
+                    let wp = w.add(g * PANEL * KG);
+                    let x = i16x8_extend_low_i8x16(v128_load32_splat(a.add(g * KG) as *const u32));
+                    let w0 = v128_load(wp as *const v128);
+                    let w1 = v128_load(wp.add(16) as *const v128);
+                    let w2 = v128_load(wp.add(32) as *const v128);
+                    let w3 = v128_load(wp.add(48) as *const v128);
+                    l0 = i32x4_add(l0, i32x4_dot_i16x8(i16x8_extend_low_i8x16(w0), x));
+                    h0 = i32x4_add(h0, i32x4_dot_i16x8(i16x8_extend_high_i8x16(w0), x));
+                    l1 = i32x4_add(l1, i32x4_dot_i16x8(i16x8_extend_low_i8x16(w1), x));
+                    h1 = i32x4_add(h1, i32x4_dot_i16x8(i16x8_extend_high_i8x16(w1), x));
+                    l2 = i32x4_add(l2, i32x4_dot_i16x8(i16x8_extend_low_i8x16(w2), x));
+                    h2 = i32x4_add(h2, i32x4_dot_i16x8(i16x8_extend_high_i8x16(w2), x));
+                    l3 = i32x4_add(l3, i32x4_dot_i16x8(i16x8_extend_low_i8x16(w3), x));
+                    h3 = i32x4_add(h3, i32x4_dot_i16x8(i16x8_extend_high_i8x16(w3), x));
+                }
+            }
+            let mut v = [0i32; PANEL];
+            for (q, (lo, hi)) in [(l0, h0), (l1, h1), (l2, h2), (l3, h3)].into_iter().enumerate() {
+                // lo: columns 4q, 4q+1 as pair sums [c, c, c+1, c+1]; hi: 4q+2, 4q+3.
+                let sums = i32x4_add(i32x4_shuffle::<0, 2, 4, 6>(lo, hi), i32x4_shuffle::<1, 3, 5, 7>(lo, hi));
+                // SAFETY: v holds 16 i32.
+                unsafe { v128_store(v.as_mut_ptr().add(4 * q) as *mut v128, sums) };
+            }
+            t.store(r, &v);
+        }
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
 mod kernel {
     pub use super::portable::tile;
 }
 
-#[cfg_attr(all(target_arch = "wasm32", target_feature = "relaxed-simd"), allow(dead_code))]
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 mod portable {
     use super::{KG, PANEL, Tile};
 

@@ -24,6 +24,7 @@ use crate::text::TokenCounter;
 
 pub use bert::{BertConfig, BertModel};
 pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
+pub use gemm::CpuKernels;
 pub use quantize::{WeightFormat, quantize_weights};
 pub use static_model::StaticModel;
 pub use tokenizer::{WordPiece, WordPieceSpec};

@@ -61,8 +61,8 @@ pub fn own_passages(n: usize) -> Vec<(String, String)> {
         let (mut heading, mut in_code) = (String::new(), false);
         for para in text.split("\n\n") {
             let para = para.trim();
-            if para.starts_with("```") {
-                in_code = !para[3..].contains("```");
+            if let Some(rest) = para.strip_prefix("```") {
+                in_code = !rest.contains("```");
                 continue;
             }
             if in_code {

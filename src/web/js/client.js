@@ -35,6 +35,40 @@ function rehydrate({ name, code, message }) {
 /** How long `WebRag.open` waits for a worker to load by default (`startTimeoutMs`), in ms. */
 export const WORKER_START_MS = 30_000;
 
+// Feature detection by validation (the way wasm-feature-detect does it): the smallest module
+// that uses a SIMD128 instruction (`i8x16.popcnt`), and one that uses a relaxed-SIMD one
+// (`i8x16.relaxed_swizzle`); each validates only where the engine implements it.
+const SIMD128_PROBE = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11];
+const RELAXED_SIMD_PROBE = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 15, 1, 13, 0, 65, 1, 253, 15, 65, 2, 253, 15, 253, 128, 2, 11];
+const validates = (bytes) => { try { return WebAssembly.validate(new Uint8Array(bytes)); } catch { return false; } };
+
+/**
+ * The build of the engine this browser runs, by feature detection: 'relaxed-simd' (the default
+ * `webrag_bg.wasm`) where relaxed SIMD validates, else 'simd128' (`baseline/webrag_bg.wasm`);
+ * null where WebAssembly SIMD128 itself is missing (no build of the engine runs there).
+ */
+export function cpuKernels() {
+  if (!validates(SIMD128_PROBE)) return null;
+  return validates(RELAXED_SIMD_PROBE) ? 'relaxed-simd' : 'simd128';
+}
+
+// The build `open` starts: the one asked for, else the detected one. Throws INVALID_OPTION for
+// another value or for 'relaxed-simd' where it would not compile, UNSUPPORTED_BROWSER without
+// SIMD128.
+function chooseKernels(asked) {
+  if (!['auto', 'relaxed-simd', 'simd128'].includes(asked)) {
+    throw new InputError(`option cpuKernels: ${JSON.stringify(asked)} is not 'auto', 'relaxed-simd' or 'simd128'`, 'INVALID_OPTION');
+  }
+  const here = cpuKernels();
+  if (here === null) {
+    throw new WebRagError('this browser lacks WebAssembly SIMD128, which every build of the engine needs (webrag/static searches without it)', 'UNSUPPORTED_BROWSER');
+  }
+  if (asked === 'relaxed-simd' && here !== 'relaxed-simd') {
+    throw new InputError("option cpuKernels: 'relaxed-simd' but this browser lacks relaxed SIMD (use 'auto' or 'simd128')", 'INVALID_OPTION');
+  }
+  return asked === 'auto' ? here : asked;
+}
+
 // Resolves once the worker's module graph has loaded (it posts {ready: true}); false when the
 // script could not be loaded (a bundler that did not emit worker.js beside this file) or did not
 // load within `ms` (a request that never answers).
@@ -85,6 +119,15 @@ export async function startWorker(workerUrl, beside, inline, ms = WORKER_START_M
     throw new WebRagError(`the webrag worker could not start within ${ms} ms (a Content-Security-Policy without worker-src blob:?)`, 'WORKER_FAILED');
   }
   return { worker, wasm: await gunzip(wasmGzipBase64) };
+}
+
+/** How long `add` waits for the answer to `navigator.storage.persist()`, in ms. */
+const PERSIST_WAIT_MS = 1_000;
+
+// `promise`'s value, or null when it has not settled within `ms` (it is left to settle later).
+function answerSoon(promise, ms) {
+  let timer;
+  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(() => resolve(null), ms); })]).finally(() => clearTimeout(timer));
 }
 
 /** Cache API cache that holds downloaded model files. */
@@ -209,18 +252,23 @@ export class WebRag {
    * engine's own worker): each holds a copy of the model, started at the first batch.
    * `startTimeoutMs` (default 30,000; 1–600,000): how long each way of starting the worker may
    * take to load before it counts as failed; when none starts, `open` rejects with WORKER_FAILED.
+   * `cpuKernels`: which build of the engine to start, 'auto' (default: 'relaxed-simd' where the
+   * browser has relaxed SIMD, else 'simd128', by feature detection), 'relaxed-simd' or
+   * 'simd128' (the baseline build); `embedder().cpuKernels` reports the one running. A
+   * `workerUrl` worker loads the `.wasm` beside it whatever this says.
    * `onEvent` receives warnings for the lifetime of the instance,
    * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
    * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, startTimeoutMs = WORKER_START_MS, onEvent } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, startTimeoutMs = WORKER_START_MS, cpuKernels = 'auto', onEvent } = {}) {
     if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0 && workers <= 64)) {
       throw new InputError(`option workers: ${JSON.stringify(workers)} is not an integer from 0 to 64`, 'INVALID_OPTION');
     }
     if (!(Number.isInteger(startTimeoutMs) && startTimeoutMs >= 1 && startTimeoutMs <= 600_000)) {
       throw new InputError(`option startTimeoutMs: ${JSON.stringify(startTimeoutMs)} is not an integer from 1 to 600000`, 'INVALID_OPTION');
     }
-    const { worker, wasm } = await this.startWorker(workerUrl, startTimeoutMs);
+    const kernels = chooseKernels(cpuKernels);
+    const { worker, wasm } = await this.startWorker(workerUrl, startTimeoutMs, kernels);
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
@@ -231,7 +279,7 @@ export class WebRag {
       throw e;
     }
     rag.#reopen = async () => {
-      const started = await this.startWorker(workerUrl, startTimeoutMs);
+      const started = await this.startWorker(workerUrl, startTimeoutMs, kernels);
       rag.#attach(started.worker);
       await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm });
     };
@@ -242,7 +290,9 @@ export class WebRag {
    * Adds documents in one transaction; resolves to {added, replaced, unchanged, chunks,
    * persisted}. After the first add that stores something, the page asks the browser to keep
    * this origin's storage (`navigator.storage.persist()`, once per instance): `persisted` is the
-   * answer then, and on later adds whether storage is persistent (`persisted()`); null where the
+   * answer then — or, where the browser asks the user instead (Firefox shows a prompt) and no
+   * answer came within PERSIST_WAIT_MS, whether storage is persistent now: `add` never waits on
+   * the user — and on later adds whether storage is persistent (`persisted()`); null where the
    * browser has no StorageManager.
    */
   async add(docs, { onProgress, signal } = {}) {
@@ -252,7 +302,7 @@ export class WebRag {
     try {
       if (storage?.persist && !this.#persistAsked && report.added.length + report.replaced.length > 0) {
         this.#persistAsked = true;
-        persisted = (await storage.persisted()) || (await storage.persist());
+        persisted = (await storage.persisted()) || (await answerSoon(storage.persist(), PERSIST_WAIT_MS)) || (await storage.persisted());
       } else if (storage?.persisted) {
         persisted = await storage.persisted();
       }

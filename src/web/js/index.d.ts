@@ -45,8 +45,9 @@ export type ErrorCode =
   | 'LLM_CANCELLED'
   | 'CANCELLED'
   | 'WORKER_FAILED'
-  | 'INTERNAL';
-/** Base class of every webrag error, with a stable `code`; itself thrown with WORKER_FAILED, INTERNAL. */
+  | 'INTERNAL'
+  | 'UNSUPPORTED_BROWSER';
+/** Base class of every webrag error, with a stable `code`; itself thrown with WORKER_FAILED, INTERNAL, UNSUPPORTED_BROWSER. */
 export class WebRagError extends Error {
   /** Stable machine-readable code, e.g. `EMPTY_DOCUMENT`, `STORE_BLOCKED`. */
   readonly code: ErrorCode;
@@ -256,6 +257,13 @@ export type EmbedderEvent =
   /** A fresh worker took over after WORKER_FAILED and opened the knowledge base again. */
   | { type: 'restarted' };
 export const MODEL_CACHE: string;
+/**
+ * The build of the engine this browser runs, by feature detection (validating a few bytes of
+ * WebAssembly): 'relaxed-simd' (`webrag_bg.wasm`) where relaxed SIMD is implemented, else
+ * 'simd128' (`baseline/webrag_bg.wasm`); null without WebAssembly SIMD128 (`WebRag.open` then
+ * rejects with UNSUPPORTED_BROWSER; `webrag/static` still searches).
+ */
+export function cpuKernels(): 'relaxed-simd' | 'simd128' | null;
 
 // generated: enrich-stages (webrag surface)
 /** The ingest-time stages of `enrich()`: each `true`, `false` or its options. */
@@ -419,6 +427,24 @@ export interface ContextItem {
   via: string;
 }
 /**
+ * The instruction set the CPU path's kernels were compiled for (the embedder's info reports it as
+ * `cpuKernels`): the page's two builds of the engine differ only in this.
+ */
+export type CpuKernels =
+  /**
+   * wasm SIMD128 with the relaxed-SIMD proposal's fused multiply-add and i8 dot product
+   * (`webrag_bg.wasm`: Chrome/Edge 114+, Firefox 145+).
+   */
+  | 'relaxed-simd'
+  /**
+   * wasm SIMD128 alone (`baseline/webrag_bg.wasm`: every browser with SIMD128, Safari 16.4+ and
+   * Firefox ESR among them): a multiply then an add, and the int8 product (`gemm_i8`) by its
+   * portable loop.
+   */
+  | 'simd128'
+  /** Natively: AVX-512F or AVX2 + FMA chosen at run time on x86-64, else portable loops. */
+  | 'native';
+/**
  * One-query latency of each path, measured at start-up (milliseconds, median of up to 3 runs; one
  * run when the paths differ by more than 4×).
  */
@@ -521,6 +547,8 @@ export type EmbedPath =
 export interface EmbedderInfo {
   /** The adapter, when one was opened (e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`). */
   adapter: string | null;
+  /** The instruction set of the CPU path's kernels: which build of the engine the page loaded. */
+  cpuKernels: CpuKernels;
   /** The start-up measurement, when both paths were available. */
   crossover: Crossover | null;
   /**
@@ -1010,7 +1038,7 @@ export interface Trajectory {
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
-  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; startTimeoutMs?: number; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; startTimeoutMs?: number; cpuKernels?: 'auto' | 'relaxed-simd' | 'simd128'; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
   /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. While it runs, `search` and the other reads answer from the knowledge base as it was before the batch; writes wait for it. */

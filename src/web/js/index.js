@@ -2,6 +2,8 @@
 // LLM client, the GPU embedder). A page that only searches can import `webrag/search` instead.
 import { WebRag as Client, startWorker } from './client.js';
 
+export { cpuKernels } from './client.js';
+
 export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, CancelledError, MODEL_CACHE } from './client.js';
 
 /**
@@ -12,7 +14,10 @@ export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, Ca
  *   const hits = await rag.search('hello', { k: 5 });
  */
 export class WebRag extends Client {
-  static startWorker(workerUrl, ms) {
-    return startWorker(workerUrl, () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }), () => import('./inline.js'), ms);
+  // One literal `new URL(…, import.meta.url)` per build, so bundlers emit both.
+  static startWorker(workerUrl, ms, kernels) {
+    return kernels === 'simd128'
+      ? startWorker(workerUrl, () => new Worker(new URL('./baseline/worker.js', import.meta.url), { type: 'module' }), () => import('./baseline/inline.js'), ms)
+      : startWorker(workerUrl, () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }), () => import('./inline.js'), ms);
   }
 }

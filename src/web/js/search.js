@@ -6,10 +6,15 @@
 // `device: 'gpu'` with GpuError GPU_UNAVAILABLE.
 import { WebRag as Client, startWorker } from './client.js';
 
+export { cpuKernels } from './client.js';
+
 export { WebRagError, InputError, ModelError, StoreError, GpuError, LlmError, CancelledError, MODEL_CACHE } from './client.js';
 
 export class WebRag extends Client {
-  static startWorker(workerUrl, ms) {
-    return startWorker(workerUrl, () => new Worker(new URL('./search/worker.js', import.meta.url), { type: 'module' }), () => import('./search/inline.js'), ms);
+  // One literal `new URL(…, import.meta.url)` per build, so bundlers emit both.
+  static startWorker(workerUrl, ms, kernels) {
+    return kernels === 'simd128'
+      ? startWorker(workerUrl, () => new Worker(new URL('./search/baseline/worker.js', import.meta.url), { type: 'module' }), () => import('./search/baseline/inline.js'), ms)
+      : startWorker(workerUrl, () => new Worker(new URL('./search/worker.js', import.meta.url), { type: 'module' }), () => import('./search/inline.js'), ms);
   }
 }
