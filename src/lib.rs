@@ -24,6 +24,7 @@ pub mod options;
 pub mod ports;
 pub mod retrieve;
 pub mod snapshot;
+pub mod sort;
 pub mod text;
 pub mod types;
 

@@ -612,7 +612,7 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
                 .collect())
         })
         .await?;
-    docs.sort();
+    crate::sort::ascending(&mut docs);
     let total = docs.len();
     let mut report = MindMapReport::default();
     progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: 0, total });

@@ -257,7 +257,7 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
                 "graph" => 2,
                 _ => 3,
             };
-            run.ctx.items.sort_by_key(|c| rank(&c.via));
+            crate::sort::by_key(&mut run.ctx.items, |c| rank(&c.via));
             run.web_search(&q).await?;
             run.verify(&q).await?;
         }

@@ -407,7 +407,7 @@ impl DeviceEmbedder {
             }
         }
         let med = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
+            crate::sort::by(v, f64::total_cmp);
             v[v.len() / 2]
         };
         let c = Crossover { cpu_ms: med(&mut cpu_t), gpu_ms: med(&mut gpu_t) };

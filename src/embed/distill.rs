@@ -44,7 +44,7 @@ pub fn distill(model: &CpuEmbedder, tokenizer: WordPiece, dim: usize, progress: 
     let cov = out.transpose() * &out / n.max(1) as f64;
     let eig = SymmetricEigen::new(cov);
     let mut order: Vec<usize> = (0..hidden).collect();
-    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]).then(a.cmp(&b)));
+    crate::sort::by(&mut order, |&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]).then(a.cmp(&b)));
     let basis = DMatrix::from_fn(hidden, dim, |i, j| eig.eigenvectors[(i, order[j])]);
     // An eigenvector's sign is arbitrary: make each component's largest loading positive, so a
     // distillation is the same on every machine's eigensolver.

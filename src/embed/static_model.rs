@@ -134,7 +134,7 @@ impl StaticModel {
             n += 1;
             seen.clear();
             seen.extend(self.tokenizer.pieces(t).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
-            seen.sort_unstable();
+            crate::sort::ascending(&mut seen);
             seen.dedup();
             for id in &seen {
                 df[*id] += 1;

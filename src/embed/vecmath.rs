@@ -270,7 +270,7 @@ pub fn assign(vectors: &[&[f32]], cents: &[Vec<f32>]) -> Vec<usize> {
 
 /// The median of `v` (the upper of the two middle values for an even length; NaN for none).
 pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
+    crate::sort::by(&mut v, f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 

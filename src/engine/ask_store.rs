@@ -161,7 +161,7 @@ pub(super) fn memory_matches(memory: &[(MemoryRecord, Vec<f32>)], qv: &[f32], ta
         .filter(|(_, s)| *s >= tau)
         .map(|(m, s)| (m.clone(), s))
         .collect();
-    out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    crate::sort::by(&mut out, |a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     out
 }
 
@@ -192,7 +192,9 @@ pub(super) fn memory_entry(m: MemoryRecord, dim: usize) -> Option<(MemoryRecord,
 
 /// Memory entries oldest first (ties by id).
 pub(super) fn sort_memory(memory: &mut [(MemoryRecord, Vec<f32>)]) {
-    memory.sort_by(|a, b| a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id)));
+    crate::sort::by(memory, |a, b| {
+        a.0.created_at.partial_cmp(&b.0.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.0.id.cmp(&b.0.id))
+    });
 }
 
 /// The record of a kept trace, created at `now` (ms) by the commit after store generation

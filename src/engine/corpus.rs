@@ -49,14 +49,14 @@ impl Corpus {
     /// Every chunk id in document order: documents by id, each one's chunks by ordinal.
     pub fn chunk_ids_in_order(&self) -> impl Iterator<Item = &ChunkId> {
         let mut docs: Vec<&DocId> = self.doc_chunks.keys().collect();
-        docs.sort();
+        crate::sort::ascending(&mut docs);
         docs.into_iter().flat_map(|d| self.doc_chunks[d].iter())
     }
 
     /// Documents the auto-tagging stage has not run on, by id.
     pub fn untagged(&self) -> Vec<DocId> {
         let mut v: Vec<DocId> = self.docs.values().filter(|d| !d.tagged).map(|d| d.id.clone()).collect();
-        v.sort();
+        crate::sort::ascending(&mut v);
         v
     }
 

@@ -338,7 +338,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
 /// `docs` most recently added first (then by id).
 fn newest_first(mut docs: Vec<DocumentRecord>) -> Vec<DocumentRecord> {
-    docs.sort_by(|a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+    crate::sort::by(&mut docs, |a, b| b.added_at.partial_cmp(&a.added_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
     docs
 }
 

@@ -112,7 +112,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut plan = GraphPlan::default();
         if from < 2 && self.config.graph.enabled {
             let mut ids: Vec<&DocId> = self.corpus.docs.keys().filter(|d| !self.graph.has_doc(d)).collect();
-            ids.sort();
+            crate::sort::ascending(&mut ids);
             let sources: Vec<MapSource<'_>> = ids
                 .iter()
                 .map(|id| MapSource {
@@ -259,7 +259,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             self.index_chunk(c, p, &v);
         }
         for ids in self.corpus.doc_chunks.values_mut() {
-            ids.sort_by_key(|id| self.corpus.chunks.get(id).map_or(0, |c| c.ordinal));
+            crate::sort::by_key(ids, |id| self.corpus.chunks.get(id).map_or(0, |c| c.ordinal));
         }
         Ok(reanalyzed)
     }

@@ -135,7 +135,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             return Ok(Some(SealReport { collection: super::Sealed::Segments, vectors: 0, merged: 0, segments: 0 }));
         }
         let mut doc_ids: Vec<&DocId> = self.corpus.doc_chunks.keys().collect();
-        doc_ids.sort();
+        crate::sort::ascending(&mut doc_ids);
         let chunks: Vec<BaseChunk<'_>> = doc_ids
             .iter()
             .flat_map(|d| self.corpus.doc_chunks[*d].iter())

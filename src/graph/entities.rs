@@ -131,7 +131,7 @@ impl WordMatcher {
                 }
             }
         }
-        out.sort_unstable();
+        crate::sort::ascending(&mut out);
         out.dedup();
         out
     }
@@ -149,7 +149,7 @@ mod tests {
             .flat_map(|i| (i + 1..=words.len()).map(move |j| (i, j)))
             .filter_map(|(i, j)| keys.iter().position(|k| *k == words[i..j].join("\u{1f}")))
             .collect();
-        out.sort_unstable();
+        crate::sort::ascending(&mut out);
         out.dedup();
         out
     }

@@ -107,7 +107,7 @@ impl PseudoGraph {
 /// `reach` × its nodes (a super-topic of *n* members no longer makes *n*² bytes). Sorted by doc
 /// id.
 fn bound_links(mut links: Vec<(String, &'static str, Vec<u32>)>, reach: usize) -> Vec<(String, &'static str, Vec<u32>)> {
-    links.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sort::by(&mut links, |a, b| a.0.cmp(&b.0));
     let mut through: HashMap<u32, usize> = HashMap::new();
     links.retain(|(_, _, via)| {
         let mut keep = false;
@@ -131,7 +131,7 @@ mod tests {
     fn top(links: &[(String, &'static str, Vec<u32>)], sims: &[f32], r: usize) -> Vec<String> {
         let mut ranked: Vec<(f32, &str)> =
             links.iter().map(|(d, _, via)| (via.iter().map(|v| sims[*v as usize]).fold(f32::MIN, f32::max), d.as_str())).collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        crate::sort::by(&mut ranked, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         ranked.into_iter().take(r).map(|x| x.1.to_string()).collect()
     }
 
@@ -145,7 +145,7 @@ mod tests {
             let links: Vec<(String, &'static str, Vec<u32>)> = (0..n)
                 .map(|i| {
                     let mut via: Vec<u32> = (0..rng.random_range(1..4)).map(|_| rng.random_range(0..nodes)).collect();
-                    via.sort_unstable();
+                    crate::sort::ascending(&mut via);
                     via.dedup();
                     (format!("d{:04}", (i * 7919) % 1000), via)
                 })

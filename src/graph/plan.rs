@@ -320,7 +320,7 @@ impl PseudoGraph {
         }
         let new_titles = titles.len();
         let mut existing_topics: Vec<u32> = self.doc_topic.values().copied().collect();
-        existing_topics.sort();
+        crate::sort::ascending(&mut existing_topics);
         for s in existing_topics {
             if live(s) {
                 let n = self.node(s);
@@ -390,7 +390,7 @@ impl PseudoGraph {
             }
         }
         let mut order: Vec<u32> = gone_nodes.iter().copied().collect();
-        order.sort();
+        crate::sort::ascending(&mut order);
         let mut edges: Vec<EdgeKey> = Vec::new();
         let mut emptied: Vec<u32> = Vec::new();
         for &s in &order {
@@ -414,12 +414,12 @@ impl PseudoGraph {
             }
             plan.delete_nodes.push((n.id.clone(), n.kind));
         }
-        emptied.sort();
+        crate::sort::ascending(&mut emptied);
         for s in emptied {
             let n = self.node(s);
             plan.delete_nodes.push((n.id.clone(), n.kind));
         }
-        edges.sort();
+        crate::sort::ascending(&mut edges);
         edges.dedup();
         plan.delete_edges = edges;
         plan

@@ -163,7 +163,7 @@ impl PseudoGraph {
     /// Every node id, and every edge as `(kind, parent id, child id)`, sorted: for integrity checks.
     pub fn dump(&self) -> (Vec<String>, Vec<(EdgeKind, String, String)>) {
         let mut ids: Vec<String> = self.nodes.iter().flatten().map(|n| n.id.clone()).collect();
-        ids.sort();
+        crate::sort::ascending(&mut ids);
         let mut edges = Vec::new();
         for n in self.nodes.iter().flatten() {
             if let Some(p) = n.parent {
@@ -180,7 +180,7 @@ impl PseudoGraph {
                 edges.push((EdgeKind::Mention, self.node(*f).id.clone(), self.node(*t).id.clone()));
             }
         }
-        edges.sort();
+        crate::sort::ascending(&mut edges);
         (ids, edges)
     }
 }
@@ -212,7 +212,7 @@ impl PseudoGraph {
                 .iter()
                 .map(|fs| {
                     let mut t: Vec<u32> = fs.iter().map(|f| self.topic_of(*f)).collect();
-                    t.sort_unstable();
+                    crate::sort::ascending(&mut t);
                     t.dedup();
                     t.len()
                 })
@@ -227,7 +227,7 @@ impl PseudoGraph {
             let mut topics: Vec<Vec<u32>> = Vec::new();
             let mut at: HashMap<String, usize> = HashMap::new();
             let mut sorted: Vec<u32> = self.doc_topic.values().copied().collect();
-            sorted.sort();
+            crate::sort::ascending(&mut sorted);
             for s in sorted {
                 if let Some(k) = mention_key(&self.node(s).label) {
                     let i = *at.entry(k.clone()).or_insert_with(|| {

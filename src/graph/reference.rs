@@ -101,7 +101,7 @@ pub fn reverse_dfs(forest: &Forest, vectors: &[f32], dim: usize, kps: &[&[f32]],
     for kp in kps {
         let mut best = vec![0f32; leaves.len()];
         let mut ranked: Vec<(usize, f32)> = leaves.iter().enumerate().map(|(i, &l)| (i, sim(vectors, dim, l, kp))).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::sort::by(&mut ranked, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for &(row, v) in ranked.iter().take(p.anchors) {
             // Walk up from the anchor while the parent supports it.
             let mut root = leaves[row];

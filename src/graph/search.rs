@@ -147,7 +147,7 @@ impl PseudoGraph {
         // above one strong fact), then the other candidate facts by leaf similarity.
         let mut selected: Vec<(u32, f32, f32)> =
             result.rows.iter().zip(&result.support).map(|(&(r, sum), &support)| (r, support, sum)).collect();
-        selected.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+        crate::sort::by(&mut selected, |a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
         let mut out = GraphSearch::default();
         out.hits.extend(selected.iter().filter_map(|&(r, support, _)| self.fact_hit(&paths, r, support)));
         out.selected = out.hits.len();
@@ -160,7 +160,7 @@ impl PseudoGraph {
                 (r, own.max(walked.inherited.get(&paths.slots[row[0] as usize]).copied().unwrap_or(f32::MIN)))
             })
             .collect();
-        rest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::sort::by(&mut rest, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for (r, s) in rest.into_iter().take(k.saturating_sub(out.hits.len())) {
             out.hits.extend(self.fact_hit(&paths, r, s - 2.0));
         }
@@ -230,7 +230,7 @@ impl PseudoGraph {
             .iter()
             .map(|s| {
                 let mut l = self.neighbours(*s, q, p);
-                l.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                crate::sort::by(&mut l, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 l
             })
             .collect();

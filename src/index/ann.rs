@@ -352,7 +352,7 @@ impl SegmentedIndex {
                 take.push(i);
             }
         }
-        take.sort_unstable();
+        crate::sort::ascending(&mut take);
         let mut slots: Vec<u32> = Vec::with_capacity(len);
         let mut points: Vec<Unit> = Vec::with_capacity(len);
         for &i in &take {

@@ -27,7 +27,7 @@ impl Query {
     /// the phrases' distinct terms; `None` when no phrase has a term (nothing to check).
     pub fn phrase_candidates<I: IntoIterator<Item = u32>>(&self, mut slots_with: impl FnMut(&str) -> I) -> Option<HashSet<u32>> {
         let mut terms: Vec<&String> = self.phrases.iter().flatten().collect();
-        terms.sort();
+        crate::sort::ascending(&mut terms);
         terms.dedup();
         let mut set: Option<HashSet<u32>> = None;
         for t in terms {
@@ -310,7 +310,7 @@ pub fn term_frequencies(text: &str) -> (Vec<(String, u32)>, u32) {
         all.push_str(t);
     });
     let term = |&(from, to): &(usize, usize)| &all[from..to];
-    at.sort_unstable_by(|a, b| term(a).cmp(term(b)));
+    crate::sort::by(&mut at, |a, b| term(a).cmp(term(b)));
     let mut v: Vec<(String, u32)> = Vec::new();
     for r in &at {
         match v.last_mut() {

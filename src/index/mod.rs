@@ -125,6 +125,6 @@ pub fn top_k(scores: impl Iterator<Item = (u32, f32)>, k: usize) -> Vec<(u32, f3
         }
     }
     let mut v: Vec<(u32, f32)> = heap.into_iter().map(|E(v, s)| (s, v)).collect();
-    v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
+    crate::sort::by(&mut v, |a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
     v
 }

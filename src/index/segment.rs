@@ -323,7 +323,7 @@ pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> 
     let cents = if lists == 0 { Vec::new() } else { kmeans_train(&sample, lists, KMEANS_ITERATIONS) };
     let which = assign(&vectors, &cents);
     let mut documents: Vec<String> = chunks.iter().map(|c| c.doc_id.to_string()).collect();
-    documents.sort();
+    crate::sort::ascending(&mut documents);
     documents.dedup();
     let head = SegmentHead {
         format: SEGMENT_FORMAT,
@@ -483,7 +483,7 @@ mod tests {
             }
         }
         assert_eq!(postings, 150);
-        rows.sort();
+        crate::sort::ascending(&mut rows);
         assert_eq!(rows, (0..50).collect::<Vec<u32>>());
     }
 }

@@ -27,7 +27,7 @@ pub fn rrf(lists: &[(&[u32], f32)], k: f32) -> Vec<(u32, f32)> {
         }
     }
     let mut v: Vec<(u32, f32)> = order.into_iter().map(|i| (i, score[&i])).collect();
-    v.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    crate::sort::by(&mut v, |a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     v
 }
 

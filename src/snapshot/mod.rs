@@ -531,7 +531,7 @@ struct Layout<'a> {
 impl<'a> Layout<'a> {
     fn of<S: Store, E: Embedder>(eng: &'a Engine<S, E>) -> Self {
         let mut docs = eng.corpus().documents();
-        docs.sort_by(|a, b| a.id.cmp(&b.id));
+        crate::sort::by(&mut docs, |a, b| a.id.cmp(&b.id));
         let mut chunks = Vec::new();
         let mut first_chunk = Vec::with_capacity(docs.len());
         for (i, d) in docs.iter().enumerate() {
@@ -594,7 +594,7 @@ fn write_terms<S: Store, E: Embedder>(snap: &mut Snapshot, eng: &Engine<S, E>, l
         }
     }
     let mut postings: Vec<(&str, Vec<(u32, u8)>)> = postings.into_iter().collect();
-    postings.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    crate::sort::by(&mut postings, |a, b| a.0.cmp(b.0));
     let est: usize = postings.iter().map(|(t, l)| t.len() + 8 + l.len() * 7).sum();
     let shards = (est / p.term_shard_bytes.max(1)).max(1).next_power_of_two();
     let mut shard_terms: Vec<BTreeMap<&str, &Vec<(u32, u8)>>> = vec![BTreeMap::new(); shards];

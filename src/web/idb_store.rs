@@ -218,7 +218,7 @@ fn encode(ops: &[Op]) -> Result<Encoded, StoreError> {
             Op::CheckGeneration(_) => Collection::Meta.name(),
         })
         .collect();
-    names.sort();
+    crate::sort::ascending(&mut names);
     names.dedup();
     let mut requests = Vec::with_capacity(ops.len());
     let mut expected = None;
@@ -300,7 +300,7 @@ impl Store for IdbStore {
             return Ok(Vec::new());
         }
         let mut names: Vec<&str> = keys.iter().map(|(c, _)| c.name()).collect();
-        names.sort();
+        crate::sort::ascending(&mut names);
         names.dedup();
         let futs = {
             let db = self.db()?;

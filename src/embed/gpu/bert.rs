@@ -197,7 +197,7 @@ impl GpuBert {
             return Err(failed("embed", "the device was lost"));
         }
         let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| seqs[i].len());
+        crate::sort::by_key(&mut order, |&i| seqs[i].len());
         let mut out = vec![Vec::new(); seqs.len()];
         let mut start = 0;
         while start < order.len() {

@@ -319,7 +319,7 @@ impl Gpu {
                 if self.is_lost() {
                     return Err("the device was lost during the timing run".into());
                 }
-                runs.sort_by(f64::total_cmp);
+                crate::sort::by(&mut runs, f64::total_cmp);
                 ms[i] = runs[runs.len() / 2];
             }
             Ok((ms[0], ms[1]))

@@ -30,7 +30,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 
     /// Which of the chunks `ids` are stored.
     async fn stored_chunks(&self, mut ids: Vec<ChunkId>) -> Result<HashSet<ChunkId>> {
-        ids.sort();
+        crate::sort::ascending(&mut ids);
         ids.dedup();
         let got = self.store.get_many(Collection::Chunks, &ids).await?;
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Chunk(c)) = r { Some(c.id) } else { None }).collect())
@@ -76,7 +76,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             .filter_map(|r| if let Some(Record::Chunk(c)) = r { Some(c) } else { None })
             .collect();
         let mut doc_ids: Vec<DocId> = chunks.iter().map(|c| c.doc_id.clone()).collect();
-        doc_ids.sort();
+        crate::sort::ascending(&mut doc_ids);
         doc_ids.dedup();
         let docs: HashMap<DocId, DocumentRecord> = self
             .store

@@ -328,7 +328,9 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         match &self.state {
             State::Reading(r) => {
                 let mut traces = r.store.scan(Collection::Traces).await?.traces;
-                traces.sort_by(|a, b| a.created_at.partial_cmp(&b.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id)));
+                crate::sort::by(&mut traces, |a, b| {
+                    a.created_at.partial_cmp(&b.created_at).unwrap_or(std::cmp::Ordering::Equal).then(a.id.cmp(&b.id))
+                });
                 Ok(traces)
             }
             State::Loaded(e) => Ok(e.ask_store().traces().to_vec()),
@@ -689,7 +691,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     async fn blocks(&self, terms: &[&str]) -> Result<HashMap<u32, Rc<PostingsBlock>>> {
         let blocks = self.parts.head.blocks;
         let mut want: Vec<u32> = terms.iter().map(|t| segment::block_of(t, blocks)).collect();
-        want.sort();
+        crate::sort::ascending(&mut want);
         want.dedup();
         let missing: Vec<u32> = want.iter().copied().filter(|b| !self.cache.blocks.borrow().contains_key(b)).collect();
         let keys: Vec<String> = missing.iter().map(|&b| SegmentKey::Terms(b).store_id()).collect();
@@ -733,7 +735,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let mut keys: Vec<(Collection, String)> =
             slots.iter().filter_map(|s| Some((Collection::Chunks, self.chunk_id(*s)?.clone()))).collect();
         let mut doc_ids: Vec<&String> = slots.iter().filter_map(|&s| head.documents.get(*head.doc_of.get(s as usize)? as usize)).collect();
-        doc_ids.sort();
+        crate::sort::ascending(&mut doc_ids);
         doc_ids.dedup();
         keys.extend(doc_ids.into_iter().map(|d| (Collection::Documents, d.clone())));
         let mut chunks = HashMap::new();
