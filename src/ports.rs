@@ -469,3 +469,79 @@ impl Clock for FixedClock {
         self.0
     }
 }
+
+/// A Unicode normalization form (UAX #15, <https://unicode.org/reports/tr15/>): NFD for the BERT
+/// normalizer's accent stripping ([`crate::embed::WordPiece`]), NFKC for the BM25 analyzer and
+/// for the text the ask pipeline puts between `<data>` delimiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormalizationForm {
+    /// Canonical decomposition.
+    Nfd,
+    /// Compatibility decomposition, then canonical composition.
+    Nfkc,
+}
+
+impl NormalizationForm {
+    /// The form's name as `String.prototype.normalize` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Nfd => "NFD",
+            Self::Nfkc => "NFKC",
+        }
+    }
+}
+
+/// `text` in normalization form `form`. ASCII text is its own NFD and NFKC and comes back
+/// borrowed. Natively and in the site builder (`--features builder`) the tables are those of
+/// `unicode-normalization-alignments`, the ones the `tokenizers` crate uses; the page's builds
+/// carry no tables (they were the largest data of the page's `.wasm`, 52 KB gzipped) and ask the
+/// browser's own normalization (`String.prototype.normalize`, ICU), which the web layer installs
+/// at start (`install_normalizer`; before that, non-ASCII text comes back unchanged). The two can differ only on code points that the older
+/// tables do not assign (normalization is stable for assigned characters, UAX #15 §3).
+pub fn normalize(text: &str, form: NormalizationForm) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(normalize_unicode(text, form))
+}
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+fn normalize_unicode(text: &str, form: NormalizationForm) -> String {
+    use unicode_normalization_alignments::UnicodeNormalization;
+    match form {
+        NormalizationForm::Nfd => text.nfd().map(|(c, _)| c).collect(),
+        NormalizationForm::Nfkc => text.nfkc().map(|(c, _)| c).collect(),
+    }
+}
+
+/// The platform's normalization in the page's builds (see [`normalize`]).
+#[cfg(all(target_arch = "wasm32", not(feature = "builder")))]
+static PLATFORM_NORMALIZER: std::sync::OnceLock<fn(&str, NormalizationForm) -> String> = std::sync::OnceLock::new();
+
+/// Installs the platform's Unicode normalization (the page's builds, where the core carries no
+/// tables); the first call wins. Before it, [`normalize`] returns non-ASCII text unchanged.
+#[cfg(all(target_arch = "wasm32", not(feature = "builder")))]
+pub fn install_normalizer(f: fn(&str, NormalizationForm) -> String) {
+    let _ = PLATFORM_NORMALIZER.set(f);
+}
+
+#[cfg(all(target_arch = "wasm32", not(feature = "builder")))]
+fn normalize_unicode(text: &str, form: NormalizationForm) -> String {
+    match PLATFORM_NORMALIZER.get() {
+        Some(f) => f(text, form),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod normalization_tests {
+    use super::{NormalizationForm, normalize};
+
+    #[test]
+    fn nfkc_and_nfd() {
+        // The same cases run in the browser, where the normalization is the browser's.
+        assert_eq!(normalize("ﬁｎｅ Ⅻ ｶ", NormalizationForm::Nfkc), "fine XII カ");
+        assert_eq!(normalize("é", NormalizationForm::Nfd), "e\u{301}");
+        assert!(matches!(normalize("plain ASCII", NormalizationForm::Nfkc), std::borrow::Cow::Borrowed(_)));
+    }
+}

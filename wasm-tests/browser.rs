@@ -25,6 +25,8 @@ const ASSETS: &str = match option_env!("WEBRAG_ASSETS") {
 };
 
 async fn model() -> CpuEmbedder {
+    // The start function that installs the browser's Unicode normalization does not run here.
+    webrag::web::install_platform();
     let files = webrag::web::fetch_model(&webrag::web::ModelSpec::url(&format!("{ASSETS}/.models/all-MiniLM-L6-v2/")), &None)
         .await
         .expect("model files");
@@ -123,6 +125,23 @@ async fn engine_persists_in_indexeddb_and_rejects_bad_input() {
     let r = e.remove(&["bees".into(), "unknown".into()]).await.expect("remove");
     assert_eq!((r.removed.len(), r.unknown.len()), (1, 1));
     assert_eq!(e.stats().documents, 1);
+}
+
+/// Unicode normalization in the page's builds is the browser's (`String.prototype.normalize`,
+/// installed at start): the analyzer's NFKC and the BERT normalizer's accent stripping (NFD) give
+/// what the native tables give (the same cases pass natively in `text::analyze`'s and the
+/// tokenizer parity tests).
+#[wasm_bindgen_test]
+async fn unicode_normalization_is_the_browsers() {
+    use webrag::ports::{NormalizationForm, normalize};
+    webrag::web::install_platform();
+    assert_eq!(normalize("ﬁｎｅ Ⅻ ｶ", NormalizationForm::Nfkc), "fine XII カ");
+    assert_eq!(normalize("é", NormalizationForm::Nfd), "e\u{301}");
+    assert_eq!(webrag::text::analyze("Ｆｕｌｌｗｉｄｔｈ ﬁle Café"), ["fullwidth", "file", "café"]);
+    let e = model().await;
+    // Accents stripped (NFD, then no nonspacing marks); BERT's normalizer has no NFKC, so the
+    // fullwidth word is no word piece of the vocabulary.
+    assert_eq!(e.tokenizer().tokens("Café Ｆｕｌｌ naïve").expect("tokens"), ["[CLS]", "cafe", "[UNK]", "naive", "[SEP]"]);
 }
 
 /// The SIMD128 row kernels (GELU, softmax, LayerNorm, residual add) agree with their scalar definitions.

@@ -33,14 +33,13 @@ pub use source::{AskSource, Scoped};
 
 use crate::options::Range;
 use std::collections::HashSet;
-use unicode_normalization_alignments::UnicodeNormalization;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LlmError, Result};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
-use crate::ports::Clock;
+use crate::ports::{Clock, NormalizationForm, normalize};
 
 /// Decomposition options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -405,7 +404,7 @@ fn default_ignorable(c: char) -> bool {
 /// (or the angle brackets `‹` `〈` `⟨` `❮`) that starts a tag named `data` — in any casing, with
 /// spaces or a slash (`/` `⁄` `∕`) before the name — is written `&lt;`.
 pub fn data(text: &str) -> String {
-    let text: String = text.nfkc().map(|(c, _)| c).filter(|&c| !default_ignorable(c)).collect();
+    let text: String = normalize(text, NormalizationForm::Nfkc).chars().filter(|&c| !default_ignorable(c)).collect();
     let opens = |c: char| matches!(c, '<' | '‹' | '〈' | '⟨' | '❮');
     let mut out = String::with_capacity(text.len() + 13);
     out.push_str("<data>");

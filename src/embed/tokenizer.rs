@@ -20,9 +20,9 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use unicode_categories::UnicodeCategories;
-use unicode_normalization_alignments::UnicodeNormalization;
 
 use crate::error::{ModelError, Result};
+use crate::ports::{NormalizationForm, normalize};
 use crate::text::TokenCounter;
 
 /// The parts of `tokenizer.json` a BERT WordPiece tokenizer uses.
@@ -176,8 +176,7 @@ static CLASSES: [std::sync::atomic::AtomicU8; 0x10000] = [const { std::sync::ato
 
 fn compute_classes(c: char) -> u8 {
     let one = String::from(c);
-    let mut nfd = one.nfd().map(|(d, _)| d);
-    let nfd_self = nfd.next() == Some(c) && nfd.next().is_none();
+    let nfd_self = normalize(&one, NormalizationForm::Nfd) == one;
     (c.is_other() as u8 * OTHER)
         | ((c.is_ascii_punctuation() || c.is_punctuation()) as u8 * PUNCT)
         | (c.is_mark_nonspacing() as u8 * MARK_NONSPACING)
@@ -244,7 +243,7 @@ impl WordPiece {
         let (unk, cls, sep) = (id(&json.model.unk_token)?, id("[CLS]")?, id("[SEP]")?);
         let mut added: Vec<(String, u32)> =
             json.added_tokens.into_iter().filter(|t| !t.content.is_empty()).map(|t| (t.content, t.id)).collect();
-        added.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        crate::sort::by(&mut added, |a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
         let mut added_first = [0u64; 4];
         for (t, _) in &added {
             let b = t.as_bytes()[0];
@@ -388,7 +387,7 @@ impl WordPiece {
             } else if n.strip_accents {
                 decomposed.clear();
                 decomposed.push(c);
-                for (d, _) in decomposed.nfd().filter(|(d, _)| !d.is_mark_nonspacing()) {
+                for d in normalize(&decomposed, NormalizationForm::Nfd).chars().filter(|d| !d.is_mark_nonspacing()) {
                     push(d);
                 }
             } else {

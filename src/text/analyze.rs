@@ -1,6 +1,7 @@
 //! The BM25 analyzer: Unicode words (UAX #29), NFKC + lowercase, CJK character bigrams.
-use unicode_normalization_alignments::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
+
+use crate::ports::{NormalizationForm, normalize};
 
 /// Version of [`analyze`]'s output, recorded in a knowledge base's `meta` (`analyzer`; a
 /// knowledge base without one is of version 1). Bumped whenever the same text analyses to other
@@ -96,7 +97,7 @@ pub fn analyze_each(text: &str, mut each: impl FnMut(&str)) {
         }
         if word.chars().any(char::is_alphanumeric) {
             norm.clear();
-            norm.extend(word.nfkc().map(|(c, _)| c).flat_map(char::to_lowercase));
+            norm.extend(normalize(word, NormalizationForm::Nfkc).chars().flat_map(char::to_lowercase));
             norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).for_each(&mut each);
         }
     }
@@ -113,6 +114,8 @@ mod tests {
     fn words_lowercase_nfkc() {
         assert_eq!(analyze("Hello, WORLD! Ｆｕｌｌ e-mail 3.14"), ["hello", "world", "full", "e", "mail", "3", "14"]);
         assert_eq!(analyze("Amy’s U.S. snake_case don't"), ["amy", "s", "u", "s", "snake_case", "don", "t"]);
+        // The same case runs in the browser, where the NFKC is the browser's (wasm-tests/browser.rs).
+        assert_eq!(analyze("Ｆｕｌｌｗｉｄｔｈ ﬁle Café"), ["fullwidth", "file", "café"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the full build adds to [`WebRagCore`] (cargo feature `full`, on by default): the ask
 //! pipeline with the page's LLM client (`decompose`, `ask`, `enrich`, `testLlm`, traces and
-//! memory, `cancel`) and the GPU engine's diagnostics (`profileGpu`, `loseGpuForTesting`). The
+//! memory, `cancel`), the knowledge-base file (`exportKb`, `importKb`: gzip JSON of every record,
+//! [`crate::kb_file`]) and the GPU engine's diagnostics (`profileGpu`, `loseGpuForTesting`). The
 //! search build (`webrag/search`, no default features) leaves them out, with the GPU engine
 //! itself and the static-site snapshot builder, so a page that only searches does not download
 //! them.
@@ -8,7 +9,7 @@ use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::platform::JsClock;
-use super::{WebRagCore, cancel_token, llm, report, run, to_js};
+use super::{WebRagCore, cancel_token, js_error, llm, promise, report, run, stats_js, to_js};
 use crate::error::Error;
 use crate::types::ProgressEvent;
 
@@ -24,6 +25,40 @@ fn parse_options<T: serde::de::DeserializeOwned + Default>(what: &str, options: 
 
 #[wasm_bindgen]
 impl WebRagCore {
+    /// The whole knowledge base as one file (`Uint8Array`: gzip-compressed JSON of every stored
+    /// record, [`crate::kb_file`]).
+    #[wasm_bindgen(js_name = exportKb)]
+    pub fn export_kb(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let mut core = inner.lock().await;
+            let bytes = match core.engine().await {
+                Ok(eng) => eng.export_kb().await,
+                Err(e) => Err(e),
+            };
+            match bytes {
+                Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
+                Err(e) => Err(js_error(&e)),
+            }
+        })
+    }
+
+    /// Replaces this knowledge base with the one in `bytes` (a file from `exportKb`), checked
+    /// whole first ([`Engine::import_kb`]). Resolves to the new `stats()`.
+    #[wasm_bindgen(js_name = importKb)]
+    pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let stats = async {
+                let mut core = inner.lock().await;
+                write_op!(core, eng => eng.import_kb(&bytes).await)
+            }
+            .await
+            .map_err(|e| js_error(&e))?;
+            stats_js(&stats)
+        })
+    }
+
     /// Knowledge-aware decomposition (PIKE-RAG Algorithm 1, [`crate::ask::decompose`]) of
     /// `question` over this knowledge base, with the OpenAI-compatible endpoint `llm`
     /// (`{baseUrl, model, apiKey?, headers?, temperature?, maxTokens?, timeoutMs?, retries?,

@@ -5,6 +5,24 @@
 //! The main-thread client (`src/web/js/index.js`, shipped in `pkg/`) talks to the worker
 //! (`src/web/js/worker.js`), which owns one `WebRagCore`. Calls are queued, so the engine sees
 //! one operation at a time.
+
+/// Runs a write against the whole engine `$core` (a `LazyEngine`), bound to `$eng`: the store is
+/// read again first when another tab committed since ([`LazyEngine::refresh`]), and the write is
+/// tried again (up to twice) when its commit still meets a newer generation (`STORE_CONFLICT`:
+/// nothing was written).
+macro_rules! write_op {
+    ($core:ident, $eng:ident => $body:expr) => {{
+        let mut attempt = 0;
+        loop {
+            let $eng = $core.for_write().await?;
+            match $body {
+                Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
+                r => break r,
+            }
+        }
+    }};
+}
+
 #[cfg(feature = "full")]
 pub mod full;
 pub mod idb_store;
@@ -35,6 +53,7 @@ use platform::JsClock;
 
 #[wasm_bindgen(start)]
 fn start() {
+    install_platform();
     // A panic (a bug: none is reachable from input or stored data) ends this wasm instance.
     // Besides logging it, tell the worker (`__webragPanic`), which tells the page at once: its
     // calls then reject with WORKER_FAILED instead of waiting forever, and a fresh worker opens
@@ -47,6 +66,15 @@ fn start() {
             let _ = f.call1(&JsValue::NULL, &info.to_string().into());
         }
     }));
+}
+
+/// Installs what the core takes from the browser: Unicode normalization (ICU's, through
+/// `String.prototype.normalize`: the page's builds carry no tables of their own,
+/// [`crate::ports::normalize`]). The module's start function calls it; code that runs the core
+/// in a page without that start (wasm-bindgen-test) calls it first. Idempotent.
+pub fn install_platform() {
+    #[cfg(not(feature = "builder"))]
+    crate::ports::install_normalizer(|text, form| js_sys::JsString::from(text).normalize(form.name()).into());
 }
 
 /// A JS `Error` with `name` (e.g. `InputError`) and `code` (e.g. `EMPTY_DOCUMENT`).
@@ -288,10 +316,6 @@ fn stats_js(stats: &crate::types::Stats) -> Result<JsValue, JsValue> {
     Ok(v)
 }
 
-/// Runs a write against the whole engine `$core` (a `LazyEngine`), bound to `$eng`: the store is
-/// read again first when another tab committed since ([`LazyEngine::refresh`]), and the write is
-/// tried again (up to twice) when its commit still meets a newer generation (`STORE_CONFLICT`:
-/// nothing was written).
 /// `op` again (up to three times in all) while it fails with `STORE_CONFLICT` (another tab
 /// committed between its read of the store's generation and its commit: nothing was written).
 #[cfg(feature = "full")]
@@ -305,19 +329,6 @@ async fn retried<T>(op: impl AsyncFn() -> crate::error::Result<T>) -> crate::err
     }
 }
 
-macro_rules! write_op {
-    ($core:ident, $eng:ident => $body:expr) => {{
-        let mut attempt = 0;
-        loop {
-            let $eng = $core.for_write().await?;
-            match $body {
-                Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
-                r => break r,
-            }
-        }
-    }};
-}
-
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
 #[wasm_bindgen]
@@ -325,12 +336,19 @@ pub struct WebRagCore {
     pub(crate) inner: Rc<Mutex<Core>>,
 }
 
+/// A `Promise` of `f`. `future_to_promise` is instantiated once, for a boxed future: one copy of
+/// its machinery per future type cost the page's `.wasm` about 2 KB each.
+pub(crate) fn promise(f: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let f: std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>> = Box::pin(f);
+    future_to_promise(f)
+}
+
 pub(crate) fn run<F, T>(f: F) -> Promise
 where
     F: std::future::Future<Output = Result<T, Error>> + 'static,
     T: serde::Serialize,
 {
-    future_to_promise(async move {
+    promise(async move {
         match f.await {
             Ok(v) => to_js(&v),
             Err(e) => Err(js_error(&e)),
@@ -499,7 +517,7 @@ impl WebRagCore {
     /// memory (where every loaded index lives).
     pub fn stats(&self) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        promise(async move {
             let stats = inner.lock().await.stats().map_err(|e| js_error(&e))?;
             stats_js(&stats)
         })
@@ -510,7 +528,7 @@ impl WebRagCore {
     /// else `{collection, vectors, merged, segments}` (with `force`, an array of them).
     pub fn maintain(&self, force: bool) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        promise(async move {
             let mut core = inner.lock().await;
             let r = if force {
                 async { write_op!(core, eng => eng.maintain_all(true).await) }.await.map(|v| to_js(&v))
@@ -534,40 +552,6 @@ impl WebRagCore {
     pub fn chunk(&self, id: String) -> Promise {
         let inner = self.inner.clone();
         run(async move { inner.lock().await.chunk(&id).await })
-    }
-
-    /// The whole knowledge base as one file (`Uint8Array`: gzip-compressed JSON of every stored
-    /// record, [`crate::kb_file`]).
-    #[wasm_bindgen(js_name = exportKb)]
-    pub fn export_kb(&self) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let mut core = inner.lock().await;
-            let bytes = match core.engine().await {
-                Ok(eng) => eng.export_kb().await,
-                Err(e) => Err(e),
-            };
-            match bytes {
-                Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
-                Err(e) => Err(js_error(&e)),
-            }
-        })
-    }
-
-    /// Replaces this knowledge base with the one in `bytes` (a file from `exportKb`), checked
-    /// whole first ([`Engine::import_kb`]). Resolves to the new `stats()`.
-    #[wasm_bindgen(js_name = importKb)]
-    pub fn import_kb(&self, bytes: Vec<u8>) -> Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let stats = async {
-                let mut core = inner.lock().await;
-                write_op!(core, eng => eng.import_kb(&bytes).await)
-            }
-            .await
-            .map_err(|e| js_error(&e))?;
-            stats_js(&stats)
-        })
     }
 
     /// Reads the store again when another tab (or worker) committed since this one read it

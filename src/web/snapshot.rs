@@ -60,7 +60,6 @@ unsafe impl talc::source::Source for GrowGeometric {
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::platform::JsClock;
 use super::{js_error, option_error, report, to_js};
@@ -119,7 +118,7 @@ struct Options {
 /// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
 #[wasm_bindgen(js_name = buildSnapshot)]
 pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
-    future_to_promise(async move {
+    super::promise(async move {
         let pages: Vec<Page> = serde_wasm_bindgen::from_value(pages).map_err(|e| option_error("pages", e))?;
         let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
         let options: Options = super::options("options", &options).map_err(|e| super::js_error(&e.into()))?;

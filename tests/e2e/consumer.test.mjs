@@ -142,11 +142,14 @@ export async function use(rag: WebRag, lite: SearchRag, site: StaticSearch): Pro
   }
 });
 
-test('the search build (webrag/search) is smaller than the full engine', () => {
+test('the installed .wasm files keep their size budgets; the search build is smaller than the full engine', () => {
   const gz = (f) => gzipSync(readFileSync(join(APP, 'node_modules/webrag', f)), { level: 9 }).length;
   const [full, search] = [gz('webrag_bg.wasm'), gz('search/webrag_bg.wasm')];
   console.log(`engine .wasm, gzip -9: full ${full} bytes, search build ${search} bytes (${(100 * (1 - search / full)).toFixed(1)}% less)`);
-  assert.ok(full <= 1_000_000, `full ${full}`);
+  // The budgets `./webrag.sh build` checks (WASM_BUDGETS), for each page build in the package.
+  const budgets = [...readFileSync(join(ROOT, 'webrag.sh'), 'utf8').matchAll(/^\s+"pkg\/(\S+\.wasm) (\d+)"$/gm)].map(([, f, n]) => [f, Number(n)]);
+  assert.equal(budgets.length, 4, 'webrag.sh names a budget for each of the four page builds');
+  for (const [f, limit] of budgets) assert.ok(gz(f) <= limit, `${f}: ${gz(f)} bytes gzip -9, budget ${limit}`);
   assert.ok(search < full, `search ${search} < full ${full}`);
 });
 

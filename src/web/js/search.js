@@ -1,8 +1,8 @@
 // webrag/search: the WebRag client on the search build of the engine (search/webrag_bg.wasm:
-// no ask pipeline or LLM client, no GPU engine, no static-site snapshot builder), for pages that
-// only index and search. The same API as `webrag`; the operations it leaves out (decompose, ask,
-// enrich, testLlm, traces, exportTraces, clearTraces, memory, forget, profileGpu,
-// loseGpuForTesting) reject with InputError NOT_IN_BUILD, and
+// no ask pipeline or LLM client, no GPU engine, no knowledge-base file, no static-site snapshot
+// builder), for pages that only index and search. The same API as `webrag`; the operations it
+// leaves out (decompose, ask, enrich, testLlm, traces, exportTraces, clearTraces, memory, forget,
+// exportKb, importKb, profileGpu, loseGpuForTesting) reject with InputError NOT_IN_BUILD, and
 // `device: 'gpu'` with GpuError GPU_UNAVAILABLE.
 import { WebRag as Client, startWorker } from './client.js';
 

@@ -290,7 +290,7 @@ self.onmessage = (e) => {
       if (!Object.hasOwn(OPS, op)) throw Object.assign(new Error(`unknown operation ${op}`), { name: 'InputError', code: 'INVALID_OPTION' });
       if (op !== 'open' && !core) throw Object.assign(new Error('not open'), { name: 'StoreError', code: 'NOT_OPEN' });
       if (op !== 'open' && typeof core[op] !== 'function') {
-        throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline and no GPU engine): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
+        throw Object.assign(new Error(`${op} is not in this build (webrag/search has no LLM pipeline, no GPU engine and no knowledge-base file): import WebRag from 'webrag'`), { name: 'InputError', code: 'NOT_IN_BUILD' });
       }
       const run = () => OPS[op].run(args, (ev) => self.postMessage({ id, progress: ev }));
       const { lock } = OPS[op];
