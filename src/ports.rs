@@ -496,8 +496,9 @@ impl NormalizationForm {
 /// `unicode-normalization-alignments`, the ones the `tokenizers` crate uses; the page's builds
 /// carry no tables (they were the largest data of the page's `.wasm`, 52 KB gzipped) and ask the
 /// browser's own normalization (`String.prototype.normalize`, ICU), which the web layer installs
-/// at start (`install_normalizer`; before that, non-ASCII text comes back unchanged). The two can differ only on code points that the older
-/// tables do not assign (normalization is stable for assigned characters, UAX #15 §3).
+/// at start (`install_normalizer`; before that, non-ASCII text comes back unchanged). The two
+/// can differ only on code points that the older tables do not assign (normalization is stable
+/// for assigned characters, UAX #15 §3).
 pub fn normalize(text: &str, form: NormalizationForm) -> std::borrow::Cow<'_, str> {
     if text.is_ascii() {
         return std::borrow::Cow::Borrowed(text);
