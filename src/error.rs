@@ -71,6 +71,16 @@ pub enum InputError {
         /// The format as given.
         format: String,
     },
+    /// A Markdown or HTML document in a build that parses them with a parser module the platform
+    /// loads on demand (the page's search build), when that module could not be loaded or failed.
+    /// Nothing of the batch was written; plain-text documents still add.
+    #[error("cannot parse {format} here: {reason}")]
+    ParserUnavailable {
+        /// The document format (`markdown`, `html`).
+        format: &'static str,
+        /// Why the parser module is unavailable.
+        reason: String,
+    },
     /// A knowledge-base file (`importKb`) that is not one this build reads (kb_file).
     #[error("not a webrag knowledge-base file this build reads: {reason}")]
     InvalidKbFile {
@@ -424,6 +434,11 @@ pub const CODES: &[Code] = &[
     Code { class: "InputError", code: "DUPLICATE_ID", when: "two documents of one `add()` share an id" },
     Code { class: "InputError", code: "INVALID_ID", when: "an id is empty or over 1,024 characters" },
     Code { class: "InputError", code: "UNKNOWN_FORMAT", when: "`format` is not markdown, html, text or auto" },
+    Code {
+        class: "InputError",
+        code: "PARSER_UNAVAILABLE",
+        when: "a Markdown or HTML document given to the search build (`webrag/search`) when its parser module (`search/markup.wasm`, loaded at the first `add` that needs it) could not be loaded; nothing was written, plain-text documents still add",
+    },
     Code { class: "InputError", code: "INVALID_OPTION", when: "an option out of range or malformed; the message names it" },
     Code {
         class: "InputError",
@@ -541,6 +556,7 @@ impl Error {
                 InputError::DuplicateId { .. } => "DUPLICATE_ID",
                 InputError::InvalidId { .. } => "INVALID_ID",
                 InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
+                InputError::ParserUnavailable { .. } => "PARSER_UNAVAILABLE",
                 InputError::InvalidOption { .. } => "INVALID_OPTION",
                 InputError::InvalidKbFile { .. } => "KB_FILE_INVALID",
                 InputError::KbFileTooLarge { .. } => "KB_FILE_TOO_LARGE",

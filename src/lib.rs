@@ -30,7 +30,9 @@ pub mod types;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
-#[cfg(target_arch = "wasm32")]
+// The parser module (`--features markup-module`, src/web/markup_module.rs) links `text::parse`
+// alone: no bindings, no imports.
+#[cfg(all(target_arch = "wasm32", not(feature = "markup-module")))]
 pub mod web;
 
 pub use engine::{Engine, LazyEngine};

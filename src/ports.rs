@@ -534,6 +534,32 @@ fn normalize_unicode(text: &str, form: NormalizationForm) -> String {
     }
 }
 
+/// Markdown or HTML parsed by the platform, in the page's search build (which carries no parsers:
+/// they were a fifth of its `.wasm`): `text` in `format` (Markdown or HTML) as `crate::text::ParsedWire` JSON, or why it could not be parsed. The web
+/// layer installs it at start ([`install_markup_parser`]); the parser module behind it is the
+/// same `text::parse`, built alone (`src/web/markup_module.rs`).
+#[cfg(all(target_arch = "wasm32", not(feature = "markup")))]
+pub fn parse_markup(text: &str, format: crate::types::Format) -> std::result::Result<String, String> {
+    match PLATFORM_MARKUP.get() {
+        Some(f) => f(text, format),
+        None => Err("no Markdown/HTML parser is installed in this build".into()),
+    }
+}
+
+/// The platform's parser (see [`parse_markup`]).
+#[cfg(all(target_arch = "wasm32", not(feature = "markup")))]
+static PLATFORM_MARKUP: std::sync::OnceLock<MarkupParser> = std::sync::OnceLock::new();
+
+/// A parser of Markdown or HTML into `ParsedWire` JSON (see [`parse_markup`]).
+#[cfg(all(target_arch = "wasm32", not(feature = "markup")))]
+pub type MarkupParser = fn(&str, crate::types::Format) -> std::result::Result<String, String>;
+
+/// Installs the platform's Markdown/HTML parser (the page's search build); the first call wins.
+#[cfg(all(target_arch = "wasm32", not(feature = "markup")))]
+pub fn install_markup_parser(f: MarkupParser) {
+    let _ = PLATFORM_MARKUP.set(f);
+}
+
 #[cfg(test)]
 mod normalization_tests {
     use super::{NormalizationForm, normalize};

@@ -24,6 +24,18 @@ pub enum Format {
     Auto,
 }
 
+impl Format {
+    /// The name options and errors use: `markdown`, `html`, `text`, `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Text => "text",
+            Format::Auto => "auto",
+        }
+    }
+}
+
 /// A document given to `add()`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]

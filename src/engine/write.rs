@@ -222,7 +222,7 @@ impl<E: Embedder> Planner<'_, E> {
                 report.unchanged.push(d.id);
                 continue;
             }
-            let mut parsed = text::parse(&d.text, format);
+            let mut parsed = text::parse(&d.text, format)?;
             let given = d.title.as_ref().filter(|t| !t.trim().is_empty());
             // The title is copied into every chunk's inputs, the topic and each hit: cut at
             // MAX_TITLE_CHARS; a longer given title is also the document's first text block.

@@ -162,7 +162,7 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
 pub fn with_text(docs: Vec<DocumentInput>) -> (Vec<DocumentInput>, Vec<String>) {
     let (keep, skip): (Vec<_>, Vec<_>) = docs.into_iter().partition(|d| {
         let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
-        crate::text::parse(&d.text, format).blocks.iter().any(|b| !b.text.trim().is_empty())
+        crate::text::parse(&d.text, format).is_ok_and(|p| p.blocks.iter().any(|b| !b.text.trim().is_empty()))
     });
     (keep, skip.into_iter().map(|d| d.id).collect())
 }
@@ -432,7 +432,8 @@ pub const STATIC_FUSION_WEIGHTS: crate::retrieve::FusionWeights =
 pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
     let blocks: Vec<crate::text::Block> = docs
         .iter()
-        .flat_map(|d| crate::text::parse(&d.text, crate::text::resolve_format(d.format, d.url.as_deref(), &d.text)).blocks)
+        .filter_map(|d| crate::text::parse(&d.text, crate::text::resolve_format(d.format, d.url.as_deref(), &d.text)).ok())
+        .flat_map(|p| p.blocks)
         .collect();
     model.weight_by_corpus(blocks.iter().map(|b| b.text.as_str()));
 }

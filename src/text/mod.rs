@@ -2,11 +2,13 @@
 //! ([`analyze`]) and chunking bounded by the embedder's tokenizer ([`chunk`]).
 //!
 //! Parsing uses well-kept libraries (pulldown-cmark for Markdown, html5gum for HTML); what is
-//! ours is the mapping of their events onto a heading tree of blocks.
+//! ours is the mapping of their events onto a heading tree of blocks. The page's search build
+//! links neither: it parses Markdown and HTML with the same code built as a module of its own,
+//! loaded when a document needs it ([`parse`], [`ParsedWire`]).
 mod analyze;
 mod chunk;
 mod parse;
 
 pub use analyze::{ANALYZER_VERSION, analyze, analyze_each, is_cjk};
 pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
-pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, cut_title, parse, resolve_format, title_block};
+pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, ParsedWire, cut_title, parse, resolve_format, title_block};

@@ -1,10 +1,13 @@
 //! Markdown / HTML / plain-text parsing into blocks that keep their heading path.
-use std::collections::HashMap;
 use std::rc::Rc;
 
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
 use crate::types::Format;
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "markup"))]
+mod markup;
 
 /// One block of text (paragraph, list item, code block, table row) with the headings above it.
 ///
@@ -49,11 +52,67 @@ pub fn resolve_format(format: Format, url: Option<&str>, text: &str) -> Format {
 }
 
 /// Parses `text` in the given format (which must not be `Auto`; resolve it first).
-pub fn parse(text: &str, format: Format) -> Parsed {
+///
+/// Errors: `PARSER_UNAVAILABLE` for Markdown or HTML in a build without the parsers (the page's
+/// search build) whose platform has no parser module loaded ([`crate::ports::parse_markup`]).
+/// Builds with the `markup` feature and native builds never fail.
+pub fn parse(text: &str, format: Format) -> Result<Parsed> {
     match format {
-        Format::Markdown => parse_markdown(text),
-        Format::Html => parse_html(text),
-        Format::Text | Format::Auto => parse_text(text),
+        Format::Markdown | Format::Html => parse_markup(text, format),
+        Format::Text | Format::Auto => Ok(parse_text(text)),
+    }
+}
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "markup"))]
+fn parse_markup(text: &str, format: Format) -> Result<Parsed> {
+    Ok(if format == Format::Markdown { markup::parse_markdown(text) } else { markup::parse_html(text) })
+}
+
+/// The search build: the platform's parser module, its reply in the [`ParsedWire`] form.
+#[cfg(all(target_arch = "wasm32", not(feature = "markup")))]
+fn parse_markup(text: &str, format: Format) -> Result<Parsed> {
+    let unavailable = |reason: String| crate::error::InputError::ParserUnavailable { format: format.name(), reason };
+    let wire = crate::ports::parse_markup(text, format).map_err(unavailable)?;
+    let wire: ParsedWire =
+        serde_json::from_str(&wire).map_err(|e| unavailable(format!("the parser module's reply does not decode: {e}")))?;
+    Ok(wire.into_parsed())
+}
+
+/// [`Parsed`] as JSON between the parser module and the search build (`src/web/markup_module.rs`):
+/// the blocks grouped by their shared heading path, so a path is written once per section (the
+/// reply stays linear in the input, like [`Parsed`] itself).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ParsedWire {
+    /// [`Parsed::title`].
+    title: Option<String>,
+    /// Runs of blocks under one heading path: (path, the blocks' texts).
+    sections: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl ParsedWire {
+    /// The wire form of `parsed`: consecutive blocks that share one heading path (`Rc`) form one
+    /// section.
+    pub fn new(parsed: &Parsed) -> ParsedWire {
+        let mut sections: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        let mut last: Option<&Rc<[String]>> = None;
+        for b in &parsed.blocks {
+            match sections.last_mut() {
+                Some((_, texts)) if last.is_some_and(|l| Rc::ptr_eq(l, &b.heading_path)) => texts.push(b.text.clone()),
+                _ => sections.push((b.heading_path.to_vec(), vec![b.text.clone()])),
+            }
+            last = Some(&b.heading_path);
+        }
+        ParsedWire { title: parsed.title.clone(), sections }
+    }
+
+    /// The [`Parsed`] it stands for, each section's blocks sharing one path.
+    pub fn into_parsed(self) -> Parsed {
+        let mut blocks = Vec::new();
+        for (path, texts) in self.sections {
+            let path: Rc<[String]> = path.into();
+            blocks.extend(texts.into_iter().map(|text| Block { heading_path: path.clone(), text }));
+        }
+        Parsed { title: self.title, blocks }
     }
 }
 
@@ -93,6 +152,8 @@ pub fn title_block(text: &str) -> Block {
 /// leaves the stack ([`Headings::finish`] at the end): its text is never dropped.
 #[derive(Default)]
 struct Headings {
+    // Only the Markdown and HTML parsers nest headings (`parse/markup.rs`).
+    #[cfg_attr(all(target_arch = "wasm32", not(feature = "markup")), allow(dead_code))]
     levels: Vec<u8>,
     path: Vec<String>,
     shared: Option<Rc<[String]>>,
@@ -100,32 +161,6 @@ struct Headings {
 }
 
 impl Headings {
-    fn enter(&mut self, level: u8, mut text: String, blocks: &mut Vec<Block>) {
-        if let Some((cut, _)) = text.char_indices().nth(MAX_HEADING_CHARS) {
-            text.truncate(cut);
-        }
-        if self.levels.last().is_some_and(|&l| l >= level) {
-            self.finish(blocks);
-        }
-        while self.levels.last().is_some_and(|&l| l >= level) {
-            self.levels.pop();
-            self.path.pop();
-        }
-        self.covered = self.covered.min(self.path.len());
-        self.levels.push(level);
-        self.path.push(text);
-        self.shared = None;
-    }
-
-    /// The deepest heading as a block of its own, if no block came under it.
-    fn finish(&mut self, blocks: &mut Vec<Block>) {
-        if let Some(last) = self.path.last().filter(|_| self.covered < self.path.len()) {
-            let text = last.clone();
-            blocks.push(Block { heading_path: self.shared(), text });
-            self.covered = self.path.len();
-        }
-    }
-
     fn shared(&mut self) -> Rc<[String]> {
         self.shared.get_or_insert_with(|| self.path.clone().into()).clone()
     }
@@ -136,362 +171,6 @@ fn push_block(blocks: &mut Vec<Block>, headings: &mut Headings, text: &str, keep
     if !t.is_empty() {
         blocks.push(Block { heading_path: headings.shared(), text: t });
         headings.covered = headings.path.len();
-    }
-}
-
-/// Ends the open heading `heading` (level, raw text): its text, whitespace collapsed, enters the
-/// heading path (cut at [`MAX_HEADING_CHARS`]) and is the title when `title` allows and it is
-/// the first level-1 heading. A longer text (an unclosed heading that ran into the body, a long
-/// setext heading) is also a block of body text under it: nothing is dropped.
-/// `h` without the permalink marks site generators append to headings (Sphinx and MkDocs `¶`,
-/// `§`, `🔗`, or a `#` standing alone: `Usage #`, not `C#`).
-fn strip_permalink(h: &str) -> &str {
-    let mut s = h.trim_end();
-    loop {
-        let t = s.trim_end_matches(['¶', '§', '🔗']).trim_end();
-        let t = match t.strip_suffix('#') {
-            Some(r) if r.is_empty() || r.ends_with(char::is_whitespace) => r.trim_end(),
-            _ => t,
-        };
-        if t.len() == s.len() {
-            return s;
-        }
-        s = t;
-    }
-}
-
-fn end_heading(heading: Option<(u8, String)>, out: &mut Parsed, headings: &mut Headings, title: bool) {
-    let Some((level, h)) = heading else { return };
-    let h = strip_permalink(&collapse_ws(&h)).to_string();
-    if h.is_empty() {
-        return;
-    }
-    if title && level == 1 && out.title.is_none() {
-        out.title = Some(h.clone());
-    }
-    let long = h.chars().nth(MAX_HEADING_CHARS).is_some();
-    headings.enter(level, h.clone(), &mut out.blocks);
-    if long {
-        push_block(&mut out.blocks, headings, &h, false);
-    }
-}
-
-fn parse_markdown(text: &str) -> Parsed {
-    let mut out = Parsed::default();
-    let mut headings = Headings::default();
-    let mut cur = String::new();
-    let mut heading: Option<(u8, String)> = None;
-    let mut in_code = false;
-    // Tables, unless they would pad rows past the text's size or drop cells ([`tables_fit`]):
-    // then their rows are read as paragraphs (the same text).
-    let mut opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    if tables_fit(text) {
-        opts |= Options::ENABLE_TABLES;
-    }
-    let mut cell_start = 0;
-    for ev in Parser::new_ext(text, opts) {
-        match ev {
-            Event::Start(Tag::Heading { level, .. }) => {
-                push_block(&mut out.blocks, &mut headings, &cur, in_code);
-                cur.clear();
-                heading = Some((level_num(level), String::new()));
-            }
-            Event::End(TagEnd::Heading(_)) => end_heading(heading.take(), &mut out, &mut headings, true),
-            Event::Start(Tag::CodeBlock(_)) => {
-                push_block(&mut out.blocks, &mut headings, &cur, false);
-                cur.clear();
-                in_code = true;
-            }
-            Event::End(TagEnd::CodeBlock) => {
-                push_block(&mut out.blocks, &mut headings, &cur, true);
-                cur.clear();
-                in_code = false;
-            }
-            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::BlockQuote(_)) => {
-                push_block(&mut out.blocks, &mut headings, &cur, false);
-                cur.clear();
-            }
-            Event::Start(Tag::TableCell) => cell_start = cur.len(),
-            // An empty cell (one the parser filled in for a short row) adds nothing.
-            Event::End(TagEnd::TableCell) if cur.len() > cell_start => cur.push_str(" | "),
-            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => match &mut heading {
-                Some((_, h)) => h.push_str(&t),
-                None => cur.push_str(&t),
-            },
-            Event::Html(t) | Event::InlineHtml(t) => {
-                // Raw HTML inside Markdown: keep its text, drop the tags.
-                let inner = parse_html(&t);
-                for b in inner.blocks {
-                    cur.push(' ');
-                    cur.push_str(&b.text);
-                }
-            }
-            Event::SoftBreak | Event::HardBreak => match &mut heading {
-                Some((_, h)) => h.push(' '),
-                None => cur.push(if in_code { '\n' } else { ' ' }),
-            },
-            _ => {}
-        }
-    }
-    push_block(&mut out.blocks, &mut headings, &cur, in_code);
-    headings.finish(&mut out.blocks);
-    out
-}
-
-/// Whether pulldown-cmark's tables keep every byte of `text` within bounds: it fills each row up
-/// to the header's column count (a wide header over short `|` rows would make far more cells,
-/// and parse-tree nodes, than there are bytes) and drops the cells past it (their text lost).
-/// So: for each delimiter row (`|---|:-:|`), its column count for the header and for every line
-/// after it up to a blank line must total at most the text's bytes, and no such line may hold
-/// more cells than the header. Otherwise the rows are read as text. Linear time.
-fn tables_fit(text: &str) -> bool {
-    // Cells of a row: its unescaped `|`s split it, a leading and a trailing one aside.
-    fn cells(t: &str) -> usize {
-        let (mut pipes, mut escaped) = (0, false);
-        for b in t.bytes() {
-            pipes += usize::from(b == b'|' && !escaped);
-            escaped = b == b'\\' && !escaped;
-        }
-        let edge = usize::from(t.starts_with('|')) + usize::from(t.len() > 1 && t.ends_with('|') && !t.ends_with("\\|"));
-        (pipes + 1).saturating_sub(edge).max(1)
-    }
-    // Inside a table a delimiter-like line may be a row or start another table (after a line
-    // that ended the first): the padding is counted with the widest header seen, the overflow
-    // checked against the narrowest.
-    let (mut total, mut widest, mut narrowest) = (0usize, 0usize, 0usize);
-    for line in text.lines() {
-        let t = line.trim();
-        let delimiter = t.contains('|') && t.contains('-') && t.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'\t'));
-        if t.is_empty() {
-            (widest, narrowest) = (0, 0);
-        } else if widest == 0 && delimiter {
-            (widest, narrowest) = (cells(t), cells(t));
-            total = total.saturating_add(widest);
-        } else if widest > 0 {
-            if delimiter {
-                (widest, narrowest) = (widest.max(cells(t)), narrowest.min(cells(t)));
-            } else if cells(t) > narrowest {
-                return false;
-            }
-            total = total.saturating_add(widest);
-        }
-    }
-    total <= text.len()
-}
-
-fn level_num(l: HeadingLevel) -> u8 {
-    match l {
-        HeadingLevel::H1 => 1,
-        HeadingLevel::H2 => 2,
-        HeadingLevel::H3 => 3,
-        HeadingLevel::H4 => 4,
-        HeadingLevel::H5 => 5,
-        HeadingLevel::H6 => 6,
-    }
-}
-
-/// Elements whose content is never indexed.
-const SKIP: &[&str] = &["script", "style", "noscript", "template", "svg", "nav", "footer", "head", "iframe", "object"];
-/// Elements that end a block of text.
-const BLOCK: &[&str] = &[
-    "p",
-    "div",
-    "li",
-    "td",
-    "th",
-    "tr",
-    "pre",
-    "blockquote",
-    "section",
-    "article",
-    "main",
-    "br",
-    "dt",
-    "dd",
-    "ul",
-    "ol",
-    "table",
-    "aside",
-    "header",
-    "figure",
-    "figcaption",
-    "hr",
-    "body",
-    "form",
-    "details",
-    "summary",
-];
-
-fn parse_html(text: &str) -> Parsed {
-    use html5gum::{Token, Tokenizer};
-    let mut walk = HtmlWalk::default();
-    for token in Tokenizer::new(text).flatten() {
-        match token {
-            Token::StartTag(tag) => {
-                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                let ignored = tag.attributes.keys().any(|k| &k[..] == b"data-webrag-ignore");
-                walk.start(name, ignored, tag.self_closing);
-            }
-            Token::EndTag(tag) => walk.end(&String::from_utf8_lossy(&tag.name).to_ascii_lowercase()),
-            Token::String(s) if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(&s.value)),
-            _ => {}
-        }
-    }
-    walk.finish()
-}
-
-/// The elements being skipped (names), so nested or malformed markup unwinds correctly, with the
-/// count of each name on the stack: an end tag of a name not on it costs no scan (linear time
-/// however deep the nesting).
-#[derive(Default)]
-struct Skipped {
-    stack: Vec<String>,
-    counts: HashMap<String, usize>,
-}
-
-impl Skipped {
-    fn active(&self) -> bool {
-        !self.stack.is_empty()
-    }
-
-    fn enter(&mut self, name: String) {
-        *self.counts.entry(name.clone()).or_default() += 1;
-        self.stack.push(name);
-    }
-
-    /// An end tag: unwinds to the innermost skipped element of that name, if any.
-    fn leave(&mut self, name: &str) {
-        if self.counts.get(name).is_none_or(|&n| n == 0) {
-            return;
-        }
-        while let Some(top) = self.stack.pop() {
-            if let Some(n) = self.counts.get_mut(&top) {
-                *n -= 1;
-            }
-            if top == name {
-                break;
-            }
-        }
-    }
-}
-
-/// The state of one walk over an HTML page's tokens: the blocks so far, the heading path, the
-/// text of the block, the heading or the `<title>` being read, and what is skipped.
-#[derive(Default)]
-struct HtmlWalk {
-    out: Parsed,
-    headings: Headings,
-    cur: String,
-    heading: Option<(u8, String)>,
-    in_title: bool,
-    title_text: String,
-    skipped: Skipped,
-    in_pre: usize,
-}
-
-impl HtmlWalk {
-    fn start(&mut self, name: String, ignored: bool, self_closing: bool) {
-        if self.skipped.active() {
-            if (SKIP.contains(&name.as_str()) || ignored) && !self_closing {
-                self.skipped.enter(name);
-            }
-            return;
-        }
-        if name == "title" {
-            self.in_title = true;
-            return;
-        }
-        if (SKIP.contains(&name.as_str()) && name != "head") || ignored {
-            if !self_closing {
-                self.skipped.enter(name);
-            }
-            return;
-        }
-        if let Some(level) = heading_level(&name) {
-            // A heading inside an open one ends it first (as the HTML tree builder does).
-            self.end_block();
-            self.heading = Some((level, String::new()));
-        } else if name == "br" && self.heading.is_some() {
-            if let Some((_, h)) = &mut self.heading {
-                h.push(' ');
-            }
-        } else if BLOCK.contains(&name.as_str()) {
-            // A block inside a heading means the heading was left open (`<h2>Intro<p>…`): it
-            // ends here and what follows is body text.
-            self.end_block();
-            if name == "pre" {
-                self.in_pre += 1;
-            }
-        }
-    }
-
-    fn end(&mut self, name: &str) {
-        if self.skipped.active() {
-            self.skipped.leave(name);
-            return;
-        }
-        if name == "title" {
-            self.in_title = false;
-        } else if heading_level(name).is_some() {
-            self.end_heading();
-        } else if BLOCK.contains(&name) {
-            // `<h1>Site</div>`: the heading ends at the first block boundary.
-            self.end_block();
-            if name == "pre" {
-                self.in_pre = self.in_pre.saturating_sub(1);
-            }
-        }
-    }
-
-    fn text(&mut self, s: &str) {
-        if self.in_title {
-            self.title_text.push_str(s);
-        } else if let Some((_, h)) = &mut self.heading {
-            h.push_str(s);
-        } else {
-            self.cur.push_str(s);
-        }
-    }
-
-    fn end_heading(&mut self) {
-        end_heading(self.heading.take(), &mut self.out, &mut self.headings, self.title_text.trim().is_empty());
-    }
-
-    /// A block boundary: the open heading ends, and the text so far is a block.
-    fn end_block(&mut self) {
-        self.end_heading();
-        push_block(&mut self.out.blocks, &mut self.headings, &self.cur, self.in_pre > 0);
-        self.cur.clear();
-    }
-
-    fn finish(mut self) -> Parsed {
-        push_block(&mut self.out.blocks, &mut self.headings, &self.cur, self.in_pre > 0);
-        // A heading still open at the end is what a browser shows as the page's last text: body.
-        if let Some((_, h)) = self.heading.take() {
-            push_block(&mut self.out.blocks, &mut self.headings, &h, false);
-        }
-        self.headings.finish(&mut self.out.blocks);
-        let t = collapse_ws(&self.title_text);
-        if !t.is_empty() {
-            // A `<title>` past the bound is also the page's first text (the title is cut where used).
-            if t.chars().nth(MAX_TITLE_CHARS).is_some() {
-                self.out.blocks.insert(0, title_block(&t));
-            }
-            self.out.title = Some(t);
-        }
-        self.out
-    }
-}
-
-fn heading_level(name: &str) -> Option<u8> {
-    match name {
-        "h1" => Some(1),
-        "h2" => Some(2),
-        "h3" => Some(3),
-        "h4" => Some(4),
-        "h5" => Some(5),
-        "h6" => Some(6),
-        _ => None,
     }
 }
 
@@ -515,6 +194,23 @@ fn parse_text(text: &str) -> Parsed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Native builds parse every format.
+    fn parse(text: &str, format: Format) -> Parsed {
+        super::parse(text, format).expect("native builds have the parsers")
+    }
+
+    #[test]
+    fn wire_form_round_trips_and_shares_paths() {
+        let doc = "# T\n\na\n\nb\n\n## S\n\nc\n\n# U\n\nd\n";
+        let p = parse(doc, Format::Markdown);
+        let wire = ParsedWire::new(&p);
+        assert_eq!(wire.sections.len(), 3, "one section per heading path: {wire:?}");
+        let back: ParsedWire = serde_json::from_str(&serde_json::to_string(&wire).unwrap()).unwrap();
+        let back = back.into_parsed();
+        assert_eq!(back, p);
+        assert!(Rc::ptr_eq(&back.blocks[0].heading_path, &back.blocks[1].heading_path));
+    }
 
     #[test]
     fn markdown_keeps_heading_tree() {

@@ -70,11 +70,14 @@ fn start() {
 
 /// Installs what the core takes from the browser: Unicode normalization (ICU's, through
 /// `String.prototype.normalize`: the page's builds carry no tables of their own,
-/// [`crate::ports::normalize`]). The module's start function calls it; code that runs the core
+/// [`crate::ports::normalize`]) and, in the search build, the parser module's Markdown and HTML
+/// (`platform::markup_by_module`). The module's start function calls it; code that runs the core
 /// in a page without that start (wasm-bindgen-test) calls it first. Idempotent.
 pub fn install_platform() {
     #[cfg(not(feature = "builder"))]
     crate::ports::install_normalizer(|text, form| js_sys::JsString::from(text).normalize(form.name()).into());
+    #[cfg(not(feature = "markup"))]
+    crate::ports::install_markup_parser(platform::markup_by_module);
 }
 
 /// A JS `Error` with `name` (e.g. `InputError`) and `code` (e.g. `EMPTY_DOCUMENT`).

@@ -1,5 +1,6 @@
-//! The page's platform services behind the core's ports: the clocks ([`JsClock`]) and what the
-//! browser says about WebGPU before wgpu is asked ([`has_webgpu`], [`adapter_name`]).
+//! The page's platform services behind the core's ports: the clocks ([`JsClock`]), what the
+//! browser says about WebGPU before wgpu is asked ([`has_webgpu`], [`adapter_name`]) and, in the
+//! search build, the parser module's Markdown and HTML ([`markup_by_module`]).
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -47,4 +48,18 @@ pub async fn adapter_name() -> Option<String> {
         if what.is_empty() { "unnamed adapter".into() } else { what },
         if fallback { ", fallback adapter" } else { "" }
     ))
+}
+
+/// The search build's `ports::parse_markup`: `self.__webragMarkup(text, format)`, which the worker
+/// installs once it has compiled the parser module (src/web/js/worker.js, `loadMarkup`): the
+/// parse as `text::ParsedWire` JSON, or why there is none.
+#[cfg(not(feature = "markup"))]
+pub fn markup_by_module(text: &str, format: crate::types::Format) -> Result<String, String> {
+    let f = get(&js_sys::global(), "__webragMarkup")
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| "the parser module (search/markup.wasm) is not loaded in this worker".to_string())?;
+    match f.call2(&JsValue::NULL, &text.into(), &format.name().into()) {
+        Ok(reply) => reply.as_string().ok_or_else(|| "the parser module returned no text".into()),
+        Err(e) => Err(get(&e, "message").and_then(|m| m.as_string()).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))),
+    }
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Builder } from 'selenium-webdriver';
 import firefox from 'selenium-webdriver/firefox.js';
 import { ROOT, startServer, launch } from './harness.mjs';
-import { DOCS, QUERIES, MODES } from './core-data.js';
+import { DOCS, QUERIES, MODES, MARKUP_DOCS, MARKUP_HITS } from './core-data.js';
 
 const SITE = join(ROOT, 'target/core-site');
 const SNAPSHOT = '/target/core-site/webrag/';
@@ -88,6 +88,10 @@ async function coreCases(engine, driver, { kernels, expectKernels, expectPath })
   await attempt('the search build (webrag/search) on the same base', () => {
     assert.equal(r.searchBuild?.cpuKernels, expectKernels);
     assert.deepEqual(r.searchBuild.tops, want);
+  });
+  await attempt('the search build adds Markdown and HTML (its parser module)', () => {
+    assert.equal(r.searchBuild?.added, MARKUP_DOCS.length);
+    assert.deepEqual(r.searchBuild.parsed, MARKUP_HITS);
   });
   await attempt('exportKb, importKb into another base', () => {
     assert.ok(w.fileBytes > 0);

@@ -32,7 +32,7 @@ before(async () => {
   const out = execFileSync('npm', ['pack', join(ROOT, 'pkg'), '--pack-destination', APP, '--json'], { cwd: APP, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out);
   const shipped = files.map((f) => f.path).sort();
-  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'build/webrag.js', 'build/webrag_bg.wasm', 'model/webrag-static.wrs', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'baseline/webrag.js', 'baseline/webrag_bg.wasm', 'baseline/worker.js', 'baseline/inline.js', 'search/baseline/webrag.js', 'search/baseline/webrag_bg.wasm', 'search/baseline/worker.js', 'search/baseline/inline.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
+  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'build/webrag.js', 'build/webrag_bg.wasm', 'model/webrag-static.wrs', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'search/markup.wasm', 'baseline/webrag.js', 'baseline/webrag_bg.wasm', 'baseline/worker.js', 'baseline/inline.js', 'search/baseline/webrag.js', 'search/baseline/webrag_bg.wasm', 'search/baseline/worker.js', 'search/baseline/inline.js', 'static.d.ts', 'static.js', 'static-text.js', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
@@ -69,8 +69,11 @@ window.runSearchKb = async (model) => {
     { id: 'tea.md', text: '# Green tea\\n\\nGreen tea leaves are steamed soon after picking.' },
   ]);
   const hits = await rag.search('nocturnal birds of prey', { k: 2, mode: 'hybrid' });
+  // Markdown: parsed by the search build's parser module (search/markup.wasm), fetched now.
+  await rag.add([{ id: 'moles', format: 'markdown', text: '# Moles\\n\\nMoles dig *tunnels* underground.' }]);
+  const markdownTitle = (await rag.search('moles dig tunnels', { k: 1, mode: 'bm25' }))[0]?.title;
   const refused = await rag.ask('Which birds hunt at night?', { llm: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } }).then(() => null, (e) => ({ name: e.name, code: e.code }));
-  return { first: hits[0]?.docId, path: (await rag.embedder()).path, refused };
+  return { first: hits[0]?.docId, path: (await rag.embedder()).path, markdownTitle, refused };
 };
 window.appReady = true;
 `);
@@ -141,14 +144,14 @@ export async function use(rag: WebRag, lite: SearchRag, site: StaticSearch): Pro
   }
 });
 
-test('the installed .wasm files keep their size budgets; the search build is smaller than the full engine', () => {
+test('the installed .wasm files keep their size budgets (the parser module\'s too); the search build is smaller than the full engine', () => {
   // GNU gzip -9, as the build measures (Node's zlib at level 9 writes about 1% more).
   const gz = (f) => execFileSync('gzip', ['-9c', join(APP, 'node_modules/webrag', f)], { maxBuffer: 1 << 26 }).length;
   const [full, search] = [gz('webrag_bg.wasm'), gz('search/webrag_bg.wasm')];
   console.log(`engine .wasm, gzip -9: full ${full} bytes, search build ${search} bytes (${(100 * (1 - search / full)).toFixed(1)}% less)`);
   // The budgets `./webrag.sh build` checks (WASM_BUDGETS), for each page build in the package.
   const budgets = [...readFileSync(join(ROOT, 'webrag.sh'), 'utf8').matchAll(/^\s+"pkg\/(\S+\.wasm) (\d+)"$/gm)].map(([, f, n]) => [f, Number(n)]);
-  assert.equal(budgets.length, 4, 'webrag.sh names a budget for each of the four page builds');
+  assert.equal(budgets.length, 5, 'webrag.sh names a budget for each of the four page builds and the search build\'s parser module');
   for (const [f, limit] of budgets) assert.ok(gz(f) <= limit, `${f}: ${gz(f)} bytes gzip -9, budget ${limit}`);
   assert.ok(search < full, `search ${search} < full ${full}`);
 });
@@ -287,10 +290,11 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
     assert.equal(kb.stats.documents, 2);
     // webrag/search: the search build searches, and says plainly what it leaves out.
     const sk = await page.evaluate((m) => window.runSearchKb(m), `${server.url}/.models/all-MiniLM-L6-v2/`);
-    assert.deepEqual(sk, { first: 'owls.md', path: 'cpu', refused: { name: 'InputError', code: 'NOT_IN_BUILD' } });
+    assert.deepEqual(sk, { first: 'owls.md', path: 'cpu', markdownTitle: 'Moles', refused: { name: 'InputError', code: 'NOT_IN_BUILD' } });
     // Vite's build runs the emitted worker and .wasm; esbuild's the inlined ones.
     const fetched = (re) => requests.some((u) => re.test(new URL(u).pathname));
     if (bundler === 'Vite') assert.ok(fetched(/\.wasm$/) && !fetched(/inline/), `the emitted worker and .wasm: ${requests.join(' ')}`);
+    if (bundler === 'Vite') assert.ok(fetched(/markup[^/]*\.wasm$/), `the emitted parser module: ${requests.join(' ')}`);
     if (bundler === 'esbuild') assert.ok(!fetched(/\.wasm$/), `the inlined .wasm: ${requests.join(' ')}`);
     await page.close();
   });

@@ -5,13 +5,14 @@
 //
 // write: open a knowledge base (the build `kernels` asks for), add four documents, search in
 // every mode, export it. reread (after the page reloads): open it again from IndexedDB and search,
-// then with the search build (`webrag/search`), import the exported file into another base and
+// then with the search build (`webrag/search`, which also adds a Markdown and an HTML document
+// through its parser module and removes them), import the exported file into another base and
 // search, and webrag/static's keyword and
 // semantic search over a snapshot built with `--vectors static`.
 import { WebRag, cpuKernels } from '/pkg/index.js';
 import { WebRag as SearchRag } from '/pkg/search.js';
 import { StaticSearch } from '/pkg/static.js';
-import { DOCS, QUERIES, MODES } from './core-data.js';
+import { DOCS, QUERIES, MODES, MARKUP_DOCS, MARKUP_QUERIES } from './core-data.js';
 
 const MODEL = '/.models/all-MiniLM-L6-v2/';
 
@@ -70,6 +71,16 @@ export const reread = caught(async ({ kernels = 'auto', name = 'core', snapshot 
   step('webrag/search');
   const lite = await SearchRag.open({ name, model: MODEL, cpuKernels: kernels });
   const searchBuild = { cpuKernels: (await lite.embedder()).cpuKernels, tops: await tops(lite) };
+  // Markdown and HTML through the search build's parser module (search/markup.wasm, fetched at
+  // this first add that needs it), then removed again.
+  step('webrag/search add Markdown and HTML');
+  searchBuild.added = (await lite.add(MARKUP_DOCS)).added.length;
+  const hit = async (q) => {
+    const h = (await lite.search(q, { k: 1, mode: 'bm25' }))[0];
+    return h ? { docId: h.docId, title: h.title, headingPath: h.headingPath } : null;
+  };
+  searchBuild.parsed = await Promise.all(MARKUP_QUERIES.map(hit));
+  await lite.remove(MARKUP_DOCS.map((d) => d.id));
   lite.close();
   step('importKb');
   const copy = await WebRag.open({ name: `${name}-import`, model: MODEL, cpuKernels: kernels });

@@ -2,7 +2,7 @@
 // UNKNOWN_FORMAT (a document format the engine does not parse), GPU_UNAVAILABLE (`device: 'gpu'`
 // in a browser without WebGPU, and `embed(…, {path: 'gpu'})` on the CPU path), and, from the
 // worker protocol itself, NOT_OPEN (a call before open) and INTERNAL (a .wasm that does not
-// compile).
+// compile); PARSER_UNAVAILABLE (the search build's parser module missing or broken).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, launch } from './harness.mjs';
@@ -56,4 +56,42 @@ test('the worker protocol: NOT_OPEN before open, INTERNAL for a .wasm that does 
   });
   assert.equal(r.notOpen, 'NOT_OPEN');
   assert.equal(r.internal, 'INTERNAL');
+});
+
+test('PARSER_UNAVAILABLE: the search build without its parser module keeps what it stored and still adds plain text', { timeout: 300_000 }, async () => {
+  const page = await blankPage();
+  const r = await page.evaluate(async ({ model }) => {
+    // The search build's worker, started by hand so that `open` can name a parser module that is
+    // not there (a 404) or is not WebAssembly.
+    const run = async (markup) => {
+      const worker = new Worker('/pkg/search/worker.js', { type: 'module' });
+      await new Promise((ok) => worker.addEventListener('message', (e) => { if (e.data?.ready) ok(); }));
+      let next = 1;
+      const call = (op, args) => new Promise((ok) => {
+        const id = next++;
+        const on = (e) => { if (e.data?.id === id && !e.data.progress) { worker.removeEventListener('message', on); ok(e.data.ok ? e.data.value : { code: e.data.error.code, message: e.data.error.message }); } };
+        worker.addEventListener('message', on);
+        worker.postMessage({ id, op, args });
+      });
+      const name = `errors-markup-${markup instanceof Uint8Array ? 'bytes' : 'url'}`;
+      await call('open', { name, model, device: 'cpu', workers: 0, markup });
+      await call('clear', {});
+      const text = await call('add', { docs: [{ id: 'plain', format: 'text', text: 'Owls hunt at night.' }] });
+      const markdown = await call('add', { docs: [{ id: 'md', format: 'markdown', text: '# Tea\n\nGreen tea.' }, { id: 'more', format: 'text', text: 'Moles dig.' }] });
+      const html = await call('add', { docs: [{ id: 'page', text: '<html><body><p>Glaciers.</p></body></html>' }] });
+      const again = await call('add', { docs: [{ id: 'plain2', format: 'text', text: 'Tea is steeped.' }] });
+      const docs = (await call('documents', {})).map((d) => d.id).sort();
+      worker.terminate();
+      return { text: text.added, markdown, html: html.code, again: again.added, docs };
+    };
+    return { missing: await run('/pkg/search/no-such-markup.wasm'), broken: await run(new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9])) };
+  }, { model: MODEL });
+  for (const [what, x] of Object.entries(r)) {
+    assert.deepEqual(x.text, ['plain'], what);
+    assert.equal(x.markdown.code, 'PARSER_UNAVAILABLE', `${what}: ${JSON.stringify(x.markdown)}`);
+    assert.match(x.markdown.message, /markdown.*parser module/, what);
+    assert.equal(x.html, 'PARSER_UNAVAILABLE', `${what}: a document whose format is auto and reads as HTML`);
+    assert.deepEqual(x.again, ['plain2'], `${what}: plain text still adds`);
+    assert.deepEqual(x.docs, ['plain', 'plain2'], `${what}: the rejected batches wrote nothing, lost nothing`);
+  }
 });

@@ -94,12 +94,13 @@ async function gunzip(base64) {
 // webpack 5, Parcel; also no bundler at all); else both from the module `inline()` imports
 // (esbuild, which does not follow that pattern: it works with no configuration, at the cost of the
 // inlined .wasm in the bundle). Each waits at most `ms` for the worker to load. Resolves to
-// {worker, wasm}: `wasm` holds the module bytes for an inline worker, else null. Rejects with
-// WORKER_FAILED when none starts.
+// {worker, wasm, markup}: `wasm` holds the module bytes for an inline worker, else null;
+// `markup` the search build's parser module bytes for an inline worker (its inline module's
+// `markupGzipBase64`), else null. Rejects with WORKER_FAILED when none starts.
 export async function startWorker(workerUrl, beside, inline, ms = WORKER_START_MS) {
   if (workerUrl) {
     const worker = new Worker(workerUrl, { type: 'module' });
-    if (await started(worker, ms)) return { worker, wasm: null };
+    if (await started(worker, ms)) return { worker, wasm: null, markup: null };
     worker.terminate();
     throw new WebRagError(`the webrag worker at ${String(workerUrl)} did not start within ${ms} ms`, 'WORKER_FAILED');
   }
@@ -107,9 +108,9 @@ export async function startWorker(workerUrl, beside, inline, ms = WORKER_START_M
   try {
     worker = beside();
   } catch { /* no import.meta.url (e.g. an IIFE bundle) */ }
-  if (worker && (await started(worker, ms))) return { worker, wasm: null };
+  if (worker && (await started(worker, ms))) return { worker, wasm: null, markup: null };
   worker?.terminate();
-  const { workerSource, wasmGzipBase64 } = await inline();
+  const { workerSource, wasmGzipBase64, markupGzipBase64 } = await inline();
   const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
   worker = new Worker(url, { type: 'module' });
   // The URL stays valid: the worker starts its embedding workers from it (self.location).
@@ -118,7 +119,7 @@ export async function startWorker(workerUrl, beside, inline, ms = WORKER_START_M
     worker.terminate();
     throw new WebRagError(`the webrag worker could not start within ${ms} ms (a Content-Security-Policy without worker-src blob:?)`, 'WORKER_FAILED');
   }
-  return { worker, wasm: await gunzip(wasmGzipBase64) };
+  return { worker, wasm: await gunzip(wasmGzipBase64), markup: markupGzipBase64 ? await gunzip(markupGzipBase64) : null };
 }
 
 /** How long `add` waits for the answer to `navigator.storage.persist()`, in ms. */
@@ -268,12 +269,12 @@ export class WebRag {
       throw new InputError(`option startTimeoutMs: ${JSON.stringify(startTimeoutMs)} is not an integer from 1 to 600000`, 'INVALID_OPTION');
     }
     const kernels = chooseKernels(cpuKernels);
-    const { worker, wasm } = await this.startWorker(workerUrl, startTimeoutMs, kernels);
+    const { worker, wasm, markup } = await this.startWorker(workerUrl, startTimeoutMs, kernels);
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
     try {
-      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm }, onProgress);
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm, markup }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -281,7 +282,7 @@ export class WebRag {
     rag.#reopen = async () => {
       const started = await this.startWorker(workerUrl, startTimeoutMs, kernels);
       rag.#attach(started.worker);
-      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm });
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm, markup: started.markup });
     };
     return rag;
   }

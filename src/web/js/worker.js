@@ -131,7 +131,9 @@ async function embedWorker({ module, model, precision }) {
 // inline worker), else the .wasm beside this file.
 async function compile(bytes) {
   if (bytes) return WebAssembly.compile(bytes);
-  const url = new URL('./webrag_bg.wasm', import.meta.url);
+  return compileUrl(new URL('./webrag_bg.wasm', import.meta.url));
+}
+async function compileUrl(url) {
   const resp = await fetch(url);
   if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
   try {
@@ -140,6 +142,50 @@ async function compile(bytes) {
     return WebAssembly.compile(await resp.arrayBuffer()); // served without application/wasm
   }
 }
+// The search build's Markdown and HTML parser (src/web/markup_module.rs): its engine carries
+// none. `open` gets where it is (`a.markup`: the URL of search/markup.wasm, or its bytes for an
+// inline worker; the full build's client passes none: its engine parses them itself). The first
+// `add` with a document whose format is not 'text' compiles it; it is then installed as
+// `self.__webragMarkup(text, format)`, which the engine calls for each Markdown or HTML document
+// (src/web/platform.rs) and which returns the parse as JSON (text::ParsedWire) or throws. Until
+// it loads, those documents reject with PARSER_UNAVAILABLE (the load is tried again at the next
+// such `add`); a page that only searches, or only adds plain text, never downloads it.
+let markupSource = null;
+let markupModule = null;
+async function loadMarkup(docs) {
+  if (markupSource == null || markupModule || !Array.isArray(docs) || docs.every((d) => d?.format === 'text')) return;
+  try {
+    markupModule = markupSource instanceof Uint8Array ? await WebAssembly.compile(markupSource) : await compileUrl(new URL(markupSource, self.location.href));
+  } catch (err) {
+    const why = `the parser module (${markupSource instanceof Uint8Array ? 'inline bytes' : markupSource}) did not load: ${err?.message ?? err}`;
+    self.__webragMarkup = () => { throw new Error(why); };
+    return;
+  }
+  // It imports nothing it calls (the bindings' start function is never run): each import throws.
+  const imports = {};
+  for (const { module, name } of WebAssembly.Module.imports(markupModule)) {
+    (imports[module] ??= {})[name] = () => { throw new Error(`the parser module called ${name}`); };
+  }
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let x = null;
+  self.__webragMarkup = (text, format) => {
+    x ??= new WebAssembly.Instance(markupModule, imports).exports;
+    try {
+      const bytes = encoder.encode(text);
+      const ptr = x.markup_alloc(bytes.length);
+      new Uint8Array(x.memory.buffer, ptr, bytes.length).set(bytes);
+      const n = x.markup_parse(ptr, bytes.length, format === 'markdown' ? 0 : 1);
+      const reply = decoder.decode(new Uint8Array(x.memory.buffer, x.markup_reply(), n));
+      if (reply.startsWith('{"error"')) throw new Error(JSON.parse(reply).error);
+      return reply;
+    } catch (err) {
+      x = null; // a trap leaves the instance unusable: the next call starts a fresh one
+      throw err;
+    }
+  };
+}
+
 // Embedding workers by default: every core, at most this many (each holds its own copy of the
 // model: see docs/api.md for the memory per worker).
 const DEFAULT_WORKERS_CAP = 4;
@@ -218,6 +264,7 @@ const OPS = {
       // Module bytes from the page for an inline worker; else the .wasm beside this file.
       const module = await compile(a.wasm);
       await init({ module_or_path: module });
+      markupSource = a.markup ?? null;
       const onEvent = (event) => self.postMessage({ event });
       listen(a.name);
       const workers = a.workers ?? Math.min(self.navigator?.hardwareConcurrency || 1, DEFAULT_WORKERS_CAP);
@@ -228,7 +275,7 @@ const OPS = {
       return await core.stats();
     },
   },
-  add: { lock: 'detached', upkeep: true, run: (a, p) => core.add(a.docs, p) },
+  add: { lock: 'detached', upkeep: true, run: async (a, p) => { await loadMarkup(a.docs); return core.add(a.docs, p); } },
   remove: { lock: 'commit', upkeep: true, run: (a) => core.remove(a.ids) },
   search: { lock: 'read', run: (a) => core.search(a.query, a.options ?? null) },
   explainGraph: { lock: 'read', run: (a) => core.explainGraph(a.query, a.k ?? 10) },

@@ -1,14 +1,18 @@
 // Writes pkg/inline.js: the worker bundled with the wasm-bindgen glue into one module (a string)
 // and the .wasm gzip-compressed in base64. index.js imports it only when the worker and .wasm
-// beside it cannot be loaded (a bundler that does not follow `new URL(…, import.meta.url)`).
+// beside it cannot be loaded (a bundler that does not follow `new URL(…, import.meta.url)`). For
+// the search builds, also their parser module (search/markup.wasm), which the worker compiles only
+// at the first Markdown or HTML `add`.
 //
 //   node src/web/js/build/inline.mjs pkg
+//   node src/web/js/build/inline.mjs pkg/search pkg/search/markup.wasm
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 const dir = process.argv[2] ?? 'pkg';
+const markup = process.argv[3] ? readFileSync(process.argv[3]) : null;
 const bundled = await build({
   entryPoints: [join(dir, 'worker.js')],
   bundle: true,
@@ -25,6 +29,7 @@ const out = [
   '// gzip-compressed .wasm, for bundlers that do not emit worker.js and webrag_bg.wasm.',
   `export const workerSource = ${JSON.stringify(workerSource)};`,
   `export const wasmGzipBase64 = ${JSON.stringify(wasmGzipBase64)};`,
+  ...(markup ? [`export const markupGzipBase64 = ${JSON.stringify(gzipSync(markup, { level: 9 }).toString('base64'))};`] : []),
   '',
 ].join('\n');
 writeFileSync(join(dir, 'inline.js'), out);
