@@ -54,7 +54,7 @@ pub fn resolve_format(format: Format, url: Option<&str>, text: &str) -> Format {
 /// Parses `text` in the given format (which must not be `Auto`; resolve it first).
 ///
 /// Errors: `PARSER_UNAVAILABLE` for Markdown or HTML in a build without the parsers (the page's
-/// search build) whose platform has no parser module loaded ([`crate::ports::parse_markup`]).
+/// search build) whose platform has no parser module loaded (`ports::parse_markup`).
 /// Builds with the `markup` feature and native builds never fail.
 pub fn parse(text: &str, format: Format) -> Result<Parsed> {
     match format {
