@@ -500,8 +500,16 @@ pub const CODES: &[Code] = &[
         when: "no complete reply within `timeoutMs` (`ask` does not reject with it: the question ends in \"I don't know.\" with its sources, [ask-pipeline.md](ask-pipeline.md))",
     },
     Code { class: "LlmError", code: "LLM_NETWORK", when: "unreachable (connection refused, DNS, CORS)" },
-    Code { class: "LlmError", code: "LLM_BAD_RESPONSE", when: "not an OpenAI-compatible chat completion" },
-    Code { class: "LlmError", code: "LLM_TRUNCATED", when: "a stream ended before `[DONE]` or a finish reason" },
+    Code {
+        class: "LlmError",
+        code: "LLM_BAD_RESPONSE",
+        when: "not an OpenAI-compatible chat completion (a `content` that is null or not text is not this: the reply is then its `reasoning_content`, or empty); `ask` ends in \"I don't know.\" instead",
+    },
+    Code {
+        class: "LlmError",
+        code: "LLM_TRUNCATED",
+        when: "a stream ended before `[DONE]` or a finish reason; `ask` ends in \"I don't know.\" instead",
+    },
     Code {
         class: "LlmError",
         code: "LLM_REPLY_TOO_LARGE",
@@ -532,6 +540,24 @@ pub const CODES: &[Code] = &[
         when: "`WebRag.open` in a browser without WebAssembly SIMD128, which both builds of the engine need (`webrag/static` searches without it)",
     },
 ];
+
+impl LlmError {
+    /// Whether the model (or the web searcher) was reached but gave nothing usable: a timeout, a
+    /// stream cut short, a body that is not a chat completion, output that is not the JSON a step
+    /// asks for, a reply past its cap. The ask pipeline ends such a question in "I don't know."
+    /// with the sources it has, where the errors that need the user (no endpoint, a key refused,
+    /// the server down or rate-limited, a cancel) still reject.
+    pub fn is_unusable_reply(&self) -> bool {
+        matches!(
+            self,
+            LlmError::Timeout { .. }
+                | LlmError::Truncated { .. }
+                | LlmError::BadResponse { .. }
+                | LlmError::BadOutput { .. }
+                | LlmError::ReplyTooLarge { .. }
+        )
+    }
+}
 
 impl Error {
     /// The JS `Error` subclass name for this error (`InputError`, `ModelError`, `StoreError`,

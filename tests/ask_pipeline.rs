@@ -453,6 +453,82 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
     });
 }
 
+/// Every shape a 200 reply (or a web searcher) can take ends the question in an answer or in
+/// "I don't know." with its sources, never in an error.
+#[test]
+fn every_reply_shape_ends_in_an_answer_or_i_dont_know() {
+    use webrag::ask::answer::UNKNOWN;
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        // The search, then the answer: one model call.
+        let p: PipelineParams = serde_json::from_value(
+            json!({"steps": {"trigger": false, "rewrite": false, "route": false, "keyPoints": false, "decompose": false, "verify": false, "filter": false, "memory": false}}),
+        )
+        .unwrap();
+        let answer = "Jane Roe founded Acme Corporation [S1].\nConfidence: high";
+        let cases = [
+            ("reasoning_content, content null", json!({ "deltas": [{ "content": null, "reasoning_content": answer }] }), true, "answer"),
+            (
+                "a tool call, no content",
+                json!({ "deltas": [{ "content": null, "tool_calls": [{ "index": 0, "id": "c", "type": "function", "function": { "name": "f", "arguments": "{}" } }] }] }),
+                false,
+                "answer",
+            ),
+            ("a stream cut short", json!({ "stream": ["Jane ", "Roe "], "truncate": true }), false, "fallback"),
+            ("a connection dropped mid-stream", json!({ "stream": ["Jane ", "Roe "], "reset": true }), false, "fallback"),
+            ("an error event in the stream", json!({ "body": "data: {\"error\": {\"message\": \"overloaded\"}}\n\n" }), false, "fallback"),
+            ("a body that is not a stream", json!({ "body": "<html>gateway</html>" }), false, "fallback"),
+        ];
+        for (what, reply, known, last) in cases {
+            s.reset();
+            s.script(json!([reply]));
+            let mut steps = Vec::new();
+            let r =
+                run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
+                    steps.push(e.step)
+                })
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let a = r.answer.unwrap_or_else(|| panic!("{what}: no answer"));
+            assert_eq!(a.known, known, "{what}: {a:?}");
+            if !known {
+                assert_eq!(a.text, UNKNOWN, "{what}");
+            } else {
+                assert!(a.text.contains("Jane Roe"), "{what}: {a:?}");
+            }
+            assert!(!a.sources.is_empty() && r.context.iter().any(|c| c.source.id.starts_with("acme")), "{what}: the sources stay");
+            assert_eq!(steps.last().map(|s| s.as_str()), Some(last), "{what}: {steps:?}");
+        }
+        // A web searcher that fails (an HTTP error, a 200 that is not its JSON): "I don't know."
+        // over a search of the knowledge base, trace step `fallback`.
+        for path in ["/search?status=500", "/search?notjson"] {
+            s.reset();
+            s.script(json!([{ "content": "{\"route\": \"web\"}" }]));
+            let web = web_searcher(&s, path, 5_000);
+            let mut steps = Vec::new();
+            let r = run(
+                &client(&s),
+                &mut eng,
+                Some(&web),
+                "What is Acme doing today?",
+                &web_params(),
+                &FixedClock(0.0),
+                &mut |_| {},
+                &mut |e| steps.push(e.step),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert_eq!(steps, vec!["route", "fallback"], "{path}");
+            let a = r.answer.expect("an answer");
+            assert_eq!((a.text.as_str(), a.known), (UNKNOWN, false), "{path}");
+            assert!(r.context.iter().any(|c| c.via == "search" && c.source.id.starts_with("acme")), "{path}: {:?}", r.context);
+        }
+        assert_eq!(eng.stats().documents, 4, "nothing stored is lost");
+    });
+}
+
 /// The web searcher at the scripted server's `path` (`/search`, or `/search?hang`: no answer).
 fn web_searcher(s: &LlmServer, path: &str, timeout_ms: u64) -> webrag::ask::pipeline::HttpWebSearch<UreqTransport> {
     use webrag::ask::pipeline::{HttpWebSearch, WebSearchConfig};

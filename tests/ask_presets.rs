@@ -303,7 +303,11 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         let reopened = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.unwrap();
         assert_eq!(reopened.ask_store().memory().len(), 0, "and gone from the store");
         drop(reopened);
-        // Removing a note forgets what was learned from it, and only that.
+        // Removing a note forgets what was learned from it, and only that. (The note as it was:
+        // the scripted answer, Jane Roe, is withheld over a note that names John Doe.)
+        eng.add(vec![doc("acme", "Acme Corporation", "Acme Corporation was founded by Jane Roe in 1931 in Springfield.")], &mut NoProgress)
+            .await
+            .unwrap();
         s.reset();
         s.rules(readable(true));
         let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;

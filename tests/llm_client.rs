@@ -106,6 +106,39 @@ fn malformed_bodies_are_bad_responses() {
 }
 
 #[test]
+fn replies_without_text_content_read_their_reasoning_or_parts_else_nothing() {
+    let s = LlmServer::start();
+    s.script(json!([
+        { "message": { "content": null, "reasoning_content": "Paris is the capital." } },
+        { "message": { "content": "", "reasoning": "It is Paris." } },
+        { "message": { "content": [{ "type": "text", "text": "Par" }, { "type": "text", "text": "is" }] } },
+        { "message": { "content": null, "tool_calls": [{ "id": "c1", "type": "function", "function": { "name": "f", "arguments": "{}" } }] } },
+        { "message": { "content": 42 } },
+        { "body": { "choices": [{ "finish_reason": "content_filter" }] } }
+    ]));
+    let c = client(&s, |_| {});
+    assert_eq!(ask(&c).unwrap(), "Paris is the capital.", "reasoning_content (llama.cpp, DeepSeek)");
+    assert_eq!(ask(&c).unwrap(), "It is Paris.", "reasoning (vLLM, OpenRouter)");
+    assert_eq!(ask(&c).unwrap(), "Paris", "content parts");
+    assert_eq!(ask(&c).unwrap(), "", "a tool call: nothing to read");
+    assert_eq!(ask(&c).unwrap(), "", "content that is not text");
+    assert!(matches!(ask(&c), Err(LlmError::BadResponse { .. })), "no message at all: not a chat completion");
+    // Streamed: reasoning deltas are the reply when no content came (and are not streamed).
+    s.script(json!([
+        { "deltas": [{ "reasoning_content": "Think " }, { "reasoning_content": "more." }] },
+        { "deltas": [{ "reasoning_content": "hidden" }, { "content": "Shown." }] },
+        { "deltas": [{ "content": null }] }
+    ]));
+    let mut pieces = Vec::new();
+    let mut stream =
+        || pollster::block_on(c.chat_stream(&[ChatMessage::user("q")], &ChatOptions::step("answer"), &mut |t| pieces.push(t.to_string())));
+    assert_eq!(stream().unwrap(), "Think more.");
+    assert_eq!(stream().unwrap(), "Shown.");
+    assert_eq!(stream().unwrap(), "");
+    assert_eq!(pieces, vec!["Shown."], "only content is streamed");
+}
+
+#[test]
 fn streams_arrive_in_pieces_and_truncation_is_typed() {
     let s = LlmServer::start();
     s.script(json!([{ "stream": ["The ", "answer ", "is ", "42."], "tokenDelayMs": 20 }, { "stream": ["cut ", "off"], "truncate": true }, { "stream": ["dropped ", "mid"], "reset": true }]));

@@ -1,8 +1,10 @@
 //! The answer step (docs/ask-pipeline.md): the model answers from the context chunks only, cites
 //! them as `[S1]`, `[S2]`, ... and ends with a self-assessed `Confidence: high | medium | low`.
-//! The reply is plain text so it can stream token by token; it is then read tolerantly:
-//! citations that name no source are dropped, a missing confidence counts as low, and below the
-//! configured level the answer becomes "I don't know." with the sources it had.
+//! The reply is plain text so it can stream token by token; it is then read tolerantly
+//! (citations that name no source are dropped) and its confidence is computed from the evidence
+//! ([`Evidence`]): how much of what the answer says beyond the question its sources hold. The
+//! model's own `Confidence:` line, where it writes one, can only lower that. Below the configured
+//! level the answer becomes "I don't know." with the sources it had.
 use serde::{Deserialize, Serialize};
 
 use super::{KnowledgeBase, Step, TraceEvent, data};
@@ -49,6 +51,17 @@ pub enum AnswerStream {
     Provisional,
 }
 
+/// What the model's own `Confidence:` line does to the computed confidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SelfReport {
+    /// The lower of the two counts (default): a model that doubts its answer is believed.
+    #[default]
+    Cap,
+    /// The evidence alone counts.
+    Ignore,
+}
+
 /// Answer options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -57,6 +70,12 @@ pub struct AnswerParams {
     pub min_confidence: Confidence,
     /// Withheld (default) or provisional streaming.
     pub stream: AnswerStream,
+    /// Support ([`Evidence::support`]) at or above which the evidence says `high`. Default 0.8.
+    pub support_high: f32,
+    /// Support at or above which the evidence says `medium`. Default 0.5.
+    pub support_medium: f32,
+    /// Whether the model's `Confidence:` line can lower the computed level. Default `cap`.
+    pub self_report: SelfReport,
 }
 
 impl AnswerParams {
@@ -74,14 +93,165 @@ impl AnswerParams {
                 Value::Other { ts: "'withheld' | 'provisional'", default: "`'withheld'`", accepts: "`'withheld'` \\| `'provisional'`" },
                 "`withheld`: `onToken` gets the final text once its confidence is known; `provisional`: every piece as it arrives, marked `provisional`",
             ),
+            Doc::new(
+                "supportHigh",
+                Value::Number(Self::SUPPORT_HIGH),
+                "the share of the answer's content words (beyond the question's) found in its sources at or above which the computed confidence is `high`; not below `supportMedium` ([ask-pipeline.md](ask-pipeline.md#confidence))",
+            ),
+            Doc::new("supportMedium", Value::Number(Self::SUPPORT_MEDIUM), "the share at or above which it is `medium`; below, `low`"),
+            Doc::new(
+                "selfReport",
+                Value::Other { ts: "'cap' | 'ignore'", default: "`'cap'`", accepts: "`'cap'` \\| `'ignore'`" },
+                "`cap`: the model's own `Confidence:` line, where it writes one, can lower the computed level (never raise it); `ignore`: the evidence alone counts",
+            ),
         ]
     };
+
+    /// [`AnswerParams::support_high`]'s default and range.
+    pub const SUPPORT_HIGH: crate::options::Range = crate::options::Range::new("supportHigh", 0.8, 0.0, 1.0);
+    /// [`AnswerParams::support_medium`]'s default and range.
+    pub const SUPPORT_MEDIUM: crate::options::Range = crate::options::Range::new("supportMedium", 0.5, 0.0, 1.0);
+
+    /// Errors: `InvalidOption` naming `answer.supportHigh` / `answer.supportMedium` out of
+    /// 0..=1, or `supportHigh` below `supportMedium`.
+    pub fn validate(&self) -> Result<()> {
+        crate::options::check_all(
+            "answer.",
+            &[(Self::SUPPORT_HIGH, self.support_high as f64), (Self::SUPPORT_MEDIUM, self.support_medium as f64)],
+        )?;
+        if self.support_high < self.support_medium {
+            return Err(crate::error::InputError::InvalidOption {
+                name: "answer.supportHigh".into(),
+                reason: format!("{} is below supportMedium {}", self.support_high, self.support_medium),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The confidence of an answer: the evidence's level ([`Evidence::level`]), capped by the
+    /// model's `reported` one under [`SelfReport::Cap`].
+    pub fn confidence(&self, evidence: &Evidence, reported: Option<Confidence>) -> Confidence {
+        let computed = evidence.level(self);
+        match (self.self_report, reported) {
+            (SelfReport::Cap, Some(r)) => computed.min(r),
+            _ => computed,
+        }
+    }
 }
 
 impl Default for AnswerParams {
     fn default() -> Self {
-        AnswerParams { min_confidence: Confidence::Medium, stream: AnswerStream::Withheld }
+        AnswerParams {
+            min_confidence: Confidence::Medium,
+            stream: AnswerStream::Withheld,
+            support_high: Self::SUPPORT_HIGH.real(),
+            support_medium: Self::SUPPORT_MEDIUM.real(),
+            self_report: SelfReport::Cap,
+        }
     }
+}
+
+/// What an answer's sources say for it: the evidence its confidence is computed from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    /// The answer says it cannot answer ("I don't know", "the sources do not say", ...).
+    pub refusal: bool,
+    /// Content words of the answer beyond the question's (BM25 analyzer terms, stop words and
+    /// `yes` / `no` left out).
+    pub terms: usize,
+    /// The share of them found in the cited sources (all sources when none is cited), title
+    /// included; `None` when the answer has no such word (a bare yes or no, a restatement).
+    pub support: Option<f32>,
+    /// The answer cites at least one source.
+    pub cited: bool,
+}
+
+/// Phrases with which an answer declines (lowercase, apostrophes straight).
+const REFUSALS: &[&str] = &[
+    "i don't know",
+    "i do not know",
+    "cannot answer",
+    "can't answer",
+    "unable to answer",
+    "not enough information",
+    "no information",
+    "do not contain",
+    "does not contain",
+    "don't contain",
+    "doesn't contain",
+    "do not mention",
+    "does not mention",
+    "not mentioned",
+    "do not say",
+    "does not say",
+    "do not provide",
+    "does not provide",
+    "not provided in",
+    "do not answer",
+    "does not answer",
+];
+
+impl Evidence {
+    /// The evidence for `answer` (its text without the confidence line) to `question` in
+    /// `sources` (title and text each), of which `cited` are the ones it cites.
+    pub fn of(answer: &str, question: &str, sources: &[Source], cited: &[usize]) -> Evidence {
+        let lower = answer.to_lowercase().replace('\u{2019}', "'");
+        let refusal = REFUSALS.iter().any(|r| lower.contains(r));
+        let asked: std::collections::HashSet<String> = crate::text::analyze(question).into_iter().collect();
+        let mut words: Vec<String> = crate::text::analyze(&strip_citations(answer))
+            .into_iter()
+            .filter(|t| !asked.contains(t) && !crate::retrieve::is_stop_word(t) && t != "yes" && t != "no")
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        let pool: Vec<&Source> =
+            if cited.is_empty() { sources.iter().collect() } else { cited.iter().filter_map(|&i| sources.get(i)).collect() };
+        let mut held = std::collections::HashSet::new();
+        for s in pool {
+            crate::text::analyze_each(&s.title, |t| {
+                held.insert(t.to_string());
+            });
+            crate::text::analyze_each(&s.text, |t| {
+                held.insert(t.to_string());
+            });
+        }
+        let support = (!words.is_empty()).then(|| words.iter().filter(|w| held.contains(*w)).count() as f32 / words.len() as f32);
+        Evidence { refusal, terms: words.len(), support, cited: !cited.is_empty() }
+    }
+
+    /// The level the evidence gives: `low` for a refusal or an empty answer; by
+    /// [`Evidence::support`] against `supportHigh` / `supportMedium`; an answer with no content
+    /// word of its own (a bare yes or no) is `medium` when it cites a source, else `low`.
+    pub fn level(&self, p: &AnswerParams) -> Confidence {
+        match self.support {
+            _ if self.refusal => Confidence::Low,
+            Some(s) if s >= p.support_high => Confidence::High,
+            Some(s) if s >= p.support_medium => Confidence::Medium,
+            Some(_) => Confidence::Low,
+            None if self.cited => Confidence::Medium,
+            None => Confidence::Low,
+        }
+    }
+}
+
+/// `text` without its `[S1]`-style citation markers.
+pub fn strip_citations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("[S") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(']') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str("[S");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The answer.
@@ -94,10 +264,16 @@ pub struct Answer {
     pub text: String,
     /// Chunk ids the answer cites, in the order first cited.
     pub citations: Vec<String>,
-    /// The model's confidence.
+    /// The confidence, computed from the evidence and capped by the model's own where it gave
+    /// one (docs/ask-pipeline.md, "Confidence").
     pub confidence: Confidence,
     /// False when the confidence was below the configured level.
     pub known: bool,
+    /// The share of the answer's content words (beyond the question's) that its sources hold,
+    /// 0..=1; null when it has none (a bare yes or no) or no answer was read.
+    pub support: Option<f32>,
+    /// The model's own `Confidence:` line; null when it wrote none.
+    pub self_reported: Option<Confidence>,
     /// The context's chunk ids (`[S1]` is the first).
     pub sources: Vec<String>,
 }
@@ -197,18 +373,18 @@ pub struct Perspective {
 }
 
 /// Reads a reply: the text without its confidence line, the cited source indices (0-based,
-/// valid ones, first citation order) and the confidence.
-pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Confidence) {
-    let mut confidence = Confidence::Low;
+/// valid ones, first citation order) and the confidence the model reported (`None`: no line).
+pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Option<Confidence>) {
+    let mut confidence = None;
     let mut lines: Vec<&str> = Vec::new();
     for line in reply.lines() {
         let l = line.trim().trim_matches('*').trim();
         if let Some(level) = l.strip_prefix("Confidence:").or_else(|| l.strip_prefix("confidence:")) {
-            confidence = match level.trim().trim_matches(['*', '.']).to_ascii_lowercase().as_str() {
+            confidence = Some(match level.trim().trim_matches(['*', '.']).to_ascii_lowercase().as_str() {
                 "high" => Confidence::High,
                 "medium" => Confidence::Medium,
                 _ => Confidence::Low,
-            };
+            });
         } else {
             lines.push(line);
         }
@@ -276,19 +452,24 @@ pub async fn answer_styled<M: LanguageModel + ?Sized>(
     let t0 = clock.now_ms();
     let msgs = styled_messages(question, sources, style, perspectives);
     let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
+    let given = sources;
     let sources = &ids;
     let opts = ChatOptions::step("answer");
     let reply = match p.stream {
         AnswerStream::Provisional => model.chat_stream(&msgs, &opts, on_token).await?,
         AnswerStream::Withheld => model.chat_stream(&msgs, &opts, &mut |_| {}).await?,
     };
-    let (text, cited, confidence) = read_answer(&reply, sources.len());
-    let known = confidence >= p.min_confidence;
+    let (text, cited, reported) = read_answer(&reply, sources.len());
+    let evidence = Evidence::of(&text, question, given, &cited);
+    let confidence = p.confidence(&evidence, reported);
+    let known = !text.is_empty() && confidence >= p.min_confidence;
     let out = Answer {
         text: if known { text } else { UNKNOWN.to_string() },
         citations: if known { cited.iter().map(|i| sources[*i].clone()).collect() } else { Vec::new() },
         confidence,
         known,
+        support: evidence.support,
+        self_reported: reported,
         sources: sources.to_vec(),
     };
     if p.stream == AnswerStream::Withheld {
@@ -312,8 +493,43 @@ mod tests {
     fn reads_citations_and_confidence_tolerantly() {
         let (t, c, conf) = read_answer("Jane Roe founded it [S2], in 1931 [S1][S2]. Not [S9] or [Sx].\n**Confidence: High**", 2);
         assert_eq!(t, "Jane Roe founded it [S2], in 1931 [S1][S2]. Not [S9] or [Sx].");
-        assert_eq!((c, conf), (vec![1, 0], Confidence::High));
-        assert_eq!(read_answer("No idea.", 3).2, Confidence::Low, "a missing confidence counts as low");
-        assert_eq!(read_answer("x\nconfidence: medium.", 1).2, Confidence::Medium);
+        assert_eq!((c, conf), (vec![1, 0], Some(Confidence::High)));
+        assert_eq!(read_answer("No idea.", 3).2, None, "no confidence line");
+        assert_eq!(read_answer("x\nconfidence: medium.", 1).2, Some(Confidence::Medium));
+    }
+
+    fn src(title: &str, text: &str) -> Source {
+        Source { id: title.into(), title: title.into(), text: text.into() }
+    }
+
+    #[test]
+    fn confidence_comes_from_the_evidence_capped_by_the_self_report() {
+        let sources = [src("Acme", "Acme Corporation was founded by Jane Roe in 1931."), src("Tea", "Green tea is steamed.")];
+        let q = "Who founded Acme Corporation?";
+        let p = AnswerParams::default();
+        // Every content word beyond the question is in the cited source: high, without any line.
+        let e = Evidence::of("Jane Roe founded it in 1931 [S1].", q, &sources, &[0]);
+        assert_eq!((e.terms, e.support), (3, Some(1.0)));
+        assert_eq!(p.confidence(&e, None), Confidence::High);
+        assert_eq!(p.confidence(&e, Some(Confidence::Low)), Confidence::Low, "the model's doubt caps it");
+        let ignore = AnswerParams { self_report: SelfReport::Ignore, ..p };
+        assert_eq!(ignore.confidence(&e, Some(Confidence::Low)), Confidence::High);
+        // Cited, but the cited source does not hold it (the other one does not either): low.
+        let e = Evidence::of("John Smith founded it in 1950 [S2].", q, &sources, &[1]);
+        assert_eq!(e.support, Some(0.0));
+        assert_eq!(p.confidence(&e, Some(Confidence::High)), Confidence::Low, "a confident hallucination is withheld");
+        // Half held: medium (at the default thresholds).
+        let e = Evidence::of("Jane Smith.", q, &sources, &[]);
+        assert_eq!(e.support, Some(0.5));
+        assert_eq!(p.confidence(&e, None), Confidence::Medium);
+        // A refusal is low whatever its words; a bare yes is medium when cited, low when not.
+        assert_eq!(
+            p.confidence(&Evidence::of("The sources do not say who founded Acme in 1931.", q, &sources, &[0]), None),
+            Confidence::Low
+        );
+        assert_eq!(p.confidence(&Evidence::of("Yes [S1].", "Was Acme founded by Jane Roe?", &sources, &[0]), None), Confidence::Medium);
+        assert_eq!(p.confidence(&Evidence::of("Yes.", "Was Acme founded by Jane Roe?", &sources, &[]), None), Confidence::Low);
+        assert!(AnswerParams { support_high: 0.4, ..p }.validate().is_err());
+        assert!(AnswerParams { support_medium: 1.5, ..p }.validate().is_err());
     }
 }

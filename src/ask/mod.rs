@@ -250,6 +250,9 @@ pub enum Step {
     Memory,
     /// `timeout`: a model call or web search that timed out; the question ends in "I don't know.".
     Timeout,
+    /// `fallback`: a model reply that could not be used (a stream cut short, not a chat
+    /// completion, past its cap) or a web search that failed; the question ends in "I don't know.".
+    Fallback,
     /// `forwardSummary`: enrich: a forward summary.
     ForwardSummary,
     /// `tags`: enrich: automatic tags.
@@ -264,7 +267,7 @@ pub enum Step {
 
 impl Step {
     /// Every step, in pipeline order, then the ingest-time stages'.
-    pub const ALL: [Step; 23] = [
+    pub const ALL: [Step; 24] = [
         Step::Trigger,
         Step::Rewrite,
         Step::Route,
@@ -283,6 +286,7 @@ impl Step {
         Step::Answer,
         Step::Memory,
         Step::Timeout,
+        Step::Fallback,
         Step::ForwardSummary,
         Step::Tags,
         Step::Atomize,
@@ -311,6 +315,7 @@ impl Step {
             Step::Answer => "answer",
             Step::Memory => "memory",
             Step::Timeout => "timeout",
+            Step::Fallback => "fallback",
             Step::ForwardSummary => "forwardSummary",
             Step::Tags => "tags",
             Step::Atomize => "atomize",

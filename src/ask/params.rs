@@ -396,6 +396,7 @@ impl PipelineParams {
             ],
         )?;
         self.decompose.validate()?;
+        self.answer.validate()?;
         Ok(steps)
     }
 }

@@ -166,7 +166,10 @@ fn list(items: &[ContextItem]) -> String {
 /// `trace` every step's event. See the module docs for the steps and their fallbacks.
 ///
 /// A model call or web search that times out ([`LlmError::Timeout`]) is not an error: the answer
-/// is "I don't know." over the sources gathered so far (trace step `timeout`).
+/// is "I don't know." over the sources gathered so far (trace step `timeout`). Nor is any other
+/// reply that cannot be used ([`LlmError::is_unusable_reply`]: a stream cut short, a body that is
+/// not a chat completion, a reply past its cap) or a web search that fails in any way (an HTTP
+/// error, a reply that is not its JSON, the network): the same ending, trace step `fallback`.
 ///
 /// Errors: `InputError::InvalidOption` for bad options; the model's other [`LlmError`]s
 /// (including [`LlmError::Cancelled`]); model and store errors of the engine. Nothing stored is lost: the
@@ -208,14 +211,17 @@ pub async fn run<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch>(
         },
         raw: Vec::new(),
         summaries: 0,
+        web_failed: false,
     };
     let from_memory = match run.steps(question, on_token).await {
         Ok(from_memory) => from_memory,
         // A model too slow for `timeoutMs` (a small local model on a CPU): the question ends in
         // "I don't know." with what was retrieved, rather than in an error. Nothing is
         // remembered: the answer is not known.
-        Err(Error::Llm(e @ LlmError::Timeout { .. })) => {
-            run.timed_out(&e, on_token).await?;
+        Err(Error::Llm(e))
+            if e.is_unusable_reply() || (run.web_failed && !matches!(e, LlmError::Cancelled | LlmError::NotConfigured { .. })) =>
+        {
+            run.fell_back(&e, on_token).await?;
             false
         }
         Err(e) => return Err(e),
@@ -268,10 +274,11 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
         Ok(from_memory)
     }
 
-    /// The fallback when a model call or web search timed out (`e`): the answer is "I don't
-    /// know." over the sources gathered so far — when there are none yet, over a hybrid+graph
-    /// search of the question — and the trace records `{step: "timeout", output: {fallback, error}}`.
-    async fn timed_out(&mut self, e: &LlmError, on_token: &mut dyn FnMut(&str)) -> Result<()> {
+    /// The fallback when a model call or web search timed out or gave nothing usable (`e`): the
+    /// answer is "I don't know." over the sources gathered so far — when there are none yet,
+    /// over a hybrid+graph search of the question — and the trace records `{step: "timeout"` (or
+    /// `"fallback"`)`, input: {code}, output: {fallback, error, sources}}`.
+    async fn fell_back(&mut self, e: &LlmError, on_token: &mut dyn FnMut(&str)) -> Result<()> {
         let t0 = self.clock.now_ms();
         if self.ctx.items.is_empty() {
             let q = self.result.clarified.clone();
@@ -280,13 +287,22 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
         self.ctx.items.truncate(self.p.max_sources);
         self.result.context = self.ctx.items.clone();
         let sources: Vec<String> = self.ctx.items.iter().map(|c| c.source.id.clone()).collect();
-        let answer = Answer { text: UNKNOWN.to_string(), citations: Vec::new(), confidence: Confidence::Low, known: false, sources };
+        let answer = Answer {
+            text: UNKNOWN.to_string(),
+            citations: Vec::new(),
+            confidence: Confidence::Low,
+            known: false,
+            support: None,
+            self_reported: None,
+            sources,
+        };
         if self.p.answer.stream == AnswerStream::Withheld {
             on_token(&answer.text);
         }
         self.result.answer = Some(answer);
         let output = serde_json::json!({"fallback": "I don't know, with the sources gathered so far", "error": e.to_string(), "sources": self.result.context.len()});
-        self.emit(Step::Timeout, serde_json::json!({"code": "LLM_TIMEOUT"}), output, t0);
+        let step = if matches!(e, LlmError::Timeout { .. }) { Step::Timeout } else { Step::Fallback };
+        self.emit(step, serde_json::json!({"code": Error::Llm(e.clone()).code()}), output, t0);
         Ok(())
     }
 }
@@ -308,6 +324,8 @@ struct Run<'a, M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> {
     raw: Vec<String>,
     /// Summaries added so far (their ids count up).
     summaries: usize,
+    /// The web searcher failed (its error ends the question in "I don't know.").
+    web_failed: bool,
 }
 
 impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
@@ -494,7 +512,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
     async fn web_search(&mut self, q: &str) -> Result<()> {
         let Some(w) = self.web.filter(|_| self.result.route == Route::Web) else { return Ok(()) };
         let t0 = self.clock.now_ms();
-        let rs = w.search(q, self.p.max_sources).await?;
+        let rs = w.search(q, self.p.max_sources).await.inspect_err(|_| self.web_failed = true)?;
         for (i, r) in rs.iter().enumerate() {
             self.ctx.push(Source { id: format!("web:{}", i + 1), title: format!("{} <{}>", r.title, r.url), text: r.text.clone() }, "web");
         }

@@ -5,7 +5,11 @@
 //!   Bearer <key>` when a key is set, plus the configured extra headers.
 //! - Reply: `choices[0].message.content`; streamed (`stream: true`): server-sent events, one
 //!   `data: {json}` line per event with `choices[0].delta.content`, ending with `data: [DONE]`. A
-//!   stream that ends before `[DONE]` or a `finish_reason` is [`LlmError::Truncated`].
+//!   stream that ends before `[DONE]` or a `finish_reason` is [`LlmError::Truncated`]. A
+//!   `content` that is null, empty or not text (a reasoning model that spent its tokens thinking,
+//!   a tool call, a filtered reply) gives way to `reasoning_content` (llama.cpp, DeepSeek) or
+//!   `reasoning` (vLLM, OpenRouter) where the server sends one, else to an empty reply
+//!   ([`reply_text`]); `content` as an array of parts (`[{type: "text", text}]`) is their text.
 //! - Retries: a 429, a 5xx or a network error is retried up to `retries` times, waiting
 //!   `Retry-After` (seconds) when the server sends it, else `backoff_ms · 2^(attempt−1)`, capped at
 //!   `max_backoff_ms`. 401 / 403 is [`LlmError::Unauthorized`] at once; other statuses are
@@ -97,6 +101,9 @@ pub struct SseReader {
     max_total: usize,
     /// The text so far.
     pub text: String,
+    /// The reasoning so far (`delta.reasoning_content` / `delta.reasoning`): the reply when no
+    /// content came ([`SseReader::into_text`]).
+    pub reasoning: String,
     /// `[DONE]` or a `finish_reason` was seen.
     pub finished: bool,
 }
@@ -118,7 +125,21 @@ fn cap(bytes: u64) -> usize {
 impl SseReader {
     /// A reader holding at most `max_event` bytes of one line and `max_total` of the stream.
     pub fn new(max_event: usize, max_total: usize) -> Self {
-        SseReader { pending: Vec::new(), scanned: 0, received: 0, max_event, max_total, text: String::new(), finished: false }
+        SseReader {
+            pending: Vec::new(),
+            scanned: 0,
+            received: 0,
+            max_event,
+            max_total,
+            text: String::new(),
+            reasoning: String::new(),
+            finished: false,
+        }
+    }
+
+    /// The reply: the content, or the reasoning when the stream carried no content.
+    pub fn into_text(self) -> String {
+        if self.text.trim().is_empty() && !self.reasoning.is_empty() { self.reasoning } else { self.text }
     }
 
     /// Feeds bytes; each new piece of content goes to `on_token`.
@@ -151,9 +172,12 @@ impl SseReader {
                 return Err(LlmError::BadResponse { reason: format!("stream error event: {err}") });
             }
             let choice = &v["choices"][0];
-            if let Some(piece) = choice["delta"]["content"].as_str().filter(|p| !p.is_empty()) {
+            let delta = &choice["delta"];
+            if let Some(piece) = delta["content"].as_str().filter(|p| !p.is_empty()) {
                 self.text.push_str(piece);
                 on_token(piece);
+            } else if let Some(piece) = delta["reasoning_content"].as_str().or_else(|| delta["reasoning"].as_str()) {
+                self.reasoning.push_str(piece);
             }
             if choice["finish_reason"].is_string() {
                 self.finished = true;
@@ -205,13 +229,34 @@ pub(crate) async fn read_prefix<B: HttpBody>(body: &mut B, limit: usize) -> Vec<
     all
 }
 
-/// `choices[0].message.content` of a (non-streamed) chat completion body.
+/// The reply of a (non-streamed) chat completion body: `choices[0].message`'s text
+/// ([`reply_text`]).
+///
+/// Errors: [`LlmError::BadResponse`] for a body that is not JSON or has no `choices[0].message`
+/// object (not a chat completion).
 pub fn completion_text(body: &[u8]) -> Result<String, LlmError> {
     let v: Value = serde_json::from_slice(body).map_err(|e| LlmError::BadResponse { reason: format!("body is not JSON: {e}") })?;
-    v["choices"][0]["message"]["content"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| LlmError::BadResponse { reason: "no choices[0].message.content".into() })
+    let message = &v["choices"][0]["message"];
+    if !message.is_object() {
+        return Err(LlmError::BadResponse { reason: "no choices[0].message".into() });
+    }
+    Ok(reply_text(message))
+}
+
+/// A reply message's text: `content` when it is a non-blank string, or an array of parts (their
+/// `text`, joined); else `reasoning_content` or `reasoning` (what reasoning models send when they
+/// ran out of tokens before answering, or put the answer there); else empty (a tool call, a
+/// filtered reply: the model said nothing the pipeline can read).
+pub fn reply_text(message: &Value) -> String {
+    let content = match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    };
+    if !content.trim().is_empty() {
+        return content;
+    }
+    message["reasoning_content"].as_str().or_else(|| message["reasoning"].as_str()).map_or(content, str::to_string)
 }
 
 fn transport_error(e: TransportError, cfg: &LlmConfig) -> LlmError {
@@ -320,7 +365,11 @@ impl<T: HttpTransport> OpenAiClient<T> {
                             Err(e) => return Err(transport_error(e, &self.cfg)),
                         }
                     }
-                    return if sse.finished { Ok(sse.text) } else { Err(LlmError::Truncated { received: sse.text.chars().count() }) };
+                    return if sse.finished {
+                        Ok(sse.into_text())
+                    } else {
+                        Err(LlmError::Truncated { received: sse.text.chars().count() })
+                    };
                 }
                 401 | 403 => return Err(LlmError::Unauthorized { status }),
                 429 | 500..=599 if attempt <= self.cfg.retries => {

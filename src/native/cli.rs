@@ -381,6 +381,33 @@ struct EvalArgs {
     /// beside the model's.
     #[arg(long, num_args = 0..=1)]
     static_model: Option<Option<PathBuf>>,
+    /// Also score the ask pipeline's answers with a real model at `--llm-url` (e.g. the server
+    /// of `./webrag.sh llm-real`) against a naive retrieve-then-read baseline with the same model
+    /// (the top 5 hybrid passages in one plain prompt): exact match, token F1, answer recall,
+    /// withheld shares, unsupported shown answers, model calls and seconds per question.
+    #[arg(long, requires = "llm_url")]
+    answers: bool,
+    /// With --answers: an OpenAI-compatible endpoint, up to the API version.
+    #[arg(long)]
+    llm_url: Option<String>,
+    /// With --answers: the endpoint's model name.
+    #[arg(long, default_value = "default")]
+    llm_model: String,
+    /// With --answers: the environment variable holding the endpoint's API key.
+    #[arg(long, default_value = "WEBRAG_LLM_KEY")]
+    llm_key_env: String,
+    /// With --answers: milliseconds an LLM call may take.
+    #[arg(long, default_value_t = 120_000)]
+    llm_timeout_ms: u64,
+    /// With --answers: tokens an LLM reply may have at most.
+    #[arg(long, default_value_t = 256)]
+    llm_max_tokens: u32,
+    /// With --answers: the presets whose answers are scored, comma-separated.
+    #[arg(long, default_value = "light", value_delimiter = ',')]
+    presets: Vec<String>,
+    /// With --answers: questions per dataset (the first ones with a gold answer).
+    #[arg(long, default_value_t = 30)]
+    answer_questions: usize,
 }
 
 /// The arguments of `webrag bench`.
@@ -871,8 +898,12 @@ async fn eval(models: &Models, a: EvalArgs) -> crate::Result<()> {
     }
     report.print(&a);
     if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&report.rows).unwrap_or_default())
-            .map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
+        let json = if report.answers.is_empty() {
+            serde_json::to_string_pretty(&report.rows)
+        } else {
+            serde_json::to_string_pretty(&serde_json::json!({"recall": report.rows, "answers": report.answers}))
+        };
+        std::fs::write(p, json.unwrap_or_default()).map_err(|e| crate::embed::file_error(&p.display().to_string(), e))?;
     }
     Ok(())
 }
@@ -885,6 +916,7 @@ struct EvalReport {
     decomposition: Vec<eval::DecomposeRow>,
     asked: Vec<crate::native::eval_ask::AskRow>,
     trigger: Vec<crate::native::eval_ask::TriggerRow>,
+    answers: Vec<crate::native::eval_answers::AnswerRow>,
     fusion_sets: Vec<(String, Vec<crate::native::eval_fusion::Fusable>)>,
     query_rows: Vec<eval::EvalRow>,
     static_rows: Vec<eval::EvalRow>,
@@ -947,6 +979,19 @@ async fn eval_set(
     }
     if name == "musique" {
         eval_musique(a, &set, &dir, &mut eng, out).await?;
+    }
+    if let (true, Some(url)) = (a.answers, &a.llm_url) {
+        let cfg = crate::llm::LlmConfig {
+            base_url: url.clone(),
+            model: a.llm_model.clone(),
+            api_key: std::env::var(&a.llm_key_env).unwrap_or_default(),
+            timeout_ms: a.llm_timeout_ms,
+            max_tokens: a.llm_max_tokens,
+            ..Default::default()
+        };
+        let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+        let presets = a.presets.iter().map(|p| p.parse::<crate::ask::pipeline::Preset>()).collect::<Result<Vec<_>, _>>()?;
+        out.answers.extend(crate::native::eval_answers::evaluate_answers(&set, &mut eng, &model, &presets, a.answer_questions).await?);
     }
     Ok(())
 }
@@ -1127,6 +1172,10 @@ impl EvalReport {
             crate::native::eval_ask::print(&self.asked);
             println!();
             crate::native::eval_ask::print_trigger(&self.trigger, crate::ask::pipeline::PipelineParams::THETA.count());
+        }
+        if !self.answers.is_empty() {
+            println!();
+            crate::native::eval_answers::print(&self.answers);
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct EvalSet {
     pub passages: Vec<(String, String)>,
     /// `(question, gold passage indices)`.
     pub questions: Vec<(String, Vec<usize>)>,
+    /// Each question's gold answers (the answer, then MuSiQue's aliases), as `questions`.
+    pub answers: Vec<Vec<String>>,
 }
 
 fn bad(what: &str) -> std::io::Error {
@@ -40,7 +42,9 @@ pub fn load_hotpotqa(dir: &Path) -> std::io::Result<EvalSet> {
         passages.push((title.clone(), text));
     }
     let mut questions = Vec::new();
+    let mut answers = Vec::new();
     for q in qs.as_array().ok_or_else(|| bad("questions"))? {
+        answers.push(gold_answers(q));
         let mut gold: Vec<usize> = q["supporting_facts"]
             .as_array()
             .ok_or_else(|| bad("supporting_facts"))?
@@ -51,7 +55,7 @@ pub fn load_hotpotqa(dir: &Path) -> std::io::Result<EvalSet> {
         gold.dedup();
         questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
     }
-    Ok(EvalSet { name: "hotpotqa".into(), passages, questions })
+    Ok(EvalSet { name: "hotpotqa".into(), passages, questions, answers })
 }
 
 /// Loads `musique/train100{,_corpus}.json`: gold = `paragraphs` with `is_supporting`, matched to
@@ -67,7 +71,9 @@ pub fn load_musique(dir: &Path) -> std::io::Result<EvalSet> {
         passages.push((t.to_string(), x.to_string()));
     }
     let mut questions = Vec::new();
+    let mut answers = Vec::new();
     for q in qs.as_array().ok_or_else(|| bad("questions"))? {
+        answers.push(gold_answers(q));
         let mut gold: Vec<usize> = q["paragraphs"]
             .as_array()
             .ok_or_else(|| bad("paragraphs"))?
@@ -82,7 +88,15 @@ pub fn load_musique(dir: &Path) -> std::io::Result<EvalSet> {
         gold.dedup();
         questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
     }
-    Ok(EvalSet { name: "musique".into(), passages, questions })
+    Ok(EvalSet { name: "musique".into(), passages, questions, answers })
+}
+
+/// A question's `answer` and `answer_aliases` (MuSiQue), the non-empty ones.
+fn gold_answers(q: &Value) -> Vec<String> {
+    std::iter::once(&q["answer"])
+        .chain(q["answer_aliases"].as_array().into_iter().flatten())
+        .filter_map(|a| a.as_str().map(str::trim).filter(|a| !a.is_empty()).map(str::to_string))
+        .collect()
 }
 
 impl EvalSet {

@@ -6,6 +6,7 @@ pub mod bench_graph;
 pub mod cli;
 pub mod distill;
 pub mod eval;
+pub mod eval_answers;
 pub mod eval_ask;
 pub mod eval_fusion;
 mod file_store;

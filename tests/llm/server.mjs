@@ -11,14 +11,17 @@
 //                                  switches: a 400 naming `response_format` to any request asking for it
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
 //   POST /search {query, k}        a web-search endpoint: one result naming the query (/search?hang: never answers;
-//                                  /search?flood=N: a reply of N bytes)
+//                                  /search?flood=N: a reply of N bytes; /search?status=N: that HTTP status;
+//                                  /search?notjson: a 200 whose body is an HTML page)
 //   POST /__rules [{match, reply, times?}, ...]
 //                                  when the queue is empty, the first rule whose `match` occurs in
 //                                  the last user message answers (`times`: how often, default
 //                                  always); for requests sent concurrently, where order is not fixed
 //
-// A reply: {status, headers, content, body, stream: [pieces], delayMs, tokenDelayMs, truncate,
-// reset, hang, fillLabels, flood}. `flood: {bytes, as}` sends `bytes` of filler (-1: without end),
+// A reply: {status, headers, content, message, deltas, body, stream: [pieces], delayMs,
+// tokenDelayMs, truncate, reset, hang, fillLabels, flood}. `message` is the completion's message
+// object as given (`{content: null, reasoning_content: "..."}`, say; streamed: one delta);
+// `deltas` the stream's delta objects as given. `flood: {bytes, as}` sends `bytes` of filler (-1: without end),
 // written as the client reads and stopped when it hangs up: `as: 'body'` a JSON body that never
 // closes (with `status`), `'line'` one server-sent event line that never ends, `'events'` valid
 // content events of "x". `content` becomes a normal completion (or, when the request asks to stream and no
@@ -92,6 +95,8 @@ const server = http.createServer(async (req, res) => {
     log.push({ at: Date.now(), search: query });
     if (url.searchParams.has('hang')) return; // never answers: the searcher's timeout must end it
     if (url.searchParams.has('flood')) { flood(res, 200, 'application/json', '{"results": [{"title": "', () => 'x'.repeat(65536), Number(url.searchParams.get('flood'))); return; }
+    if (url.searchParams.has('status')) { res.writeHead(Number(url.searchParams.get('status')), { ...cors, 'content-type': 'text/plain' }); res.end('search is down'); return; }
+    if (url.searchParams.has('notjson')) { res.writeHead(200, { ...cors, 'content-type': 'text/html' }); res.end('<!doctype html><title>Sign in</title><p>Please sign in.</p>'); return; }
     res.writeHead(200, { ...cors, 'content-type': 'application/json' });
     res.end(JSON.stringify({ results: [{ title: 'Acme news', url: 'https://news.example/acme', text: `Today: Acme Corporation opened an office in Lyon. (${query})` }] }));
     return;
@@ -138,16 +143,17 @@ const server = http.createServer(async (req, res) => {
   }
   if (!body.stream) {
     res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-    res.end(completion(body.model, reply.content ?? ''));
+    res.end(reply.message ? JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', ...reply.message }, finish_reason: 'stop' }] }) : completion(body.model, reply.content ?? ''));
     return;
   }
   res.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const pieces = reply.stream ?? (reply.content ?? '').split(/(?<= )/);
+  const deltas = reply.deltas ?? (reply.message ? [reply.message] : pieces.map((p) => ({ content: p })));
   res.write(event(body.model, { role: 'assistant' }));
-  for (const p of pieces) {
+  for (const d of deltas) {
     if (reply.tokenDelayMs) await sleep(reply.tokenDelayMs);
     if (res.destroyed) return;
-    res.write(event(body.model, { content: p }));
+    res.write(event(body.model, d));
   }
   if (reply.truncate) { res.end(); return; } // a clean end, but no finish reason and no [DONE]
   if (reply.reset) { res.write('', () => res.socket.destroy()); return; } // the connection drops mid-stream

@@ -129,6 +129,9 @@ export interface AskOptions {
   answer?: {
     /** Below it the answer is "I don't know.". Default `'medium'`. */ minConfidence?: 'low' | 'medium' | 'high';
     /** `withheld`: `onToken` gets the final text once its confidence is known; `provisional`: every piece as it arrives, marked `provisional`. Default `'withheld'`. */ stream?: 'withheld' | 'provisional';
+    /** The share of the answer's content words (beyond the question's) found in its sources at or above which the computed confidence is `high`; not below `supportMedium` ([ask-pipeline.md](ask-pipeline.md#confidence)). Default 0.8; 0..=1. */ supportHigh?: number;
+    /** The share at or above which it is `medium`; below, `low`. Default 0.5; 0..=1. */ supportMedium?: number;
+    /** `cap`: the model's own `Confidence:` line, where it writes one, can lower the computed level (never raise it); `ignore`: the evidence alone counts. Default `'cap'`. */ selfReport?: 'cap' | 'ignore';
   };
 }
 // end generated
@@ -347,12 +350,22 @@ export interface AnnStats {
 export interface Answer {
   /** Chunk ids the answer cites, in the order first cited. */
   citations: string[];
-  /** The model's confidence. */
+  /**
+   * The confidence, computed from the evidence and capped by the model's own where it gave one
+   * (docs/ask-pipeline.md, "Confidence").
+   */
   confidence: Confidence;
   /** False when the confidence was below the configured level. */
   known: boolean;
+  /** The model's own `Confidence:` line; null when it wrote none. */
+  selfReported: Confidence | null;
   /** The context's chunk ids (`[S1]` is the first). */
   sources: string[];
+  /**
+   * The share of the answer's content words (beyond the question's) that its sources hold, 0..=1;
+   * null when it has none (a bare yes or no) or no answer was read.
+   */
+  support: number | null;
   /**
    * The answer with its `[S1]` markers, without the confidence line; "I don't know." when `known`
    * is false.
@@ -1013,6 +1026,11 @@ export type TraceStep =
   | 'memory'
   /** `timeout`: a model call or web search that timed out; the question ends in "I don't know.". */
   | 'timeout'
+  /**
+   * `fallback`: a model reply that could not be used (a stream cut short, not a chat completion,
+   * past its cap) or a web search that failed; the question ends in "I don't know.".
+   */
+  | 'fallback'
   /** `forwardSummary`: enrich: a forward summary. */
   | 'forwardSummary'
   /** `tags`: enrich: automatic tags. */
@@ -1054,7 +1072,7 @@ export class WebRag {
   decompose(question: string, opts: { llm: LlmConfig | ModelFunction; options?: DecomposeOptions; onTrace?: (e: TraceEvent) => void; signal?: AbortSignal }): Promise<Trajectory>;
   /** One short chat with the endpoint ("test connection"); rejects with LlmError. */
   testLlm(llm: LlmConfig | ModelFunction): Promise<{ reply: string; ms: number }>;
-  /** The ask pipeline; rejects with LlmError (LLM_TRUNCATED when the stream is cut, LLM_CANCELLED when `signal` aborts); a timed-out model call ends in "I don't know." with the sources gathered so far. */
+  /** The ask pipeline; rejects with LlmError when the endpoint needs the user (LLM_NOT_CONFIGURED, LLM_UNAUTHORIZED, LLM_RATE_LIMITED, LLM_HTTP, LLM_NETWORK) or LLM_CANCELLED when `signal` aborts; a model call that times out or gives nothing usable (a cut stream, not a chat completion, past its cap) and a failed web search end in "I don't know." with the sources gathered so far. */
   ask(question: string, opts: { llm?: LlmConfig | ModelFunction; options?: AskOptions; onTrace?: (e: TraceEvent) => void; onEvent?: (e: TraceEvent) => void; onToken?: (piece: string, mark: { provisional: boolean }) => void; signal?: AbortSignal }): Promise<AskResult>;
   /** Ingest-time LLM stages over what is stored (forward summaries, tags, knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. Reads called meanwhile (search, stats, ...) run while it waits on the model; writes wait for it to end. */
   enrich(opts: EnrichStages & {
