@@ -157,6 +157,9 @@ impl Default for AnswerParams {
 pub struct Evidence {
     /// The answer says it cannot answer ("I don't know", "the sources do not say", ...).
     pub refusal: bool,
+    /// The reply copies the prompt back (its `<data>` delimiters or its instructions), as small
+    /// models do: not an answer, whatever words of the sources it holds.
+    pub echo: bool,
     /// Content words of the answer beyond the question's (BM25 analyzer terms, stop words and
     /// `yes` / `no` left out).
     pub terms: usize,
@@ -198,6 +201,9 @@ impl Evidence {
     pub fn of(answer: &str, question: &str, sources: &[Source], cited: &[usize]) -> Evidence {
         let lower = answer.to_lowercase().replace('\u{2019}', "'");
         let refusal = REFUSALS.iter().any(|r| lower.contains(r));
+        let echo = lower.contains("<data>")
+            || lower.contains("</data>")
+            || [DATA_RULE, CITE_RULE, CONFIDENCE_RULE, "Task: answer"].iter().any(|rule| answer.contains(rule));
         let asked: std::collections::HashSet<String> = crate::text::analyze(question).into_iter().collect();
         let mut words: Vec<String> = crate::text::analyze(&strip_citations(answer))
             .into_iter()
@@ -217,15 +223,15 @@ impl Evidence {
             });
         }
         let support = (!words.is_empty()).then(|| words.iter().filter(|w| held.contains(*w)).count() as f32 / words.len() as f32);
-        Evidence { refusal, terms: words.len(), support, cited: !cited.is_empty() }
+        Evidence { refusal, echo, terms: words.len(), support, cited: !cited.is_empty() }
     }
 
-    /// The level the evidence gives: `low` for a refusal or an empty answer; by
+    /// The level the evidence gives: `low` for a refusal, a copy of the prompt or an empty answer; by
     /// [`Evidence::support`] against `supportHigh` / `supportMedium`; an answer with no content
     /// word of its own (a bare yes or no) is `medium` when it cites a source, else `low`.
     pub fn level(&self, p: &AnswerParams) -> Confidence {
         match self.support {
-            _ if self.refusal => Confidence::Low,
+            _ if self.refusal || self.echo => Confidence::Low,
             Some(s) if s >= p.support_high => Confidence::High,
             Some(s) if s >= p.support_medium => Confidence::Medium,
             Some(_) => Confidence::Low,
@@ -529,6 +535,9 @@ mod tests {
         );
         assert_eq!(p.confidence(&Evidence::of("Yes [S1].", "Was Acme founded by Jane Roe?", &sources, &[0]), None), Confidence::Medium);
         assert_eq!(p.confidence(&Evidence::of("Yes.", "Was Acme founded by Jane Roe?", &sources, &[]), None), Confidence::Low);
+        // The prompt copied back is not an answer, though every word of it is in the sources.
+        let echo = format!("{DATA_RULE}\n[S1] <data>Acme</data> <data>Acme Corporation was founded by Jane Roe in 1931.</data>");
+        assert_eq!(p.confidence(&Evidence::of(&echo, q, &sources, &[0]), None), Confidence::Low);
         assert!(AnswerParams { support_high: 0.4, ..p }.validate().is_err());
         assert!(AnswerParams { support_medium: 1.5, ..p }.validate().is_err());
     }

@@ -12,6 +12,10 @@
 // for every question (`--questions 20`) and prints per preset the seconds and LLM calls per
 // question and how each question ended (an answer, "I don't know." — the low-confidence
 // fallback — or an error code).
+// With --answers (and --answer-questions N, 30; --presets light by default here) it runs only
+// `webrag eval --answers` through the proxy: the answer benchmark of docs/benchmarks.md ("Answers
+// with a real model"), the pipeline's answers under each preset against a naive
+// retrieve-then-read baseline with the same model, on HotpotQA and MuSiQue (`--dataset` for one).
 //
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
 import { spawn, execFile } from 'node:child_process';
@@ -35,7 +39,8 @@ const MAX_TOKENS = Number(opt('--max-tokens', 256));
 const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
 // llama-cpp-python generates on half the cores unless told: a small model is faster on all of them.
 const THREADS = Number(opt('--threads', availableParallelism()));
-const PRESETS = opt('--presets', '').split(',').filter(Boolean);
+const ANSWERS = args.includes('--answers');
+const PRESETS = ANSWERS ? [] : opt('--presets', '').split(',').filter(Boolean);
 const ONLY = PRESETS.length ? 'page' : opt('--only', 'both'); // native, page or both
 const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
 const WORK = join(ROOT, 'target/llm-real');
@@ -142,6 +147,20 @@ try {
   await new Promise((r) => proxy.listen(PROXY_PORT, '127.0.0.1', r));
   const LLM_URL = `http://127.0.0.1:${PROXY_PORT}/v1`;
   const llm = { baseUrl: LLM_URL, model: 'local', timeoutMs: TIMEOUT_MS, maxTokens: MAX_TOKENS };
+  if (ANSWERS) {
+    phase = 'answers';
+    mkdirSync(WORK, { recursive: true });
+    const argv = ['eval', '--answers', '--llm-url', LLM_URL, ...LLM_FLAGS, '--presets', opt('--presets', 'light'),
+      '--answer-questions', opt('--answer-questions', '30'), '--cache', join(WORK, 'evalcache'), '--json', join(WORK, 'answers.json'),
+      '--data', join(SHARED, 'data'), ...(args.includes('--dataset') ? ['--dataset', opt('--dataset')] : [])];
+    console.error(`webrag ${argv.join(' ')}`);
+    const out = await run(BIN, argv);
+    console.log(out.slice(out.indexOf('Answers with a real model')));
+    const free = calls.filter((c) => c.phase === 'answers');
+    console.log(`
+${free.length} LLM calls through the proxy; HTTP statuses: ${JSON.stringify(Object.fromEntries([...new Set(free.map((c) => c.status))].map((s) => [s, free.filter((c) => c.status === s).length])))}`);
+    process.exit(0);
+  }
 
   // 30 passages of HotpotQA's train100 (the contexts of the first questions), 3 questions.
   const data = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'));
