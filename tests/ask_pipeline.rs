@@ -453,6 +453,47 @@ fn unreadable_step_output_takes_the_documented_fallbacks_and_cancel_stops_the_ru
     });
 }
 
+/// The knowledge filter (ERM4 §3.2): `strict` keeps only the sources labelled `entailment`,
+/// `lenient` (the default) keeps `neutral` ones too.
+#[test]
+fn the_strict_filter_drops_a_neutral_source_the_lenient_one_keeps_it() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        let s = LlmServer::start();
+        let mut kept = Vec::new();
+        for strength in ["lenient", "strict"] {
+            s.reset();
+            s.rules(json!([
+                { "match": "Task: filter", "reply": { "fillLabels": ["entailment", "neutral"] } },
+                { "match": "Task: answer", "reply": { "content": "Jane Roe founded Acme Corporation [S1].\nConfidence: high" } }
+            ]));
+            let p: PipelineParams = serde_json::from_value(json!({
+                "knowledgeFilter": strength,
+                "steps": {"trigger": false, "rewrite": false, "route": false, "keyPoints": false, "decompose": false, "verify": false, "filter": true, "memory": false}
+            }))
+            .unwrap();
+            let mut labels = serde_json::Value::Null;
+            let r =
+                run(&client(&s), &mut eng, None::<&NoWeb>, "Who founded Acme Corporation?", &p, &FixedClock(0.0), &mut |_| {}, &mut |e| {
+                    if e.step == "filter" {
+                        labels = e.output["labels"].clone();
+                    }
+                })
+                .await
+                .unwrap();
+            assert_eq!(labels[0], "entailment", "{strength}: {labels}");
+            assert!(labels.as_array().is_some_and(|l| l.len() > 1), "{strength}: more than one source was judged: {labels}");
+            kept.push(r.context.iter().map(|c| c.source.id.clone()).collect::<Vec<_>>());
+            assert!(r.answer.unwrap().known, "{strength}");
+        }
+        let (lenient, strict) = (&kept[0], &kept[1]);
+        assert!(lenient.len() > 1, "lenient keeps the neutral sources: {lenient:?}");
+        assert_eq!(strict.len(), 1, "strict drops them: {strict:?}");
+        assert_eq!(strict[0], lenient[0], "the entailed source stays");
+    });
+}
+
 /// Every shape a 200 reply (or a web searcher) can take ends the question in an answer or in
 /// "I don't know." with its sources, never in an error.
 #[test]

@@ -18,6 +18,8 @@
 //                                  the last user message answers (`times`: how often, default
 //                                  always); for requests sent concurrently, where order is not fixed
 //
+// `fillLabels`: a knowledge-filter reply with one label per source of the prompt (a label, or an
+// array: the first sources take its labels in order, the later ones its last).
 // A reply: {status, headers, content, message, deltas, body, stream: [pieces], delayMs,
 // tokenDelayMs, truncate, reset, hang, fillLabels, flood}. `message` is the completion's message
 // object as given (`{content: null, reasoning_content: "..."}`, say; streamed: one delta);
@@ -120,7 +122,12 @@ const server = http.createServer(async (req, res) => {
     content: JSON.stringify({ echo: [...(body.messages || [])].reverse().find((m) => m.role === 'user')?.content ?? '' }),
   };
   // `fillLabels`: a knowledge-filter reply with one label per source of the prompt (a line `[n] ...`).
-  if (reply.fillLabels) reply = { ...reply, content: JSON.stringify({ labels: Array((lastUser.match(/^\[\d+\] /gm) ?? []).length).fill(reply.fillLabels) }) };
+  // An array gives the first sources its labels in order, and every later one its last label.
+  if (reply.fillLabels) {
+    const n = (lastUser.match(/^\[\d+\] /gm) ?? []).length;
+    const given = [reply.fillLabels].flat();
+    reply = { ...reply, content: JSON.stringify({ labels: Array.from({ length: n }, (_, i) => given[Math.min(i, given.length - 1)]) }) };
+  }
   if (reply.hang) return; // never answers; the client's timeout must end it
   if (reply.flood) {
     const { bytes, as } = reply.flood;
