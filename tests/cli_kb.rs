@@ -85,3 +85,87 @@ fn enrich_export_and_import_from_the_command_line() {
     assert_eq!(std::fs::read(&copy).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `webrag enrich --forward-summaries --tags --vocabulary …` and `webrag ask` from the command
+/// line against the scripted server: the summaries and tags are stored (a tag filters `search`),
+/// and `ask` prints its result as JSON — an answer its sources hold, cited — and with `--tag`
+/// stays within the tagged documents.
+#[test]
+fn enrich_stages_and_ask_from_the_command_line() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-cli-ask-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(
+        dir.join("notes/acme.md"),
+        "# Acme Corporation\n\nAcme Corporation was founded by Jane Roe in 1931.\n\n## Later\n\nIt moved to Lyon in 1950.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes/tea.md"), "# Green tea\n\nGreen tea is steamed soon after picking.\n").unwrap();
+    let db = dir.join("kb.json");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(webrag(&["index", &s(&dir.join("notes")), "--db", &s(&db)]));
+    let server = common::llm_server::LlmServer::start();
+    server.rules(serde_json::json!([
+        { "match": "Task: forward summary", "reply": { "content": "{\"summary\": \"Acme Corporation was founded by Jane Roe.\"}" } },
+        { "match": "Task: tags", "reply": { "content": "{\"tags\": [\"business\", \"not in the vocabulary\"]}" } },
+        { "match": "Task: answer", "reply": { "content": "Jane Roe founded Acme Corporation in 1931 [S1].\nConfidence: high" } }
+    ]));
+    let url = server.base_url();
+    let report: serde_json::Value = serde_json::from_str(&ok(webrag(&[
+        "enrich",
+        "--db",
+        &s(&db),
+        "--llm-url",
+        &url,
+        "--no-atomize",
+        "--no-mind-maps",
+        "--forward-summaries",
+        "--tags",
+        "--vocabulary",
+        "business",
+        "--vocabulary",
+        "travel",
+    ])))
+    .unwrap();
+    assert_eq!(report["forwardSummaries"]["chunks"], 1, "one chunk follows another: {report}");
+    assert_eq!(report["tags"]["documents"], 2, "{report}");
+    assert_eq!(report["tags"]["tags"], 2, "only the vocabulary's tag, once per document: {report}");
+    let tagged = ok(webrag(&["search", "Lyon", "--db", &s(&db), "--mode", "bm25", "--tag", "business"]));
+    assert!(tagged.contains("Acme"), "{tagged}");
+    let none = ok(webrag(&["search", "Lyon", "--db", &s(&db), "--mode", "bm25", "--tag", "travel"]));
+    assert!(!none.contains("Acme"), "{none}");
+
+    let r: serde_json::Value = serde_json::from_str(&ok(webrag(&[
+        "ask",
+        "Who founded Acme Corporation?",
+        "--preset",
+        "light",
+        "--db",
+        &s(&db),
+        "--llm-url",
+        &url,
+    ])))
+    .unwrap();
+    let a = &r["answer"];
+    assert_eq!(a["known"], true, "{r}");
+    assert!(a["text"].as_str().unwrap().contains("Jane Roe"), "{r}");
+    assert!(a["citations"][0].as_str().unwrap().contains("acme.md#"), "{r}");
+    assert_eq!(a["support"], 1.0, "every word of the answer is in its source: {r}");
+    // Scoped to a tag no document has: nothing to read, so "I don't know."
+    let r: serde_json::Value = serde_json::from_str(&ok(webrag(&[
+        "ask",
+        "Who founded Acme Corporation?",
+        "--preset",
+        "light",
+        "--db",
+        &s(&db),
+        "--llm-url",
+        &url,
+        "--tag",
+        "nowhere",
+    ])))
+    .unwrap();
+    assert!(r["context"].as_array().unwrap().is_empty(), "{r}");
+    assert_eq!(r["answer"]["known"], false, "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
