@@ -215,9 +215,15 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         assert!(cos(&after) > cos(&before) + 0.02, "{} → {}", cos(&before), cos(&after));
         // Stored: a reopen reads the summary and the new vector (nothing is embedded again).
         drop(eng);
-        let eng = Engine::open(&store, common::model(), config, Box::new(FixedClock(1.0))).await.unwrap();
+        let mut eng = Engine::open(&store, common::model(), config, Box::new(FixedClock(1.0))).await.unwrap();
         assert_eq!(eng.corpus().chunk(&ids[2]).unwrap().forward_summary, summary);
         assert_eq!(eng.chunk_vector(&ids[2]).unwrap().to_vec(), after);
+        // The answer's context reads the chunk with its summary ahead of it.
+        use webrag::ask::KnowledgeBase;
+        let (_, text) = eng.chunk_text(&ids[2]).await.unwrap().unwrap();
+        assert!(text.starts_with("(Before this passage: Acme Corporation moved from Springfield to Lyon in 1950.)\nIt closed"), "{text}");
+        let (_, first) = eng.chunk_text(&ids[0]).await.unwrap().unwrap();
+        assert!(first.starts_with("Acme Corporation was founded"), "no summary, the text alone: {first}");
     });
 }
 

@@ -83,7 +83,7 @@ impl<S: Store, E: Embedder> KnowledgeBase for Engine<S, E> {
     async fn chunk_text(&mut self, chunk_id: &str) -> Result<Option<(String, String)>> {
         let Some(c) = self.corpus().chunk(chunk_id) else { return Ok(None) };
         let title = self.corpus().document(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
-        Ok(Some((title, c.text.clone())))
+        Ok(Some((title, source_text(c))))
     }
 }
 
@@ -149,7 +149,7 @@ impl<S: Store, E: Embedder> KnowledgeBase for LazyEngine<S, E> {
 
     async fn chunk_text(&mut self, chunk_id: &str) -> Result<Option<(String, String)>> {
         let mut got = self.chunk_records(&[chunk_id.to_string()]).await?;
-        Ok(got.remove(chunk_id).map(|(c, d)| (d.map(|d| d.title).unwrap_or_default(), c.text)))
+        Ok(got.remove(chunk_id).map(|(c, d)| (d.map(|d| d.title).unwrap_or_default(), source_text(&c))))
     }
 }
 
@@ -226,5 +226,15 @@ impl<K: AskSource> KnowledgeBase for Scoped<'_, K> {
 
     async fn chunk_text(&mut self, chunk_id: &str) -> Result<Option<(String, String)>> {
         self.kb.chunk_text(chunk_id).await
+    }
+}
+
+/// A chunk as the pipeline's prompts read it: its forward summary (PIKE-RAG §4.2, written by
+/// `enrich`), where it has one, before its text, so a chunk that goes on from the one before
+/// ("It closed in 1999") carries what it is about into the answer.
+pub fn source_text(c: &crate::types::ChunkRecord) -> String {
+    match c.forward_summary.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => format!("(Before this passage: {s})\n{}", c.text),
+        None => c.text.clone(),
     }
 }
