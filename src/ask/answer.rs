@@ -160,8 +160,8 @@ pub struct Evidence {
     /// The reply copies the prompt back (its `<data>` delimiters or its instructions), as small
     /// models do: not an answer, whatever words of the sources it holds.
     pub echo: bool,
-    /// Content words of the answer beyond the question's (BM25 analyzer terms, stop words and
-    /// `yes` / `no` left out).
+    /// Content words of the answer beyond the question's (BM25 analyzer terms; stop words, lone
+    /// Latin letters and `yes` / `no` left out).
     pub terms: usize,
     /// The share of them found in the cited sources (all sources when none is cited), title
     /// included; `None` when the answer has no such word (a bare yes or no, a restatement).
@@ -207,6 +207,8 @@ impl Evidence {
         let asked: std::collections::HashSet<String> = crate::text::analyze(question).into_iter().collect();
         let mut words: Vec<String> = crate::text::analyze(&strip_citations(answer))
             .into_iter()
+            // A lone Latin letter carries nothing to check (`Roe's` → `roe`, `s`; a stray `<b>`).
+            .filter(|t| !(t.len() == 1 && t.as_bytes()[0].is_ascii_alphabetic()))
             .filter(|t| !asked.contains(t) && !crate::retrieve::is_stop_word(t) && t != "yes" && t != "no")
             .collect();
         words.sort_unstable();
@@ -513,7 +515,10 @@ mod tests {
         let sources = [src("Acme", "Acme Corporation was founded by Jane Roe in 1931."), src("Tea", "Green tea is steamed.")];
         let q = "Who founded Acme Corporation?";
         let p = AnswerParams::default();
-        // Every content word beyond the question is in the cited source: high, without any line.
+        // Every content word beyond the question is in the cited source: high, without any line
+        // (a stray tag's letter does not count).
+        let e = Evidence::of("It was <b>Jane Roe</b>'s [S1].", q, &sources, &[0]);
+        assert_eq!((e.terms, e.support), (2, Some(1.0)), "{e:?}");
         let e = Evidence::of("Jane Roe founded it in 1931 [S1].", q, &sources, &[0]);
         assert_eq!((e.terms, e.support), (3, Some(1.0)));
         assert_eq!(p.confidence(&e, None), Confidence::High);
