@@ -7,7 +7,8 @@
 // (the step's fallback, or a typed error), free text (the answer) — and how each operation ended
 // (ok, or its error code). Nothing may crash or hang: every operation has a deadline.
 // Options: --passages N (30), --questions N (3), --max-tokens N (256), --timeout-ms N (300000),
-// --threads N (the server's threads; every core), --only native|page (both).
+// --threads N (the server's threads; every core), --only native|page (both), --chat-format F
+// (gemma for a Gemma file, else none: see CHAT_FORMAT).
 // With --presets search,light,L1,L2,L3,L4,ask it runs, in the page only, `ask` under each preset
 // for every question (`--questions 20`) and prints per preset the seconds and LLM calls per
 // question and how each question ended (an answer, "I don't know." — the low-confidence
@@ -40,6 +41,13 @@ const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
 // llama-cpp-python generates on half the cores unless told: a small model is faster on all of them.
 const THREADS = Number(opt('--threads', availableParallelism()));
 const ANSWERS = args.includes('--answers');
+// The chat template: a GGUF without one (the Gemma 3 270M file) falls back to a Llama-2-style
+// prompt. `--chat-format gemma` (the default for a model file named gemma) uses Gemma's turns,
+// and since llama-cpp-python's `gemma` format drops system messages, the proxy joins them to the
+// first user turn, as Gemma 3's own template does (../shared/llm/README.md). `--chat-format none`
+// keeps the server's fallback.
+const CHAT_FORMAT = opt('--chat-format', /gemma/i.test(MODEL) ? 'gemma' : 'none');
+const MERGE_SYSTEM = CHAT_FORMAT === 'gemma';
 const PRESETS = ANSWERS ? [] : opt('--presets', '').split(',').filter(Boolean);
 const ONLY = PRESETS.length ? 'page' : opt('--only', 'both'); // native, page or both
 const LLM_FLAGS = ['--llm-model', 'local', '--llm-timeout-ms', String(TIMEOUT_MS), '--llm-max-tokens', String(MAX_TOKENS)];
@@ -83,9 +91,18 @@ const proxy = createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const body = Buffer.concat(chunks);
+    let body = Buffer.concat(chunks);
     let parsed = null;
     try { parsed = JSON.parse(body.toString('utf8')); } catch { /* forwarded as is */ }
+    if (MERGE_SYSTEM && Array.isArray(parsed?.messages) && parsed.messages.some((m) => m.role === 'system')) {
+      const system = parsed.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+      const rest = parsed.messages.filter((m) => m.role !== 'system');
+      const first = rest.findIndex((m) => m.role === 'user');
+      if (first >= 0) rest[first] = { ...rest[first], content: `${system}\n\n${rest[first].content}` };
+      else rest.unshift({ role: 'user', content: system });
+      body = Buffer.from(JSON.stringify({ ...parsed, messages: rest }));
+      req.headers['content-length'] = String(body.length);
+    }
     const up = request({ host: '127.0.0.1', port: LLM_PORT, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${LLM_PORT}` } }, (ur) => {
       // The server's own CORS headers are replaced by ours (two Access-Control-Allow-Origin
       // values make the browser refuse the response).
@@ -133,7 +150,7 @@ function run(cmd, argv) {
 }
 
 // ---- main ----
-const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local', ...(CHAT_FORMAT !== 'none' ? ['--chat_format', CHAT_FORMAT] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
 let serverLog = '';
 server.stderr.on('data', (d) => { serverLog = (serverLog + d).slice(-4000); });
 const cleanup = () => { try { server.kill(); } catch { /* gone */ } };
