@@ -205,14 +205,12 @@ impl Evidence {
             || lower.contains("</data>")
             || [DATA_RULE, CITE_RULE, CONFIDENCE_RULE, "Task: answer"].iter().any(|rule| answer.contains(rule));
         let asked: std::collections::HashSet<String> = crate::text::analyze(question).into_iter().collect();
-        let mut words: Vec<String> = crate::text::analyze(&strip_citations(answer))
+        let words: std::collections::HashSet<String> = crate::text::analyze(&strip_citations(answer))
             .into_iter()
             // A lone Latin letter carries nothing to check (`Roe's` → `roe`, `s`; a stray `<b>`).
             .filter(|t| !(t.len() == 1 && t.as_bytes()[0].is_ascii_alphabetic()))
             .filter(|t| !asked.contains(t) && !crate::retrieve::is_stop_word(t) && t != "yes" && t != "no")
             .collect();
-        words.sort_unstable();
-        words.dedup();
         let pool: Vec<&Source> =
             if cited.is_empty() { sources.iter().collect() } else { cited.iter().filter_map(|&i| sources.get(i)).collect() };
         let mut held = std::collections::HashSet::new();
