@@ -29,17 +29,26 @@ fn searches(db: &Path) -> Vec<String> {
     out
 }
 
-#[test]
-fn enrich_export_and_import_from_the_command_line() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-cli-kb-{}", std::process::id()));
+/// A fresh temporary folder `webrag-{name}-{pid}` with `notes/{file}` for each of `notes`.
+fn with_notes(name: &str, notes: &[(&str, &str)]) -> PathBuf {
+    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("notes")).unwrap();
-    std::fs::write(
-        dir.join("notes/birds.md"),
-        "# Birds\n\n## Owls\n\nOwls hunt at night with silent flight.\n\n## Herons\n\nHerons wade in shallow water.\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("notes/kestrel.md"), "# Kestrel\n\nThe kestrel hovers before it dives on voles.\n").unwrap();
+    for (file, text) in notes {
+        std::fs::write(dir.join("notes").join(file), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn enrich_export_and_import_from_the_command_line() {
+    let dir = with_notes(
+        "cli-kb",
+        &[
+            ("birds.md", "# Birds\n\n## Owls\n\nOwls hunt at night with silent flight.\n\n## Herons\n\nHerons wade in shallow water.\n"),
+            ("kestrel.md", "# Kestrel\n\nThe kestrel hovers before it dives on voles.\n"),
+        ],
+    );
     let (db, copy, file) = (dir.join("kb.json"), dir.join("copy.json"), dir.join("notes.webrag-kb.gz"));
     let s = |p: &Path| p.to_str().unwrap().to_string();
     ok(webrag(&["index", &s(&dir.join("notes")), "--db", &s(&db)]));
@@ -92,15 +101,16 @@ fn enrich_export_and_import_from_the_command_line() {
 /// stays within the tagged documents.
 #[test]
 fn enrich_stages_and_ask_from_the_command_line() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("webrag-cli-ask-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("notes")).unwrap();
-    std::fs::write(
-        dir.join("notes/acme.md"),
-        "# Acme Corporation\n\nAcme Corporation was founded by Jane Roe in 1931.\n\n## Later\n\nIt moved to Lyon in 1950.\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("notes/tea.md"), "# Green tea\n\nGreen tea is steamed soon after picking.\n").unwrap();
+    let dir = with_notes(
+        "cli-ask",
+        &[
+            (
+                "acme.md",
+                "# Acme Corporation\n\nAcme Corporation was founded by Jane Roe in 1931.\n\n## Later\n\nIt moved to Lyon in 1950.\n",
+            ),
+            ("tea.md", "# Green tea\n\nGreen tea is steamed soon after picking.\n"),
+        ],
+    );
     let db = dir.join("kb.json");
     let s = |p: &Path| p.to_str().unwrap().to_string();
     ok(webrag(&["index", &s(&dir.join("notes")), "--db", &s(&db)]));
@@ -135,36 +145,21 @@ fn enrich_stages_and_ask_from_the_command_line() {
     let none = ok(webrag(&["search", "Lyon", "--db", &s(&db), "--mode", "bm25", "--tag", "travel"]));
     assert!(!none.contains("Acme"), "{none}");
 
-    let r: serde_json::Value = serde_json::from_str(&ok(webrag(&[
-        "ask",
-        "Who founded Acme Corporation?",
-        "--preset",
-        "light",
-        "--db",
-        &s(&db),
-        "--llm-url",
-        &url,
-    ])))
-    .unwrap();
+    let ask = |more: &[&str]| -> serde_json::Value {
+        let mut argv = vec!["ask", "Who founded Acme Corporation?", "--preset", "light", "--llm-url", &url];
+        let db = s(&db);
+        argv.extend(["--db", &db]);
+        argv.extend(more);
+        serde_json::from_str(&ok(webrag(&argv))).unwrap()
+    };
+    let r = ask(&[]);
     let a = &r["answer"];
     assert_eq!(a["known"], true, "{r}");
     assert!(a["text"].as_str().unwrap().contains("Jane Roe"), "{r}");
     assert!(a["citations"][0].as_str().unwrap().contains("acme.md#"), "{r}");
     assert_eq!(a["support"], 1.0, "every word of the answer is in its source: {r}");
     // Scoped to a tag no document has: nothing to read, so "I don't know."
-    let r: serde_json::Value = serde_json::from_str(&ok(webrag(&[
-        "ask",
-        "Who founded Acme Corporation?",
-        "--preset",
-        "light",
-        "--db",
-        &s(&db),
-        "--llm-url",
-        &url,
-        "--tag",
-        "nowhere",
-    ])))
-    .unwrap();
+    let r = ask(&["--tag", "nowhere"]);
     assert!(r["context"].as_array().unwrap().is_empty(), "{r}");
     assert_eq!(r["answer"]["known"], false, "{r}");
     std::fs::remove_dir_all(&dir).unwrap();
