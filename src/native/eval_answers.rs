@@ -51,6 +51,10 @@ pub struct AnswerRow {
     /// Share of the shown answers whose content words (beyond the question's) the passages mostly
     /// do not hold (support below `supportMedium`, [`Evidence`]), percent of the shown answers.
     pub shown_unsupported: f64,
+    /// Share of the shown answers that copy their prompt back (its instructions or its
+    /// delimiters: [`Evidence::echo`] for the pipeline's, the baseline's instruction or its
+    /// `Context:` block for the baseline's), percent of the shown answers.
+    pub shown_prompt_copies: f64,
     /// Share of questions whose passages hold a gold answer, percent.
     pub gold_in_passages: f64,
     /// Model calls per question, mean.
@@ -124,6 +128,7 @@ struct Tally {
     withheld_gold: usize,
     shown: usize,
     shown_unsupported: usize,
+    shown_copies: usize,
     gold_in_passages: usize,
     calls: usize,
     seconds: f64,
@@ -154,6 +159,9 @@ impl Tally {
                 if e.support.is_some_and(|s| s < AnswerParams::SUPPORT_MEDIUM.real()) {
                     self.shown_unsupported += 1;
                 }
+                if e.echo || a.contains(NAIVE_PROMPT) || a.contains("Context:\n[1]") {
+                    self.shown_copies += 1;
+                }
             }
         }
     }
@@ -177,6 +185,7 @@ impl Tally {
             withheld: pct(self.withheld),
             withheld_gold_in_passages: pct(self.withheld_gold),
             shown_unsupported: 100.0 * self.shown_unsupported as f64 / self.shown.max(1) as f64,
+            shown_prompt_copies: 100.0 * self.shown_copies as f64 / self.shown.max(1) as f64,
             gold_in_passages: pct(self.gold_in_passages),
             calls: self.calls as f64 / n,
             seconds: self.seconds / n,
@@ -258,12 +267,12 @@ pub fn print(rows: &[AnswerRow]) {
     );
     println!();
     println!(
-        "| dataset | system | EM | F1 | answer recall | withheld | withheld, gold in its passages | shown answers unsupported | gold in passages | calls / q | s / q | questions | errors |"
+        "| dataset | system | EM | F1 | answer recall | withheld | withheld, gold in its passages | shown answers unsupported | shown answers copying the prompt | gold in passages | calls / q | s / q | questions | errors |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {} | {} |",
+            "| {} | {} | {:.1} | {:.1} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {} | {} |",
             r.dataset,
             r.system,
             r.exact_match,
@@ -272,6 +281,7 @@ pub fn print(rows: &[AnswerRow]) {
             r.withheld,
             r.withheld_gold_in_passages,
             r.shown_unsupported,
+            r.shown_prompt_copies,
             r.gold_in_passages,
             r.calls,
             r.seconds,
