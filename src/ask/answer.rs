@@ -213,16 +213,18 @@ impl Evidence {
             .collect();
         let pool: Vec<&Source> =
             if cited.is_empty() { sources.iter().collect() } else { cited.iter().filter_map(|&i| sources.get(i)).collect() };
-        let mut held = std::collections::HashSet::new();
+        // The answer's words that the sources hold (no copy of the sources' other terms).
+        let mut held: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for s in pool {
-            crate::text::analyze_each(&s.title, |t| {
-                held.insert(t.to_string());
-            });
-            crate::text::analyze_each(&s.text, |t| {
-                held.insert(t.to_string());
-            });
+            for part in [&s.title, &s.text] {
+                crate::text::analyze_each(part, |t| {
+                    if let Some(w) = words.get(t) {
+                        held.insert(w);
+                    }
+                });
+            }
         }
-        let support = (!words.is_empty()).then(|| words.iter().filter(|w| held.contains(*w)).count() as f32 / words.len() as f32);
+        let support = (!words.is_empty()).then(|| held.len() as f32 / words.len() as f32);
         Evidence { refusal, echo, terms: words.len(), support, cited: !cited.is_empty() }
     }
 
@@ -247,17 +249,24 @@ pub fn strip_citations(text: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find("[S") {
         out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && after[digits..].starts_with(']') {
-            rest = &after[digits + 1..];
-        } else {
-            out.push_str("[S");
-            rest = after;
+        match citation_at(&rest[i..]) {
+            Some((_, len)) => rest = &rest[i + len..],
+            None => {
+                out.push_str("[S");
+                rest = &rest[i + 2..];
+            }
         }
     }
     out.push_str(rest);
     out
+}
+
+/// The citation marker `[S<n>]` that `text` starts with: `n` (`usize::MAX` past its range) and
+/// the marker's length in bytes.
+fn citation_at(text: &str) -> Option<(usize, usize)> {
+    let after = text.strip_prefix("[S")?;
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0 && after[digits..].starts_with(']')).then(|| (after[..digits].parse().unwrap_or(usize::MAX), digits + 3))
 }
 
 /// The answer.
@@ -399,14 +408,13 @@ pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Option
     let mut cited = Vec::new();
     let mut rest = text.as_str();
     while let Some(i) = rest.find("[S") {
-        rest = &rest[i + 2..];
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if let (Ok(n), true) = (digits.parse::<usize>(), rest[digits.len()..].starts_with(']'))
+        if let Some((n, _)) = citation_at(&rest[i..])
             && (1..=n_sources).contains(&n)
             && !cited.contains(&(n - 1))
         {
             cited.push(n - 1);
         }
+        rest = &rest[i + 2..];
     }
     (text, cited, confidence)
 }
