@@ -389,3 +389,59 @@ fn a_fact_threshold_of_one_fuses_no_facts_and_changes_nothing_else() {
         assert_eq!((ids0, edges0), (ids1, edges1), "everything but the fact super-nodes is the same");
     });
 }
+
+/// Super-fact links (PG-RAG §3.3, `graph.superFactLinks`): two topics that share a fact (the
+/// same sentence in two documents, fused into a super-fact) are neighbours in the walk when the
+/// option is on, and only then. With one seed per kind and no entity links, the walk from the
+/// question's topic reaches the other document through the super-fact alone, and its facts
+/// join the graph retriever's hits.
+#[test]
+fn super_fact_links_join_topics_that_share_a_fact_only_when_on() {
+    pollster::block_on(async {
+        use webrag::graph::GraphParams;
+        let shared = "Its handle stays cool to the touch because it is wrapped in thick cork, which a craftsman glues on by hand and replaces every few years when the old layer cracks and crumbles.";
+        let mut docs = vec![
+            doc("kettle", "Copper kettles", &format!("Copper kettles heat water quickly on a gas flame. {shared}")),
+            doc("shed", "Garden sheds", &format!("Garden sheds store rakes and spades over winter. {shared}")),
+        ];
+        for (id, title, text) in [
+            ("tea", "Green tea", "Green tea is steeped at about 80 degrees. It comes from China."),
+            ("owls", "Owls", "Owls are birds of prey that hunt at night."),
+            ("bread", "Sourdough bread", "Sourdough rises slowly with wild yeast."),
+        ] {
+            docs.push(doc(id, title, text));
+        }
+        // A fact's vector carries its topic's title (the heading prefix): the shared sentence
+        // under these two titles is at cosine 0.69, so at the default threshold (0.98) only facts
+        // under near-identical titles fuse, and those topics are super-topic siblings already.
+        // Here: facts embedded alone, fused above 0.6, no super-topics, one seed per kind and no
+        // entity links, so nothing but the super-fact leads from the kettle to the shed.
+        let base = GraphParams {
+            late_chunking: false,
+            super_fact_threshold: 0.6,
+            super_topic_threshold: 1.0,
+            seed_topics: 1,
+            entity_max_topics: 0,
+            ..Default::default()
+        };
+        let q = "How quickly do copper kettles heat water?";
+        let walk = async |g: GraphParams| {
+            let cfg = Config { graph: g, ..Config::default() };
+            let mut e = Engine::open(MemoryStore::new(), common::model(), cfg, Box::new(FixedClock(1.0))).await.expect("open");
+            e.add(docs.clone(), &mut NoProgress).await.expect("add");
+            assert!(e.graph().counts()[NodeKind::SuperFact as usize] >= 1, "the shared sentence forms a super-fact");
+            let qv = e.embedder().embed(&[q]).await.expect("embed").pop().expect("vector");
+            let gs = e.graph_search(q, &qv, 10);
+            let reached: Vec<(String, String)> = gs.explain.topics.clone();
+            let hit_docs: Vec<String> = gs.hits.iter().map(|h| h.doc_id.clone()).collect();
+            (reached, hit_docs)
+        };
+        let (off, off_hits) = walk(base).await;
+        assert!(off.iter().any(|(d, _)| d == "kettle"), "the question's topic is a seed: {off:?}");
+        assert!(!off.iter().any(|(d, _)| d == "shed"), "without super-fact links nothing leads to the shed: {off:?}");
+        assert!(!off_hits.iter().any(|d| d == "shed"), "{off_hits:?}");
+        let (on, on_hits) = walk(GraphParams { super_fact_links: true, ..base }).await;
+        assert!(on.iter().any(|(d, why)| d == "shed" && why == "super_fact"), "the super-fact leads to the shed: {on:?}");
+        assert!(on_hits.iter().any(|d| d == "shed"), "the shed's facts are candidates: {on_hits:?}");
+    });
+}

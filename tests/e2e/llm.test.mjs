@@ -373,6 +373,47 @@ test('tags and metadata filter search and ask in the page; auto-tagging and forw
   assert.equal(r.second.forwardSummary, 'Acme Corporation was founded by Jane Roe.');
 });
 
+test('the page\'s web searcher: routing to the web answers from its results, with the configured headers; a failing searcher ends in "I don\'t know."', { timeout: 600_000 }, async () => {
+  const page = await browser.ctx.newPage();
+  await openDemo(page, `${server.url}/www/?kb=e2e-web&empty&device=cpu`);
+  await reset();
+  const steps = { trigger: false, rewrite: false, verify: false, filter: false, memory: false };
+  const ask = (webSearch, answer) => page.evaluate(async ({ cfg, webSearch, steps, answer }) => {
+    const rag = window.webragDemo.rag;
+    if ((await rag.stats()).documents === 0) {
+      await rag.add([{ id: 'acme', title: 'Acme Corporation', text: 'Acme Corporation was founded by Jane Roe in 1931.', format: 'text' }]);
+    }
+    const trace = [];
+    const r = await rag.ask('What is Acme doing today?', { llm: cfg, options: { steps, webSearch }, onTrace: (e) => trace.push(e.step) });
+    return { trace, answer: r.answer, context: r.context.map((c) => ({ id: c.id, via: c.via, title: c.title, text: c.text })), route: r.route, documents: (await rag.stats()).documents, answerIs: answer };
+  }, { cfg: { baseUrl: `${llmUrl}/v1`, model: 'scripted', timeoutMs: 5000, retries: 0 }, webSearch, steps, answer });
+  await script([{ content: '{"route": "web"}' }, { content: 'Acme opened an office in Lyon [S1].\nConfidence: high' }]);
+  const ok = await ask({ url: `${llmUrl}/search`, headers: { 'x-api-key': 'secret-1' }, timeoutMs: 5000 });
+  assert.deepEqual(ok.trace, ['route', 'web', 'answer'], JSON.stringify(ok));
+  assert.equal(ok.route, 'web');
+  assert.deepEqual([ok.context[0].id, ok.context[0].via, ok.context[0].title], ['web:1', 'web', 'Acme news <https://news.example/acme>'], JSON.stringify(ok.context));
+  assert.match(ok.context[0].text, /opened an office in Lyon\. \(What is Acme doing today\?\)/);
+  assert.equal(ok.answer.text, 'Acme opened an office in Lyon [S1].');
+  assert.deepEqual(ok.answer.citations, ['web:1']);
+  const searches = (await log()).filter((r) => r.search !== undefined);
+  assert.equal(searches.length, 1);
+  assert.equal(searches[0].search, 'What is Acme doing today?');
+  assert.ok(searches[0].k >= 1, JSON.stringify(searches[0]));
+  assert.equal(searches[0].headers['x-api-key'], 'secret-1', 'the configured headers reach the searcher');
+  // A searcher that fails (an HTTP 500, an HTML page where JSON was expected) ends the question
+  // in "I don't know." over the knowledge base, traced as a fallback; nothing stored is lost.
+  for (const path of ['/search?status=500', '/search?notjson']) {
+    await reset();
+    await script([{ content: '{"route": "web"}' }]);
+    const failed = await ask({ url: `${llmUrl}${path}`, timeoutMs: 5000 });
+    assert.deepEqual(failed.trace, ['route', 'fallback'], `${path}: ${JSON.stringify(failed)}`);
+    assert.equal(failed.answer.text, "I don't know.");
+    assert.equal(failed.answer.known, false);
+    assert.ok(failed.context.every((c) => c.via !== 'web') && failed.context.some((c) => c.id.startsWith('acme')), JSON.stringify(failed.context));
+    assert.equal(failed.documents, 1);
+  }
+});
+
 test('search runs while enrich waits on the model; a write waits for enrich and then commits', { timeout: 600_000 }, async () => {
   const page = await browser.ctx.newPage();
   await openDemo(page, `${server.url}/www/?kb=e2e-enrich-reads&empty&device=cpu`);

@@ -21,7 +21,7 @@
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
 import { spawn, execFile } from 'node:child_process';
 import { createServer, request } from 'node:http';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
@@ -116,6 +116,9 @@ const proxy = createServer((req, res) => {
           const raw = Buffer.concat(out).toString('utf8');
           const reply = parsed?.stream ? sseText(raw) : (() => { try { return JSON.parse(raw).choices?.[0]?.message?.content ?? ''; } catch { return ''; } })();
           calls.push({ phase, status: ur.statusCode, ...classify(parsed, reply) });
+          // Every exchange, for reading what the model made of a prompt: target/llm-real/calls.jsonl.
+          const asked = (parsed?.messages ?? []).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+          appendFileSync(join(WORK, 'calls.jsonl'), `${JSON.stringify({ phase, status: ur.statusCode, prompt: asked, reply })}\n`);
         }
       });
     });
@@ -152,6 +155,8 @@ function run(cmd, argv) {
 // ---- main ----
 const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local', ...(CHAT_FORMAT !== 'none' ? ['--chat_format', CHAT_FORMAT] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
 let serverLog = '';
+mkdirSync(WORK, { recursive: true });
+rmSync(join(WORK, 'calls.jsonl'), { force: true });
 server.stderr.on('data', (d) => { serverLog = (serverLog + d).slice(-4000); });
 const cleanup = () => { try { server.kill(); } catch { /* gone */ } };
 process.on('exit', cleanup);

@@ -93,8 +93,8 @@ const server = http.createServer(async (req, res) => {
   if (url.pathname === '/__log') { res.writeHead(200, { ...cors, 'content-type': 'application/json' }); res.end(JSON.stringify(log)); return; }
   // A web-search endpoint for domain routing: {query, k} → {results: [{title, url, text}]}.
   if (url.pathname === '/search' && req.method === 'POST') {
-    const { query } = JSON.parse(text || '{}');
-    log.push({ at: Date.now(), search: query });
+    const { query, k } = JSON.parse(text || '{}');
+    log.push({ at: Date.now(), search: query, k, headers: req.headers });
     if (url.searchParams.has('hang')) return; // never answers: the searcher's timeout must end it
     if (url.searchParams.has('flood')) { flood(res, 200, 'application/json', '{"results": [{"title": "', () => 'x'.repeat(65536), Number(url.searchParams.get('flood'))); return; }
     if (url.searchParams.has('status')) { res.writeHead(Number(url.searchParams.get('status')), { ...cors, 'content-type': 'text/plain' }); res.end('search is down'); return; }
