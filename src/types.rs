@@ -75,6 +75,23 @@ pub fn normalize_tag(tag: &str) -> String {
     tag.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
+/// Every tag `docs` carry (their own and their automatic ones, [`normalize_tag`]ged) with how many
+/// documents carry it, the most common first, ties by name.
+pub fn tag_counts<'a>(docs: impl IntoIterator<Item = &'a DocumentRecord>) -> Vec<(String, usize)> {
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for d in docs {
+        let mut own: Vec<String> = d.tags.iter().chain(&d.auto_tags).map(|t| normalize_tag(t)).filter(|t| !t.is_empty()).collect();
+        own.sort_unstable();
+        own.dedup();
+        for t in own {
+            *counts.entry(t).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(String, usize)> = counts.into_iter().collect();
+    crate::sort::by(&mut out, |a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
 /// Which documents a search (or an ask) may return: every condition given must hold. Empty
 /// (the default): every document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

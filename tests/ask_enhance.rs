@@ -10,8 +10,8 @@ use webrag::ask::enhance::{SummaryParams, TaggingParams, auto_tag, forward_summa
 use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::config::Config;
 use webrag::engine::{Engine, Exclusive, SearchOptions};
-use webrag::ports::{FixedClock, MemoryStore, NoProgress};
-use webrag::types::{DocumentInput, Format, SearchFilter, SearchMode};
+use webrag::ports::{FixedClock, MemoryStore, NoProgress, Op, Record, Store};
+use webrag::types::{DocumentInput, Format, MetaRecord, PostingRecord, SearchFilter, SearchMode};
 
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 
@@ -181,6 +181,14 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         assert_eq!(ids.len(), 3, "three chunks");
         assert_eq!(eng.corpus().unsummarized(), ids[1..]);
         let before = eng.chunk_vector(&ids[2]).unwrap().to_vec();
+        // BM25 over the chunks' own text: only the first names Springfield.
+        let bm25 = SearchOptions::new(10, SearchMode::Bm25);
+        let found = async |eng: &mut Engine<&MemoryStore, &'static webrag::embed::CpuEmbedder>| -> Vec<String> {
+            let mut v: Vec<String> = eng.search("Springfield", &bm25).await.unwrap().into_iter().map(|h| h.chunk_id).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(found(&mut eng).await, ids[..1]);
         let s = LlmServer::start();
         // The second chunk's summary; then a server error on the third: the first is committed.
         s.script(json!([
@@ -215,9 +223,34 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         assert!(cos(&after) > cos(&before) + 0.02, "{} → {}", cos(&before), cos(&after));
         // Stored: a reopen reads the summary and the new vector (nothing is embedded again).
         drop(eng);
-        let mut eng = Engine::open(&store, common::model(), config, Box::new(FixedClock(1.0))).await.unwrap();
+        let mut eng = Engine::open(&store, common::model(), config.clone(), Box::new(FixedClock(1.0))).await.unwrap();
         assert_eq!(eng.corpus().chunk(&ids[2]).unwrap().forward_summary, summary);
         assert_eq!(eng.chunk_vector(&ids[2]).unwrap().to_vec(), after);
+        // BM25 indexes the summaries with their chunks (both name Springfield), stored: the
+        // reopened engine finds them too.
+        assert_eq!(found(&mut eng).await, ids, "every chunk: the first by its text, the others by their summaries");
+        // A store of the version before (postings without the summaries) derives them again.
+        let stored = store.load().await.unwrap();
+        let current: Vec<_> = stored.postings.clone();
+        let mut ops: Vec<Op> = stored
+            .postings
+            .iter()
+            .filter(|p| p.id != ids[0])
+            .map(|p| {
+                Op::Put(Record::Posting(PostingRecord {
+                    terms: p.terms.iter().filter(|(t, _)| t != "springfield").cloned().collect(),
+                    ..p.clone()
+                }))
+            })
+            .collect();
+        ops.push(Op::Put(Record::Meta(MetaRecord { id: "analyzer".into(), value: "2".into() })));
+        store.commit(ops).await.unwrap();
+        drop(eng);
+        let mut eng = Engine::open(&store, common::model(), config.clone(), Box::new(FixedClock(1.0))).await.unwrap();
+        assert_eq!(found(&mut eng).await, ids);
+        let repaired = store.load().await.unwrap();
+        assert_eq!(repaired.postings, current, "derived again and stored");
+        assert!(repaired.meta.iter().any(|m| m.id == "analyzer" && m.value == webrag::text::ANALYZER_VERSION.to_string()));
         // The answer's context reads the chunk with its summary ahead of it.
         use webrag::ask::KnowledgeBase;
         let (_, text) = eng.chunk_text(&ids[2]).await.unwrap().unwrap();

@@ -648,3 +648,88 @@ fn a_flooding_web_searcher_stops_at_its_cap() {
     assert_eq!(r, Err(webrag::error::LlmError::ReplyTooLarge { part: webrag::error::ReplyPart::Body, limit }));
     assert!(t.elapsed().as_secs() < 30, "read for {:?}", t.elapsed());
 }
+
+/// Query-side tagging (`steps.queryTags`, PIKE-RAG §4.2): the model picks from the knowledge
+/// base's tags those the question's documents carry; the question's search then ranks documents
+/// with one of them first, without shutting the others out. A tag not in the list is dropped;
+/// no call when no document has a tag or the run's scope names tags; an unreadable reply leaves
+/// the plain ranking.
+#[test]
+fn query_tags_rank_the_chosen_tags_documents_first() {
+    pollster::block_on(async {
+        let s = LlmServer::start();
+        let params = |extra: serde_json::Value| -> PipelineParams {
+            let mut p = json!({"preset": "light", "steps": {"queryTags": true}});
+            if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+                p.extend(e.clone());
+            }
+            serde_json::from_value(p).unwrap()
+        };
+        let answer = json!({ "content": "Jane Roe founded it [S1].\nConfidence: high" });
+        let question = "Who founded Acme Corporation?";
+        let ask = async |eng: &mut Eng<'_>, p: &PipelineParams| {
+            let mut events: Vec<TraceEvent> = Vec::new();
+            let r =
+                run(&client(&s), eng, None::<&NoWeb>, question, p, &FixedClock(0.0), &mut |_| {}, &mut |e| events.push(e)).await.unwrap();
+            (r.context.iter().map(|c| c.source.id.clone()).collect::<Vec<_>>(), events)
+        };
+        // No document has a tag: the step asks nothing.
+        let store = MemoryStore::new();
+        let mut eng = engine(&store).await;
+        s.script(json!([answer]));
+        let (plain, events) = ask(&mut eng, &params(json!({}))).await;
+        assert_eq!(plain[0], "acme#0", "{plain:?}");
+        let qt = events.iter().find(|e| e.step == "queryTags").expect("traced");
+        assert_eq!((qt.input["offered"].as_u64(), qt.output["tags"].as_array().map(Vec::len)), (Some(0), Some(0)));
+        assert_eq!(s.log().len(), 1, "only the answer was asked");
+
+        // Tagged documents: the model's choice ranks Lyon first; Acme stays in the context.
+        let store = MemoryStore::new();
+        let mut eng = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        let tagged = |id: &str, title: &str, text: &str, tags: &[&str]| DocumentInput {
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..doc(id, title, text)
+        };
+        eng.add(
+            vec![
+                tagged("acme", "Acme Corporation", ACME, &["Companies"]),
+                tagged("lyon", "Lyon", LYON, &["places"]),
+                tagged("roe", "Jane Roe", ROE, &["people"]),
+                doc("tea", "Green tea", TEA),
+            ],
+            &mut NoProgress,
+        )
+        .await
+        .expect("add");
+        s.reset();
+        s.script(json!([{ "content": "{\"tags\": [\"Places\", \"not a tag\", \"places\"]}" }, answer]));
+        let (boosted, events) = ask(&mut eng, &params(json!({}))).await;
+        let steps: Vec<String> = events.iter().map(|e| e.step.to_string()).collect();
+        assert_eq!(steps, ["queryTags", "keyPoints", "search", "answer"]);
+        let qt = &events[0];
+        assert_eq!(qt.output["tags"], json!(["places"]), "normalised, deduplicated, only tags of the list");
+        assert_eq!(qt.input["offered"], json!(3));
+        let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
+        assert!(
+            prompt.starts_with("Task: query tags") && ["\"companies\"", "\"people\"", "\"places\""].iter().all(|t| prompt.contains(t)),
+            "{prompt}"
+        );
+        assert_eq!(boosted[0], "lyon#0", "{boosted:?}");
+        assert!(boosted.contains(&"acme#0".to_string()), "other documents stay: {boosted:?}");
+        assert_eq!(boosted.len(), plain.len());
+
+        // A scope that names tags: the step asks nothing.
+        s.reset();
+        s.script(json!([answer]));
+        let (scoped, _) = ask(&mut eng, &params(json!({"filter": {"tags": ["companies"]}}))).await;
+        assert!(scoped[0] == "acme#0" && scoped.iter().all(|c| c == "acme#0" || c.starts_with("graph:")), "{scoped:?}");
+        assert_eq!(s.log().len(), 1);
+
+        // Unreadable, twice (the repair too): no tags, the plain ranking.
+        s.reset();
+        s.script(json!([{ "content": "places, I think" }, { "content": "still places" }, answer]));
+        let (unread, events) = ask(&mut eng, &params(json!({}))).await;
+        assert_eq!(events[0].output["tags"], json!([]));
+        assert_eq!(unread[0], "acme#0", "{unread:?}");
+    });
+}

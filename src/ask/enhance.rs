@@ -59,7 +59,7 @@ impl SummaryParams {
         Doc::new(
             "maxWords",
             Value::Number(Self::MAX_WORDS),
-            "words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded with the chunk)",
+            "words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded and indexed for BM25 with the chunk)",
         ),
         Doc::new("batch", Value::Number(Self::BATCH), "chunks per commit"),
     ];

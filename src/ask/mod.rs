@@ -220,6 +220,8 @@ pub enum Step {
     Rewrite,
     /// `route`: routing: graph, chunks, both, web or memory.
     Route,
+    /// `queryTags`: query-side tagging: the knowledge base's tags the question's documents carry.
+    QueryTags,
     /// `retrieve`: a retrieval of the rewritten queries, or of a decomposition round.
     Retrieve,
     /// `keyPoints`: key points for the graph retriever.
@@ -267,10 +269,11 @@ pub enum Step {
 
 impl Step {
     /// Every step, in pipeline order, then the ingest-time stages'.
-    pub const ALL: [Step; 24] = [
+    pub const ALL: [Step; 25] = [
         Step::Trigger,
         Step::Rewrite,
         Step::Route,
+        Step::QueryTags,
         Step::Retrieve,
         Step::KeyPoints,
         Step::Search,
@@ -300,6 +303,7 @@ impl Step {
             Step::Trigger => "trigger",
             Step::Rewrite => "rewrite",
             Step::Route => "route",
+            Step::QueryTags => "queryTags",
             Step::Retrieve => "retrieve",
             Step::KeyPoints => "keyPoints",
             Step::Search => "search",

@@ -19,6 +19,10 @@ pub struct Steps {
     pub rewrite: bool,
     /// Domain routing.
     pub route: bool,
+    /// Query-side tagging (PIKE-RAG §4.2): the knowledge base's tags the question's documents
+    /// would carry, chosen by the model; documents carrying them rank higher in the question's
+    /// search. Off in every preset.
+    pub query_tags: bool,
     /// Key points for the graph retriever.
     pub key_points: bool,
     /// Knowledge-aware decomposition.
@@ -36,11 +40,12 @@ pub struct Steps {
 }
 
 impl Steps {
-    /// Every step on (the `ask` preset).
+    /// Every step on but the opt-in `queryTags` (the `ask` preset).
     pub const ALL: Steps = Steps {
         trigger: true,
         rewrite: true,
         route: true,
+        query_tags: false,
         key_points: true,
         decompose: true,
         verify: true,
@@ -54,6 +59,7 @@ impl Steps {
         trigger: false,
         rewrite: false,
         route: false,
+        query_tags: false,
         key_points: false,
         decompose: false,
         verify: false,
@@ -282,7 +288,7 @@ impl PipelineParams {
             Doc::new(
                 "steps",
                 Value::Other { ts: "PipelineSteps", default: "the preset's", accepts: "booleans" },
-                "`{trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset; an unknown step → `INVALID_OPTION`",
+                "`{trigger, rewrite, route, queryTags, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset (`queryTags` is off in every preset); an unknown step → `INVALID_OPTION`",
             ),
             Doc::new(
                 "tau",
@@ -341,6 +347,7 @@ impl PipelineParams {
                 "trigger" => &mut s.trigger,
                 "rewrite" => &mut s.rewrite,
                 "route" => &mut s.route,
+                "queryTags" => &mut s.query_tags,
                 "keyPoints" => &mut s.key_points,
                 "decompose" => &mut s.decompose,
                 "verify" => &mut s.verify,
@@ -351,7 +358,7 @@ impl PipelineParams {
                 _ => {
                     return Err(bad(
                         &format!("steps.{k}"),
-                        "is not a step (trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory)".into(),
+                        "is not a step (trigger, rewrite, route, queryTags, keyPoints, decompose, verify, summarize, filter, answer, memory)".into(),
                     ));
                 }
             };

@@ -38,7 +38,7 @@ use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::LanguageModel;
 use crate::ports::Clock;
-use crate::types::SearchMode;
+use crate::types::{SearchFilter, SearchMode};
 
 pub use super::context::ContextItem;
 use super::context::{Ctx, chunk_source, msgs, step};
@@ -110,6 +110,34 @@ impl Route {
 #[derive(Deserialize)]
 struct RouteReply {
     route: String,
+}
+
+#[derive(Deserialize)]
+struct TagsReply {
+    tags: Vec<String>,
+}
+
+/// Tags the `queryTags` step offers the model: the knowledge base's most common.
+pub const OFFERED_TAGS: usize = 200;
+/// Tags the `queryTags` step keeps for a question at most.
+pub const QUERY_TAGS: usize = 3;
+
+/// Two rankings of chunk ids fused by plain reciprocal rank (k = 60, [`crate::retrieve::rrf`]).
+fn fuse_ranked(a: &[String], b: &[String]) -> Vec<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    let mut slot: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let mut ranks: [Vec<u32>; 2] = Default::default();
+    for (list, out) in [a, b].into_iter().zip(ranks.iter_mut()) {
+        for id in list {
+            let i = *slot.entry(id.as_str()).or_insert_with(|| {
+                ids.push(id.as_str());
+                ids.len() as u32 - 1
+            });
+            out.push(i);
+        }
+    }
+    let [ra, rb] = ranks;
+    crate::retrieve::rrf(&[(&ra, 1.0), (&rb, 1.0)], 60.0).into_iter().map(|(i, _)| ids[i as usize].to_string()).collect()
 }
 
 #[derive(Deserialize)]
@@ -212,6 +240,7 @@ pub async fn run<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch>(
         raw: Vec::new(),
         summaries: 0,
         web_failed: false,
+        query_tags: Vec::new(),
     };
     let from_memory = match run.steps(question, on_token).await {
         Ok(from_memory) => from_memory,
@@ -247,6 +276,7 @@ impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
                 Route::Both | Route::Memory => (true, true),
             };
             if use_chunks {
+                run.query_tags(&q).await?;
                 run.rewritten(&queries).await?;
             }
             if use_graph {
@@ -326,6 +356,8 @@ struct Run<'a, M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> {
     summaries: usize,
     /// The web searcher failed (its error ends the question in "I don't know.").
     web_failed: bool,
+    /// The knowledge base's tags the `queryTags` step chose for the question (normalised).
+    query_tags: Vec<String>,
 }
 
 impl<M: LanguageModel + ?Sized, K: AskSource, W: WebSearch> Run<'_, M, K, W> {
@@ -498,14 +530,56 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
     }
 
     /// A hybrid+graph search of `q` within the run's scope, its hits joining the context as
-    /// `via: "search"`; returns their chunk ids.
+    /// `via: "search"`; returns their chunk ids. With tags from the `queryTags` step, the same
+    /// search limited to documents carrying one of them is fused in by reciprocal rank, so
+    /// those documents rank higher and no other is shut out.
     async fn search(&mut self, q: &str) -> Result<Vec<String>> {
         let opts = self.search_opts(self.p.max_sources, SearchMode::HybridGraph);
-        let hits = self.eng.search(q, &opts).await?;
-        for h in &hits {
-            self.ctx.push(chunk_source(&mut *self.eng, &h.chunk_id).await?, "search");
+        let mut ids: Vec<String> = self.eng.search(q, &opts).await?.into_iter().map(|h| h.chunk_id).collect();
+        if !self.query_tags.is_empty() {
+            let scope = opts.filter.clone().unwrap_or_default();
+            let tagged = SearchOptions { filter: Some(SearchFilter { tags: self.query_tags.clone(), ..scope }), ..opts.clone() };
+            let boost: Vec<String> = self.eng.search(q, &tagged).await?.into_iter().map(|h| h.chunk_id).collect();
+            ids = fuse_ranked(&ids, &boost).into_iter().take(self.p.max_sources).collect();
         }
-        Ok(hits.into_iter().map(|h| h.chunk_id).collect())
+        for id in &ids {
+            self.ctx.push(chunk_source(&mut *self.eng, id).await?, "search");
+        }
+        Ok(ids)
+    }
+
+    /// Query-side tagging (PIKE-RAG §4.2, tagging the question as its documents are tagged): the
+    /// model picks, from the knowledge base's tags (the [`OFFERED_TAGS`] most common), at most
+    /// [`QUERY_TAGS`] that the documents answering `q` would carry; the question's search then
+    /// ranks documents with one of them higher ([`Run::search`]). No call when the step is off,
+    /// the run's scope already names tags, or no document has a tag. Unreadable output: no tags.
+    async fn query_tags(&mut self, q: &str) -> Result<()> {
+        if !self.steps.query_tags || self.p.scope().is_some_and(|f| !f.tags.is_empty()) {
+            return Ok(());
+        }
+        let t0 = self.clock.now_ms();
+        let offered: Vec<String> = self.eng.tag_counts().await?.into_iter().take(OFFERED_TAGS).map(|(t, _)| t).collect();
+        self.raw.clear();
+        if !offered.is_empty() {
+            let list = offered.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
+            let m = msgs(
+                "query tags",
+                format!(
+                    "Tags: {}\nQuestion: {q}\nWhich of these tags (at most {QUERY_TAGS}) do the documents that answer the question carry? Choose from the list only. Reply {{\"tags\": [\"...\"]}}, or {{\"tags\": []}} when none fits.",
+                    data(&list)
+                ),
+            );
+            if let Some(r) = step::<TagsReply, _>(self.model, "queryTags", &m, &|_| Ok(()), &mut self.raw).await? {
+                for t in r.tags.iter().map(|t| crate::types::normalize_tag(t)) {
+                    if offered.contains(&t) && !self.query_tags.contains(&t) && self.query_tags.len() < QUERY_TAGS {
+                        self.query_tags.push(t);
+                    }
+                }
+            }
+        }
+        let output = serde_json::json!({"tags": self.query_tags, "raw": self.raw});
+        self.emit(Step::QueryTags, serde_json::json!({"question": q, "offered": offered.len()}), output, t0);
+        Ok(())
     }
 
     /// Web search, when routing chose it.

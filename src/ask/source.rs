@@ -34,6 +34,9 @@ pub trait AskSource: KnowledgeBase {
     async fn stored(&mut self, ids: &[ChunkId]) -> Result<HashSet<ChunkId>>;
     /// Whether chunk `id` is stored and its document passes `filter`.
     async fn in_scope(&mut self, id: &str, filter: &SearchFilter) -> Result<bool>;
+    /// Every tag of the documents with how many carry it, most common first
+    /// ([`crate::types::tag_counts`]).
+    async fn tag_counts(&mut self) -> Result<Vec<(String, usize)>>;
     /// [`Enrichment::remember`](crate::engine::Enrichment::remember).
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>>;
     /// [`Enrichment::keep_trace`](crate::engine::Enrichment::keep_trace).
@@ -124,6 +127,10 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
         Ok(corpus.chunk(id).and_then(|c| corpus.document(&c.doc_id)).is_some_and(|d| filter.matches(d)))
     }
 
+    async fn tag_counts(&mut self) -> Result<Vec<(String, usize)>> {
+        Ok(crate::types::tag_counts(&self.corpus().documents()))
+    }
+
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {
         self.enrichment().remember(entries).await
     }
@@ -187,6 +194,10 @@ impl<S: Store, E: Embedder> AskSource for LazyEngine<S, E> {
     async fn in_scope(&mut self, id: &str, filter: &SearchFilter) -> Result<bool> {
         let mut got = self.chunk_records(&[id.to_string()]).await?;
         Ok(got.remove(id).and_then(|(_, d)| d).is_some_and(|d| filter.matches(&d)))
+    }
+
+    async fn tag_counts(&mut self) -> Result<Vec<(String, usize)>> {
+        Ok(crate::types::tag_counts(&self.documents().await?))
     }
 
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {

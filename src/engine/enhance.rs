@@ -14,17 +14,13 @@ pub fn forward_input(summary: &str, input: &str) -> String {
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {
-    /// The text BM25 indexes for a stored chunk: its heading prefix (title, headings) and text,
-    /// as [`crate::text::chunk`] gave it when the chunk was added.
-    pub(super) fn posting_input(&self, title: &str, c: &ChunkRecord) -> String {
-        let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
-        crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max)
-    }
-
-    /// The text a stored chunk is embedded from: its title and headings prefix and its text,
-    /// after its forward summary when it has one.
+    /// The text a stored chunk is embedded from and BM25 indexes: its title and headings prefix
+    /// and its text, as [`crate::text::chunk`] gave it when the chunk was added, after its
+    /// forward summary when it has one (so a chunk that goes on from the one before is found by
+    /// the words of what it is about).
     pub(super) fn chunk_input(&self, title: &str, c: &ChunkRecord) -> String {
-        let input = self.posting_input(title, c);
+        let max = self.config.max_chunk_tokens.min(self.embedder.max_tokens());
+        let input = crate::text::embed_input(title, &c.heading_path, &c.text, self.embedder.token_counter(), max);
         match &c.forward_summary {
             Some(s) => forward_input(s, &input),
             None => input,
@@ -60,8 +56,9 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
         Ok(())
     }
 
-    /// Sets chunks' forward summaries and embeds each chunk again with its summary before its
-    /// input ([`forward_input`]), in one commit. Unknown ids are skipped.
+    /// Sets chunks' forward summaries and indexes each chunk again with its summary before its
+    /// input ([`forward_input`]): embedded, and its BM25 postings derived, in one commit. Unknown
+    /// ids are skipped.
     ///
     /// Errors: the embedder's and the store's (nothing is written then).
     pub async fn set_forward_summaries(&mut self, items: Vec<(ChunkId, String)>) -> Result<()> {
@@ -79,10 +76,19 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
         }
         let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
         let vectors = self.0.embed_distinct(&refs, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
+        let postings: Vec<PostingRecord> = recs
+            .iter()
+            .zip(&inputs)
+            .map(|(r, input)| {
+                let (terms, length) = crate::index::bm25::term_frequencies(input);
+                PostingRecord { id: r.id.clone(), length, terms }
+            })
+            .collect();
         let mut ops = Vec::new();
-        for (r, v) in recs.iter().zip(&vectors) {
+        for ((r, v), p) in recs.iter().zip(&vectors).zip(&postings) {
             ops.push(Op::Put(Record::Chunk(r.clone())));
             ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&r.id, "chunks", v))));
+            ops.push(Op::Put(Record::Posting(p.clone())));
         }
         // The stored index segments saw the old vectors: these chunks are changed there.
         let ids: Vec<ChunkId> = recs.iter().map(|r| r.id.clone()).collect();
@@ -90,10 +96,15 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
         ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         self.0.commit(ops).await?;
         self.0.set_delta(delta.map(|(_, d)| d));
-        for (r, v) in recs.into_iter().zip(vectors) {
+        for ((r, v), p) in recs.into_iter().zip(vectors).zip(postings) {
             if let Some(slot) = self.0.slots.get(&r.id) {
                 self.0.vectors.insert(slot, &v);
+                if let Some(old) = self.0.corpus.postings.get(&r.id) {
+                    self.0.bm25.remove(slot, &old.terms);
+                }
+                self.0.bm25.insert(slot, &p.terms, p.length);
             }
+            self.0.corpus.postings.insert(r.id.clone(), p);
             self.0.corpus.chunks.insert(r.id.clone(), r);
         }
         Ok(())

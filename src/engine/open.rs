@@ -242,7 +242,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 Some(p) if !reanalyze => p,
                 stored => {
                     let title = self.corpus.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
-                    let (terms, length) = term_frequencies(&self.posting_input(title, &c));
+                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
                         reanalyzed |= stored.is_some();

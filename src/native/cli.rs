@@ -387,7 +387,13 @@ struct EvalArgs {
     /// withheld shares, unsupported shown answers, model calls and seconds per question.
     #[arg(long, requires = "llm_url")]
     answers: bool,
-    /// With --answers: an OpenAI-compatible endpoint, up to the API version.
+    /// Write forward summaries (PIKE-RAG §4.2, `enrich`'s stage) with the model at `--llm-url`
+    /// for every chunk after a passage's first, then measure every retriever again: rows with
+    /// BM25 settings `default, forward summaries` beside the `default` ones (before --answers,
+    /// which then reads the summarised index).
+    #[arg(long, requires = "llm_url")]
+    forward_summaries: bool,
+    /// With --answers or --forward-summaries: an OpenAI-compatible endpoint, up to the API version.
     #[arg(long)]
     llm_url: Option<String>,
     /// With --answers: the endpoint's model name.
@@ -980,16 +986,33 @@ async fn eval_set(
     if name == "musique" {
         eval_musique(a, &set, &dir, &mut eng, out).await?;
     }
-    if let (true, Some(url)) = (a.answers, &a.llm_url) {
-        let cfg = crate::llm::LlmConfig {
-            base_url: url.clone(),
-            model: a.llm_model.clone(),
-            api_key: std::env::var(&a.llm_key_env).unwrap_or_default(),
-            timeout_ms: a.llm_timeout_ms,
-            max_tokens: a.llm_max_tokens,
-            ..Default::default()
-        };
-        let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+    let Some(url) = a.llm_url.as_ref().filter(|_| a.answers || a.forward_summaries) else { return Ok(()) };
+    let cfg = crate::llm::LlmConfig {
+        base_url: url.clone(),
+        model: a.llm_model.clone(),
+        api_key: std::env::var(&a.llm_key_env).unwrap_or_default(),
+        timeout_ms: a.llm_timeout_ms,
+        max_tokens: a.llm_max_tokens,
+        ..Default::default()
+    };
+    let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
+    if a.forward_summaries {
+        let t1 = Instant::now();
+        let p = crate::ask::enhance::SummaryParams::default();
+        let clock = crate::ports::FixedClock(0.0);
+        let r = crate::ask::enhance::forward_summaries(
+            &crate::engine::Exclusive::new(&mut eng),
+            &model,
+            &p,
+            &clock,
+            &mut crate::ports::NoProgress,
+            &mut |_| {},
+        )
+        .await?;
+        eprintln!("{name}: {} forward summaries ({} unreadable) in {:.1}s", r.chunks, r.failed.len(), t1.elapsed().as_secs_f64());
+        out.rows.extend(eval::evaluate(&set, &eng, "default, forward summaries").await?);
+    }
+    if a.answers {
         let presets = a.presets.iter().map(|p| p.parse::<crate::ask::pipeline::Preset>()).collect::<Result<Vec<_>, _>>()?;
         out.answers.extend(crate::native::eval_answers::evaluate_answers(&set, &mut eng, &model, &presets, a.answer_questions).await?);
     }
@@ -1047,7 +1070,12 @@ impl EvalReport {
                 Some(x) => (format!("{x:.1}"), format!("{:+.1}", r.r5 - x)),
                 None => ("".into(), "".into()),
             };
-            let settings = if r.retriever == "dense" { "—" } else { r.bm25.as_str() };
+            // Dense rows name no BM25 settings, only what else the index had (`default, forward summaries`).
+            let settings = match (r.retriever == "dense", r.bm25.split_once(", ")) {
+                (true, Some((_, extra))) => extra,
+                (true, None) => "—",
+                _ => r.bm25.as_str(),
+            };
             println!(
                 "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
                 r.dataset, r.retriever, settings, r.r2, r.r5, r.r10, refr, delta, r.questions

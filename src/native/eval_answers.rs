@@ -65,6 +65,31 @@ pub struct AnswerRow {
     pub errors: usize,
     /// The first error, if any.
     pub first_error: Option<String>,
+    /// Each question's outcome (in `--json` only), for reading why a system scored as it did.
+    pub items: Vec<AnswerItem>,
+}
+
+/// One question's outcome under one system.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerItem {
+    /// The question.
+    pub question: String,
+    /// Its gold answers (the answer, then the aliases).
+    pub gold: Vec<String>,
+    /// The answer shown; "I don't know." when withheld (the pipeline) or on an error.
+    pub answer: String,
+    /// The pipeline's computed confidence (`null` for the baseline and on an error).
+    pub confidence: Option<crate::ask::answer::Confidence>,
+    /// The share of the answer's content words its sources hold ([`Evidence::support`]; the
+    /// pipeline's own for its answers, the passages' for the baseline's).
+    pub support: Option<f32>,
+    /// The model's own `Confidence:` line (the pipeline; `null` when it wrote none).
+    pub self_reported: Option<crate::ask::answer::Confidence>,
+    /// Whether a gold answer is in the passages the answer was given.
+    pub gold_in_passages: bool,
+    /// Token F1 of the shown answer, percent (0 when withheld).
+    pub f1: f64,
 }
 
 /// SQuAD's answer normalisation: lowercase, punctuation removed, the articles a / an / the
@@ -134,16 +159,33 @@ struct Tally {
     seconds: f64,
     errors: usize,
     first_error: Option<String>,
+    items: Vec<AnswerItem>,
 }
+
+/// What the pipeline said of its own answer, for [`AnswerItem`]: confidence, support, self-report.
+type Judged = (Option<crate::ask::answer::Confidence>, Option<f32>, Option<crate::ask::answer::Confidence>);
 
 impl Tally {
     /// One question: `answer` (None: withheld), the passages it was given, the gold answers.
-    fn add(&mut self, question: &str, answer: Option<&str>, passages: &[Source], golds: &[String], calls: usize, seconds: f64) {
+    /// One question: `answer` (None: withheld), the passages it was given, the gold answers, and
+    /// what the pipeline judged of its answer (`None` for the baseline).
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        question: &str,
+        answer: Option<&str>,
+        judged: Option<Judged>,
+        passages: &[Source],
+        golds: &[String],
+        calls: usize,
+        seconds: f64,
+    ) {
         self.n += 1;
         self.calls += calls;
         self.seconds += seconds;
         let gold_in = passages.iter().any(|s| contains_answer(&s.text, golds) || contains_answer(&s.title, golds));
         self.gold_in_passages += usize::from(gold_in);
+        let (mut f1, mut support) = (0.0, judged.and_then(|j| j.1));
         match answer {
             None => {
                 self.withheld += 1;
@@ -152,7 +194,8 @@ impl Tally {
             Some(a) => {
                 let a = strip_citations(a);
                 self.em += usize::from(exact_match(&a, golds));
-                self.f1 += token_f1(&a, golds);
+                f1 = token_f1(&a, golds);
+                self.f1 += f1;
                 self.recall += usize::from(contains_answer(&a, golds));
                 self.shown += 1;
                 let e = Evidence::of(&a, question, passages, &[]);
@@ -162,14 +205,27 @@ impl Tally {
                 if e.echo || a.contains(NAIVE_PROMPT) || a.contains("Context:\n[1]") {
                     self.shown_copies += 1;
                 }
+                if judged.is_none() {
+                    support = e.support;
+                }
             }
         }
+        self.items.push(AnswerItem {
+            question: question.into(),
+            gold: golds.to_vec(),
+            answer: answer.unwrap_or(crate::ask::answer::UNKNOWN).into(),
+            confidence: judged.and_then(|j| j.0),
+            support,
+            self_reported: judged.and_then(|j| j.2),
+            gold_in_passages: gold_in,
+            f1: 100.0 * f1,
+        });
     }
 
-    fn error(&mut self, e: &crate::Error, golds: &[String], seconds: f64) {
+    fn error(&mut self, question: &str, e: &crate::Error, golds: &[String], seconds: f64) {
         self.errors += 1;
         self.first_error.get_or_insert_with(|| e.to_string());
-        self.add("", None, &[], golds, 0, seconds);
+        self.add(question, None, None, &[], golds, 0, seconds);
     }
 
     fn row(self, dataset: &str, system: &str) -> AnswerRow {
@@ -191,6 +247,7 @@ impl Tally {
             seconds: self.seconds / n,
             errors: self.errors,
             first_error: self.first_error,
+            items: self.items,
         }
     }
 }
@@ -229,9 +286,10 @@ pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
                 Ok(r) => {
                     let passages: Vec<Source> = r.context.iter().map(|c| c.source.clone()).collect();
                     let shown = r.answer.as_ref().filter(|a| a.known).map(|a| a.text.as_str());
-                    t.add(q, shown, &passages, golds, metered.calls.get(), secs);
+                    let judged = r.answer.as_ref().map(|a| (Some(a.confidence), a.support, a.self_reported));
+                    t.add(q, shown, Some(judged.unwrap_or((None, None, None))), &passages, golds, metered.calls.get(), secs);
                 }
-                Err(e) => t.error(&e, golds, secs),
+                Err(e) => t.error(q, &e, golds, secs),
             }
             eprintln!("{} {}: {}/{} questions", set.name, preset.name(), i + 1, asked.len());
         }
@@ -252,8 +310,8 @@ pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
         let context: String = passages.iter().enumerate().map(|(i, s)| format!("[{}] {}: {}\n", i + 1, s.title, s.text)).collect();
         let msgs = [ChatMessage::user(format!("{NAIVE_PROMPT}\n\nContext:\n{context}\nQuestion: {q}\nAnswer:"))];
         match model.chat(&msgs, &ChatOptions::step("naive answer")).await {
-            Ok(reply) => t.add(q, Some(reply.trim()), &passages, golds, 1, t0.elapsed().as_secs_f64()),
-            Err(e) => t.error(&e.into(), golds, t0.elapsed().as_secs_f64()),
+            Ok(reply) => t.add(q, Some(reply.trim()), None, &passages, golds, 1, t0.elapsed().as_secs_f64()),
+            Err(e) => t.error(q, &e.into(), golds, t0.elapsed().as_secs_f64()),
         }
     }
     rows.push(t.row(&set.name, &format!("naive (top-{NAIVE_K} hybrid, one prompt)")));

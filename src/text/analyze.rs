@@ -3,14 +3,15 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::ports::{NormalizationForm, normalize};
 
-/// Version of [`analyze`]'s output, recorded in a knowledge base's `meta` (`analyzer`; a
-/// knowledge base without one is of version 1). Bumped whenever the same text analyses to other
-/// terms: a knowledge base indexed by another version derives its BM25 postings again from its
+/// Version of the BM25 postings (what [`analyze`] makes of which text of a chunk), recorded in
+/// a knowledge base's `meta` (`analyzer`; a knowledge base without one is of version 1). Bumped
+/// whenever the same chunk analyses to other terms: a knowledge base indexed by another version derives its BM25 postings again from its
 /// chunks' text when it is opened or imported (docs/vector-index.md).
 ///
 /// - 1: CJK runs end at punctuation and spaces.
 /// - 2: a CJK run goes on across punctuation and spaces.
-pub const ANALYZER_VERSION: u32 = 2;
+/// - 3: a chunk's forward summary (written by `enrich`) is indexed with it.
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// Whether `c` is written without spaces between words (Han, Hiragana, Katakana); such runs are
 /// indexed as overlapping character bigrams (a lone character is kept as a unigram).

@@ -17,8 +17,11 @@
 // `webrag eval --answers` through the proxy: the answer benchmark of docs/benchmarks.md ("Answers
 // with a real model"), the pipeline's answers under each preset against a naive
 // retrieve-then-read baseline with the same model, on HotpotQA and MuSiQue (`--dataset` for one).
+// With --forward-summaries (alone or with --answers) the eval first measures every retriever,
+// then writes forward summaries with the model and measures them again (`webrag eval
+// --forward-summaries`): docs/benchmarks.md, "Forward summaries".
 //
-//   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/gemma-3-270m-q4_k_m.gguf
+//   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/SmolLM2-135M-Instruct.Q4_1.gguf
 import { spawn, execFile } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +32,7 @@ import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
 const PYTHON = opt('--python', join(ROOT, 'target/llm-venv/bin/python'));
-const MODEL = opt('--model', join(ROOT, 'target/llm/gemma-3-270m-q4_k_m.gguf'));
+const MODEL = opt('--model', join(ROOT, 'target/llm/SmolLM2-135M-Instruct.Q4_1.gguf'));
 const LLM_PORT = Number(opt('--port', 18181));
 const PROXY_PORT = LLM_PORT + 1;
 const DEADLINE_MS = Number(opt('--deadline-ms', 20 * 60_000));
@@ -40,7 +43,9 @@ const MAX_TOKENS = Number(opt('--max-tokens', 256));
 const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
 // llama-cpp-python generates on half the cores unless told: a small model is faster on all of them.
 const THREADS = Number(opt('--threads', availableParallelism()));
-const ANSWERS = args.includes('--answers');
+// `--answers` and `--forward-summaries` run `webrag eval` through the proxy (either or both).
+const FORWARD = args.includes('--forward-summaries');
+const ANSWERS = args.includes('--answers') || FORWARD;
 // The chat template: a GGUF without one (the Gemma 3 270M file) falls back to a Llama-2-style
 // prompt. `--chat-format gemma` (the default for a model file named gemma) uses Gemma's turns,
 // and since llama-cpp-python's `gemma` format drops system messages, the proxy joins them to the
@@ -172,12 +177,13 @@ try {
   if (ANSWERS) {
     phase = 'answers';
     mkdirSync(WORK, { recursive: true });
-    const argv = ['eval', '--answers', '--llm-url', LLM_URL, ...LLM_FLAGS, '--presets', opt('--presets', 'light'),
+    const argv = ['eval', ...(args.includes('--answers') ? ['--answers'] : []), ...(FORWARD ? ['--forward-summaries'] : []), '--llm-url', LLM_URL, ...LLM_FLAGS, '--presets', opt('--presets', 'light'),
       '--answer-questions', opt('--answer-questions', '30'), '--cache', join(WORK, 'evalcache'), '--json', join(WORK, 'answers.json'),
       '--data', join(SHARED, 'data'), ...(args.includes('--dataset') ? ['--dataset', opt('--dataset')] : [])];
     console.error(`webrag ${argv.join(' ')}`);
     const out = await run(BIN, argv);
-    console.log(out.slice(out.indexOf('Answers with a real model')));
+    // The retrieval table (with `--forward-summaries` rows) and the answers table.
+    console.log(FORWARD ? out : out.slice(out.indexOf('Answers with a real model')));
     const free = calls.filter((c) => c.phase === 'answers');
     console.log(`
 ${free.length} LLM calls through the proxy; HTTP statuses: ${JSON.stringify(Object.fromEntries([...new Set(free.map((c) => c.status))].map((s) => [s, free.filter((c) => c.status === s).length])))}`);

@@ -105,12 +105,12 @@ export interface DecomposeOptions {
 
 
 /** Pipeline steps; each boolean overrides the preset. */
-export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
+export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; queryTags?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
 // generated: ask-options (webrag surface)
 /** Ask-pipeline options (docs/ask-pipeline.md). */
 export interface AskOptions {
   /** Which steps run and how the answer is written ([ask-pipeline.md](ask-pipeline.md), "Presets"): `search` no model call (the context is the `hybrid+graph` search result, `answer` is `null`); `light` one retrieval and one answer call; `L1`–`L4` PIKE-RAG's task levels (factual, multi-hop, predictive, creative); `ask` every step. Default `'ask'`. */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
-  /** `{trigger, rewrite, route, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset; an unknown step → `INVALID_OPTION`. Default the preset's. */ steps?: PipelineSteps;
+  /** `{trigger, rewrite, route, queryTags, keyPoints, decompose, verify, summarize, filter, answer, memory}` over the preset (`queryTags` is off in every preset); an unknown step → `INVALID_OPTION`. Default the preset's. */ steps?: PipelineSteps;
   /** Retrieval trigger: memory-title similarity τ (calibrated: [benchmarks.md](benchmarks.md#the-retrieval-trigger)). Default 0.6; 0..=1. */ tau?: number;
   /** Retrieval trigger: matches θ that answer from memory. Default 3; 1..=100. */ theta?: number;
   /** Search queries asked of Query Rewriter+. Default 3; 1..=10. */ rewriteQueries?: number;
@@ -274,7 +274,7 @@ export function cpuKernels(): 'relaxed-simd' | 'simd128' | null;
 export interface EnrichStages {
   /** Forward summaries (PIKE-RAG's enhanced chunking); off unless asked. */
   forwardSummaries?: boolean | {
-    /** Words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded with the chunk). Default 40; 5..=200. */ maxWords?: number;
+    /** Words a forward summary may have (each chunk after a document's first gets one: what the document said before it; it is embedded and indexed for BM25 with the chunk). Default 40; 5..=200. */ maxWords?: number;
     /** Chunks per commit. Default 8; 1..=256. */ batch?: number;
   };
   /** Automatic tags per document; off unless asked. */
@@ -996,6 +996,8 @@ export type TraceStep =
   | 'rewrite'
   /** `route`: routing: graph, chunks, both, web or memory. */
   | 'route'
+  /** `queryTags`: query-side tagging: the knowledge base's tags the question's documents carry. */
+  | 'queryTags'
   /** `retrieve`: a retrieval of the rewritten queries, or of a decomposition round. */
   | 'retrieve'
   /** `keyPoints`: key points for the graph retriever. */
