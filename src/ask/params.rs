@@ -40,6 +40,29 @@ pub struct Steps {
 }
 
 impl Steps {
+    /// The steps' names as `options.steps` takes them, in pipeline order (`PipelineSteps` in
+    /// `index.d.ts` is generated from them).
+    pub const NAMES: [&'static str; 11] =
+        ["trigger", "rewrite", "route", "queryTags", "keyPoints", "decompose", "verify", "summarize", "filter", "answer", "memory"];
+
+    /// The switch of the step named `name` ([`Steps::NAMES`]); `None` for another name.
+    pub fn named(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "trigger" => &mut self.trigger,
+            "rewrite" => &mut self.rewrite,
+            "route" => &mut self.route,
+            "queryTags" => &mut self.query_tags,
+            "keyPoints" => &mut self.key_points,
+            "decompose" => &mut self.decompose,
+            "verify" => &mut self.verify,
+            "summarize" => &mut self.summarize,
+            "filter" => &mut self.filter,
+            "answer" => &mut self.answer,
+            "memory" => &mut self.memory,
+            _ => return None,
+        })
+    }
+
     /// Every step on but the opt-in `queryTags` (the `ask` preset).
     pub const ALL: Steps = Steps {
         trigger: true,
@@ -343,24 +366,8 @@ impl PipelineParams {
         let mut s = self.preset.steps();
         for (k, v) in &self.steps {
             let Some(b) = v.as_bool() else { return Err(bad(&format!("steps.{k}"), format!("{v} is not true or false"))) };
-            let f = match k.as_str() {
-                "trigger" => &mut s.trigger,
-                "rewrite" => &mut s.rewrite,
-                "route" => &mut s.route,
-                "queryTags" => &mut s.query_tags,
-                "keyPoints" => &mut s.key_points,
-                "decompose" => &mut s.decompose,
-                "verify" => &mut s.verify,
-                "summarize" => &mut s.summarize,
-                "filter" => &mut s.filter,
-                "answer" => &mut s.answer,
-                "memory" => &mut s.memory,
-                _ => {
-                    return Err(bad(
-                        &format!("steps.{k}"),
-                        "is not a step (trigger, rewrite, route, queryTags, keyPoints, decompose, verify, summarize, filter, answer, memory)".into(),
-                    ));
-                }
+            let Some(f) = s.named(k) else {
+                return Err(bad(&format!("steps.{k}"), format!("is not a step ({})", Steps::NAMES.join(", "))));
             };
             *f = b;
         }
@@ -410,4 +417,31 @@ impl PipelineParams {
 
 pub(super) fn bad(name: &str, reason: String) -> Error {
     InputError::InvalidOption { name: name.into(), reason }.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_step_name_switches_its_own_step() {
+        for (i, name) in Steps::NAMES.iter().enumerate() {
+            let mut s = Steps::NONE;
+            *s.named(name).expect(name) = true;
+            // Exactly one switch is on: the name's own.
+            let on: Vec<&str> = Steps::NAMES
+                .iter()
+                .copied()
+                .filter(|n| {
+                    let mut t = s;
+                    *t.named(n).unwrap()
+                })
+                .collect();
+            assert_eq!(on, [Steps::NAMES[i]]);
+        }
+        let mut none = Steps::NONE;
+        assert!(none.named("answers").is_none());
+        let p = PipelineParams { steps: [("answers".to_string(), true.into())].into_iter().collect(), ..Default::default() };
+        assert!(p.resolved_steps().unwrap_err().to_string().contains("queryTags"), "the error lists the steps");
+    }
 }

@@ -162,11 +162,15 @@ struct Tally {
     items: Vec<AnswerItem>,
 }
 
-/// What the pipeline said of its own answer, for [`AnswerItem`]: confidence, support, self-report.
-type Judged = (Option<crate::ask::answer::Confidence>, Option<f32>, Option<crate::ask::answer::Confidence>);
+/// What the pipeline said of its own answer, for [`AnswerItem`].
+#[derive(Clone, Copy)]
+struct Judged {
+    confidence: Option<crate::ask::answer::Confidence>,
+    support: Option<f32>,
+    self_reported: Option<crate::ask::answer::Confidence>,
+}
 
 impl Tally {
-    /// One question: `answer` (None: withheld), the passages it was given, the gold answers.
     /// One question: `answer` (None: withheld), the passages it was given, the gold answers, and
     /// what the pipeline judged of its answer (`None` for the baseline).
     #[allow(clippy::too_many_arguments)]
@@ -185,7 +189,7 @@ impl Tally {
         self.seconds += seconds;
         let gold_in = passages.iter().any(|s| contains_answer(&s.text, golds) || contains_answer(&s.title, golds));
         self.gold_in_passages += usize::from(gold_in);
-        let (mut f1, mut support) = (0.0, judged.and_then(|j| j.1));
+        let (mut f1, mut support) = (0.0, judged.and_then(|j| j.support));
         match answer {
             None => {
                 self.withheld += 1;
@@ -214,9 +218,9 @@ impl Tally {
             question: question.into(),
             gold: golds.to_vec(),
             answer: answer.unwrap_or(crate::ask::answer::UNKNOWN).into(),
-            confidence: judged.and_then(|j| j.0),
+            confidence: judged.and_then(|j| j.confidence),
             support,
-            self_reported: judged.and_then(|j| j.2),
+            self_reported: judged.and_then(|j| j.self_reported),
             gold_in_passages: gold_in,
             f1: 100.0 * f1,
         });
@@ -286,8 +290,12 @@ pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
                 Ok(r) => {
                     let passages: Vec<Source> = r.context.iter().map(|c| c.source.clone()).collect();
                     let shown = r.answer.as_ref().filter(|a| a.known).map(|a| a.text.as_str());
-                    let judged = r.answer.as_ref().map(|a| (Some(a.confidence), a.support, a.self_reported));
-                    t.add(q, shown, Some(judged.unwrap_or((None, None, None))), &passages, golds, metered.calls.get(), secs);
+                    let judged = Judged {
+                        confidence: r.answer.as_ref().map(|a| a.confidence),
+                        support: r.answer.as_ref().and_then(|a| a.support),
+                        self_reported: r.answer.as_ref().and_then(|a| a.self_reported),
+                    };
+                    t.add(q, shown, Some(judged), &passages, golds, metered.calls.get(), secs);
                 }
                 Err(e) => t.error(q, &e, golds, secs),
             }

@@ -246,7 +246,11 @@ fn typescript_blocks() -> Vec<(&'static str, String)> {
         ),
         (
             "ask-options",
-            interface("Ask-pipeline options (docs/ask-pipeline.md).", "AskOptions", crate::ask::pipeline::PipelineParams::DOCS, &[]),
+            format!(
+                "/** Pipeline steps; each boolean overrides the preset. */\nexport interface PipelineSteps {{ {} }}\n{}",
+                crate::ask::pipeline::Steps::NAMES.iter().map(|n| format!("{n}?: boolean;")).collect::<Vec<_>>().join(" "),
+                interface("Ask-pipeline options (docs/ask-pipeline.md).", "AskOptions", crate::ask::pipeline::PipelineParams::DOCS, &[])
+            ),
         ),
         ("enrich-stages", enrich),
         ("result-types", super::surface_types::result_types()),

@@ -104,9 +104,9 @@ export interface DecomposeOptions {
 // end generated
 
 
-/** Pipeline steps; each boolean overrides the preset. */
-export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; queryTags?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean }
 // generated: ask-options (webrag surface)
+/** Pipeline steps; each boolean overrides the preset. */
+export interface PipelineSteps { trigger?: boolean; rewrite?: boolean; route?: boolean; queryTags?: boolean; keyPoints?: boolean; decompose?: boolean; verify?: boolean; summarize?: boolean; filter?: boolean; answer?: boolean; memory?: boolean; }
 /** Ask-pipeline options (docs/ask-pipeline.md). */
 export interface AskOptions {
   /** Which steps run and how the answer is written ([ask-pipeline.md](ask-pipeline.md), "Presets"): `search` no model call (the context is the `hybrid+graph` search result, `answer` is `null`); `light` one retrieval and one answer call; `L1`–`L4` PIKE-RAG's task levels (factual, multi-hop, predictive, creative); `ask` every step. Default `'ask'`. */ preset?: 'ask' | 'search' | 'light' | 'L1' | 'L2' | 'L3' | 'L4';
