@@ -73,6 +73,9 @@ pub(super) fn words(v: &[u32]) -> Vec<u8> {
 /// Whether the adapter offers the cooperative matrices the kernel uses (16 × 16 × 16 f16 → f32,
 /// with f16 and 32-wide subgroups), else why not.
 fn coop_offered(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> Result<(), String> {
+    if cfg!(target_arch = "wasm32") {
+        return Err(NATIVE_ONLY.to_string());
+    }
     let offered = adapter.features();
     let shape = adapter.cooperative_matrix_properties().iter().any(|c| {
         (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
@@ -99,6 +102,9 @@ fn coop_offered(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> Result<(),
     }
 }
 
+/// Why a browser has no cooperative-matrix kernel.
+const NATIVE_ONLY: &str = "cooperative matrices are native only (WebGPU has none)";
+
 /// What the cooperative-matrix kernel needs.
 const COOP_FEATURES: wgpu::Features =
     wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX.union(wgpu::Features::SHADER_F16).union(wgpu::Features::SUBGROUP);
@@ -118,7 +124,16 @@ fn wanted_features(adapter: &wgpu::Adapter, coop: bool) -> wgpu::Features {
 }
 
 /// The cooperative-matrix kernel, compiled inside an error scope: an experimental feature's
+/// shader that the driver refuses must cost the fallback, not the device. Native only: WebGPU
+/// has no cooperative matrices, so the browser builds do not ship the kernel.
+#[cfg(target_arch = "wasm32")]
+async fn compile_coop(_: &wgpu::Device, _: &wgpu::PipelineLayout) -> Result<wgpu::ComputePipeline, String> {
+    Err(NATIVE_ONLY.to_string())
+}
+
+/// The cooperative-matrix kernel, compiled inside an error scope: an experimental feature's
 /// shader that the driver refuses must cost the fallback, not the device.
+#[cfg(not(target_arch = "wasm32"))]
 async fn compile_coop(device: &wgpu::Device, layout: &wgpu::PipelineLayout) -> Result<wgpu::ComputePipeline, String> {
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let p = pipeline(device, "matmul_coop", MATMUL_COOP_WGSL, Some(layout));

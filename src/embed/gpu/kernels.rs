@@ -1,23 +1,30 @@
 //! The kernels' WGSL sources and the variants derived from them (tile shapes, f16, subgroups),
 //! and the choice of matmul kernel.
 
+/// A kernel's source as shipped: `src/embed/gpu/<file>` without its comments (`build.rs`).
+macro_rules! kernel {
+    ($file:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/", $file))
+    };
+}
+
 /// `out[M, N] = act(a[M, K] · w[K, N] + bias[N])`; 64 × 64 tiles, 16 × 16 threads, f32 (the
 /// [`MatmulTile::Large`] shape; [`matmul_wgsl`] derives the others), with [`GELU_WGSL`] appended.
-pub const MATMUL_WGSL: &str = concat!(include_str!("matmul.wgsl"), "\n", include_str!("gelu.wgsl"));
+pub const MATMUL_WGSL: &str = concat!(kernel!("matmul.wgsl"), "\n", kernel!("gelu.wgsl"));
 /// The matmul on cooperative matrices (tensor cores; native only): f16 × f16 → f32, 64 × 64
 /// tiles of 128 threads in four 32-wide subgroups, with [`GELU_WGSL`] appended.
-pub const MATMUL_COOP_WGSL: &str = concat!(include_str!("matmul_coop.wgsl"), "\n", include_str!("gelu.wgsl"));
+pub const MATMUL_COOP_WGSL: &str = concat!(kernel!("matmul_coop.wgsl"), "\n", kernel!("gelu.wgsl"));
 /// GELU (erf form), appended to each matmul kernel.
-pub const GELU_WGSL: &str = include_str!("gelu.wgsl");
+pub const GELU_WGSL: &str = kernel!("gelu.wgsl");
 /// `x[r, :] = LayerNorm(x[r, :] + res[r, :])`; one 128-thread workgroup per row.
-pub const LAYERNORM_WGSL: &str = include_str!("layernorm.wgsl");
+pub const LAYERNORM_WGSL: &str = kernel!("layernorm.wgsl");
 /// `ctx = softmax(scale · Q Kᵀ) V` per sequence and head of a packed batch: a workgroup per
 /// (16-query tile, head, sequence), K/V tiles staged in workgroup memory, online softmax.
-pub const ATTENTION_WGSL: &str = include_str!("attention.wgsl");
+pub const ATTENTION_WGSL: &str = kernel!("attention.wgsl");
 /// `x[t] = word[id] + position[pos] + token_type[0]`.
-pub const EMBED_WGSL: &str = include_str!("embed.wgsl");
+pub const EMBED_WGSL: &str = kernel!("embed.wgsl");
 /// Mean pooling per sequence + L2 normalisation.
-pub const POOL_WGSL: &str = include_str!("pool.wgsl");
+pub const POOL_WGSL: &str = kernel!("pool.wgsl");
 /// Head dimensions the attention kernel supports (`H / heads`): a multiple of 16, at most 64
 /// (MiniLM and BERT-base-like models: 32 and 64).
 pub fn attention_supports(hidden: usize, heads: usize) -> bool {
@@ -89,7 +96,8 @@ pub fn matmul_wgsl(tile: MatmulTile, f16: bool) -> String {
 /// (`subgroups`, where the adapter has them; native only) through `subgroupAdd` and one partial
 /// sum per subgroup: 2 barriers per reduction instead of 8. Derived from [`LAYERNORM_WGSL`].
 pub fn layernorm_wgsl(subgroups: bool) -> String {
-    if !subgroups {
+    // Browsers get no subgroups (`wanted_features`): the variant is not shipped to them.
+    if !subgroups || cfg!(target_arch = "wasm32") {
         return LAYERNORM_WGSL.to_string();
     }
     let start = LAYERNORM_WGSL.find("fn reduce_sum(").expect("layernorm.wgsl: reduce_sum");
