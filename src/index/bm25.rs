@@ -137,10 +137,18 @@ pub struct Bm25Index {
 }
 
 impl Bm25Index {
-    /// Adds (or replaces) the chunk in `slot` with its `(term, tf)` list and length.
+    /// Adds (or replaces) the chunk in `slot` with its `(term, tf)` list and length. Replacing
+    /// does not know the old list, so it drops the slot from every posting list; a caller that
+    /// knows it calls [`Bm25Index::remove`] first, which touches only those lists.
     pub fn insert(&mut self, slot: u32, terms: &[(String, u32)], length: u32) {
         if (slot as usize) < self.lengths.len() && self.lengths[slot as usize] > 0 {
-            self.remove(slot, terms);
+            self.postings.retain(|_, p| {
+                p.retain(|&(s, _)| s != slot);
+                !p.is_empty()
+            });
+            self.total_len -= self.lengths[slot as usize] as u64;
+            self.lengths[slot as usize] = 0;
+            self.live -= 1;
         }
         if self.lengths.len() <= slot as usize {
             self.lengths.resize(slot as usize + 1, 0);
@@ -329,6 +337,24 @@ pub fn contains_phrase(tokens: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inserting_over_an_occupied_slot_drops_its_old_terms() {
+        let terms = |t: &[&str]| -> Vec<(String, u32)> { t.iter().map(|w| (w.to_string(), 1)).collect() };
+        let mut ix = Bm25Index::default();
+        ix.insert(0, &terms(&["kettle", "copper"]), 2);
+        ix.insert(1, &terms(&["copper"]), 1);
+        ix.insert(0, &terms(&["shed"]), 1);
+        assert_eq!(ix.postings("kettle"), &[] as &[(u32, u32)], "a term only the old text had");
+        assert_eq!(ix.postings("copper"), &[(1, 1)]);
+        assert_eq!(ix.postings("shed"), &[(0, 1)]);
+        assert_eq!((ix.terms(), ix.totals()), (2, (2, 2)), "distinct terms, live chunks and total length");
+        // Removing with the list it was inserted with, then inserting, is the same.
+        ix.remove(0, &terms(&["shed"]));
+        ix.insert(0, &terms(&["kettle"]), 1);
+        assert_eq!(ix.postings("kettle"), &[(0, 1)]);
+        assert_eq!(ix.postings("shed"), &[] as &[(u32, u32)]);
+    }
 
     #[test]
     fn term_frequencies_count_each_distinct_term_once_sorted() {
