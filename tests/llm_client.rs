@@ -8,7 +8,7 @@ use std::time::Instant;
 use common::llm_server::LlmServer;
 use serde_json::json;
 use webrag::error::LlmError;
-use webrag::llm::json::structured;
+use webrag::llm::json::{Reply, structured};
 use webrag::llm::openai::OpenAiClient;
 use webrag::llm::{ChatMessage, ChatOptions, LanguageModel, LlmConfig};
 use webrag::native::http::UreqTransport;
@@ -175,6 +175,10 @@ fn structured_output_takes_the_last_object_and_repairs_once() {
     struct Plan {
         questions: Vec<String>,
     }
+    impl Reply for Plan {
+        const SCHEMA: &'static str =
+            r#"{"type":"object","properties":{"questions":{"type":"array","items":{"type":"string"}}},"required":["questions"]}"#;
+    }
     let ok = |_: &Plan| Ok(());
     let s = LlmServer::start();
     let c = client(&s, |_| {});
@@ -201,38 +205,67 @@ fn structured_output_takes_the_last_object_and_repairs_once() {
 }
 
 #[test]
-fn structured_steps_ask_for_json_output_and_servers_without_it_are_detected_once() {
+fn structured_steps_send_their_schema_and_step_down_through_the_forms_servers_refuse() {
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Route {
         route: String,
     }
+    impl Reply for Route {
+        const SCHEMA: &'static str = r#"{"type":"object","properties":{"route":{"type":"string"}},"required":["route"]}"#;
+    }
+    let schema: serde_json::Value = serde_json::from_str(Route::SCHEMA).unwrap();
     let ok = |_: &Route| Ok(());
     let msgs = [ChatMessage::user("Reply with one JSON object: {\"route\": \"...\"}.")];
     let opts = ChatOptions::step("route");
     let s = LlmServer::start();
-    // A server with JSON output: structured steps ask for it, plain calls (the answer) do not.
+    // A server with structured outputs: structured steps send their schema, plain calls (the
+    // answer) ask for nothing.
     let c = client(&s, |_| {});
     s.script(json!([{ "content": "{\"route\": \"both\"}" }, { "content": "Hi." }]));
     pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap();
     ask(&c).unwrap();
     let log = s.log();
-    assert_eq!(log[0]["body"]["response_format"], json!({"type": "json_object"}));
+    assert_eq!(log[0]["body"]["response_format"], json!({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}));
     assert!(log[1]["body"].get("response_format").is_none());
-    // A server without it (400 naming response_format): asked once more without, then never again.
-    s.reset();
-    s.config(json!({"rejectResponseFormat": true}));
-    let c = client(&s, |_| {});
-    s.rules(json!([{ "match": "route", "reply": { "content": "{\"route\": \"graph\"}" } }]));
-    for _ in 0..2 {
-        let (r, _) = pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap();
-        assert_eq!(r.route, "graph");
+    // Each refused form (400 naming response_format): asked once more in the next, which the
+    // client keeps — json_schema, json_object with the schema (llama-cpp-python's), json_object,
+    // none.
+    let form = |e: &serde_json::Value| match e["body"].get("response_format") {
+        None => "none".to_string(),
+        Some(rf) if rf["type"] == "json_object" && rf.get("schema").is_some() => {
+            assert_eq!(rf["schema"], schema);
+            "json_object+schema".to_string()
+        }
+        Some(rf) => rf["type"].as_str().unwrap().to_string(),
+    };
+    // llama-cpp-python's server refuses `json_schema` with a 500 naming the field: not retried.
+    for (refused, status, asked) in [
+        (json!(["json_schema"]), 400, vec!["json_schema", "json_object+schema", "json_object+schema"]),
+        (json!(["json_schema"]), 500, vec!["json_schema", "json_object+schema", "json_object+schema"]),
+        (json!(["json_schema", "json_object+schema"]), 422, vec!["json_schema", "json_object+schema", "json_object", "json_object"]),
+        (json!(true), 400, vec!["json_schema", "json_object+schema", "json_object", "none", "none"]),
+    ] {
+        s.reset();
+        s.config(json!({ "rejectResponseFormat": refused, "rejectStatus": status }));
+        let c = client(&s, |_| {});
+        s.rules(json!([{ "match": "route", "reply": { "content": "{\"route\": \"graph\"}" } }]));
+        for _ in 0..2 {
+            let (r, _) = pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap();
+            assert_eq!(r.route, "graph");
+        }
+        let forms: Vec<String> = s.log().iter().map(form).collect();
+        assert_eq!(forms, asked, "refusing {refused} with {status}: each form tried once, the first one taken kept");
     }
-    let asked: Vec<bool> = s.log().iter().map(|e| e["body"].get("response_format").is_some()).collect();
-    assert_eq!(asked, [true, false, false], "detected on the first refusal");
-    // jsonMode "on": the refusal is the server's error; "off": never asked.
-    let on = client(&s, |c| c.json_mode = webrag::llm::JsonMode::On);
-    let e = pollster::block_on(structured::<Route, _>(&on, &msgs, &opts, &ok)).unwrap_err();
-    assert!(matches!(e, LlmError::Http { status: 400, .. }), "{e:?}");
+    // jsonMode "schema" and "on": a refusal is the server's error; "off": never asked.
+    s.reset();
+    s.config(json!({ "rejectResponseFormat": true }));
+    for mode in [webrag::llm::JsonMode::Schema, webrag::llm::JsonMode::On] {
+        let c = client(&s, |c| c.json_mode = mode);
+        let e = pollster::block_on(structured::<Route, _>(&c, &msgs, &opts, &ok)).unwrap_err();
+        assert!(matches!(e, LlmError::Http { status: 400, .. }), "{mode:?}: {e:?}");
+    }
+    let forms: Vec<String> = s.log().iter().map(form).collect();
+    assert_eq!(forms, ["json_schema", "json_object"]);
     s.reset();
     s.rules(json!([{ "match": "route", "reply": { "content": "{\"route\": \"graph\"}" } }]));
     let off = client(&s, |c| c.json_mode = webrag::llm::JsonMode::Off);

@@ -380,6 +380,7 @@ and what follows. {CITE_RULE} If the sources give nothing to build on, say so. {
 
 /// One perspective of the L4 preset: a point of view and what it makes of the sources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 pub struct Perspective {
     /// Whose or which point of view.
     pub name: String,

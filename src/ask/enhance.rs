@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::context::{Summary, Tags};
 use super::{Step, TraceEvent, data};
 use crate::embed::Embedder;
 use crate::engine::EngineAccess;
@@ -139,16 +140,6 @@ pub struct TagReport {
     pub failed: Vec<DocId>,
     /// Documents still untagged.
     pub remaining: usize,
-}
-
-#[derive(Deserialize)]
-struct Summary {
-    summary: String,
-}
-
-#[derive(Deserialize)]
-struct Tags {
-    tags: Vec<String>,
 }
 
 /// The forward-summary prompt (task marker `Task: forward summary`).

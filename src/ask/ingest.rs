@@ -25,7 +25,7 @@ use crate::embed::Embedder;
 use crate::engine::{Engine, EngineAccess};
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
-use crate::llm::json::structured;
+use crate::llm::json::{Reply, structured};
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::options::{Doc, Range, Value, check_all};
 use crate::ports::{Clock, Progress, Store};
@@ -268,8 +268,14 @@ pub struct AtomizeReport {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Atoms {
     questions: Vec<String>,
+}
+
+impl Reply for Atoms {
+    const SCHEMA: &'static str =
+        r#"{"type":"object","properties":{"questions":{"type":"array","items":{"type":"string"}}},"required":["questions"]}"#;
 }
 
 /// The atomizing prompt (task marker `Task: atomize`).
@@ -421,8 +427,14 @@ pub fn rouge_l(candidate: &str, reference: &str) -> f32 {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Items {
     items: Vec<String>,
+}
+
+impl Reply for Items {
+    const SCHEMA: &'static str =
+        r#"{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}},"required":["items"]}"#;
 }
 
 /// The FCI prompt (task marker `Task: fact-check items`).
@@ -767,5 +779,13 @@ mod tests {
         let p: EnrichParams = serde_json::from_str(r#"{"atomize": true, "mindMaps": false}"#).unwrap();
         assert_eq!((p.atomize, p.mind_maps), (Some(AtomizeParams::default()), None));
         assert!(serde_json::from_str::<EnrichParams>(r#"{"atomize": 3}"#).is_err());
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn reply_schemas_match_their_types() {
+        use crate::llm::json::assert_schema_matches;
+        assert_schema_matches::<Atoms>();
+        assert_schema_matches::<Items>();
     }
 }

@@ -37,7 +37,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LlmError, Result};
-use crate::llm::json::structured;
+use crate::llm::json::{Reply, structured};
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::{Clock, NormalizationForm, normalize};
 
@@ -359,6 +359,7 @@ pub struct TraceEvent {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Proposal {
     #[serde(default)]
     decompose: Option<bool>,
@@ -366,11 +367,20 @@ struct Proposal {
     questions: Option<Vec<String>>,
 }
 
+impl Reply for Proposal {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"decompose":{"type":"boolean"},"questions":{"type":"array","items":{"type":"string"}}},"required":["decompose","questions"]}"#;
+}
+
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Selection {
     choice: Option<usize>,
     #[serde(default)]
     answer: Option<String>,
+}
+
+impl Reply for Selection {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"choice":{"type":["integer","null"],"minimum":0},"answer":{"type":"string"}},"required":["choice"]}"#;
 }
 
 const SYSTEM: &str = "You are the knowledge-aware decomposer of a retrieval system (PIKE-RAG). \
@@ -890,5 +900,14 @@ mod tests {
         assert_eq!(data("a < b, x<y"), "<data>a < b, x<y</data>", "other angle brackets stay");
         assert_eq!(data("café ﬁne"), "<data>café fine</data>", "text is written in NFKC");
         assert_eq!(data("日本語 <dat"), "<data>日本語 <dat</data>");
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn reply_schemas_match_their_types() {
+        use super::{Proposal, Selection};
+        use crate::llm::json::assert_schema_matches;
+        assert_schema_matches::<Proposal>();
+        assert_schema_matches::<Selection>();
     }
 }

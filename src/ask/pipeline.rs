@@ -37,11 +37,12 @@ use crate::engine::SearchOptions;
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::LanguageModel;
+use crate::llm::json::Reply;
 use crate::ports::Clock;
 use crate::types::{SearchFilter, SearchMode};
 
 pub use super::context::ContextItem;
-use super::context::{Ctx, chunk_source, msgs, step};
+use super::context::{Ctx, Summary, Tags, chunk_source, msgs, step};
 use super::params::bad;
 pub use super::params::{FilterStrength, PipelineParams, Preset, Steps};
 pub use super::searchers::{FeedbackAction, refine_query};
@@ -71,11 +72,16 @@ pub struct PipelineResult {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Rewrite {
     #[serde(default)]
     question: Option<String>,
     #[serde(default)]
     queries: Vec<String>,
+}
+
+impl Reply for Rewrite {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"question":{"type":"string"},"queries":{"type":"array","items":{"type":"string"}}},"required":["question","queries"]}"#;
 }
 
 /// Where the pipeline looked for the answer (the routing step's choice, WeKnow-RAG).
@@ -108,13 +114,14 @@ impl Route {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct RouteReply {
     route: String,
 }
 
-#[derive(Deserialize)]
-struct TagsReply {
-    tags: Vec<String>,
+impl Reply for RouteReply {
+    const SCHEMA: &'static str =
+        r#"{"type":"object","properties":{"route":{"type":"string","enum":["graph","chunks","both","web"]}},"required":["route"]}"#;
 }
 
 /// Tags the `queryTags` step offers the model: the knowledge base's most common.
@@ -141,31 +148,47 @@ fn fuse_ranked(a: &[String], b: &[String]) -> Vec<String> {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct KeyPoints {
     #[serde(rename = "keyPoints", alias = "key_points")]
     key_points: Vec<String>,
 }
 
+impl Reply for KeyPoints {
+    const SCHEMA: &'static str =
+        r#"{"type":"object","properties":{"keyPoints":{"type":"array","items":{"type":"string"}}},"required":["keyPoints"]}"#;
+}
+
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Verify {
     sufficient: bool,
     #[serde(default)]
     queries: Vec<String>,
 }
 
-#[derive(Deserialize)]
-struct Summary {
-    summary: String,
+impl Reply for Verify {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"sufficient":{"type":"boolean"},"queries":{"type":"array","items":{"type":"string"}}},"required":["sufficient"]}"#;
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Views {
     perspectives: Vec<Perspective>,
 }
 
+impl Reply for Views {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"perspectives":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"view":{"type":"string"}},"required":["name","view"]}}},"required":["perspectives"]}"#;
+}
+
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Labels {
     labels: Vec<String>,
+}
+
+impl Reply for Labels {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"labels":{"type":"array","items":{"type":"string","enum":["entailment","neutral","contradiction"]}}},"required":["labels"]}"#;
 }
 
 /// A mind map as indented text (the graph source's text).
@@ -569,7 +592,7 @@ Reply {{\"question\": \"...\", \"queries\": [\"...\"]}}.",
                     data(&list)
                 ),
             );
-            if let Some(r) = step::<TagsReply, _>(self.model, "queryTags", &m, &|_| Ok(()), &mut self.raw).await? {
+            if let Some(r) = step::<Tags, _>(self.model, "queryTags", &m, &|_| Ok(()), &mut self.raw).await? {
                 for t in r.tags.iter().map(|t| crate::types::normalize_tag(t)) {
                     if offered.contains(&t) && !self.query_tags.contains(&t) && self.query_tags.len() < QUERY_TAGS {
                         self.query_tags.push(t);
@@ -819,5 +842,21 @@ each with what it makes of the sources in two or three sentences, citing them as
             self.eng.keep_trace(question, json.to_string()).await?;
         }
         Ok(r)
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_schemas_match_their_types() {
+        use crate::llm::json::assert_schema_matches;
+        assert_schema_matches::<Rewrite>();
+        assert_schema_matches::<RouteReply>();
+        assert_schema_matches::<KeyPoints>();
+        assert_schema_matches::<Verify>();
+        assert_schema_matches::<Views>();
+        assert_schema_matches::<Labels>();
     }
 }

@@ -10,14 +10,21 @@ use super::{AskSource, Step, TraceEvent};
 use crate::engine::SearchOptions;
 use crate::error::Result;
 use crate::llm::LanguageModel;
+use crate::llm::json::Reply;
 use crate::types::{Hit, SearchFilter, SearchMode};
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Keyword {
     query: String,
 }
 
+impl Reply for Keyword {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#;
+}
+
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Feedback {
     relevant: bool,
     #[serde(default)]
@@ -27,6 +34,10 @@ struct Feedback {
     /// A whole new query (read when no action with terms is given).
     #[serde(default)]
     query: Option<String>,
+}
+
+impl Reply for Feedback {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"relevant":{"type":"boolean"},"action":{"type":"string","enum":["extend","filter","emphasize"]},"terms":{"type":"array","items":{"type":"string"}},"query":{"type":"string"}},"required":["relevant"]}"#;
 }
 
 /// LevelRAG's sparse-searcher feedback actions on a keyword query (arXiv 2502.18139 §3.3).
@@ -90,8 +101,13 @@ impl Feedback {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 struct Pseudo {
     document: String,
+}
+
+impl Reply for Pseudo {
+    const SCHEMA: &'static str = r#"{"type":"object","properties":{"document":{"type":"string"}},"required":["document"]}"#;
 }
 
 /// One sub-query of verify-and-supplement: its text, the documents the run may use, its round.
@@ -229,4 +245,17 @@ async fn dense<M: LanguageModel + ?Sized, K: AskSource>(
         ms: clock.now_ms() - t0,
     });
     Ok(found)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_schemas_match_their_types() {
+        use crate::llm::json::assert_schema_matches;
+        assert_schema_matches::<Keyword>();
+        assert_schema_matches::<Feedback>();
+        assert_schema_matches::<Pseudo>();
+    }
 }

@@ -29,6 +29,20 @@ pub fn last_json_object(text: &str) -> Option<Value> {
     best
 }
 
+/// A structured step's reply: a JSON object read into `Self`, whose JSON Schema is sent with the
+/// request so that servers constrain decoding to it ([`super::JsonMode`]).
+pub trait Reply: DeserializeOwned {
+    /// The object's JSON Schema, compact: `type`, `properties`, `required`, `items`, `enum` (the
+    /// subset llama.cpp's grammar converter, vLLM and OpenAI's structured outputs all take).
+    /// `tests/reply_schemas.rs`'s counterpart checks each against the type.
+    const SCHEMA: &'static str;
+}
+
+/// Any JSON object (a mind map: topic → routes → facts, keys chosen by the model).
+impl Reply for Value {
+    const SCHEMA: &'static str = r#"{"type":"object"}"#;
+}
+
 /// `text`'s last JSON object read as `T`, then checked by `check`; the error says what was wrong.
 pub fn parse_output<T: DeserializeOwned>(text: &str, check: &dyn Fn(&T) -> Result<(), String>) -> Result<T, String> {
     let v = last_json_object(text).ok_or_else(|| "no JSON object in the reply".to_string())?;
@@ -43,13 +57,13 @@ pub fn parse_output<T: DeserializeOwned>(text: &str, check: &dyn Fn(&T) -> Resul
 ///
 /// Errors: the model's own [`LlmError`]s; [`LlmError::BadOutput`] when the repaired reply does
 /// not parse either.
-pub async fn structured<T: DeserializeOwned, M: LanguageModel + ?Sized>(
+pub async fn structured<T: Reply, M: LanguageModel + ?Sized>(
     model: &M,
     messages: &[ChatMessage],
     opts: &ChatOptions,
     check: &dyn Fn(&T) -> Result<(), String>,
 ) -> Result<(T, Vec<String>), LlmError> {
-    let json_opts = opts.clone().json();
+    let json_opts = opts.clone().json(T::SCHEMA);
     let opts = &json_opts;
     let first = model.chat(messages, opts).await?;
     let reason = match parse_output(&first, check) {
@@ -66,6 +80,51 @@ pub async fn structured<T: DeserializeOwned, M: LanguageModel + ?Sized>(
         Ok(t) => Ok((t, vec![first, second])),
         Err(reason) => Err(LlmError::BadOutput { step: opts.step.clone(), reason }),
     }
+}
+
+/// Checks `T::SCHEMA` against the type serde reads it into (schemars' schema of `T`): the same
+/// properties at every level, each of the same JSON type, and every property `T` needs required.
+/// Panics with the path of what differs.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(crate) fn assert_schema_matches<T: Reply + schemars::JsonSchema>() {
+    fn types(v: &Value) -> Vec<String> {
+        let mut t: Vec<String> = match &v["type"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        };
+        t.retain(|x| x != "null");
+        t.sort();
+        t
+    }
+    fn compare(ours: &Value, theirs: &Value, root: &Value, at: &str) {
+        let theirs = match theirs["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+            Some(name) => &root["$defs"][name],
+            None => theirs,
+        };
+        assert_eq!(types(ours), types(theirs), "{at}: JSON type");
+        if let Some(props) = theirs["properties"].as_object() {
+            let ours_props = ours["properties"].as_object().unwrap_or_else(|| panic!("{at}: no properties"));
+            let mut a: Vec<&String> = ours_props.keys().collect();
+            let mut b: Vec<&String> = props.keys().collect();
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{at}: properties");
+            for (k, v) in props {
+                compare(&ours_props[k], v, root, &format!("{at}.{k}"));
+            }
+            let required: Vec<&Value> = ours["required"].as_array().map(|r| r.iter().collect()).unwrap_or_default();
+            for r in theirs["required"].as_array().into_iter().flatten() {
+                assert!(required.contains(&r), "{at}: {r} is required by the type, not by the schema");
+            }
+        }
+        if theirs.get("items").is_some() {
+            compare(&ours["items"], &theirs["items"], root, &format!("{at}[]"));
+        }
+    }
+    let ours: Value = serde_json::from_str(T::SCHEMA).expect("a reply's SCHEMA is JSON");
+    let theirs = serde_json::to_value(schemars::schema_for!(T)).expect("schemars' schema as JSON");
+    compare(&ours, &theirs, &theirs, &T::schema_name());
 }
 
 #[cfg(test)]

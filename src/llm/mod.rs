@@ -59,8 +59,11 @@ pub struct ChatOptions {
     /// The pipeline step asking (traces, error messages).
     pub step: String,
     /// The reply must be one JSON object: clients that can ask the server for JSON output do
-    /// (OpenAI's `response_format: {"type": "json_object"}`, [`JsonMode`]).
+    /// (OpenAI's `response_format`, [`JsonMode`]).
     pub json: bool,
+    /// The JSON Schema the object follows ([`json::Reply::SCHEMA`]), for servers that constrain
+    /// decoding to a schema.
+    pub schema: Option<&'static str>,
 }
 
 impl ChatOptions {
@@ -69,23 +72,29 @@ impl ChatOptions {
         ChatOptions { step: step.to_string(), ..Default::default() }
     }
 
-    /// These options for a reply that must be one JSON object.
-    pub fn json(self) -> Self {
-        ChatOptions { json: true, ..self }
+    /// These options for a reply that must be one JSON object following `schema`.
+    pub fn json(self, schema: &'static str) -> Self {
+        ChatOptions { json: true, schema: Some(schema), ..self }
     }
 }
 
-/// Whether structured steps ask the server for JSON output (`response_format: {"type":
-/// "json_object"}`, OpenAI Chat Completions; llama.cpp's server, vLLM and Ollama constrain
-/// decoding to JSON with it).
+/// Whether structured steps ask the server for JSON output, and in which form of OpenAI's
+/// `response_format`. llama.cpp's server, llama-cpp-python, vLLM and Ollama constrain decoding to
+/// it: a schema fixes the reply's keys and types, not only its syntax, which small models need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum JsonMode {
-    /// Ask; a server that answers the request with 400 or 422 naming `response_format` is asked
-    /// again without it, and the client stops asking (detected once per client).
+    /// Each form in turn, from the most constraining: `{"type": "json_schema", "json_schema":
+    /// {"name": "reply", "schema": …}}` (OpenAI's structured outputs; llama.cpp's server, vLLM,
+    /// Ollama), then `{"type": "json_object", "schema": …}` (llama-cpp-python's server), then
+    /// `{"type": "json_object"}`, then none. A server that answers a request with 400, 422 or
+    /// 500 (llama-cpp-python) naming `response_format` is asked again in the next form, not
+    /// retried in the same, and the client keeps the form it took.
     #[default]
     Auto,
-    /// Always ask (a refusal is the server's error).
+    /// Always `{"type": "json_schema", …}` (a refusal is the server's error).
+    Schema,
+    /// Always `{"type": "json_object"}`, without a schema (a refusal is the server's error).
     On,
     /// Never ask: the prompt alone says "reply with one JSON object".
     Off,
@@ -254,8 +263,8 @@ impl LlmConfig {
         ),
         Doc::new(
             "jsonMode",
-            Value::Other { ts: "'auto' | 'on' | 'off'", default: "`'auto'`", accepts: "`'auto'`, `'on'`, `'off'`" },
-            "structured steps ask for JSON output (`response_format: {\"type\": \"json_object\"}`, which llama.cpp's server, vLLM and Ollama enforce by constrained decoding); `auto` stops asking once the server refuses it with a 400/422 naming `response_format`",
+            Value::Other { ts: "'auto' | 'schema' | 'on' | 'off'", default: "`'auto'`", accepts: "`'auto'`, `'schema'`, `'on'`, `'off'`" },
+            "how structured steps ask for JSON output (`response_format`; llama.cpp's server, llama-cpp-python, vLLM and Ollama constrain decoding to it): `schema` sends the step's JSON Schema as `{\"type\": \"json_schema\"}`, `on` asks for `{\"type\": \"json_object\"}`, `off` never asks; `auto` tries `json_schema`, then `json_object` with the schema, then `json_object`, then none, keeping the first form the server does not refuse with a 400, 422 or 500 naming `response_format`",
         ),
     ];
 

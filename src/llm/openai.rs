@@ -69,8 +69,34 @@ pub struct OpenAiClient<T: HttpTransport> {
     cfg: LlmConfig,
     transport: T,
     gate: Gate,
-    /// The server refused `response_format` once ([`JsonMode::Auto`]): not asked again.
-    no_json: Cell<bool>,
+    /// The form of `response_format` the server took last ([`JsonMode::Auto`] steps down a form
+    /// at each refusal).
+    form: Cell<JsonForm>,
+}
+
+/// A form of OpenAI's `response_format`, from the most constraining.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonForm {
+    /// `{"type": "json_schema", "json_schema": {"name": "reply", "schema": …}}`.
+    Schema,
+    /// `{"type": "json_object", "schema": …}` (llama-cpp-python's server).
+    ObjectWithSchema,
+    /// `{"type": "json_object"}`.
+    Object,
+    /// No `response_format`.
+    None,
+}
+
+impl JsonForm {
+    /// The form to try after a refusal of this one.
+    fn next(self) -> Option<JsonForm> {
+        match self {
+            JsonForm::Schema => Some(JsonForm::ObjectWithSchema),
+            JsonForm::ObjectWithSchema => Some(JsonForm::Object),
+            JsonForm::Object => Some(JsonForm::None),
+            JsonForm::None => None,
+        }
+    }
 }
 
 /// `Retry-After` as milliseconds: delta-seconds (`"2"`, `"0.5"`); an HTTP date is not read
@@ -271,7 +297,7 @@ impl<T: HttpTransport> OpenAiClient<T> {
     pub fn new(cfg: LlmConfig, transport: T) -> Result<Self, LlmError> {
         cfg.validate()?;
         let gate = Gate::new(cfg.concurrency);
-        Ok(OpenAiClient { cfg, transport, gate, no_json: Cell::new(false) })
+        Ok(OpenAiClient { cfg, transport, gate, form: Cell::new(JsonForm::Schema) })
     }
 
     /// The configuration.
@@ -288,8 +314,16 @@ impl<T: HttpTransport> OpenAiClient<T> {
             "max_tokens": opts.max_tokens.unwrap_or(self.cfg.max_tokens),
             "stream": stream,
         });
-        if self.asks_json(opts) {
-            body["response_format"] = json!({"type": "json_object"});
+        // The schema is JSON text already: the field is written around it.
+        let schema = opts.schema.unwrap_or("{}");
+        let format = match self.json_form(opts) {
+            JsonForm::Schema => format!(r#"{{"type":"json_schema","json_schema":{{"name":"reply","schema":{schema}}}}}"#),
+            JsonForm::ObjectWithSchema => format!(r#"{{"type":"json_object","schema":{schema}}}"#),
+            JsonForm::Object => r#"{"type":"json_object"}"#.to_string(),
+            JsonForm::None => String::new(),
+        };
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&format) {
+            body["response_format"] = v;
         }
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         if !self.cfg.api_key.is_empty() {
@@ -299,14 +333,19 @@ impl<T: HttpTransport> OpenAiClient<T> {
         HttpRequest { url: self.cfg.endpoint(), headers, body: body.to_string(), timeout_ms: self.cfg.timeout_ms }
     }
 
-    /// Whether a request with `opts` carries `response_format`.
-    pub fn asks_json(&self, opts: &ChatOptions) -> bool {
-        opts.json
-            && match self.cfg.json_mode {
-                JsonMode::On => true,
-                JsonMode::Off => false,
-                JsonMode::Auto => !self.no_json.get(),
-            }
+    /// The form of `response_format` a request with `opts` carries ([`JsonMode`]; a call without
+    /// a schema skips the forms that need one).
+    pub fn json_form(&self, opts: &ChatOptions) -> JsonForm {
+        let form = match (opts.json, self.cfg.json_mode) {
+            (false, _) | (_, JsonMode::Off) => JsonForm::None,
+            (true, JsonMode::On) => JsonForm::Object,
+            (true, JsonMode::Schema) => JsonForm::Schema,
+            (true, JsonMode::Auto) => self.form.get(),
+        };
+        match form {
+            JsonForm::Schema | JsonForm::ObjectWithSchema if opts.schema.is_none() => JsonForm::Object,
+            f => f,
+        }
     }
 
     async fn send(
@@ -315,16 +354,18 @@ impl<T: HttpTransport> OpenAiClient<T> {
         opts: &ChatOptions,
         mut on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<String, LlmError> {
-        match self.send_once(messages, opts, &mut on_token).await {
-            // A server without JSON output: once more without asking for it, and never again.
-            Err(LlmError::Http { status: 400 | 422, body, .. })
-                if self.cfg.json_mode == JsonMode::Auto && self.asks_json(opts) && body.contains("response_format") =>
-            {
-                self.no_json.set(true);
-                self.send_once(messages, opts, &mut on_token).await
-            }
-            r => r,
+        let mut r = self.send_once(messages, opts, &mut on_token).await;
+        // A server that refuses this form of JSON output (400 or 422; llama-cpp-python: 500):
+        // once more in the next form, which the client keeps.
+        while let Err(LlmError::Http { status: 400 | 422 | 500, body, .. }) = &r
+            && self.cfg.json_mode == JsonMode::Auto
+            && body.contains("response_format")
+            && let Some(next) = self.json_form(opts).next()
+        {
+            self.form.set(next);
+            r = self.send_once(messages, opts, &mut on_token).await;
         }
+        r
     }
 
     async fn send_once(
@@ -373,15 +414,20 @@ impl<T: HttpTransport> OpenAiClient<T> {
                 }
                 401 | 403 => return Err(LlmError::Unauthorized { status }),
                 429 | 500..=599 if attempt <= self.cfg.retries => {
+                    // A server that fails on the JSON-output field (llama-cpp-python answers a
+                    // `response_format` type it does not know with a 500) fails so again: its
+                    // error goes to `send`, which asks in the next form, instead of a retry.
+                    if status != 429 && req.body.contains("\"response_format\"") {
+                        let text = error_text(&mut body).await;
+                        if text.contains("response_format") {
+                            return Err(LlmError::Http { status, attempts: attempt, body: text });
+                        }
+                    }
                     drop(permit);
                     self.transport.sleep(backoff_ms(&self.cfg, attempt, &headers)).await;
                 }
                 429 => return Err(LlmError::RateLimited { attempts: attempt }),
-                _ => {
-                    let all = read_prefix(&mut body, ERROR_BODY_BYTES).await;
-                    let text: String = String::from_utf8_lossy(&all).chars().take(300).collect();
-                    return Err(LlmError::Http { status, attempts: attempt, body: text });
-                }
+                _ => return Err(LlmError::Http { status, attempts: attempt, body: error_text(&mut body).await }),
             }
         }
     }
@@ -394,6 +440,12 @@ impl<T: HttpTransport> LanguageModel for OpenAiClient<T> {
     async fn chat_stream(&self, messages: &[ChatMessage], opts: &ChatOptions, on_token: &mut dyn FnMut(&str)) -> Result<String, LlmError> {
         self.send(messages, opts, Some(on_token)).await
     }
+}
+
+/// The first 300 characters of an error reply's body (its message, for [`LlmError::Http`]).
+async fn error_text<B: HttpBody>(body: &mut B) -> String {
+    let all = read_prefix(body, ERROR_BODY_BYTES).await;
+    String::from_utf8_lossy(&all).chars().take(300).collect()
 }
 
 #[cfg(test)]

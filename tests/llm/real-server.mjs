@@ -147,9 +147,10 @@ async function timed(name, f) {
   ops.push({ phase, name, outcome, s: ((performance.now() - t0) / 1000).toFixed(0) });
   console.error(`[${phase}] ${name}: ${outcome} (${ops.at(-1).s} s)`);
 }
-function run(cmd, argv) {
+function run(cmd, argv, onStderr = () => {}) {
   return new Promise((resolve, reject) => {
     execFile(cmd, argv, { cwd: ROOT, maxBuffer: 64 << 20, timeout: DEADLINE_MS }, (err, stdout, stderr) => {
+      onStderr(stderr);
       if (!err) return resolve(stdout);
       const code = /error \[([A-Z_]+)\]/.exec(stderr)?.[1];
       reject(Object.assign(new Error(stderr.slice(-500)), { code: code ?? (err.killed ? 'HUNG' : `exit ${err.code}`) }));
@@ -181,7 +182,10 @@ try {
       '--answer-questions', opt('--answer-questions', '30'), '--cache', join(WORK, 'evalcache'), '--json', join(WORK, 'answers.json'),
       '--data', join(SHARED, 'data'), ...(args.includes('--dataset') ? ['--dataset', opt('--dataset')] : [])];
     console.error(`webrag ${argv.join(' ')}`);
-    const out = await run(BIN, argv);
+    const out = await run(BIN, argv, (stderr) => {
+      // How many forward summaries the model wrote (`<set>: N forward summaries (K unreadable)`).
+      for (const line of stderr.split('\n')) if (line.includes('forward summaries (')) console.log(line);
+    });
     // The retrieval table (with `--forward-summaries` rows) and the answers table.
     console.log(FORWARD ? out : out.slice(out.indexOf('Answers with a real model')));
     const free = calls.filter((c) => c.phase === 'answers');

@@ -9,6 +9,9 @@
 //   POST /__reset                  empty the queue, the rules, the log and the switches
 //   POST /__config {rejectResponseFormat?}
 //                                  switches: a 400 naming `response_format` to any request asking for it
+//                                  (true), or to those asking in the forms listed ("json_schema",
+//                                  "json_object+schema", "json_object"); rejectStatus: its HTTP
+//                                  status (400; llama-cpp-python's server answers 500)
 //   GET  /__log                    the chat requests received: [{at, auth, headers, body}]
 //   POST /search {query, k}        a web-search endpoint: one result naming the query (/search?hang: never answers;
 //                                  /search?flood=N: a reply of N bytes; /search?status=N: that HTTP status;
@@ -38,8 +41,9 @@ const args = process.argv.slice(2);
 const port = Number(args[args.indexOf('--port') + 1] || 0) || 0;
 let queue = [];
 let rules = [];
-// Server switches (POST /__config): `rejectResponseFormat` answers any request that asks for
-// JSON output (`response_format`) with a 400 naming it, as servers without JSON mode do.
+// Server switches (POST /__config): `rejectResponseFormat` answers a request that asks for JSON
+// output (`response_format`) with a 400 naming it, as servers without JSON mode do: any such
+// request (true) or those in the listed forms (servers without schemas, or with another form).
 let config = {};
 let log = [];
 
@@ -110,8 +114,11 @@ const server = http.createServer(async (req, res) => {
   const auth = headers.authorization || null;
   delete headers.authorization;
   log.push({ at: Date.now(), auth, headers, body });
-  if (config.rejectResponseFormat && body.response_format) {
-    res.writeHead(400, { ...cors, 'content-type': 'application/json' });
+  const rf = body.response_format;
+  const form = !rf ? null : rf.type === 'json_schema' ? 'json_schema' : rf.schema ? 'json_object+schema' : 'json_object';
+  const refused = config.rejectResponseFormat === true || (Array.isArray(config.rejectResponseFormat) && config.rejectResponseFormat.includes(form));
+  if (form && refused) {
+    res.writeHead(config.rejectStatus ?? 400, { ...cors, 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { message: "Unrecognized request argument supplied: response_format", type: 'invalid_request_error' } }));
     return;
   }

@@ -83,7 +83,7 @@ export interface LlmConfig {
   /** Requests in flight at once. Default 4; 1..=64. */ concurrency?: number;
   /** Bytes one reply may hold (16 MiB by default): a whole body, or everything one stream sends (an endless stream stops here); past it `LLM_REPLY_TOO_LARGE`, read no further, not retried. Default 16777216; 4096..=1073741824. */ maxReplyBytes?: number;
   /** Bytes one server-sent event line may hold (1 MiB by default); past it `LLM_REPLY_TOO_LARGE`. Default 1048576. */ maxEventBytes?: number;
-  /** Structured steps ask for JSON output (`response_format: {"type": "json_object"}`, which llama.cpp's server, vLLM and Ollama enforce by constrained decoding); `auto` stops asking once the server refuses it with a 400/422 naming `response_format`. Default `'auto'`. */ jsonMode?: 'auto' | 'on' | 'off';
+  /** How structured steps ask for JSON output (`response_format`; llama.cpp's server, llama-cpp-python, vLLM and Ollama constrain decoding to it): `schema` sends the step's JSON Schema as `{"type": "json_schema"}`, `on` asks for `{"type": "json_object"}`, `off` never asks; `auto` tries `json_schema`, then `json_object` with the schema, then `json_object`, then none, keeping the first form the server does not refuse with a 400, 422 or 500 naming `response_format`. Default `'auto'`. */ jsonMode?: 'auto' | 'schema' | 'on' | 'off';
 }
 // end generated
 
