@@ -128,7 +128,7 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
     }
 
     async fn tag_counts(&mut self) -> Result<Vec<(String, usize)>> {
-        Ok(crate::types::tag_counts(&self.corpus().documents()))
+        Ok(crate::types::tag_counts(self.corpus().document_records()))
     }
 
     async fn remember(&mut self, entries: Vec<(String, String, Vec<ChunkId>)>) -> Result<Vec<MemoryRecord>> {

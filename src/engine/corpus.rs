@@ -21,6 +21,11 @@ impl Corpus {
         super::newest_first(self.docs.values().cloned().collect())
     }
 
+    /// Every document, in no particular order, without copying (counts and sums over them).
+    pub fn document_records(&self) -> impl Iterator<Item = &DocumentRecord> {
+        self.docs.values()
+    }
+
     /// One document by id.
     pub fn document(&self, id: &str) -> Option<&DocumentRecord> {
         self.docs.get(id)

@@ -74,8 +74,9 @@ pub struct OpenAiClient<T: HttpTransport> {
     form: Cell<JsonForm>,
 }
 
-/// A form of OpenAI's `response_format`, from the most constraining.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A form of OpenAI's `response_format`, from the most constraining (the order the variants are
+/// declared in, which `Ord` follows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum JsonForm {
     /// `{"type": "json_schema", "json_schema": {"name": "reply", "schema": …}}`.
     Schema,
@@ -307,6 +308,11 @@ impl<T: HttpTransport> OpenAiClient<T> {
 
     /// The HTTP request for `messages` (the API key is in its headers: never log them).
     pub fn request(&self, messages: &[ChatMessage], opts: &ChatOptions, stream: bool) -> HttpRequest {
+        self.request_as(messages, opts, stream, self.json_form(opts))
+    }
+
+    /// The HTTP request for `messages` with `response_format` in `form`.
+    fn request_as(&self, messages: &[ChatMessage], opts: &ChatOptions, stream: bool, form: JsonForm) -> HttpRequest {
         let mut body = json!({
             "model": self.cfg.model,
             "messages": messages,
@@ -316,7 +322,7 @@ impl<T: HttpTransport> OpenAiClient<T> {
         });
         // The schema is JSON text already: the field is written around it.
         let schema = opts.schema.unwrap_or("{}");
-        let format = match self.json_form(opts) {
+        let format = match form {
             JsonForm::Schema => format!(r#"{{"type":"json_schema","json_schema":{{"name":"reply","schema":{schema}}}}}"#),
             JsonForm::ObjectWithSchema => format!(r#"{{"type":"json_object","schema":{schema}}}"#),
             JsonForm::Object => r#"{"type":"json_object"}"#.to_string(),
@@ -354,16 +360,19 @@ impl<T: HttpTransport> OpenAiClient<T> {
         opts: &ChatOptions,
         mut on_token: Option<&mut dyn FnMut(&str)>,
     ) -> Result<String, LlmError> {
-        let mut r = self.send_once(messages, opts, &mut on_token).await;
+        let mut form = self.json_form(opts);
+        let mut r = self.send_once(messages, opts, form, &mut on_token).await;
         // A server that refuses this form of JSON output (400 or 422; llama-cpp-python: 500):
-        // once more in the next form, which the client keeps.
+        // once more in the next form, which the client keeps (calls in flight together may
+        // each have been refused: the client's form only ever steps down).
         while let Err(LlmError::Http { status: 400 | 422 | 500, body, .. }) = &r
             && self.cfg.json_mode == JsonMode::Auto
             && body.contains("response_format")
-            && let Some(next) = self.json_form(opts).next()
+            && let Some(next) = form.next()
         {
-            self.form.set(next);
-            r = self.send_once(messages, opts, &mut on_token).await;
+            self.form.set(self.form.get().max(next));
+            form = self.json_form(opts);
+            r = self.send_once(messages, opts, form, &mut on_token).await;
         }
         r
     }
@@ -372,9 +381,10 @@ impl<T: HttpTransport> OpenAiClient<T> {
         &self,
         messages: &[ChatMessage],
         opts: &ChatOptions,
+        form: JsonForm,
         on_token: &mut Option<&mut dyn FnMut(&str)>,
     ) -> Result<String, LlmError> {
-        let req = self.request(messages, opts, on_token.is_some());
+        let req = self.request_as(messages, opts, on_token.is_some(), form);
         let mut attempt = 0u32;
         loop {
             attempt += 1;
