@@ -34,7 +34,7 @@ pub fn last_json_object(text: &str) -> Option<Value> {
 pub trait Reply: DeserializeOwned {
     /// The object's JSON Schema, compact: `type`, `properties`, `required`, `items`, `enum` (the
     /// subset llama.cpp's grammar converter, vLLM and OpenAI's structured outputs all take).
-    /// `tests/reply_schemas.rs`'s counterpart checks each against the type.
+    /// Each is checked against its type by a unit test (`cargo test --lib reply_schemas`).
     const SCHEMA: &'static str;
 }
 
