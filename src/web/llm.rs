@@ -113,7 +113,8 @@ impl HttpTransport for FetchTransport {
     }
 }
 
-/// A model given by the page: `f(messages, {step})` returns an async iterator (`{next():
+/// A model given by the page: `f(messages, {step, schema})` (`schema`: the structured step's JSON
+/// Schema as an object, absent for free-text steps) returns an async iterator (`{next():
 /// Promise<{done, value}>}`) over pieces of the reply (the worker builds it from the page's
 /// `llm(messages, opts) => string | AsyncIterable<string>`). No timeout or retry applies: the
 /// page's model is the page's to manage.
@@ -135,6 +136,12 @@ impl LanguageModel for JsCallbackModel {
         let msgs = serde::Serialize::serialize(messages, &ser).map_err(|e| LlmError::Callback { reason: e.to_string() })?;
         let o = js_sys::Object::new();
         let _ = Reflect::set(&o, &"step".into(), &opts.step.as_str().into());
+        // A structured step's JSON Schema, as an object (an in-page model such as WebLLM can
+        // constrain its decoding to it; WebLLM: `response_format: {type: 'json_object', schema:
+        // JSON.stringify(schema)}`).
+        if let Some(schema) = opts.schema {
+            let _ = Reflect::set(&o, &"schema".into(), &js_sys::JSON::parse(schema).unwrap_or(JsValue::UNDEFINED));
+        }
         let it = self.0.call2(&JsValue::NULL, &msgs, &o).map_err(callback_error)?;
         let next: js_sys::Function = Reflect::get(&it, &"next".into())
             .ok()

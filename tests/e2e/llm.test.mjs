@@ -89,8 +89,10 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
   // async generator for the streamed answer; a model that throws is LLM_CALLBACK_FAILED.
   const viaFunction = await page.evaluate(async () => {
     const steps = [];
-    const model = async (messages, { step }) => {
+    const schemas = {};
+    const model = async (messages, { step, schema }) => {
       steps.push(step);
+      schemas[step] = schema === undefined ? 'absent' : schema;
       const user = messages.at(-1).content;
       if (step === 'propose') return user.includes('Known so far: nothing yet') ? '{"questions": ["Who founded Acme Corporation?"]}' : '{"decompose": false}';
       if (step === 'select') return '{"choice": 0, "answer": "Jane Roe"}';
@@ -102,9 +104,18 @@ test('decomposition runs in the page over fetch, traces each step, and faults ar
     let err;
     try { await window.webragDemo.rag.ask('q', { llm: async () => { throw new Error('model crashed'); }, options }); } catch (e) { err = { name: e.name, code: e.code, message: e.message }; }
     const cited = (await window.webragDemo.rag.chunk(r.answer.citations[0])).docId;
-    return { steps, tokens, text: r.answer.text, confidence: r.answer.confidence, cited, err };
+    return { steps, schemas, tokens, text: r.answer.text, confidence: r.answer.confidence, cited, err };
   });
   assert.deepEqual(viaFunction.steps, ['propose', 'select', 'propose', 'answer']);
+  // Structured steps hand the page's model their reply's JSON Schema (an object, as HTTP
+  // endpoints get it in response_format); the free-text answer step none.
+  const { propose, select, answer: answerSchema } = viaFunction.schemas;
+  assert.equal(propose.type, 'object', JSON.stringify(propose));
+  assert.deepEqual(Object.keys(propose.properties).sort(), ['decompose', 'questions']);
+  assert.equal(propose.properties.questions.type, 'array');
+  assert.equal(select.type, 'object', JSON.stringify(select));
+  assert.ok(select.properties.choice && select.properties.answer, JSON.stringify(select));
+  assert.equal(answerSchema, 'absent');
   assert.deepEqual(viaFunction.tokens, ['Jane Roe founded it [S1].'], 'withheld (the default): the final text once its confidence is known');
   assert.deepEqual([viaFunction.text, viaFunction.confidence, viaFunction.cited], ['Jane Roe founded it [S1].', 'medium', 'acme']);
   assert.equal(viaFunction.err.name, 'LlmError');

@@ -159,7 +159,24 @@ function run(cmd, argv, onStderr = () => {}) {
 }
 
 // ---- main ----
-const server = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local', ...(CHAT_FORMAT !== 'none' ? ['--chat_format', CHAT_FORMAT] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+// On a CPU that advertises AMX, llama.cpp's repacked weights run AMX tiles, which a process (or a
+// VM) may not be allowed to use: the server then dies on its first completion with a general
+// protection fault (../shared/llm/README.md, point 1). There, the launcher loads the model
+// without the extra buffer types (`use_extra_bufts = False`); elsewhere it changes nothing.
+const AMX = (() => { try { return /\bamx_tile\b/.test(readFileSync('/proc/cpuinfo', 'utf8')); } catch { return false; } })();
+const LAUNCHER = `import sys
+import llama_cpp.llama_cpp as c
+if ${AMX ? 'True' : 'False'}:
+    default = c.llama_model_default_params
+    def params():
+        p = default()
+        p.use_extra_bufts = False
+        return p
+    c.llama_model_default_params = params
+from llama_cpp.server.__main__ import main
+sys.argv[0] = 'llama_cpp.server'
+main()`;
+const server = spawn(PYTHON, ['-c', LAUNCHER, '--model', MODEL, '--host', '127.0.0.1', '--port', String(LLM_PORT), '--n_ctx', '8192', '--n_threads', String(THREADS), '--n_threads_batch', String(THREADS), '--model_alias', 'local', ...(CHAT_FORMAT !== 'none' ? ['--chat_format', CHAT_FORMAT] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
 let serverLog = '';
 mkdirSync(WORK, { recursive: true });
 rmSync(join(WORK, 'calls.jsonl'), { force: true });

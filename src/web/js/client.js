@@ -179,12 +179,12 @@ export class WebRag {
 
   // A model given as a function runs here, in the page; its reply (a string, or an async
   // iterable of pieces) goes back to the worker piece by piece.
-  async #runModel({ cb, reqId, messages, step }) {
+  async #runModel({ cb, reqId, messages, step, schema }) {
     const post = (m) => this.#worker.postMessage(m);
     try {
       const fn = this.#models.get(cb);
       if (!fn) throw new Error('the model function is gone');
-      const r = await fn(messages, { step, signal: this.#signals.get(cb) });
+      const r = await fn(messages, { step, ...(schema ? { schema } : {}), signal: this.#signals.get(cb) });
       if (typeof r === 'string') post({ llmToken: { reqId, token: r } });
       else if (r && typeof r[Symbol.asyncIterator] === 'function') {
         for await (const piece of r) {
@@ -327,7 +327,7 @@ export class WebRag {
    * Knowledge-aware decomposition (PIKE-RAG Algorithm 1) of `question` over this knowledge base:
    * `llm` is an OpenAI-compatible endpoint `{baseUrl, model, apiKey?, headers?, timeoutMs?, ...}`
    * (the key is kept in the worker's memory only), or the page's own model as a function
-   * `async (messages, {step}) => string | AsyncIterable<string>` (e.g. WebLLM; it runs in the page), `options` `{rounds?, candidates?, delta?,
+   * `async (messages, {step, schema}) => string | AsyncIterable<string>` (e.g. WebLLM; it runs in the page), `options` `{rounds?, candidates?, delta?,
    * proposals?, retriever?}`, `onTrace` receives each step `{step, round, input, output, ms}`.
    * Resolves to the trajectory `{question, rounds, context, stop}`; rejects with `LlmError`.
    */

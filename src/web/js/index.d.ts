@@ -89,8 +89,8 @@ export interface LlmConfig {
 
 /** A chat message as the model function receives it. */
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
-/** The page's own model (e.g. WebLLM), run in the page: a whole reply, or its pieces as they come (streamed answers). No timeout or retry applies. */
-export type ModelFunction = (messages: ChatMessage[], opts: { step: string; signal?: AbortSignal }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
+/** The page's own model (e.g. WebLLM), run in the page: a whole reply, or its pieces as they come (streamed answers). `schema`: on steps that expect one JSON object, that object's JSON Schema (constrain decoding to it where the model can); absent on free-text steps. No timeout or retry applies. */
+export type ModelFunction = (messages: ChatMessage[], opts: { step: string; schema?: Record<string, unknown>; signal?: AbortSignal }) => Promise<string | AsyncIterable<string>> | string | AsyncIterable<string>;
 
 // generated: decompose-options (webrag surface)
 /** Knowledge-aware decomposition (PIKE-RAG Algorithm 1) options. */

@@ -207,7 +207,7 @@ function pageModel(cb) {
       end: () => { done = true; wake?.(); },
       fail: (m) => { error = new Error(m); done = true; wake?.(); },
     });
-    self.postMessage({ llmRequest: { cb, reqId, messages, step: opts?.step } });
+    self.postMessage({ llmRequest: { cb, reqId, messages, step: opts?.step, schema: opts?.schema } });
     return {
       async next() {
         while (!pieces.length && !done) await new Promise((r) => { wake = r; });
