@@ -203,8 +203,7 @@ impl Evidence {
         let refusal = REFUSALS.iter().any(|r| lower.contains(r));
         let echo = lower.contains("<data>")
             || lower.contains("</data>")
-            || answer.contains("Task: answer")
-            || [DATA_RULE, CITE_RULE, BRIEF_RULE, CONFIDENCE_RULE].iter().any(|rule| copies_words_of(answer, rule));
+            || [DATA_RULE, CITE_RULE, BRIEF_RULE, CONFIDENCE_RULE, "Task: answer"].iter().any(|rule| answer.contains(rule));
         let asked: std::collections::HashSet<String> = crate::text::analyze(question).into_iter().collect();
         let words: std::collections::HashSet<String> = crate::text::analyze(&strip_citations(answer))
             .into_iter()
@@ -242,16 +241,6 @@ impl Evidence {
             None => Confidence::Low,
         }
     }
-}
-
-/// Whether `reply` holds six consecutive words of `rule` (case and punctuation aside): a copy of
-/// the prompt's instruction, whole or in part, as small models write.
-fn copies_words_of(reply: &str, rule: &str) -> bool {
-    const RUN: usize = 6;
-    let words =
-        |s: &str| -> Vec<String> { s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect() };
-    let (said, rule) = (words(reply), words(rule));
-    rule.windows(RUN).any(|w| said.windows(RUN).any(|s| s == w))
 }
 
 /// `text` without its `[S1]`-style citation markers.
@@ -390,8 +379,8 @@ and what follows. {CITE_RULE} If the sources give nothing to build on, say so. {
             views.push_str(&format!("- {}: {}\n", data(&p.name), data(&p.view)));
         }
     }
-    let brief = if style == AnswerStyle::Cited { format!("\n{BRIEF_RULE}") } else { String::new() };
-    vec![ChatMessage::system(system), ChatMessage::user(format!("Task: {task}\nSources:\n{list}\n{views}Question: {question}{brief}"))]
+    let brief = if style == AnswerStyle::Cited { BRIEF_RULE } else { "" };
+    vec![ChatMessage::system(system), ChatMessage::user(format!("Task: {task}\nSources:\n{list}\n{views}Question: {question}\n{brief}"))]
 }
 
 /// One perspective of the L4 preset: a point of view and what it makes of the sources.
@@ -413,7 +402,7 @@ pub struct Perspective {
 pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Option<Confidence>) {
     let mut confidence = None;
     let mut lines: Vec<&str> = Vec::new();
-    let mut listed: Vec<&str> = Vec::new();
+    let mut listing = false;
     for line in reply.lines() {
         let l = line.trim().trim_matches(['*', '#']).trim();
         if let Some(level) = l.strip_prefix("Confidence:").or_else(|| l.strip_prefix("confidence:")) {
@@ -422,33 +411,33 @@ pub fn read_answer(reply: &str, n_sources: usize) -> (String, Vec<usize>, Option
                 "medium" => Confidence::Medium,
                 _ => Confidence::Low,
             });
-        } else if !listed.is_empty() || starts_source_list(l) {
-            listed.push(line);
         } else {
-            lines.push(line);
+            listing = listing || starts_source_list(l);
+            if !listing {
+                lines.push(line);
+            }
         }
     }
     let text = lines.join("\n").trim().to_string();
+    // Citations anywhere in the reply: the text's, then the source list's.
     let mut cited = Vec::new();
-    for part in std::iter::once(text.as_str()).chain(listed) {
-        let mut rest = part;
-        while let Some(i) = rest.find("[S") {
-            if let Some((n, _)) = citation_at(&rest[i..])
-                && (1..=n_sources).contains(&n)
-                && !cited.contains(&(n - 1))
-            {
-                cited.push(n - 1);
-            }
-            rest = &rest[i + 2..];
+    let mut rest = reply;
+    while let Some(i) = rest.find("[S") {
+        if let Some((n, _)) = citation_at(&rest[i..])
+            && (1..=n_sources).contains(&n)
+            && !cited.contains(&(n - 1))
+        {
+            cited.push(n - 1);
         }
+        rest = &rest[i + 2..];
     }
     (text, cited, confidence)
 }
 
 /// Whether `line` (trimmed of Markdown emphasis) opens a list of sources.
 fn starts_source_list(line: &str) -> bool {
-    let head = line.split(':').next().unwrap_or("").trim().to_ascii_lowercase();
-    line.contains(':') && matches!(head.as_str(), "sources" | "source" | "references" | "cited sources")
+    let l = line.to_ascii_lowercase();
+    ["sources:", "source:", "references:"].iter().any(|p| l.starts_with(p))
 }
 
 /// Answers `question` from the `sources` chunks; `on_token` receives the final text once
@@ -593,10 +582,6 @@ mod tests {
         // The prompt copied back is not an answer, though every word of it is in the sources.
         let echo = format!("{DATA_RULE}\n[S1] <data>Acme</data> <data>Acme Corporation was founded by Jane Roe in 1931.</data>");
         assert_eq!(p.confidence(&Evidence::of(&echo, q, &sources, &[0]), None), Confidence::Low);
-        // So is a part of an instruction copied into the answer.
-        let e = Evidence::of("Jane Roe, give just that, with its citation [S1].", q, &sources, &[0]);
-        assert!(e.echo, "{e:?}");
-        assert!(!Evidence::of("Jane Roe founded it, with its citation [S1].", q, &sources, &[0]).echo, "five words are not a copy");
         assert!(AnswerParams { support_high: 0.4, ..p }.validate().is_err());
         assert!(AnswerParams { support_medium: 1.5, ..p }.validate().is_err());
     }
