@@ -531,7 +531,7 @@ pub const CODES: &[Code] = &[
     Code {
         class: "WebRagError",
         code: "WORKER_FAILED",
-        when: "the worker could not start, or it died (a panic in the engine, an uncaught error): every call in flight rejects at once, and a fresh worker opens the knowledge base again from the store (`onEvent` `{type: 'restarted'}`); later calls go to it",
+        when: "the worker could not start, or it died (a panic in the engine, an uncaught error): every call in flight rejects at once (the message ends `(during <operation>)`), and a fresh worker opens the knowledge base again from the store (`onEvent` `{type: 'restarted'}`); later calls go to it",
     },
     Code { class: "WebRagError", code: "INTERNAL", when: "an unexpected failure inside the worker, e.g. the `.wasm` failed to compile" },
     Code {

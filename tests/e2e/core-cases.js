@@ -26,7 +26,7 @@ async function tops(rag) {
 const step = (s) => { (window.coreSteps ??= []).push(s); };
 
 const caught = (f) => async (...a) => {
-  try { return await f(...a); } catch (e) { return { error: `${e?.name ?? 'Error'} ${e?.code ?? ''}: ${e?.message ?? e}` }; }
+  try { return await f(...a); } catch (e) { return { error: `${e?.name ?? 'Error'} ${e?.code ?? ''}: ${e?.message ?? e} (at step ${window.coreSteps?.at(-1)})` }; }
 };
 
 export const write = caught(async ({ kernels = 'auto', name = 'core' } = {}) => {

@@ -106,15 +106,16 @@ test('a panic in the engine: WORKER_FAILED at once, then a fresh worker over the
       const rag = await WebRag.open({ name: 'panics', model, device: 'hashing', onEvent: (e) => events.push(e) });
       await rag.add([{ id: 'owls.md', text: '# Owls\n\nOwls hunt mice at night.' }]);
       const t0 = performance.now();
-      const outcome = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+      // The rejection names the operation it ended (`… (during search)`).
+      const outcome = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code} ${/\(during (\w+)\)$/.exec(e.message)?.[1]}`);
       const [panicked, queued] = await Promise.all([outcome(rag.panicForTesting()), outcome(rag.search('owls', { k: 1 }))]);
       const ms = performance.now() - t0;
       const hits = await rag.search('owls hunt', { k: 1, mode: 'bm25' });
       const added = await rag.add([{ id: 'tea.md', text: 'Green tea steeps at 80 degrees.' }]);
       return { panicked, queued, ms, hits: hits.map((h) => h.docId), added: added.added, events: events.map((e) => e.code ?? e.type), docs: (await rag.stats()).documents };
     }, { model: MODEL });
-    assert.equal(r.panicked, 'WebRagError WORKER_FAILED');
-    assert.equal(r.queued, 'WebRagError WORKER_FAILED', 'the call queued behind it rejects too, not left waiting');
+    assert.equal(r.panicked, 'WebRagError WORKER_FAILED panicForTesting');
+    assert.equal(r.queued, 'WebRagError WORKER_FAILED search', 'the call queued behind it rejects too, not left waiting');
     assert.ok(r.ms < 5000, `rejected within ${r.ms} ms`);
     assert.deepEqual(r.hits, ['owls.md'], 'the fresh worker reads what was stored');
     assert.deepEqual(r.added, ['tea.md']);

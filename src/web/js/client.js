@@ -160,13 +160,14 @@ export class WebRag {
   }
 
   // The worker died (a panic in the engine, an uncaught error): every call in flight rejects with
-  // WORKER_FAILED now, and a fresh worker opens the same knowledge base from the store; calls
-  // made meanwhile wait for it (and reject with WORKER_FAILED if it cannot start).
+  // WORKER_FAILED now (its message ends with the operation, `(during search)`), and a fresh
+  // worker opens the same knowledge base from the store; calls made meanwhile wait for it (and
+  // reject with WORKER_FAILED if it cannot start).
   #failed(message) {
     const worker = this.#worker;
     worker.onmessage = null; worker.onerror = null;
     worker.terminate();
-    for (const p of this.#pending.values()) p.reject(new WebRagError(message, 'WORKER_FAILED'));
+    for (const p of this.#pending.values()) p.reject(new WebRagError(`${message} (during ${p.op})`, 'WORKER_FAILED'));
     this.#pending.clear();
     this.#onEvent?.({ type: 'warning', code: 'WORKER_FAILED', message: `${message}; starting a fresh worker` });
     if (!this.#reopen) return;
@@ -237,7 +238,7 @@ export class WebRag {
   #post(op, args, onProgress) {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#pending.set(id, { op, resolve, reject, onProgress });
       this.#worker.postMessage({ id, op, args });
     });
   }
