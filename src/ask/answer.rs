@@ -174,25 +174,18 @@ pub struct Evidence {
 const REFUSALS: &[&str] = &[
     "i don't know",
     "i do not know",
-    "cannot answer",
-    "can't answer",
+    // (also "cannot answer", "can't answer", "does not answer", ...)
+    "not answer",
+    "n't answer",
     "unable to answer",
     "not enough information",
     "no information",
-    "do not contain",
-    "does not contain",
-    "don't contain",
-    "doesn't contain",
-    "do not mention",
-    "does not mention",
-    "not mentioned",
+    "not contain",
+    "n't contain",
+    "not mention",
     "do not say",
     "does not say",
-    "do not provide",
-    "does not provide",
-    "not provided in",
-    "do not answer",
-    "does not answer",
+    "not provide",
 ];
 
 impl Evidence {
@@ -243,14 +236,17 @@ impl Evidence {
     }
 }
 
-/// `text` without its `[S1]`-style citation markers.
+/// `text` without its `[S1]`-style citation markers and the spaces before each.
 pub fn strip_citations(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("[S") {
         out.push_str(&rest[..i]);
         match citation_at(&rest[i..]) {
-            Some((_, len)) => rest = &rest[i + len..],
+            Some((_, len)) => {
+                rest = &rest[i + len..];
+                out.truncate(out.trim_end().len());
+            }
             None => {
                 out.push_str("[S");
                 rest = &rest[i + 2..];
@@ -274,7 +270,8 @@ fn citation_at(text: &str) -> Option<(usize, usize)> {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
-    /// The answer with its `[S1]` markers, without the confidence line; "I don't know." when
+    /// The answer with its `[S1]` markers (without them when citation repair named other
+    /// sources: `citations` holds those), without the confidence line; "I don't know." when
     /// `known` is false.
     pub text: String,
     /// Chunk ids the answer cites, in the order first cited.
@@ -440,6 +437,35 @@ fn starts_source_list(line: &str) -> bool {
     ["sources:", "source:", "references:"].iter().any(|p| l.starts_with(p))
 }
 
+/// The evidence for `text` citing `cited`, after citation repair: an answer its cited sources
+/// do not support but the others do is shown (its wrong markers removed) citing the sources
+/// that hold its words, instead of withheld.
+#[inline(never)]
+fn repair_citations(
+    text: &mut String,
+    cited: &mut Vec<usize>,
+    question: &str,
+    given: &[Source],
+    p: &AnswerParams,
+    reported: Option<Confidence>,
+) -> Evidence {
+    let evidence = Evidence::of(text, question, given, cited);
+    if cited.is_empty()
+        || p.confidence(&evidence, reported) >= p.min_confidence
+        || p.confidence(&Evidence::of(text, question, given, &[]), reported) < p.min_confidence
+    {
+        return evidence;
+    }
+    cited.retain(|_| false);
+    for i in 0..given.len() {
+        if Evidence::of(text, question, given, &[i]).support > Some(0.0) {
+            cited.push(i);
+        }
+    }
+    *text = strip_citations(text);
+    Evidence::of(text, question, given, cited)
+}
+
 /// Answers `question` from the `sources` chunks; `on_token` receives the final text once
 /// ([`AnswerStream::Withheld`]) or the reply's pieces as they arrive ([`AnswerStream::Provisional`]).
 ///
@@ -494,8 +520,8 @@ pub async fn answer_styled<M: LanguageModel + ?Sized>(
         AnswerStream::Provisional => model.chat_stream(&msgs, &opts, on_token).await?,
         AnswerStream::Withheld => model.chat_stream(&msgs, &opts, &mut |_| {}).await?,
     };
-    let (text, cited, reported) = read_answer(&reply, sources.len());
-    let evidence = Evidence::of(&text, question, given, &cited);
+    let (mut text, mut cited, reported) = read_answer(&reply, sources.len());
+    let evidence = repair_citations(&mut text, &mut cited, question, given, p, reported);
     let confidence = p.confidence(&evidence, reported);
     let known = !text.is_empty() && confidence >= p.min_confidence;
     let out = Answer {
@@ -547,6 +573,48 @@ mod tests {
 
     fn src(title: &str, text: &str) -> Source {
         Source { id: title.into(), title: title.into(), text: text.into() }
+    }
+
+    /// A model that always gives the same reply.
+    #[cfg(not(target_arch = "wasm32"))]
+    struct Says(&'static str);
+    #[cfg(not(target_arch = "wasm32"))]
+    impl LanguageModel for Says {
+        async fn chat(&self, _: &[ChatMessage], _: &ChatOptions) -> Result<String, crate::error::LlmError> {
+            Ok(self.0.to_string())
+        }
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))] // (pollster: a native dependency)
+    fn an_answer_citing_the_wrong_source_cites_the_ones_that_hold_it() {
+        let sources = [src("Tea", "Green tea is steamed."), src("Acme", "Acme Corporation was founded by Jane Roe in 1931.")];
+        let ask = |reply| {
+            let p = AnswerParams::default();
+            let clock = crate::ports::FixedClock(0.0);
+            let (model, mut on_token, mut trace) = (Says(reply), |_: &str| {}, |_| {});
+            pollster::block_on(answer_styled(
+                &model,
+                "Who founded Acme?",
+                &sources,
+                AnswerStyle::Cited,
+                &[],
+                &p,
+                &clock,
+                &mut on_token,
+                &mut trace,
+            ))
+            .unwrap()
+        };
+        // Right answer, wrong citation: shown, citing the source that holds it.
+        let a = ask("Jane Roe [S1], in 1931 [S1].");
+        assert_eq!((a.text.as_str(), a.citations, a.known), ("Jane Roe, in 1931.", vec!["Acme".to_string()], true));
+        assert_eq!(a.support, Some(1.0));
+        // An answer no source holds is still withheld, whatever it cites.
+        let a = ask("John Doe [S2].");
+        assert_eq!((a.text.as_str(), a.known), (UNKNOWN, false));
+        // A right citation is left as written.
+        assert_eq!(ask("Jane Roe [S2].").text, "Jane Roe [S2].");
     }
 
     #[test]

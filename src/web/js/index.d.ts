@@ -367,8 +367,8 @@ export interface Answer {
    */
   support: number | null;
   /**
-   * The answer with its `[S1]` markers, without the confidence line; "I don't know." when `known`
-   * is false.
+   * The answer with its `[S1]` markers (without them when citation repair named other sources:
+   * `citations` holds those), without the confidence line; "I don't know." when `known` is false.
    */
   text: string;
 }
