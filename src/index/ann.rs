@@ -407,10 +407,11 @@ impl SegmentedIndex {
         self.segments.iter().find(|s| s.seq == seq).map(|s| s.slots.as_slice())
     }
 
-    /// Segment `seq` serialised (postcard).
+    /// Segment `seq` serialised (postcard); `None` when there is no such segment (or serialising
+    /// failed, which writing to memory does not).
     pub fn segment_bytes(&self, seq: u64) -> Option<Vec<u8>> {
         let seg = self.segments.iter().find(|s| s.seq == seq)?;
-        Some(postcard::to_allocvec(&seg.map).expect("serialising to memory does not fail"))
+        postcard::to_allocvec(&seg.map).ok()
     }
 
     /// Loads a stored segment over the fresh buffer. `slots[local]` is the current slot of the
