@@ -653,6 +653,11 @@ mod tests {
         );
         assert_eq!(p.confidence(&Evidence::of("Yes [S1].", "Was Acme founded by Jane Roe?", &sources, &[0]), None), Confidence::Medium);
         assert_eq!(p.confidence(&Evidence::of("Yes.", "Was Acme founded by Jane Roe?", &sources, &[]), None), Confidence::Low);
+        // Function words the source lacks are no unsupported content: the comparison that names
+        // only the question's words is a cited answer with nothing to check (medium).
+        let e = Evidence::of("Acme is older than Tea, and has been [S1].", "Which is older, Acme or Tea?", &sources, &[0]);
+        assert_eq!((e.terms, e.support), (0, None), "{e:?}");
+        assert_eq!(p.confidence(&e, None), Confidence::Medium);
         // The prompt copied back is not an answer, though every word of it is in the sources.
         let echo = format!("{DATA_RULE}\n[S1] <data>Acme</data> <data>Acme Corporation was founded by Jane Roe in 1931.</data>");
         assert_eq!(p.confidence(&Evidence::of(&echo, q, &sources, &[0]), None), Confidence::Low);

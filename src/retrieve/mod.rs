@@ -265,17 +265,21 @@ pub fn group_by_document(hits: Vec<Hit>, k: usize) -> Vec<Hit> {
     out
 }
 
-/// English function words that a snippet does not highlight: Lucene's English stop set
+/// English function words that a snippet does not highlight and an answer's evidence does not
+/// count as content (`ask::answer::Evidence`): Lucene's English stop set
 /// (`EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`) plus the interrogatives and auxiliaries that open
-/// questions. Retrieval still scores them (BM25's idf makes them cheap); only highlighting skips
-/// them, unless the query has nothing else.
+/// questions, the other forms of `be` and `have`, the third-person pronouns, `from`, `both`,
+/// `also` and `than`. Retrieval still scores them (BM25's idf makes them cheap); only
+/// highlighting skips them, unless the query has nothing else.
 const SNIPPET_STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such",
     "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "what", "which", "who", "whom", "how",
-    "why", "when", "where", "do", "does", "did", "can", "i", "you", "we", "my", "your",
+    "why", "when", "where", "do", "does", "did", "can", "i", "you", "we", "my", "your", "were", "been", "has", "have", "had", "he", "she",
+    "his", "her", "its", "from", "both", "also", "than",
 ];
 
-/// Whether snippets leave `term` (an analysed term) unhighlighted.
+/// Whether `term` (an analysed term) is an English function word: snippets leave it
+/// unhighlighted, and an answer's evidence does not count it.
 pub fn is_stop_word(term: &str) -> bool {
     SNIPPET_STOP_WORDS.contains(&term)
 }
