@@ -341,6 +341,11 @@ struct EvalArgs {
     /// Only this dataset (hotpotqa or musique).
     #[arg(long)]
     dataset: Option<String>,
+    /// Only the first N questions of each set, over their own passages (HotpotQA's `context`,
+    /// MuSiQue's `paragraphs`): a smaller pool for a quick run; its recall is not comparable with
+    /// the whole set's.
+    #[arg(long)]
+    questions: Option<usize>,
     /// Also write the rows as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -393,6 +398,11 @@ struct EvalArgs {
     /// which then reads the summarised index).
     #[arg(long, requires = "llm_url")]
     forward_summaries: bool,
+    /// Tag every passage with the model at `--llm-url` (`enrich --tags`, any short tag; kept in
+    /// `--cache`), then, with --answers, score each preset also with `steps.queryTags` on
+    /// (PIKE-RAG's query-side tagging): rows `<preset> + queryTags`.
+    #[arg(long, requires = "llm_url")]
+    tags: bool,
     /// With --answers or --forward-summaries: an OpenAI-compatible endpoint, up to the API version.
     #[arg(long)]
     llm_url: Option<String>,
@@ -942,6 +952,10 @@ async fn eval_set(
     let dir = a.data.join(name);
     let set = if name == "hotpotqa" { eval::load_hotpotqa(&dir) } else { eval::load_musique(&dir) }
         .map_err(|e| crate::embed::file_error(&dir.display().to_string(), e))?;
+    let set = match a.questions {
+        Some(n) => set.first(n),
+        None => set,
+    };
     let t0 = Instant::now();
     let cache_file = a.cache.as_ref().map(|d| {
         let _ = std::fs::create_dir_all(d);
@@ -949,7 +963,10 @@ async fn eval_set(
         // vectors.
         let late = graph.is_none_or(|g| g.late_chunking);
         let precision = if models.precision == crate::embed::Precision::F32 { String::new() } else { format!("-{:?}", models.precision) };
-        d.join(format!("{name}{precision}{}.json", if late { "-late" } else { "" }))
+        let subset = a.questions.map_or(String::new(), |n| format!("-q{n}"));
+        // Tags written by the model stay in their own file (re-read: no call for a tagged passage).
+        let tags = if a.tags { "-tags" } else { "" };
+        d.join(format!("{name}{precision}{subset}{tags}{}.json", if late { "-late" } else { "" }))
     });
     // `--graph`'s ingest options (lateChunking) act at indexing; the rest at search.
     let ingest = crate::config::Config { graph: graph.unwrap_or_default(), ..crate::config::Config::default() };
@@ -986,7 +1003,7 @@ async fn eval_set(
     if name == "musique" {
         eval_musique(a, &set, &dir, &mut eng, out).await?;
     }
-    let Some(url) = a.llm_url.as_ref().filter(|_| a.answers || a.forward_summaries) else { return Ok(()) };
+    let Some(url) = a.llm_url.as_ref().filter(|_| a.answers || a.forward_summaries || a.tags) else { return Ok(()) };
     let cfg = crate::llm::LlmConfig {
         base_url: url.clone(),
         model: a.llm_model.clone(),
@@ -1012,9 +1029,36 @@ async fn eval_set(
         eprintln!("{name}: {} forward summaries ({} unreadable) in {:.1}s", r.chunks, r.failed.len(), t1.elapsed().as_secs_f64());
         out.rows.extend(eval::evaluate(&set, &eng, "default, forward summaries").await?);
     }
+    if a.tags {
+        let t1 = Instant::now();
+        let r = crate::ask::enhance::auto_tag(
+            &crate::engine::Exclusive::new(&mut eng),
+            &model,
+            &crate::ask::enhance::TaggingParams::default(),
+            &crate::ports::FixedClock(0.0),
+            &mut crate::ports::NoProgress,
+            &mut |_| {},
+        )
+        .await;
+        // What was tagged is kept even when the stage stopped early: the next run goes on from there.
+        if let Some(p) = &cache_file {
+            eval::save_cache(&eng, p).await?;
+        }
+        let r = r?;
+        let kinds = crate::types::tag_counts(eng.corpus().document_records()).len();
+        eprintln!(
+            "{name}: {} passages tagged now ({} tags; {} unreadable, {} left untagged), {kinds} distinct tags in all, in {:.1}s",
+            r.documents,
+            r.tags,
+            r.failed.len(),
+            r.remaining,
+            t1.elapsed().as_secs_f64()
+        );
+    }
     if a.answers {
         let presets = a.presets.iter().map(|p| p.parse::<crate::ask::pipeline::Preset>()).collect::<Result<Vec<_>, _>>()?;
-        out.answers.extend(crate::native::eval_answers::evaluate_answers(&set, &mut eng, &model, &presets, a.answer_questions).await?);
+        let answers = crate::native::eval_answers::evaluate_answers(&set, &mut eng, &model, &presets, a.tags, a.answer_questions);
+        out.answers.extend(answers.await?);
     }
     Ok(())
 }

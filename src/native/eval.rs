@@ -24,6 +24,9 @@ pub struct EvalSet {
     pub questions: Vec<(String, Vec<usize>)>,
     /// Each question's gold answers (the answer, then MuSiQue's aliases), as `questions`.
     pub answers: Vec<Vec<String>>,
+    /// Each question's own passages (HotpotQA's `context`, MuSiQue's `paragraphs`: the gold ones
+    /// and their distractors), as `questions`.
+    pub contexts: Vec<Vec<usize>>,
 }
 
 fn bad(what: &str) -> std::io::Error {
@@ -43,8 +46,11 @@ pub fn load_hotpotqa(dir: &Path) -> std::io::Result<EvalSet> {
     }
     let mut questions = Vec::new();
     let mut answers = Vec::new();
+    let mut contexts = Vec::new();
     for q in qs.as_array().ok_or_else(|| bad("questions"))? {
         answers.push(gold_answers(q));
+        let context = q["context"].as_array().into_iter().flatten().filter_map(|c| c[0].as_str().and_then(|t| by_title.get(t).copied()));
+        contexts.push(context.collect());
         let mut gold: Vec<usize> = q["supporting_facts"]
             .as_array()
             .ok_or_else(|| bad("supporting_facts"))?
@@ -55,7 +61,7 @@ pub fn load_hotpotqa(dir: &Path) -> std::io::Result<EvalSet> {
         gold.dedup();
         questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
     }
-    Ok(EvalSet { name: "hotpotqa".into(), passages, questions, answers })
+    Ok(EvalSet { name: "hotpotqa".into(), passages, questions, answers, contexts })
 }
 
 /// Loads `musique/train100{,_corpus}.json`: gold = `paragraphs` with `is_supporting`, matched to
@@ -72,23 +78,22 @@ pub fn load_musique(dir: &Path) -> std::io::Result<EvalSet> {
     }
     let mut questions = Vec::new();
     let mut answers = Vec::new();
+    let mut contexts = Vec::new();
     for q in qs.as_array().ok_or_else(|| bad("questions"))? {
         answers.push(gold_answers(q));
-        let mut gold: Vec<usize> = q["paragraphs"]
-            .as_array()
-            .ok_or_else(|| bad("paragraphs"))?
-            .iter()
-            .filter(|p| p["is_supporting"].as_bool() == Some(true))
-            .filter_map(|p| {
-                let key = (p["title"].as_str()?.to_string(), p["paragraph_text"].as_str()?.to_string());
-                by_key.get(&key).copied()
-            })
-            .collect();
+        let paragraphs = q["paragraphs"].as_array().ok_or_else(|| bad("paragraphs"))?;
+        let index = |p: &&Value| {
+            let key = (p["title"].as_str()?.to_string(), p["paragraph_text"].as_str()?.to_string());
+            by_key.get(&key).copied()
+        };
+        contexts.push(paragraphs.iter().filter_map(|p| index(&p)).collect());
+        let mut gold: Vec<usize> =
+            paragraphs.iter().filter(|p| p["is_supporting"].as_bool() == Some(true)).filter_map(|p| index(&p)).collect();
         gold.sort();
         gold.dedup();
         questions.push((q["question"].as_str().unwrap_or_default().to_string(), gold));
     }
-    Ok(EvalSet { name: "musique".into(), passages, questions, answers })
+    Ok(EvalSet { name: "musique".into(), passages, questions, answers, contexts })
 }
 
 /// A question's `answer` and `answer_aliases` (MuSiQue), the non-empty ones.
@@ -100,6 +105,31 @@ fn gold_answers(q: &Value) -> Vec<String> {
 }
 
 impl EvalSet {
+    /// The first `n` questions and only their own passages ([`EvalSet::contexts`], in the set's
+    /// order): a smaller pool for a quick run, whose recall is not comparable with the whole set's.
+    pub fn first(&self, n: usize) -> EvalSet {
+        let mut keep = vec![false; self.passages.len()];
+        for &i in self.contexts.iter().take(n).flatten().chain(self.questions.iter().take(n).flat_map(|(_, g)| g)) {
+            if let Some(k) = keep.get_mut(i) {
+                *k = true;
+            }
+        }
+        let mut new_index = vec![usize::MAX; self.passages.len()];
+        let mut passages = Vec::new();
+        for (i, p) in self.passages.iter().enumerate().filter(|(i, _)| keep[*i]) {
+            new_index[i] = passages.len();
+            passages.push(p.clone());
+        }
+        let remap = |ids: &[usize]| ids.iter().filter_map(|&i| new_index.get(i).copied().filter(|&j| j != usize::MAX)).collect();
+        EvalSet {
+            name: self.name.clone(),
+            passages,
+            questions: self.questions.iter().take(n).map(|(q, g)| (q.clone(), remap(g))).collect(),
+            answers: self.answers.iter().take(n).cloned().collect(),
+            contexts: self.contexts.iter().take(n).map(|c| remap(c)).collect(),
+        }
+    }
+
     /// The passages as documents: id = passage index, title = passage title, plain text.
     pub fn documents(&self) -> Vec<DocumentInput> {
         self.passages
@@ -198,10 +228,17 @@ pub async fn build_with<E: Embedder>(set: &EvalSet, embedder: E, cache: Option<&
         eng.maintain_all(false).await?;
     }
     if let Some(p) = cache {
-        let c = eng.store().load().await?;
-        let _ = std::fs::write(p, serde_json::to_vec(&c).unwrap_or_default());
+        save_cache(&eng, p).await?;
     }
     Ok(eng)
+}
+
+/// Writes what `eng` stores to `path` (`--cache`), for [`build_with`] to read back; a cache
+/// that cannot be written is skipped (the next run indexes again).
+pub async fn save_cache<E: Embedder>(eng: &Engine<MemoryStore, E>, path: &Path) -> Result<()> {
+    let c = eng.store().load().await?;
+    let _ = std::fs::write(path, serde_json::to_vec(&c).unwrap_or_default());
+    Ok(())
 }
 
 /// Runs every question through bm25, dense, hybrid, graph and hybrid+graph (the query is
@@ -556,5 +593,28 @@ pub fn print_query_rows(dir: &Path, rows: &[EvalRow], query_rows: &[EvalRow]) {
         let base = rows.iter().find(|b| b.dataset == r.dataset && b.retriever == r.retriever && b.bm25 == r.bm25);
         let (b5, d5) = base.map_or((String::new(), String::new()), |b| (format!("{:.1}", b.r5), format!("{:+.1}", r.r5 - b.r5)));
         println!("| {} | {} | {:.1} | {:.1} | {:.1} | {b5} | {d5} |", r.dataset, r.retriever, r.r2, r.r5, r.r10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_keeps_the_questions_own_passages_renumbered() {
+        let p = |t: &str| (t.to_string(), format!("{t} text"));
+        let set = EvalSet {
+            name: "hotpotqa".into(),
+            passages: vec![p("a"), p("b"), p("c"), p("d"), p("e")],
+            questions: vec![("q1".into(), vec![3]), ("q2".into(), vec![1, 4]), ("q3".into(), vec![0])],
+            answers: vec![vec!["x".into()], vec!["y".into()], vec!["z".into()]],
+            contexts: vec![vec![3, 2], vec![4, 1, 2, 99]],
+        };
+        let s = set.first(2);
+        assert_eq!(s.passages.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), ["b", "c", "d", "e"]);
+        assert_eq!(s.questions, [("q1".to_string(), vec![2]), ("q2".to_string(), vec![0, 3])]);
+        assert_eq!(s.answers.len(), 2);
+        assert_eq!(s.contexts, [vec![2, 1], vec![3, 0, 1]], "an index outside the pool is dropped");
+        assert_eq!(set.first(10).passages.len(), 5, "n past the end keeps the questions there are");
     }
 }

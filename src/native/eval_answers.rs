@@ -257,14 +257,16 @@ impl Tally {
 }
 
 /// The first `limit` questions of `set` (those with a gold answer) under each of `presets` (the
-/// memory and the retrieval trigger off: every question meets the same knowledge base), then the
-/// naive baseline: the top [`NAIVE_K`] hybrid passages in one plain prompt ([`NAIVE_PROMPT`]),
-/// with the same `model`.
+/// memory and the retrieval trigger off: every question meets the same knowledge base; with
+/// `query_tags`, each preset again with `steps.queryTags` on, row `<preset> + queryTags`), then
+/// the naive baseline: the top [`NAIVE_K`] hybrid passages in one plain prompt
+/// ([`NAIVE_PROMPT`]), with the same `model`.
 pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
     set: &EvalSet,
     eng: &mut Engine<MemoryStore, E>,
     model: &M,
     presets: &[Preset],
+    query_tags: bool,
     limit: usize,
 ) -> Result<Vec<AnswerRow>> {
     let asked: Vec<(&str, &[String])> = set
@@ -276,10 +278,15 @@ pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
         .take(limit)
         .collect();
     let mut rows = Vec::new();
-    for &preset in presets {
+    let variants = presets.iter().flat_map(|&p| std::iter::once((p, false)).chain(query_tags.then_some((p, true))));
+    for (preset, tagged) in variants {
         let mut p = PipelineParams { preset, ..Default::default() };
         p.steps.insert("memory".into(), false.into());
         p.steps.insert("trigger".into(), false.into());
+        if tagged {
+            p.steps.insert("queryTags".into(), true.into());
+        }
+        let system = if tagged { format!("{} + queryTags", preset.name()) } else { preset.name().to_string() };
         let mut t = Tally::default();
         for (i, (q, golds)) in asked.iter().enumerate() {
             let metered = Metered::new(model);
@@ -299,9 +306,9 @@ pub async fn evaluate_answers<M: LanguageModel, E: Embedder>(
                 }
                 Err(e) => t.error(q, &e, golds, secs),
             }
-            eprintln!("{} {}: {}/{} questions", set.name, preset.name(), i + 1, asked.len());
+            eprintln!("{} {system}: {}/{} questions", set.name, i + 1, asked.len());
         }
-        rows.push(t.row(&set.name, preset.name()));
+        rows.push(t.row(&set.name, &system));
     }
     let mut t = Tally::default();
     for (q, golds) in &asked {

@@ -20,6 +20,10 @@
 // With --forward-summaries (alone or with --answers) the eval first measures every retriever,
 // then writes forward summaries with the model and measures them again (`webrag eval
 // --forward-summaries`): docs/benchmarks.md, "Forward summaries".
+// With --tags (and --answers) the model first tags every passage, then each preset is scored also
+// with query-side tagging on (`webrag eval --tags`): docs/benchmarks.md, "Query-side tagging".
+// --eval-questions N passes `--questions N` to the eval: the first N questions of each set over
+// their own passages only (a smaller pool: fewer passages to tag).
 //
 //   node tests/llm/real-server.mjs --python target/llm-venv/bin/python --model target/llm/SmolLM2-135M-Instruct.Q4_1.gguf
 import { spawn, execFile } from 'node:child_process';
@@ -45,7 +49,8 @@ const TIMEOUT_MS = Number(opt('--timeout-ms', 300_000));
 const THREADS = Number(opt('--threads', availableParallelism()));
 // `--answers` and `--forward-summaries` run `webrag eval` through the proxy (either or both).
 const FORWARD = args.includes('--forward-summaries');
-const ANSWERS = args.includes('--answers') || FORWARD;
+const TAGS = args.includes('--tags');
+const ANSWERS = args.includes('--answers') || FORWARD || TAGS;
 // The chat template: a GGUF without one (the Gemma 3 270M file) falls back to a Llama-2-style
 // prompt. `--chat-format gemma` (the default for a model file named gemma) uses Gemma's turns,
 // and since llama-cpp-python's `gemma` format drops system messages, the proxy joins them to the
@@ -195,13 +200,14 @@ try {
   if (ANSWERS) {
     phase = 'answers';
     mkdirSync(WORK, { recursive: true });
-    const argv = ['eval', ...(args.includes('--answers') ? ['--answers'] : []), ...(FORWARD ? ['--forward-summaries'] : []), '--llm-url', LLM_URL, ...LLM_FLAGS, '--presets', opt('--presets', 'light'),
+    const argv = ['eval', ...(args.includes('--answers') ? ['--answers'] : []), ...(FORWARD ? ['--forward-summaries'] : []), ...(TAGS ? ['--tags'] : []),
+      ...(args.includes('--eval-questions') ? ['--questions', opt('--eval-questions')] : []), '--llm-url', LLM_URL, ...LLM_FLAGS, '--presets', opt('--presets', 'light'),
       '--answer-questions', opt('--answer-questions', '30'), '--cache', join(WORK, 'evalcache'), '--json', join(WORK, 'answers.json'),
       '--data', join(SHARED, 'data'), ...(args.includes('--dataset') ? ['--dataset', opt('--dataset')] : [])];
     console.error(`webrag ${argv.join(' ')}`);
     const out = await run(BIN, argv, (stderr) => {
       // How many forward summaries the model wrote (`<set>: N forward summaries (K unreadable)`).
-      for (const line of stderr.split('\n')) if (line.includes('forward summaries (')) console.log(line);
+      for (const line of stderr.split('\n')) if (line.includes('forward summaries (') || line.includes(' passages tagged now (')) console.log(line);
     });
     // The retrieval table (with `--forward-summaries` rows) and the answers table.
     console.log(FORWARD ? out : out.slice(out.indexOf('Answers with a real model')));
