@@ -202,7 +202,7 @@ impl Evidence {
             .into_iter()
             // A lone Latin letter carries nothing to check (`Roe's` → `roe`, `s`; a stray `<b>`).
             .filter(|t| !(t.len() == 1 && t.as_bytes()[0].is_ascii_alphabetic()))
-            .filter(|t| !asked.contains(t) && !crate::retrieve::is_stop_word(t) && t != "yes" && t != "no")
+            .filter(|t| !asked.contains(t) && !crate::retrieve::is_function_word(t) && t != "yes" && t != "no")
             .collect();
         let pool: Vec<&Source> =
             if cited.is_empty() { sources.iter().collect() } else { cited.iter().filter_map(|&i| sources.get(i)).collect() };
@@ -390,8 +390,9 @@ pub struct Perspective {
     pub view: String,
 }
 
-/// Reads a reply: the text without its confidence line and its `Answer:` label, the cited source indices (0-based,
-/// valid ones, first citation order) and the confidence the model reported (`None`: no line).
+/// Reads a reply: the text without its confidence line and its `Answer:` label, the cited
+/// source indices (0-based, valid ones, first citation order) and the confidence the model
+/// reported (`None`: no line).
 ///
 /// A list of sources after the answer — from a line that starts `Sources:` (or `Source:`,
 /// `References:`) on, as models append, often copying the sources' `<data>` titles — is not

@@ -344,7 +344,7 @@ struct EvalArgs {
     /// Only the first N questions of each set, over their own passages (HotpotQA's `context`,
     /// MuSiQue's `paragraphs`): a smaller pool for a quick run; its recall is not comparable with
     /// the whole set's.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     questions: Option<usize>,
     /// Also write the rows as JSON here.
     #[arg(long)]

@@ -271,7 +271,7 @@ pub fn group_by_document(hits: Vec<Hit>, k: usize) -> Vec<Hit> {
 /// questions, the other forms of `be` and `have`, the third-person pronouns, `from`, `both`,
 /// `also` and `than`. Retrieval still scores them (BM25's idf makes them cheap); only
 /// highlighting skips them, unless the query has nothing else.
-const SNIPPET_STOP_WORDS: &[&str] = &[
+const FUNCTION_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such",
     "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "what", "which", "who", "whom", "how",
     "why", "when", "where", "do", "does", "did", "can", "i", "you", "we", "my", "your", "were", "been", "has", "have", "had", "he", "she",
@@ -280,16 +280,16 @@ const SNIPPET_STOP_WORDS: &[&str] = &[
 
 /// Whether `term` (an analysed term) is an English function word: snippets leave it
 /// unhighlighted, and an answer's evidence does not count it.
-pub fn is_stop_word(term: &str) -> bool {
-    SNIPPET_STOP_WORDS.contains(&term)
+pub fn is_function_word(term: &str) -> bool {
+    FUNCTION_WORDS.contains(&term)
 }
 
 /// A window of about `width` characters of `text` around the first query-term match, split into
 /// plain and matching parts. Matching is on analysed terms (so `Rust` matches `rust`); a CJK
-/// character matches when it occurs in a query term. Stop words ([`is_stop_word`]) are not
-/// highlighted unless the query holds nothing but stop words.
+/// character matches when it occurs in a query term. Function words ([`is_function_word`]) are not
+/// highlighted unless the query holds nothing but function words.
 pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize) -> Vec<SnippetPart> {
-    let content: HashSet<String> = query_terms.iter().filter(|t| !is_stop_word(t)).cloned().collect();
+    let content: HashSet<String> = query_terms.iter().filter(|t| !is_function_word(t)).cloned().collect();
     let query_terms = if content.is_empty() { query_terms } else { &content };
     let cjk_chars: HashSet<char> = query_terms.iter().flat_map(|t| t.chars()).filter(|c| is_cjk(*c)).collect();
     // Byte ranges of matching words.
