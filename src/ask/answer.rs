@@ -193,6 +193,7 @@ const REFUSALS: &[&str] = &[
 impl Evidence {
     /// The evidence for `answer` (its text without the confidence line) to `question` in
     /// `sources` (title and text each), of which `cited` are the ones it cites.
+    #[inline(never)]
     pub fn of(answer: &str, question: &str, sources: &[Source], cited: &[usize]) -> Evidence {
         let lower = answer.to_lowercase().replace('\u{2019}', "'");
         let refusal = REFUSALS.iter().any(|r| lower.contains(r));
@@ -484,18 +485,26 @@ fn repair_citations(
 /// holds any, or when the answer has no word at all (`...`; lone Latin letters do not count).
 /// Its evidence stays that of all the sources: attribution names them, it does not change the
 /// confidence, but for a bare answer, which counts as citing its sources.
+#[inline(never)]
 fn attribute(text: &str, question: &str, given: &[Source]) -> Vec<usize> {
     let worded = crate::text::analyze(&strip_citations(text)).iter().any(|t| !(t.len() == 1 && t.as_bytes()[0].is_ascii_alphabetic()));
     if !worded {
         return Vec::new();
     }
-    let bare = Evidence::of(text, question, given, &[]).support.is_none();
-    let share: Vec<f32> = (0..given.len())
-        .map(|i| if bare { Evidence::of(question, "", given, &[i]) } else { Evidence::of(text, question, given, &[i]) })
-        .map(|e| e.support.unwrap_or(0.0))
-        .collect();
-    let best = share.iter().copied().fold(0.0, f32::max);
-    (0..given.len()).filter(|&i| best > 0.0 && share[i] == best).collect()
+    // A bare answer's words are the question's.
+    let (said, asked) = if Evidence::of(text, question, given, &[]).support.is_none() { (question, "") } else { (text, question) };
+    let (mut best, mut cited) = (0.0, Vec::new());
+    for i in 0..given.len() {
+        let share = Evidence::of(said, asked, given, &[i]).support.unwrap_or(0.0);
+        if share > best {
+            best = share;
+            cited.clear();
+        }
+        if share > 0.0 && share == best {
+            cited.push(i);
+        }
+    }
+    cited
 }
 
 /// Answers `question` from the `sources` chunks; `on_token` receives the final text once
