@@ -277,7 +277,8 @@ pub struct Answer {
     /// sources: `citations` holds those), without the confidence line; "I don't know." when
     /// `known` is false.
     pub text: String,
-    /// Chunk ids the answer cites, in the order first cited.
+    /// Chunk ids the answer cites, in the order first cited; where it cites none, the ones it is
+    /// attributed to (those holding its words, in context order: docs/ask-pipeline.md, "The answer").
     pub citations: Vec<String>,
     /// The confidence, computed from the evidence and capped by the model's own where it gave
     /// one (docs/ask-pipeline.md, "Confidence").

@@ -348,7 +348,10 @@ export interface AnnStats {
 }
 /** The answer. */
 export interface Answer {
-  /** Chunk ids the answer cites, in the order first cited. */
+  /**
+   * Chunk ids the answer cites, in the order first cited; where it cites none, the ones it is
+   * attributed to (those holding its words, in context order: docs/ask-pipeline.md, "The answer").
+   */
   citations: string[];
   /**
    * The confidence, computed from the evidence and capped by the model's own where it gave one
