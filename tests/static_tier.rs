@@ -2,7 +2,7 @@
 //! snapshot built with a static model ships its vocabulary and token rows, and `webrag/static`
 //! (plain JavaScript, run here in Node) turns a query into the same word-piece ids and the same
 //! vector as the engine's [`StaticModel`]: on hand-picked edge cases, HotpotQA passages and random
-//! hostile strings (seed printed). And the distilled model of the real encoder keeps meaning:
+//! hostile strings (seed printed). And the distilled and the trained model of the real encoder keep meaning:
 //! paraphrases closer than unrelated sentences.
 #![cfg(not(target_arch = "wasm32"))]
 mod common;
@@ -21,7 +21,7 @@ fn random_model(seed: u64) -> StaticModel {
     let dim = 32;
     let mut rng = SmallRng::seed_from_u64(seed);
     let rows: Vec<f32> = (0..tok.id_bound() as usize * dim).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    StaticModel::from_rows("test/random", tok, dim, &rows).expect("model")
+    StaticModel::from_rows("test/random", tok, dim, &rows, webrag::embed::static_model::Weighting::SifZipf).expect("model")
 }
 
 fn texts(seed: u64) -> Vec<String> {
@@ -194,20 +194,112 @@ fn a_static_model_file_round_trips_and_bad_files_are_typed_errors() {
     assert!(m.embed_one("").iter().all(|x| *x == 0.0), "no piece: zeros");
 }
 
+const MEANING_PAIRS: [(&str, &str, &str); 4] = [
+    ("How do owls hunt at night?", "Owls catch their prey in the dark.", "The stock market fell sharply on Monday."),
+    ("parse command line arguments", "reading the options given to a program", "a recipe for chocolate cake"),
+    ("the capital of France", "Paris is the largest city of France", "photosynthesis in green plants"),
+    ("football match results", "the team won the soccer game", "installing a kitchen sink"),
+];
+
+/// The paraphrase's cosine to the query minus the unrelated sentence's, per pair.
+fn meaning_margins(m: &StaticModel) -> Vec<f64> {
+    MEANING_PAIRS
+        .iter()
+        .map(|&(q, near, far)| {
+            let [q, near, far] = [q, near, far].map(|t| m.embed_one(t));
+            common::cosine(&q, &near) - common::cosine(&q, &far)
+        })
+        .collect()
+}
+
+/// The Pearson correlation between the model's and `m`'s cosines over all pairs of `texts`
+/// (`m` weighted by the texts' idf, as a site build weights it).
+fn similarity_agreement(m: &mut StaticModel, texts: &[String]) -> f64 {
+    m.weight_by_corpus(texts.iter().map(String::as_str));
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let teacher = common::model().embed_sync(&refs).expect("embed");
+    let student: Vec<Vec<f32>> = texts.iter().map(|t| m.embed_one(t)).collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..texts.len() {
+        for j in i + 1..texts.len() {
+            a.push(common::cosine(&teacher[i], &teacher[j]));
+            b.push(common::cosine(&student[i], &student[j]));
+        }
+    }
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let (va, vb): (f64, f64) = (a.iter().map(|x| (x - ma).powi(2)).sum(), b.iter().map(|y| (y - mb).powi(2)).sum());
+    cov / (va * vb).sqrt()
+}
+
+#[test]
+fn the_shipped_static_model_is_trained_and_agrees_with_its_encoder_more_than_the_distilled_one() {
+    let mut shipped =
+        StaticModel::from_bytes(tokenizer(), include_bytes!("../src/web/model/webrag-static.wrs")).expect("the shipped model");
+    let h = shipped.header().clone();
+    assert_eq!(
+        (h.source.as_str(), h.rows, h.dim, h.weighting.as_str()),
+        ("sentence-transformers/all-MiniLM-L6-v2", 30_522, 256, "tokenlearn")
+    );
+    let margins = meaning_margins(&shipped);
+    assert!(margins.iter().all(|d| *d > 0.05), "paraphrase margins {margins:?}");
+    // Texts it was not trained on (this repository's docs): the pairs the encoder finds similar,
+    // the trained model finds more similar than the distilled one does.
+    let texts: Vec<String> = doc_sentences().into_iter().step_by(7).take(150).collect();
+    let mut distilled = webrag::embed::distill::distill(common::model(), tokenizer(), 256, &mut |_, _| {}).expect("distill");
+    let (a, b) = (similarity_agreement(&mut shipped, &texts), similarity_agreement(&mut distilled, &texts));
+    eprintln!("agreement with the encoder over {} docs sentences' pairs: trained {a:.3}, distilled {b:.3}", texts.len());
+    assert!(a > b + 0.05, "trained {a:.3} should agree with the encoder more than the distilled {b:.3}");
+}
+
 #[test]
 fn the_distilled_model_keeps_meaning() {
     let tok = tokenizer();
     let m = webrag::embed::distill::distill(common::model(), tok, 128, &mut |_, _| {}).expect("distill");
     assert_eq!((m.header().rows, m.header().dim), (30_522, 128));
-    let pairs = [
-        ("How do owls hunt at night?", "Owls catch their prey in the dark.", "The stock market fell sharply on Monday."),
-        ("parse command line arguments", "reading the options given to a program", "a recipe for chocolate cake"),
-        ("the capital of France", "Paris is the largest city of France", "photosynthesis in green plants"),
-        ("football match results", "the team won the soccer game", "installing a kitchen sink"),
-    ];
-    for (q, near, far) in pairs {
-        let [q, near, far] = [q, near, far].map(|t| m.embed_one(t));
-        let (a, b) = (common::cosine(&q, &near), common::cosine(&q, &far));
-        assert!(a > b + 0.05, "paraphrase {a:.3} should beat unrelated {b:.3}");
+    let margins = meaning_margins(&m);
+    assert!(margins.iter().all(|d| *d > 0.05), "paraphrase margins {margins:?}");
+}
+
+/// Sentences of this repository's docs (every checkout has them): a corpus for a training test.
+fn doc_sentences() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut files: Vec<_> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/docs")).expect("docs").flatten().map(|e| e.path()).collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("doc");
+        for line in text.lines().filter(|l| l.len() > 40 && !l.starts_with('|') && !l.starts_with("```")) {
+            out.extend(line.split(". ").map(str::trim).filter(|s| s.split_whitespace().count() >= 5).map(str::to_string));
+        }
     }
+    out
+}
+
+#[test]
+fn training_moves_held_out_texts_toward_the_encoder() {
+    use webrag::embed::tokenlearn::{TrainParams, train};
+    let texts: Vec<String> = doc_sentences().into_iter().take(1500).collect();
+    assert!(texts.len() >= 1000, "{} sentences", texts.len());
+    let params = TrainParams { dim: 64, epochs: 2, ..TrainParams::default() };
+    let (m, report) = train(common::model(), tokenizer(), &texts, params, &mut |_, _, _| {}).expect("train");
+    assert_eq!((m.header().rows, m.header().dim, m.header().weighting.as_str()), (30_522, 64, "tokenlearn"));
+    assert_eq!(report.held_out, texts.len().div_ceil(50));
+    // The held-out sentences (never trained on) end closer to the encoder's vectors.
+    assert!(
+        report.cosine_after[1] > report.cosine_before + 0.05,
+        "held-out cosine {:.3} before, {:.3} after",
+        report.cosine_before,
+        report.cosine_after[1]
+    );
+    // Bad settings are typed errors, nothing trained.
+    let code =
+        |p: TrainParams, t: &[String]| train(common::model(), tokenizer(), t, p, &mut |_, _, _| {}).err().map(|e| e.code().to_string());
+    let bad = Some("INVALID_OPTION".to_string());
+    assert_eq!(code(TrainParams { dim: 0, ..params }, &texts), bad, "dim 0");
+    assert_eq!(code(TrainParams { dim: 385, ..params }, &texts), bad, "dim past the model's");
+    assert_eq!(code(TrainParams { epochs: 0, ..params }, &texts), bad, "no epoch");
+    assert_eq!(code(TrainParams { learning_rate: f32::NAN, ..params }, &texts), bad, "NaN step");
+    assert_eq!(code(params, &texts[..99]), bad, "too few texts");
 }

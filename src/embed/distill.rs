@@ -5,7 +5,7 @@
 //! builder's `.wasm` (cargo feature `builder`) for `npx webrag distill`; never in a page's build.
 use nalgebra::{DMatrix, SymmetricEigen};
 
-use crate::embed::static_model::SIF_A;
+use crate::embed::static_model::{SIF_A, Weighting};
 use crate::embed::{CpuEmbedder, Embedder, StaticModel, WordPiece};
 use crate::error::{InputError, Result};
 
@@ -22,38 +22,13 @@ pub fn distill(model: &CpuEmbedder, tokenizer: WordPiece, dim: usize, progress: 
     if dim == 0 || dim > hidden {
         return Err(InputError::InvalidOption { name: "dim".into(), reason: format!("{dim} is not in 1..={hidden}") }.into());
     }
-    let tok = model.tokenizer();
-    let n = tok.id_bound() as usize;
+    let n = model.tokenizer().id_bound() as usize;
     // 1. Every token alone through the model: its pooled output.
-    let mut out = DMatrix::<f64>::zeros(n, hidden);
-    let ids: Vec<u32> = (0..n as u32).collect();
-    for (b, batch) in ids.chunks(BATCH).enumerate() {
-        let seqs: Vec<Vec<u32>> = batch.iter().map(|&id| vec![tok.cls(), id, tok.sep()]).collect();
-        for (k, v) in model.embed_ids(&seqs).into_iter().enumerate() {
-            for (j, x) in v.into_iter().enumerate() {
-                out[(b * BATCH + k, j)] = f64::from(x);
-            }
-        }
-        progress((b * BATCH + batch.len()).min(n), n);
-    }
+    let mut out = token_outputs(model, progress);
     // 2. PCA: center, the covariance's eigenvectors by decreasing eigenvalue, project.
-    let mean = out.row_mean();
+    let (mean, basis) = principal_axes(&out, dim);
     for mut r in out.row_iter_mut() {
         r -= &mean;
-    }
-    let cov = out.transpose() * &out / n.max(1) as f64;
-    let eig = SymmetricEigen::new(cov);
-    let mut order: Vec<usize> = (0..hidden).collect();
-    crate::sort::by(&mut order, |&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]).then(a.cmp(&b)));
-    let basis = DMatrix::from_fn(hidden, dim, |i, j| eig.eigenvectors[(i, order[j])]);
-    // An eigenvector's sign is arbitrary: make each component's largest loading positive, so a
-    // distillation is the same on every machine's eigensolver.
-    let mut basis = basis;
-    for mut c in basis.column_iter_mut() {
-        let (at, _) = c.iter().enumerate().fold((0, 0f64), |best, (i, x)| if x.abs() > best.1 { (i, x.abs()) } else { best });
-        if c[at] < 0.0 {
-            c.neg_mut();
-        }
     }
     let projected = out * basis;
     // 3. SIF weights with Zipf probabilities, p(rank) = (1 / rank) / H(n): a WordPiece vocabulary
@@ -67,7 +42,51 @@ pub fn distill(model: &CpuEmbedder, tokenizer: WordPiece, dim: usize, progress: 
         let w = SIF_A / (SIF_A + p);
         rows.extend(r.iter().map(|x| (x * w) as f32));
     }
-    StaticModel::from_rows(model.model_id(), tokenizer, dim, &rows)
+    StaticModel::from_rows(model.model_id(), tokenizer, dim, &rows, Weighting::SifZipf)
+}
+
+/// Every vocabulary token alone (`[CLS] token [SEP]`) through `model`: its pooled output, one
+/// row per id (`id_bound × hidden`). `progress` gets the tokens done and the total.
+pub(crate) fn token_outputs(model: &CpuEmbedder, progress: &mut dyn FnMut(usize, usize)) -> DMatrix<f64> {
+    let tok = model.tokenizer();
+    let n = tok.id_bound() as usize;
+    let mut out = DMatrix::<f64>::zeros(n, model.dim());
+    let ids: Vec<u32> = (0..n as u32).collect();
+    for (b, batch) in ids.chunks(BATCH).enumerate() {
+        let seqs: Vec<Vec<u32>> = batch.iter().map(|&id| vec![tok.cls(), id, tok.sep()]).collect();
+        for (k, v) in model.embed_ids(&seqs).into_iter().enumerate() {
+            for (j, x) in v.into_iter().enumerate() {
+                out[(b * BATCH + k, j)] = f64::from(x);
+            }
+        }
+        progress((b * BATCH + batch.len()).min(n), n);
+    }
+    out
+}
+
+/// The mean row of `data` and its first `dim` principal axes (`cols × dim`, by decreasing
+/// variance): the eigenvectors of the centred rows' covariance, each signed so that its largest
+/// loading is positive (an eigenvector's sign is arbitrary; this makes a distillation the same on
+/// every machine's eigensolver). `dim` must be at most `data`'s columns.
+pub(crate) fn principal_axes(data: &DMatrix<f64>, dim: usize) -> (nalgebra::RowDVector<f64>, DMatrix<f64>) {
+    let (n, cols) = data.shape();
+    let mean = data.row_mean();
+    let mut centred = data.clone();
+    for mut r in centred.row_iter_mut() {
+        r -= &mean;
+    }
+    let cov = centred.transpose() * &centred / n.max(1) as f64;
+    let eig = SymmetricEigen::new(cov);
+    let mut order: Vec<usize> = (0..cols).collect();
+    crate::sort::by(&mut order, |&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]).then(a.cmp(&b)));
+    let mut basis = DMatrix::from_fn(cols, dim, |i, j| eig.eigenvectors[(i, order[j])]);
+    for mut c in basis.column_iter_mut() {
+        let (at, _) = c.iter().enumerate().fold((0, 0f64), |best, (i, x)| if x.abs() > best.1 { (i, x.abs()) } else { best });
+        if c[at] < 0.0 {
+            c.neg_mut();
+        }
+    }
+    (mean, basis)
 }
 
 /// Each id's Zipf rank: words (pieces of two or more characters, the continuation prefix aside,

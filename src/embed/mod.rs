@@ -17,6 +17,8 @@ pub mod ops;
 pub mod quantize;
 pub mod static_model;
 pub mod tokenizer;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod tokenlearn;
 pub mod vecmath;
 
 use crate::error::{ModelError, Result};

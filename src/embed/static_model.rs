@@ -30,6 +30,27 @@ pub const DEFAULT_DIM: usize = 256;
 /// The SIF constant `a` of the weighting `a / (a + p)`.
 pub const SIF_A: f64 = 1e-4;
 
+/// How a static model's rows were made, as its header's `weighting` names it (a site build
+/// appends `+idf` when it weights the rows by the site: [`StaticModel::weight_by_corpus`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weighting {
+    /// Distilled: PCA of the tokens' outputs, SIF weights by Zipf rank (`sif-zipf`).
+    SifZipf,
+    /// Distilled, then trained against the model's outputs on a corpus under corpus idf weights
+    /// ([`crate::embed::tokenlearn`]; `tokenlearn`): rows that expect idf weights in a mean.
+    Tokenlearn,
+}
+
+impl Weighting {
+    /// The header's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Weighting::SifZipf => "sif-zipf",
+            Weighting::Tokenlearn => "tokenlearn",
+        }
+    }
+}
+
 /// The JSON header of a static model file.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StaticHeader {
@@ -39,9 +60,9 @@ pub struct StaticHeader {
     pub dim: usize,
     /// Rows (= the tokenizer's id bound).
     pub rows: usize,
-    /// How rows were weighted (`sif-zipf`).
+    /// How rows were made ([`Weighting::as_str`]), `+idf` once weighted by a corpus.
     pub weighting: String,
-    /// The SIF constant.
+    /// The SIF constant (0 for a trained model, which has no SIF weights).
     pub sif: f64,
 }
 
@@ -68,7 +89,7 @@ impl StaticModel {
     ///
     /// Errors: [`ModelError::CorruptWeights`] when the rows do not match the tokenizer's ids or
     /// a value is not finite.
-    pub fn from_rows(source: &str, tokenizer: WordPiece, dim: usize, rows: &[f32]) -> Result<Self> {
+    pub fn from_rows(source: &str, tokenizer: WordPiece, dim: usize, rows: &[f32], weighting: Weighting) -> Result<Self> {
         let n = tokenizer.id_bound() as usize;
         if dim == 0 || rows.len() != n.checked_mul(dim).ok_or_else(|| invalid("too many rows"))? {
             return Err(invalid(format!("{} values for {n} tokens of {dim} dimensions", rows.len())));
@@ -83,7 +104,13 @@ impl StaticModel {
             scales.push(scale);
             q.extend(r);
         }
-        let header = StaticHeader { source: source.to_string(), dim, rows: n, weighting: "sif-zipf".into(), sif: SIF_A };
+        let header = StaticHeader {
+            source: source.to_string(),
+            dim,
+            rows: n,
+            weighting: weighting.as_str().into(),
+            sif: if weighting == Weighting::SifZipf { SIF_A } else { 0.0 },
+        };
         Ok(StaticModel { id: static_id(source), header, tokenizer, scales, rows: q })
     }
 

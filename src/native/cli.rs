@@ -330,6 +330,24 @@ struct DistillArgs {
     /// Dimensions of a row (PCA components), 1 up to the model's (384 for all-MiniLM-L6-v2).
     #[arg(long, default_value_t = crate::embed::static_model::DEFAULT_DIM)]
     dim: usize,
+    /// Then train the rows against the model on this corpus (one text a line; the tokenlearn
+    /// method, `crate::embed::tokenlearn`): `tests/models/wordnet_corpus.py` writes the one the
+    /// package's static model is trained on.
+    #[arg(long)]
+    train: Option<PathBuf>,
+    /// With --train: passes over the corpus (1 to 8).
+    #[arg(long, default_value_t = 3)]
+    epochs: usize,
+    /// With --train: Adam's step size.
+    #[arg(long, default_value_t = 2e-3)]
+    learning_rate: f32,
+    /// With --train: texts per minibatch.
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// With --train: keep the model's vectors of the corpus in this file, and reuse them when
+    /// the model and the corpus are the same (a second run only trains).
+    #[arg(long)]
+    cache: Option<PathBuf>,
 }
 
 /// The arguments of `webrag eval`.
@@ -874,15 +892,39 @@ async fn search(models: &Models, a: SearchArgs) -> crate::Result<()> {
 
 /// `webrag distill`.
 async fn distill(models: &Models, a: DistillArgs) -> crate::Result<()> {
-    let DistillArgs { out, dim } = a;
+    let DistillArgs { out, dim, train, epochs, learning_rate, batch, cache } = a;
     let t0 = Instant::now();
     let mut last = 0;
-    let m = crate::native::distill::distill_dir(&models.dir, dim, &mut |done, total| {
-        if done * 10 / total.max(1) != last {
-            last = done * 10 / total.max(1);
-            eprintln!("distilling: {done} of {total} tokens through the model");
-        }
-    })?;
+    let m = if let Some(corpus) = train {
+        let text =
+            std::fs::read_to_string(&corpus).map_err(|e| crate::embed::file_error("corpus", format!("{}: {e}", corpus.display())))?;
+        let texts: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
+        let params = crate::embed::tokenlearn::TrainParams { dim, epochs, learning_rate, batch };
+        let mut last = (crate::embed::tokenlearn::Stage::Targets, usize::MAX);
+        let (m, report) = crate::native::distill::train_dir(&models.dir, &texts, cache.as_deref(), params, &mut |stage, done, total| {
+            let tenth = done * 10 / total.max(1);
+            if (stage, tenth) != last {
+                last = (stage, tenth);
+                eprintln!("training: {stage:?} {done} of {total} ({:.0} s)", t0.elapsed().as_secs_f64());
+            }
+        })?;
+        println!(
+            "trained on {} texts of {} ({} held out): held-out mean cosine to the model {:.4} before, after each epoch {}",
+            report.texts,
+            corpus.display(),
+            report.held_out,
+            report.cosine_before,
+            report.cosine_after[..epochs].iter().map(|c| format!("{c:.4}")).collect::<Vec<_>>().join(" ")
+        );
+        m
+    } else {
+        crate::native::distill::distill_dir(&models.dir, dim, &mut |done, total| {
+            if done * 10 / total.max(1) != last {
+                last = done * 10 / total.max(1);
+                eprintln!("distilling: {done} of {total} tokens through the model");
+            }
+        })?
+    };
     let bytes = m.to_bytes();
     std::fs::write(&out, &bytes).map_err(|e| crate::embed::file_error(&out.display().to_string(), e))?;
     println!(
@@ -1129,11 +1171,14 @@ impl EvalReport {
 
     /// With `--tune-fusion`: the weights chosen and their held-out recall.
     fn print_fusion(&self, a: &EvalArgs) {
-        for (label, sets) in [("", &self.fusion_sets), (" (the static model)", &self.static_fusion_sets)] {
+        let engine = crate::config::Config::default().fusion_weights;
+        for (label, sets, shipped) in
+            [("", &self.fusion_sets, engine), (" (the static model)", &self.static_fusion_sets, crate::snapshot::STATIC_FUSION_WEIGHTS)]
+        {
             if !a.tune_fusion || sets.is_empty() {
                 continue;
             }
-            let t = crate::native::eval_fusion::tune(sets, crate::config::Config::default().rrf_k);
+            let t = crate::native::eval_fusion::tune(sets, crate::config::Config::default().rrf_k, shipped);
             let w = t.weights;
             println!();
             println!(

@@ -16,6 +16,45 @@ pub fn distill_dir(dir: &Path, dim: usize, progress: &mut dyn FnMut(usize, usize
     distill(&model, tokenizer, dim, progress)
 }
 
+/// Distills and trains a static model of the model in `dir` on `texts`
+/// ([`crate::embed::tokenlearn::train`]).
+///
+/// Errors: the model folder's, and `train`'s.
+/// With `cache`, the encoder's vectors of the texts are kept in that file (little-endian f32 after
+/// the SHA-256 of the model's weights and the texts) and read back by a run on the same model
+/// and texts, which then only trains.
+pub fn train_dir(
+    dir: &Path,
+    texts: &[String],
+    cache: Option<&Path>,
+    params: crate::embed::tokenlearn::TrainParams,
+    progress: &mut dyn FnMut(crate::embed::tokenlearn::Stage, usize, usize),
+) -> Result<(StaticModel, crate::embed::tokenlearn::TrainReport)> {
+    use sha2::{Digest, Sha256};
+    let files = crate::native::read_model_files(dir)?;
+    let model = CpuEmbedder::from_files(&crate::native::model_id(), &files)?;
+    let tokenizer = WordPiece::from_bytes(&files.tokenizer, model.tokenizer().max_len())?;
+    let mut h = Sha256::new();
+    h.update(&files.weights);
+    for t in texts {
+        h.update((t.len() as u64).to_le_bytes());
+        h.update(t.as_bytes());
+    }
+    let key: [u8; 32] = h.finalize().into();
+    let cached = cache
+        .and_then(|c| std::fs::read(c).ok())
+        .filter(|b| b.len() >= 32 && b[..32] == key)
+        .map(|b| b[32..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<f32>>());
+    let (m, report, targets) = crate::embed::tokenlearn::train_with_targets(&model, tokenizer, texts, cached, params, progress)?;
+    if let Some(c) = cache {
+        let mut b = Vec::with_capacity(32 + targets.len() * 4);
+        b.extend_from_slice(&key);
+        b.extend(targets.iter().flat_map(|x| x.to_le_bytes()));
+        std::fs::write(c, b).map_err(|e| crate::embed::file_error("targets cache", format!("{}: {e}", c.display())))?;
+    }
+    Ok((m, report))
+}
+
 /// Reads a static model file distilled from the model in `dir` (its `tokenizer.json` and
 /// `config.json`).
 ///

@@ -132,8 +132,9 @@ pub struct Tuned {
     pub rows: Vec<(String, String, f64, f64, f64)>,
 }
 
-/// Tunes on the even-numbered questions of every set and reports on the odd-numbered ones.
-pub fn tune(sets: &[(String, Vec<Fusable>)], rrf_k: f32) -> Tuned {
+/// Tunes on the even-numbered questions of every set and reports on the odd-numbered ones,
+/// beside the `shipped` weights (what a build uses today).
+pub fn tune(sets: &[(String, Vec<Fusable>)], rrf_k: f32, shipped: FusionWeights) -> Tuned {
     fn half(qs: &[Fusable], odd: usize) -> Vec<&Fusable> {
         qs.iter().enumerate().filter(|(i, _)| i % 2 == odd).map(|x| x.1).collect()
     }
@@ -173,12 +174,15 @@ pub fn tune(sets: &[(String, Vec<Fusable>)], rrf_k: f32) -> Tuned {
     for (name, qs) in sets {
         let held = half(qs, 1);
         let off = GraphCascade::OFF;
-        let rows_of: [(&str, [f32; 3], GraphCascade); 7] = [
+        let shipped_label =
+            format!("hybrid+graph, shipped weights (bm25 {}, dense {}, graph {}), no cascade", shipped.bm25, shipped.dense, shipped.graph);
+        let rows_of: [(&str, [f32; 3], GraphCascade); 8] = [
             ("bm25", [1.0, 0.0, 0.0], off),
             ("dense", [0.0, 1.0, 0.0], off),
             ("graph", [0.0, 0.0, 1.0], off),
             ("hybrid+graph, equal weights, no cascade", [1.0, 1.0, 1.0], off),
             ("hybrid+graph, tuned weights, no cascade", best.0, off),
+            (shipped_label.as_str(), [shipped.bm25, shipped.dense, shipped.graph], off),
             ("hybrid+graph, graph cascade (keep 2, candidates 1: the default)", [1.0, 1.0, 1.0], GraphCascade::DEFAULT),
             (tuned_label.as_str(), [1.0, 1.0, 1.0], c),
         ];
