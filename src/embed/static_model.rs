@@ -10,8 +10,10 @@
 //! components; each row then weighted by SIF (Arora et al. 2017) with the token's probability
 //! estimated by Zipf's law from its rank among the vocabulary's words (`a / (a + p)`,
 //! `p ∝ 1 / rank`; special tokens and single characters count as the most frequent), so frequent
-//! pieces count less in a mean; stored as int8 with one f32 scale per row. A site build then
-//! weights the rows by the site's own idf ([`StaticModel::weight_by_corpus`]).
+//! pieces count less in a mean; stored as int8 with one f32 scale per row. Or, with `--train`,
+//! the projected rows are then trained against the model on a corpus ([`crate::embed::tokenlearn`];
+//! the package's model is). A site build then weights the rows by the site's own idf
+//! ([`StaticModel::weight_by_corpus`]).
 //!
 //! File (`WRS1`, little-endian): magic, u32 length of a JSON header
 //! (`{"source", "dim", "rows", "weighting", "sif"}`), then `rows` f32 scales, then `rows × dim`

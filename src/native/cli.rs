@@ -111,8 +111,9 @@ enum Cmd {
     Quantize(QuantizeArgs),
     /// Distill a static embedding model from the model (--model), by the Model2Vec method: every
     /// vocabulary token through the model, PCA to --dim components, SIF weights by Zipf rank,
-    /// int8 rows. A text's vector is then the normalised mean of its word pieces' rows: no
-    /// forward pass (`index --vectors static`, and queries in `webrag/static` without a model).
+    /// int8 rows; with --train, the rows then trained against the model on a corpus (tokenlearn).
+    /// A text's vector is then the normalised mean of its word pieces' rows: no forward pass
+    /// (`index --vectors static`, and queries in `webrag/static` without a model).
     Distill(DistillArgs),
     /// Recall@2/5/10 of bm25, dense and hybrid on HotpotQA and MuSiQue train100.
     Eval(EvalArgs),
