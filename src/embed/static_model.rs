@@ -77,31 +77,13 @@ pub struct StaticModel {
     rows: Vec<i8>,
 }
 
-/// Each of `rows` token ids' inverse document frequency over `texts` (each a text's word-piece
-/// ids): BM25's `ln(1 + (N − df + 0.5) / (df + 0.5))`, a token absent from them counting as seen
-/// once; ids past `rows` are left out. `None` for no text.
-pub fn token_idf<I: IntoIterator<Item = u32>>(rows: usize, texts: impl IntoIterator<Item = I>) -> Option<Vec<f32>> {
-    let mut df = vec![0u32; rows];
-    let mut n = 0u32;
-    let mut seen = Vec::new();
-    for t in texts {
-        n += 1;
-        seen.clear();
-        seen.extend(t.into_iter().map(|id| id as usize).filter(|id| *id < rows));
-        crate::sort::ascending(&mut seen);
-        seen.dedup();
-        for id in &seen {
-            df[*id] += 1;
-        }
-    }
-    (n > 0).then(|| {
-        df.iter()
-            .map(|df| {
-                let df = f64::from((*df).max(1));
-                (1.0 + (f64::from(n) - df + 0.5) / (df + 0.5)).ln() as f32
-            })
-            .collect()
-    })
+/// A token's inverse document frequency in a corpus of `n` texts, `df` of which hold it: BM25's
+/// `ln(1 + (N − df + 0.5) / (df + 0.5))`, a token absent from them counting as seen once. A site
+/// build weights the rows by it ([`StaticModel::weight_by_corpus`]) and the training weights the
+/// corpus's sums by it ([`crate::embed::tokenlearn`]).
+pub fn corpus_idf(n: u32, df: u32) -> f32 {
+    let df = f64::from(df.max(1));
+    (1.0 + (f64::from(n) - df + 0.5) / (df + 0.5)).ln() as f32
 }
 
 /// The model id a static model of `source` records (snapshots, the store).
@@ -182,13 +164,26 @@ impl StaticModel {
     /// mean leans on the words that tell this corpus's texts apart: a site build weights the
     /// model by the site's own pages, and the snapshot ships the weighted rows its queries use.
     pub fn weight_by_corpus<'a>(&mut self, texts: impl IntoIterator<Item = &'a str>) {
-        let tokenizer = &self.tokenizer;
-        let pieces = texts.into_iter().map(|t| tokenizer.pieces(t).into_iter().map(|(id, _)| id));
-        let Some(idf) = token_idf(self.header.rows, pieces) else {
+        let n_rows = self.header.rows;
+        let mut df = vec![0u32; n_rows];
+        let mut n = 0u32;
+        let mut seen = Vec::new();
+        for t in texts {
+            n += 1;
+            seen.clear();
+            seen.extend(self.tokenizer.pieces(t).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
+            crate::sort::ascending(&mut seen);
+            seen.dedup();
+            for id in &seen {
+                df[*id] += 1;
+            }
+        }
+        if n == 0 {
             return;
-        };
+        }
         let d = self.header.dim;
-        for (i, idf) in idf.into_iter().enumerate() {
+        for (i, df) in df.iter().enumerate() {
+            let idf = corpus_idf(n, *df);
             let row: Vec<f32> = self.rows[i * d..(i + 1) * d].iter().map(|q| self.scales[i] * f32::from(*q) * idf).collect();
             let (scale, q) = quantize_i8(&row);
             self.scales[i] = scale;

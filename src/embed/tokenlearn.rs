@@ -10,7 +10,7 @@
 //! 2. Start: every token alone through the encoder, projected the same way (what a distilled
 //!    model holds, before its SIF weights).
 //! 3. Weights: each token's idf over the corpus (BM25's `ln(1 + (N − df + 0.5) / (df + 0.5))`:
-//!    [`crate::embed::static_model::token_idf`], which a site build weights the rows by), so the
+//!    [`corpus_idf`], which a site build weights the rows by), so the
 //!    rows are trained under the weighting a site build applies to them.
 //! 4. Loss: `1 − cos(Σ idf_t r_t, t)` over the text's word pieces (`[UNK]` left out, as
 //!    [`StaticModel::embed_one`] leaves it out), minimised by Adam (Kingma & Ba 2015) on
@@ -23,7 +23,7 @@ use nalgebra::DMatrix;
 use sha2::{Digest, Sha256};
 
 use crate::embed::distill::{principal_axes, token_outputs};
-use crate::embed::static_model::Weighting;
+use crate::embed::static_model::{Weighting, corpus_idf};
 use crate::embed::{CpuEmbedder, Embedder, StaticModel, WordPiece};
 use crate::error::{InputError, Result};
 
@@ -170,7 +170,18 @@ pub fn train_with_targets(
         .iter()
         .map(|t| tokenizer.pieces(t).into_iter().map(|(id, _)| id).filter(|id| *id != unk && (*id as usize) < n).collect())
         .collect();
-    let idf = crate::embed::static_model::token_idf(n, pieces.iter().map(|p| p.iter().copied())).unwrap_or_default();
+    let mut df = vec![0u32; n];
+    let mut seen = Vec::new();
+    for p in &pieces {
+        seen.clear();
+        seen.extend(p.iter().copied());
+        crate::sort::ascending(&mut seen);
+        seen.dedup();
+        for id in &seen {
+            df[*id as usize] += 1;
+        }
+    }
+    let idf: Vec<f32> = df.iter().map(|d| corpus_idf(texts.len() as u32, *d)).collect();
 
     // 4. Training.
     let (train_ix, held): (Vec<usize>, Vec<usize>) = (0..texts.len()).partition(|i| i % HOLD_OUT != 0);
