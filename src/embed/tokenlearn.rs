@@ -94,7 +94,7 @@ pub fn train(
     train_with_targets(model, tokenizer, texts, None, params, progress).map(|(m, r, _)| (m, r))
 }
 
-/// [`train`], with the encoder's vectors of `texts` (`texts.len() × hidden`, row by row) when a
+/// [`train`], with the encoder's vectors of `texts` (`texts.len() × hidden`, row by row) when an
 /// earlier run computed them (`targets`); returns them too, for the next run.
 ///
 /// Errors: [`train`]'s, and [`InputError::InvalidOption`] for `targets` of the wrong length.
