@@ -58,7 +58,7 @@ pub enum Stage {
 }
 
 /// What [`train`] measured: the held-out texts' mean cosine to their targets.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TrainReport {
     /// Texts trained on.
     pub texts: usize,
@@ -66,8 +66,8 @@ pub struct TrainReport {
     pub held_out: usize,
     /// Held-out mean cosine before training (the projected token outputs, idf-weighted).
     pub cosine_before: f64,
-    /// Held-out mean cosine after each epoch.
-    pub cosine_after: [f64; 8],
+    /// Held-out mean cosine after each epoch, one per epoch.
+    pub cosine_after: Vec<f64>,
 }
 
 /// Every text at index `i` with `i % HOLD_OUT == 0` is held out.
@@ -190,8 +190,12 @@ pub fn train_with_targets(
         let sum: f64 = held.iter().map(|&i| f64::from(cosine(rows, &pieces[i], &idf, &targets[i * dim..(i + 1) * dim], &mut s).0)).sum();
         sum / held.len().max(1) as f64
     };
-    let mut report =
-        TrainReport { texts: train_ix.len(), held_out: held.len(), cosine_before: held_cosine(&rows), cosine_after: [f64::NAN; 8] };
+    let mut report = TrainReport {
+        texts: train_ix.len(),
+        held_out: held.len(),
+        cosine_before: held_cosine(&rows),
+        cosine_after: Vec::with_capacity(epochs),
+    };
     let mut m1 = vec![0f32; n * dim];
     let mut m2 = vec![0f32; n * dim];
     let mut steps = vec![0u32; n];
@@ -244,7 +248,7 @@ pub fn train_with_targets(
             touched.clear();
             progress(Stage::Training, epoch * batches_per_epoch + b + 1, epochs * batches_per_epoch);
         }
-        report.cosine_after[epoch] = held_cosine(&rows);
+        report.cosine_after.push(held_cosine(&rows));
     }
     let model = StaticModel::from_rows(model.model_id(), tokenizer, dim, &rows, Weighting::Tokenlearn)?;
     Ok((model, report, encoded))

@@ -332,8 +332,8 @@ struct DistillArgs {
     #[arg(long, default_value_t = crate::embed::static_model::DEFAULT_DIM)]
     dim: usize,
     /// Then train the rows against the model on this corpus (one text a line; the tokenlearn
-    /// method, `crate::embed::tokenlearn`): `tests/models/wordnet_corpus.py` writes the one the
-    /// package's static model is trained on.
+    /// method, `crate::embed::tokenlearn`): `tests/models/static_corpus.py` writes the one the
+    /// package's static model is trained on (src/web/model/README.md).
     #[arg(long)]
     train: Option<PathBuf>,
     /// With --train: passes over the corpus (1 to 8).
@@ -915,7 +915,7 @@ async fn distill(models: &Models, a: DistillArgs) -> crate::Result<()> {
             corpus.display(),
             report.held_out,
             report.cosine_before,
-            report.cosine_after[..epochs].iter().map(|c| format!("{c:.4}")).collect::<Vec<_>>().join(" ")
+            report.cosine_after.iter().map(|c| format!("{c:.4}")).collect::<Vec<_>>().join(" ")
         );
         m
     } else {
