@@ -187,6 +187,19 @@ pub fn vec_block_i4(magic: &[u8; 4], ids: &[u32], rows: &[(f32, Vec<i8>)], dim: 
     b
 }
 
+/// A vector block of sign bits (binary quantization): the layout of [`vec_block`] with one bit a
+/// component, set when it is ≥ 0, eight to a byte, the first in the lowest bit, `⌈dim / 8⌉` bytes
+/// a row; every scale `1/√dim`, so a row reads as the unit vector of ±1 components. A static-tier
+/// snapshot's graph files (`WRB1`).
+pub fn vec_block_sign<V: AsRef<[f32]>>(magic: &[u8; 4], ids: &[u32], rows: &[V], dim: usize) -> Vec<u8> {
+    let scale = 1.0 / (dim.max(1) as f32).sqrt();
+    let mut b = block_start(magic, ids, rows.iter().map(|_| scale), rows.len(), dim, 1);
+    for v in rows {
+        b.extend(v.as_ref().chunks(8).map(|c| c.iter().enumerate().fold(0u8, |a, (i, x)| a | (u8::from(*x >= 0.0) << i))));
+    }
+    b
+}
+
 /// A block's magic, counts, ids and scales, with room for `rows × dim` values of `width` bytes.
 fn block_start(magic: &[u8; 4], ids: &[u32], scales: impl Iterator<Item = f32>, rows: usize, dim: usize, width: usize) -> Vec<u8> {
     let mut b = Vec::with_capacity(12 + rows * (8 + width * dim));
@@ -368,6 +381,18 @@ mod tests {
 
     /// int4 rows: two values a byte, the first in the low four bits, two's complement, an odd
     /// dimension's last byte padded; within half a step (scale / 2) of the vector.
+    #[test]
+    fn sign_block_packs_eight_components_a_byte_lowest_bit_first() {
+        let v = [0.5f32, -0.1, 0.0, -2.0, 1.0, 1.0, -1.0, 0.3, -0.7, 0.2];
+        let b = vec_block_sign(b"WRB1", &[0, 1], &[v.to_vec(), v.iter().map(|x| -x).collect()], 10);
+        assert_eq!(&b[..12], [&b"WRB1"[..], &2u32.to_le_bytes(), &10u32.to_le_bytes()].concat());
+        assert_eq!(&b[12..20], [0u32.to_le_bytes(), 1u32.to_le_bytes()].concat());
+        assert_eq!(f32::from_le_bytes(b[20..24].try_into().unwrap()), 1.0 / 10f32.sqrt());
+        // Signs ≥ 0 at 0, 2, 4, 5, 7 and 9; each row ⌈10 / 8⌉ = 2 bytes. The negated row: 0.0
+        // stays ≥ 0, so component 2 is set in both.
+        assert_eq!(&b[28..], [0b1011_0101, 0b10, 0b0100_1110, 0b01]);
+    }
+
     #[test]
     fn int4_blocks_pack_two_values_a_byte_low_first() {
         let (scale, q) = crate::embed::vecmath::quantize_i4(&[0.7, -0.7, 0.1, -0.36, 0.0]);

@@ -622,10 +622,13 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
         .into());
     };
     let t0 = Instant::now();
-    let (docs, skipped) = crate::snapshot::with_text(crate::native::site::crawl(site, &out)?);
-    eprintln!("crawled {} pages under {}", docs.len() + skipped.len(), site.display());
-    for id in &skipped {
+    let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(crate::native::site::crawl(site, &out)?);
+    eprintln!("crawled {} pages under {}", docs.len() + empty.len() + noindex.len(), site.display());
+    for id in &empty {
         eprintln!("warning: skipped {id}: no text to index");
+    }
+    if !noindex.is_empty() {
+        eprintln!("left out {} pages marked <meta name=\"robots\" content=\"noindex\">: {}", noindex.len(), noindex.join(", "));
     }
     let llm = match llm_url {
         Some(_) if vectors == "none" => {
@@ -647,13 +650,8 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
         }
         None => None,
     };
-    let p = crate::native::site::SnapshotParams {
-        vectors: vectors != "none",
-        fusion_weights: (vectors == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
-        graph: vectors != "none" && !no_graph,
-        kb,
-        ..Default::default()
-    };
+    let p = crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, kb, ..Default::default() };
+    let p = if vectors == "static" { p.static_tier() } else { p };
     // A static model is weighted by the whole site, so a page's vectors depend on every
     // other page: no build cache (embedding costs what tokenizing does anyway).
     let cache = if no_cache || vectors == "static" { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };

@@ -78,6 +78,10 @@ pub struct SnapshotParams {
     /// Fusion weights of the build's engine, written to the manifest (`fusion.weights`); `None`:
     /// the engine's defaults. A static-tier build uses [`STATIC_FUSION_WEIGHTS`].
     pub fusion_weights: Option<crate::retrieve::FusionWeights>,
+    /// The topics (pages) a page's graph search reads, seeds included (the manifest's
+    /// `graph.maxTopics`); `None`: the engine's `graph.maxTopics`. A static-tier build uses
+    /// [`STATIC_GRAPH_TOPICS`].
+    pub graph_topics: Option<usize>,
     /// Write the graph shards (the pseudo-graph's mind maps, one file per page; needs `vectors`
     /// and an engine that built the graph). Default true.
     pub graph: bool,
@@ -101,6 +105,7 @@ impl Default for SnapshotParams {
             kmeans_iterations: 8,
             vectors: true,
             fusion_weights: None,
+            graph_topics: None,
             graph: true,
             kb: false,
         }
@@ -124,7 +129,27 @@ impl SnapshotParams {
         if let Some(w) = self.fusion_weights {
             config.fusion_weights = w;
         }
+        if let Some(t) = self.graph_topics {
+            config.graph.max_topics = t.max(1);
+        }
         config
+    }
+
+    /// These parameters for a static-tier build (`--vectors static`): [`STATIC_FUSION_WEIGHTS`],
+    /// [`STATIC_GRAPH_TOPICS`], and smaller shards — term shards of 8 KiB, vocabulary shards of
+    /// 2 KiB, 4 token rows a file — because its first hybrid query reads the terms', the query's
+    /// vocabulary and token rows' and the seed pages' graph files at once: on a documentation site
+    /// of long pages these took its median from 275 to 194 KB of snapshot files (docs/benchmarks.md,
+    /// "The static model").
+    pub fn static_tier(self) -> Self {
+        SnapshotParams {
+            fusion_weights: Some(STATIC_FUSION_WEIGHTS),
+            graph_topics: Some(STATIC_GRAPH_TOPICS),
+            term_shard_bytes: 8 * 1024,
+            vocab_shard_bytes: 2 * 1024,
+            token_rows: 4,
+            ..self
+        }
     }
 }
 
@@ -156,15 +181,31 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
     Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), ..Default::default() })
 }
 
-/// The pages with text to index, and the ids of those without (no text block after parsing: an
-/// empty file, a page of scripts or navigation only), which a site build skips with a warning
-/// instead of failing on the engine's `EMPTY_DOCUMENT`.
-pub fn with_text(docs: Vec<DocumentInput>) -> (Vec<DocumentInput>, Vec<String>) {
-    let (keep, skip): (Vec<_>, Vec<_>) = docs.into_iter().partition(|d| {
+/// A site's pages sorted for a build: those with text to index, and the ids of those left out.
+#[derive(Debug, Default)]
+pub struct SitePages {
+    /// The pages to index.
+    pub docs: Vec<DocumentInput>,
+    /// Pages with no text block after parsing (an empty file, a page of scripts or navigation
+    /// only), which a site build skips with a warning instead of failing on `EMPTY_DOCUMENT`.
+    pub empty: Vec<String>,
+    /// Pages that ask not to be indexed (`<meta name="robots" content="noindex">`: a site
+    /// generator's print-all page, table of contents or search page).
+    pub noindex: Vec<String>,
+}
+
+/// Sorts `docs` into [`SitePages`] (each page parsed once here; the engine parses again).
+pub fn with_text(docs: Vec<DocumentInput>) -> SitePages {
+    let mut pages = SitePages::default();
+    for d in docs {
         let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
-        crate::text::parse(&d.text, format).is_ok_and(|p| p.blocks.iter().any(|b| !b.text.trim().is_empty()))
-    });
-    (keep, skip.into_iter().map(|d| d.id).collect())
+        match crate::text::parse(&d.text, format) {
+            Ok(p) if p.noindex => pages.noindex.push(d.id),
+            Ok(p) if p.blocks.iter().any(|b| !b.text.trim().is_empty()) => pages.docs.push(d),
+            _ => pages.empty.push(d.id),
+        }
+    }
+    pages
 }
 
 /// Pages a site build adds per batch (native and `npx`: the same batches, the same snapshot).
@@ -274,8 +315,9 @@ pub struct SnapshotSummary {
 /// How a snapshot stores its chunk vectors (the IVF lists): int8 (`WRV1` blocks) with the
 /// transformer tier, int4 (`WRV4`, half the bytes) with the static tier, whose dense R@5 int4
 /// leaves within 1 point of int8 (docs/benchmarks.md, "The static model"). The manifest's
-/// `vectors.quant` names it. Graph files keep int8 node vectors: with int4 ones the static
-/// tier's fused top-1 on bench-rank's 200 questions fell from 151 to 146.
+/// `vectors.quant` names it. A graph file's node vectors are int8 with the transformer tier and
+/// sign bits with the static tier (`WRB1`, a 32nd of f32's bytes: a documentation site's graph
+/// files were most of a first hybrid query's bytes; docs/benchmarks.md, "The static model").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
@@ -284,6 +326,8 @@ pub enum VectorCode {
     Int8,
     /// Four bits a component, two to a byte.
     Int4,
+    /// One bit a component, its sign (binary quantization; graph files only).
+    Sign,
 }
 
 impl VectorCode {
@@ -292,16 +336,18 @@ impl VectorCode {
         match self {
             VectorCode::Int8 => "int8",
             VectorCode::Int4 => "int4",
+            VectorCode::Sign => "sign",
         }
     }
 
-    /// A vector block of `vecs` under `ids`: `WRV1` or `WRV4`.
+    /// A vector block of `vecs` under `ids`: `WRV1`, `WRV4` or `WRB1`.
     fn block<V: AsRef<[f32]>>(self, ids: &[u32], vecs: impl Iterator<Item = V>, dim: usize) -> Vec<u8> {
         match self {
             VectorCode::Int8 => vec_block(b"WRV1", ids, &vecs.map(|v| quantize_i8(v.as_ref())).collect::<Vec<_>>(), dim),
             VectorCode::Int4 => {
                 vec_block_i4(b"WRV4", ids, &vecs.map(|v| crate::embed::vecmath::quantize_i4(v.as_ref())).collect::<Vec<_>>(), dim)
             }
+            VectorCode::Sign => crate::index::segment::vec_block_sign(b"WRB1", ids, &vecs.collect::<Vec<_>>(), dim),
         }
     }
 }
@@ -310,14 +356,14 @@ impl VectorCode {
 /// `{"chunk0", "nodes": [[parent, kind, label, chunk]…], "links": [[doc, kind, via…]…]}`
 /// (`parent` −1 for the topic; `kind` 0 topic, 1 route, 2 fact; `chunk` the fact's chunk number,
 /// −1 otherwise; `links` name neighbour pages by number, `via` the nodes here leading there),
-/// then the nodes' int8 vectors as a `WRV1` block (ids = node indexes). A page without a mind
-/// map has no nodes.
+/// then the nodes' vectors as a `code` block (ids = node indexes). A page without a mind map has
+/// no nodes.
 fn graph_file(
     t: Option<&crate::graph::TopicExport<'_>>,
     docs: &[crate::types::DocumentRecord],
     chunk_no: &std::collections::HashMap<&str, usize>,
     chunk0: usize,
-    dim: usize,
+    (dim, code): (usize, VectorCode),
 ) -> Vec<u8> {
     let doc_no = |id: &str| docs.binary_search_by(|d| d.id.as_str().cmp(id)).ok();
     let (nodes, links, rows) = match t {
@@ -353,7 +399,7 @@ fn graph_file(
     b.extend_from_slice(b"WRG1");
     b.extend_from_slice(&(header.len() as u32).to_le_bytes());
     b.extend_from_slice(header.as_bytes());
-    b.extend(VectorCode::Int8.block(&(0..rows.len() as u32).collect::<Vec<_>>(), rows.into_iter(), dim));
+    b.extend(code.block(&(0..rows.len() as u32).collect::<Vec<_>>(), rows.into_iter(), dim));
     b
 }
 
@@ -426,6 +472,13 @@ fn short(x: f32) -> f64 {
 /// the graph.
 pub const STATIC_FUSION_WEIGHTS: crate::retrieve::FusionWeights =
     crate::retrieve::FusionWeights { bm25: 1.5, dense: 0.0, graph: 1.0, atomic: 1.0 };
+
+/// The topics a static-tier snapshot's graph search reads: the seed pages alone (the engine's
+/// `graph.seedTopics`, 3), no neighbours. On a documentation site of long pages the graph files
+/// were most of a first hybrid query's bytes, and the neighbours (7 more pages) added no top-1
+/// hit on its questions nor on the HotpotQA and MuSiQue passage sites (docs/benchmarks.md, "The
+/// static model").
+pub const STATIC_GRAPH_TOPICS: usize = 3;
 
 /// Weights a static model by the site it is about to embed ([`crate::embed::StaticModel::weight_by_corpus`]
 /// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
@@ -725,8 +778,9 @@ fn write_graph<S: Store, E: Embedder>(snap: &mut Snapshot, eng: &Engine<S, E>, l
     let chunk_no: std::collections::HashMap<&str, usize> = layout.chunks.iter().enumerate().map(|(i, (_, c))| (c.id.as_str(), i)).collect();
     // The walk's neighbours are read here, in order; the files are written on every core.
     let exports: Vec<_> = layout.docs.iter().map(|d| eng.graph().export_topic(&d.id, &eng.config().graph)).collect();
-    let dim = eng.embedder().dim();
-    snap.add_all("g", "bin.gz", &exports, |i, t| graph_file(t.as_ref(), &layout.docs, &chunk_no, layout.first_chunk[i], dim))
+    let code = if eng.embedder().static_model().is_some() { VectorCode::Sign } else { VectorCode::Int8 };
+    let vectors = (eng.embedder().dim(), code);
+    snap.add_all("g", "bin.gz", &exports, |i, t| graph_file(t.as_ref(), &layout.docs, &chunk_no, layout.first_chunk[i], vectors))
 }
 
 /// The manifest: model, counts, BM25 and fusion parameters, and the directory pages naming every

@@ -28,6 +28,9 @@ pub struct Parsed {
     pub title: Option<String>,
     /// Blocks in document order.
     pub blocks: Vec<Block>,
+    /// An HTML page's `<meta name="robots" content="noindex">` (or `none`): a site build leaves
+    /// the page out; a document added to a knowledge base is indexed all the same.
+    pub noindex: bool,
 }
 
 /// Resolves [`Format::Auto`] from a file name or URL (`.md`/`.markdown`, `.html`/`.htm`), then by
@@ -112,7 +115,7 @@ impl ParsedWire {
             let path: Rc<[String]> = path.into();
             blocks.extend(texts.into_iter().map(|text| Block { heading_path: path.clone(), text }));
         }
-        Parsed { title: self.title, blocks }
+        Parsed { title: self.title, blocks, noindex: false }
     }
 }
 
@@ -228,6 +231,48 @@ mod tests {
                 ("Title/B".into(), "para b"),
             ]
         );
+    }
+
+    #[test]
+    fn html_with_a_main_element_indexes_it_alone() {
+        // mdBook's shape: a pop-up and a menu bar (with an h1) before <main>, a sidebar after.
+        let html = "<html><head><title>Page</title></head><body><div id=help><h2>Keyboard shortcuts</h2>\
+            <p>Press S to search</p></div><div class=menu><h1>The Book</h1></div>\
+            <main><h1>Intro</h1><p>Body text.</p><div><p>Nested</p></div><h2>More</h2></main>\
+            <div class=sidebar><p>Chapter list</p></div></body></html>";
+        let p = parse(html, Format::Html);
+        let all: Vec<_> = p.blocks.iter().map(|b| (b.heading_path.join("/"), b.text.clone())).collect();
+        assert_eq!(
+            all,
+            vec![
+                ("Intro".into(), "Body text.".into()),
+                ("Intro".into(), "Nested".into()),
+                ("Intro/More".into(), "More".into()),
+            ]
+        );
+        // `role="main"` on any element counts, nested elements of its name included; an empty
+        // main element leaves the whole page.
+        let p = parse("<div>Site</div><div role=\"main\"><div><p>a</p></div><p>b</p></div><p>after</p>", Format::Html);
+        assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        let p = parse("<p>all</p><main></main><p>of it</p>", Format::Html);
+        assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["all", "of it"]);
+        // Many main elements, unclosed ones included: linear, and all of them kept.
+        let many = "<main><p>x</p></main><p>out</p>".repeat(20_000) + "<main><p>open";
+        let p = parse(&many, Format::Html);
+        assert_eq!(p.blocks.len(), 20_001);
+        assert!(p.blocks.iter().all(|b| b.text != "out"));
+    }
+
+    #[test]
+    fn html_landmark_roles_and_robots_noindex() {
+        let html = "<head><meta name=\"ROBOTS\" content=\"follow, NoIndex\"></head><div role=\"navigation\"><p>Table of Contents</p></div>\
+            <form role=search><p>Search</p></form><p>Text</p><div role=contentinfo><p>(c) 2026</p></div>";
+        let p = parse(html, Format::Html);
+        assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["Text"]);
+        assert!(p.noindex);
+        for (meta, noindex) in [("<meta name=robots content=none>", true), ("<meta name=robots content=nofollow>", false), ("<meta name=googlebot content=noindex>", false)] {
+            assert_eq!(parse(&format!("{meta}<p>x</p>"), Format::Html).noindex, noindex, "{meta}");
+        }
     }
 
     #[test]

@@ -113,8 +113,9 @@ struct Options {
 /// `static` embeds with the static model file `static` (weighted by the site's idf, shipped as
 /// the snapshot's static tier, as `webrag index --vectors static`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
-/// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped}`
-/// (`skipped`: the paths of pages without text to index, left out); rejects
+/// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped,
+/// noindex}` (`skipped`: the paths of pages without text to index; `noindex`: those marked
+/// `<meta name="robots" content="noindex">`; both left out); rejects
 /// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
 #[wasm_bindgen(js_name = buildSnapshot)]
 pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
@@ -136,12 +137,12 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
             };
             let p = SnapshotParams {
                 vectors,
-                fusion_weights: (mode == "static").then_some(crate::snapshot::STATIC_FUSION_WEIGHTS),
                 graph: vectors && options.graph.unwrap_or(true),
                 kb: options.kb.unwrap_or(false),
                 ..Default::default()
             };
-            let (docs, skipped) =
+            let p = if mode == "static" { p.static_tier() } else { p };
+            let crate::snapshot::SitePages { docs, empty, noindex } =
                 crate::snapshot::with_text(pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?);
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if mode == "static" {
@@ -172,9 +173,9 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 build(SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size)), docs, &p, &on_progress)
                     .await
             };
-            built.map(|(files, summary)| (files, summary, skipped))
+            built.map(|(files, summary)| (files, summary, empty, noindex))
         };
-        let (files, summary, skipped) = run.await.map_err(|e| js_error(&e))?;
+        let (files, summary, skipped, noindex) = run.await.map_err(|e| js_error(&e))?;
         let out = Array::new();
         for (name, bytes) in files {
             let pair = Array::new();
@@ -186,6 +187,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
         js_sys::Reflect::set(&result, &"files".into(), &out)?;
         js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
         js_sys::Reflect::set(&result, &"skipped".into(), &to_js(&skipped)?)?;
+        js_sys::Reflect::set(&result, &"noindex".into(), &to_js(&noindex)?)?;
         Ok(result.into())
     })
 }

@@ -26,7 +26,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
-import { ROOT, SHARED, startServer, launch } from '../e2e/harness.mjs';
+import { ROOT, startServer, launch } from '../e2e/harness.mjs';
+import { passageSet } from './question-sets.mjs';
 
 const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
@@ -101,21 +102,12 @@ function passageSite(name, passages) {
   return dir;
 }
 const QUESTIONS = KINDS.includes('question');
-const hp = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100_corpus.json'), 'utf8'));
-const hpPassages = Object.entries(hp).map(([t, s]) => [t, s.join('')]);
-const hpIndex = new Map(hpPassages.map(([t], i) => [t, i]));
-const hotpot = QUESTIONS ? passageSite('hotpotqa', hpPassages) : null;
-const hpQuestions = JSON.parse(readFileSync(join(SHARED, 'data/hotpotqa/train100.json'), 'utf8'))
-  .map((q) => ({ q: q.question, relevant: [...new Set(q.supporting_facts.map((f) => hpIndex.get(f[0])).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
-  .filter((q) => q.relevant.length);
-const mu = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100_corpus.json'), 'utf8'));
-const muPassages = mu.map((p) => [p.title, p.text]);
-const muIndex = new Map();
-muPassages.forEach(([t, x], i) => { const k = `${t}\n${x}`; if (!muIndex.has(k)) muIndex.set(k, i); });
-const musique = QUESTIONS ? passageSite('musique', muPassages) : null;
-const muQuestions = JSON.parse(readFileSync(join(SHARED, 'data/musique/train100.json'), 'utf8'))
-  .map((q) => ({ q: q.question, relevant: [...new Set(q.paragraphs.filter((p) => p.is_supporting).map((p) => muIndex.get(`${p.title}\n${p.paragraph_text}`)).filter((i) => i !== undefined))].map((i) => `/p/${i}.html`) }))
-  .filter((q) => q.relevant.length);
+const hp = passageSet('hotpotqa');
+const hotpot = QUESTIONS ? passageSite('hotpotqa', hp.passages) : null;
+const hpQuestions = hp.questions;
+const mu = passageSet('musique');
+const musique = QUESTIONS ? passageSite('musique', mu.passages) : null;
+const muQuestions = mu.questions;
 
 const server = await startServer(23000 + Math.floor(Math.random() * 1000));
 const browser = await launch({ webgpu: false });

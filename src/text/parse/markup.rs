@@ -188,6 +188,9 @@ fn level_num(l: HeadingLevel) -> u8 {
 
 /// Elements whose content is never indexed.
 const SKIP: &[&str] = &["script", "style", "noscript", "template", "svg", "nav", "footer", "head", "iframe", "object"];
+/// ARIA landmark roles whose content is never indexed, whatever the element (WAI-ARIA 1.2 §5.3.4:
+/// `navigation`, `search`, `contentinfo`: a Sphinx or MkDocs sidebar is a `div role="navigation"`).
+const SKIP_ROLES: &[&str] = &["navigation", "search", "contentinfo"];
 /// Elements that end a block of text.
 const BLOCK: &[&str] = &[
     "p",
@@ -225,8 +228,14 @@ pub(super) fn parse_html(text: &str) -> Parsed {
         match token {
             Token::StartTag(tag) => {
                 let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                let ignored = tag.attributes.keys().any(|k| &k[..] == b"data-webrag-ignore");
-                walk.start(name, ignored, tag.self_closing);
+                let attr = |k: &[u8]| tag.attributes.get(k).map(|v| String::from_utf8_lossy(v).trim().to_ascii_lowercase());
+                let role = attr(b"role").unwrap_or_default();
+                let ignored = tag.attributes.contains_key(&b"data-webrag-ignore"[..]) || SKIP_ROLES.contains(&role.as_str());
+                if name == "meta" && attr(b"name").as_deref() == Some("robots") {
+                    // `<meta name="robots" content="noindex">` (or `none`): the page asks not to be indexed.
+                    walk.out.noindex |= attr(b"content").unwrap_or_default().split(',').any(|d| matches!(d.trim(), "noindex" | "none"));
+                }
+                walk.start(name, ignored, role == "main", tag.self_closing);
             }
             Token::EndTag(tag) => walk.end(&String::from_utf8_lossy(&tag.name).to_ascii_lowercase()),
             Token::String(s) if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(&s.value)),
@@ -283,10 +292,16 @@ struct HtmlWalk {
     title_text: String,
     skipped: Skipped,
     in_pre: usize,
+    /// The open main element (`<main>` or `role="main"`): its name and how many elements of that
+    /// name are open inside it and it.
+    main: Option<(String, usize)>,
+    /// The ranges of `out.blocks` read inside a main element: when they hold text, they are the
+    /// page's text and the rest (site header, sidebars, pop-ups) is left out.
+    main_blocks: Vec<std::ops::Range<usize>>,
 }
 
 impl HtmlWalk {
-    fn start(&mut self, name: String, ignored: bool, self_closing: bool) {
+    fn start(&mut self, name: String, ignored: bool, main: bool, self_closing: bool) {
         if self.skipped.active() {
             if (SKIP.contains(&name.as_str()) || ignored) && !self_closing {
                 self.skipped.enter(name);
@@ -302,6 +317,17 @@ impl HtmlWalk {
                 self.skipped.enter(name);
             }
             return;
+        }
+        match &mut self.main {
+            Some((open, depth)) if *open == name => *depth += 1,
+            None if (main || name == "main") && !self_closing => {
+                // The main content starts: its headings are its own.
+                self.end_block();
+                self.headings = Headings::default();
+                self.main_blocks.push(self.out.blocks.len()..self.out.blocks.len());
+                self.main = Some((name.clone(), 1));
+            }
+            _ => {}
         }
         if let Some(level) = heading_level(&name) {
             // A heading inside an open one ends it first (as the HTML tree builder does).
@@ -325,6 +351,20 @@ impl HtmlWalk {
         if self.skipped.active() {
             self.skipped.leave(name);
             return;
+        }
+        if let Some((open, depth)) = &mut self.main
+            && open == name
+        {
+            *depth -= 1;
+            if *depth == 0 {
+                self.main = None;
+                self.end_block();
+                self.headings.finish(&mut self.out.blocks);
+                if let Some(r) = self.main_blocks.last_mut() {
+                    r.end = self.out.blocks.len();
+                }
+                return;
+            }
         }
         if name == "title" {
             self.in_title = false;
@@ -367,6 +407,18 @@ impl HtmlWalk {
             push_block(&mut self.out.blocks, &mut self.headings, &h, false);
         }
         self.headings.finish(&mut self.out.blocks);
+        if let Some(r) = self.main_blocks.last_mut().filter(|_| self.main.is_some()) {
+            r.end = self.out.blocks.len();
+        }
+        if self.main_blocks.iter().any(|r| !r.is_empty()) {
+            // The ranges are disjoint: linear in the blocks however many main elements.
+            let mut keep = vec![false; self.out.blocks.len()];
+            for r in &self.main_blocks {
+                keep[r.clone()].fill(true);
+            }
+            let mut keep = keep.into_iter();
+            self.out.blocks.retain(|_| keep.next().unwrap_or(false));
+        }
         let t = collapse_ws(&self.title_text);
         if !t.is_empty() {
             // A `<title>` past the bound is also the page's first text (the title is cut where used).

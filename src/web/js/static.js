@@ -95,10 +95,11 @@ export function pgrRows(ids, lens, sims, p) {
 }
 
 /**
- * Reads a vector block: `WRC1` (centroids) as `magic` says, or for `magic` `WRV1` either a `WRV1`
- * block of int8 values or a `WRV4` block of int4 values packed two to a byte, low four bits
- * first (a static-tier snapshot's lists and graph files), unpacked here. `{ids, scales, q, count}`
- * with `q` an Int8Array of `count × dim`.
+ * Reads a vector block: `WRC1` (centroids) as `magic` says, or for `magic` `WRV1` a `WRV1` block
+ * of int8 values, a `WRV4` block of int4 values packed two to a byte, low four bits first (a
+ * static-tier snapshot's lists), or a `WRB1` block of sign bits, eight to a byte, lowest bit
+ * first (its graph files), unpacked here (a sign bit as ±1). `{ids, scales, q, count}` with `q`
+ * an Int8Array of `count × dim`.
  */
 function readVectors(bytes, magic, name, dim) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -106,16 +107,17 @@ function readVectors(bytes, magic, name, dim) {
   const count = bytes.length >= 12 ? dv.getUint32(4, true) : 0;
   const d = bytes.length >= 12 ? dv.getUint32(8, true) : 0;
   const int4 = magic === 'WRV1' && tag === 'WRV4';
-  const row = int4 ? Math.ceil(dim / 2) : dim;
-  if ((tag !== magic && !int4) || d !== dim || bytes.length !== 12 + count * (8 + row)) throw new SnapshotError(`${name}: not a ${magic} file of ${dim}-d vectors`, 'SNAPSHOT_CORRUPT', name);
+  const sign = magic === 'WRV1' && tag === 'WRB1';
+  const row = int4 ? Math.ceil(dim / 2) : sign ? Math.ceil(dim / 8) : dim;
+  if ((tag !== magic && !int4 && !sign) || d !== dim || bytes.length !== 12 + count * (8 + row)) throw new SnapshotError(`${name}: not a ${magic} file of ${dim}-d vectors`, 'SNAPSHOT_CORRUPT', name);
   const at = 12 + 8 * count;
   let q;
-  if (int4) {
+  if (int4 || sign) {
     q = new Int8Array(count * dim);
     for (let i = 0; i < count; i++) {
       for (let j = 0; j < dim; j++) {
-        const b = bytes[at + i * row + (j >> 1)];
-        q[i * dim + j] = ((j & 1 ? b >> 4 : b) << 28) >> 28; // the nibble, sign-extended
+        const b = bytes[at + i * row + (int4 ? j >> 1 : j >> 3)];
+        q[i * dim + j] = int4 ? ((j & 1 ? b >> 4 : b) << 28) >> 28 : (b >> (j & 7)) & 1 ? 1 : -1; // the nibble sign-extended; the sign bit
       }
     }
   } else q = new Int8Array(bytes.buffer, bytes.byteOffset + at, count * dim);

@@ -14,8 +14,14 @@ export interface SearchBoxOptions {
   label?: string;
   /** Default 'Search'. */
   placeholder?: string;
-  /** Milliseconds after the last keystroke before a search starts. Default 120. */
+  /** Milliseconds after the last keystroke before a keyword search starts while typing. Default 120. */
   debounce?: number;
+  /**
+   * Milliseconds typing must pause before the full `mode` search (semantic and graph stages)
+   * runs; Enter runs it at once. Default 700. The keyword search while typing reuses the shards
+   * it fetched, so a query typed key by key costs about what it costs searched once.
+   */
+  pause?: number;
   /** Add the default styles (`<style id="webrag-ui-style">`, themable with the `--webrag-ui-*` CSS variables). Default true. */
   styles?: boolean;
   /** Options of `StaticSearch.open`. */

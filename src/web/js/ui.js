@@ -93,7 +93,10 @@ function link(doc, href, cls, label) {
  * Mounts a search box into `target` (an element or a selector). Options: `base` (the snapshot
  * folder, default `/webrag/`), `k`, `sections` and `mode` (`search`'s, checked here: a
  * `RangeError` at mount for a bad one), `label`, `placeholder`,
- * `debounce` (ms, default 120), `styles` (default true: add the default styles), `open`
+ * `debounce` (ms, default 120: while typing, a keyword search this long after the last key),
+ * `pause` (ms, default 700: a hybrid search once typing stops this long, or at Enter, so the
+ * semantic and graph stages fetch their files once per query, not once per key), `styles`
+ * (default true: add the default styles), `open`
  * (StaticSearch.open's options). Returns `{ search(query), input, ready, destroy() }`; `ready`
  * resolves to the `StaticSearch` (or rejects with its `SnapshotError`, which the box also shows).
  */
@@ -102,7 +105,7 @@ export function mountSearch(target, opts = {}) {
   if (!root) throw new TypeError(`webrag/ui: no element ${String(target)}`);
   const doc = root.ownerDocument;
   const {
-    base = '/webrag/', debounce = 120, styles = true, label = 'Search this site', placeholder = 'Search', open = {},
+    base = '/webrag/', debounce = 120, pause = 700, styles = true, label = 'Search this site', placeholder = 'Search', open = {},
   } = opts;
   const [k, sections, mode] = [option('k', opts.k), option('sections', opts.sections), option('mode', opts.mode)];
   if (styles) addStyles(doc);
@@ -130,7 +133,8 @@ export function mountSearch(target, opts = {}) {
   ready.catch((e) => { status.textContent = `Search is unavailable (${e.code ?? e.name}).`; });
 
   let seq = 0; // the latest query's number: a slower, older search never overwrites a newer one
-  let timer = 0;
+  let timer = 0; // the keyword search while typing
+  let refine = 0; // the full search once typing pauses
 
   function render(query, results) {
     list.replaceChildren(...results.map((r) => {
@@ -149,16 +153,17 @@ export function mountSearch(target, opts = {}) {
     status.textContent = n ? `${n} result${n === 1 ? '' : 's'} for “${query}”` : `No results for “${query}”`;
   }
 
-  async function search(query) {
+  async function search(query, typing = false) {
     const mine = ++seq;
     clearTimeout(timer);
+    if (!typing) clearTimeout(refine);
     const q = query.trim();
     if (!q) { list.replaceChildren(); status.textContent = ''; return []; }
     let site;
     try { site = await ready; } catch { return []; }
     const onProgress = ({ results }) => { if (mine === seq) render(q, results); };
     try {
-      const { results } = await site.search(q, { k, mode, sections, onProgress });
+      const { results } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, onProgress });
       if (mine === seq) render(q, results);
       return results;
     } catch (e) {
@@ -171,7 +176,9 @@ export function mountSearch(target, opts = {}) {
   const links = () => [...list.querySelectorAll('a')];
   const onInput = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => search(input.value), debounce);
+    clearTimeout(refine);
+    if (mode !== 'keyword') refine = setTimeout(() => search(input.value), Math.max(pause, debounce));
+    timer = setTimeout(() => search(input.value, mode !== 'keyword'), debounce);
   };
   const onSubmit = (e) => { e.preventDefault(); search(input.value); };
   const onKey = (e) => {
@@ -198,6 +205,7 @@ export function mountSearch(target, opts = {}) {
     search: (query) => { input.value = query; return search(query); },
     destroy() {
       clearTimeout(timer);
+      clearTimeout(refine);
       seq++;
       input.removeEventListener('input', onInput);
       form.removeEventListener('submit', onSubmit);

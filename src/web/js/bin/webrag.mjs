@@ -217,6 +217,7 @@ async function main() {
     fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1);
   }
   for (const id of result.skipped ?? []) process.stderr.write(`warning: skipped ${id}: no text to index\n`);
+  if (result.noindex?.length) process.stderr.write(`left out ${result.noindex.length} pages marked <meta name="robots" content="noindex">: ${result.noindex.join(', ')}\n`);
   // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
   const keep = new Set();
   for (const [name, bytes] of result.files) {
