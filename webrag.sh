@@ -180,10 +180,12 @@ build_markup() {
 # The page's .wasm size budgets, bytes gzip -9 (docs/benchmarks.md, "Download size"): every page
 # load pays for them, so `build` fails over one and growth is a decision (raise a budget here, in
 # a commit that says why). The parser module is paid once, by a search-build page at its first
-# Markdown or HTML `add`.
+# Markdown or HTML `add`. The full builds' 901,000 (from 900,000, 2026-11-29): the HTML parser's
+# main-content rule (a page's `<main>` alone), ARIA landmark roles and robots `noindex`, which
+# the full build's `add` of a web page shares with the site builders (+171 B; 25 B were left).
 WASM_BUDGETS=(
-  "pkg/webrag_bg.wasm 900000"
-  "pkg/baseline/webrag_bg.wasm 900000"
+  "pkg/webrag_bg.wasm 901000"
+  "pkg/baseline/webrag_bg.wasm 901000"
   "pkg/search/webrag_bg.wasm 500000"
   "pkg/search/baseline/webrag_bg.wasm 500000"
   "pkg/search/markup.wasm 130000"

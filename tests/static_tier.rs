@@ -111,14 +111,16 @@ fn the_page_embeds_queries_from_the_snapshot_as_the_engine_does() {
     assert_eq!(manifest["model"]["id"], "test/random+static");
     assert_eq!(manifest["model"]["dim"], 32);
     assert!(manifest["static"]["vocab"]["shards"].as_u64().unwrap() > 1, "{}", manifest["static"]);
-    // The chunk vectors as int4, two to a byte (`WRV4`), in the lists; graph files keep int8.
+    // The chunk vectors as int4, two to a byte (`WRV4`), in the lists; the graph files' node
+    // vectors as sign bits (`WRB1`); the graph search reads the seed pages alone.
     assert_eq!(manifest["vectors"]["quant"], "int4");
     let gunzip = |p: std::path::PathBuf| {
         let mut b = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap()), &mut b).unwrap();
         b
     };
-    for (dir, magic) in [("v", b"WRV4"), ("g", b"WRV1")] {
+    assert_eq!(manifest["graph"]["maxTopics"], manifest["graph"]["seedTopics"]);
+    for (dir, magic) in [("v", b"WRV4"), ("g", b"WRB1")] {
         // The lists and graph files, not the centroids (`c-…`) or the directory files (`d…bin`).
         let files: Vec<_> = std::fs::read_dir(out.join(dir))
             .unwrap()

@@ -473,8 +473,8 @@ fn short(x: f32) -> f64 {
 pub const STATIC_FUSION_WEIGHTS: crate::retrieve::FusionWeights =
     crate::retrieve::FusionWeights { bm25: 1.5, dense: 0.0, graph: 1.0, atomic: 1.0 };
 
-/// The topics a static-tier snapshot's graph search reads: the seed pages alone (the engine's
-/// `graph.seedTopics`, 3), no neighbours. On a documentation site of long pages the graph files
+/// The topics a static-tier snapshot's graph search reads: as many as it has seed pages (the
+/// engine's `graph.seedTopics`, 3), so neighbours only when fewer pages seed it. On a documentation site of long pages the graph files
 /// were most of a first hybrid query's bytes, and the neighbours (7 more pages) added no top-1
 /// hit on its questions nor on the HotpotQA and MuSiQue passage sites (docs/benchmarks.md, "The
 /// static model").

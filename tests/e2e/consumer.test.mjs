@@ -224,6 +224,25 @@ test('npx webrag index --vectors static: the static tier from the package alone 
   assert.equal(st.errors, 0);
   assert.ok(st.urls.length > 0, JSON.stringify(st));
   await page.close();
+  // The package's search box over it: while typing, keyword searches only (no graph file, no
+  // token row fetched); once typing pauses, the hybrid search reads them and its results show.
+  writeFileSync(join(APP, 'box.html'), '<!doctype html><meta charset="utf-8"><title>box</title><div id="box"></div>');
+  const boxPage = await browser.ctx.newPage();
+  const staged = [];
+  boxPage.on('request', (r) => { const m = /webrag-npx-static\/([gs])\//.exec(r.url()); if (m) staged.push(m[1]); });
+  await boxPage.goto(`${server.url}/target/consumer/box.html`);
+  await boxPage.evaluate(async () => {
+    const { mountSearch } = await import('/target/consumer/node_modules/webrag/ui/webrag-ui.js');
+    window.box = mountSearch('#box', { base: '/target/consumer/site/webrag-npx-static/', debounce: 20, pause: 5_000 });
+    await window.box.ready;
+  });
+  const typed = title.slice(0, 8);
+  await boxPage.locator('#box input').pressSequentially(typed, { delay: 150 });
+  await boxPage.waitForFunction(() => document.querySelectorAll('#box .webrag-ui-result').length > 0);
+  assert.deepEqual(staged, [], 'no graph file or token row while typing');
+  await boxPage.waitForFunction(() => performance.getEntriesByType('resource').some((e) => /webrag-npx-static\/g\//.test(e.name)), null, { timeout: 30_000 });
+  assert.ok(staged.includes('g') && staged.includes('s'), `the hybrid search after the pause: ${staged}`);
+  await boxPage.close();
 });
 
 test('npx webrag distill writes a static model from a BERT folder; bad --dim is refused', { timeout: 600_000 }, () => {
