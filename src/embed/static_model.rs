@@ -163,7 +163,7 @@ impl StaticModel {
     /// `ln(1 + (N − df + 0.5) / (df + 0.5))`; a token absent from them counts as seen once), so a
     /// mean leans on the words that tell this corpus's texts apart: a site build weights the
     /// model by the site's own pages, and the snapshot ships the weighted rows its queries use.
-    pub fn weight_by_corpus<'a>(&mut self, texts: impl IntoIterator<Item = &'a str>) {
+    pub fn weight_by_corpus<T: AsRef<str>>(&mut self, texts: impl IntoIterator<Item = T>) {
         let n_rows = self.header.rows;
         let mut df = vec![0u32; n_rows];
         let mut n = 0u32;
@@ -171,7 +171,7 @@ impl StaticModel {
         for t in texts {
             n += 1;
             seen.clear();
-            seen.extend(self.tokenizer.pieces(t).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
+            seen.extend(self.tokenizer.pieces(t.as_ref()).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
             crate::sort::ascending(&mut seen);
             seen.dedup();
             for id in &seen {

@@ -484,12 +484,12 @@ pub const STATIC_GRAPH_TOPICS: usize = 3;
 /// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
 /// token rows embed then lean on the words that tell this site's pages apart.
 pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
-    let blocks: Vec<crate::text::Block> = docs
+    // One page parsed at a time: the site's text is not held twice.
+    let texts = docs
         .iter()
         .filter_map(|d| crate::text::parse(&d.text, crate::text::resolve_format(d.format, d.url.as_deref(), &d.text)).ok())
-        .flat_map(|p| p.blocks)
-        .collect();
-    model.weight_by_corpus(blocks.iter().map(|b| b.text.as_str()));
+        .flat_map(|p| p.blocks.into_iter().map(|b| b.text));
+    model.weight_by_corpus(texts);
 }
 
 /// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' (and, where

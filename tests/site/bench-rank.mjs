@@ -183,7 +183,7 @@ await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
 console.log(`
-ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hpPassages.length} and ${muPassages.length} pages)
+ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hp.passages.length} and ${mu.passages.length} pages)
 | kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
 |---|---|---|---|---|---|---|`);
 for (const [kind, by] of Object.entries(scores)) {
