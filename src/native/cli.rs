@@ -650,7 +650,8 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
         }
         None => None,
     };
-    let p = crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, kb, ..Default::default() };
+    let p =
+        crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, kb, ..Default::default() };
     let p = if vectors == "static" { p.static_tier() } else { p };
     // A static model is weighted by the whole site, so a page's vectors depend on every
     // other page: no build cache (embedding costs what tokenizing does anyway).

@@ -244,11 +244,7 @@ mod tests {
         let all: Vec<_> = p.blocks.iter().map(|b| (b.heading_path.join("/"), b.text.clone())).collect();
         assert_eq!(
             all,
-            vec![
-                ("Intro".into(), "Body text.".into()),
-                ("Intro".into(), "Nested".into()),
-                ("Intro/More".into(), "More".into()),
-            ]
+            vec![("Intro".into(), "Body text.".into()), ("Intro".into(), "Nested".into()), ("Intro/More".into(), "More".into()),]
         );
         // `role="main"` on any element counts, nested elements of its name included; an empty
         // main element leaves the whole page.
@@ -270,7 +266,11 @@ mod tests {
         let p = parse(html, Format::Html);
         assert_eq!(p.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["Text"]);
         assert!(p.noindex);
-        for (meta, noindex) in [("<meta name=robots content=none>", true), ("<meta name=robots content=nofollow>", false), ("<meta name=googlebot content=noindex>", false)] {
+        for (meta, noindex) in [
+            ("<meta name=robots content=none>", true),
+            ("<meta name=robots content=nofollow>", false),
+            ("<meta name=googlebot content=noindex>", false),
+        ] {
             assert_eq!(parse(&format!("{meta}<p>x</p>"), Format::Html).noindex, noindex, "{meta}");
         }
     }

@@ -16,7 +16,9 @@
 //   against the same query searched once through the box (Enter), each in a fresh context;
 //   bytes until the box has settled.
 //
-//   node tests/site/bench-static.mjs [--pages N] [--queries N] [--typed N]
+//   node tests/site/bench-static.mjs [--pages N] [--queries N] [--typed N] [--no-builds]
+//
+// --no-builds reuses the sites and snapshots of an earlier run and measures the queries alone.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,6 +32,7 @@ const opt = (n, d) => (args.includes(n) ? Number(args[args.indexOf(n) + 1]) : d)
 const PAGES = opt('--pages', 17364);
 const QUERIES = opt('--queries', 20);
 const TYPED = opt('--typed', 10);
+const BUILDS = !args.includes('--no-builds');
 const OUT = join(ROOT, 'target/bench-static');
 const BIN = join(process.env.CARGO_TARGET_DIR ?? join(ROOT, 'target'), 'release/webrag');
 const NPX = join(ROOT, 'pkg/bin/webrag.mjs');
@@ -55,15 +58,17 @@ if (!existsSync(join(PF, 'node_modules/.bin/pagefind'))) {
   mkdirSync(PF, { recursive: true });
   execFileSync('npm', ['install', '--prefix', PF, '--no-save', '--no-audit', '--no-fund', 'pagefind@1.6.0'], { stdio: 'inherit' });
 }
-console.log(`generating ${PAGES} CRUD pages and the documentation site…`);
 const CRUD = join(OUT, 'crud');
-execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), CRUD, '--limit', String(PAGES)], { stdio: 'ignore' });
 const DOCS = join(OUT, 'docs');
-console.log(execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-docs-site.mjs'), DOCS], { encoding: 'utf8' }).trim());
+if (BUILDS) {
+  console.log(`generating ${PAGES} CRUD pages and the documentation site…`);
+  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), CRUD, '--limit', String(PAGES)], { stdio: 'ignore' });
+  console.log(execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-docs-site.mjs'), DOCS], { encoding: 'utf8' }).trim());
+}
 
 // Builds. Snapshots go beside the site (OUT/<name>-<kind>), Pagefind's into the site.
 const builds = [];
-for (const [name, site] of [['crud', CRUD], ['docs', DOCS]]) {
+for (const [name, site] of BUILDS ? [['crud', CRUD], ['docs', DOCS]] : []) {
   const row = { name, pages: 0 };
   row.static = measure(BIN, ['index', site, '--out', join(OUT, `${name}-static`), '--vectors', 'static', '--no-cache'], { env });
   if (name === 'crud') row.keyword = measure(BIN, ['index', site, '--out', join(OUT, `${name}-none`), '--vectors', 'none', '--no-cache'], { env });
@@ -90,7 +95,8 @@ for (let i = 0; i < QUERIES; i++) {
 }
 sites.push({ name: `CRUD news (${files.length} pages), headline queries`, dir: 'crud-static', queries: headlines, typed: true });
 const docsQuestions = JSON.parse(readFileSync(join(ROOT, 'tests/site/docs-questions.json'), 'utf8')).map(([q]) => q);
-sites.push({ name: `documentation (${builds[1].pages} pages), natural questions`, dir: 'docs-static', queries: docsQuestions, typed: true });
+const docPages = JSON.parse(readFileSync(join(OUT, 'docs-static/manifest.json'), 'utf8')).documents;
+sites.push({ name: `documentation (${docPages} pages), natural questions`, dir: 'docs-static', queries: docsQuestions, typed: true });
 for (const [name, file, q] of [['hotpotqa', 'data/hotpotqa/train100.json', (x) => x.question], ['musique', 'data/musique/train100.json', (x) => x.question]]) {
   const dir = join(ROOT, `target/rank-${name}-static/webrag`);
   if (!existsSync(join(dir, 'manifest.json'))) continue;

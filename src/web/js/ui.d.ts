@@ -14,7 +14,11 @@ export interface SearchBoxOptions {
   label?: string;
   /** Default 'Search'. */
   placeholder?: string;
-  /** Milliseconds after the last keystroke before a keyword search starts while typing. Default 120. */
+  /**
+   * While typing, a keyword search starts once typing pauses at least this many milliseconds and
+   * longer than the typist's own gaps between keys (1.5× the median of the last 5, up to 400 ms).
+   * Default 120.
+   */
   debounce?: number;
   /**
    * Milliseconds typing must pause before the full `mode` search (semantic and graph stages)

@@ -93,7 +93,8 @@ function link(doc, href, cls, label) {
  * Mounts a search box into `target` (an element or a selector). Options: `base` (the snapshot
  * folder, default `/webrag/`), `k`, `sections` and `mode` (`search`'s, checked here: a
  * `RangeError` at mount for a bad one), `label`, `placeholder`,
- * `debounce` (ms, default 120: while typing, a keyword search this long after the last key),
+ * `debounce` (ms, default 120: while typing, a keyword search once typing pauses at least this
+ * long, and longer than the typist's own gaps between keys: 1.5× their median, up to 400 ms),
  * `pause` (ms, default 700: a hybrid search once typing stops this long, or at Enter, so the
  * semantic and graph stages fetch their files once per query, not once per key), `styles`
  * (default true: add the default styles), `open`
@@ -174,11 +175,21 @@ export function mountSearch(target, opts = {}) {
 
   /** The focusable links of the results, in order. */
   const links = () => [...list.querySelectorAll('a')];
+  // The typist's pace: the last few gaps between keys (a gap over a second is a pause, not pace).
+  const gaps = [];
+  let lastKey = 0;
   const onInput = () => {
+    const now = performance.now();
+    if (lastKey && now - lastKey < 1000 && gaps.push(now - lastKey) > 5) gaps.shift();
+    lastKey = now;
     clearTimeout(timer);
     clearTimeout(refine);
-    if (mode !== 'keyword') refine = setTimeout(() => search(input.value), Math.max(pause, debounce));
-    timer = setTimeout(() => search(input.value, mode !== 'keyword'), debounce);
+    // A search starts when typing pauses: longer than this typist's usual gap between keys (1.5×
+    // the median of the last 5), at least `debounce`, at most 400 ms.
+    const pace = gaps.length >= 2 ? 1.5 * [...gaps].sort((a, b) => a - b)[gaps.length >> 1] : 0;
+    const wait = Math.min(Math.max(debounce, pace), Math.max(debounce, 400));
+    if (mode !== 'keyword') refine = setTimeout(() => search(input.value), Math.max(pause, wait));
+    timer = setTimeout(() => search(input.value, mode !== 'keyword'), wait);
   };
   const onSubmit = (e) => { e.preventDefault(); search(input.value); };
   const onKey = (e) => {
