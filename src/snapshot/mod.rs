@@ -326,7 +326,9 @@ pub enum VectorCode {
     Int8,
     /// Four bits a component, two to a byte.
     Int4,
-    /// One bit a component, its sign (binary quantization; graph files only).
+    /// One bit a component, its sign (binary quantization): a static-tier snapshot's graph files
+    /// only, never a manifest's `vectors.quant`.
+    #[serde(skip)]
     Sign,
 }
 

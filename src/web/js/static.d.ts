@@ -228,8 +228,9 @@ export interface PgrParams {
  * How a snapshot stores its chunk vectors (the IVF lists): int8 (`WRV1` blocks) with the
  * transformer tier, int4 (`WRV4`, half the bytes) with the static tier, whose dense R@5 int4 leaves
  * within 1 point of int8 (docs/benchmarks.md, "The static model"). The manifest's `vectors.quant`
- * names it. Graph files keep int8 node vectors: with int4 ones the static tier's fused top-1 on
- * bench-rank's 200 questions fell from 151 to 146.
+ * names it. A graph file's node vectors are int8 with the transformer tier and sign bits with the
+ * static tier (`WRB1`, a 32nd of f32's bytes: a documentation site's graph files were most of a
+ * first hybrid query's bytes; docs/benchmarks.md, "The static model").
  */
 export type VectorCode =
   /** One signed byte a component. */
