@@ -317,6 +317,12 @@ pub trait Store {
     async fn commit(&self, ops: Vec<Op>) -> Result<(), StoreError>;
     /// Deletes every record of every collection.
     async fn clear(&self) -> Result<(), StoreError>;
+    /// Whether records of `collection` are kept: a writer may leave out of a commit the records
+    /// a store would discard ([`MemoryStore::discarding`]). Default: every collection.
+    fn keeps(&self, collection: Collection) -> bool {
+        let _ = collection;
+        true
+    }
 }
 
 impl<S: Store + ?Sized> Store for &S {
@@ -341,6 +347,9 @@ impl<S: Store + ?Sized> Store for &S {
     async fn clear(&self) -> Result<(), StoreError> {
         (**self).clear().await
     }
+    fn keeps(&self, collection: Collection) -> bool {
+        (**self).keeps(collection)
+    }
 }
 
 /// In-memory [`Store`]: a `BTreeMap` per collection. Commits are atomic by construction (the
@@ -349,12 +358,21 @@ impl<S: Store + ?Sized> Store for &S {
 pub struct MemoryStore {
     data: RefCell<BTreeMap<Collection, BTreeMap<String, Record>>>,
     fail_next_commit: RefCell<Option<StoreError>>,
+    /// Only [`Collection::Meta`] is kept ([`MemoryStore::discarding`]).
+    meta_only: bool,
 }
 
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+    /// An empty store that keeps the metadata (the commit count, which guards every commit) and
+    /// discards every other record it is given: for an engine whose records live in its memory
+    /// alone and are never read back (a site build that writes no knowledge-base file and
+    /// keeps no build cache). Reading it back gives a knowledge base with no documents.
+    pub fn discarding() -> Self {
+        Self { meta_only: true, ..Self::default() }
     }
     /// Makes the next `commit` fail with `err` without writing anything (fault injection for
     /// tests of "nothing already stored is lost").
@@ -395,6 +413,7 @@ impl Store for MemoryStore {
         for op in ops {
             match op {
                 Op::CheckGeneration(_) => {}
+                Op::Put(r) if !self.keeps(r.collection()) => {}
                 Op::Put(r) => {
                     data.entry(r.collection()).or_default().insert(r.key().to_string(), r);
                 }
@@ -411,6 +430,10 @@ impl Store for MemoryStore {
     async fn clear(&self) -> Result<(), StoreError> {
         self.data.borrow_mut().clear();
         Ok(())
+    }
+
+    fn keeps(&self, collection: Collection) -> bool {
+        !self.meta_only || collection == Collection::Meta
     }
 }
 

@@ -28,7 +28,7 @@ pub use bert::{BertConfig, BertModel};
 pub use device::{CpuPool, DeviceEmbedder, DevicePreference, EmbedPath, EmbedderEvent, EmbedderInfo};
 pub use gemm::CpuKernels;
 pub use quantize::{WeightFormat, quantize_weights};
-pub use static_model::StaticModel;
+pub use static_model::{CorpusCounts, StaticModel};
 pub use tokenizer::{WordPiece, WordPieceSpec};
 
 /// Arithmetic of the CPU forward pass's linear layers (Q/K/V, attention output, intermediate,

@@ -68,6 +68,16 @@ pub struct StaticHeader {
     pub sif: f64,
 }
 
+/// Document frequencies of a static model's tokens over a corpus, and the corpus's size in
+/// documents ([`StaticModel::corpus_counts`]).
+#[derive(Debug, Clone)]
+pub struct CorpusCounts {
+    df: Vec<u32>,
+    n: u32,
+    /// The current text's distinct tokens (a buffer kept between texts).
+    seen: Vec<usize>,
+}
+
 /// A distilled static model with its tokenizer.
 pub struct StaticModel {
     id: String,
@@ -164,26 +174,42 @@ impl StaticModel {
     /// mean leans on the words that tell this corpus's texts apart: a site build weights the
     /// model by the site's own pages, and the snapshot ships the weighted rows its queries use.
     pub fn weight_by_corpus<T: AsRef<str>>(&mut self, texts: impl IntoIterator<Item = T>) {
-        let n_rows = self.header.rows;
-        let mut df = vec![0u32; n_rows];
-        let mut n = 0u32;
-        let mut seen = Vec::new();
+        let mut counts = self.corpus_counts();
         for t in texts {
-            n += 1;
-            seen.clear();
-            seen.extend(self.tokenizer.pieces(t.as_ref()).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
-            crate::sort::ascending(&mut seen);
-            seen.dedup();
-            for id in &seen {
-                df[*id] += 1;
-            }
+            self.count(&mut counts, t.as_ref());
         }
-        if n == 0 {
+        self.weight_by_counts(&counts);
+    }
+
+    /// Empty document frequencies for this model's tokens, to fill text by text
+    /// ([`StaticModel::count`]) where the corpus is read once for something else too (a site
+    /// build parses each page once), then [`StaticModel::weight_by_counts`].
+    pub fn corpus_counts(&self) -> CorpusCounts {
+        CorpusCounts { df: vec![0; self.header.rows], n: 0, seen: Vec::new() }
+    }
+
+    /// Counts `text` as one more document of `counts`.
+    pub fn count(&self, counts: &mut CorpusCounts, text: &str) {
+        let n_rows = counts.df.len();
+        counts.n += 1;
+        counts.seen.clear();
+        counts.seen.extend(self.tokenizer.pieces(text).into_iter().map(|(id, _)| id as usize).filter(|id| *id < n_rows));
+        crate::sort::ascending(&mut counts.seen);
+        counts.seen.dedup();
+        for id in &counts.seen {
+            counts.df[*id] += 1;
+        }
+    }
+
+    /// [`StaticModel::weight_by_corpus`] with the document frequencies already counted (nothing
+    /// when no text was).
+    pub fn weight_by_counts(&mut self, counts: &CorpusCounts) {
+        if counts.n == 0 || counts.df.len() != self.header.rows {
             return;
         }
         let d = self.header.dim;
-        for (i, df) in df.iter().enumerate() {
-            let idf = corpus_idf(n, *df);
+        for (i, df) in counts.df.iter().enumerate() {
+            let idf = corpus_idf(counts.n, *df);
             let row: Vec<f32> = self.rows[i * d..(i + 1) * d].iter().map(|q| self.scales[i] * f32::from(*q) * idf).collect();
             let (scale, q) = quantize_i8(&row);
             self.scales[i] = scale;

@@ -382,7 +382,17 @@ pub(crate) async fn embed_distinct<E: Embedder>(
         vectors.extend(part?);
         progress.report(ProgressEvent { phase, done: vectors.len(), total: distinct.len() });
     }
-    Ok(at.into_iter().map(|i| vectors[i].clone()).collect())
+    Ok(spread(vectors, &at))
+}
+
+/// `values[at[0]], values[at[1]], …`: each value moved to the last position that names it and
+/// cloned for earlier ones, so a batch of distinct texts (the usual case) copies no vector.
+fn spread<T: Clone + Default>(mut values: Vec<T>, at: &[usize]) -> Vec<T> {
+    let mut last = vec![usize::MAX; values.len()];
+    for (pos, &i) in at.iter().enumerate() {
+        last[i] = pos;
+    }
+    at.iter().enumerate().map(|(pos, &i)| if last[i] == pos { std::mem::take(&mut values[i]) } else { values[i].clone() }).collect()
 }
 
 /// [`Embedder::embed_late`] over `texts` with their `pools`, each distinct text once (its first
@@ -436,5 +446,5 @@ pub(crate) async fn embed_late_distinct<E: Embedder>(
         k += 1;
         progress.report(ProgressEvent { phase, done: out.len(), total: distinct.len() });
     }
-    Ok(Some(at.into_iter().map(|i| out[i].clone()).collect()))
+    Ok(Some(spread(out, &at)))
 }

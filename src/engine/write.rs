@@ -83,9 +83,10 @@ pub(crate) async fn embed_add<E: Embedder>(embedder: &E, batch: usize, plan: &Ad
     let chunks = if plan.late_chunking {
         let (pools, owners) = fact_pools(&plan.pending, &sources);
         match super::embed_late_distinct(embedder, batch, &inputs, &pools, crate::types::Phase::Embed, progress).await? {
-            Some(late) => {
+            Some(mut late) => {
+                // Each pool's vector moved to its node (a fact owns one pool).
                 for (node, flat, k) in owners {
-                    if let Some(v) = late.get(flat).and_then(|(_, ps)| ps.get(k).cloned().flatten()) {
+                    if let Some(v) = late.get_mut(flat).and_then(|(_, ps)| ps.get_mut(k)).and_then(Option::take) {
                         pooled.insert(node, v);
                     }
                 }
@@ -447,10 +448,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // The graph plan against the current graph (documents being replaced are removed first,
         // in the same commit).
         let graph_plan = graph_plan(&self.graph, &report.replaced, &pending, &vectors, &self.config.graph);
+        // The plan holds the nodes' vectors now: the batch's are freed.
+        let AddVectors { chunks: chunk_vectors, maps, nodes, node_counts } = vectors;
+        drop((maps, nodes, node_counts));
         let old = |id: &str| self.corpus.doc_chunks.get(id).cloned().unwrap_or_default();
         let questions = |cid: &str| self.ask.atoms.get(cid).map_or(0, Vec::len);
-        let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, vectors.chunks, &old, &questions);
-        ops.extend(graph_plan.ops());
+        let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, chunk_vectors, &old, &questions);
+        ops.extend(graph_plan.ops_kept(&|c| self.store.keeps(c)));
         if ops.is_empty() {
             progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
             return Ok(report);

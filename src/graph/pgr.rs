@@ -368,6 +368,11 @@ impl QuantVectors {
         self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&one.data);
         self.scales[i] = one.scales[0];
     }
+    /// Makes room for `n` more vectors ([`crate::index::reserve_batch`]).
+    pub fn reserve(&mut self, n: usize) {
+        crate::index::reserve_batch(&mut self.data, n * self.dim);
+        crate::index::reserve_batch(&mut self.scales, n);
+    }
     /// Grows to `n` vectors (zeros).
     pub fn resize(&mut self, n: usize) {
         self.data.resize(n * self.dim, 0);

@@ -92,6 +92,13 @@ pub struct PlannedNode {
 impl GraphPlan {
     /// The store ops, deletions first.
     pub fn ops(&self) -> Vec<Op> {
+        self.ops_kept(&|_| true)
+    }
+
+    /// [`GraphPlan::ops`] without the records of collections the store does not keep
+    /// ([`crate::ports::Store::keeps`]): a site build's engine writes its graph to no store.
+    pub fn ops_kept(&self, keeps: &dyn Fn(Collection) -> bool) -> Vec<Op> {
+        let (nodes, vectors, edges) = (keeps(Collection::GraphNodes), keeps(Collection::Vectors), keeps(Collection::GraphEdges));
         let mut ops = Vec::new();
         for e in &self.delete_edges {
             ops.push(Op::Delete(Collection::GraphEdges, e.id()));
@@ -103,13 +110,17 @@ impl GraphPlan {
             }
         }
         for PlannedNode { record: n, vector: v, .. } in &self.nodes {
-            ops.push(Op::Put(Record::GraphNode(n.clone())));
-            if let (Some(v), Some(c)) = (v, vector_collection(n.kind)) {
+            if nodes {
+                ops.push(Op::Put(Record::GraphNode(n.clone())));
+            }
+            if let (true, Some(v), Some(c)) = (vectors, v, vector_collection(n.kind)) {
                 ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&n.id, c, v))));
             }
         }
-        for e in &self.edges {
-            ops.push(Op::Put(Record::GraphEdge(e.clone())));
+        if edges {
+            for e in &self.edges {
+                ops.push(Op::Put(Record::GraphEdge(e.clone())));
+            }
         }
         ops
     }
@@ -127,17 +138,18 @@ impl GraphPlan {
 type Nearest = (Vec<(u32, f32)>, Option<(u32, f32)>);
 
 /// A new node of a mind map being added, in pre-order.
-struct New {
+struct New<'a> {
     id: String,
     kind: NodeKind,
     label: String,
     doc: String,
-    v: Vec<f32>,
+    /// Its vector, in the map's (copied once, into the plan's node).
+    v: &'a [f32],
 }
 
 /// The nodes of `maps`, pre-order, each topic first: their node records (with vectors and chunk
 /// ordinals) and tree edges go into `plan`.
-fn new_nodes(maps: &[NewMap<'_>], plan: &mut GraphPlan) -> Vec<New> {
+fn new_nodes<'a>(maps: &[NewMap<'a>], plan: &mut GraphPlan) -> Vec<New<'a>> {
     let mut news: Vec<New> = Vec::new();
     for m in maps {
         let mut vi = m.vectors.iter();
@@ -147,19 +159,19 @@ fn new_nodes(maps: &[NewMap<'_>], plan: &mut GraphPlan) -> Vec<New> {
             kind: NodeKind::Topic,
             label: m.map.topic.clone(),
             doc: m.doc_id.into(),
-            v: vi.next().cloned().unwrap_or_default(),
+            v: vi.next().map_or(&[], Vec::as_slice),
         });
         let (mut nr, mut nf) = (0, 0);
         #[allow(clippy::too_many_arguments)]
-        fn walk(
+        fn walk<'a>(
             n: &MapNode,
             parent: &str,
             ordinal: u32,
-            m: &NewMap<'_>,
-            vi: &mut std::slice::Iter<'_, Vec<f32>>,
+            m: &NewMap<'a>,
+            vi: &mut std::slice::Iter<'a, Vec<f32>>,
             nr: &mut u32,
             nf: &mut u32,
-            news: &mut Vec<New>,
+            news: &mut Vec<New<'a>>,
             edges: &mut Vec<GraphEdgeRecord>,
             chunks: &mut HashMap<String, (String, u32)>,
         ) {
@@ -178,7 +190,7 @@ fn new_nodes(maps: &[NewMap<'_>], plan: &mut GraphPlan) -> Vec<New> {
                 kind,
                 label: n.label.clone(),
                 doc: m.doc_id.into(),
-                v: vi.next().cloned().unwrap_or_default(),
+                v: vi.next().map_or(&[], Vec::as_slice),
             });
             edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
             for (i, c) in n.children.iter().enumerate() {
@@ -200,7 +212,7 @@ fn new_nodes(maps: &[NewMap<'_>], plan: &mut GraphPlan) -> Vec<New> {
                     doc_id: Some(n.doc.clone()),
                     chunk_id: chunk.map(|c| c.0.clone()),
                 },
-                vector: Some(n.v.clone()),
+                vector: Some(n.v.to_vec()),
                 chunk_ordinal: chunk.map(|c| c.1),
             });
         }
@@ -457,6 +469,15 @@ impl PseudoGraph {
         for (id, _) in &plan.delete_nodes {
             self.delete_node(id, &mut touched);
         }
+        // Room for the new nodes at once (a site build applies all its pages in one plan).
+        let fresh = plan.nodes.len().saturating_sub(self.free.len());
+        crate::index::reserve_batch(&mut self.nodes, fresh);
+        crate::index::reserve_batch(&mut self.vecs, fresh * self.dim);
+        self.quant.reserve(fresh);
+        self.by_id.reserve(plan.nodes.len());
+        let count = |k: NodeKind| plan.nodes.iter().filter(|n| n.record.kind == k).count();
+        self.facts.reserve(count(NodeKind::Fact));
+        self.topics.reserve(count(NodeKind::Topic));
         for node in plan.nodes {
             if let Some(id) = self.insert_node(node, &mut touched) {
                 skipped.push(id);

@@ -286,6 +286,10 @@ impl SegmentedIndex {
     pub fn segment_seqs(&self) -> Vec<u64> {
         self.segments.iter().map(|s| s.seq).collect()
     }
+    /// Makes room for `n` more fresh vectors.
+    pub fn reserve(&mut self, n: usize) {
+        self.fresh.reserve(n);
+    }
     /// Inserts or overwrites `slot`'s vector (an overwritten sealed vector becomes a tombstone).
     pub fn insert(&mut self, slot: u32, v: &[f32]) {
         self.remove(slot);

@@ -89,6 +89,15 @@ impl<K: Hash + Eq + Clone> Slots<K> {
     }
 }
 
+/// Makes room in `v` for a batch of `additional` more elements: exactly that much when the
+/// batch is large (a site build adds every page at once: no doubling, no second copy while the
+/// buffer moves), at least half the length more otherwise (small batches stay amortised).
+pub fn reserve_batch<T>(v: &mut Vec<T>, additional: usize) {
+    if v.capacity() - v.len() < additional {
+        v.reserve_exact(additional.max(v.len() / 2));
+    }
+}
+
 /// Keeps the `k` best `(score, slot)` pairs; ties broken by lower slot.
 pub fn top_k(scores: impl Iterator<Item = (u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     use std::cmp::Ordering;

@@ -29,6 +29,12 @@ impl FlatIndex {
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
+    /// Makes room for `n` more vectors ([`super::reserve_batch`]).
+    pub fn reserve(&mut self, n: usize) {
+        super::reserve_batch(&mut self.data, n * self.dim);
+        super::reserve_batch(&mut self.slots, n);
+        self.row_of.reserve(n);
+    }
     /// Inserts or overwrites the vector of `slot`. `v.len()` must equal `dim`.
     pub fn insert(&mut self, slot: u32, v: &[f32]) {
         assert_eq!(v.len(), self.dim, "vector dimension");

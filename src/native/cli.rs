@@ -622,7 +622,10 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
         .into());
     };
     let t0 = Instant::now();
-    let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(crate::native::site::crawl(site, &out)?);
+    // The static model is weighted by the site's pages as they are sorted (one parse of each).
+    let mut static_m = if vectors == "static" { Some(load_static_model(&models.dir, static_model.as_deref())?) } else { None };
+    let crate::snapshot::SitePages { docs, empty, noindex } =
+        crate::snapshot::with_text(crate::native::site::crawl(site, &out)?, static_m.as_mut());
     eprintln!("crawled {} pages under {}", docs.len() + empty.len() + noindex.len(), site.display());
     for id in &empty {
         eprintln!("warning: skipped {id}: no text to index");
@@ -659,9 +662,7 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
     let build = crate::native::site::SiteBuild { out: &out, params: &p, llm, cache: cache.as_deref(), mode: &vectors, t0 };
     let summary = if vectors == "chunks" {
         build.run(models.open(device).await?, docs).await?
-    } else if vectors == "static" {
-        let mut m = load_static_model(&models.dir, static_model.as_deref())?;
-        crate::snapshot::weight_static_model(&mut m, &docs);
+    } else if let Some(m) = static_m {
         build.run(m, docs).await?
     } else {
         // Keyword only: the tokenizer still bounds the chunks; no model runs.

@@ -141,7 +141,11 @@ impl SiteBuild<'_> {
         use crate::ports::{MemoryStore, NoProgress, SystemClock};
         // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
         let cache = self.cache_file(embedder.model_id());
-        let mut eng = Engine::open(MemoryStore::new(), embedder, self.params.engine_config(), Box::new(SystemClock)).await?;
+        // The snapshot is built from the engine's memory: the records are kept only for what
+        // reads them back (the build cache, the knowledge-base file, the LLM stages).
+        let keep = cache.is_some() || self.params.kb || self.llm.is_some();
+        let store = if keep { MemoryStore::new() } else { MemoryStore::discarding() };
+        let mut eng = Engine::open(store, embedder, self.params.engine_config(), Box::new(SystemClock)).await?;
         if let Some(file) = cache.as_deref().filter(|f| f.exists()) {
             let read = std::fs::read(file).map_err(|e| Error::from(StoreError::Backend { reason: format!("{}: {e}", file.display()) }));
             match read {
@@ -170,8 +174,15 @@ impl SiteBuild<'_> {
                 t = std::time::Instant::now();
             }
         };
-        for batch in docs.chunks(crate::snapshot::SITE_BATCH) {
-            let plan = eng.plan_add(batch.to_vec(), &mut NoProgress)?;
+        // Each batch moved into the engine: a page's text is freed once it is chunked.
+        let mut docs = docs.into_iter();
+        loop {
+            let batch: Vec<_> = docs.by_ref().take(crate::snapshot::SITE_BATCH).collect();
+            if batch.is_empty() {
+                break;
+            }
+            done += batch.len();
+            let plan = eng.plan_add(batch, &mut NoProgress)?;
             lap(0, &mut split);
             let vectors = crate::engine::embed_add(eng.embedder(), eng.embed_batch(), &plan, &mut NoProgress).await?;
             lap(1, &mut split);
@@ -181,7 +192,6 @@ impl SiteBuild<'_> {
             embedded += r.chunks;
             crate::snapshot::seal_after_batch(&mut eng, self.params).await?;
             lap(3, &mut split);
-            done += batch.len();
             eprintln!("indexed {done}/{n} pages ({} chunks, {:.0} s)", eng.stats().chunks, self.t0.elapsed().as_secs_f64());
         }
         eprintln!(

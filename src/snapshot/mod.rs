@@ -194,16 +194,29 @@ pub struct SitePages {
     pub noindex: Vec<String>,
 }
 
-/// Sorts `docs` into [`SitePages`] (each page parsed once here; the engine parses again).
-pub fn with_text(docs: Vec<DocumentInput>) -> SitePages {
+/// Sorts `docs` into [`SitePages`], each page parsed once here (the engine parses again);
+/// `weight`, a static model, is weighted by the text blocks of the pages kept
+/// ([`weight_static_model`]) from the same parse.
+pub fn with_text(docs: Vec<DocumentInput>, weight: Option<&mut crate::embed::StaticModel>) -> SitePages {
     let mut pages = SitePages::default();
+    let mut counts = weight.as_ref().map(|m| m.corpus_counts());
     for d in docs {
         let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
         match crate::text::parse(&d.text, format) {
             Ok(p) if p.noindex => pages.noindex.push(d.id),
-            Ok(p) if p.blocks.iter().any(|b| !b.text.trim().is_empty()) => pages.docs.push(d),
+            Ok(p) if p.blocks.iter().any(|b| !b.text.trim().is_empty()) => {
+                if let (Some(m), Some(c)) = (weight.as_deref(), counts.as_mut()) {
+                    for b in &p.blocks {
+                        m.count(c, &b.text);
+                    }
+                }
+                pages.docs.push(d);
+            }
             _ => pages.empty.push(d.id),
         }
+    }
+    if let (Some(m), Some(c)) = (weight, counts) {
+        m.weight_by_counts(&c);
     }
     pages
 }
@@ -484,7 +497,8 @@ pub const STATIC_GRAPH_TOPICS: usize = 3;
 
 /// Weights a static model by the site it is about to embed ([`crate::embed::StaticModel::weight_by_corpus`]
 /// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
-/// token rows embed then lean on the words that tell this site's pages apart.
+/// token rows embed then lean on the words that tell this site's pages apart. A build does it
+/// while it sorts the pages ([`with_text`]); this is the same weighting on its own.
 pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
     // One page parsed at a time: the site's text is not held twice.
     let texts = docs

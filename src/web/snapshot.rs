@@ -142,11 +142,9 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 ..Default::default()
             };
             let p = if mode == "static" { p.static_tier() } else { p };
-            let crate::snapshot::SitePages { docs, empty, noindex } =
-                crate::snapshot::with_text(pages.iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?);
-            let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
-            let built = if mode == "static" {
-                let Some(bytes) = model.static_model else {
+            // The static model, weighted by the site's pages as they are sorted (one parse of each).
+            let mut static_m = if mode == "static" {
+                let Some(bytes) = model.static_model.as_deref() else {
                     return Err(InputError::InvalidOption {
                         name: "vectors".into(),
                         reason: "'static' needs a static model file (model.static)".into(),
@@ -155,8 +153,15 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 };
                 let config = BertConfig::from_json(&model.config)?;
                 let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
-                let mut m = StaticModel::from_bytes(tokenizer, &bytes)?;
-                crate::snapshot::weight_static_model(&mut m, &docs);
+                Some(StaticModel::from_bytes(tokenizer, bytes)?)
+            } else {
+                None
+            };
+            // Each page's bytes are freed once decoded.
+            let docs = pages.into_iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
+            let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(docs, static_m.as_mut());
+            let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
+            let built = if let Some(m) = static_m {
                 build(SiteEmbedder::Static(m), docs, &p, &on_progress).await
             } else if vectors {
                 let Some(weights) = model.weights else {
@@ -259,13 +264,22 @@ async fn build(
     p: &SnapshotParams,
     on_progress: &Option<Function>,
 ) -> Result<(Vec<(String, Vec<u8>)>, crate::snapshot::SnapshotSummary)> {
-    let mut eng = Engine::open(MemoryStore::new(), embedder, p.engine_config(), Box::new(JsClock)).await?;
+    // The snapshot is built from the engine's memory: the records are kept only for the
+    // knowledge-base file.
+    let store = if p.kb { MemoryStore::new() } else { MemoryStore::discarding() };
+    let mut eng = Engine::open(store, embedder, p.engine_config(), Box::new(JsClock)).await?;
     let total = docs.len();
     let mut done = 0;
-    for batch in docs.chunks(crate::snapshot::SITE_BATCH) {
-        eng.add(batch.to_vec(), &mut NoProgress).await?;
-        crate::snapshot::seal_after_batch(&mut eng, p).await?;
+    // Each batch moved into the engine: a page's text is freed once it is chunked.
+    let mut docs = docs.into_iter();
+    loop {
+        let batch: Vec<_> = docs.by_ref().take(crate::snapshot::SITE_BATCH).collect();
+        if batch.is_empty() {
+            break;
+        }
         done += batch.len();
+        eng.add(batch, &mut NoProgress).await?;
+        crate::snapshot::seal_after_batch(&mut eng, p).await?;
         report(on_progress, &ProgressEvent { phase: crate::types::Phase::Index, done, total });
     }
     let (snap, summary) = build_site(&mut eng, p).await?;

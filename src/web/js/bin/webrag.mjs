@@ -207,10 +207,11 @@ async function main() {
   const t0 = Date.now();
   const paths = crawl(site, site, out, []);
   process.stderr.write(`crawled ${paths.length} pages under ${site}\n`);
-  const pages = paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
+  // Read inside the call: once the builder has copied them, the pages' bytes can be collected.
+  const readPages = () => paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
   let result;
   try {
-    result = await buildSnapshot(pages, model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
+    result = await buildSnapshot(readPages(), model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
       if (ev.done === ev.total || ev.done % 1024 === 0) process.stderr.write(`indexed ${ev.done}/${ev.total} pages\n`);
     });
   } catch (e) {
