@@ -513,3 +513,32 @@ fn ingest_batches_follow_the_embedder_unless_configured() {
         assert_eq!(rec.preferred_batch(), 4);
     }
 }
+
+/// An engine over a discarding store (a site build's) answers from its memory as one over a
+/// keeping store does, its commits stay guarded by the commit count, and the store keeps nothing
+/// but that count.
+#[test]
+fn discarding_store_keeps_the_count_alone() {
+    pollster::block_on(async {
+        let store = MemoryStore::discarding();
+        let mut e = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        let docs: Vec<_> = NOTES.iter().map(|(id, t)| DocumentInput { url: Some(id.to_string()), ..doc(id, t) }).collect();
+        e.add(docs[..2].to_vec(), &mut NoProgress).await.expect("add");
+        e.add(docs[2..].to_vec(), &mut NoProgress).await.expect("a second commit passes the generation check");
+        let kept = seeded().await;
+        for mode in [SearchMode::Bm25, SearchMode::Dense, SearchMode::Hybrid] {
+            let opts = SearchOptions::new(3, mode);
+            let q = "who owns a value? borrow checker";
+            assert_eq!(ids(&e.search(q, &opts).await.expect("search")), ids(&kept.search(q, &opts).await.expect("search")), "{mode:?}");
+        }
+        let c = store.load().await.expect("load");
+        assert!(c.documents.is_empty() && c.chunks.is_empty() && c.vectors.is_empty() && c.graph_nodes.is_empty());
+        assert!(c.meta.iter().any(|m| m.id == webrag::ports::GENERATION_KEY), "the commit count is kept");
+        assert!(!store.keeps(webrag::ports::Collection::Vectors) && store.keeps(webrag::ports::Collection::Meta));
+        // A second engine on the same store, one commit behind, is refused.
+        let mut stale = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
+        e.add(vec![doc("more.md", "# More\n\nAnother note about kettles.")], &mut NoProgress).await.expect("add");
+        let r = stale.add(vec![doc("late.md", "# Late\n\nA note written in another tab.")], &mut NoProgress).await;
+        assert!(matches!(r, Err(Error::Store(StoreError::Conflict { .. }))), "{r:?}");
+    });
+}

@@ -448,3 +448,16 @@ pub(crate) async fn embed_late_distinct<E: Embedder>(
     }
     Ok(Some(spread(out, &at)))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn spread_moves_last_uses_and_copies_earlier_ones() {
+        let values = vec![vec![1.0f32], vec![2.0], vec![3.0]];
+        let ptr = values[2].as_ptr();
+        let out = super::spread(values, &[0, 1, 0, 2, 1]);
+        assert_eq!(out, [vec![1.0], vec![2.0], vec![1.0], vec![3.0], vec![2.0]]);
+        assert_eq!(out[3].as_ptr(), ptr, "a value used once is moved, not copied");
+        assert!(super::spread(Vec::<Vec<f32>>::new(), &[]).is_empty());
+    }
+}
