@@ -185,13 +185,7 @@ fn new_nodes<'a>(maps: &[NewMap<'a>], plan: &mut GraphPlan) -> Vec<New<'a>> {
             if let Some((o, c)) = n.chunk.and_then(|o| Some((o, m.chunk_ids.get(o as usize)?))) {
                 chunks.insert(id.clone(), (c.clone(), o));
             }
-            news.push(New {
-                id: id.clone(),
-                kind,
-                label: n.label.clone(),
-                doc: m.doc_id.into(),
-                v: vi.next().map_or(&[], Vec::as_slice),
-            });
+            news.push(New { id: id.clone(), kind, label: n.label.clone(), doc: m.doc_id.into(), v: vi.next().map_or(&[], Vec::as_slice) });
             edges.push(GraphEdgeRecord::new(EdgeKind::Tree, parent, &id, ordinal));
             for (i, c) in n.children.iter().enumerate() {
                 walk(c, &id, i as u32, m, vi, nr, nf, news, edges, chunks);
