@@ -260,7 +260,7 @@ impl PseudoGraph {
             let batch_ids: Vec<usize> = (0..news.len()).filter(|&i| news[i].kind == kind && news[i].v.len() == self.dim).collect();
             let mut batch = FlatIndex::new(self.dim);
             for (b, &ni) in batch_ids.iter().enumerate() {
-                batch.insert(b as u32, &news[ni].v);
+                batch.insert(b as u32, news[ni].v);
             }
             let nearest = |b: usize| -> Nearest {
                 let v = &news[batch_ids[b]].v;
