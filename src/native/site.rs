@@ -174,13 +174,7 @@ impl SiteBuild<'_> {
                 t = std::time::Instant::now();
             }
         };
-        // Each batch moved into the engine: a page's text is freed once it is chunked.
-        let mut docs = docs.into_iter();
-        loop {
-            let batch: Vec<_> = docs.by_ref().take(crate::snapshot::SITE_BATCH).collect();
-            if batch.is_empty() {
-                break;
-            }
+        for batch in crate::snapshot::site_batches(docs) {
             done += batch.len();
             let plan = eng.plan_add(batch, &mut NoProgress)?;
             lap(0, &mut split);

@@ -270,13 +270,7 @@ async fn build(
     let mut eng = Engine::open(store, embedder, p.engine_config(), Box::new(JsClock)).await?;
     let total = docs.len();
     let mut done = 0;
-    // Each batch moved into the engine: a page's text is freed once it is chunked.
-    let mut docs = docs.into_iter();
-    loop {
-        let batch: Vec<_> = docs.by_ref().take(crate::snapshot::SITE_BATCH).collect();
-        if batch.is_empty() {
-            break;
-        }
+    for batch in crate::snapshot::site_batches(docs) {
         done += batch.len();
         eng.add(batch, &mut NoProgress).await?;
         crate::snapshot::seal_after_batch(&mut eng, p).await?;
