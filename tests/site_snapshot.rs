@@ -366,6 +366,47 @@ fn pages_without_text_are_skipped_and_permalink_marks_dropped() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The crawl reads the site and nothing else: a link out of the site, a broken link and a link
+/// loop are left out with a warning (the loop ends at once), a link to a folder inside the site
+/// is read once, and a file that is not UTF-8 text (a binary named `.html`) is left out with a
+/// warning instead of failing the build.
+#[cfg(unix)]
+#[test]
+fn the_crawl_reads_only_the_site() {
+    use std::os::unix::fs::symlink;
+    let dir = std::env::temp_dir().join(format!("webrag-site-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (site, outside) = (dir.join("site"), dir.join("outside"));
+    std::fs::create_dir_all(site.join("docs")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.html"), "<title>Secret</title><p>Private text outside the site.</p>").unwrap();
+    std::fs::write(site.join("docs/page.html"), "<title>Page</title><p>Kettles boil water.</p>").unwrap();
+    std::fs::write(site.join("binary.html"), [0xff, 0xfe, 0x00, 0x81, 0x9f, 0x00, 0xc3]).unwrap();
+    symlink(&outside, site.join("out-link")).unwrap();
+    symlink(outside.join("secret.html"), site.join("secret.html")).unwrap();
+    symlink(&site, site.join("docs/loop")).unwrap();
+    symlink(site.join("docs"), site.join("again")).unwrap();
+    symlink(dir.join("nowhere"), site.join("broken.html")).unwrap();
+    let out = dir.join("out");
+    let (_, stderr) = index_with(&site, &out, &["--vectors", "none", "--no-cache"]);
+    for (path, why) in [
+        ("out-link", "a link to outside the site"),
+        ("secret.html", "a link to outside the site"),
+        ("broken.html", "a broken link"),
+        ("binary.html", "not UTF-8 text"),
+    ] {
+        assert!(stderr.contains(&format!("warning: skipped {}: {why}", site.join(path).display())), "{path}: {stderr}");
+    }
+    let loops = stderr.matches("a folder already read (a link)").count();
+    assert_eq!(loops, 2, "docs/loop and one of docs, again: {stderr}");
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    assert_eq!(manifest["documents"], 1, "{stderr}");
+    let frag = gunzip(&files[&shard(&files, &manifest, "fragments", "f", 0)]);
+    assert_eq!(frag["c"][0][1], "/docs/page.html", "the one page read is the site's own");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Outside a desktop session (no `XDG_RUNTIME_DIR`), the default `--device auto` probe says in
 /// one plain line which path embeds, with no error lines from the system's Vulkan layers (Mesa's
 /// device-select layer printed `error: XDG_RUNTIME_DIR is invalid…` twice).

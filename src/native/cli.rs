@@ -624,8 +624,11 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
     let t0 = Instant::now();
     // The static model is weighted by the site's pages as they are sorted (one parse of each).
     let mut static_m = if vectors == "static" { Some(load_static_model(&models.dir, static_model.as_deref())?) } else { None };
-    let crate::snapshot::SitePages { docs, empty, noindex } =
-        crate::snapshot::with_text(crate::native::site::crawl(site, &out)?, static_m.as_mut());
+    let (crawled, left) = crate::native::site::crawl(site, &out)?;
+    for l in &left {
+        eprintln!("warning: skipped {}: {}", l.path.display(), l.why);
+    }
+    let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(crawled, static_m.as_mut());
     eprintln!("crawled {} pages under {}", docs.len() + empty.len() + noindex.len(), site.display());
     for id in &empty {
         eprintln!("warning: skipped {id}: no text to index");

@@ -8,37 +8,75 @@ pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snaps
 use crate::snapshot::{is_page, page_document};
 use crate::types::DocumentInput;
 
-fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
+/// The files and folders of `dir` that a crawl of the site at `root` (canonical) reads, into
+/// `out`, in path order; what it leaves out into `left`. A link is followed only to a file or
+/// folder inside the site, and each folder is read once, however many links reach it (a link
+/// loop ends at once).
+fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, out: &mut Vec<PathBuf>, left: &mut Vec<LeftOut>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
     entries.sort();
     for e in entries {
         if e == skip {
             continue;
         }
-        if e.is_dir() {
-            collect(&e, skip, out);
+        let is_link = std::fs::symlink_metadata(&e).is_ok_and(|m| m.file_type().is_symlink());
+        let real = match std::fs::canonicalize(&e) {
+            Ok(r) => r,
+            Err(_) if is_link => {
+                left.push(LeftOut { path: e, why: "a broken link" });
+                continue;
+            }
+            Err(_) => e.clone(),
+        };
+        if is_link && !real.starts_with(root) {
+            left.push(LeftOut { path: e, why: "a link to outside the site" });
+            continue;
+        }
+        if real.is_dir() {
+            if seen.insert(real) {
+                collect(root, &e, skip, seen, out, left);
+            } else {
+                left.push(LeftOut { path: e, why: "a folder already read (a link)" });
+            }
         } else if e.file_name().and_then(|n| n.to_str()).is_some_and(is_page) {
             out.push(e);
         }
     }
 }
+
+/// A file or folder of a site that a crawl left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// The path as the crawl met it.
+    pub path: PathBuf,
+    /// Why: a link to outside the site, a broken link, a folder already read, not UTF-8 text.
+    pub why: &'static str,
+}
+
 /// The pages of a built site: every `.html`/`.htm` (title, headings and text; `nav`, `footer`,
 /// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
-/// `.md` file under `site`, except under `out`, in path order, with their URLs as ids.
+/// `.md` file under `site`, except under `out`, in path order, with their URLs as ids; and what
+/// it left out ([`LeftOut`]: links that lead out of the site or into a folder already read,
+/// files that are not UTF-8 text, such as a binary file named `.html`).
 ///
-/// Errors: `InputError::InvalidUtf8` for a page that is not UTF-8; I/O errors as model-file
-/// errors naming the path.
-pub fn crawl(site: &Path, out: &Path) -> Result<Vec<DocumentInput>> {
-    let mut files = Vec::new();
-    collect(site, out, &mut files);
+/// Errors: I/O errors as model-file errors naming the path.
+pub fn crawl(site: &Path, out: &Path) -> Result<(Vec<DocumentInput>, Vec<LeftOut>)> {
+    let root = std::fs::canonicalize(site).map_err(|e| crate::embed::file_error(&site.display().to_string(), e))?;
+    let (mut files, mut left) = (Vec::new(), Vec::new());
+    let mut seen = BTreeSet::from([root.clone()]);
+    collect(&root, site, out, &mut seen, &mut files, &mut left);
     let mut docs = Vec::with_capacity(files.len());
     for f in files {
         let bytes = std::fs::read(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
         let rel = f.strip_prefix(site).unwrap_or(&f);
         let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        docs.push(page_document(&rel.join("/"), &bytes)?);
+        match page_document(&rel.join("/"), &bytes) {
+            Ok(d) => docs.push(d),
+            Err(Error::Input(crate::error::InputError::InvalidUtf8 { .. })) => left.push(LeftOut { path: f, why: "not UTF-8 text" }),
+            Err(e) => return Err(e),
+        }
     }
-    Ok(docs)
+    Ok((docs, left))
 }
 
 /// Writes `snap` into `out` (`manifest.json` last, so a reader never finds a manifest naming

@@ -114,9 +114,9 @@ struct Options {
 /// the snapshot's static tier, as `webrag index --vectors static`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped,
-/// noindex}` (`skipped`: the paths of pages without text to index; `noindex`: those marked
-/// `<meta name="robots" content="noindex">`; both left out); rejects
-/// with `InputError` (`INVALID_UTF8` naming the page, `INVALID_OPTION`) or `ModelError`.
+/// noindex, notText}` (`skipped`: the paths of pages without text to index; `noindex`: those
+/// marked `<meta name="robots" content="noindex">`; `notText`: those that are not UTF-8 text;
+/// all left out); rejects with `InputError` (`INVALID_OPTION`) or `ModelError`.
 #[wasm_bindgen(js_name = buildSnapshot)]
 pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
     super::promise(async move {
@@ -157,8 +157,16 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
             } else {
                 None
             };
-            // Each page's bytes are freed once decoded.
-            let docs = pages.into_iter().map(|pg| page_document(&pg.path, &pg.bytes)).collect::<Result<Vec<_>>>()?;
+            // Each page's bytes are freed once decoded; a page that is not UTF-8 text (a binary
+            // file named `.html`) is left out and named.
+            let (mut docs, mut not_text) = (Vec::with_capacity(pages.len()), Vec::new());
+            for pg in pages {
+                match page_document(&pg.path, &pg.bytes) {
+                    Ok(d) => docs.push(d),
+                    Err(Error::Input(InputError::InvalidUtf8 { id, .. })) => not_text.push(id),
+                    Err(e) => return Err(e),
+                }
+            }
             let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(docs, static_m.as_mut());
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if let Some(m) = static_m {
@@ -178,9 +186,9 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                 build(SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size)), docs, &p, &on_progress)
                     .await
             };
-            built.map(|(files, summary)| (files, summary, empty, noindex))
+            built.map(|(files, summary)| (files, summary, empty, noindex, not_text))
         };
-        let (files, summary, skipped, noindex) = run.await.map_err(|e| js_error(&e))?;
+        let (files, summary, skipped, noindex, not_text) = run.await.map_err(|e| js_error(&e))?;
         let out = Array::new();
         for (name, bytes) in files {
             let pair = Array::new();
@@ -193,6 +201,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
         js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
         js_sys::Reflect::set(&result, &"skipped".into(), &to_js(&skipped)?)?;
         js_sys::Reflect::set(&result, &"noindex".into(), &to_js(&noindex)?)?;
+        js_sys::Reflect::set(&result, &"notText".into(), &to_js(&not_text)?)?;
         Ok(result.into())
     })
 }

@@ -8,8 +8,8 @@
 // IndexedDB).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -184,6 +184,25 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   const noModel = bad(['index', 'site', '--vectors', 'chunks']);
   assert.equal(noModel.status, 2);
   assert.match(noModel.stderr, /^webrag: --vectors chunks needs --model/m);
+  // A hostile folder: the crawl reads the site alone (links out, broken links and link loops
+  // left out with a warning; a binary file named .html left out, the build goes on).
+  const hostile = join(APP, 'hostile');
+  rmSync(hostile, { recursive: true, force: true });
+  mkdirSync(join(hostile, 'site/docs'), { recursive: true });
+  mkdirSync(join(hostile, 'outside'));
+  writeFileSync(join(hostile, 'outside/secret.html'), '<title>Secret</title><p>Private text outside the site.</p>');
+  writeFileSync(join(hostile, 'site/docs/page.html'), '<title>Page</title><p>Kettles boil water.</p>');
+  writeFileSync(join(hostile, 'site/binary.html'), Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x9f, 0x00, 0xc3]));
+  symlinkSync(join(hostile, 'outside'), join(hostile, 'site/out-link'));
+  symlinkSync(join(hostile, 'site'), join(hostile, 'site/docs/loop'));
+  symlinkSync(join(hostile, 'nowhere'), join(hostile, 'site/broken.html'));
+  const h = spawnSync('npx', ['--no-install', 'webrag', 'index', 'site', '--out', 'snap'], { cwd: hostile, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
+  assert.equal(h.status, 0, h.stderr);
+  assert.match(h.stdout, /snapshot of 1 pages/);
+  assert.match(h.stderr, /warning: skipped \S*out-link: a link to outside the site/);
+  assert.match(h.stderr, /warning: skipped \S*broken\.html: a broken link/);
+  assert.match(h.stderr, /warning: skipped \S*docs\/loop: a folder already read \(a link\)/);
+  assert.match(h.stderr, /warning: skipped \/binary\.html: not UTF-8 text/);
   // The npx snapshot in the page.
   const page = await browser.ctx.newPage();
   await page.goto(`${server.url}/target/consumer/esbuild/index.html`);

@@ -20,7 +20,7 @@
 // (`webrag-ui.js`: webrag/ui and webrag/static in one module), so a page needs
 // `<div id="search"></div><script type="module" src="/webrag/webrag-ui.js"></script>` and nothing else.
 import { parseArgs } from 'node:util';
-import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -71,14 +71,26 @@ function fail(message, code = 2) {
   process.exit(code);
 }
 
-/** Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted. */
-function crawl(root, dir, skip, out) {
+/**
+ * Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted,
+ * into `out`; what it leaves out into `left` (`[path, why]`). A link is followed only to a file
+ * or folder inside the site (`realRoot`), and each folder is read once however many links reach
+ * it (a link loop ends at once).
+ */
+function crawl(root, dir, skip, out, left, realRoot = realpathSync(root), seen = new Set([realRoot])) {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (resolve(path) === skip) continue;
-    const st = statSync(path);
-    if (st.isDirectory()) crawl(root, path, skip, out);
-    else if (/\.(html?|md|markdown)$/i.test(name)) out.push(relative(root, path).split(sep).join('/'));
+    const link = lstatSync(path).isSymbolicLink();
+    let real;
+    try { real = realpathSync(path); } catch { left.push([path, 'a broken link']); continue; }
+    if (link && real !== realRoot && !real.startsWith(realRoot + sep)) { left.push([path, 'a link to outside the site']); continue; }
+    const st = statSync(real);
+    if (st.isDirectory()) {
+      if (seen.has(real)) { left.push([path, 'a folder already read (a link)']); continue; }
+      seen.add(real);
+      crawl(root, path, skip, out, left, realRoot, seen);
+    } else if (/\.(html?|md|markdown)$/i.test(name)) out.push(relative(root, path).split(sep).join('/'));
   }
   return out;
 }
@@ -205,7 +217,9 @@ async function main() {
   if (id !== undefined) model.id = id;
 
   const t0 = Date.now();
-  const paths = crawl(site, site, out, []);
+  const left = [];
+  const paths = crawl(site, site, out, [], left);
+  for (const [path, why] of left) process.stderr.write(`warning: skipped ${path}: ${why}\n`);
   process.stderr.write(`crawled ${paths.length} pages under ${site}\n`);
   // Read inside the call: once the builder has copied them, the pages' bytes can be collected.
   const readPages = () => paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
@@ -218,6 +232,7 @@ async function main() {
     fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1);
   }
   for (const id of result.skipped ?? []) process.stderr.write(`warning: skipped ${id}: no text to index\n`);
+  for (const id of result.notText ?? []) process.stderr.write(`warning: skipped ${id}: not UTF-8 text\n`);
   if (result.noindex?.length) process.stderr.write(`left out ${result.noindex.length} pages marked <meta name="robots" content="noindex">: ${result.noindex.join(', ')}\n`);
   // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
   const keep = new Set();
