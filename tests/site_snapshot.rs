@@ -387,6 +387,8 @@ fn the_crawl_reads_only_the_site() {
     symlink(&site, site.join("docs/loop")).unwrap();
     symlink(site.join("docs"), site.join("again")).unwrap();
     symlink(dir.join("nowhere"), site.join("broken.html")).unwrap();
+    // Over the 8 MiB a page may be: not read (sparse, so the test writes nothing).
+    std::fs::File::create(site.join("huge.html")).unwrap().set_len((8 << 20) + 1).unwrap();
     let out = dir.join("out");
     let (_, stderr) = index_with(&site, &out, &["--vectors", "none", "--no-cache"]);
     for (path, why) in [
@@ -394,6 +396,7 @@ fn the_crawl_reads_only_the_site() {
         ("secret.html", "a link to outside the site"),
         ("broken.html", "a broken link"),
         ("binary.html", "not UTF-8 text"),
+        ("huge.html", "8388609 bytes, larger than a page may be (8388608: maxDocumentBytes)"),
     ] {
         assert!(stderr.contains(&format!("warning: skipped {}: {why}", site.join(path).display())), "{path}: {stderr}");
     }

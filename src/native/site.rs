@@ -23,20 +23,20 @@ fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, o
         let real = match std::fs::canonicalize(&e) {
             Ok(r) => r,
             Err(_) if is_link => {
-                left.push(LeftOut { path: e, why: "a broken link" });
+                left.push(LeftOut { path: e, why: "a broken link".into() });
                 continue;
             }
             Err(_) => e.clone(),
         };
         if is_link && !real.starts_with(root) {
-            left.push(LeftOut { path: e, why: "a link to outside the site" });
+            left.push(LeftOut { path: e, why: "a link to outside the site".into() });
             continue;
         }
         if real.is_dir() {
             if seen.insert(real) {
                 collect(root, &e, skip, seen, out, left);
             } else {
-                left.push(LeftOut { path: e, why: "a folder already read (a link)" });
+                left.push(LeftOut { path: e, why: "a folder already read (a link)".into() });
             }
         } else if e.file_name().and_then(|n| n.to_str()).is_some_and(is_page) {
             out.push(e);
@@ -49,30 +49,37 @@ fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, o
 pub struct LeftOut {
     /// The path as the crawl met it.
     pub path: PathBuf,
-    /// Why: a link to outside the site, a broken link, a folder already read, not UTF-8 text.
-    pub why: &'static str,
+    /// Why: a link to outside the site, a broken link, a folder already read, larger than a
+    /// page may be, not UTF-8 text.
+    pub why: String,
 }
 
 /// The pages of a built site: every `.html`/`.htm` (title, headings and text; `nav`, `footer`,
 /// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
 /// `.md` file under `site`, except under `out`, in path order, with their URLs as ids; and what
 /// it left out ([`LeftOut`]: links that lead out of the site or into a folder already read,
-/// files that are not UTF-8 text, such as a binary file named `.html`).
+/// files over `limit` bytes, which are not read, and files that are not UTF-8 text, such as a
+/// binary file named `.html`).
 ///
 /// Errors: I/O errors as model-file errors naming the path.
-pub fn crawl(site: &Path, out: &Path) -> Result<(Vec<DocumentInput>, Vec<LeftOut>)> {
+pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<DocumentInput>, Vec<LeftOut>)> {
     let root = std::fs::canonicalize(site).map_err(|e| crate::embed::file_error(&site.display().to_string(), e))?;
     let (mut files, mut left) = (Vec::new(), Vec::new());
     let mut seen = BTreeSet::from([root.clone()]);
     collect(&root, site, out, &mut seen, &mut files, &mut left);
     let mut docs = Vec::with_capacity(files.len());
     for f in files {
+        let size = std::fs::metadata(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?.len();
+        if size > limit as u64 {
+            left.push(LeftOut { path: f, why: format!("{size} bytes, larger than a page may be ({limit}: maxDocumentBytes)") });
+            continue;
+        }
         let bytes = std::fs::read(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
         let rel = f.strip_prefix(site).unwrap_or(&f);
         let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         match page_document(&rel.join("/"), &bytes) {
             Ok(d) => docs.push(d),
-            Err(Error::Input(crate::error::InputError::InvalidUtf8 { .. })) => left.push(LeftOut { path: f, why: "not UTF-8 text" }),
+            Err(Error::Input(crate::error::InputError::InvalidUtf8 { .. })) => left.push(LeftOut { path: f, why: "not UTF-8 text".into() }),
             Err(e) => return Err(e),
         }
     }

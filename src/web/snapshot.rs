@@ -291,6 +291,13 @@ async fn build(
     Ok((files, summary))
 }
 
+/// `maxDocumentBytes()`: the largest page a site build indexes, in bytes (the engine's
+/// `maxDocumentBytes` default); `npx webrag index` leaves larger files unread, with a warning.
+#[wasm_bindgen(js_name = maxDocumentBytes)]
+pub fn max_document_bytes() -> usize {
+    crate::config::Config::default().max_document_bytes
+}
+
 /// `quantizeWeights(weights, format)`: `model.safetensors` (a `Uint8Array`) rewritten for a
 /// page's query encoder ([`crate::embed::quantize`]): `format` `'int8'` (per-row scales, about a
 /// quarter of f32's bytes) or `'f16'`; the same bytes as the native `webrag quantize`. For

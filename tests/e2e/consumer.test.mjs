@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -196,6 +196,8 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   symlinkSync(join(hostile, 'outside'), join(hostile, 'site/out-link'));
   symlinkSync(join(hostile, 'site'), join(hostile, 'site/docs/loop'));
   symlinkSync(join(hostile, 'nowhere'), join(hostile, 'site/broken.html'));
+  writeFileSync(join(hostile, 'site/huge.html'), '');
+  truncateSync(join(hostile, 'site/huge.html'), (8 << 20) + 1); // sparse: over the 8 MiB a page may be
   const h = spawnSync('npx', ['--no-install', 'webrag', 'index', 'site', '--out', 'snap'], { cwd: hostile, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
   assert.equal(h.status, 0, h.stderr);
   assert.match(h.stdout, /snapshot of 1 pages/);
@@ -203,6 +205,7 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   assert.match(h.stderr, /warning: skipped \S*broken\.html: a broken link/);
   assert.match(h.stderr, /warning: skipped \S*docs\/loop: a folder already read \(a link\)/);
   assert.match(h.stderr, /warning: skipped \/binary\.html: not UTF-8 text/);
+  assert.match(h.stderr, /warning: skipped \S*huge\.html: 8388609 bytes, larger than a page may be \(8388608: maxDocumentBytes\)/);
   // The npx snapshot in the page.
   const page = await browser.ctx.newPage();
   await page.goto(`${server.url}/target/consumer/esbuild/index.html`);

@@ -73,11 +73,11 @@ function fail(message, code = 2) {
 
 /**
  * Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted,
- * into `out`; what it leaves out into `left` (`[path, why]`). A link is followed only to a file
+ * into `out`; what it leaves out into `left` (`[path, why]`): a page over `limit` bytes is not read. A link is followed only to a file
  * or folder inside the site (`realRoot`), and each folder is read once however many links reach
  * it (a link loop ends at once).
  */
-function crawl(root, dir, skip, out, left, realRoot = realpathSync(root), seen = new Set([realRoot])) {
+function crawl(root, dir, skip, limit, out, left, realRoot = realpathSync(root), seen = new Set([realRoot])) {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (resolve(path) === skip) continue;
@@ -89,8 +89,11 @@ function crawl(root, dir, skip, out, left, realRoot = realpathSync(root), seen =
     if (st.isDirectory()) {
       if (seen.has(real)) { left.push([path, 'a folder already read (a link)']); continue; }
       seen.add(real);
-      crawl(root, path, skip, out, left, realRoot, seen);
-    } else if (/\.(html?|md|markdown)$/i.test(name)) out.push(relative(root, path).split(sep).join('/'));
+      crawl(root, path, skip, limit, out, left, realRoot, seen);
+    } else if (/\.(html?|md|markdown)$/i.test(name)) {
+      if (st.size > limit) left.push([path, `${st.size} bytes, larger than a page may be (${limit}: maxDocumentBytes)`]);
+      else out.push(relative(root, path).split(sep).join('/'));
+    }
   }
   return out;
 }
@@ -194,7 +197,7 @@ async function main() {
   if (values['static-model'] !== undefined && vectors !== 'static') fail('--static-model goes with --vectors static');
   if (vectors === 'chunks' && !values.model) fail('--vectors chunks needs --model DIR (config.json, tokenizer.json, model.safetensors)');
 
-  const { buildSnapshot, distillStatic } = await engine();
+  const { buildSnapshot, distillStatic, maxDocumentBytes } = await engine();
 
   const modelDir = values.model ? resolve(values.model) : join(PKG, 'model');
   const read = (name) => {
@@ -218,7 +221,7 @@ async function main() {
 
   const t0 = Date.now();
   const left = [];
-  const paths = crawl(site, site, out, [], left);
+  const paths = crawl(site, site, out, maxDocumentBytes(), [], left);
   for (const [path, why] of left) process.stderr.write(`warning: skipped ${path}: ${why}\n`);
   process.stderr.write(`crawled ${paths.length} pages under ${site}\n`);
   // Read inside the call: once the builder has copied them, the pages' bytes can be collected.
