@@ -624,7 +624,7 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
     let t0 = Instant::now();
     // The static model is weighted by the site's pages as they are sorted (one parse of each).
     let mut static_m = if vectors == "static" { Some(load_static_model(&models.dir, static_model.as_deref())?) } else { None };
-    let (crawled, left) = crate::native::site::crawl(site, &out, crate::config::Config::default().max_document_bytes)?;
+    let (crawled, left) = crate::native::site::crawl(site, &out, crate::snapshot::max_page_bytes())?;
     for l in &left {
         eprintln!("warning: skipped {}: {}", l.path.display(), l.why);
     }

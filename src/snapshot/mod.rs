@@ -43,11 +43,15 @@ use crate::error::{InputError, Result, StoreError};
 pub use crate::index::segment::fnv1a;
 use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
-use crate::types::{DocumentInput, Format};
 
 pub mod loader;
 mod manifest;
+mod pages;
+mod static_tier;
 pub use manifest::*;
+pub use pages::*;
+use static_tier::static_tier;
+pub use static_tier::{STATIC_FUSION_WEIGHTS, STATIC_GRAPH_TOPICS, vocab_key};
 
 /// Snapshot options.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -151,86 +155,6 @@ impl SnapshotParams {
             ..self
         }
     }
-}
-
-/// The URL of a page from its `/`-separated path relative to the site root: `a/b/index.html` →
-/// `/a/b/`, `a/page.html` → `/a/page.html`.
-pub fn url_of(rel: &str) -> String {
-    let mut url = format!("/{}", rel.trim_start_matches('/'));
-    if url.ends_with("/index.html") || url.ends_with("/index.htm") {
-        url.truncate(url.rfind('/').unwrap_or(0) + 1);
-    }
-    url
-}
-
-/// Whether a file of a built site is a page (`.html`, `.htm`, `.md`, `.markdown`, any case).
-pub fn is_page(name: &str) -> bool {
-    name.rsplit_once('.').is_some_and(|(_, ext)| ["html", "htm", "md", "markdown"].contains(&ext.to_ascii_lowercase().as_str()))
-}
-
-/// A page as a document: its URL (from the `/`-separated relative path) as id and URL; Markdown
-/// by extension, else HTML (title, headings and text; `nav`, `footer`, scripts and elements
-/// marked `data-webrag-ignore` skipped by [`crate::text::parse`]).
-///
-/// Errors: [`InputError::InvalidUtf8`] for a page that is not UTF-8.
-pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
-    let url = url_of(rel);
-    let text = crate::engine::decode_utf8(&url, bytes)?;
-    let lower = url.to_ascii_lowercase();
-    let format = if lower.ends_with(".md") || lower.ends_with(".markdown") { Format::Markdown } else { Format::Html };
-    Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), ..Default::default() })
-}
-
-/// A site's pages sorted for a build: those with text to index, and the ids of those left out.
-#[derive(Debug, Default)]
-pub struct SitePages {
-    /// The pages to index.
-    pub docs: Vec<DocumentInput>,
-    /// Pages with no text block after parsing (an empty file, a page of scripts or navigation
-    /// only), which a site build skips with a warning instead of failing on `EMPTY_DOCUMENT`.
-    pub empty: Vec<String>,
-    /// Pages that ask not to be indexed (`<meta name="robots" content="noindex">`: a site
-    /// generator's print-all page, table of contents or search page).
-    pub noindex: Vec<String>,
-}
-
-/// Sorts `docs` into [`SitePages`], each page parsed once here (the engine parses again);
-/// `weight`, a static model, is weighted by the text blocks of the pages kept
-/// ([`weight_static_model`]) from the same parse.
-pub fn with_text(docs: Vec<DocumentInput>, weight: Option<&mut crate::embed::StaticModel>) -> SitePages {
-    let mut pages = SitePages::default();
-    let mut counts = weight.as_ref().map(|m| m.corpus_counts());
-    for d in docs {
-        let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
-        match crate::text::parse(&d.text, format) {
-            Ok(p) if p.noindex => pages.noindex.push(d.id),
-            Ok(p) if p.blocks.iter().any(|b| !b.text.trim().is_empty()) => {
-                if let (Some(m), Some(c)) = (weight.as_deref(), counts.as_mut()) {
-                    for b in &p.blocks {
-                        m.count(c, &b.text);
-                    }
-                }
-                pages.docs.push(d);
-            }
-            _ => pages.empty.push(d.id),
-        }
-    }
-    if let (Some(m), Some(c)) = (weight, counts) {
-        m.weight_by_counts(&c);
-    }
-    pages
-}
-
-/// Pages a site build adds per batch (native and `npx`: the same batches, the same snapshot).
-/// Each batch's new titles are looked for in every fact indexed before it (entity links), so
-/// fewer, larger batches cost less; a batch's parsed pages and vectors are held at once.
-pub const SITE_BATCH: usize = 1024;
-
-/// `docs` in batches of [`SITE_BATCH`] pages, each moved out (a page's text is freed once the
-/// engine has chunked its batch).
-pub fn site_batches(docs: Vec<DocumentInput>) -> impl Iterator<Item = Vec<DocumentInput>> {
-    let mut docs = docs.into_iter();
-    std::iter::from_fn(move || Some(docs.by_ref().take(SITE_BATCH).collect::<Vec<_>>()).filter(|b| !b.is_empty()))
 }
 
 /// A shard gzipped at level 6: level 9 took 37% more time for 0.14% fewer bytes on the CRUD
@@ -425,53 +349,6 @@ fn graph_file(
     b
 }
 
-/// The key a vocabulary entry is sharded by, from what a lookup knows: whether the piece
-/// continues a word (`cont`, it then carries the tokenizer's prefix, `##`) and its text without
-/// the prefix; the key is the prefix (for a continuation) and the text's first two characters.
-/// A greedy longest-match lookup at one position of a word tries pieces that all start there,
-/// so it reads two shards: the key of its first two characters and of its first one.
-pub fn vocab_key(prefix: &str, cont: bool, text: &str) -> String {
-    let head: String = text.chars().take(2).collect();
-    if cont { format!("{prefix}{head}") } else { head }
-}
-
-/// The static tier ([`crate::embed::StaticModel`]): the vocabulary sharded by [`vocab_key`]
-/// (`k/{i}-{hash}.json.gz`: `{"k": {piece: id}}`) and the token rows sharded by id
-/// (`s/{i}-{hash}.bin.gz`: a `WRV1` block of ids `i·rows .. i·rows + rows − 1`), so that a page
-/// tokenizes and embeds a query from a few kilobytes; returns the manifest's `static` entry.
-fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p: &SnapshotParams) -> ManifestStatic {
-    let spec = m.tokenizer().spec();
-    let entries: Vec<(&str, u32)> = m.tokenizer().vocab().collect();
-    let est: usize = entries.iter().map(|(t, _)| t.len() + 10).sum();
-    let shards = (est / p.vocab_shard_bytes.max(1)).max(1).next_power_of_two();
-    let mut by_shard: Vec<BTreeMap<&str, u32>> = vec![BTreeMap::new(); shards];
-    for (t, id) in entries {
-        let (cont, text) = match t.strip_prefix(spec.prefix.as_str()) {
-            Some(rest) if !rest.is_empty() && !spec.prefix.is_empty() => (true, rest),
-            _ => (false, t),
-        };
-        by_shard[fnv1a(&vocab_key(&spec.prefix, cont, text)) as usize % shards].insert(t, id);
-    }
-    let vocab_files = snap.add_all("k", "json.gz", &by_shard, |_, entries| serde_json::json!({ "k": entries }).to_string().into_bytes());
-    let dim = m.header().dim;
-    let per = p.token_rows.max(1);
-    let ids: Vec<u32> = (0..m.header().rows as u32).collect();
-    let groups: Vec<&[u32]> = ids.chunks(per).collect();
-    let row_files = snap.add_all("s", "bin.gz", &groups, |_, group| {
-        let rows: Vec<(f32, Vec<i8>)> = group.iter().map(|id| m.row(*id).map_or((0.0, vec![0; dim]), |(s, q)| (s, q.to_vec()))).collect();
-        vec_block(b"WRV1", group, &rows, dim)
-    });
-    let vocab_dirs = directory(snap, "k", &vocab_files);
-    let row_dirs = directory(snap, "s", &row_files);
-    ManifestStatic {
-        source: m.header().source.clone(),
-        weighting: m.header().weighting.clone(),
-        vocab: ManifestVocab { hash: "fnv1a32", key: "prefix + first 2 characters", shards, ext: "json.gz", dirs: vocab_dirs },
-        rows: ManifestRows { count: m.header().rows, per_file: per, ext: "bin.gz", dirs: row_dirs },
-        wordpiece: spec,
-    }
-}
-
 /// `v` as an unsigned LEB128 varint (7 bits a byte, low first; the high bit says more follow).
 fn leb128(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
@@ -484,35 +361,6 @@ fn leb128(out: &mut Vec<u8>, mut v: u32) {
 /// An `f32` as the shortest decimal that reads back as the same `f32` (0.01, not 0.0099999998).
 fn short(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(x as f64)
-}
-
-/// The fusion weights of a static-tier snapshot: the keyword list 1.5, the semantic list 0 (left
-/// out), the graph list 1 — what `webrag eval --static-model --tune-fusion` chose on the
-/// even-numbered HotpotQA and MuSiQue questions; held out (the odd-numbered ones) hybrid + graph
-/// R@5 went from 81.0 / 65.2 with equal weights to 87.0 / 66.7 (docs/benchmarks.md, "The static
-/// model"). The static model's own list is weaker than BM25; its vectors still seed and rank
-/// the graph.
-pub const STATIC_FUSION_WEIGHTS: crate::retrieve::FusionWeights =
-    crate::retrieve::FusionWeights { bm25: 1.5, dense: 0.0, graph: 1.0, atomic: 1.0 };
-
-/// The topics a static-tier snapshot's graph search reads: as many as it has seed pages (the
-/// engine's `graph.seedTopics`, 3), so neighbours only when fewer pages seed it. On a documentation site of long pages the graph files
-/// were most of a first hybrid query's bytes, and the neighbours (7 more pages) added no top-1
-/// hit on its questions nor on the HotpotQA and MuSiQue passage sites (docs/benchmarks.md, "The
-/// static model").
-pub const STATIC_GRAPH_TOPICS: usize = 3;
-
-/// Weights a static model by the site it is about to embed ([`crate::embed::StaticModel::weight_by_corpus`]
-/// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
-/// token rows embed then lean on the words that tell this site's pages apart. A build does it
-/// while it sorts the pages ([`with_text`]); this is the same weighting on its own.
-pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
-    // One page parsed at a time: the site's text is not held twice.
-    let texts = docs
-        .iter()
-        .filter_map(|d| crate::text::parse(&d.text, crate::text::resolve_format(d.format, d.url.as_deref(), &d.text)).ok())
-        .flat_map(|p| p.blocks.into_iter().map(|b| b.text));
-    model.weight_by_corpus(texts);
 }
 
 /// The upkeep after each batch a site build adds: seals the pseudo-graph's topics' (and, where

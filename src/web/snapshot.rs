@@ -291,11 +291,12 @@ async fn build(
     Ok((files, summary))
 }
 
-/// `maxDocumentBytes()`: the largest page a site build indexes, in bytes (the engine's
-/// `maxDocumentBytes` default); `npx webrag index` leaves larger files unread, with a warning.
+/// `maxDocumentBytes()`: the largest page a site build indexes, in bytes
+/// ([`crate::snapshot::max_page_bytes`]); `npx webrag index` leaves larger files unread, with a
+/// warning.
 #[wasm_bindgen(js_name = maxDocumentBytes)]
 pub fn max_document_bytes() -> usize {
-    crate::config::Config::default().max_document_bytes
+    crate::snapshot::max_page_bytes()
 }
 
 /// `quantizeWeights(weights, format)`: `model.safetensors` (a `Uint8Array`) rewritten for a

@@ -73,9 +73,9 @@ function fail(message, code = 2) {
 
 /**
  * Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted,
- * into `out`; what it leaves out into `left` (`[path, why]`): a page over `limit` bytes is not read. A link is followed only to a file
- * or folder inside the site (`realRoot`), and each folder is read once however many links reach
- * it (a link loop ends at once).
+ * into `out`; what it leaves out into `left` (`[path, why]`). A page over `limit` bytes is not
+ * read; a link is followed only to a file or folder inside the site (`realRoot`), and each folder
+ * is read once however many links reach it (a link loop ends at once).
  */
 function crawl(root, dir, skip, limit, out, left, realRoot = realpathSync(root), seen = new Set([realRoot])) {
   for (const name of readdirSync(dir).sort()) {
