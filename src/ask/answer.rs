@@ -9,7 +9,7 @@
 //! configured level the answer becomes "I don't know." with the sources it had.
 use serde::{Deserialize, Serialize};
 
-use super::{KnowledgeBase, Step, TraceEvent, data};
+use super::{KnowledgeBase, Step, TraceEvent, addresses_the_model, data};
 use crate::error::Result;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::ports::Clock;
@@ -166,7 +166,7 @@ pub struct Evidence {
     /// Latin letters and `yes` / `no` left out).
     pub terms: usize,
     /// The share of them found in the cited sources (all sources when none is cited), title
-    /// included; `None` when the answer has no such word (a bare yes or no, a restatement).
+    /// included, leaving out a source that addresses the model ([`crate::ask::addresses_the_model`]); `None` when the answer has no such word (a bare yes or no, a restatement).
     pub support: Option<f32>,
     /// The answer cites at least one source.
     pub cited: bool,
@@ -207,8 +207,10 @@ impl Evidence {
             .filter(|t| !(t.len() == 1 && t.as_bytes()[0].is_ascii_alphabetic()))
             .filter(|t| !asked.contains(t) && !crate::retrieve::is_function_word(t) && t != "yes" && t != "no")
             .collect();
+        // A source that addresses the model is not evidence: what it dictates is not a fact it holds.
         let pool: Vec<&Source> =
             if cited.is_empty() { sources.iter().collect() } else { cited.iter().filter_map(|&i| sources.get(i)).collect() };
+        let pool = pool.into_iter().filter(|s| !addresses_the_model(&s.title) && !addresses_the_model(&s.text));
         // The answer's words that the sources hold (no copy of the sources' other terms).
         let mut held: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for s in pool {
