@@ -737,6 +737,10 @@ mod tests {
         assert_eq!(url_of("a/b/index.html"), "/a/b/");
         assert_eq!(url_of("index.html"), "/");
         assert_eq!(url_of("news/2023/p1.html"), "/news/2023/p1.html");
+        assert_eq!(url_of("100% & more?.html"), "/100%25%20&%20more%3F.html");
+        assert_eq!(url_of("a#b/\"><img src=x>.html"), "/a%23b/%22%3E%3Cimg%20src=x%3E.html");
+        assert_eq!(url_of("javascript:alert(1).html"), "/javascript:alert(1).html");
+        assert_eq!(url_of("文档/笔记.html"), "/文档/笔记.html");
         assert!(is_page("a/B.HTML") && is_page("x.md") && !is_page("style.css") && !is_page("README"));
     }
 

@@ -13,9 +13,21 @@ pub fn max_page_bytes() -> usize {
 }
 
 /// The URL of a page from its `/`-separated path relative to the site root: `a/b/index.html` →
-/// `/a/b/`, `a/page.html` → `/a/page.html`.
+/// `/a/b/`, `a/page.html` → `/a/page.html`. A character of a file name that would end or change
+/// the path in a URL (`#`, `?`, `%`, `\`, space, controls, quotes, angle brackets and the other
+/// ASCII characters RFC 3986 does not allow in a path) is percent-encoded (`100% & more?.html` →
+/// `/100%25%20&%20more%3F.html`), so the link reaches the file; other characters stay as they are
+/// (a browser encodes them as it requests the page).
 pub fn url_of(rel: &str) -> String {
-    let mut url = format!("/{}", rel.trim_start_matches('/'));
+    let mut url = String::with_capacity(rel.len() + 1);
+    url.push('/');
+    for c in rel.trim_start_matches('/').chars() {
+        if c.is_ascii() && (c.is_ascii_control() || " \"#%<>?[\\]^`{|}".contains(c)) {
+            url.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            url.push(c);
+        }
+    }
     if url.ends_with("/index.html") || url.ends_with("/index.htm") {
         url.truncate(url.rfind('/').unwrap_or(0) + 1);
     }

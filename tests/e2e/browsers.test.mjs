@@ -6,11 +6,15 @@
 // Chromium runs it twice: the build feature detection picks (relaxed SIMD) and the baseline build
 // forced (`cpuKernels: 'simd128'`). Where an engine lacks a feature the fallback is what is
 // checked: the baseline build where relaxed SIMD is missing, the CPU path without WebGPU.
+// Each engine then runs tests/e2e/xss-cases.js (issue 63: content is data): the search box under
+// a strict Content-Security-Policy, webrag/static, the static-site demo and the notes demo (its
+// answer from the scripted model server) over payloads in a real site's titles, headings, text and
+// file names, in notes and in the model's answer.
 // Prints one table: the cases × the engines.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +31,30 @@ const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
 const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 const TIMEOUT_MS = 600_000;
 
-let server;
+// A site whose titles, headings, text and file names carry the classic payloads, as text (escaped
+// in the page source, so the builder reads them as words) and as markup (which it drops).
+const XSS_SITE = join(ROOT, 'target/xss-site');
+const XSS_SNAPSHOT = '/target/xss-site/webrag/';
+const esc = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const xssPage = (title, heading, text) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
+<body><main><h1>${esc(title)}</h1><p>${esc(text)}</p><h2>${esc(heading)}</h2><p>${esc(text)}</p><p>${text}</p></main></body></html>\n`;
+const XSS_PAGES = {
+  'owls.html': xssPage('Owls <img src=x onerror="window.__xss=\'title\'">', 'Night hunters <svg onload="window.__xss=\'heading\'">',
+    'Owls hunt at night with silent flight. <script>window.__xss="body"</script> "><img src=x onerror=window.__xss="attr"> \' onmouseover=\'window.__xss="quote"'),
+  '"><img src=x onerror=window.__xss=\'name\'>.html': xssPage('Herons', 'Waders <iframe srcdoc="<script>parent.__xss=1</script>">', 'Herons wade in shallow water.'),
+  "javascript:window.__xss='url'.html": xssPage('Kingfishers javascript:alert(1)', 'Divers <a href="javascript:window.__xss=\'link\'">dive</a>',
+    'Kingfishers dive for fish. <math><mtext><table><mglyph><style><img src=x onerror=window.__xss="math">'),
+  '100% #sure?.html': xssPage('Gulls', 'Coasts', 'Gulls nest on the coast.'),
+};
+const XSS_QUERIES = ['owls', 'night hunters', 'herons waders', 'kingfishers', 'gulls', 'img onerror', 'javascript', 'svg onload script'];
+// The search page of that site: a policy with no inline script or style, no eval, nothing from
+// elsewhere (and Trusted Types where the engine has them: no HTML string reaches a sink).
+const XSS_SEARCH_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'">
+<title>search</title></head><body><div id="search"></div>
+<script type="module" src="/tests/e2e/xss-cases.js"></script><script type="module" src="webrag/webrag-ui.js"></script></body></html>\n`;
+
+let server, llm, llmUrl;
 const table = new Map(); // case → engine → 'pass' | 'FAIL: …'
 
 before(async () => {
@@ -40,10 +67,21 @@ before(async () => {
   }
   execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'static',
     '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  rmSync(XSS_SITE, { recursive: true, force: true });
+  mkdirSync(XSS_SITE, { recursive: true });
+  for (const [name, html] of Object.entries(XSS_PAGES)) writeFileSync(join(XSS_SITE, name), html);
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', XSS_SITE, '--out', join(XSS_SITE, 'webrag'), '--vectors', 'static',
+    '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  // As static-site.md says for the native CLI: the package's box beside the manifest.
+  copyFileSync(join(ROOT, 'pkg/ui/webrag-ui.js'), join(XSS_SITE, 'webrag/webrag-ui.js'));
+  writeFileSync(join(XSS_SITE, 'search.html'), XSS_SEARCH_PAGE);
   server = await startServer(24000 + Math.floor(Math.random() * 1000));
+  llm = spawn(process.execPath, [join(ROOT, 'tests/llm/server.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  llmUrl = `http://127.0.0.1:${await new Promise((ok) => llm.stdout.on('data', (d) => { const m = /LISTENING (\d+)/.exec(String(d)); if (m) ok(m[1]); }))}`;
 });
 after(() => {
   server?.stop();
+  llm?.kill();
   const engines = [...new Set([...table.values()].flatMap((m) => [...m.keys()]))];
   const rows = [`| case | ${engines.join(' | ')} |`, `|---|${engines.map(() => '---').join('|')}|`];
   for (const [name, m] of table) rows.push(`| ${name} | ${engines.map((e) => m.get(e) ?? '—').join(' | ')} |`);
@@ -63,7 +101,7 @@ async function record(engine, name, check) {
 }
 
 // The cases, through `driver`: {goto(url), run(fn, args) → the page function's result, demoReady()}.
-async function coreCases(engine, driver, { kernels, expectKernels, expectPath }) {
+async function coreCases(engine, driver, { kernels, expectKernels, expectPath, xss = true }) {
   const failures = [];
   const attempt = async (name, f) => { try { await record(engine, name, f); } catch (e) { failures.push(`${name}: ${e.message}`); } };
   const want = Object.fromEntries(MODES.map((m) => [m, QUERIES.map(([, id]) => id)]));
@@ -107,7 +145,48 @@ async function coreCases(engine, driver, { kernels, expectKernels, expectPath })
     await driver.goto(`${server.url}/www/?cpuKernels=${kernels}`);
     assert.equal(await driver.demoReady(), true);
   });
+  if (xss) await attempt('content is data: the box under a strict CSP, webrag/static, both demos, an answer', () => contentIsData(driver, kernels));
   assert.deepEqual(failures, []);
+}
+
+// Content is data (tests/e2e/xss-cases.js), in one engine through `driver`.
+async function contentIsData(driver, kernels) {
+  await driver.goto(`${server.url}/target/xss-site/search.html`);
+  const box = await driver.exec('box', { queries: XSS_QUERIES, snapshot: XSS_SNAPSHOT });
+  assert.equal(box.error, undefined, box.error);
+  assert.deepEqual(box.violations, [], 'the box works within the policy');
+  assert.equal(box.xss, null, 'no script ran');
+  assert.deepEqual(box.made, [], 'no element made from text');
+  assert.deepEqual([box.unsafe, box.bad], [[], []], 'every link http(s) on this origin');
+  assert.equal(box.styled, '600', 'styled under style-src self (a constructed stylesheet)');
+  const shown = Object.fromEntries(box.shown.map((r) => [r.q, r]));
+  for (const q of ['owls', 'herons waders', 'kingfishers', 'gulls']) assert.ok(shown[q].results > 0, `the box finds ${q}`);
+  assert.match(shown.owls.text, /<img src=x onerror="window\.__xss='title'">/, 'the payload is shown as text');
+  // The pages named with payloads are reachable by their links (the names percent-encoded).
+  for (const name of Object.keys(XSS_PAGES)) {
+    const url = box.urls.find((u) => decodeURIComponent(u.split(/#:~:/)[0]) === `/${name}`);
+    assert.ok(url, `a link to ${name}: ${box.urls.join(' ')}`);
+    assert.equal((await fetch(`${server.url}/target/xss-site${url.split('#')[0]}`)).status, 200, `${url} reaches ${name}`);
+  }
+  await driver.goto(`${server.url}/www/site.html?snapshot=../target/xss-site/webrag/`);
+  const site = await driver.exec('siteDemo', { queries: XSS_QUERIES });
+  assert.equal(site.error, undefined, site.error);
+  assert.deepEqual([site.xss, site.made, site.unsafe], [null, [], []], 'the static-site demo');
+  await fetch(`${llmUrl}/__reset`, { method: 'POST' });
+  const said = 'Owls hunt at night <img src=x onerror="window.__xss=\'answer\'"> <svg onload="window.__xss=1"></svg> <a href="javascript:window.__xss=2">see</a>';
+  await fetch(`${llmUrl}/__rules`, { method: 'POST', body: JSON.stringify([{ match: 'Task: answer', reply: { content: `${said} [S1]\nConfidence: high` } }]) });
+  await driver.goto(`${server.url}/www/?kb=xss&empty&cpuKernels=${kernels}`);
+  const notes = await driver.exec('notesDemo', {
+    notes: [{ id: 'owls', title: 'Owls <img src=x onerror="window.__xss=\'note\'">', text: `${said} <script>window.__xss='script'</script>`, format: 'text' }],
+    query: 'owls hunt',
+    question: 'When do owls hunt?',
+    llm: `${llmUrl}/v1`,
+  });
+  assert.equal(notes.error, undefined, notes.error);
+  assert.deepEqual([notes.xss, notes.made, notes.unsafe], [null, [], []], 'the notes demo');
+  assert.match(notes.results, /<img src=x onerror=/, 'a note is shown as text');
+  assert.ok(notes.cited && notes.answer.includes('<svg onload='), `the answer is shown as text, with its citation: ${notes.answer}`);
+  assert.match(notes.source, /<script>window\.__xss='script'<\/script>/, 'the cited source is shown as text');
 }
 
 // Chromium through playwright-core (the harness's headless Chromium, without WebGPU so the CPU
@@ -117,6 +196,7 @@ function chromiumDriver(browser) {
   return {
     async goto(url) { page ??= await browser.ctx.newPage(); await page.goto(url); await page.waitForFunction(() => window.coreReady || window.webragDemo !== undefined || document.readyState === 'complete'); },
     run: (fn, args) => page.evaluate(([f, a]) => window.coreCases[f](a), [fn, args]),
+    exec: (fn, args) => page.evaluate(([f, a]) => import('/tests/e2e/xss-cases.js').then((m) => m[f](a)), [fn, args]),
     demoReady: () => page.waitForFunction(() => window.webragDemo?.ready === true || /Error \[/.test(document.getElementById('status')?.textContent ?? ''), null, { timeout: 300_000 })
       .then(() => page.evaluate(() => window.webragDemo?.ready === true || document.getElementById('status').textContent)),
   };
@@ -135,6 +215,7 @@ function webDriver(session) {
   return {
     async goto(url) { await session.get(url); await until('return document.readyState === "complete" && (window.coreReady === true || !location.pathname.endsWith("core.html"))'); },
     run: (fn, args) => session.executeAsyncScript('const done = arguments[arguments.length - 1]; window.coreCases[arguments[0]](arguments[1]).then(done, (e) => done({ error: String(e) }));', fn, args),
+    exec: (fn, args) => session.executeAsyncScript('const done = arguments[arguments.length - 1]; import("/tests/e2e/xss-cases.js").then((m) => m[arguments[0]](arguments[1])).then(done, (e) => done({ error: String(e) }));', fn, args),
     demoReady: async () => {
       await until('return window.webragDemo?.ready === true || /Error \\[/.test(document.getElementById("status")?.textContent ?? "")');
       return session.executeScript('return window.webragDemo?.ready === true || document.getElementById("status").textContent');
@@ -154,7 +235,7 @@ test('Chromium: the core cases, the build feature detection picks (relaxed SIMD)
 test('Chromium: the core cases on the baseline build (cpuKernels: simd128)', { timeout: TIMEOUT_MS }, async () => {
   const browser = await launch({ webgpu: false });
   try {
-    await coreCases('Chromium (simd128)', chromiumDriver(browser), { kernels: 'simd128', expectKernels: 'simd128', expectPath: 'cpu' });
+    await coreCases('Chromium (simd128)', chromiumDriver(browser), { kernels: 'simd128', expectKernels: 'simd128', expectPath: 'cpu', xss: false });
   } finally { await browser.close(); }
 });
 

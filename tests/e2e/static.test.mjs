@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, st
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, SHARED, needsShared, startServer, launch } from './harness.mjs';
-import { StaticSearch, analyze, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
+import { StaticSearch, MAX_QUERY_CHARS, analyze, analyzeQuery, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
 const BAD = join(ROOT, 'target/e2e-site-bad');
@@ -168,6 +168,39 @@ test('query-aware excerpts: the window with the most query terms, matches highli
   assert.equal(sectionUrl('/a/b.html#top', 'Guide › Install-steps'), '/a/b.html#:~:text=Install%2Dsteps');
   assert.equal(sectionUrl('/a/', ''), '/a/');
   assert.equal(sectionUrl(null, 'x'), null);
+});
+
+test('a pathological query is read up to MAX_QUERY_CHARS: the terms, files and results of its first 1,024 code units', { timeout: 300_000, skip: NO_SITE }, async () => {
+  // 100,000 CJK characters took 314 s in Node before the cut (every shown result re-read the whole
+  // query); now each query below reads what its first MAX_QUERY_CHARS code units read.
+  const BASE = 'http://snapshot.test/webrag/';
+  let files = 0;
+  const fetchFn = async (url) => {
+    files++;
+    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
+  };
+  const hostile = {
+    '100,000 CJK characters': '新闻报道中国经济发展'.repeat(10_000),
+    'a 1 MiB word': 'a'.repeat(1 << 20),
+    '100,000 combining marks': `e${'\u0301'.repeat(100_000)}`,
+    '20,000 words': Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(' '),
+    'a surrogate pair at the cut': `${'经'.repeat(MAX_QUERY_CHARS - 1)}😀😀`,
+  };
+  for (const [name, q] of Object.entries(hostile)) {
+    let cut = q.slice(0, MAX_QUERY_CHARS);
+    if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+    const terms = analyzeQuery(q);
+    assert.ok(terms.length <= MAX_QUERY_CHARS, `${name}: ${terms.length} terms`);
+    assert.deepEqual(terms, analyzeQuery(cut), name);
+    const run = async (query) => {
+      files = 0;
+      const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+      const { results } = await site.search(query, { mode: 'keyword' });
+      return { files, results: results.map((r) => [r.url, r.excerpt, r.highlights]) };
+    };
+    assert.deepEqual(await run(q), await run(cut), name);
+  }
+  assert.equal(analyzeQuery(hostile['a surrogate pair at the cut']).at(-1), '经经', 'no half of a surrogate pair is read');
 });
 
 test('while typing, the last word matches its completions; a query\'s terms in a row rank first', { timeout: 300_000, skip: NO_SITE }, async () => {

@@ -111,11 +111,27 @@ export function analyze(text) {
 }
 
 /**
+ * How much of a query is read: its first 1,024 UTF-16 code units (a longer one — a pasted page,
+ * 100,000 CJK characters — is cut there, so a search's time and the shards it fetches stay
+ * bounded whatever is typed).
+ */
+export const MAX_QUERY_CHARS = 1024;
+
+/** `query` as a string of at most `MAX_QUERY_CHARS` code units, not ending inside a surrogate pair. */
+export function clipQuery(query) {
+  const s = String(query ?? '');
+  if (s.length <= MAX_QUERY_CHARS) return s;
+  const cut = s.slice(0, MAX_QUERY_CHARS);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/**
  * A query's terms: `analyze` word by word (split at spaces), as the engine parses queries, so a
- * space typed between two CJK words keeps them apart (no bigram across it).
+ * space typed between two CJK words keeps them apart (no bigram across it); the query is read up
+ * to `MAX_QUERY_CHARS`.
  */
 export function analyzeQuery(query) {
-  return String(query ?? '').split(/\p{White_Space}+/u).flatMap((w) => (w ? analyze(w) : []));
+  return clipQuery(query).split(/\p{White_Space}+/u).flatMap((w) => (w ? analyze(w) : []));
 }
 
 /** FNV-1a 32 of the UTF-8 bytes (the term → shard hash of the writer). */
@@ -140,13 +156,18 @@ function lowerSameLength(s) {
  * word (2 characters or more) also as a prefix while the query ends in a letter or digit (the
  * visitor is still typing it), as `keyword` completes it. `[{term, prefix, cjk}]`.
  */
+let lastNeedles = { query: null, needles: [] }; // a search highlights every result for one query
+
 function needles(query) {
+  if (query === lastNeedles.query) return lastNeedles.needles;
   const terms = [...new Set(analyzeQuery(query))];
-  const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
-  return terms.map((term, i) => {
+  const typing = /[\p{Alphabetic}\p{N}]$/u.test(clipQuery(query));
+  const out = terms.map((term, i) => {
     const cp = term.codePointAt(0);
     return { term, cjk: isCjk(cp), prefix: typing && i === terms.length - 1 && !isCjk(cp) && [...term].length >= 2 };
   });
+  lastNeedles = { query, needles: out };
+  return out;
 }
 
 /**

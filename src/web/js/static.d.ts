@@ -429,6 +429,8 @@ export interface ImportOfflineOptions {
 export function analyze(text: string): string[];
 /** A query's terms: `analyze` word by word (split at spaces), as keyword search reads a query. */
 export function analyzeQuery(query: string): string[];
+/** How much of a query `search` and `analyzeQuery` read: its first 1,024 UTF-16 code units. */
+export const MAX_QUERY_CHARS: number;
 export function fnv1a(s: string): number;
 /**
  * PGR's matrix reverse DFS on a template of fact paths: `ids` column-major `[cols × rows]` node
@@ -512,6 +514,7 @@ export class StaticSearch {
    * 'graph', each the RRF fusion so far; `onKeyword` gets the first stage. Resolves to the last.
    * `group: 'page'` (default): `k` pages, each its best chunk with up to `sections` − 1 (default
    * 3 − 1) other matching sections; the retrievers' page lists are fused (RRF). `'chunk'`: `k` chunks.
+   * The query is read up to `MAX_QUERY_CHARS` (1,024 UTF-16 code units).
    */
   search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[] }>;
 }

@@ -14,10 +14,10 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, analyzeQuery, fnv1a, highlight, begins, isCjk, option, phrase, sectionUrl, termsIn } from './static-text.js';
+import { analyze, analyzeQuery, clipQuery, fnv1a, highlight, begins, isCjk, option, phrase, sectionUrl, termsIn, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
 
-export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl };
+export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl, MAX_QUERY_CHARS };
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
@@ -773,6 +773,7 @@ export class StaticSearch {
    */
   async search(query, { k, mode, group, sections, onKeyword, onProgress } = {}) {
     [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
+    query = clipQuery(query);
     const errors = [];
     let pageOf = null;
     if (group === 'page') {

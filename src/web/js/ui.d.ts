@@ -26,7 +26,7 @@ export interface SearchBoxOptions {
    * it fetched, so a query typed key by key costs about what it costs searched once.
    */
   pause?: number;
-  /** Add the default styles (`<style id="webrag-ui-style">`, themable with the `--webrag-ui-*` CSS variables). Default true. */
+  /** Add the default styles (a constructed stylesheet in `document.adoptedStyleSheets`, or `<style id="webrag-ui-style">` where a browser lacks them; themable with the `--webrag-ui-*` CSS variables). Default true. */
   styles?: boolean;
   /** Options of `StaticSearch.open`. */
   open?: StaticOpenOptions;

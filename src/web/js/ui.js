@@ -45,9 +45,24 @@ const CSS = `
 
 let uid = 0;
 
-/** Adds the styles once per document (`<style id="webrag-ui-style">`). */
+const styled = new WeakSet(); // documents given the styles
+
+/**
+ * Adds the styles once per document: a constructed stylesheet in `document.adoptedStyleSheets`
+ * (CSSOM, which a Content-Security-Policy's `style-src` does not restrict, so the box is styled
+ * under a policy without `'unsafe-inline'`), or, where a browser lacks them, `<style
+ * id="webrag-ui-style">`.
+ */
 function addStyles(doc) {
-  if (doc.getElementById('webrag-ui-style')) return;
+  if (styled.has(doc) || doc.getElementById('webrag-ui-style')) return;
+  styled.add(doc);
+  const Sheet = doc.defaultView?.CSSStyleSheet;
+  if (Sheet && 'replaceSync' in Sheet.prototype && 'adoptedStyleSheets' in doc) {
+    const sheet = new Sheet();
+    sheet.replaceSync(CSS);
+    doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, sheet];
+    return;
+  }
   const style = doc.createElement('style');
   style.id = 'webrag-ui-style';
   style.textContent = CSS;
