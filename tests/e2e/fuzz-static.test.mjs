@@ -133,8 +133,11 @@ test('typed errors of the loader: SNAPSHOT_NO_EMBEDDER, SNAPSHOT_UNVERIFIED', { 
 
 // Found by static_snapshot: a manifest whose `fragments` is null made every search fail with a
 // TypeError per hit; such a manifest is SNAPSHOT_CORRUPT at open.
-test('regression: a manifest field of the wrong type is SNAPSHOT_CORRUPT at open', { skip: NO_SITE }, async () => {
-  for (const [field, value] of [['fragments', null], ['terms', { shards: 'x' }], ['model', 3], ['graph', { pgr: null }]]) {
+test('regression: a manifest field of the wrong type or a crafted size is SNAPSHOT_CORRUPT at open', { skip: NO_SITE }, async () => {
+  // `model.dim` of 2^40 was a RangeError from the first semantic search (the query vector is
+  // made before any file is read), and 1e9 a 4 GB allocation.
+  const dims = [2 ** 40, 1e9, 8193].map((dim) => ['model', { ...JSON.parse(new TextDecoder().decode(files.get('manifest.json'))).model, dim }]);
+  for (const [field, value] of [['fragments', null], ['terms', { shards: 'x' }], ['model', 3], ['graph', { pgr: null }], ...dims]) {
     const m = JSON.parse(new TextDecoder().decode(files.get('manifest.json')));
     m[field] = value;
     const fetchFn = async (url) => {

@@ -223,6 +223,9 @@ const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w
  * lists every shard's name in the manifest (`files`) instead of directory pages. What those
  * snapshots hold is read as written; rebuilding with `webrag index` brings the graph stage.
  */
+/** The widest vectors a snapshot may declare (`model.dim`): no sentence encoder is wider. */
+const MAX_DIM = 8192;
+
 /**
  * Checks the fields of a manifest (format 3 shape, after `migrate`) that this loader reads, so a
  * damaged or foreign manifest is a SNAPSHOT_CORRUPT at open instead of a TypeError in a search.
@@ -230,7 +233,7 @@ const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w
 function checkManifest(m) {
   const bad = (what) => { throw new SnapshotError(`manifest.json: ${what}`, 'SNAPSHOT_CORRUPT', 'manifest.json'); };
   const obj = (v, what) => (v && typeof v === 'object' && !Array.isArray(v) ? v : bad(`${what} is not an object`));
-  const int = (v, what, min = 0) => { if (!Number.isSafeInteger(v) || v < min) bad(`${what} is not an integer ≥ ${min}`); };
+  const int = (v, what, min = 0, max = Number.MAX_SAFE_INTEGER) => { if (!Number.isSafeInteger(v) || v < min || v > max) bad(`${what} is not an integer in ${min}..=${max}`); };
   const num = (v, what) => { if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${what} is not a number`); };
   const names = (v, what) => { if (!Array.isArray(v) || !v.every((f) => typeof f === 'string')) bad(`${what} is not a list of file names`); };
   const series = (k, what) => {
@@ -244,7 +247,7 @@ function checkManifest(m) {
   };
   int(m.documents, 'documents');
   int(m.chunks, 'chunks');
-  int(obj(m.model, 'model').dim, 'model.dim', 1);
+  int(obj(m.model, 'model').dim, 'model.dim', 1, MAX_DIM); // a query vector of that many floats is made before any file is read
   for (const f of ['avgdl', 'k1', 'b']) num(obj(m.bm25, 'bm25')[f], `bm25.${f}`);
   series(m.terms, 'terms');
   int(m.terms.shards, 'terms.shards', 1);
