@@ -6,10 +6,11 @@
 // another site that rebinds its DNS name to 127.0.0.1 gets a 421, not the files. No path segment
 // may start with a dot (.git, .env …) other than the top-level .models. Sends CORS headers only to
 // pages of 127.0.0.1 / localhost (the wasm-bindgen-test pages run on another port and fetch the
-// model), never to other sites. Paths stay inside their root (checked on whole path segments); a
-// malformed escape is a 400, not a crash.
+// model), never to other sites. Paths stay inside their root (checked on whole path segments),
+// and so does the file a symbolic link leads to; a malformed escape is a 400, not a crash.
+// Range requests are answered with the whole file (200).
 import { createServer } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, realpathSync, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,7 +25,16 @@ const TYPES = {
 };
 
 const SERVED = new Set(['www', 'pkg', '.models', 'target', 'tests', 'src', 'node_modules', 'package.json', 'shared']);
+// The two roots as the file system names them (a root that does not exist stays as written).
+const REAL = new Map([root, shared].map((d) => { try { return [d, realpathSync(d)]; } catch { return [d, d]; } }));
 const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/i;
+
+/** Whether `file` (inside `base`) is in a served folder, through no dot-named segment but `.models`. */
+function served(base, file) {
+  const segments = file.slice(base.length).split(sep).filter(Boolean);
+  const top = base === shared || base === REAL.get(shared) ? 'shared' : segments[0];
+  return SERVED.has(top) && !segments.some((s, i) => s.startsWith('.') && !(i === 0 && s === '.models' && top !== 'shared'));
+}
 
 createServer((req, res) => {
   if (!LOCAL_HOST.test(req.headers.host ?? '')) { res.writeHead(421).end('misdirected request: this server answers 127.0.0.1 and localhost only'); return; }
@@ -45,14 +55,16 @@ createServer((req, res) => {
   res.setHeader('Cache-Control', 'no-cache');
   if (file !== base && !file.startsWith(base + sep)) { res.writeHead(403).end('forbidden'); return; }
   if (path.includes('\0')) { res.writeHead(400).end('bad request'); return; }
-  const segments = file.slice(base.length).split(sep).filter(Boolean);
-  const top = base === shared ? 'shared' : segments[0];
-  if (!SERVED.has(top) || segments.some((s, i) => s.startsWith('.') && !(i === 0 && s === '.models' && base === root))) {
-    res.writeHead(404).end('not found'); return;
-  }
+  if (!served(base, file)) { res.writeHead(404).end('not found'); return; }
+  // The file a symbolic link leads to must be served too: a link under target/ to /etc, to
+  // .git or to webrag.sh is not followed.
+  let real;
+  try { real = realpathSync(file); } catch { res.writeHead(404).end('not found'); return; }
+  const realBase = REAL.get(base);
+  if (!(real === realBase || real.startsWith(realBase + sep)) || !served(realBase, real)) { res.writeHead(404).end('not found'); return; }
   let st;
-  try { st = statSync(file); } catch { res.writeHead(404).end('not found'); return; }
+  try { st = statSync(real); } catch { res.writeHead(404).end('not found'); return; }
   if (st.isDirectory()) { res.writeHead(302, { Location: url.pathname + '/' }).end(); return; }
   res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': st.size });
-  createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  createReadStream(real).on('error', () => res.destroy()).pipe(res);
 }).listen(port, '127.0.0.1', () => console.error(`serving ${root} on http://127.0.0.1:${port}/`));

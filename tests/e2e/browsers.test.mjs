@@ -149,6 +149,19 @@ async function coreCases(engine, driver, { kernels, expectKernels, expectPath, x
   assert.deepEqual(failures, []);
 }
 
+// Loads tests/e2e/xss-cases.js into the page (a module script element: the page's own realm) and
+// resolves once it has set `window.xssCases`.
+const XSS_EXEC = `new Promise((ok, fail) => {
+  if (window.xssCases) return ok();
+  const s = document.createElement('script');
+  s.type = 'module';
+  s.src = '/tests/e2e/xss-cases.js';
+  s.onerror = () => fail(new Error('xss-cases.js did not load'));
+  document.head.append(s);
+  const wait = () => (window.xssCases ? ok() : setTimeout(wait, 50));
+  wait();
+})`;
+
 // Content is data (tests/e2e/xss-cases.js), in one engine through `driver`.
 async function contentIsData(driver, kernels) {
   await driver.goto(`${server.url}/target/xss-site/search.html`);
@@ -196,7 +209,7 @@ function chromiumDriver(browser) {
   return {
     async goto(url) { page ??= await browser.ctx.newPage(); await page.goto(url); await page.waitForFunction(() => window.coreReady || window.webragDemo !== undefined || document.readyState === 'complete'); },
     run: (fn, args) => page.evaluate(([f, a]) => window.coreCases[f](a), [fn, args]),
-    exec: (fn, args) => page.evaluate(([f, a]) => import('/tests/e2e/xss-cases.js').then((m) => m[f](a)), [fn, args]),
+    exec: (fn, args) => page.evaluate(`(${XSS_EXEC})`).then(() => page.evaluate(([f, a]) => window.xssCases[f](a), [fn, args])),
     demoReady: () => page.waitForFunction(() => window.webragDemo?.ready === true || /Error \[/.test(document.getElementById('status')?.textContent ?? ''), null, { timeout: 300_000 })
       .then(() => page.evaluate(() => window.webragDemo?.ready === true || document.getElementById('status').textContent)),
   };
@@ -215,7 +228,7 @@ function webDriver(session) {
   return {
     async goto(url) { await session.get(url); await until('return document.readyState === "complete" && (window.coreReady === true || !location.pathname.endsWith("core.html"))'); },
     run: (fn, args) => session.executeAsyncScript('const done = arguments[arguments.length - 1]; window.coreCases[arguments[0]](arguments[1]).then(done, (e) => done({ error: String(e) }));', fn, args),
-    exec: (fn, args) => session.executeAsyncScript('const done = arguments[arguments.length - 1]; import("/tests/e2e/xss-cases.js").then((m) => m[arguments[0]](arguments[1])).then(done, (e) => done({ error: String(e) }));', fn, args),
+    exec: (fn, args) => session.executeAsyncScript(`const done = arguments[arguments.length - 1]; (${XSS_EXEC}).then(() => window.xssCases[arguments[0]](arguments[1])).then(done, (e) => done({ error: String(e) }));`, fn, args),
     demoReady: async () => {
       await until('return window.webragDemo?.ready === true || /Error \\[/.test(document.getElementById("status")?.textContent ?? "")');
       return session.executeScript('return window.webragDemo?.ready === true || document.getElementById("status").textContent');

@@ -7,7 +7,7 @@
 //   another origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ROOT, startServer, launch } from './harness.mjs';
 import { safeUrl } from '../../src/web/js/static.js';
@@ -53,6 +53,32 @@ test('the dev server: local Host names only, no dotfiles, only the served folder
     assert.equal(r.status, 404, hidden);
   }
   for (const served of ['/www/style.css', '/package.json', '/pkg/package.json']) assert.equal((await get(served)).status, 200, served);
+});
+
+test('the dev server: a symbolic link is followed only to a file it serves', async () => {
+  // Links in a served folder (as a hostile site under target/ has): out of the repository, into
+  // .git, to a file of the root it does not serve; a link that stays inside target/ is followed.
+  const dir = `${ROOT}/target/serve-links-${process.pid}`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/page.html`, 'served');
+  const links = { out: `${SIBLING}/secret.txt`, outdir: SIBLING, git: `${ROOT}/.git/HEAD`, script: `${ROOT}/webrag.sh`, ok: `${dir}/page.html` };
+  try {
+    for (const [name, to] of Object.entries(links)) symlinkSync(to, `${dir}/${name}`);
+    const base = `/target/${basename(dir)}`;
+    for (const bad of ['out', 'outdir/secret.txt', 'git', 'script']) {
+      const r = await get(`${base}/${bad}`);
+      assert.equal(r.status, 404, bad);
+      assert.notEqual(await r.text(), 'not for the web');
+    }
+    const ok = await get(`${base}/ok`);
+    assert.equal(ok.status, 200);
+    assert.equal(await ok.text(), 'served');
+    // A range asks for part of a file: the whole file comes, once.
+    const ranged = await get(`${base}/page.html`, { Range: 'bytes=0-1,0-1,0-1,0-99999999999999999999' });
+    assert.deepEqual([ranged.status, await ranged.text()], [200, 'served']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the dev server: CORS for local pages only', async () => {

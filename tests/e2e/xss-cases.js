@@ -145,3 +145,7 @@ export async function notesDemo({ notes, query, question, llm }) {
     return { error: `${e.name}: ${e.message}`, xss: window.__xss ?? null };
   }
 }
+
+// The driver calls these from the page's own realm (a WebDriver script's `import()` may load a
+// second copy of this module elsewhere, as Firefox's does).
+window.xssCases = { box, siteDemo, notesDemo };
