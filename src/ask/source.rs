@@ -106,7 +106,8 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
     async fn graph_search(&mut self, query: &str, vectors: &[&[f32]], k: usize, scope: Option<&SearchFilter>) -> Result<GraphSearch> {
         let gs = self.graph().search(query, vectors, k, &self.config().graph);
         let Some(f) = scope else { return Ok(gs) };
-        let passing: Vec<DocumentRecord> = self.corpus().documents().into_iter().filter(|d| f.matches(d)).collect();
+        let m = f.matcher();
+        let passing: Vec<DocumentRecord> = self.corpus().documents().into_iter().filter(|d| m.passes(d)).collect();
         Ok(scoped_graph(gs, &passing))
     }
 

@@ -83,7 +83,8 @@ impl<S: Store, E: Embedder> GraphSource for Engine<S, E> {
 
 impl<S: Store, E: Embedder> Records for Engine<S, E> {
     fn scope(&self, filter: &SearchFilter) -> Option<Vec<u32>> {
-        let docs = self.corpus.docs.values().filter(|d| filter.matches(d));
+        let m = filter.matcher();
+        let docs = self.corpus.docs.values().filter(|d| m.passes(d));
         Some(docs.flat_map(|d| self.corpus.doc_chunks.get(&d.id).into_iter().flatten()).filter_map(|c| self.slots.get(c)).collect())
     }
 

@@ -54,7 +54,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             let got = self.store.get_many(Collection::Documents, &filter.doc_ids).await?;
             got.into_iter().filter_map(|r| if let Some(Record::Document(d)) = r { Some(d) } else { None }).collect()
         };
-        Ok(docs.into_iter().filter(|d| filter.matches(d)).collect())
+        let m = filter.matcher();
+        Ok(docs.into_iter().filter(|d| m.passes(d)).collect())
     }
 
     /// The live slots of the chunks of `docs`: their base ordinals, then their delta chunks' (one

@@ -241,7 +241,10 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     pub(crate) async fn documents_passing(&mut self, filter: &SearchFilter) -> Result<Vec<DocumentRecord>> {
         match &self.state {
             State::Reading(r) => r.passing_documents(filter).await,
-            State::Loaded(e) => Ok(e.corpus().documents().into_iter().filter(|d| filter.matches(d)).collect()),
+            State::Loaded(e) => {
+                let m = filter.matcher();
+                Ok(e.corpus().documents().into_iter().filter(|d| m.passes(d)).collect())
+            }
             State::Failed => Err(failed()),
         }
     }
