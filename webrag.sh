@@ -4,6 +4,7 @@
 #
 #   ./webrag.sh run      build, index the bundled default corpus (the user docs), serve the demo
 #   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium) + end-to-end tests
+#   ./webrag.sh test --quick  the inner loop: fmt, clippy (native, wasm32 lib), native tests, browser tests in headless Chromium (no release build)
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models
 #   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
@@ -340,11 +341,7 @@ check_shared() {
   log "$shared is missing: the tests that read the shared evaluation data skip (SKIP lines name them), a few use data they make"
 }
 
-test_all() {
-  check_shared
-  lint
-  log "native tests"
-  cargo test
+browser_tests() {  # wasm-bindgen-test in headless Chromium, the model served by the dev server
   log "browser tests (wasm-bindgen-test, headless Chromium)"
   node www/serve.mjs --port 8765 &
   local srv=$!
@@ -352,6 +349,27 @@ test_all() {
   trap "kill $srv 2>/dev/null || true" RETURN EXIT
   # The runner's 20 s default covers the whole suite; the WebGPU tests on SwiftShader need more.
   WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
+}
+
+test_quick() {  # the inner loop: the lints of the native and the page build, the native tests, one browser (no release .wasm)
+  check_shared
+  log "cargo fmt --check"
+  cargo fmt --check
+  log "cargo clippy --all-targets -- -D warnings (native)"
+  cargo clippy --all-targets -- -D warnings
+  log "cargo clippy --lib -- -D warnings (wasm32)"
+  wasm_cargo clippy --lib -- -D warnings
+  log "native tests"
+  cargo test
+  browser_tests
+}
+
+test_all() {
+  check_shared
+  lint
+  log "native tests"
+  cargo test
+  browser_tests
   build
   log "end-to-end demo test (playwright-core + Chromium)"
   node --test tests/e2e/
@@ -435,7 +453,7 @@ case "$cmd" in
   sizes) check_budgets ;;
   pack) setup; build; npm pack ./pkg --pack-destination target --silent | sed 's|^|target/|' ;;
   run) setup; build; index_default_corpus; serve ;;
-  test) setup; test_all ;;
+  test) setup; if [[ ${1:-} == --quick ]]; then test_quick; else test_all; fi ;;
   lint) setup; lint ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
   bench) setup; build; cargo run --release --bin webrag -- bench "$@"; node tests/e2e/bench.mjs ;;

@@ -793,7 +793,6 @@ pub async fn ask<M: LanguageModel + ?Sized, K: KnowledgeBase>(
 
 #[cfg(test)]
 mod tests {
-    use super::data;
 
     #[test]
     fn a_step_is_named_as_serde_writes_it() {

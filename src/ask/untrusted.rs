@@ -172,7 +172,7 @@ pub fn addresses_the_model(text: &str) -> bool {
     if TEMPLATE_MARKERS.iter().any(|m| t.contains(m)) || chinese_address(&t) {
         return true;
     }
-    t.split(|c: char| matches!(c, '.' | '!' | '?' | ';' | '\n' | '\r' | '。' | '！' | '？' | '；')).any(sentence_addresses)
+    t.split(['.', '!', '?', ';', '\n', '\r', '。', '！', '？', '；']).any(sentence_addresses)
 }
 
 /// One sentence of folded text (see [`addresses_the_model`]).
