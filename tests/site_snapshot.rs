@@ -389,6 +389,12 @@ fn the_crawl_reads_only_the_site() {
     symlink(dir.join("nowhere"), site.join("broken.html")).unwrap();
     // Over the 8 MiB a page may be: not read (sparse, so the test writes nothing).
     std::fs::File::create(site.join("huge.html")).unwrap().set_len((8 << 20) + 1).unwrap();
+    // A named pipe named `.html` (reading it would wait for a writer for ever) and a name that is
+    // not UTF-8 (no URL names it).
+    assert!(std::process::Command::new("mkfifo").arg(site.join("pipe.html")).status().unwrap().success());
+    use std::os::unix::ffi::OsStrExt;
+    let latin1 = site.join(std::ffi::OsStr::from_bytes(b"caf\xe9.html"));
+    std::fs::write(&latin1, "<title>Cafe</title><p>Coffee.</p>").unwrap();
     let out = dir.join("out");
     let (_, stderr) = index_with(&site, &out, &["--vectors", "none", "--no-cache"]);
     for (path, why) in [
@@ -397,9 +403,11 @@ fn the_crawl_reads_only_the_site() {
         ("broken.html", "a broken link"),
         ("binary.html", "not UTF-8 text"),
         ("huge.html", "8388609 bytes, larger than a page may be (8388608: maxDocumentBytes)"),
+        ("pipe.html", "not a regular file"),
     ] {
         assert!(stderr.contains(&format!("warning: skipped {}: {why}", site.join(path).display())), "{path}: {stderr}");
     }
+    assert!(stderr.contains(&format!("warning: skipped {}: its name is not UTF-8 (no URL names it)", latin1.display())), "{stderr}");
     let loops = stderr.matches("a folder already read (a link)").count();
     assert_eq!(loops, 2, "docs/loop and one of docs, again: {stderr}");
     let files = tree(&out);

@@ -19,6 +19,10 @@ fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, o
         if e == skip {
             continue;
         }
+        let Some(name) = e.file_name().and_then(|n| n.to_str()) else {
+            left.push(LeftOut { path: e, why: "its name is not UTF-8 (no URL names it)".into() });
+            continue;
+        };
         let is_link = std::fs::symlink_metadata(&e).is_ok_and(|m| m.file_type().is_symlink());
         let real = match std::fs::canonicalize(&e) {
             Ok(r) => r,
@@ -38,8 +42,13 @@ fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, o
             } else {
                 left.push(LeftOut { path: e, why: "a folder already read (a link)".into() });
             }
-        } else if e.file_name().and_then(|n| n.to_str()).is_some_and(is_page) {
-            out.push(e);
+        } else if is_page(name) {
+            if real.is_file() {
+                out.push(e);
+            } else {
+                // A named pipe, socket or device named `.html`: reading it could block for ever.
+                left.push(LeftOut { path: e, why: "not a regular file".into() });
+            }
         }
     }
 }
@@ -49,8 +58,9 @@ fn collect(root: &Path, dir: &Path, skip: &Path, seen: &mut BTreeSet<PathBuf>, o
 pub struct LeftOut {
     /// The path as the crawl met it.
     pub path: PathBuf,
-    /// Why: a link to outside the site, a broken link, a folder already read, larger than a
-    /// page may be, not UTF-8 text.
+    /// Why: a link to outside the site, a broken link, a folder already read, a name that is not
+    /// UTF-8, not a regular file (a named pipe), unreadable, larger than a page may be, not UTF-8
+    /// text.
     pub why: String,
 }
 
@@ -69,12 +79,24 @@ pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<DocumentInput
     collect(&root, site, out, &mut seen, &mut files, &mut left);
     let mut docs = Vec::with_capacity(files.len());
     for f in files {
-        let size = std::fs::metadata(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?.len();
+        let size = match std::fs::metadata(&f) {
+            Ok(m) => m.len(),
+            Err(e) => {
+                left.push(LeftOut { path: f, why: format!("unreadable ({e})") });
+                continue;
+            }
+        };
         if size > limit as u64 {
             left.push(LeftOut { path: f, why: format!("{size} bytes, larger than a page may be ({limit}: maxDocumentBytes)") });
             continue;
         }
-        let bytes = std::fs::read(&f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
+        let bytes = match std::fs::read(&f) {
+            Ok(b) => b,
+            Err(e) => {
+                left.push(LeftOut { path: f, why: format!("unreadable ({e})") });
+                continue;
+            }
+        };
         let rel = f.strip_prefix(site).unwrap_or(&f);
         let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         match page_document(&rel.join("/"), &bytes) {

@@ -198,6 +198,9 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   symlinkSync(join(hostile, 'nowhere'), join(hostile, 'site/broken.html'));
   writeFileSync(join(hostile, 'site/huge.html'), '');
   truncateSync(join(hostile, 'site/huge.html'), (8 << 20) + 1); // sparse: over the 8 MiB a page may be
+  // A named pipe named .html (reading it would wait for ever) and a name that is not UTF-8.
+  execFileSync('mkfifo', [join(hostile, 'site/pipe.html')]);
+  writeFileSync(Buffer.concat([Buffer.from(`${join(hostile, 'site')}/caf`), Buffer.from([0xe9]), Buffer.from('.html')]), '<title>Cafe</title><p>Coffee.</p>');
   const h = spawnSync('npx', ['--no-install', 'webrag', 'index', 'site', '--out', 'snap'], { cwd: hostile, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
   assert.equal(h.status, 0, h.stderr);
   assert.match(h.stdout, /snapshot of 1 pages/);
@@ -206,6 +209,8 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   assert.match(h.stderr, /warning: skipped \S*docs\/loop: a folder already read \(a link\)/);
   assert.match(h.stderr, /warning: skipped \/binary\.html: not UTF-8 text/);
   assert.match(h.stderr, /warning: skipped \S*huge\.html: 8388609 bytes, larger than a page may be \(8388608: maxDocumentBytes\)/);
+  assert.match(h.stderr, /warning: skipped \S*pipe\.html: not a regular file/);
+  assert.match(h.stderr, /warning: skipped \S*caf\S*\.html: its name is not UTF-8 \(no URL names it\)/);
   // The npx snapshot in the page.
   const page = await browser.ctx.newPage();
   await page.goto(`${server.url}/target/consumer/esbuild/index.html`);

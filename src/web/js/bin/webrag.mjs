@@ -20,7 +20,7 @@
 // (`webrag-ui.js`: webrag/ui and webrag/static in one module), so a page needs
 // `<div id="search"></div><script type="module" src="/webrag/webrag-ui.js"></script>` and nothing else.
 import { parseArgs } from 'node:util';
-import { readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
+import { accessSync, constants, readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -71,14 +71,22 @@ function fail(message, code = 2) {
   process.exit(code);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted,
  * into `out`; what it leaves out into `left` (`[path, why]`). A page over `limit` bytes is not
  * read; a link is followed only to a file or folder inside the site (`realRoot`), and each folder
- * is read once however many links reach it (a link loop ends at once).
+ * is read once however many links reach it (a link loop ends at once); a name that is not UTF-8,
+ * a page that is not a regular file (a named pipe) or cannot be read is left out.
  */
+
 function crawl(root, dir, skip, limit, out, left, realRoot = realpathSync(root), seen = new Set([realRoot])) {
-  for (const name of readdirSync(dir).sort()) {
+  // Names as bytes, in byte order (the native crawl's order); one that is not UTF-8 cannot be
+  // named by a URL.
+  for (const raw of readdirSync(dir, { encoding: 'buffer' }).sort(Buffer.compare)) {
+    let name;
+    try { name = UTF8.decode(raw); } catch { left.push([join(dir, raw.toString()), 'its name is not UTF-8 (no URL names it)']); continue; }
     const path = join(dir, name);
     if (resolve(path) === skip) continue;
     const link = lstatSync(path).isSymbolicLink();
@@ -91,8 +99,13 @@ function crawl(root, dir, skip, limit, out, left, realRoot = realpathSync(root),
       seen.add(real);
       crawl(root, path, skip, limit, out, left, realRoot, seen);
     } else if (/\.(html?|md|markdown)$/i.test(name)) {
-      if (st.size > limit) left.push([path, `${st.size} bytes, larger than a page may be (${limit}: maxDocumentBytes)`]);
-      else out.push(relative(root, path).split(sep).join('/'));
+      // A named pipe, socket or device named `.html`: reading it could block for ever.
+      if (!st.isFile()) left.push([path, 'not a regular file']);
+      else if (st.size > limit) left.push([path, `${st.size} bytes, larger than a page may be (${limit}: maxDocumentBytes)`]);
+      else {
+        try { accessSync(real, constants.R_OK); } catch (e) { left.push([path, `unreadable (${e.code})`]); continue; }
+        out.push(relative(root, path).split(sep).join('/'));
+      }
     }
   }
   return out;
