@@ -25,7 +25,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$PWD"
-export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+# Tools `cargo install` put in CARGO_HOME first (a machine with its own CARGO_HOME), then rustup's.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
