@@ -350,7 +350,8 @@ browser_tests() {  # wasm-bindgen-test in headless Chromium, the model served by
   # RETURN alone misses a failing step (set -e exits the shell): the server would outlive the run.
   trap "kill $srv 2>/dev/null || true" RETURN EXIT
   # The runner's 20 s default covers the whole suite; the WebGPU tests on SwiftShader need more.
-  WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser
+  # The runner drives Firefox or Safari where their driver's variable is set: Chromium here.
+  (unset GECKODRIVER SAFARIDRIVER && WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser)
 }
 
 test_quick() {  # the inner loop: the lints of the native and the page build, the native tests, one browser (no release .wasm)
