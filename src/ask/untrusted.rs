@@ -247,7 +247,9 @@ fn sentence_addresses(s: &str) -> bool {
             {
                 return true;
             }
-            if j > i + 1 && (is(verb, &["a", "an", "the"]) && is(words.get(j + 1).copied().unwrap_or(""), MODEL) || is(verb, MODEL)) {
+            // ("you are a model citizen" is a reader's sentence: "model" and "bot" alone do not count here.)
+            let named = |x: &str| is(x, &["ai", "assistant", "chatbot", "chatgpt", "llm", "language"]);
+            if j > i + 1 && (is(verb, &["a", "an", "the"]) && named(words.get(j + 1).copied().unwrap_or("")) || named(verb)) {
                 return true;
             }
         }
@@ -411,6 +413,7 @@ mod tests {
             "Write the output to a file, then print it.",
             "Prompt payment is expected; the previous owner ignored the rules of the road.",
             "Dear John, the weather in Oslo is fine.",
+            "You are a model citizen, and you are now the owner of a bot.",
             "The confidence interval was high.",
             "Confidence intervals: see chapter 3.",
             "Systems: the operating system boots from disk.",
