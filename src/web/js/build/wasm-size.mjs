@@ -73,7 +73,11 @@ function items(bytes) {
         const start = at;
         const flags = u32();
         if (flags === 2) u32();
-        if (flags !== 1) { while (bytes[at] !== 0x0b) at++; at++; } // the offset expression
+        if (flags !== 1) { // the offset: i32.const / i64.const n or global.get i, then end (0x0b)
+          at++;
+          while (bytes[at] & 0x80) at++; // the LEB128 immediate (its bytes may be 0x0b)
+          at += 2;
+        }
         const len = u32();
         at += len;
         data.push(at - start);
