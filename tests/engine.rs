@@ -308,9 +308,9 @@ fn failing_commit_leaves_engine_and_store_unchanged() {
 
 #[test]
 fn invalid_utf8_is_rejected_with_offset() {
-    let err = decode_utf8("up.txt", b"good \xff\xfe bad").expect_err("utf8");
+    let err = decode_utf8("up.txt", b"good \xff\xfe bad".to_vec()).expect_err("utf8");
     assert_eq!(err, Error::Input(InputError::InvalidUtf8 { id: "up.txt".into(), offset: 5 }));
-    assert_eq!(decode_utf8("bom", b"\xEF\xBB\xBFhi").expect("bom"), "hi");
+    assert_eq!(decode_utf8("bom", b"\xEF\xBB\xBFhi".to_vec()).expect("bom"), "hi");
 }
 
 #[test]

@@ -97,7 +97,7 @@ fn the_page_embeds_queries_from_the_snapshot_as_the_engine_does() {
     // The build weights the model by the site's text: so does the reference here.
     let docs: Vec<_> = ["index.html", "heron.md"]
         .iter()
-        .map(|p| webrag::snapshot::page_document(p, &std::fs::read(site.join(p)).unwrap()).unwrap())
+        .map(|p| webrag::snapshot::page_document(p, std::fs::read(site.join(p)).unwrap()).unwrap())
         .collect();
     webrag::snapshot::weight_static_model(&mut model, &docs);
     let out = tmp.join("out");

@@ -147,14 +147,14 @@ pub(crate) fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Decodes uploaded bytes as UTF-8 (a leading BOM is dropped); invalid bytes are an error with the
-/// offset of the first bad sequence, never silently replaced.
-pub fn decode_utf8(id: &str, bytes: &[u8]) -> Result<String> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(s.to_string()),
-        Err(e) => Err(InputError::InvalidUtf8 { id: id.to_string(), offset: e.valid_up_to() }.into()),
+/// Decodes uploaded bytes as UTF-8 in place (a leading BOM is dropped; no copy is made);
+/// invalid bytes are an error with the offset of the first bad sequence, never silently
+/// replaced.
+pub fn decode_utf8(id: &str, mut bytes: Vec<u8>) -> Result<String> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
     }
+    String::from_utf8(bytes).map_err(|e| InputError::InvalidUtf8 { id: id.to_string(), offset: e.utf8_error().valid_up_to() }.into())
 }
 
 /// Empties `store` ([`Store::clear`]) and stores a generation past the one it held, so that

@@ -628,8 +628,12 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
     for l in &left {
         eprintln!("warning: skipped {}: {}", l.path.display(), l.why);
     }
-    let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(crawled, static_m.as_mut());
-    eprintln!("crawled {} pages under {}", docs.len() + empty.len() + noindex.len(), site.display());
+    let mut files = crate::native::site::SiteFiles { site };
+    let crate::snapshot::SitePages { pages, empty, noindex, unread } = crate::snapshot::sort_pages(crawled, &mut files, static_m.as_mut());
+    for (page, why) in &unread {
+        eprintln!("warning: skipped {}: {why}", site.join(&page.path).display());
+    }
+    eprintln!("crawled {} pages under {}", pages.len() + empty.len() + noindex.len(), site.display());
     for id in &empty {
         eprintln!("warning: skipped {id}: no text to index");
     }
@@ -664,13 +668,13 @@ async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Resul
     let cache = if no_cache || vectors == "static" { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };
     let build = crate::native::site::SiteBuild { out: &out, params: &p, llm, cache: cache.as_deref(), mode: &vectors, t0 };
     let summary = if vectors == "chunks" {
-        build.run(models.open(device).await?, docs).await?
+        build.run(models.open(device).await?, pages, &mut files).await?
     } else if let Some(m) = static_m {
-        build.run(m, docs).await?
+        build.run(m, pages, &mut files).await?
     } else {
         // Keyword only: the tokenizer still bounds the chunks; no model runs.
         let model = models.cpu()?;
-        build.run(crate::embed::hashing::HashingEmbedder::new(&model), docs).await?
+        build.run(crate::embed::hashing::HashingEmbedder::new(&model), pages, &mut files).await?
     };
     println!(
         "snapshot of {} pages ({} chunks) in {}: {} term shards, {} fragment files, {} vector lists, {} graph files, {} bytes; {:.1} s",
@@ -703,7 +707,7 @@ async fn index_kb(models: &Models, a: IndexArgs) -> crate::Result<()> {
     for f in &files {
         let bytes = std::fs::read(f).map_err(|e| crate::embed::file_error(&f.display().to_string(), e))?;
         let id = f.display().to_string();
-        let text = crate::engine::decode_utf8(&id, &bytes)?;
+        let text = crate::engine::decode_utf8(&id, bytes)?;
         docs.push(DocumentInput {
             id: id.clone(),
             title: None,

@@ -4,9 +4,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, StoreError};
+use crate::snapshot::{PageFile, PageSource, is_page};
 pub use crate::snapshot::{Snapshot, SnapshotParams, SnapshotSummary, build_snapshot};
-use crate::snapshot::{is_page, page_document};
-use crate::types::DocumentInput;
 
 /// The files and folders of `dir` that a crawl of the site at `root` (canonical) reads, into
 /// `out`, in path order; what it leaves out into `left`. A link is followed only to a file or
@@ -66,18 +65,18 @@ pub struct LeftOut {
 
 /// The pages of a built site: every `.html`/`.htm` (title, headings and text; `nav`, `footer`,
 /// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
-/// `.md` file under `site`, except under `out`, in path order, with their URLs as ids; and what
-/// it left out ([`LeftOut`]: links that lead out of the site or into a folder already read,
-/// files over `limit` bytes, which are not read, and files that are not UTF-8 text, such as a
-/// binary file named `.html`).
+/// `.md` file under `site`, except under `out`, in path order, as [`PageFile`]s (read later,
+/// through [`crate::snapshot::sort_pages`] and [`crate::snapshot::site_batches`], one batch at a time); and what it left out ([`LeftOut`]: links that
+/// lead out of the site or into a folder already read, names that are not UTF-8, files that are
+/// not regular files, and files over `limit` bytes, which are not read).
 ///
 /// Errors: I/O errors as model-file errors naming the path.
-pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<DocumentInput>, Vec<LeftOut>)> {
+pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<PageFile>, Vec<LeftOut>)> {
     let root = std::fs::canonicalize(site).map_err(|e| crate::embed::file_error(&site.display().to_string(), e))?;
     let (mut files, mut left) = (Vec::new(), Vec::new());
     let mut seen = BTreeSet::from([root.clone()]);
     collect(&root, site, out, &mut seen, &mut files, &mut left);
-    let mut docs = Vec::with_capacity(files.len());
+    let mut pages = Vec::with_capacity(files.len());
     for f in files {
         let size = match std::fs::metadata(&f) {
             Ok(m) => m.len(),
@@ -90,22 +89,33 @@ pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<DocumentInput
             left.push(LeftOut { path: f, why: format!("{size} bytes, larger than a page may be ({limit}: maxDocumentBytes)") });
             continue;
         }
-        let bytes = match std::fs::read(&f) {
-            Ok(b) => b,
-            Err(e) => {
-                left.push(LeftOut { path: f, why: format!("unreadable ({e})") });
-                continue;
-            }
-        };
+        // Every component is UTF-8 (`collect` left the others out): `site` joined with the path
+        // is the file again.
         let rel = f.strip_prefix(site).unwrap_or(&f);
-        let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        match page_document(&rel.join("/"), &bytes) {
-            Ok(d) => docs.push(d),
-            Err(Error::Input(crate::error::InputError::InvalidUtf8 { .. })) => left.push(LeftOut { path: f, why: "not UTF-8 text".into() }),
-            Err(e) => return Err(e),
-        }
+        let rel: Vec<&str> = rel.components().filter_map(|c| c.as_os_str().to_str()).collect();
+        pages.push(PageFile { path: rel.join("/"), size });
     }
-    Ok((docs, left))
+    Ok((pages, left))
+}
+
+/// The page files of the site at a folder, read from the file system; a file is read up to one
+/// byte over [`crate::snapshot::max_page_bytes`] (one that grew past it since the crawl is left
+/// out then, not read whole).
+#[derive(Debug)]
+pub struct SiteFiles<'a> {
+    /// The site root the pages' paths are relative to.
+    pub site: &'a Path,
+}
+
+impl PageSource for SiteFiles<'_> {
+    fn read(&mut self, page: &PageFile) -> std::result::Result<Vec<u8>, String> {
+        use std::io::Read;
+        let path: PathBuf = std::iter::once(self.site.as_os_str()).chain(page.path.split('/').map(std::ffi::OsStr::new)).collect();
+        let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+        let mut bytes = Vec::with_capacity(page.size as usize);
+        file.take(crate::snapshot::max_page_bytes() as u64 + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        Ok(bytes)
+    }
 }
 
 /// Writes `snap` into `out` (`manifest.json` last, so a reader never finds a manifest naming
@@ -198,12 +208,18 @@ impl SiteBuild<'_> {
         Some(dir.join(format!("{h}.webrag-kb.gz")))
     }
 
-    /// Runs the build with `embedder` over the crawled `docs`; returns the snapshot's summary.
+    /// Runs the build with `embedder` over the sorted `pages` (read from `source` one batch at a
+    /// time); returns the snapshot's summary.
     /// For the `webrag` binary, which exits after it: the engine is not freed.
     ///
     /// Errors: the engine's, the model's (after the cache keeps what was done, so the next build
     /// resumes; the snapshot is then left as it was), I/O errors as [`StoreError::Backend`].
-    pub async fn run<E: crate::embed::Embedder>(self, embedder: E, docs: Vec<DocumentInput>) -> Result<SnapshotSummary> {
+    pub async fn run<E: crate::embed::Embedder>(
+        self,
+        embedder: E,
+        pages: Vec<PageFile>,
+        source: &mut dyn PageSource,
+    ) -> Result<SnapshotSummary> {
         use crate::engine::{Engine, Exclusive};
         use crate::ports::{MemoryStore, NoProgress, SystemClock};
         // The mind maps' node embeddings cost more than the chunks': skip them without graph shards.
@@ -225,12 +241,12 @@ impl SiteBuild<'_> {
         }
         // The cache is written again only when this build changed the knowledge base.
         let imported = eng.generation();
-        let crawled: BTreeSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+        let crawled: BTreeSet<String> = pages.iter().map(|p| crate::snapshot::url_of(&p.path)).collect();
         let gone: Vec<String> = eng.corpus().documents().into_iter().map(|d| d.id).filter(|id| !crawled.contains(id.as_str())).collect();
         if !gone.is_empty() {
             eng.remove(&gone).await?;
         }
-        let n = docs.len();
+        let n = pages.len();
         let (mut done, mut unchanged, mut embedded) = (0, 0, 0);
         // Seconds in each step: parse and chunk, embed, fuse into the graph and commit, seal.
         let mut split = [0f64; 4];
@@ -241,7 +257,8 @@ impl SiteBuild<'_> {
                 t = std::time::Instant::now();
             }
         };
-        for batch in crate::snapshot::site_batches(docs) {
+        for batch in crate::snapshot::site_batches(pages, source) {
+            let batch = batch?;
             done += batch.len();
             let plan = eng.plan_add(batch, &mut NoProgress)?;
             lap(0, &mut split);

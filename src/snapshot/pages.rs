@@ -1,8 +1,9 @@
 //! A site's pages on their way into a build: a page file as a document ([`page_document`]),
-//! the pages sorted into those to index and those left out ([`with_text`], which also weights
-//! a static model from the same parse), the batches the engine adds ([`site_batches`]) and the
-//! largest page a build reads ([`max_page_bytes`]). Shared by the native CLI and the `npx`
-//! builder, so both index the same pages in the same order.
+//! the crawled files ([`PageFile`]) read through a [`PageSource`] and sorted into those to index
+//! and those left out ([`sort_pages`], which also weights a static model from the same parse),
+//! the batches the engine adds ([`site_batches`], read again one batch at a time) and the largest
+//! page a build reads ([`max_page_bytes`]). Shared by the native CLI and the `npx` builder, so
+//! both index the same pages in the same order.
 use crate::error::Result;
 use crate::types::{DocumentInput, Format};
 
@@ -44,7 +45,7 @@ pub fn is_page(name: &str) -> bool {
 /// marked `data-webrag-ignore` skipped by [`crate::text::parse`]).
 ///
 /// Errors: [`InputError::InvalidUtf8`] for a page that is not UTF-8.
-pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
+pub fn page_document(rel: &str, bytes: Vec<u8>) -> Result<DocumentInput> {
     let url = url_of(rel);
     let text = crate::engine::decode_utf8(&url, bytes)?;
     let lower = url.to_ascii_lowercase();
@@ -52,26 +53,69 @@ pub fn page_document(rel: &str, bytes: &[u8]) -> Result<DocumentInput> {
     Ok(DocumentInput { id: url.clone(), title: None, text, format, url: Some(url), ..Default::default() })
 }
 
-/// A site's pages sorted for a build: those with text to index, and the ids of those left out.
-#[derive(Debug, Default)]
-pub struct SitePages {
-    /// The pages to index.
-    pub docs: Vec<DocumentInput>,
-    /// Pages with no text block after parsing (an empty file, a page of scripts or navigation
-    /// only), which a site build skips with a warning instead of failing on `EMPTY_DOCUMENT`.
-    pub empty: Vec<String>,
-    /// Pages that ask not to be indexed (`<meta name="robots" content="noindex">`: a site
-    /// generator's print-all page, table of contents or search page).
-    pub noindex: Vec<String>,
+/// A page file that a crawl found: its `/`-separated path relative to the site root and its
+/// size in bytes when it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageFile {
+    /// The path relative to the site root, `/`-separated (the page's URL is [`url_of`] it).
+    pub path: String,
+    /// Its size when crawled, in bytes (what [`site_batches`] counts).
+    pub size: u64,
 }
 
-/// Sorts `docs` into [`SitePages`], each page parsed once here (the engine parses again);
-/// `weight`, a static model, is weighted by the text blocks of the pages kept
-/// ([`weight_static_model`]) from the same parse.
-pub fn with_text(docs: Vec<DocumentInput>, weight: Option<&mut crate::embed::StaticModel>) -> SitePages {
+/// Where a site build reads its page files: the file system for the native CLI, a callback into
+/// Node for `npx webrag index`. A build reads each page twice (once to sort the pages and weight
+/// a static model, once to index it in its batch), so no more than one batch of pages is held
+/// at once, whatever the size of the site.
+pub trait PageSource {
+    /// The bytes of `page`; `Err` says why they cannot be read.
+    fn read(&mut self, page: &PageFile) -> std::result::Result<Vec<u8>, String>;
+}
+
+/// A site's pages sorted for a build: those with text to index, and those left out.
+#[derive(Debug, Default)]
+pub struct SitePages {
+    /// The pages to index, in crawl order.
+    pub pages: Vec<PageFile>,
+    /// The ids of pages with no text block after parsing (an empty file, a page of scripts or
+    /// navigation only), which a site build skips with a warning instead of failing on
+    /// `EMPTY_DOCUMENT`.
+    pub empty: Vec<String>,
+    /// The ids of pages that ask not to be indexed (`<meta name="robots" content="noindex">`: a
+    /// site generator's print-all page, table of contents or search page).
+    pub noindex: Vec<String>,
+    /// Pages not read, with why: unreadable, larger than [`max_page_bytes`], not UTF-8 text
+    /// (a binary file named `.html`).
+    pub unread: Vec<(PageFile, String)>,
+}
+
+/// Sorts `files` into [`SitePages`], reading and parsing one page at a time (the engine parses
+/// again, batch by batch: [`site_batches`]); `weight`, a static model, is weighted by the text
+/// blocks of the pages kept ([`weight_static_model`]) from the same parse.
+pub fn sort_pages(files: Vec<PageFile>, source: &mut dyn PageSource, weight: Option<&mut crate::embed::StaticModel>) -> SitePages {
     let mut pages = SitePages::default();
     let mut counts = weight.as_ref().map(|m| m.corpus_counts());
-    for d in docs {
+    let limit = max_page_bytes();
+    for f in files {
+        let bytes = match source.read(&f) {
+            Ok(b) if b.len() > limit => {
+                let why = format!("{} bytes, larger than a page may be ({limit}: maxDocumentBytes)", b.len());
+                pages.unread.push((f, why));
+                continue;
+            }
+            Ok(b) => b,
+            Err(why) => {
+                pages.unread.push((f, format!("unreadable ({why})")));
+                continue;
+            }
+        };
+        let d = match page_document(&f.path, bytes) {
+            Ok(d) => d,
+            Err(_) => {
+                pages.unread.push((f, "not UTF-8 text".into()));
+                continue;
+            }
+        };
         let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
         match crate::text::parse(&d.text, format) {
             Ok(p) if p.noindex => pages.noindex.push(d.id),
@@ -81,7 +125,7 @@ pub fn with_text(docs: Vec<DocumentInput>, weight: Option<&mut crate::embed::Sta
                         m.count(c, &b.text);
                     }
                 }
-                pages.docs.push(d);
+                pages.pages.push(f);
             }
             _ => pages.empty.push(d.id),
         }
@@ -92,22 +136,53 @@ pub fn with_text(docs: Vec<DocumentInput>, weight: Option<&mut crate::embed::Sta
     pages
 }
 
-/// Pages a site build adds per batch (native and `npx`: the same batches, the same snapshot).
-/// Each batch's new titles are looked for in every fact indexed before it (entity links), so
-/// fewer, larger batches cost less; a batch's parsed pages and vectors are held at once.
+/// Pages a site build adds per batch at most (native and `npx`: the same batches, the same
+/// snapshot). Each batch's new titles are looked for in every fact indexed before it (entity
+/// links), so fewer, larger batches cost less; a batch's pages, parsed pages and vectors are held
+/// at once.
 pub const SITE_BATCH: usize = 1024;
 
-/// `docs` in batches of [`SITE_BATCH`] pages, each moved out (a page's text is freed once the
-/// engine has chunked its batch).
-pub fn site_batches(docs: Vec<DocumentInput>) -> impl Iterator<Item = Vec<DocumentInput>> {
-    let mut docs = docs.into_iter();
-    std::iter::from_fn(move || Some(docs.by_ref().take(SITE_BATCH).collect::<Vec<_>>()).filter(|b| !b.is_empty()))
+/// Bytes of page files a site build reads into one batch at most (a page larger than this is a
+/// batch of its own): what a build holds of its site's files at once is bounded by this and the
+/// largest page, not by the size of the site.
+pub const SITE_BATCH_BYTES: u64 = 8 << 20;
+
+/// The documents of `pages`, read from `source` in batches of at most [`SITE_BATCH`] pages and
+/// [`SITE_BATCH_BYTES`] (by the sizes the crawl found).
+///
+/// Errors: a page that cannot be read now, or is no longer UTF-8 text (the site changed since
+/// [`sort_pages`] read it), as [`crate::error::StoreError::Backend`] naming it.
+pub fn site_batches(pages: Vec<PageFile>, source: &mut dyn PageSource) -> impl Iterator<Item = Result<Vec<DocumentInput>>> + '_ {
+    let mut pages = pages.into_iter().peekable();
+    std::iter::from_fn(move || {
+        let mut batch: Vec<PageFile> = Vec::new();
+        let mut bytes = 0u64;
+        while let Some(next) = pages.next_if(|p| batch.is_empty() || (batch.len() < SITE_BATCH && bytes + p.size <= SITE_BATCH_BYTES)) {
+            bytes += next.size;
+            batch.push(next);
+        }
+        if batch.is_empty() {
+            return None;
+        }
+        let changed = |p: &PageFile, why: String| -> crate::error::Error {
+            crate::error::StoreError::Backend { reason: format!("{}: {why} (the site changed during the build)", p.path) }.into()
+        };
+        Some(
+            batch
+                .iter()
+                .map(|p| {
+                    let bytes = source.read(p).map_err(|why| changed(p, why))?;
+                    page_document(&p.path, bytes).map_err(|e| changed(p, e.to_string()))
+                })
+                .collect(),
+        )
+    })
 }
 
 /// Weights a static model by the site it is about to embed ([`crate::embed::StaticModel::weight_by_corpus`]
 /// over every text block of `docs`), before the build: its chunks and the queries the snapshot's
 /// token rows embed then lean on the words that tell this site's pages apart. A build does it
-/// while it sorts the pages ([`with_text`]); this is the same weighting on its own.
+/// while it sorts the pages ([`sort_pages`]); this is the same weighting on its own.
 pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[DocumentInput]) {
     // One page parsed at a time: the site's text is not held twice.
     let texts = docs

@@ -172,7 +172,7 @@ struct JsDoc {
 fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
     let text = match (d.text, d.bytes) {
         (Some(t), _) => t,
-        (None, Some(b)) => decode_utf8(&d.id, &b)?,
+        (None, Some(b)) => decode_utf8(&d.id, b.into_vec())?,
         (None, None) => String::new(),
     };
     let format = match d.format.as_deref() {

@@ -68,15 +68,32 @@ use crate::embed::{BertConfig, CpuEmbedder, DEFAULT_MODEL_ID, ModelFiles, Static
 use crate::engine::Engine;
 use crate::error::{Error, InputError, Result};
 use crate::ports::{MemoryStore, NoProgress};
-use crate::snapshot::{SnapshotParams, build_site, page_document};
+use crate::snapshot::{PageFile, SitePages, SnapshotParams, build_site, sort_pages};
 use crate::types::ProgressEvent;
 
-/// A page: its `/`-separated path relative to the site root and its bytes.
+/// A page file as `npx` crawled it: its `/`-separated path relative to the site root and its
+/// size in bytes.
 #[derive(Deserialize)]
 struct Page {
     path: String,
-    #[serde(with = "serde_bytes")]
-    bytes: Vec<u8>,
+    size: f64,
+}
+
+/// The pages' bytes, read through the crawl's `read(path) => Uint8Array` (which throws when the
+/// file cannot be read), one page at a time.
+struct JsPages(Function);
+
+impl crate::snapshot::PageSource for JsPages {
+    fn read(&mut self, page: &crate::snapshot::PageFile) -> std::result::Result<Vec<u8>, String> {
+        match self.0.call1(&JsValue::NULL, &JsValue::from_str(&page.path)) {
+            Ok(v) => v.dyn_into::<Uint8Array>().map(|a| a.to_vec()).map_err(|_| "read(path) did not return a Uint8Array".to_string()),
+            Err(e) => Err(e
+                .dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+                .or_else(|| e.as_string())
+                .unwrap_or_else(|| "read(path) threw".into())),
+        }
+    }
 }
 
 /// The model's files: `config.json` and `tokenizer.json` always; `model.safetensors` for vectors.
@@ -107,20 +124,26 @@ struct Options {
     kb: Option<bool>,
 }
 
-/// Builds a snapshot of `pages` (`[{path, bytes}]`) with `model` (`{config, tokenizer,
+/// Builds a snapshot of `pages` (`[{path, size}]`: the crawl's page files, read through `read`,
+/// `(path) => Uint8Array`, which throws when a file cannot be read; each page is read twice, once
+/// to sort and once in its batch, so the site is never held whole) with `model` (`{config, tokenizer,
 /// weights?, static?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) |
 /// 'chunks' | 'static', graph: true}`: `chunks` embeds every chunk and needs `weights`;
 /// `static` embeds with the static model file `static` (weighted by the site's idf, shipped as
 /// the snapshot's static tier, as `webrag index --vectors static`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped,
-/// noindex, notText}` (`skipped`: the paths of pages without text to index; `noindex`: those
-/// marked `<meta name="robots" content="noindex">`; `notText`: those that are not UTF-8 text;
-/// all left out); rejects with `InputError` (`INVALID_OPTION`) or `ModelError`.
+/// noindex, unread}` (`skipped`: the ids of pages without text to index; `noindex`: those
+/// marked `<meta name="robots" content="noindex">`; `unread`: `[path, why]` of those that could
+/// not be read, are larger than `maxDocumentBytes()` or are not UTF-8 text; all left out);
+/// rejects with `InputError` (`INVALID_OPTION`), `ModelError`, or `StoreError`
+/// (`STORE_BACKEND`) when a page cannot be read again in its batch (the site changed).
 #[wasm_bindgen(js_name = buildSnapshot)]
-pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
+pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
     super::promise(async move {
         let pages: Vec<Page> = serde_wasm_bindgen::from_value(pages).map_err(|e| option_error("pages", e))?;
+        let pages: Vec<PageFile> = pages.into_iter().map(|p| PageFile { path: p.path, size: p.size.max(0.0) as u64 }).collect();
+        let mut source = JsPages(read);
         let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
         let options: Options = super::options("options", &options).map_err(|e| super::js_error(&e.into()))?;
         let run = async {
@@ -157,20 +180,11 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
             } else {
                 None
             };
-            // Each page's bytes are freed once decoded; a page that is not UTF-8 text (a binary
-            // file named `.html`) is left out and named.
-            let (mut docs, mut not_text) = (Vec::with_capacity(pages.len()), Vec::new());
-            for pg in pages {
-                match page_document(&pg.path, &pg.bytes) {
-                    Ok(d) => docs.push(d),
-                    Err(Error::Input(InputError::InvalidUtf8 { id, .. })) => not_text.push(id),
-                    Err(e) => return Err(e),
-                }
-            }
-            let crate::snapshot::SitePages { docs, empty, noindex } = crate::snapshot::with_text(docs, static_m.as_mut());
+            let SitePages { pages, empty, noindex, unread } = sort_pages(pages, &mut source, static_m.as_mut());
+            let unread: Vec<(String, String)> = unread.into_iter().map(|(p, why)| (p.path, why)).collect();
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if let Some(m) = static_m {
-                build(SiteEmbedder::Static(m), docs, &p, &on_progress).await
+                build(SiteEmbedder::Static(m), pages, &mut source, &p, &on_progress).await
             } else if vectors {
                 let Some(weights) = model.weights else {
                     return Err(
@@ -178,17 +192,17 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
                     );
                 };
                 let files = ModelFiles { config: model.config, tokenizer: model.tokenizer, weights };
-                build(SiteEmbedder::Model(CpuEmbedder::from_files(&id, &files)?), docs, &p, &on_progress).await
+                build(SiteEmbedder::Model(CpuEmbedder::from_files(&id, &files)?), pages, &mut source, &p, &on_progress).await
             } else {
                 // Keyword only: the tokenizer bounds the chunks; no model runs.
                 let config = BertConfig::from_json(&model.config)?;
                 let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
-                build(SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size)), docs, &p, &on_progress)
-                    .await
+                let keyword = SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size));
+                build(keyword, pages, &mut source, &p, &on_progress).await
             };
-            built.map(|(files, summary)| (files, summary, empty, noindex, not_text))
+            built.map(|(files, summary)| (files, summary, empty, noindex, unread))
         };
-        let (files, summary, skipped, noindex, not_text) = run.await.map_err(|e| js_error(&e))?;
+        let (files, summary, skipped, noindex, unread) = run.await.map_err(|e| js_error(&e))?;
         let out = Array::new();
         for (name, bytes) in files {
             let pair = Array::new();
@@ -201,7 +215,7 @@ pub fn build_site_snapshot(pages: JsValue, model: JsValue, options: JsValue, on_
         js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
         js_sys::Reflect::set(&result, &"skipped".into(), &to_js(&skipped)?)?;
         js_sys::Reflect::set(&result, &"noindex".into(), &to_js(&noindex)?)?;
-        js_sys::Reflect::set(&result, &"notText".into(), &to_js(&not_text)?)?;
+        js_sys::Reflect::set(&result, &"unread".into(), &to_js(&unread)?)?;
         Ok(result.into())
     })
 }
@@ -265,11 +279,12 @@ impl crate::embed::Embedder for SiteEmbedder {
     }
 }
 
-/// Indexes `docs` in memory (batches of [`crate::snapshot::SITE_BATCH`] pages) and builds the snapshot; the files in name
+/// Indexes `pages` in memory (read from `source` in [`crate::snapshot::site_batches`]) and builds the snapshot; the files in name
 /// order with `manifest.json` last (a reader never sees a manifest before the shards it names).
 async fn build(
     embedder: SiteEmbedder,
-    docs: Vec<crate::types::DocumentInput>,
+    pages: Vec<PageFile>,
+    source: &mut JsPages,
     p: &SnapshotParams,
     on_progress: &Option<Function>,
 ) -> Result<(Vec<(String, Vec<u8>)>, crate::snapshot::SnapshotSummary)> {
@@ -277,9 +292,10 @@ async fn build(
     // knowledge-base file.
     let store = if p.kb { MemoryStore::new() } else { MemoryStore::discarding() };
     let mut eng = Engine::open(store, embedder, p.engine_config(), Box::new(JsClock)).await?;
-    let total = docs.len();
+    let total = pages.len();
     let mut done = 0;
-    for batch in crate::snapshot::site_batches(docs) {
+    for batch in crate::snapshot::site_batches(pages, source) {
+        let batch = batch?;
         done += batch.len();
         eng.add(batch, &mut NoProgress).await?;
         crate::snapshot::seal_after_batch(&mut eng, p).await?;

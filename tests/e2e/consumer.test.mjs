@@ -207,7 +207,7 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   assert.match(h.stderr, /warning: skipped \S*out-link: a link to outside the site/);
   assert.match(h.stderr, /warning: skipped \S*broken\.html: a broken link/);
   assert.match(h.stderr, /warning: skipped \S*docs\/loop: a folder already read \(a link\)/);
-  assert.match(h.stderr, /warning: skipped \/binary\.html: not UTF-8 text/);
+  assert.match(h.stderr, /warning: skipped \S*site\/binary\.html: not UTF-8 text/);
   assert.match(h.stderr, /warning: skipped \S*huge\.html: 8388609 bytes, larger than a page may be \(8388608: maxDocumentBytes\)/);
   assert.match(h.stderr, /warning: skipped \S*pipe\.html: not a regular file/);
   assert.match(h.stderr, /warning: skipped \S*caf\S*\.html: its name is not UTF-8 \(no URL names it\)/);

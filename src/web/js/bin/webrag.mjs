@@ -20,7 +20,7 @@
 // (`webrag-ui.js`: webrag/ui and webrag/static in one module), so a page needs
 // `<div id="search"></div><script type="module" src="/webrag/webrag-ui.js"></script>` and nothing else.
 import { parseArgs } from 'node:util';
-import { accessSync, constants, readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync, readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -74,7 +74,7 @@ function fail(message, code = 2) {
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Every page under `dir` except under `skip`, as `/`-separated paths relative to `root`, sorted,
+ * Every page under `dir` except under `skip`, as `{path, size}` (`/`-separated, relative to `root`; bytes), sorted,
  * into `out`; what it leaves out into `left` (`[path, why]`). A page over `limit` bytes is not
  * read; a link is followed only to a file or folder inside the site (`realRoot`), and each folder
  * is read once however many links reach it (a link loop ends at once); a name that is not UTF-8,
@@ -104,7 +104,7 @@ function crawl(root, dir, skip, limit, out, left, realRoot = realpathSync(root),
       else if (st.size > limit) left.push([path, `${st.size} bytes, larger than a page may be (${limit}: maxDocumentBytes)`]);
       else {
         try { accessSync(real, constants.R_OK); } catch (e) { left.push([path, `unreadable (${e.code})`]); continue; }
-        out.push(relative(root, path).split(sep).join('/'));
+        out.push({ path: relative(root, path).split(sep).join('/'), size: st.size });
       }
     }
   }
@@ -234,21 +234,37 @@ async function main() {
 
   const t0 = Date.now();
   const left = [];
-  const paths = crawl(site, site, out, maxDocumentBytes(), [], left);
+  const limit = maxDocumentBytes();
+  const pages = crawl(site, site, out, limit, [], left);
   for (const [path, why] of left) process.stderr.write(`warning: skipped ${path}: ${why}\n`);
-  process.stderr.write(`crawled ${paths.length} pages under ${site}\n`);
-  // Read inside the call: once the builder has copied them, the pages' bytes can be collected.
-  const readPages = () => paths.map((path) => ({ path, bytes: readFileSync(join(site, ...path.split('/'))) }));
+  process.stderr.write(`crawled ${pages.length} pages under ${site}\n`);
+  // The builder reads each page when it needs it (twice: to sort, then in its batch), so the
+  // site's files are never held at once; it copies a page's bytes before it asks for the next,
+  // so one buffer serves every read. A file is read up to one byte past the limit (one that grew
+  // past it since the crawl is then left out, not read whole).
+  let buffer = Buffer.alloc(1 << 16);
+  const readPage = (path) => {
+    const fd = openSync(join(site, ...path.split('/')), 'r');
+    try {
+      const want = Math.min(fstatSync(fd).size, limit + 1);
+      if (want > buffer.length) buffer = Buffer.alloc(Math.max(want, 2 * buffer.length));
+      let n = 0;
+      for (let r; n < want && (r = readSync(fd, buffer, n, want - n, n)) > 0;) n += r;
+      return buffer.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  };
   let result;
   try {
-    result = await buildSnapshot(readPages(), model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
+    result = await buildSnapshot(pages, readPage, model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
       if (ev.done === ev.total || ev.done % 1024 === 0) process.stderr.write(`indexed ${ev.done}/${ev.total} pages\n`);
     });
   } catch (e) {
     fail(`${e.code ?? 'ERROR'}: ${e.message}`, 1);
   }
   for (const id of result.skipped ?? []) process.stderr.write(`warning: skipped ${id}: no text to index\n`);
-  for (const id of result.notText ?? []) process.stderr.write(`warning: skipped ${id}: not UTF-8 text\n`);
+  for (const [path, why] of result.unread ?? []) process.stderr.write(`warning: skipped ${join(site, ...path.split('/'))}: ${why}\n`);
   if (result.noindex?.length) process.stderr.write(`left out ${result.noindex.length} pages marked <meta name="robots" content="noindex">: ${result.noindex.join(', ')}\n`);
   // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
   const keep = new Set();
