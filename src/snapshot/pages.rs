@@ -191,3 +191,59 @@ pub fn weight_static_model(model: &mut crate::embed::StaticModel, docs: &[Docume
         .flat_map(|p| p.blocks.into_iter().map(|b| b.text));
     model.weight_by_corpus(texts);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages of `size` bytes each, read from memory; a page named in `gone` cannot be read.
+    struct Pages {
+        size: usize,
+        reads: usize,
+        gone: Option<String>,
+    }
+
+    impl PageSource for Pages {
+        fn read(&mut self, page: &PageFile) -> std::result::Result<Vec<u8>, String> {
+            self.reads += 1;
+            if self.gone.as_deref() == Some(page.path.as_str()) {
+                return Err("No such file or directory".into());
+            }
+            let body = format!("<title>{}</title><p>Text of {}.</p>", page.path, page.path);
+            Ok(format!("{body}{}", " ".repeat(self.size.saturating_sub(body.len()))).into_bytes())
+        }
+    }
+
+    fn files(n: usize, size: usize) -> Vec<PageFile> {
+        (0..n).map(|i| PageFile { path: format!("p{i:03}.html"), size: size as u64 }).collect()
+    }
+
+    #[test]
+    fn batches_end_at_the_page_count_or_the_bytes_and_a_large_page_is_a_batch_alone() {
+        let mut src = Pages { size: 100, reads: 0, gone: None };
+        let sizes: Vec<usize> = site_batches(files(2500, 100), &mut src).map(|b| b.unwrap().len()).collect();
+        assert_eq!(sizes, [SITE_BATCH, SITE_BATCH, 2500 - 2 * SITE_BATCH]);
+        // 3 MiB pages: two fit in 8 MiB; a page over the budget is a batch of its own.
+        let mut big = files(5, 3 << 20);
+        big[2].size = 9 << 20;
+        let mut src = Pages { size: 10, reads: 0, gone: None };
+        let sizes: Vec<usize> = site_batches(big, &mut src).map(|b| b.unwrap().len()).collect();
+        assert_eq!(sizes, [2, 1, 2]);
+        assert_eq!(src.reads, 5);
+    }
+
+    #[test]
+    fn a_page_gone_since_it_was_sorted_fails_its_batch_naming_it() {
+        let mut src = Pages { size: 64, reads: 0, gone: None };
+        let sorted = sort_pages(files(3, 64), &mut src, None);
+        assert_eq!(sorted.pages.len(), 3);
+        src.gone = Some("p001.html".into());
+        let err = site_batches(sorted.pages, &mut src).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("p001.html") && err.to_string().contains("changed"), "{err}");
+        // Unreadable when sorted: left out, with why.
+        let sorted = sort_pages(files(3, 64), &mut src, None);
+        assert_eq!(sorted.pages.len(), 2);
+        assert_eq!(sorted.unread.len(), 1);
+        assert!(sorted.unread[0].1.starts_with("unreadable (No such file"), "{:?}", sorted.unread);
+    }
+}
