@@ -137,9 +137,12 @@ pub fn softmax(row: &mut [f32], scale: f32) {
 }
 
 /// LayerNorm over each `h`-wide row of `x`, in place: `(x − mean)/√(var + eps) · weight + bias`
-/// (biased variance, as PyTorch).
+/// (biased variance, as PyTorch), `h` = `weight.len()`; a last partial row is left as it is.
+///
+/// Panics: `h` is 0 or `bias` is not `h` long (the SIMD path reads `h` values of each).
 pub fn layer_norm(x: &mut [f32], weight: &[f32], bias: &[f32], eps: f32) {
     let h = weight.len();
+    assert!(h > 0 && bias.len() == h, "layer_norm: weight and bias must be the same non-zero width");
     #[cfg(target_arch = "wasm32")]
     if h.is_multiple_of(4) {
         use core::arch::wasm32::*;
@@ -325,6 +328,18 @@ mod w {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "layer_norm: weight and bias")]
+    fn layer_norm_refuses_a_short_bias() {
+        layer_norm(&mut [1.0; 8], &[1.0; 8], &[0.0; 4], 1e-12);
+    }
+
+    #[test]
+    #[should_panic(expected = "layer_norm: weight and bias")]
+    fn layer_norm_refuses_a_zero_width() {
+        layer_norm(&mut [1.0; 8], &[], &[], 1e-12);
+    }
 
     #[test]
     fn erf_within_5e7_of_libm() {
