@@ -242,6 +242,17 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         &self.graph
     }
 
+    /// For an engine that is built to be written out (a site build): its graph leaves the facts
+    /// out of their ANN index ([`PseudoGraph::leave_out_fact_index`]) when it fuses no facts
+    /// (`graph.superFactThreshold` 1); else nothing changes. Returns whether it did.
+    pub(crate) fn leave_out_fact_index(&mut self) -> bool {
+        let unfused = self.config.graph.super_fact_threshold >= 1.0;
+        if unfused {
+            self.graph.leave_out_fact_index();
+        }
+        unfused
+    }
+
     /// The embedder.
     pub fn embedder(&self) -> &E {
         &self.embedder

@@ -470,7 +470,9 @@ impl PseudoGraph {
         self.quant.reserve(fresh);
         self.by_id.reserve(plan.nodes.len());
         let count = |k: NodeKind| plan.nodes.iter().filter(|n| n.record.kind == k).count();
-        self.facts.reserve(count(NodeKind::Fact));
+        if self.fact_index {
+            self.facts.reserve(count(NodeKind::Fact));
+        }
         self.topics.reserve(count(NodeKind::Topic));
         for node in plan.nodes {
             if let Some(id) = self.insert_node(node, &mut touched) {
@@ -580,7 +582,7 @@ impl PseudoGraph {
                 }
                 touched.insert(s);
             }
-            NodeKind::Fact => self.facts.insert(s, &v),
+            NodeKind::Fact if self.fact_index => self.facts.insert(s, &v),
             _ => {}
         }
         None

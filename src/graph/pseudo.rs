@@ -55,8 +55,11 @@ pub struct PseudoGraph {
     pub(super) quant: QuantVectors,
     /// Topic (title) vectors: seeds by title, super-topic fusion.
     pub(super) topics: SegmentedIndex,
-    /// Fact vectors: seeds by best fact, super-fact fusion.
+    /// Fact vectors: seeds by best fact, super-fact fusion (empty when
+    /// [`PseudoGraph::leave_out_fact_index`] was called).
     pub(super) facts: SegmentedIndex,
+    /// Whether facts join `facts` (true unless left out).
+    pub(super) fact_index: bool,
     pub(super) doc_topic: HashMap<String, u32>,
     /// Fact paths (slots, topic first) per topic, DFS order.
     pub(super) paths: HashMap<u32, Vec<Vec<u32>>>,
@@ -72,6 +75,16 @@ impl PseudoGraph {
         Self::with_ann(dim, AnnParams::default())
     }
 
+    /// Leaves the facts out of their ANN index from now on (and empties it), for a graph that is
+    /// built to be written out and never searched nor fused by fact (a site build without a
+    /// knowledge-base file: `superFactThreshold` 1): each fact's vector is then held twice (f32
+    /// for the walk, int8 for PGR) instead of three times. The graph search then seeds by title
+    /// and walk alone. Until the graph is made again (a clear or an import).
+    pub fn leave_out_fact_index(&mut self) {
+        self.fact_index = false;
+        self.facts = SegmentedIndex::new(self.dim, self.facts.params());
+    }
+
     /// An empty graph whose topic and fact collections use `ann`.
     pub fn with_ann(dim: usize, ann: AnnParams) -> Self {
         PseudoGraph {
@@ -83,6 +96,7 @@ impl PseudoGraph {
             quant: QuantVectors::new(dim),
             topics: SegmentedIndex::new(dim, ann),
             facts: SegmentedIndex::new(dim, ann),
+            fact_index: true,
             doc_topic: HashMap::new(),
             paths: HashMap::new(),
             members: HashMap::new(),

@@ -229,6 +229,7 @@ impl SiteBuild<'_> {
         let keep = cache.is_some() || self.params.kb || self.llm.is_some();
         let store = if keep { MemoryStore::new() } else { MemoryStore::discarding() };
         let mut eng = Engine::open(store, embedder, self.params.engine_config(), Box::new(SystemClock)).await?;
+        crate::snapshot::prepare_site_engine(&mut eng, keep);
         if let Some(file) = cache.as_deref().filter(|f| f.exists()) {
             let read = std::fs::read(file).map_err(|e| Error::from(StoreError::Backend { reason: format!("{}: {e}", file.display()) }));
             match read {

@@ -292,6 +292,7 @@ async fn build(
     // knowledge-base file.
     let store = if p.kb { MemoryStore::new() } else { MemoryStore::discarding() };
     let mut eng = Engine::open(store, embedder, p.engine_config(), Box::new(JsClock)).await?;
+    crate::snapshot::prepare_site_engine(&mut eng, p.kb);
     let total = pages.len();
     let mut done = 0;
     for batch in crate::snapshot::site_batches(pages, source) {
