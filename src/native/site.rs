@@ -65,10 +65,11 @@ pub struct LeftOut {
 
 /// The pages of a built site: every `.html`/`.htm` (title, headings and text; `nav`, `footer`,
 /// scripts and elements marked `data-webrag-ignore` skipped — [`crate::text::parse`]) and
-/// `.md` file under `site`, except under `out`, in path order, as [`PageFile`]s (read later,
-/// through [`crate::snapshot::sort_pages`] and [`crate::snapshot::site_batches`], one batch at a time); and what it left out ([`LeftOut`]: links that
-/// lead out of the site or into a folder already read, names that are not UTF-8, files that are
-/// not regular files, and files over `limit` bytes, which are not read).
+/// `.md` file under `site`, except under `out`, in path order, as [`PageFile`]s (read later by
+/// [`crate::snapshot::sort_pages`] and [`crate::snapshot::site_batches`], one batch at a time);
+/// and what it left out ([`LeftOut`]: links that lead out of the site or into a folder already
+/// read, names that are not UTF-8, files that are not regular files, and files over `limit`
+/// bytes, which are not read).
 ///
 /// Errors: I/O errors as model-file errors naming the path.
 pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<PageFile>, Vec<LeftOut>)> {
