@@ -2,6 +2,8 @@
 //! site of large pages takes (counted by this binary's allocator) is bounded by a batch
 //! (`snapshot::SITE_BATCH_BYTES`) and the largest page, not by the sum of the pages. A binary of
 //! its own: the allocator counts every thread's allocations, so no other test may run beside it.
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
