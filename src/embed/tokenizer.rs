@@ -134,6 +134,9 @@ pub struct WordPiece {
     /// The bytes an added token starts with (a bit set: bit `b % 64` of word `b / 64`).
     added_first: [u64; 4],
     max_len: usize,
+    /// This tokenizer's key in the word cache (unique in the process).
+    #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+    cache_key: u64,
 }
 
 /// [`WordPiece::word`]'s buffers, kept across the words of a text: the word, its chars' byte
@@ -260,6 +263,8 @@ impl WordPiece {
             added,
             added_first,
             max_len,
+            #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+            cache_key: word_cache::new_key(),
         })
     }
 
@@ -365,6 +370,16 @@ impl WordPiece {
         let mut decomposed = String::new();
         for (i, c) in text[from..to].char_indices() {
             let (start, end) = (from + i, from + i + c.len_utf8());
+            if c.is_ascii() {
+                // What the general path below does, for a character with no case but ASCII's,
+                // no decomposition, no mark and no CJK padding.
+                if n.clean_text && (c == '\0' || is_control(c)) {
+                    continue;
+                }
+                let c = if n.clean_text && is_whitespace(c) { ' ' } else { c };
+                norm.push(Aligned { c: if n.lowercase { c.to_ascii_lowercase() } else { c }, start, end });
+                continue;
+            }
             if n.clean_text && (c == '\0' || c == '\u{FFFD}' || is_control(c)) {
                 continue;
             }
@@ -424,10 +439,20 @@ impl WordPiece {
         let Scratch { word, at, key } = scratch;
         word.clear();
         word.extend(chars.iter().map(|a| a.c));
+        #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+        if let Some(()) = word_cache::get(self.cache_key, word, |pieces| match pieces {
+            [] => out.push((self.unk, whole)),
+            _ => out.extend(pieces.iter().map(|&(id, s, e)| (id, (chars[s as usize].start, chars[e as usize - 1].end)))),
+        }) {
+            return;
+        }
         // Byte offset in `word` of each char, and the end.
         at.clear();
         at.extend(word.char_indices().map(|(i, _)| i).chain(std::iter::once(word.len())));
         let found_from = out.len();
+        // (id, first char, char after the last) of each piece, for the word cache.
+        #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+        let mut pieces: Vec<(u32, usize, usize)> = Vec::new();
         let mut start = 0; // char index
         while start < chars.len() {
             let mut end = chars.len();
@@ -447,16 +472,112 @@ impl WordPiece {
             let Some(id) = hit else {
                 out.truncate(found_from);
                 out.push((self.unk, whole));
+                #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+                word_cache::put(self.cache_key, word, &[]);
                 return;
             };
             out.push((id, (chars[start].start, chars[end - 1].end)));
+            #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+            pieces.push((id, start, end));
             start = end;
         }
+        #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+        word_cache::put(self.cache_key, word, &pieces);
+    }
+}
+
+/// The pieces of the words a thread has split lately, for one tokenizer at a time. A site build
+/// tokenizes each text three or four times (weighting the static model, chunking, embedding),
+/// and a word that is not one vocabulary entry costs a lookup per length tried. Only the builds
+/// that index sites keep it (native, the site builder's `.wasm`): the page tokenizes little next
+/// to its forward pass, and its `.wasm` size is a budget. Answers are those of
+/// [`WordPiece::word`] itself, so nothing changes but the speed.
+#[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
+mod word_cache {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Words held at most; the next one empties the cache (a few MB at most).
+    const MAX_WORDS: usize = 1 << 15;
+    /// A longer word (in normalized characters) is not cached.
+    pub const MAX_CHARS: usize = 64;
+
+    /// A word's pieces: vocabulary id, first char, char after the last; empty: the word is one
+    /// `[UNK]`.
+    type Pieces = Box<[(u32, u8, u8)]>;
+
+    #[derive(Default)]
+    struct Cache {
+        owner: u64,
+        words: HashMap<Box<str>, Pieces, foldhash::fast::RandomState>,
+    }
+
+    thread_local! {
+        static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    }
+
+    static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+    /// A key no other tokenizer of this process has.
+    pub fn new_key() -> u64 {
+        NEXT_KEY.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// `found(pieces)` of `word` when tokenizer `owner` split it lately.
+    pub fn get(owner: u64, word: &str, found: impl FnOnce(&[(u32, u8, u8)])) -> Option<()> {
+        CACHE.with_borrow(|c| (c.owner == owner).then(|| c.words.get(word)).flatten().map(|p| found(p)))
+    }
+
+    /// Remembers `word`'s pieces (id, first char, char after the last) for `owner`.
+    pub fn put(owner: u64, word: &str, pieces: &[(u32, usize, usize)]) {
+        if word.chars().count() > MAX_CHARS {
+            return;
+        }
+        CACHE.with_borrow_mut(|c| {
+            if c.owner != owner || c.words.len() >= MAX_WORDS {
+                c.words.clear();
+                c.owner = owner;
+            }
+            c.words.insert(word.into(), pieces.iter().map(|&(id, s, e)| (id, s as u8, e as u8)).collect());
+        });
     }
 }
 
 impl TokenCounter for WordPiece {
     fn token_offsets(&self, text: &str) -> Vec<(usize, usize)> {
         self.pieces(text).into_iter().map(|(_, o)| o).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokenizer(vocab: &[&str]) -> WordPiece {
+        let vocab: serde_json::Map<String, serde_json::Value> = vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i.into())).collect();
+        let json = serde_json::json!({
+            "normalizer": { "type": "BertNormalizer", "lowercase": true },
+            "pre_tokenizer": { "type": "BertPreTokenizer" },
+            "model": { "type": "WordPiece", "vocab": vocab, "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100 },
+        });
+        WordPiece::from_bytes(json.to_string().as_bytes(), 16).expect("tokenizer")
+    }
+
+    fn ids(t: &WordPiece, text: &str) -> Vec<u32> {
+        t.pieces(text).into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// The word cache answers for the tokenizer that split the word, not for another one used in
+    /// between, and a repeated word (cached) splits and aligns as the first did.
+    #[test]
+    fn the_word_cache_keeps_each_tokenizer_its_own_pieces() {
+        let a = tokenizer(&["[UNK]", "[CLS]", "[SEP]", "foo", "##bar", "x"]);
+        let b = tokenizer(&["[UNK]", "[CLS]", "[SEP]", "foobar", "foo"]);
+        for _ in 0..2 {
+            assert_eq!(ids(&a, "FooBar foobar zz"), [3, 4, 3, 4, 0]);
+            assert_eq!(ids(&b, "foobar FOOBAR zz"), [3, 3, 0]);
+        }
+        assert_eq!(a.pieces("x foobar Foobar"), [(5, (0, 1)), (3, (2, 5)), (4, (5, 8)), (3, (9, 12)), (4, (12, 15))]);
     }
 }

@@ -157,10 +157,30 @@ impl SnapshotParams {
     }
 }
 
-/// A shard gzipped at level 6: level 9 took 37% more time for 0.14% fewer bytes on the CRUD
-/// site's shards.
+/// How hard a shard series is compressed ([`gzip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Packing {
+    /// Deflate at level 6: level 9 took 37% more time for 0.14% fewer bytes on the CRUD site's
+    /// shards.
+    Deflate,
+    /// Stored deflate blocks (level 0): for int8 vectors with few repeats to find. The static
+    /// tier's token rows (8.1 MB, more than half of a documentation site's snapshot) came out
+    /// 4.6% larger than at level 6, which took 0.15 s of a 3.3 s `npx` build on them.
+    Stored,
+}
+
+/// A shard gzipped (RFC 1952, no file name or modification time, so equal bytes give equal
+/// files).
 fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::GzBuilder::new().mtime(0).operating_system(255).write(Vec::new(), flate2::Compression::new(6));
+    gzip_as(bytes, Packing::Deflate)
+}
+
+fn gzip_as(bytes: &[u8], packing: Packing) -> Vec<u8> {
+    let level = match packing {
+        Packing::Deflate => flate2::Compression::new(6),
+        Packing::Stored => flate2::Compression::none(),
+    };
+    let mut e = flate2::GzBuilder::new().mtime(0).operating_system(255).write(Vec::with_capacity(bytes.len() / 2 + 64), level);
     // Writing to memory does not fail.
     let _ = e.write_all(bytes);
     e.finish().unwrap_or_default()
@@ -215,8 +235,13 @@ impl Snapshot {
     /// compressed on every core natively (rayon), one after another in the page; the bytes are
     /// the same either way.
     fn add_all<T: Sync>(&mut self, dir: &str, ext: &str, items: &[T], make: impl Fn(usize, &T) -> Vec<u8> + Sync) -> Vec<String> {
+        self.add_packed(dir, ext, Packing::Deflate, items, make)
+    }
+
+    /// [`Snapshot::add_all`] with the shards packed as `packing` says.
+    fn add_packed<T: Sync>(&mut self, dir: &str, ext: &str, packing: Packing, items: &[T], make: impl Fn(usize, &T) -> Vec<u8> + Sync) -> Vec<String> {
         let one = |(i, t): (usize, &T)| {
-            let bytes = gzip(&make(i, t));
+            let bytes = gzip_as(&make(i, t), packing);
             (hashed(dir, &i.to_string(), ext, &bytes), bytes)
         };
         #[cfg(not(target_arch = "wasm32"))]

@@ -2,7 +2,7 @@
 //! rows as shards a page reads to embed a query without a model, and the tier's search settings.
 use std::collections::BTreeMap;
 
-use super::{ManifestRows, ManifestStatic, ManifestVocab, Snapshot, SnapshotParams, directory, fnv1a};
+use super::{ManifestRows, Packing, ManifestStatic, ManifestVocab, Snapshot, SnapshotParams, directory, fnv1a};
 use crate::index::segment::vec_block;
 
 /// The key a vocabulary entry is sharded by, from what a lookup knows: whether the piece
@@ -37,7 +37,7 @@ pub(super) fn static_tier(snap: &mut Snapshot, m: &crate::embed::StaticModel, p:
     let per = p.token_rows.max(1);
     let ids: Vec<u32> = (0..m.header().rows as u32).collect();
     let groups: Vec<&[u32]> = ids.chunks(per).collect();
-    let row_files = snap.add_all("s", "bin.gz", &groups, |_, group| {
+    let row_files = snap.add_packed("s", "bin.gz", Packing::Stored, &groups, |_, group| {
         let rows: Vec<(f32, Vec<i8>)> = group.iter().map(|id| m.row(*id).map_or((0.0, vec![0; dim]), |(s, q)| (s, q.to_vec()))).collect();
         vec_block(b"WRV1", group, &rows, dim)
     });

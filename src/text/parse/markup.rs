@@ -221,28 +221,104 @@ const BLOCK: &[&str] = &[
     "summary",
 ];
 
+/// HTML through html5gum's callback emitter: tag names, the few attributes read and text arrive
+/// as slices of its buffers, where its default emitter allocated every tag's attribute map and
+/// every string (a fifth of a site build's parse time).
 pub(super) fn parse_html(text: &str) -> Parsed {
-    use html5gum::{Token, Tokenizer};
+    use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
+    use html5gum::{Span, Tokenizer};
     let mut walk = HtmlWalk::default();
-    for token in Tokenizer::new(text).flatten() {
-        match token {
-            Token::StartTag(tag) => {
+    let mut tag = OpenTag::default();
+    let emitter = CallbackEmitter::new(|event: CallbackEvent<'_>, _: Span<()>| -> Option<std::convert::Infallible> {
+        match event {
+            CallbackEvent::OpenStartTag { name } => tag.open(name),
+            CallbackEvent::AttributeName { name } => tag.attribute(name),
+            CallbackEvent::AttributeValue { value } => tag.value(value),
+            CallbackEvent::CloseStartTag { self_closing } => {
+                let role = tag.read(Attr::Role).trim().to_ascii_lowercase();
+                let ignored = tag.has(Attr::Ignore) || SKIP_ROLES.contains(&role.as_str());
                 let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                let attr = |k: &[u8]| tag.attributes.get(k).map(|v| String::from_utf8_lossy(v).trim().to_ascii_lowercase());
-                let role = attr(b"role").unwrap_or_default();
-                let ignored = tag.attributes.contains_key(&b"data-webrag-ignore"[..]) || SKIP_ROLES.contains(&role.as_str());
-                if name == "meta" && attr(b"name").as_deref() == Some("robots") {
+                if name == "meta" && tag.read(Attr::Name).trim().eq_ignore_ascii_case("robots") {
                     // `<meta name="robots" content="noindex">` (or `none`): the page asks not to be indexed.
-                    walk.out.noindex |= attr(b"content").unwrap_or_default().split(',').any(|d| matches!(d.trim(), "noindex" | "none"));
+                    let content = tag.read(Attr::Content).trim().to_ascii_lowercase();
+                    walk.out.noindex |= content.split(',').any(|d| matches!(d.trim(), "noindex" | "none"));
                 }
-                walk.start(name, ignored, role == "main", tag.self_closing);
+                walk.start(name, ignored, role == "main", self_closing);
             }
-            Token::EndTag(tag) => walk.end(&String::from_utf8_lossy(&tag.name).to_ascii_lowercase()),
-            Token::String(s) if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(&s.value)),
+            CallbackEvent::EndTag { name } => walk.end(&String::from_utf8_lossy(name).to_ascii_lowercase()),
+            CallbackEvent::String { value } if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(value)),
             _ => {}
         }
-    }
+        None
+    });
+    // Reading a `&str` does not fail.
+    let _ = Tokenizer::new_with_emitter(text, emitter).finish();
     walk.finish()
+}
+
+/// The attributes of a start tag that the walk reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attr {
+    /// `role` (`main`, or a role whose element is skipped: [`SKIP_ROLES`]).
+    Role,
+    /// `data-webrag-ignore`: the element is skipped.
+    Ignore,
+    /// `name` and `content` of `<meta name="robots" content="noindex">`.
+    Name,
+    Content,
+}
+
+impl Attr {
+    fn of(name: &[u8]) -> Option<Attr> {
+        match name {
+            b"role" => Some(Attr::Role),
+            b"data-webrag-ignore" => Some(Attr::Ignore),
+            b"name" => Some(Attr::Name),
+            b"content" => Some(Attr::Content),
+            _ => None,
+        }
+    }
+}
+
+/// The start tag being read: its name and the values of the attributes in [`Attr`] (the first
+/// of each name counts, as in the HTML standard's tokenizer).
+#[derive(Default)]
+struct OpenTag {
+    name: Vec<u8>,
+    values: [Option<Vec<u8>>; 4],
+    /// The attribute whose value comes next, when it is one of [`Attr`] seen for the first time.
+    reading: Option<Attr>,
+}
+
+impl OpenTag {
+    fn open(&mut self, name: &[u8]) {
+        self.name.clear();
+        self.name.extend_from_slice(name);
+        self.values = Default::default();
+        self.reading = None;
+    }
+
+    fn attribute(&mut self, name: &[u8]) {
+        self.reading = Attr::of(name).filter(|a| self.values[*a as usize].is_none());
+        if let Some(a) = self.reading {
+            self.values[a as usize] = Some(Vec::new());
+        }
+    }
+
+    fn value(&mut self, value: &[u8]) {
+        if let Some(v) = self.reading.and_then(|a| self.values[a as usize].as_mut()) {
+            v.extend_from_slice(value);
+        }
+    }
+
+    fn has(&self, a: Attr) -> bool {
+        self.values[a as usize].is_some()
+    }
+
+    /// The value of `a` (empty when absent).
+    fn read(&self, a: Attr) -> std::borrow::Cow<'_, str> {
+        self.values[a as usize].as_deref().map_or(std::borrow::Cow::Borrowed(""), String::from_utf8_lossy)
+    }
 }
 
 /// The elements being skipped (names), so nested or malformed markup unwinds correctly, with the
