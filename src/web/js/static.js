@@ -14,10 +14,11 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, analyzeQuery, clipQuery, fnv1a, highlight, begins, isCjk, option, phrase, sectionUrl, termsIn, MAX_QUERY_CHARS } from './static-text.js';
+import { analyze, analyzeQuery, clipQuery, fnv1a, highlight, isCjk, option, phrase, sectionUrl, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
+import { pgrRows, rank, rrf } from './static-rank.js';
 
-export { analyze, analyzeQuery, fnv1a, highlight, phrase, sectionUrl, MAX_QUERY_CHARS };
+export { analyze, analyzeQuery, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, MAX_QUERY_CHARS };
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
@@ -29,70 +30,6 @@ async function gunzip(bytes) {
 }
 
 const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
-
-// ---- PGR: matrix-based reverse DFS (PG-RAG §4.2–4.5), the same computation as the Rust
-// src/graph/pgr.rs (checked against the wasm `pgrRows` in the browser tests) -----------------
-
-/**
- * Runs PGR on a template of fact paths: `ids` column-major `[cols × rows]` node ids (−1 pads),
- * `lens[r]` the length of row `r`, `sims[kp][node]` similarities; `p` = {support,
- * continueThreshold, anchors, topRows}. Returns the selected rows `[[row, score, support]…]`,
- * by the aggregated score (row sum of F) best first; `support` is, per key point, the largest row
- * sum of one anchor's dyeing matrix, summed over key points (what search hits are ranked by).
- */
-export function pgrRows(ids, lens, sims, p) {
-  const rows = lens.length;
-  if (!rows) return [];
-  const cols = ids.length / rows;
-  const [support, cont] = [Math.fround(p.support), Math.fround(p.continueThreshold)]; // f32, as in Rust
-  const weight = (x, v) => { const d = Math.abs(Math.fround(x - v)); return d <= support ? 1 : d <= cont ? 0.5 : 0; };
-  const f = new Float32Array(rows * cols);
-  const s = new Float32Array(rows * cols);
-  const alive = new Uint8Array(rows);
-  const dyed = new Float32Array(rows);
-  const best = new Float32Array(rows);
-  const rowSupport = new Float32Array(rows);
-  for (const sim of sims) {
-    for (let i = 0; i < s.length; i++) s[i] = ids[i] >= 0 ? sim[ids[i]] : 0;
-    const leaf = [];
-    for (let r = 0; r < rows; r++) leaf.push([r, s[(lens[r] - 1) * rows + r]]);
-    leaf.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    for (const [r, v] of leaf.slice(0, p.anchors)) {
-      let colF = lens[r] - 1;
-      while (colF > 0 && weight(s[(colF - 1) * rows + r], v) > 0) colF--;
-      const root = ids[colF * rows + r];
-      let top = r;
-      while (top > 0 && ids[colF * rows + top - 1] === root) top--;
-      let bottom = r + 1;
-      while (bottom < rows && ids[colF * rows + bottom] === root) bottom++;
-      alive.fill(1, top, bottom);
-      dyed.fill(0, top, bottom);
-      for (let j = colF; j < cols; j++) {
-        let any = 0;
-        for (let i = top; i < bottom; i++) {
-          const x = s[j * rows + i];
-          const w = weight(x, v);
-          const a = alive[i] & (ids[j * rows + i] >= 0 ? 1 : 0) & (w > 0 ? 1 : 0);
-          alive[i] = a;
-          if (a) {
-            const c = Math.fround(w * x);
-            f[j * rows + i] = Math.fround(f[j * rows + i] + c);
-            dyed[i] = Math.fround(dyed[i] + c);
-          }
-          any |= a;
-        }
-        if (!any) break;
-      }
-      for (let i = top; i < bottom; i++) best[i] = Math.max(best[i], dyed[i]);
-    }
-    for (let r = 0; r < rows; r++) { rowSupport[r] = Math.fround(rowSupport[r] + best[r]); best[r] = 0; }
-  }
-  const sum = new Float32Array(rows);
-  for (let j = 0; j < cols; j++) for (let r = 0; r < rows; r++) sum[r] = Math.fround(sum[r] + f[j * rows + r]);
-  const out = [];
-  for (let r = 0; r < rows; r++) if (sum[r] > 0) out.push([r, sum[r], rowSupport[r]]);
-  return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, p.topRows);
-}
 
 /**
  * Reads a vector block: `WRC1` (centroids) as `magic` says, or for `magic` `WRV1` a `WRV1` block
@@ -142,42 +79,12 @@ function dots({ count, scales, q }, vector) {
   return out;
 }
 
-/**
- * Reciprocal-rank fusion as the engine's `retrieve::rrf` computes it (Cormack et al., SIGIR 2009):
- * each list adds `1 / (k + rank)` (rank from 1) to every item it holds; best first, ties in
- * order of first appearance (a Map keeps insertion order and the sort is stable); sums in f32.
- * `k` is the
- * manifest's `fusion.rrfK`, the engine's `rrfK` the snapshot was built with (60 before format 3
- * recorded it). With `weights` (one per list, the manifest's `fusion.weights`), list `i` adds
- * `weights[i] / (k + rank)` (0: the list is left out), as the engine's `retrieve::rrf` does.
- */
-export function rrf(lists, k, weights) {
-  const score = new Map();
-  const f = Math.fround; // f32 arithmetic, as the engine's, so near-ties break the same way
-  lists.forEach((list, l) => {
-    const w = f(weights?.[l] ?? 1);
-    if (w === 0) return; // a weight of 0 leaves its list out
-    list.forEach((id, i) => score.set(id, f((score.get(id) ?? 0) + f(w / f(k + i + 1)))));
-  });
-  return [...score].sort((a, b) => b[1] - a[1]);
-}
-
-/** A retriever's fusion weight from the manifest (`fusion.weights`; 1 in older snapshots). */
-const WEIGHT_OF = { keyword: 'bm25', semantic: 'dense', graph: 'graph' };
-
 const utf8 = (t) => new TextEncoder().encode(t);
 /** Byte order of UTF-8 (= code point order), the order of the vocabulary's blocks. */
 function cmpBytes(a, b) {
   for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
 }
-
-/**
- * How much a query's terms in a row raise a shown result's score (see `phrase`). Chosen on 200
- * headline-start and 200 body-span queries over a 3,000-page CRUD site (0, 0.5, 1, 2: 0.5 best)
- * and checked on 200 + 200 others (0.5 and 1 tie, both above 0): tests/site/eval-static.mjs.
- */
-const PHRASE_WEIGHT = 0.5;
 
 /**
  * A pages file (`WRP1`): each page's first chunk (`starts`, pages + 1 entries, the last =
@@ -778,116 +685,20 @@ export class StaticSearch {
     [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
     query = clipQuery(query);
     const errors = [];
-    let pageOf = null;
+    let pageMap = null;
     if (group === 'page') {
-      try { pageOf = await this.#pageMap(); } catch (e) { errors.push(asSnapshotError(e)); }
+      try { pageMap = await this.#pageMap(); } catch (e) { errors.push(asSnapshotError(e)); }
     }
     // Chunk candidates per retriever: more than k when pages group them.
-    const want = pageOf ? k * 4 : k;
+    const want = pageMap ? k * 4 : k;
     const text = async (chunk) => {
       try { return (await this.fragments([chunk]))[0]; } catch (e) { errors.push(asSnapshotError(e)); return null; }
     };
-    const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
-    // The proximity signal: keyword results whose title, heading or text hold the query's terms
-    // in a row rank higher among the shown ones (BM25 score × (1 + PHRASE_WEIGHT · phrase)), and
-    // results holding all of them in a row (the query as a phrase) come first: those whose title
-    // begins with it (a visitor typing the start of a title), then those with it elsewhere in
-    // their title, then in their heading or text: an exact match that only the keyword list
-    // found is not outvoted by pages the other lists agree on. While the last word
-    // is typed it may be the start of the text's word. Fused results keep their RRF order below
-    // the phrase tiers: neighbouring RRF scores differ by about 1/k², so the multiplier, chosen on
-    // BM25 scores, would overrule the lists (docs/benchmarks.md, "Ranking quality against
-    // Pagefind": question top-1 72.0% with it, 76.0% without).
-    const qterms = analyzeQuery(query);
-    const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
-    const byPhrase = (rows, lists, single) => {
-      if (!lists.keyword?.length || qterms.length < 2) return rows;
-      // row → 3: its title begins with the query, 2: the query is a phrase of its title, 1: of
-      // its heading or text
-      const exact = new Map();
-      for (const [r, f] of rows) {
-        const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`), { prefixLast: typing });
-        if (single) r.score *= 1 + PHRASE_WEIGHT * p;
-        const title = p < 1 ? [] : analyze(f.title ?? '');
-        exact.set(r, p < 1 ? 0 : begins(qterms, title, { prefixLast: typing }) ? 3 : phrase(qterms, title, { prefixLast: typing }) === 1 ? 2 : 1);
-      }
-      return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);
-    };
-    const weights = (names) => names.map((n) => this.manifest.fusion?.weights?.[WEIGHT_OF[n]] ?? 1);
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
-    const results = async (lists, scores, paths) => {
-      const names = Object.keys(lists).filter((n) => lists[n].length);
-      // One list with its own scores (BM25, cosine) keeps them; several are fused by RRF.
-      const single = names.length === 1 && scores;
-      const fused = single
-        ? lists[names[0]].map((chunk) => [chunk, scores.get(chunk) ?? 0])
-        : rrf(names.map((n) => lists[n]), this.manifest.fusion?.rrfK ?? 60, weights(names));
-      if (group !== 'page') {
-        const top = fused.slice(0, k);
-        const out = await Promise.all(top.map(async ([chunk, score]) => {
-          const f = await text(chunk);
-          const r = f && shown({ chunk, score }, f);
-          if (r) { r.found = names.filter((n) => lists[n].includes(chunk)); if (paths?.has(chunk)) r.path = paths.get(chunk); }
-          return r && [r, f];
-        }));
-        return byPhrase(out.filter(Boolean), lists, single).map(([r]) => r);
-      }
-      // Pages: from the pages file, else (an older snapshot) from the fragments of the top k chunks.
-      let of = pageOf;
-      let ranked = fused;
-      if (!of) {
-        ranked = fused.slice(0, k);
-        const fs = await Promise.all(ranked.map(([c]) => text(c)));
-        const m = new Map(ranked.map(([c], i) => [c, fs[i] ? (fs[i].page ?? fs[i].url) : null]));
-        of = { get: (c) => m.get(c) };
-        ranked = ranked.filter(([c]) => m.get(c) != null);
-      } else {
-        const map = of;
-        of = { get: (c) => map.of(c) };
-      }
-      const pageLists = names.map((n) => [...new Set(lists[n].map((c) => of.get(c)).filter((p) => p !== undefined && p !== null))]);
-      const pages = single ? [] : rrf(pageLists, this.manifest.fusion?.rrfK ?? 60, weights(names));
-      const chunksOf = new Map();
-      for (const [c, score] of ranked) {
-        const p = of.get(c);
-        if (p === undefined || p === null) continue;
-        if (!chunksOf.has(p)) { chunksOf.set(p, []); if (single) pages.push([p, score]); }
-        chunksOf.get(p).push([c, score]);
-      }
-      // Shown: the first k fused pages, and the keyword list's first k pages, so that its exact
-      // matches can take the phrase tier even where the fused order left them out; cut to k
-      // after the tiers. A staged search fetched those fragments for its keyword stage already;
-      // an unstaged one fetches them here (the bench-site figures of semantic bytes include it).
-      let shownPages = pages.slice(0, k);
-      const kwList = names.includes('keyword') && !single && qterms.length >= 2 ? pageLists[names.indexOf('keyword')] : [];
-      if (kwList.length) {
-        const have = new Set(shownPages.map(([p]) => p));
-        const score = new Map(pages.map(([p, s]) => [p, s]));
-        shownPages = shownPages.concat(kwList.slice(0, k).filter((p) => !have.has(p)).map((p) => [p, score.get(p) ?? 0]));
-      }
-      const out = await Promise.all(shownPages.map(async ([p, score]) => {
-        // The page's matching chunks in its best one's fragment file (no further fetch), the
-        // ones whose text holds the most query terms first (a short chunk can outrank the one
-        // that holds the match through the title every chunk is indexed with): the first is
-        // shown, the next are its sections.
-        const all = chunksOf.get(p) ?? [];
-        const file = (c) => Math.floor(c / this.manifest.fragments.size);
-        const same = all.filter(([c], i) => i === 0 || file(c) === file(all[0][0]));
-        const got = await Promise.all(same.map(([c]) => text(c)));
-        if (!got[0]) return null;
-        const order = same.map((c, i) => [c, got[i], got[i] ? termsIn(got[i].excerpt, query) : -1]).filter((x) => x[1])
-          .sort((a, b) => b[2] - a[2]).slice(0, Math.max(1, sections));
-        const cs = order.map((x) => x[0]);
-        const fs = order.map((x) => x[1]);
-        const r = shown({ chunk: cs[0][0], score }, fs[0]);
-        r.found = names.filter((n) => lists[n].some((c) => of.get(c) === p));
-        const path = cs.map(([c]) => paths?.get(c)).find(Boolean);
-        if (path) r.path = path;
-        r.sections = cs.slice(1).map(([c], i) => fs[i + 1] && (({ chunk, heading, excerpt, highlights, section }) => ({ chunk, heading, excerpt, highlights, section }))(shown({ chunk: c }, fs[i + 1]))).filter(Boolean);
-        return [r, fs[0]];
-      }));
-      return byPhrase(out.filter(Boolean), lists, single).slice(0, k).map(([r]) => r);
-    };
+    const pageOf = pageMap && ((c) => pageMap.of(c));
+    const fragmentSize = this.manifest.fragments.size;
+    const results = (lists, scores, paths) =>
+      rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize });
     const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs }); return rs; };
     let kw = { hits: [], errors: [] };
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
