@@ -239,7 +239,14 @@ impl Snapshot {
     }
 
     /// [`Snapshot::add_all`] with the shards packed as `packing` says.
-    fn add_packed<T: Sync>(&mut self, dir: &str, ext: &str, packing: Packing, items: &[T], make: impl Fn(usize, &T) -> Vec<u8> + Sync) -> Vec<String> {
+    fn add_packed<T: Sync>(
+        &mut self,
+        dir: &str,
+        ext: &str,
+        packing: Packing,
+        items: &[T],
+        make: impl Fn(usize, &T) -> Vec<u8> + Sync,
+    ) -> Vec<String> {
         let one = |(i, t): (usize, &T)| {
             let bytes = gzip_as(&make(i, t), packing);
             (hashed(dir, &i.to_string(), ext, &bytes), bytes)
