@@ -235,7 +235,7 @@ build() {
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
     src/web/js/static.js src/web/js/static-rank.js src/web/js/static-text.js src/web/js/wordpiece.js src/web/js/static.d.ts \
-    src/web/js/ui.js src/web/js/ui.d.ts pkg/
+    src/web/js/ui.js src/web/js/ui.d.ts src/web/js/testing.js pkg/
   # The search box as one ready-to-serve module (no bare imports), which `npx webrag index`
   # writes beside the snapshot.
   node_modules/.bin/esbuild src/web/js/ui-bundle.js --bundle --format=esm --minify --target=es2022 \

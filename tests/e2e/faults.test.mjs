@@ -1,6 +1,6 @@
 // End-to-end: storage faults in the real browser. After each, a reopen holds all of the batch or
 // none of it, and the error code says what happened.
-// - An IndexedDB transaction aborted mid-batch (`abortNextCommitForTesting`: the real
+// - An IndexedDB transaction aborted mid-batch (`testHooks(rag).abortNextCommit`: the real
 //   `IDBTransaction.abort()` after some of the writes): STORE_ABORTED, nothing of the batch.
 // - A quota too small for the batch (the DevTools protocol's Storage.overrideQuotaForOrigin):
 //   QUOTA_EXCEEDED, nothing of the batch; a small add still fits afterwards.
@@ -49,7 +49,7 @@ test('an IndexedDB transaction aborted mid-batch: STORE_ABORTED and none of the 
       const rag = await WebRag.open({ name: 'abort', model, device: 'hashing' });
       await rag.add([{ id: 'kept.md', text: '# Kept\n\nThis note was stored before the fault.' }]);
       await rag.maintain({ force: true });
-      await rag.abortNextCommitForTesting(7);
+      await (await import('/pkg/testing.js')).testHooks(rag).abortNextCommit(7);
       const err = await rag.add(batch).then(() => null, (e) => `${e.name} ${e.code}`);
       const after = (await rag.documents()).map((d) => d.id);
       const again = await rag.add(batch);

@@ -80,7 +80,7 @@ test("device: 'gpu' embeds on WebGPU; device loss falls back to the CPU with a G
   const hit = await page.evaluate(() => window.webragDemo.rag.search('nocturnal birds of prey', { k: 1, mode: 'dense' }));
   assert.equal(hit[0].docId, 'owls');
   // A driver reset: the next embedding runs on the CPU and the page shows the warning.
-  assert.equal(await page.evaluate(() => window.webragDemo.rag.loseGpuForTesting()), true);
+  assert.equal(await page.evaluate(async () => (await import('/pkg/testing.js')).testHooks(window.webragDemo.rag).loseGpu()), true);
   await page.evaluate(() => window.webragDemo.rag.add([{ id: 'ants', text: 'Ants farm aphids for honeydew.' }]));
   await page.waitForFunction(() => !document.getElementById('warning').hidden);
   assert.match(await page.textContent('#warning'), /GPU_LOST/);

@@ -102,13 +102,14 @@ test('a panic in the engine: WORKER_FAILED at once, then a fresh worker over the
     const page = await blankPage(browser);
     const r = await page.evaluate(async ({ model }) => {
       const { WebRag } = await import('/pkg/index.js');
+      const { testHooks } = await import('/pkg/testing.js');
       const events = [];
       const rag = await WebRag.open({ name: 'panics', model, device: 'hashing', onEvent: (e) => events.push(e) });
       await rag.add([{ id: 'owls.md', text: '# Owls\n\nOwls hunt mice at night.' }]);
       const t0 = performance.now();
       // The rejection names the operation it ended (`… (during search)`).
       const outcome = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code} ${/\(during (\w+)\)$/.exec(e.message)?.[1]}`);
-      const [panicked, queued] = await Promise.all([outcome(rag.panicForTesting()), outcome(rag.search('owls', { k: 1 }))]);
+      const [panicked, queued] = await Promise.all([outcome(testHooks(rag).panic()), outcome(rag.search('owls', { k: 1 }))]);
       const ms = performance.now() - t0;
       const hits = await rag.search('owls hunt', { k: 1, mode: 'bm25' });
       const added = await rag.add([{ id: 'tea.md', text: 'Green tea steeps at 80 degrees.' }]);

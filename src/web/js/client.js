@@ -134,7 +134,28 @@ function answerSoon(promise, ms) {
 /** Cache API cache that holds downloaded model files. */
 export const MODEL_CACHE = 'webrag-models-v1';
 
+/** `(client, op, args)` → the worker's answer: set by the class below for `testHooks`. */
+let callWorker;
+
+/**
+ * The fault hooks of the end-to-end tests (testing.js, a test-only entry the package does not
+ * export): `loseGpu()` destroys the GPU device as a driver reset would (resolves to whether one
+ * was in use); `panic()` panics inside the engine as a bug would (rejects with WORKER_FAILED,
+ * and a fresh worker takes over); `abortNextCommit(ops)` makes the next commit abort its
+ * IndexedDB transaction after `ops` writes (STORE_ABORTED; nothing of the batch stays).
+ */
+export function testHooks(rag) {
+  return {
+    loseGpu: () => callWorker(rag, 'loseGpuForTesting', {}),
+    panic: () => callWorker(rag, 'panicForTesting', {}),
+    abortNextCommit: (ops) => callWorker(rag, 'abortNextCommitForTesting', { ops }),
+  };
+}
+
 export class WebRag {
+  // The test-only entry (testing.js) reaches the worker through this; it is not the API.
+  static { callWorker = (rag, op, args) => rag.#call(op, args); }
+
   #worker; #next = 1; #pending = new Map(); #persistAsked = false; #onEvent; #models = new Map(); #nextModel = 1; #nextCancel = 1; #signals = new Map();
   #reopen = null; #ready = null;
 
@@ -398,12 +419,6 @@ export class WebRag {
   embedder() { return this.#call('embedder', {}); }
   /** GPU time per kernel kind for one forward pass ({matmulMs, attentionMs, layerNormMs, otherMs, wallMs}), or null. */
   profileGpu(texts) { return this.#call('profileGpu', { texts }); }
-  /** Testing hook: destroys the GPU device as a driver reset would; resolves to whether one was in use. */
-  loseGpuForTesting() { return this.#call('loseGpuForTesting', {}); }
-  /** Testing hook: panics inside the engine, as a bug would; rejects with WORKER_FAILED, and a fresh worker takes over. */
-  panicForTesting() { return this.#call('panicForTesting', {}); }
-  /** Testing hook: the next commit aborts its IndexedDB transaction after `ops` writes (STORE_ABORTED; nothing of the batch stays). */
-  abortNextCommitForTesting(ops) { return this.#call('abortNextCommitForTesting', { ops }); }
   /** Deletes the cached model files (the next open downloads them again). */
   static clearModelCache() { return globalThis.caches?.delete(MODEL_CACHE) ?? Promise.resolve(false); }
   /** {documents, chunks, terms, dim, model, ann: {chunks, topics, facts: [fresh, segments, tombstones]}}. */

@@ -1097,12 +1097,6 @@ export class WebRag {
   embed(texts: string[], opts?: { path?: 'cpu' | 'gpu' }): Promise<number[][]>;
   embedder(): Promise<EmbedderInfo>;
   profileGpu(texts: string[]): Promise<KernelTimes | null>;
-  /** Testing hook: destroys the GPU device (as a driver reset would). */
-  loseGpuForTesting(): Promise<boolean>;
-  /** Testing hook: panics inside the engine as a bug would; rejects with WORKER_FAILED at once, and a fresh worker opens the knowledge base again (onEvent: {type: 'restarted'}). */
-  panicForTesting(): Promise<void>;
-  /** Testing hook: the next commit aborts its IndexedDB transaction after `ops` writes (STORE_ABORTED; nothing of the batch stays). */
-  abortNextCommitForTesting(ops: number): Promise<void>;
   stats(): Promise<Stats>;
   /** Seals vector buffers into HNSW segments now (also done when the worker is idle); `force` seals every buffer and purges removed vectors. */
   maintain(opts?: { force?: boolean }): Promise<SealReport | SealReport[] | null>;
