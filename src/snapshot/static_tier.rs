@@ -2,7 +2,8 @@
 //! rows as shards a page reads to embed a query without a model, and the tier's search settings.
 use std::collections::BTreeMap;
 
-use super::{ManifestRows, ManifestStatic, ManifestVocab, Packing, Snapshot, SnapshotParams, directory, fnv1a};
+use super::files::Packing;
+use super::{ManifestRows, ManifestStatic, ManifestVocab, Snapshot, SnapshotParams, directory, fnv1a};
 use crate::index::segment::vec_block;
 
 /// The key a vocabulary entry is sharded by, from what a lookup knows: whether the piece
