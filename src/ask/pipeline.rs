@@ -32,12 +32,12 @@ use serde::{Deserialize, Serialize};
 
 use super::answer::AnswerStyle;
 use super::answer::{Answer, AnswerStream, Confidence, Perspective, Source, UNKNOWN, answer_styled};
+use super::replies::{KeyPoints, Labels, Rewrite, RouteReply, Verify, Views};
 use super::{AskSource, Step, TraceEvent, Trajectory, data, decompose};
 use crate::engine::SearchOptions;
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{MapNode, MindMap};
 use crate::llm::LanguageModel;
-use crate::llm::json::Reply;
 use crate::ports::Clock;
 use crate::types::{SearchFilter, SearchMode};
 
@@ -71,19 +71,6 @@ pub struct PipelineResult {
     pub remembered: usize,
 }
 
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct Rewrite {
-    #[serde(default)]
-    question: Option<String>,
-    #[serde(default)]
-    queries: Vec<String>,
-}
-
-impl Reply for Rewrite {
-    const SCHEMA: &'static str = r#"{"type":"object","properties":{"question":{"type":"string"},"queries":{"type":"array","items":{"type":"string"}}},"required":["question","queries"]}"#;
-}
-
 /// Where the pipeline looked for the answer (the routing step's choice, WeKnow-RAG).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -113,17 +100,6 @@ impl Route {
     }
 }
 
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct RouteReply {
-    route: String,
-}
-
-impl Reply for RouteReply {
-    const SCHEMA: &'static str =
-        r#"{"type":"object","properties":{"route":{"type":"string","enum":["graph","chunks","both","web"]}},"required":["route"]}"#;
-}
-
 /// Tags the `queryTags` step offers the model: the knowledge base's most common.
 pub const OFFERED_TAGS: usize = 200;
 /// Tags the `queryTags` step keeps for a question at most.
@@ -145,50 +121,6 @@ fn fuse_ranked(a: &[String], b: &[String]) -> Vec<String> {
     }
     let [ra, rb] = ranks;
     crate::retrieve::rrf(&[(&ra, 1.0), (&rb, 1.0)], 60.0).into_iter().map(|(i, _)| ids[i as usize].to_string()).collect()
-}
-
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct KeyPoints {
-    #[serde(rename = "keyPoints", alias = "key_points")]
-    key_points: Vec<String>,
-}
-
-impl Reply for KeyPoints {
-    const SCHEMA: &'static str =
-        r#"{"type":"object","properties":{"keyPoints":{"type":"array","items":{"type":"string"}}},"required":["keyPoints"]}"#;
-}
-
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct Verify {
-    sufficient: bool,
-    #[serde(default)]
-    queries: Vec<String>,
-}
-
-impl Reply for Verify {
-    const SCHEMA: &'static str = r#"{"type":"object","properties":{"sufficient":{"type":"boolean"},"queries":{"type":"array","items":{"type":"string"}}},"required":["sufficient"]}"#;
-}
-
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct Views {
-    perspectives: Vec<Perspective>,
-}
-
-impl Reply for Views {
-    const SCHEMA: &'static str = r#"{"type":"object","properties":{"perspectives":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"view":{"type":"string"}},"required":["name","view"]}}},"required":["perspectives"]}"#;
-}
-
-#[derive(Deserialize)]
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-struct Labels {
-    labels: Vec<String>,
-}
-
-impl Reply for Labels {
-    const SCHEMA: &'static str = r#"{"type":"object","properties":{"labels":{"type":"array","items":{"type":"string","enum":["entailment","neutral","contradiction"]}}},"required":["labels"]}"#;
 }
 
 /// A mind map as indented text (the graph source's text).
@@ -842,21 +774,5 @@ each with what it makes of the sources in two or three sentences, citing them as
             self.eng.keep_trace(question, json.to_string()).await?;
         }
         Ok(r)
-    }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reply_schemas_match_their_types() {
-        use crate::llm::json::assert_schema_matches;
-        assert_schema_matches::<Rewrite>();
-        assert_schema_matches::<RouteReply>();
-        assert_schema_matches::<KeyPoints>();
-        assert_schema_matches::<Verify>();
-        assert_schema_matches::<Views>();
-        assert_schema_matches::<Labels>();
     }
 }
