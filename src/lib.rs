@@ -23,6 +23,7 @@ pub mod llm;
 pub mod options;
 pub mod ports;
 pub mod retrieve;
+pub mod schema;
 pub mod snapshot;
 pub mod sort;
 pub mod text;

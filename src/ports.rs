@@ -7,13 +7,11 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::error::StoreError;
-use crate::types::{
+use crate::schema::{
     AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord,
-    ProgressEvent, QuestionRecord, SegmentRecord, TraceRecord, VectorRecord,
+    QuestionRecord, SegmentRecord, TraceRecord, VectorRecord,
 };
-
-/// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
-pub const SCHEMA_VERSION: u32 = 5;
+use crate::types::ProgressEvent;
 
 /// Object stores (collections) of a knowledge base; docs/vector-index.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

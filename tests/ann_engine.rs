@@ -14,7 +14,8 @@ use webrag::embed::Embedder;
 use webrag::engine::{Engine, Sealed, SearchOptions};
 use webrag::index::ann::AnnParams;
 use webrag::ports::{Collection, MemoryStore, NoProgress, Op, Record, Store};
-use webrag::types::{AnnSegmentRecord, DocumentInput, Format, SearchMode};
+use webrag::schema::AnnSegmentRecord;
+use webrag::types::{DocumentInput, Format, SearchMode};
 
 /// `n` HotpotQA passages (`../shared`), else `n` paragraphs of this repository's docs.
 fn passages(n: usize) -> Vec<DocumentInput> {
@@ -279,7 +280,7 @@ fn question_segments_seal_persist_and_reattach() {
 /// a later `maintain_all` seals the chunks; searches agree before and after.
 #[test]
 fn seal_due_seals_only_the_named_collections() {
-    use webrag::types::VectorCollection;
+    use webrag::schema::VectorCollection;
     pollster::block_on(async {
         let store = MemoryStore::new();
         let mut e = open(&store).await;

@@ -11,7 +11,8 @@ use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
 use webrag::config::Config;
 use webrag::engine::{Engine, Exclusive, SearchOptions};
 use webrag::ports::{FixedClock, MemoryStore, NoProgress, Op, Record, Store};
-use webrag::types::{DocumentInput, Format, MetaRecord, PostingRecord, SearchFilter, SearchMode};
+use webrag::schema::{MetaRecord, PostingRecord};
+use webrag::types::{DocumentInput, Format, SearchFilter, SearchMode};
 
 type Eng<'a> = Engine<&'a MemoryStore, &'static webrag::embed::CpuEmbedder>;
 

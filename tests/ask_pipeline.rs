@@ -186,14 +186,14 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         let regen = s.log()[1]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(regen.contains("did not match the text closely enough (ROUGE-L"), "{regen}");
 
-        assert_eq!(eng.corpus().document("acme").unwrap().mind_map, Some(webrag::types::MindMapKind::Llm));
+        assert_eq!(eng.corpus().document("acme").unwrap().mind_map, Some(webrag::schema::MindMapKind::Llm));
         let map = eng.graph().mind_map("acme").expect("acme's map");
         let paths: Vec<Vec<String>> = map.fact_paths().into_iter().map(|p| p.0.into_iter().map(String::from).collect()).collect();
         assert_eq!(
             paths,
             vec![vec!["History", "Founding", "Founded by Jane Roe; in 1931"], vec!["History", "Place", "Founded in Springfield."]]
         );
-        assert_eq!(eng.corpus().document("lyon").unwrap().mind_map, Some(webrag::types::MindMapKind::StructuralFallback));
+        assert_eq!(eng.corpus().document("lyon").unwrap().mind_map, Some(webrag::schema::MindMapKind::StructuralFallback));
         assert!(eng.graph().mind_map("lyon").unwrap().facts() > 0, "the structural map stays");
         assert_eq!(eng.corpus().document("roe").unwrap().mind_map, None);
         // The LLM facts are searchable through the graph, with chunk provenance.
@@ -224,7 +224,7 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
         .unwrap();
         assert_eq!((r.documents, r.fallbacks.len(), r.unverified_chunks), (2, 0, 0));
         assert_eq!(s.log().len(), before + 4);
-        assert_eq!(eng.corpus().document("roe").unwrap().mind_map, Some(webrag::types::MindMapKind::Llm));
+        assert_eq!(eng.corpus().document("roe").unwrap().mind_map, Some(webrag::schema::MindMapKind::Llm));
         assert!(rouge_l("Jane Roe was an engineer born in Lyon", ROE) > 0.5);
     });
 }

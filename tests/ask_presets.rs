@@ -313,7 +313,7 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         let (r, _) = ask(&s, &mut eng, &params(json!({"steps": {"trigger": false}}))).await;
         assert_eq!(r.remembered, 2);
         eng.enrichment()
-            .remember(vec![("Where is Lyon?".into(), "In France.".into(), vec![webrag::types::chunk_id("lyon", 0)])])
+            .remember(vec![("Where is Lyon?".into(), "In France.".into(), vec![webrag::schema::chunk_id("lyon", 0)])])
             .await
             .unwrap();
         eng.enrichment().remember(vec![("Unsourced?".into(), "Not saved.".into(), vec![])]).await.unwrap();
@@ -325,7 +325,7 @@ fn memory_learned_from_a_note_goes_when_the_note_is_edited_or_removed() {
         // is deleted at open.
         let mut stale = eng.ask_store().memory()[0].clone();
         stale.id = "m-stale".into();
-        stale.sources = vec![webrag::types::chunk_id("acme", 0)];
+        stale.sources = vec![webrag::schema::chunk_id("acme", 0)];
         use webrag::ports::Record;
         use webrag::ports::{Op, Store};
         store.commit(vec![Op::Put(Record::Memory(stale))]).await.unwrap();

@@ -376,7 +376,7 @@ fn model_mismatch_is_detected_at_open() {
         let e = Engine::open(&store, common::model(), Config::default(), Box::new(FixedClock(1.0))).await.expect("open");
         drop(e);
         store
-            .commit(vec![webrag::ports::Op::Put(webrag::ports::Record::Meta(webrag::types::MetaRecord {
+            .commit(vec![webrag::ports::Op::Put(webrag::ports::Record::Meta(webrag::schema::MetaRecord {
                 id: "model".into(),
                 value: "\"other/model\"".into(),
             }))])

@@ -50,7 +50,8 @@ use webrag::kb_file;
 use webrag::llm::json::last_json_object;
 use webrag::llm::openai::SseReader;
 use webrag::ports::{Contents, FixedClock, MemoryStore, NoProgress, Store};
-use webrag::types::{DocumentInput, EdgeKind, Format, GraphEdgeRecord, MetaRecord, NodeKind, SearchMode};
+use webrag::schema::{EdgeKind, GraphEdgeRecord, MetaRecord, NodeKind};
+use webrag::types::{DocumentInput, Format, SearchMode};
 
 /// Runs `check` over values of `strategy` for the time budget, in rounds of 64 cases with fresh
 /// seeds; a failing case is shrunk and reported with its minimal input.

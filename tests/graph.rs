@@ -12,7 +12,8 @@ use webrag::embed::Embedder;
 use webrag::engine::{Engine, SearchOptions};
 use webrag::error::StoreError;
 use webrag::ports::{Contents, FixedClock, MemoryStore, NoProgress, Store};
-use webrag::types::{DocumentInput, EdgeKind, Format, NodeKind, SearchMode};
+use webrag::schema::{EdgeKind, NodeKind};
+use webrag::types::{DocumentInput, Format, SearchMode};
 
 fn doc(id: &str, title: &str, text: &str) -> DocumentInput {
     DocumentInput { id: id.into(), title: Some(title.into()), text: text.into(), format: Format::Auto, ..Default::default() }
@@ -307,7 +308,7 @@ fn document_ids_named_like_generated_ids_do_not_collide() {
 fn a_stored_chain_of_any_depth_is_cut_at_the_depth_bound() {
     use webrag::graph::plan::MAX_TREE_DEPTH;
     use webrag::ports::{Op, Record};
-    use webrag::types::{GraphEdgeRecord, GraphNodeRecord};
+    use webrag::schema::{GraphEdgeRecord, GraphNodeRecord};
     pollster::block_on(async {
         let store = MemoryStore::new();
         let mut e = open(&store).await;

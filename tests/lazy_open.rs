@@ -13,7 +13,8 @@ use webrag::embed::Embedder;
 use webrag::embed::hashing::HashingEmbedder;
 use webrag::engine::{Engine, LazyEngine, SearchOptions};
 use webrag::ports::{Collection, FixedClock, MemoryStore, NoProgress, Op, Record, Store};
-use webrag::types::{DocumentInput, Format, Hit, SearchMode, SegmentRecord};
+use webrag::schema::SegmentRecord;
+use webrag::types::{DocumentInput, Format, Hit, SearchMode};
 
 type Emb = HashingEmbedder<'static>;
 
@@ -220,7 +221,7 @@ fn a_filtered_search_reads_its_documents_not_the_whole_base() {
             SearchFilter { meta: [("part".into(), "1".into())].into(), ..Default::default() },
             SearchFilter { tags: vec!["nothing".into()], ..Default::default() },
         ];
-        let records: std::collections::HashMap<String, webrag::types::DocumentRecord> =
+        let records: std::collections::HashMap<String, webrag::schema::DocumentRecord> =
             store.load().await.expect("load").documents.into_iter().map(|d| (d.id.clone(), d)).collect();
         let mut compared = 0;
         for q in queries(&articles, 60) {
@@ -368,7 +369,7 @@ fn a_failed_load_is_a_typed_error_then_store_backend() {
         build(&store, &news(100)).await;
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
-        let meta = webrag::types::MetaRecord { id: "dim".into(), value: "768".into() };
+        let meta = webrag::schema::MetaRecord { id: "dim".into(), value: "768".into() };
         store.commit(vec![Op::Put(Record::Meta(meta))]).await.unwrap();
         assert_eq!(lz.engine().await.err().expect("mismatch").code(), "MODEL_MISMATCH");
         assert_eq!(lz.engine().await.err().expect("failed").code(), "STORE_BACKEND");
@@ -385,8 +386,8 @@ fn a_failed_load_is_a_typed_error_then_store_backend() {
 /// postings come out the same, only the version is recorded and the base stays.
 #[test]
 fn postings_of_another_analyzer_version_are_derived_again() {
+    use webrag::schema::PostingRecord;
     use webrag::text::ANALYZER_VERSION;
-    use webrag::types::PostingRecord;
     pollster::block_on(async {
         let articles = news(200);
         let store = MemoryStore::new();
@@ -483,7 +484,7 @@ fn config_graph(graph: bool) -> Config {
 /// mode as a loaded engine over the same store does (the graph modes from the graph read alone).
 #[test]
 fn lazy_writes_store_what_loaded_writes_store() {
-    use webrag::types::MemoryRecord;
+    use webrag::schema::MemoryRecord;
     for graph in [false, true] {
         pollster::block_on(async {
             let articles = news(150);
@@ -503,7 +504,7 @@ fn lazy_writes_store_what_loaded_writes_store() {
                         content: "c".into(),
                         sources: vec![src.into()],
                         created_at: 1.0,
-                        embedding: webrag::types::VectorRecord::from_f32(id, "memory", &[0.05; 384]).data,
+                        embedding: webrag::schema::VectorRecord::from_f32(id, "memory", &[0.05; 384]).data,
                     }))
                 };
                 store.commit(vec![mem("m5", "n5#0"), mem("m6", "n6#0")]).await.expect("memory");
@@ -603,7 +604,7 @@ fn a_lazy_write_after_another_tabs_commit_keeps_both() {
 /// neither allocates for it nor leaves chunks behind.
 #[test]
 fn a_lazy_remove_ignores_a_stored_chunk_count() {
-    use webrag::types::DocumentRecord;
+    use webrag::schema::DocumentRecord;
     pollster::block_on(async {
         let store = MemoryStore::new();
         build(&store, &news(100)).await;

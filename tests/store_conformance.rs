@@ -19,7 +19,7 @@ fn file_store_conforms_and_persists() {
         let s = webrag::native::FileStore::open(&path).await.expect("open");
         store_suite::run(&s).await;
         s.commit(vec![Op::Delete(Collection::Documents, "x".into())]).await.expect("commit");
-        let meta = webrag::types::MetaRecord { id: "k".into(), value: "\"v\"".into() };
+        let meta = webrag::schema::MetaRecord { id: "k".into(), value: "\"v\"".into() };
         s.commit(vec![Op::Put(webrag::ports::Record::Meta(meta.clone()))]).await.expect("commit");
         drop(s);
         let s = webrag::native::FileStore::open(&path).await.expect("reopen");
@@ -33,7 +33,7 @@ fn failed_commit_writes_nothing() {
     pollster::block_on(async {
         let s = MemoryStore::new();
         s.fail_next_commit(StoreError::QuotaExceeded);
-        let meta = webrag::types::MetaRecord { id: "k".into(), value: "1".into() };
+        let meta = webrag::schema::MetaRecord { id: "k".into(), value: "1".into() };
         let r = s.commit(vec![Op::Put(webrag::ports::Record::Meta(meta))]).await;
         assert_eq!(r, Err(StoreError::QuotaExceeded));
         assert!(s.load().await.expect("load").meta.is_empty());

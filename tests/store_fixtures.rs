@@ -9,7 +9,8 @@ mod common;
 use webrag::config::Config;
 use webrag::engine::{Engine, LazyEngine, SearchOptions};
 use webrag::native::FileStore;
-use webrag::ports::{FixedClock, SCHEMA_VERSION, Store};
+use webrag::ports::{FixedClock, Store};
+use webrag::schema::SCHEMA_VERSION;
 use webrag::types::SearchMode;
 
 fn fixture(schema: u32) -> std::path::PathBuf {

@@ -3,7 +3,7 @@
 //! implementation is held to the same contract.
 #![allow(dead_code)]
 use webrag::ports::{Collection, Op, Record, Store};
-use webrag::types::{
+use webrag::schema::{
     AnnSegmentRecord, ChunkRecord, DocumentRecord, EdgeKind, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, NodeKind,
     QuestionRecord, TraceRecord, VectorRecord,
 };
@@ -17,7 +17,7 @@ fn doc(id: &str) -> Record {
         added_at: 1.0,
         chunk_count: 1,
         status: "indexed".into(),
-        mind_map: Some(webrag::types::MindMapKind::Llm),
+        mind_map: Some(webrag::schema::MindMapKind::Llm),
         tags: vec!["notes".into()],
         auto_tags: vec!["baking".into()],
         tagged: true,

@@ -14,7 +14,8 @@ use webrag::embed::hashing::HashingEmbedder;
 use webrag::engine::{Engine, LazyEngine, SearchOptions};
 use webrag::error::{Error, StoreError};
 use webrag::ports::{Collection, FixedClock, MemoryStore, NoProgress, Op, Record, Store};
-use webrag::types::{DocumentInput, EdgeKind, Format, GraphEdgeRecord, NodeKind, SearchMode};
+use webrag::schema::{EdgeKind, GraphEdgeRecord, NodeKind};
+use webrag::types::{DocumentInput, Format, SearchMode};
 
 type Emb = HashingEmbedder<'static>;
 type Tab<'a> = LazyEngine<&'a MemoryStore, Emb>;

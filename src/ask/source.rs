@@ -11,7 +11,8 @@ use crate::engine::{Engine, LazyEngine, SearchOptions};
 use crate::error::Result;
 use crate::graph::GraphSearch;
 use crate::ports::Store;
-use crate::types::{ChunkId, DocumentRecord, Hit, MemoryRecord, SearchFilter, SearchMode};
+use crate::schema::{ChunkId, DocumentRecord, MemoryRecord};
+use crate::types::{Hit, SearchFilter, SearchMode};
 
 /// What the pipeline ([`super::pipeline::run`]) reads and writes beyond what decomposition
 /// ([`KnowledgeBase`]) reads.
@@ -244,7 +245,7 @@ impl<K: AskSource> KnowledgeBase for Scoped<'_, K> {
 /// A chunk as the pipeline's prompts read it: its forward summary (PIKE-RAG §4.2, written by
 /// `enrich`), where it has one, before its text, so a chunk that goes on from the one before
 /// ("It closed in 1999") carries what it is about into the answer.
-pub fn source_text(c: &crate::types::ChunkRecord) -> String {
+pub fn source_text(c: &crate::schema::ChunkRecord) -> String {
     match c.forward_summary.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => format!("(Before this passage: {s})\n{}", c.text),
         None => c.text.clone(),

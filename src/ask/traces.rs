@@ -93,7 +93,7 @@ impl std::str::FromStr for TraceFormat {
 
 /// Kept traces (oldest first) as JSONL in `format`. A trace whose JSON does not hold a readable
 /// trajectory adds no SFT pair.
-pub fn export_traces(traces: &[crate::types::TraceRecord], format: TraceFormat) -> String {
+pub fn export_traces(traces: &[crate::schema::TraceRecord], format: TraceFormat) -> String {
     match format {
         TraceFormat::Events => traces.iter().map(|t| format!("{}\n", t.json)).collect(),
         TraceFormat::Sft => {

@@ -10,7 +10,7 @@ use crate::index::Slots;
 use crate::index::ann::AnnParams;
 use crate::index::ann::SegmentedIndex;
 use crate::ports::{Collection, Op};
-use crate::types::*;
+use crate::schema::*;
 
 use super::{AtomicHit, Corpus};
 

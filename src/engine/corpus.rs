@@ -3,7 +3,7 @@
 //! it in step with the store; everything else reads it ([`super::Engine::corpus`]).
 use std::collections::HashMap;
 
-use crate::types::*;
+use crate::schema::*;
 
 /// The documents and chunks of a loaded knowledge base.
 #[derive(Debug, Default)]

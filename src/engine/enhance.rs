@@ -4,6 +4,7 @@
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::ports::{Op, Record, Store};
+use crate::schema::*;
 use crate::types::*;
 
 use super::Engine;

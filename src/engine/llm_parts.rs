@@ -10,7 +10,7 @@ use crate::error::{InputError, Result};
 use crate::graph::mindmap;
 use crate::graph::{GraphPlan, NewMap, node_inputs};
 use crate::ports::{Collection, Op, Record, Store};
-use crate::types::*;
+use crate::schema::*;
 
 use super::Engine;
 use super::ask_store::{memory_entries, trace_record};
@@ -63,7 +63,7 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
     ///
     /// Errors: [`InputError::InvalidId`] for an unknown document; model and store errors
     /// (nothing is written).
-    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: crate::types::MindMapKind) -> Result<()> {
+    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: crate::schema::MindMapKind) -> Result<()> {
         let Some(rec) = self.0.corpus.docs.get(doc_id).cloned() else {
             return Err(InputError::InvalidId { id: doc_id.chars().take(64).collect() }.into());
         };

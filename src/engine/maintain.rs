@@ -4,7 +4,7 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::index::ann::SegmentedIndex;
 use crate::ports::{Collection, Op, Record, Store};
-use crate::types::*;
+use crate::schema::*;
 
 use super::{Engine, SealReport};
 

@@ -8,9 +8,10 @@ use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
-use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, SCHEMA_VERSION, Store, generation_of};
+use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, Store, generation_of};
+use crate::schema::SCHEMA_VERSION;
+use crate::schema::*;
 use crate::text::ANALYZER_VERSION;
-use crate::types::*;
 
 use super::write::MapSource;
 use super::{AskStore, Corpus, Engine};
@@ -301,7 +302,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// Attaches the sealed HNSW segments over the fresh buffers that now hold every live vector.
     /// A segment that does not load is only a lost speed-up: its vectors stay in the exact
     /// buffer (its record is deleted at the next upkeep).
-    fn attach_ann(&mut self, ann: Vec<crate::types::AnnSegmentRecord>) {
+    fn attach_ann(&mut self, ann: Vec<crate::schema::AnnSegmentRecord>) {
         // The segments name questions by their store ids.
         let question_slots: HashMap<String, u32> =
             (0..self.ask.qslots.capacity() as u32).filter_map(|s| Some((self.ask.qslots.id(s)?.store_id(), s))).collect();
@@ -309,7 +310,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             // A record stored under another segment's key would be deleted by the wrong key
             // when merged (and two could share one number): stale, like one that does not load.
             let attached = r.format == crate::index::ann::ANN_FORMAT
-                && r.id == crate::types::AnnSegmentRecord::key(&r.collection, r.seq)
+                && r.id == crate::schema::AnnSegmentRecord::key(&r.collection, r.seq)
                 && VectorCollection::from_name(&r.collection).is_some_and(|c| {
                     let slots: Vec<Option<u32>> = r
                         .ids

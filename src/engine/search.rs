@@ -8,6 +8,7 @@ use crate::graph::{GraphHit, GraphSearch, PseudoGraph};
 use crate::index::bm25::{self, Query};
 use crate::ports::Store;
 use crate::retrieve::hit;
+use crate::schema::*;
 use crate::text::analyze;
 use crate::types::*;
 

@@ -7,7 +7,7 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::index::segment::{self, BaseChunk, Delta, SEGMENT_FORMAT, SegmentHead, SegmentKey};
 use crate::ports::{Collection, Op, Record, Store};
-use crate::types::*;
+use crate::schema::*;
 
 use super::{Engine, SealReport};
 

@@ -152,7 +152,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.reset_indexes();
         let repairs = self.rebuild(contents)?;
         self.commit(repairs).await?;
-        if let Some(v) = found.filter(|&v| v < crate::ports::SCHEMA_VERSION) {
+        if let Some(v) = found.filter(|&v| v < crate::schema::SCHEMA_VERSION) {
             self.migrate(v).await?;
         }
         Ok(self.stats())

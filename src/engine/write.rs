@@ -10,6 +10,7 @@ use crate::graph::mindmap;
 use crate::graph::{GraphParams, GraphPlan, NewMap, NodeSource, PseudoGraph, node_inputs, node_sources};
 use crate::index::bm25::term_frequencies;
 use crate::ports::{Clock, Collection, Op, Progress, Record, Store};
+use crate::schema::*;
 use crate::text::{self};
 use crate::types::*;
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! snapshot.
 use std::collections::HashMap;
 
-use crate::types::NodeKind;
+use crate::schema::NodeKind;
 
 use super::mindmap::{MapNode, MindMap};
 use super::params::GraphParams;

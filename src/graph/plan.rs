@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::index::vectors::FlatIndex;
 use crate::ports::{Collection, Op, Record};
-use crate::types::{EdgeKey, EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeId, NodeKind, VectorRecord};
+use crate::schema::{EdgeKey, EdgeKind, GraphEdgeRecord, GraphNodeRecord, NodeId, NodeKind, VectorRecord};
 
 use super::entities::*;
 use super::mindmap::{MapNode, MindMap};

@@ -13,7 +13,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use crate::index::ann::{AnnParams, SegmentedIndex};
-use crate::types::{EdgeKind, NodeKind};
+use crate::schema::{EdgeKind, NodeKind};
 
 use super::entities::{EntityIndex, TitleMatcher, WordMatcher, entity_spans, mention_key};
 use super::pgr::QuantVectors;

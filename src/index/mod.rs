@@ -15,7 +15,7 @@ use std::hash::Hash;
 
 /// Key ↔ dense slot map with a free list (chunk ids; the atomic questions' [`QuestionKey`]s).
 ///
-/// [`QuestionKey`]: crate::types::QuestionKey
+/// [`QuestionKey`]: crate::schema::QuestionKey
 #[derive(Debug, Clone)]
 pub struct Slots<K = String> {
     ids: Vec<Option<K>>,

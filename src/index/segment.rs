@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::embed::vecmath::{assign, dot_i16, kmeans_train, quantize_i12};
-use crate::types::PostingRecord;
+use crate::schema::PostingRecord;
 
 /// Layout version of the segments (in [`SegmentHead::format`]).
 pub const SEGMENT_FORMAT: u32 = 1;

@@ -21,7 +21,8 @@ use std::io::Read;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{InputError, Result, StoreError};
-use crate::ports::{Contents, SCHEMA_VERSION};
+use crate::ports::Contents;
+use crate::schema::SCHEMA_VERSION;
 
 mod wire;
 
@@ -193,7 +194,7 @@ fn check_header(format: Option<&str>, version: Option<u32>, schema: Option<u32>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{DocumentRecord, MetaRecord};
+    use crate::schema::{DocumentRecord, MetaRecord};
     use std::io::Write;
 
     fn sample() -> Contents {
@@ -230,9 +231,9 @@ mod tests {
     #[test]
     fn byte_strings_are_base64_and_layout_1_still_reads() {
         let mut c = sample();
-        c.vectors.push(crate::types::VectorRecord::from_f32("c1", "chunks", &[1.0, -2.5]));
+        c.vectors.push(crate::schema::VectorRecord::from_f32("c1", "chunks", &[1.0, -2.5]));
         // Every record kind with a byte string goes through the file's own shapes and back.
-        c.ann.push(crate::types::AnnSegmentRecord {
+        c.ann.push(crate::schema::AnnSegmentRecord {
             id: "chunks/0000000001".into(),
             collection: "chunks".into(),
             seq: 1,
@@ -240,7 +241,7 @@ mod tests {
             data: vec![0, 1, 254, 255],
             format: 2,
         });
-        c.memory.push(crate::types::MemoryRecord {
+        c.memory.push(crate::schema::MemoryRecord {
             id: "m1-0".into(),
             title: "q".into(),
             content: "a".into(),
@@ -248,7 +249,7 @@ mod tests {
             created_at: 1.5,
             embedding: vec![7; 8],
         });
-        c.segments.push(crate::types::SegmentRecord { id: "s".into(), data: vec![] });
+        c.segments.push(crate::schema::SegmentRecord { id: "s".into(), data: vec![] });
         let bytes = encode(&c, "m", 2, flate2::Compression::fast()).unwrap();
         let mut json = String::new();
         flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();

@@ -8,7 +8,7 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::ports::Contents;
-use crate::types::{
+use crate::schema::{
     AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord,
     QuestionRecord, SegmentRecord, TraceRecord, VectorRecord,
 };

@@ -202,7 +202,7 @@ impl SiteBuild<'_> {
             out.display(),
             self.mode,
             self.params.graph,
-            crate::ports::SCHEMA_VERSION,
+            crate::schema::SCHEMA_VERSION,
             env!("CARGO_PKG_VERSION")
         );
         let h: String = sha2::Sha256::digest(key.as_bytes()).iter().take(12).map(|b| format!("{b:02x}")).collect();

@@ -7,8 +7,9 @@ use std::collections::{HashMap, HashSet};
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::schema::{ChunkRecord, DocId, DocumentRecord};
 use crate::text::{analyze, is_cjk};
-use crate::types::{ChunkRecord, DocId, DocumentRecord, Hit, Scores, SearchMode, Section, SnippetPart};
+use crate::types::{Hit, Scores, SearchMode, Section, SnippetPart};
 
 /// Weighted reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, with a weight per
 /// list): list `i` contributes `w_i / (k + rank)` (rank from 1) to every item it holds; weights

@@ -227,7 +227,7 @@ impl VectorCode {
 /// no nodes.
 fn graph_file(
     t: Option<&crate::graph::TopicExport<'_>>,
-    docs: &[crate::types::DocumentRecord],
+    docs: &[crate::schema::DocumentRecord],
     chunk_no: &std::collections::HashMap<&str, usize>,
     chunk0: usize,
     (dim, code): (usize, VectorCode),
@@ -241,8 +241,8 @@ fn graph_file(
                 .iter()
                 .map(|n| {
                     let kind = match n.kind {
-                        crate::types::NodeKind::Topic => 0,
-                        crate::types::NodeKind::Route => 1,
+                        crate::schema::NodeKind::Topic => 0,
+                        crate::schema::NodeKind::Route => 1,
                         _ => 2,
                     };
                     let chunk = n.chunk.and_then(|c| chunk_no.get(c)).map_or(-1, |c| *c as i64);
@@ -293,10 +293,10 @@ fn short(x: f32) -> f64 {
 pub async fn seal_after_batch<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &SnapshotParams) -> Result<()> {
     if p.vectors {
         let fuses_facts = eng.config().graph.super_fact_threshold < 1.0;
-        let due: &[crate::types::VectorCollection] = if fuses_facts {
-            &[crate::types::VectorCollection::Topics, crate::types::VectorCollection::Facts]
+        let due: &[crate::schema::VectorCollection] = if fuses_facts {
+            &[crate::schema::VectorCollection::Topics, crate::schema::VectorCollection::Facts]
         } else {
-            &[crate::types::VectorCollection::Topics]
+            &[crate::schema::VectorCollection::Topics]
         };
         eng.seal_due(due).await?;
     }
@@ -380,9 +380,9 @@ pub fn build_snapshot<S: Store, E: Embedder>(
 /// The snapshot's numbering: documents by id, and their chunks in document order (a chunk's
 /// index in `chunks` is its number everywhere in the snapshot).
 struct Layout<'a> {
-    docs: Vec<crate::types::DocumentRecord>,
+    docs: Vec<crate::schema::DocumentRecord>,
     /// `(document index, chunk)`.
-    chunks: Vec<(usize, &'a crate::types::ChunkRecord)>,
+    chunks: Vec<(usize, &'a crate::schema::ChunkRecord)>,
     /// Each document's first chunk number.
     first_chunk: Vec<usize>,
 }

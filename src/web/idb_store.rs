@@ -14,7 +14,8 @@ use idb::{Database, DatabaseEvent, Factory, KeyPath, ObjectStoreParams, Transact
 use wasm_bindgen::JsValue;
 
 use crate::error::StoreError;
-use crate::ports::{Collection, Contents, GENERATION_KEY, Op, Record, SCHEMA_VERSION, Store};
+use crate::ports::{Collection, Contents, GENERATION_KEY, Op, Record, Store};
+use crate::schema::SCHEMA_VERSION;
 use js_sys::Reflect;
 use wasm_bindgen::JsCast;
 

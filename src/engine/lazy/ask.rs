@@ -8,7 +8,7 @@ use crate::embed::Embedder;
 use crate::engine::ask_store::{memory_entries, memory_entry, sort_memory, trace_record};
 use crate::error::Result;
 use crate::ports::{Collection, Op, Record, Store};
-use crate::types::*;
+use crate::schema::*;
 
 impl<S: Store, E: Embedder> Reader<S, E> {
     /// The memory entries, read now if not yet: those of this model's dimension whose source

@@ -17,8 +17,9 @@ use crate::index::bm25::Query;
 use crate::index::top_k;
 use crate::ports::{Collection, Record, Store};
 use crate::retrieve::hit;
+use crate::schema::{DocId, DocumentRecord};
 use crate::text::analyze;
-use crate::types::{DocId, DocumentRecord, Hit, Scores, SearchFilter};
+use crate::types::{Hit, Scores, SearchFilter};
 
 /// A [`Reader`] as one search reads it: whole, or restricted to the chunks of the documents a
 /// filter passes, with their vectors when the search is dense. (One type for both, so the search

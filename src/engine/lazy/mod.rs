@@ -22,7 +22,9 @@ use crate::index::bm25::{Accumulator, Bm25Index, Query, query_weights};
 use crate::index::segment::{
     self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
 };
-use crate::ports::{Clock, Collection, GENERATION_KEY, Record, SCHEMA_VERSION, Store, generation_in, generation_of};
+use crate::ports::{Clock, Collection, GENERATION_KEY, Record, Store, generation_in, generation_of};
+use crate::schema::SCHEMA_VERSION;
+use crate::schema::*;
 use crate::types::*;
 
 use super::Engine;

@@ -16,6 +16,7 @@ use crate::engine::write::{AddPlan, AddVectors, AddWrite, Planner, add_write, gr
 use crate::error::{Result, StoreError};
 use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
 use crate::ports::{Collection, GENERATION_KEY, Op, Progress, Record, Store};
+use crate::schema::*;
 use crate::types::*;
 
 impl<S: Store, E: Embedder> Reader<S, E> {

@@ -1,0 +1,437 @@
+//! The persisted record shapes: what a knowledge base's store holds, the object stores of
+//! docs/vector-index.md one to one (each record has a string `id`, the IndexedDB key path), and
+//! the schema version they are at ([`SCHEMA_VERSION`]; `Engine::open` migrates older ones, and
+//! tests/store_fixtures.rs opens a frozen store of every earlier schema). The API's types are
+//! [`crate::types`]'.
+use serde::{Deserialize, Serialize};
+
+/// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
+pub const SCHEMA_VERSION: u32 = 5;
+
+/// Document id as given by the caller (1..=1024 characters, any of them: ids are never parsed).
+pub type DocId = String;
+/// Chunk id: `"{doc_id}#{ordinal}"`.
+pub type ChunkId = String;
+
+/// Which mind map the pseudo-graph holds for a document ([`DocumentRecord::mind_map`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum MindMapKind {
+    /// Built from headings and sentences, no LLM ([`crate::graph::mindmap::structural`]).
+    Structural,
+    /// PG-RAG's fact-check-item-verified map (`enrich`'s mind-map stage).
+    Llm,
+    /// The LLM map failed after its repair attempt; the structural map was kept.
+    StructuralFallback,
+}
+
+/// `documents` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentRecord {
+    /// Document id.
+    pub id: DocId,
+    /// Title.
+    pub title: String,
+    /// URL or file name, if given.
+    pub url: Option<String>,
+    /// Hex SHA-256 of (format, title, text): equal hash = unchanged document.
+    pub source_hash: String,
+    /// Milliseconds since the Unix epoch.
+    pub added_at: f64,
+    /// Number of chunks.
+    pub chunk_count: u32,
+    /// `"indexed"`.
+    pub status: String,
+    /// Which mind map the pseudo-graph holds for the document (absent in older records:
+    /// structural).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mind_map: Option<MindMapKind>,
+    /// Tags given with the document ([`crate::types::normalize_tag`]ged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Tags the auto-tagging stage chose (PIKE-RAG §4.2, auto-tagging; `enrich`), normalized.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auto_tags: Vec<String>,
+    /// Whether the auto-tagging stage ran on this document (so a pass resumes after it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tagged: bool,
+    /// Metadata given with the document.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub meta: std::collections::BTreeMap<String, String>,
+}
+
+/// `questions` record (schema 4): the atomic questions one chunk answers (PIKE-RAG §4.2.6,
+/// knowledge atomizing), keyed by the chunk id. Its presence marks the chunk as atomized (an
+/// empty list: the model found none), which is how an interrupted pass resumes. Question `i`'s
+/// embedding is the `vectors` record `"{chunk_id}?{i}"` of collection `"questions"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRecord {
+    /// The chunk id.
+    pub id: ChunkId,
+    /// Owning document.
+    pub doc_id: DocId,
+    /// The questions, in the model's order.
+    pub questions: Vec<String>,
+}
+
+/// `memory` record (schema 4): one entry of the memory knowledge base (docs/ask-pipeline.md and
+/// 7): knowledge the ask pipeline kept, as a title–content pair with the title's embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryRecord {
+    /// `"m{created_at}-{n}"`.
+    pub id: String,
+    /// The title (a question) the retrieval trigger compares queries with.
+    pub title: String,
+    /// The knowledge (an answer, with its sources' chunk ids in `sources`).
+    pub content: String,
+    /// Chunk ids the content came from.
+    #[serde(default)]
+    pub sources: Vec<ChunkId>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+    /// The title's embedding, little-endian f32.
+    #[serde(with = "serde_bytes")]
+    pub embedding: Vec<u8>,
+}
+
+/// `traces` record (schema 4): one kept ask trace (opt-in), for export as JSONL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TraceRecord {
+    /// `"t{created_at}"` (zero-padded, so keys sort by time).
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+    /// The question asked.
+    pub question: String,
+    /// The trace as JSON: `{question, events: [...], trajectory?, answer?}`.
+    pub json: String,
+}
+
+/// `chunks` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkRecord {
+    /// `"{doc_id}#{ordinal}"`.
+    pub id: ChunkId,
+    /// Owning document.
+    pub doc_id: DocId,
+    /// Position within the document, from 0.
+    pub ordinal: u32,
+    /// Headings above the chunk, outermost first (the title is not repeated).
+    pub heading_path: Vec<String>,
+    /// Chunk text.
+    pub text: String,
+    /// Word pieces of the embedded input (prefix + text + special tokens); ≤ `max_chunk_tokens`.
+    pub token_count: u32,
+    /// PIKE-RAG's forward summary (§4.2, context-aware chunking): what the document says before
+    /// this chunk, in a sentence or two, written by the `enrich` stage; it is embedded with the
+    /// chunk. `None`: not written (the first chunk never has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_summary: Option<String>,
+}
+
+/// The id of a document's chunk: `"{doc_id}#{ordinal}"`.
+pub fn chunk_id(doc_id: &str, ordinal: usize) -> ChunkId {
+    format!("{doc_id}#{ordinal}")
+}
+
+/// Atomic question `index` of chunk `chunk` (PIKE-RAG atomizing): the engine's key for it. Its
+/// `vectors` record is keyed [`QuestionKey::store_id`]; that string is written, never parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuestionKey {
+    /// The chunk the question is about.
+    pub chunk: ChunkId,
+    /// Its position in the chunk's question list.
+    pub index: u32,
+}
+
+impl QuestionKey {
+    /// The key of question `index` of `chunk`.
+    pub fn new(chunk: &str, index: usize) -> Self {
+        QuestionKey { chunk: chunk.to_string(), index: index as u32 }
+    }
+    /// The id of its `vectors` record and its HNSW segment entry: `"{chunk}?{index}"`.
+    pub fn store_id(&self) -> String {
+        format!("{}?{}", self.chunk, self.index)
+    }
+}
+
+/// `vectors` record: one embedding, keyed by its owner id (a chunk id here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorRecord {
+    /// Owner id (chunk id).
+    pub id: String,
+    /// Collection: `"chunks"`.
+    pub collection: String,
+    /// Little-endian f32 values, `dim * 4` bytes.
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+impl VectorRecord {
+    /// Encodes an f32 vector.
+    pub fn from_f32(id: &str, collection: &str, v: &[f32]) -> Self {
+        let mut data = Vec::with_capacity(v.len() * 4);
+        for x in v {
+            data.extend_from_slice(&x.to_le_bytes());
+        }
+        VectorRecord { id: id.to_string(), collection: collection.to_string(), data }
+    }
+    /// Decodes the f32 values; `None` when the byte length is not a multiple of 4.
+    pub fn to_f32(&self) -> Option<Vec<f32>> {
+        if !self.data.len().is_multiple_of(4) {
+            return None;
+        }
+        Some(self.data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+}
+
+/// The engine's four vector collections, each a set of slots with a segmented HNSW index
+/// ([`crate::index::ann::SegmentedIndex`]: an exact fresh buffer + sealed segments); named in
+/// `ann` records and seal reports by [`VectorCollection::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VectorCollection {
+    /// Chunk embeddings (slots shared with BM25).
+    Chunks,
+    /// The pseudo-graph's topic nodes.
+    Topics,
+    /// The pseudo-graph's fact nodes.
+    Facts,
+    /// Atomic questions.
+    Questions,
+}
+
+impl VectorCollection {
+    /// Every collection, in the order upkeep visits them.
+    pub const ALL: [VectorCollection; 4] = [Self::Chunks, Self::Topics, Self::Facts, Self::Questions];
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chunks => "chunks",
+            Self::Topics => "topics",
+            Self::Facts => "facts",
+            Self::Questions => "questions",
+        }
+    }
+    /// The collection a stored name denotes (`None`: not one of ours).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// `ann` record: one sealed HNSW segment of a vector collection (schema 3;
+/// [`crate::index::ann`]). Derived data: deleting every `ann` record loses nothing (the vectors
+/// stay in `vectors` and are searched exactly until sealed again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnSegmentRecord {
+    /// `"{collection}/{seq}"`, `seq` zero-padded to 10 digits.
+    pub id: String,
+    /// The vector collection ([`VectorCollection::name`]): `"chunks"`, `"topics"`, `"facts"`
+    /// or `"questions"`.
+    pub collection: String,
+    /// Segment number within the collection (increasing).
+    pub seq: u64,
+    /// Owner id (chunk or node id) of each point, by the segment's local index.
+    pub ids: Vec<String>,
+    /// The instant-distance map (points = the vectors as f32, values = local indexes), postcard.
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+    /// The layout of `data` (`crate::index::ann::ANN_FORMAT`; records written before the field
+    /// existed have layout 1). A segment of another layout is not attached, and rebuilt.
+    #[serde(default = "first_ann_format")]
+    pub format: u32,
+}
+
+fn first_ann_format() -> u32 {
+    1
+}
+
+impl AnnSegmentRecord {
+    /// The record id of segment `seq` of `collection`.
+    pub fn key(collection: &str, seq: u64) -> String {
+        format!("{collection}/{seq:010}")
+    }
+}
+
+/// `segments` record (schema 5): one piece of the stored index a knowledge base opens lazily with
+/// ([`crate::index::segment`]: `head`, `delta`, postings blocks `t/…`, IVF lists `v/…`). Derived
+/// data except `delta`, which is written with the documents it describes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentRecord {
+    /// [`crate::index::segment::SegmentKey::store_id`].
+    pub id: String,
+    /// The segment's bytes (postcard, or a `WRV1` vector block for an IVF list).
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// `postings` record: the analysed terms of one chunk with their frequencies (the forward form of
+/// the BM25 postings; the inverted lists are rebuilt in memory at open).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostingRecord {
+    /// Chunk id.
+    pub id: ChunkId,
+    /// Document length in analysed tokens.
+    pub length: u32,
+    /// `(term, term frequency)` pairs, sorted by term.
+    pub terms: Vec<(String, u32)>,
+}
+
+/// Kind of a pseudo-graph node (docs/pseudo-graph.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// A document's title (mind-map root).
+    Topic,
+    /// A sub-topic on the way to facts (a heading).
+    Route,
+    /// A leaf: a sentence or list item.
+    Fact,
+    /// Cluster of topics with cosine > `super_topic_threshold`.
+    SuperTopic,
+    /// Cluster of facts with cosine > `super_fact_threshold`.
+    SuperFact,
+}
+
+/// A graph node's id. Every id the engine makes is `{owner}#{kind}`, the part after the last `#`
+/// naming the kind: `t` (the topic of document `owner`), `r{n}` / `f{n}` (its route / fact `n`),
+/// `st` / `sf` (the super-topic / super-fact first formed around node `owner`; `st~{k}` / `sf~{k}`
+/// when that id was taken). A document id is written whole before its suffix, and no suffix
+/// ends another, so the ids of different nodes never meet whatever the document ids are (a
+/// document named like a generated id included). Stores written before 2026-11-26 may hold
+/// super-nodes named `st:{member}` / `sf:{member}`; ids are never parsed, so they keep working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeId<'a> {
+    /// A document's topic.
+    Topic(&'a str),
+    /// A document's route `n` (pre-order among its routes).
+    Route(&'a str, u32),
+    /// A document's fact `n` (pre-order among its facts).
+    Fact(&'a str, u32),
+    /// A super-node of `kind` ([`NodeKind::SuperTopic`] or [`NodeKind::SuperFact`]) formed around
+    /// node id `member`, the `k`-th candidate id (0 first).
+    Super(NodeKind, &'a str, u32),
+}
+
+impl std::fmt::Display for NodeId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NodeId::Topic(doc) => write!(f, "{doc}#t"),
+            NodeId::Route(doc, n) => write!(f, "{doc}#r{n}"),
+            NodeId::Fact(doc, n) => write!(f, "{doc}#f{n}"),
+            NodeId::Super(kind, member, k) => {
+                let tag = if kind == NodeKind::SuperFact { "sf" } else { "st" };
+                match k {
+                    0 => write!(f, "{member}#{tag}"),
+                    k => write!(f, "{member}#{tag}~{}", k + 1),
+                }
+            }
+        }
+    }
+}
+
+/// `graph_nodes` record. Ids: [`NodeId`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNodeRecord {
+    /// Node id.
+    pub id: String,
+    /// Kind.
+    pub kind: NodeKind,
+    /// Title, route label or fact text (empty for super-nodes).
+    pub label: String,
+    /// Owning document (absent for super-nodes).
+    #[serde(default)]
+    pub doc_id: Option<DocId>,
+    /// For a fact: the chunk it comes from (provenance).
+    #[serde(default)]
+    pub chunk_id: Option<ChunkId>,
+}
+
+/// Kind of a pseudo-graph edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// Mind-map edge: topic → route → fact (children in order of `ordinal`).
+    Tree,
+    /// Super-node → member.
+    Similar,
+    /// Entity link: a fact → the topic (another document's title) it mentions.
+    Mention,
+}
+
+/// `graph_edges` record, keyed `"{kind}|{parent}|{child}"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdgeRecord {
+    /// `"{kind}|{parent}|{child}"`.
+    pub id: String,
+    /// Parent (tree), super-node (similar) or mentioning fact (mention).
+    pub parent: String,
+    /// Child, member, or mentioned topic.
+    pub child: String,
+    /// Kind.
+    pub kind: EdgeKind,
+    /// Position among the parent's children (tree edges).
+    #[serde(default)]
+    pub ordinal: u32,
+}
+
+impl GraphEdgeRecord {
+    /// An edge with its key.
+    pub fn new(kind: EdgeKind, parent: &str, child: &str, ordinal: u32) -> Self {
+        let key = EdgeKey { kind, parent: parent.into(), child: child.into() };
+        GraphEdgeRecord { id: key.id(), parent: key.parent, child: key.child, kind, ordinal }
+    }
+
+    /// The edge's typed key.
+    pub fn key(&self) -> EdgeKey {
+        EdgeKey { kind: self.kind, parent: self.parent.clone(), child: self.child.clone() }
+    }
+}
+
+/// The identity of a graph edge: its kind and its two ends. Code keeps this struct; the store's
+/// record id ([`EdgeKey::id`]) is derived from it and never parsed back, so node ids (which
+/// carry document ids) may contain any character.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeKey {
+    /// Kind.
+    pub kind: EdgeKind,
+    /// Parent (tree), super-node (similar) or mentioning fact (mention).
+    pub parent: String,
+    /// Child, member, or mentioned topic.
+    pub child: String,
+}
+
+impl EdgeKey {
+    /// The `graph_edges` record id: `"{kind}|{parent}|{child}"`.
+    pub fn id(&self) -> String {
+        let k = match self.kind {
+            EdgeKind::Tree => "tree",
+            EdgeKind::Similar => "similar",
+            EdgeKind::Mention => "mention",
+        };
+        format!("{k}|{}|{}", self.parent, self.child)
+    }
+}
+
+/// `meta` record: a named JSON value (schema version, model id, dimension, counters).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaRecord {
+    /// Key, e.g. `"schema"`.
+    pub id: String,
+    /// JSON-encoded value.
+    pub value: String,
+}
