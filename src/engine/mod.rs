@@ -38,7 +38,6 @@ use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::Bm25Index;
 use crate::ports::{Clock, Collection, GENERATION_KEY, Op, Record, Store, generation_in};
-use crate::schema::SCHEMA_VERSION;
 use crate::schema::*;
 use crate::types::*;
 

@@ -9,7 +9,6 @@ use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
 use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, Store, generation_of};
-use crate::schema::SCHEMA_VERSION;
 use crate::schema::*;
 use crate::text::ANALYZER_VERSION;
 
