@@ -2,8 +2,9 @@
 // the sources and the wasm-bindgen declarations `./webrag.sh build` wrote to pkg/):
 // - the worker's table (src/web/js/worker.js `OPS`: each operation with its run, lock, upkeep and
 //   model facts, defined there once) is exactly the set of operations the client
-//   posts (client.js `#call('…')`);
-// - index.d.ts declares a WebRag method for each, and docs/api.md names each;
+//   posts (client.js `#call('…')`, and the tests' fault hooks through `testHooks`);
+// - index.d.ts declares a WebRag method for each but the fault hooks, and docs/api.md names
+//   each; the fault hooks are in neither (test-only: testing.js);
 // - WebRagCore (pkg/webrag.d.ts, the full build) implements each; the search build
 //   (pkg/search/webrag.d.ts) leaves out only the operations search.js says it leaves out;
 // - every error code the engine (src/error.rs), the worker and the client can produce is in
@@ -23,7 +24,10 @@ const block = (text, start, end) => {
 
 const worker = read('src/web/js/worker.js');
 const OPS = [...block(worker, 'const OPS = {', '\n};').matchAll(/^ {2}(\w+): /gm)].map((m) => m[1]).sort();
-const CLIENT = [...new Set([...read('src/web/js/client.js').matchAll(/#(?:call|post)\('(\w+)'/g)].map((m) => m[1]))].sort();
+const clientJs = read('src/web/js/client.js');
+// The fault hooks of the tests, posted through `testHooks` (testing.js), not by WebRag's methods.
+const TEST_OPS = new Set([...clientJs.matchAll(/callWorker\(rag, '(\w+)'/g)].map((m) => m[1]));
+const CLIENT = [...new Set([...clientJs.matchAll(/#(?:call|post)\('(\w+)'/g)].map((m) => m[1]).concat([...TEST_OPS]))].sort();
 const coreMethods = (dts) => new Set([...block(dts, 'export class WebRagCore', '\n}').matchAll(/^ {4}(?:static )?(\w+)\(/gm)].map((m) => m[1]));
 
 test('the worker dispatches exactly the operations the client posts', () => {
@@ -45,10 +49,17 @@ test('index.d.ts declares, and docs/api.md names, a method for every operation',
   const dts = block(read('src/web/js/index.d.ts'), 'export class WebRag ', '\n}');
   const declared = new Set([...dts.matchAll(/^ {2}(?:static )?(\w+)\(/gm)].map((m) => m[1]));
   const api = read('docs/api.md');
-  for (const op of OPS) {
+  assert.ok(TEST_OPS.size >= 3, `the test hooks were read (${[...TEST_OPS]})`);
+  for (const op of OPS.filter((o) => !TEST_OPS.has(o))) {
     assert.ok(declared.has(op), `index.d.ts declares WebRag.${op}`);
     assert.ok(api.includes(`${op}(`), `docs/api.md names ${op}(`);
   }
+  // The test hooks are no part of the published class or its documentation.
+  for (const op of TEST_OPS) {
+    assert.ok(!declared.has(op), `index.d.ts leaves out the test hook ${op}`);
+    assert.ok(!clientJs.includes(`  ${op}(`), `WebRag has no method ${op}`);
+  }
+  assert.match(read('src/web/js/testing.js'), /export \{ testHooks \} from '\.\/client\.js'/);
 });
 
 test('WebRagCore implements every operation; the search build leaves out only what it says', () => {

@@ -3,7 +3,7 @@
 // builder; Markdown and HTML are parsed by search/markup.wasm, which the worker fetches at the
 // first `add` of such a document), for pages that only index and search. The same API as
 // `webrag`; the operations it leaves out (decompose, ask, enrich, testLlm, traces, exportTraces,
-// clearTraces, memory, forget, exportKb, importKb, profileGpu) reject with
+// clearTraces, memory, forget, exportKb, importKb, profileGpu, loseGpuForTesting) reject with
 // InputError NOT_IN_BUILD, and `device: 'gpu'` with GpuError GPU_UNAVAILABLE.
 import { WebRag as Client, startWorker } from './client.js';
 
