@@ -117,7 +117,7 @@ fn whole_model_matches_golden_f16() {
     eprintln!("gpu f16 golden: {} items, min cosine {min:.7}", items.len());
 }
 
-/// Every matmul kernel the device has (f32 and f16 in both tile shapes, cooperative matrices
+/// Every matmul kernel the device has (f32 and f16 in every tile shape, cooperative matrices
 /// where offered) against an f64 reference on the same inputs (rounded to f16 for the f16
 /// kernels). Tolerance per element, with mag = 1 + Σ|a·w|: f32, 1e-5 · mag (f32 sums over k);
 /// f16, 2⁻⁶ · mag (each 16-wide slice's 16 products and sums round in f16, unit roundoff 2⁻¹¹,
@@ -130,9 +130,9 @@ fn matmul_bias_gelu_matches_cpu() {
     for _ in 0..4 {
         shapes.push((rng.random_range(1..150), rng.random_range(1..300), rng.random_range(1..200)));
     }
-    let mut kernels = vec![MatmulKernel::F32(MatmulTile::Large), MatmulKernel::F32(MatmulTile::Small)];
+    let mut kernels: Vec<MatmulKernel> = MatmulTile::ALL.into_iter().map(MatmulKernel::F32).collect();
     if g.supports_f16() {
-        kernels.extend([MatmulKernel::F16(MatmulTile::Large), MatmulKernel::F16(MatmulTile::Small)]);
+        kernels.extend(MatmulTile::ALL.map(MatmulKernel::F16));
     }
     let (coop, why) = g.coop_status();
     eprintln!("cooperative matrices: {why}");

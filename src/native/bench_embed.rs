@@ -10,7 +10,8 @@
 //! - cold start: milliseconds from reading the model files (CPU) or opening the device (GPU:
 //!   device, pipelines, weight upload) to the first embedding;
 //! - GPU objects created per batch after warm-up (must be 0), dispatches per forward pass;
-//! - where the adapter has timestamp queries, GPU time per kernel kind at batch 32 and 128 and
+//! - where the adapter has timestamp queries, GPU time per kernel kind at batch 1, 8, 32 and 128,
+//!   the pass's span on the GPU, and
 //!   the GFLOP/s of the matrix multiplies, next to the rate PyTorch reaches in a plain
 //!   8192³ fp32 GEMM on the same card.
 //!
@@ -297,33 +298,36 @@ fn reference_rows(r: &TorchRows, f32_row: &[Option<f64>], halves: &[(&str, GpuBe
     }
 }
 
-/// GPU time per kernel kind of one forward pass at batches 32 and 128 (timestamp queries), per
-/// precision.
+/// GPU time per kernel kind of one forward pass at batches 1, 8, 32 and 128 (timestamp queries),
+/// the pass's span on the GPU (kernels and the gaps between them) and its wall time, per precision.
 async fn kernel_split(cpu: &CpuEmbedder, kernels: Vec<(&str, &GpuBert)>, sample: &[Vec<u32>]) -> Result<()> {
     let n = sample.len();
     println!("GPU time per kernel kind, one forward pass (timestamp queries):");
     println!();
-    println!("| precision | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | wall ms | matmul GFLOP/s |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| precision | batch | tokens | matmul ms | attention ms | LayerNorm ms | gather + pool ms | GPU span ms | wall ms | matmul GFLOP/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (w, b) in kernels {
-        for batch in [32usize, 128] {
-            if batch > n && batch != 32 {
+        for batch in [1usize, 8, 32, 128] {
+            if batch > n && batch != 1 {
                 continue;
             }
             let seqs = &sample[..batch.min(n)];
             let toks: usize = seqs.iter().map(|s| s.len()).sum();
             match b.profile(seqs, &crate::ports::SystemClock).await? {
                 Some(k) => println!(
-                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+                    "| {w} | {} | {toks} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
                     seqs.len(),
                     k.matmul_ms,
                     k.attention_ms,
                     k.layer_norm_ms,
                     k.other_ms,
+                    k.span_ms,
                     k.wall_ms,
                     matmul_flops(cpu.bert(), toks) / (k.matmul_ms * 1e-3) / 1e9
                 ),
-                None => println!("| {w} | {} | {toks} | no timestamp queries on this adapter | | | | | |", seqs.len()),
+                None => println!("| {w} | {} | {toks} | no timestamp queries on this adapter | | | | | | |", seqs.len()),
             }
         }
     }

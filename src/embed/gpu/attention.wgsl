@@ -2,14 +2,18 @@
 //   ctx[t, h·d .. h·d+d] = softmax_j(scale · q_t · k_j) · v_j,  j over the tokens of t's sequence
 // qkv: [T, 3H] row-major f32, each row Q | K | V with head h at columns h·d .. h·d+d, where
 // d = H / heads is a multiple of 16 and at most 64; span: [B] (first token, length) of each
-// sequence; ctx: [T, H].
+// sequence; ctx: [T, H]. Both are bound as vec4s (every head starts at a multiple of 16 floats),
+// so each global read and write moves 16 bytes.
 //
 // Tiled (flash-attention style): one workgroup of 64 threads per (16-query tile, head, sequence).
 // The query tile (pre-scaled) stays in workgroup memory; 16-key tiles of K and V are staged there
 // one after another; each tile's 16 × 16 scores go through workgroup memory, and each query keeps
 // a running max and sum (online softmax), rescaling its accumulator. Four threads share a query,
 // each owning d / 4 output columns in at most four vec4 registers (never a dynamically indexed
-// private array). Workgroup memory: 3 × 4 KiB + 1 KiB.
+// private array). Staged rows are 17 vec4s apart and score rows 17 floats apart: with a 16-vec4
+// stride, the 8 keys that a quarter-warp reads at once in the score loop all fell in the same 4
+// of 32 memory banks (8-way conflicts); one vec4 of padding spreads them over all 32.
+// Workgroup memory: 3 × 4.25 KiB + 1.06 KiB.
 // Dispatch: (ceil(longest sequence / 16), heads, sequences); tiles past a sequence's end return.
 
 struct Params {
@@ -20,24 +24,21 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> qkv: array<f32>;
+@group(0) @binding(1) var<storage, read> qkv: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> span: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read_write> ctx: array<f32>;
+@group(0) @binding(3) var<storage, read_write> ctx: array<vec4<f32>>;
 
 const TILE: u32 = 16u;
-// vec4s per staged row (64 floats: the largest head dimension).
-const ROW4: u32 = 16u;
+// vec4s between staged rows: 16 (64 floats, the largest head dimension) and one of padding.
+const ROW4: u32 = 17u;
+// Floats between score rows: 16 and one of padding.
+const SROW: u32 = 17u;
 const NEG: f32 = -3.0e38;
 
-var<workgroup> q_s: array<vec4<f32>, 256>;
-var<workgroup> k_s: array<vec4<f32>, 256>;
-var<workgroup> v_s: array<vec4<f32>, 256>;
-var<workgroup> s_s: array<f32, 256>;
-
-// Reads 4 floats of qkv from `o`.
-fn load4(o: u32) -> vec4<f32> {
-    return vec4<f32>(qkv[o], qkv[o + 1u], qkv[o + 2u], qkv[o + 3u]);
-}
+var<workgroup> q_s: array<vec4<f32>, 272>;
+var<workgroup> k_s: array<vec4<f32>, 272>;
+var<workgroup> v_s: array<vec4<f32>, 272>;
+var<workgroup> s_s: array<f32, 272>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -50,15 +51,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let tid = lid.x;
     let d = p.hidden / p.heads;
     let d4 = d / 4u;
-    let row = 3u * p.hidden;
-    let col = head * d;
+    // In vec4s: a qkv row, the head's first column, K's and V's offsets within a row.
+    let row = 3u * p.hidden / 4u;
+    let col = head * d4;
+    let h4 = p.hidden / 4u;
     // The query tile, scaled; rows past the end are zero.
     for (var e = tid; e < TILE * d4; e += 64u) {
         let r = e / d4;
         let c = e % d4;
         var v = vec4<f32>(0.0);
         if (q0 + r < s.y) {
-            v = load4((s.x + q0 + r) * row + col + 4u * c) * p.scale;
+            v = qkv[(s.x + q0 + r) * row + col + c] * p.scale;
         }
         q_s[r * ROW4 + c] = v;
     }
@@ -79,9 +82,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             var kv = vec4<f32>(0.0);
             var vv = vec4<f32>(0.0);
             if (k0 + r < s.y) {
-                let o = (s.x + k0 + r) * row + col + 4u * c;
-                kv = load4(o + p.hidden);
-                vv = load4(o + 2u * p.hidden);
+                let o = (s.x + k0 + r) * row + col + c;
+                kv = qkv[o + h4];
+                vv = qkv[o + 2u * h4];
             }
             k_s[r * ROW4 + c] = kv;
             v_s[r * ROW4 + c] = vv;
@@ -99,13 +102,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             if (k0 + kc >= s.y) {
                 sc = NEG;
             }
-            s_s[e] = sc;
+            s_s[qr * SROW + kc] = sc;
         }
         workgroupBarrier();
         // Online softmax over the tile's 16 scores of query qi.
         var mt = m;
         for (var j = 0u; j < TILE; j++) {
-            mt = max(mt, s_s[qi * TILE + j]);
+            mt = max(mt, s_s[qi * SROW + j]);
         }
         let corr = exp(m - mt);
         l *= corr;
@@ -114,7 +117,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         acc2 *= corr;
         acc3 *= corr;
         for (var j = 0u; j < TILE; j++) {
-            let pj = exp(s_s[qi * TILE + j] - mt);
+            let pj = exp(s_s[qi * SROW + j] - mt);
             l += pj;
             let vb = j * ROW4 + c0;
             acc0 = fma(vec4<f32>(pj), v_s[vb], acc0);
@@ -132,24 +135,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         workgroupBarrier();
     }
     if (q0 + qi < s.y) {
-        let o = (s.x + q0 + qi) * p.hidden + col + 4u * c0;
+        let o = (s.x + q0 + qi) * h4 + col + c0;
         let inv = 1.0 / l;
-        store4(o, acc0 * inv);
+        ctx[o] = acc0 * inv;
         if (nv > 1u) {
-            store4(o + 4u, acc1 * inv);
+            ctx[o + 1u] = acc1 * inv;
         }
         if (nv > 2u) {
-            store4(o + 8u, acc2 * inv);
+            ctx[o + 2u] = acc2 * inv;
         }
         if (nv > 3u) {
-            store4(o + 12u, acc3 * inv);
+            ctx[o + 3u] = acc3 * inv;
         }
     }
-}
-
-fn store4(o: u32, v: vec4<f32>) {
-    ctx[o] = v.x;
-    ctx[o + 1u] = v.y;
-    ctx[o + 2u] = v.z;
-    ctx[o + 3u] = v.w;
 }

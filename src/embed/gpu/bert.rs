@@ -238,7 +238,11 @@ impl GpuBert {
         let wall_ms = clock.monotonic_ms() - t0;
         let period = self.gpu.queue.get_timestamp_period() as f64;
         let kinds = self.kernel_kinds();
-        let mut t = KernelTimes { wall_ms, ..Default::default() };
+        let span = match (ticks.first(), ticks.last()) {
+            (Some(&a), Some(&z)) => z.saturating_sub(a) as f64 * period / 1e6,
+            _ => 0.0,
+        };
+        let mut t = KernelTimes { wall_ms, span_ms: span, ..Default::default() };
         for (i, kind) in kinds.iter().enumerate() {
             let ms = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period / 1e6;
             match *kind {
@@ -319,34 +323,41 @@ impl GpuBert {
         g.queue.write_buffer(&ws.ids, 0, &words(&ids));
         g.queue.write_buffer(&ws.pos, 0, &words(&pos));
         g.queue.write_buffer(&ws.seq_span, 0, &words(&seq_span));
-        let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        let mut binds = ws.binds.iter();
-        let mut index = 0u32;
-        let mut next = |enc: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, groups: (u32, u32, u32)| {
-            dispatch_timed(enc, pipeline, binds.next().expect("one bind group per dispatch"), groups, ts.map(|set| (set, index)));
-            index += 1;
-        };
         let longest = seqs.iter().map(|s| s.len().min(self.max_len) as u32).max().unwrap_or(0);
         let mm = |l: &GpuLinear| {
             let kernel = g.kernel_for(t, l.n, l.k, self.f16, self.coop);
             (g.matmul_pipeline(kernel).expect("the device has the kernels kernel_for picks"), kernel.groups(t, l.n))
         };
-        next(&mut enc, &g.embed, ((t * h).div_ceil(256), 1, 1));
-        next(&mut enc, &g.layer_norm, (t, 1, 1));
+        // The pass's dispatches, in order (pipeline, grid); ws.binds holds their bind groups.
+        let mut plan = vec![(&g.embed, ((t * h).div_ceil(256), 1, 1)), (&g.layer_norm, (t, 1, 1))];
         for l in &self.layers {
-            let (p, groups) = mm(&l.qkv);
-            next(&mut enc, p, groups);
-            next(&mut enc, &g.attention, (longest.div_ceil(16), self.heads, b));
-            let (p, groups) = mm(&l.attention_output);
-            next(&mut enc, p, groups);
-            next(&mut enc, &g.layer_norm, (t, 1, 1));
-            let (p, groups) = mm(&l.intermediate);
-            next(&mut enc, p, groups);
-            let (p, groups) = mm(&l.output);
-            next(&mut enc, p, groups);
-            next(&mut enc, &g.layer_norm, (t, 1, 1));
+            plan.push(mm(&l.qkv));
+            plan.push((&g.attention, (longest.div_ceil(16), self.heads, b)));
+            plan.push(mm(&l.attention_output));
+            plan.push((&g.layer_norm, (t, 1, 1)));
+            plan.push(mm(&l.intermediate));
+            plan.push(mm(&l.output));
+            plan.push((&g.layer_norm, (t, 1, 1)));
         }
-        next(&mut enc, &g.pool, (b, 1, 1));
+        plan.push((&g.pool, (b, 1, 1)));
+        let mut enc = g.device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        match ts {
+            // Timestamps are written at pass boundaries: one pass per dispatch.
+            Some(set) => {
+                for (i, ((pipeline, groups), bind)) in plan.iter().zip(&ws.binds).enumerate() {
+                    dispatch_timed(&mut enc, pipeline, bind, *groups, Some((set, i as u32)));
+                }
+            }
+            // One pass for the whole forward: the host records 45 dispatches, not 45 passes.
+            None => {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+                for ((pipeline, groups), bind) in plan.iter().zip(&ws.binds) {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, bind, &[]);
+                    pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+                }
+            }
+        }
         let n = (b * h) as usize;
         enc.copy_buffer_to_buffer(&ws.out, 0, &ws.readback, 0, (n * 4) as u64);
         // Profiling only: resolve the timestamps into a buffer made for this call.

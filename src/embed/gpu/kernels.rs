@@ -36,8 +36,9 @@ pub fn attention_supports(hidden: usize, heads: usize) -> bool {
 pub enum MatmulTile {
     /// 64 × 64 outputs per workgroup of 256 threads: most reuse of each staged value.
     Large,
-    /// 32 × 32 outputs per workgroup of 64 threads: four times the workgroups, for products
-    /// whose 64 × 64 grid would leave most of a GPU idle (a query batch of 10–80 rows).
+    /// 32 × 32 outputs per workgroup of 64 threads, K staged 64 wide: four times the
+    /// workgroups and a quarter of the round trips to memory, for products whose 64 × 64 grid
+    /// would leave most of a GPU idle (a batch of 1–32 sentences).
     Small,
 }
 
@@ -54,6 +55,15 @@ impl MatmulTile {
         match self {
             MatmulTile::Large => 64,
             MatmulTile::Small => 32,
+        }
+    }
+
+    /// The width of the K slice staged at once (a multiple of 16; 2 · edge · depth · 16 bytes of
+    /// workgroup memory ≤ WebGPU's default 16 KiB).
+    pub fn depth(self) -> u32 {
+        match self {
+            MatmulTile::Large => 16,
+            MatmulTile::Small => 64,
         }
     }
 
@@ -84,6 +94,7 @@ pub fn matmul_wgsl(tile: MatmulTile, f16: bool) -> String {
     let e = tile.edge();
     let mut src = substitute(MATMUL_WGSL, "const BM: u32 = 64u;", &format!("const BM: u32 = {e}u;"));
     src = substitute(&src, "const BN: u32 = 64u;", &format!("const BN: u32 = {e}u;"));
+    src = substitute(&src, "const BK: u32 = 16u;", &format!("const BK: u32 = {}u;", tile.depth()));
     if f16 {
         src = substitute(&src, "var<storage, read> w: array<vec4<f32>>;", "var<storage, read> w: array<vec4<f16>>;");
         src = substitute(&src, "alias mul4 = vec4<f32>;", "alias mul4 = vec4<f16>;");

@@ -5,14 +5,17 @@
 // [ceil(N / 16)][K][16], so W[kk, c] = w[((c / 16) · K + kk) · 16 + c % 16] and both paths
 // share one copy of the weights; bound as vec4s (a panel row is four of them).
 // Dispatch: (ceil(N / BN), ceil(M / BM), 1) workgroups of (BN / 4) × (BM / 4) threads. Each workgroup computes a BM × BN output tile; each thread a 4 × 4
-// block of it, from 16-wide K slices of `a` and `w` staged in workgroup memory. The block's 16
+// block of it, from BK-wide K slices of `a` and `w` staged in workgroup memory. The block's 16
 // sums are four vec4 registers (one per row), never a dynamically indexed private array, which
 // drivers keep in local memory.
-// Tile shapes (the host picks one per product, src/embed/gpu/mod.rs): 64 × 64 (256 threads,
-// 2 × 4 KiB staged) as written here, and 32 × 32 (64 threads, 2 × 2 KiB) for products whose
-// 64 × 64 grid would leave most of the GPU idle (a query batch of 10–80 rows).
+// Tile shapes (the host picks one per product, src/embed/gpu/kernels.rs): 64 × 64 with BK = 16
+// (256 threads, 2 × 4 KiB staged) as written here, and 32 × 32 with BK = 64 (64 threads, 2 × 8
+// KiB) for products whose 64 × 64 grid would leave most of the GPU idle (a batch of 1–32
+// sentences). Such a grid has too few workgroups to hide the latency of global loads behind each
+// other, so its time is K / BK round trips: a 64-wide slice makes 8 loads per thread in flight at
+// once and a quarter of the round trips and barriers.
 // Precision: as written, f32 throughout. The f16 variant (`shader-f16`) binds W as vec4<f16>,
-// stages both tiles as f16 and forms each 16-wide K slice's products and sums in f16 (`mul4`),
+// stages both tiles as f16 and forms each 16-wide part of a slice's products and sums in f16 (`mul4`),
 // adding every slice's sums into the f32 accumulators: half the staged bytes and twice the
 // arithmetic rate on GPUs with packed f16, at ≥ 0.999 cosine to the golden vectors.
 
@@ -100,23 +103,25 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             w_t[kw * TX + e % TX] = wv;
         }
         workgroupBarrier();
-        // This slice's sums in `mul4`, then into the f32 accumulators.
-        var s0 = mul4(0.0);
-        var s1 = mul4(0.0);
-        var s2 = mul4(0.0);
-        var s3 = mul4(0.0);
-        for (var kk = 0u; kk < BK; kk++) {
-            let av = a_t[kk * TY + lid.y];
-            let wv = w_t[kk * TX + lid.x];
-            s0 = fma(mul4(av.x), wv, s0);
-            s1 = fma(mul4(av.y), wv, s1);
-            s2 = fma(mul4(av.z), wv, s2);
-            s3 = fma(mul4(av.w), wv, s3);
+        // Each 16-wide slice's sums in `mul4`, then into the f32 accumulators.
+        for (var k1 = 0u; k1 < BK; k1 += 16u) {
+            var s0 = mul4(0.0);
+            var s1 = mul4(0.0);
+            var s2 = mul4(0.0);
+            var s3 = mul4(0.0);
+            for (var kk = k1; kk < k1 + 16u; kk++) {
+                let av = a_t[kk * TY + lid.y];
+                let wv = w_t[kk * TX + lid.x];
+                s0 = fma(mul4(av.x), wv, s0);
+                s1 = fma(mul4(av.y), wv, s1);
+                s2 = fma(mul4(av.z), wv, s2);
+                s3 = fma(mul4(av.w), wv, s3);
+            }
+            acc0 += vec4<f32>(s0);
+            acc1 += vec4<f32>(s1);
+            acc2 += vec4<f32>(s2);
+            acc3 += vec4<f32>(s3);
         }
-        acc0 += vec4<f32>(s0);
-        acc1 += vec4<f32>(s1);
-        acc2 += vec4<f32>(s2);
-        acc3 += vec4<f32>(s3);
         workgroupBarrier();
     }
     let r = row0 + lid.y * 4u;

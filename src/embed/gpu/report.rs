@@ -1,7 +1,7 @@
 //! What the GPU engine reports (in every build: [`crate::embed::EmbedderInfo`] names them).
 
-/// GPU time of one forward pass by kernel kind (timestamp queries), and its wall time from
-/// submission to readback on the host, in milliseconds.
+/// GPU time of one forward pass by kernel kind (timestamp queries), its span on the GPU, and its
+/// wall time from recording to readback on the host, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -14,7 +14,10 @@ pub struct KernelTimes {
     pub layer_norm_ms: f64,
     /// Embedding gather and pooling.
     pub other_ms: f64,
-    /// Host wall time of the whole call (includes launches, transfers, readback).
+    /// GPU time from the first dispatch's start to the last one's end: the kernels and the gaps
+    /// between them (barriers, launches).
+    pub span_ms: f64,
+    /// Host wall time of the whole call (includes recording, submission, transfers, readback).
     pub wall_ms: f64,
 }
 

@@ -699,8 +699,8 @@ export interface Hit {
   url: string | null;
 }
 /**
- * GPU time of one forward pass by kernel kind (timestamp queries), and its wall time from
- * submission to readback on the host, in milliseconds.
+ * GPU time of one forward pass by kernel kind (timestamp queries), its span on the GPU, and its
+ * wall time from recording to readback on the host, in milliseconds.
  */
 export interface KernelTimes {
   /** Attention. */
@@ -711,7 +711,12 @@ export interface KernelTimes {
   matmulMs: number;
   /** Embedding gather and pooling. */
   otherMs: number;
-  /** Host wall time of the whole call (includes launches, transfers, readback). */
+  /**
+   * GPU time from the first dispatch's start to the last one's end: the kernels and the gaps
+   * between them (barriers, launches).
+   */
+  spanMs: number;
+  /** Host wall time of the whole call (includes recording, submission, transfers, readback). */
   wallMs: number;
 }
 /** A route (has children) or a fact (a leaf). */
