@@ -36,15 +36,21 @@ pub fn attention_supports(hidden: usize, heads: usize) -> bool {
 pub enum MatmulTile {
     /// 64 × 64 outputs per workgroup of 256 threads: most reuse of each staged value.
     Large,
-    /// 32 × 32 outputs per workgroup of 64 threads, K staged 64 wide: four times the
-    /// workgroups and a quarter of the round trips to memory, for products whose 64 × 64 grid
-    /// would leave most of a GPU idle (a batch of 1–32 sentences).
+    /// 32 × 32 outputs per workgroup of 64 threads: four times the workgroups, for products
+    /// whose 64 × 64 grid would leave most of a GPU idle (a batch of 8–32 sentences).
     Small,
+    /// 32 × 32 outputs, K staged 64 wide (16 KiB of workgroup memory): a quarter of the round
+    /// trips to memory and of the barriers, for products whose 32 × 32 grid still leaves most
+    /// of the GPU idle (a batch of 1–8 sentences), where each workgroup's time is the latency of
+    /// its K / depth round trips, not arithmetic. With enough workgroups, the smaller slice wins
+    /// (more workgroups per multiprocessor): on an H200 at 2,327 × 384 outputs, the f32 products
+    /// took 47% longer staged 64 wide (docs/benchmarks.md, "On a GPU machine").
+    Deep,
 }
 
 impl MatmulTile {
     /// Every shape, in pipeline order.
-    pub const ALL: [MatmulTile; 2] = [MatmulTile::Large, MatmulTile::Small];
+    pub const ALL: [MatmulTile; 3] = [MatmulTile::Large, MatmulTile::Small, MatmulTile::Deep];
 
     /// Workgroups below which a 64 × 64 grid is taken to under-fill the GPU (about two per
     /// streaming multiprocessor of a large GPU; WebGPU does not report the count).
@@ -54,7 +60,7 @@ impl MatmulTile {
     pub fn edge(self) -> u32 {
         match self {
             MatmulTile::Large => 64,
-            MatmulTile::Small => 32,
+            MatmulTile::Small | MatmulTile::Deep => 32,
         }
     }
 
@@ -62,15 +68,23 @@ impl MatmulTile {
     /// workgroup memory ≤ WebGPU's default 16 KiB).
     pub fn depth(self) -> u32 {
         match self {
-            MatmulTile::Large => 16,
-            MatmulTile::Small => 64,
+            MatmulTile::Large | MatmulTile::Small => 16,
+            MatmulTile::Deep => 64,
         }
     }
 
     /// The tile for an `m × n` output: [`MatmulTile::Large`] unless its grid has fewer than
-    /// [`MatmulTile::FILL`] workgroups.
+    /// [`MatmulTile::FILL`] workgroups, then [`MatmulTile::Small`] unless its grid has fewer
+    /// too, then [`MatmulTile::Deep`].
     pub fn for_shape(m: u32, n: u32) -> Self {
-        if m.div_ceil(64) * n.div_ceil(64) < Self::FILL { MatmulTile::Small } else { MatmulTile::Large }
+        let grid = |e: u32| m.div_ceil(e) * n.div_ceil(e);
+        if grid(64) >= Self::FILL {
+            MatmulTile::Large
+        } else if grid(32) >= Self::FILL {
+            MatmulTile::Small
+        } else {
+            MatmulTile::Deep
+        }
     }
 
     /// The dispatch grid for an `m × n` output.
@@ -187,3 +201,23 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("matmul_coop.wgsl", MATMUL_COOP_WGSL),
     ("pool.wgsl", POOL_WGSL),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::MatmulTile;
+
+    /// Batches of 1, 32 and 128 sentences of the bench set (77, 2,327 and 9,682 tokens) against
+    /// MiniLM's product widths.
+    #[test]
+    fn tile_follows_the_grid() {
+        assert_eq!(MatmulTile::for_shape(77, 384), MatmulTile::Deep);
+        assert_eq!(MatmulTile::for_shape(77, 1536), MatmulTile::Deep);
+        assert_eq!(MatmulTile::for_shape(2327, 384), MatmulTile::Small);
+        assert_eq!(MatmulTile::for_shape(2327, 1152), MatmulTile::Large);
+        assert_eq!(MatmulTile::for_shape(9682, 384), MatmulTile::Large);
+        for t in MatmulTile::ALL {
+            // Both staged tiles within WebGPU's default 16 KiB of workgroup memory (f32).
+            assert!(2 * t.edge() * t.depth() * 4 <= 16384 && t.depth() % 16 == 0, "{t:?}");
+        }
+    }
+}

@@ -9,11 +9,11 @@
 // sums are four vec4 registers (one per row), never a dynamically indexed private array, which
 // drivers keep in local memory.
 // Tile shapes (the host picks one per product, src/embed/gpu/kernels.rs): 64 × 64 with BK = 16
-// (256 threads, 2 × 4 KiB staged) as written here, and 32 × 32 with BK = 64 (64 threads, 2 × 8
-// KiB) for products whose 64 × 64 grid would leave most of the GPU idle (a batch of 1–32
-// sentences). Such a grid has too few workgroups to hide the latency of global loads behind each
-// other, so its time is K / BK round trips: a 64-wide slice makes 8 loads per thread in flight at
-// once and a quarter of the round trips and barriers.
+// (256 threads, 2 × 4 KiB staged) as written here; 32 × 32 with BK = 16 (64 threads, 2 × 2 KiB)
+// for products whose 64 × 64 grid would leave most of the GPU idle (a batch of 8–32 sentences);
+// 32 × 32 with BK = 64 (2 × 8 KiB) where even that grid is too small (1–8 sentences): too few
+// workgroups to hide the latency of global loads behind each other, so a product's time is its
+// K / BK round trips, and a 64-wide slice puts 8 loads per thread in flight at once.
 // Precision: as written, f32 throughout. The f16 variant (`shader-f16`) binds W as vec4<f16>,
 // stages both tiles as f16 and forms each 16-wide part of a slice's products and sums in f16 (`mul4`),
 // adding every slice's sums into the f32 accumulators: half the staged bytes and twice the
