@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Packs what the embedding comparison needs on a lent GPU machine into .gpu/ (ignored by git),
 # within the 64 MiB such a machine accepts (docs/benchmarks.md#on-a-gpu-machine):
-#   .gpu/webrag.gz        the release CLI, stripped and gzipped
-#   .gpu/model/           all-MiniLM-L6-v2 with f16 weights (45 MB; both sides read this file),
-#                         config.json, tokenizer.json
+#   .gpu/webrag.xz        the release CLI, stripped and xz-compressed (3.7 MB)
+#   .gpu/webrag-before.xz with BEFORE=<commit>: that commit's CLI, for a before/after
+#                         comparison of the embedder in one run (docs/benchmarks.md)
+#   .gpu/model/           all-MiniLM-L6-v2 with f16 weights (45 MB, 41 MB xz-compressed: both
+#                         sides read this file), config.json, tokenizer.json
 #   .gpu/shared/          embeddings/: bench_sentences.json and the golden vectors
 #   .gpu/site.tar.xz      the 17,364-page CRUD news site (tests/site/gen-crud-site.mjs)
 #   .gpu/gl/*.deb         the Vulkan loader and GL dispatch libraries (amd64), in case the
@@ -27,7 +29,11 @@
 # the kind asked for (e.g. an H100) is not free, the device tool may lend another (an H200): say
 # which card gave each number, and compare timings only within one card.
 #
+# The working tree travels too (about 12 MB): with the site the whole is about 66 of the 67.1 MB
+# allowed, so pack a before/after comparison (BEFORE=) with --no-site. The script prints the sum.
+#
 #   bash tests/bench/gpu-pack.sh [--no-site]
+#   BEFORE=<commit> bash tests/bench/gpu-pack.sh --no-site
 #   bash tests/bench/gpu-pack.sh --help    prints this text
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | cut -c3-; exit 0;; esac
@@ -37,9 +43,19 @@ site=1
 rm -rf .gpu && mkdir -p .gpu/model .gpu/shared/embeddings .gpu/gl
 grep -qx '/.gpu' .gitignore || echo '/.gpu' >> .gitignore
 
+if [ -n "${BEFORE:-}" ]; then
+  # That commit's CLI, built from a temporary worktree into the same target directory (the
+  # dependencies are shared; webrag itself is rebuilt, then rebuilt again from this checkout).
+  wt=$(mktemp -d)/before
+  git worktree add --detach "$wt" "$BEFORE" >/dev/null
+  CARGO_TARGET_DIR="$PWD/target" cargo build --release --bin webrag --manifest-path "$wt/Cargo.toml"
+  strip -o .gpu/webrag-before target/release/webrag
+  xz -9 .gpu/webrag-before
+  git worktree remove --force "$wt"
+fi
 cargo build --release --bin webrag
 strip -o .gpu/webrag target/release/webrag
-gzip -9 .gpu/webrag
+xz -9 .gpu/webrag
 
 # f16 weights: half the bytes; the golden tests still pass with them (cosine > 0.9999).
 venv=target/gpu-venv
@@ -50,6 +66,7 @@ from safetensors.numpy import load_file, save_file
 t = load_file(".models/all-MiniLM-L6-v2/model.safetensors")
 save_file({k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in t.items()}, ".gpu/model/model.safetensors")
 EOF
+xz -6 -T0 .gpu/model/model.safetensors
 cp .models/all-MiniLM-L6-v2/config.json .models/all-MiniLM-L6-v2/tokenizer.json .gpu/model/
 cp ../shared/embeddings/bench_sentences.json ../shared/embeddings/all-MiniLM-L6-v2.golden.json .gpu/shared/embeddings/
 
@@ -62,4 +79,6 @@ fi
   echo "apt-get download failed: .gpu/gl is empty (fine when the machine has a Vulkan loader)"
 cp tests/bench/gpu-run.sh .gpu/run.sh
 du -sh .gpu/* | sort -h
-echo "total: $(du -sb .gpu | cut -f1) bytes (limit 67108864)"
+pack=$(du -sb .gpu | cut -f1)
+tree=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
+echo ".gpu: $pack bytes; with the working tree ($tree): $((pack + tree)) bytes (limit 67108864)"
