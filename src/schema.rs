@@ -1,8 +1,10 @@
 //! The persisted record shapes: what a knowledge base's store holds, the object stores of
-//! docs/vector-index.md one to one (each record has a string `id`, the IndexedDB key path), and
-//! the schema version they are at ([`SCHEMA_VERSION`]; `Engine::open` migrates older ones, and
-//! tests/store_fixtures.rs opens a frozen store of every earlier schema). The API's types are
-//! [`crate::types`]'.
+//! docs/vector-index.md one to one (each record has a string `id`, the IndexedDB key path), the
+//! payloads some of them carry as bytes (the stored index segments: [`SegmentHead`], [`Delta`],
+//! [`PostingsBlock`], at [`SEGMENT_FORMAT`]), and the schema version they are at
+//! ([`SCHEMA_VERSION`]; `Engine::open` migrates older ones, and tests/store_fixtures.rs opens a
+//! frozen store of every earlier schema). The API's types are [`crate::types`]'; the
+//! knowledge-base file's layout is `kb_file`'s (docs/kb-file.md).
 use serde::{Deserialize, Serialize};
 
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
@@ -264,17 +266,93 @@ impl AnnSegmentRecord {
 }
 
 /// `segments` record (schema 5): one piece of the stored index a knowledge base opens lazily with
-/// ([`crate::index::segment`]: `head`, `delta`, postings blocks `t/…`, IVF lists `v/…`). Derived
-/// data except `delta`, which is written with the documents it describes.
+/// ([`crate::index::segment`]: `head` ([`SegmentHead`]), `delta` ([`Delta`]), postings blocks
+/// `t/…` ([`PostingsBlock`]), IVF lists `v/…` (a `WRL1` vector block)), its id a [`SegmentKey`].
+/// Derived data except `delta`, which is written with the documents it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentRecord {
-    /// [`crate::index::segment::SegmentKey::store_id`].
+    /// [`SegmentKey::store_id`].
     pub id: String,
     /// The segment's bytes (postcard, or a `WRV1` vector block for an IVF list).
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
+
+/// Layout version of the segments (in [`SegmentHead::format`]).
+pub const SEGMENT_FORMAT: u32 = 1;
+
+/// The key of a segment record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegmentKey {
+    /// The base's [`SegmentHead`].
+    Head,
+    /// The [`Delta`] since the base.
+    Delta,
+    /// BM25 postings block `b`.
+    Terms(u32),
+    /// IVF list `l`.
+    List(u32),
+}
+
+impl SegmentKey {
+    /// The record id: `head`, `delta`, `t/00012`, `v/00003`.
+    pub fn store_id(self) -> String {
+        match self {
+            SegmentKey::Head => "head".into(),
+            SegmentKey::Delta => "delta".into(),
+            SegmentKey::Terms(b) => format!("t/{b:05}"),
+            SegmentKey::List(l) => format!("v/{l:05}"),
+        }
+    }
+    /// Every record of a base with `blocks` postings blocks and `lists` IVF lists.
+    pub fn all(blocks: u32, lists: u32) -> Vec<SegmentKey> {
+        let mut v = vec![SegmentKey::Head, SegmentKey::Delta];
+        v.extend((0..blocks).map(SegmentKey::Terms));
+        v.extend((0..lists).map(SegmentKey::List));
+        v
+    }
+}
+
+/// The base's header (record `head`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentHead {
+    /// [`SEGMENT_FORMAT`].
+    pub format: u32,
+    /// Chunk ids by ordinal.
+    pub chunks: Vec<String>,
+    /// BM25 length (analysed tokens) of each chunk, by ordinal.
+    pub lengths: Vec<u32>,
+    /// Document ids, sorted.
+    pub documents: Vec<String>,
+    /// Each chunk's document, as an index into `documents`, by ordinal.
+    pub doc_of: Vec<u32>,
+    /// Postings blocks (`t/…` records).
+    pub blocks: u32,
+    /// Distinct terms.
+    pub terms: u64,
+    /// `Σ ln((N − df + 0.5)/(df + 0.5))` over the vocabulary at build time (the Okapi idf floor's
+    /// mean, [`crate::index::bm25::Bm25Idf::Okapi`]).
+    pub okapi_idf_sum: f64,
+    /// Embedding dimension.
+    pub dim: u32,
+    /// IVF centroids, unit length, `lists × dim` row-major.
+    pub centroids: Vec<f32>,
+}
+
+/// What changed since the base (record `delta`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    /// Documents stored now.
+    pub documents: u64,
+    /// Chunks added since the base (their own records hold them), in the order added.
+    pub added: Vec<String>,
+    /// Ordinals of base chunks removed since (tombstones), sorted.
+    pub removed: Vec<u32>,
+}
+
+/// One BM25 postings block: `(term, [(ordinal, tf)])`, terms sorted.
+pub type PostingsBlock = Vec<(String, Vec<(u32, u32)>)>;
 
 /// `postings` record: the analysed terms of one chunk with their frequencies (the forward form of
 /// the BM25 postings; the inverted lists are rebuilt in memory at open).

@@ -16,13 +16,11 @@
 //! is written in the same transaction as the documents that change it, so base + delta always
 //! equals the stored chunks; the engine builds a new base when the delta grows past
 //! [`rebuild_due`]'s size (an LSM tree of one level).
-use serde::{Deserialize, Serialize};
 
 use crate::embed::vecmath::{assign, dot_i16, kmeans_train, quantize_i12};
 use crate::schema::PostingRecord;
+pub use crate::schema::{Delta, PostingsBlock, SEGMENT_FORMAT, SegmentHead, SegmentKey};
 
-/// Layout version of the segments (in [`SegmentHead::format`]).
-pub const SEGMENT_FORMAT: u32 = 1;
 /// Target vectors per IVF list.
 pub const LIST_SIZE: usize = 1024;
 /// IVF lists a dense query reads (the nearest centroids).
@@ -45,64 +43,6 @@ pub const KMEANS_SAMPLE: usize = 16_384;
 /// k-means iterations for the IVF centroids.
 pub const KMEANS_ITERATIONS: usize = 6;
 
-/// The key of a segment record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegmentKey {
-    /// The base's [`SegmentHead`].
-    Head,
-    /// The [`Delta`] since the base.
-    Delta,
-    /// BM25 postings block `b`.
-    Terms(u32),
-    /// IVF list `l`.
-    List(u32),
-}
-
-impl SegmentKey {
-    /// The record id: `head`, `delta`, `t/00012`, `v/00003`.
-    pub fn store_id(self) -> String {
-        match self {
-            SegmentKey::Head => "head".into(),
-            SegmentKey::Delta => "delta".into(),
-            SegmentKey::Terms(b) => format!("t/{b:05}"),
-            SegmentKey::List(l) => format!("v/{l:05}"),
-        }
-    }
-    /// Every record of a base with `blocks` postings blocks and `lists` IVF lists.
-    pub fn all(blocks: u32, lists: u32) -> Vec<SegmentKey> {
-        let mut v = vec![SegmentKey::Head, SegmentKey::Delta];
-        v.extend((0..blocks).map(SegmentKey::Terms));
-        v.extend((0..lists).map(SegmentKey::List));
-        v
-    }
-}
-
-/// The base's header (record `head`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SegmentHead {
-    /// [`SEGMENT_FORMAT`].
-    pub format: u32,
-    /// Chunk ids by ordinal.
-    pub chunks: Vec<String>,
-    /// BM25 length (analysed tokens) of each chunk, by ordinal.
-    pub lengths: Vec<u32>,
-    /// Document ids, sorted.
-    pub documents: Vec<String>,
-    /// Each chunk's document, as an index into `documents`, by ordinal.
-    pub doc_of: Vec<u32>,
-    /// Postings blocks (`t/…` records).
-    pub blocks: u32,
-    /// Distinct terms.
-    pub terms: u64,
-    /// `Σ ln((N − df + 0.5)/(df + 0.5))` over the vocabulary at build time (the Okapi idf floor's
-    /// mean, [`crate::index::bm25::Bm25Idf::Okapi`]).
-    pub okapi_idf_sum: f64,
-    /// Embedding dimension.
-    pub dim: u32,
-    /// IVF centroids, unit length, `lists × dim` row-major.
-    pub centroids: Vec<f32>,
-}
-
 impl SegmentHead {
     /// IVF lists (`v/…` records).
     pub fn lists(&self) -> u32 {
@@ -119,26 +59,12 @@ impl SegmentHead {
     }
 }
 
-/// What changed since the base (record `delta`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Delta {
-    /// Documents stored now.
-    pub documents: u64,
-    /// Chunks added since the base (their own records hold them), in the order added.
-    pub added: Vec<String>,
-    /// Ordinals of base chunks removed since (tombstones), sorted.
-    pub removed: Vec<u32>,
-}
-
 impl Delta {
     /// Chunks added plus chunks removed since the base.
     pub fn changes(&self) -> usize {
         self.added.len() + self.removed.len()
     }
 }
-
-/// One BM25 postings block: `(term, [(ordinal, tf)])`, terms sorted.
-pub type PostingsBlock = Vec<(String, Vec<(u32, u32)>)>;
 
 /// The postings of `term` in a block (empty when absent).
 pub fn block_postings<'a>(block: &'a PostingsBlock, term: &str) -> &'a [(u32, u32)] {
