@@ -3,7 +3,7 @@
 # run of `setup` takes seconds).
 #
 #   ./webrag.sh run      build, index the bundled default corpus (the user docs), serve the demo
-#   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium) + end-to-end tests
+#   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium; the SIMD128 baseline build in Chromium and WebKitGTK) + end-to-end tests
 #   ./webrag.sh test --quick  the inner loop: fmt, clippy (native, wasm32 lib), native tests, browser tests in headless Chromium (no release build)
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native and wasm32)
 #   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models
@@ -348,15 +348,27 @@ check_shared() {
   log "$shared is missing: the tests that read the shared evaluation data skip (SKIP lines name them), a few use data they make"
 }
 
-browser_tests() {  # wasm-bindgen-test in headless Chromium, the model served by the dev server
-  log "browser tests (wasm-bindgen-test, headless Chromium)"
+browser_tests() {  # wasm-bindgen-test in headless Chromium (and with `all`, the baseline build there and in WebKitGTK), the model served by the dev server
+  log "browser tests (wasm-bindgen-test, headless Chromium, relaxed SIMD)"
   node www/serve.mjs --port 8765 &
-  local srv=$!
+  local srv=$! xvfb=
   # RETURN alone misses a failing step (set -e exits the shell): the server would outlive the run.
-  trap "kill $srv 2>/dev/null || true" RETURN EXIT
+  trap "kill $srv \${xvfb:-} 2>/dev/null || true" RETURN EXIT
   # The runner's 20 s default covers the whole suite; the WebGPU tests on SwiftShader need more.
   # The runner drives Firefox or Safari where their driver's variable is set: Chromium here.
   (unset GECKODRIVER SAFARIDRIVER && WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser)
+  [[ "${1:-}" == all ]] || return 0
+  # The kernels that browsers without relaxed SIMD run (the baseline build's flags; debug
+  # assertions on: the micro-kernels' range checks), in Chromium and in WebKitGTK, the engine of
+  # Safari, through WebKitWebDriver (the runner's Safari driver) and MiniBrowser under Xvfb.
+  log "browser tests (wasm-bindgen-test, headless Chromium, the SIMD128 baseline build)"
+  (unset GECKODRIVER SAFARIDRIVER && export RUSTFLAGS="$BASELINE_RUSTFLAGS" && WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser)
+  log "browser tests (wasm-bindgen-test, WebKitGTK, the SIMD128 baseline build, no WebGPU)"
+  local display=":$((90 + RANDOM % 9))"
+  Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+  xvfb=$!
+  (unset GECKODRIVER CHROMEDRIVER && export RUSTFLAGS="$BASELINE_RUSTFLAGS" WEBRAG_NO_WEBGPU=1 SAFARIDRIVER=/usr/bin/WebKitWebDriver DISPLAY="$display" \
+    && WASM_BINDGEN_TEST_TIMEOUT=600 WEBRAG_ASSETS=http://127.0.0.1:8765 wasm_cargo test --test browser)
 }
 
 test_quick() {  # the inner loop: the lints of the native and the page build, the native tests, one browser (no release .wasm)
@@ -377,7 +389,7 @@ test_all() {
   lint
   log "native tests"
   cargo test
-  browser_tests
+  browser_tests all
   build
   log "end-to-end demo test (playwright-core + Chromium)"
   node --test tests/e2e/

@@ -1,10 +1,15 @@
 #![cfg(target_arch = "wasm32")]
-//! Browser tests (wasm-bindgen-test in headless Chromium, real IndexedDB): the Store
+//! Browser tests (wasm-bindgen-test in real browsers, real IndexedDB): the Store
 //! conformance suite on IndexedDB, blocked-open handling, the embedder against the golden
 //! vectors, and the engine persisting across connections.
 //!
 //! Model and golden files are fetched from the static server that `./webrag.sh test` starts on
 //! 127.0.0.1:8765 (override at build time with `WEBRAG_ASSETS`).
+//!
+//! `./webrag.sh test` runs this suite three times: built with relaxed SIMD and with SIMD128 alone
+//! (the baseline build's kernels) in headless Chromium, and the baseline in WebKitGTK, the engine
+//! of Safari, which has no WebGPU: that build is compiled with `WEBRAG_NO_WEBGPU` set, and the GPU
+//! tests then check that the browser offers no adapter and that the embedder stays on the CPU.
 use wasm_bindgen_test::*;
 use webrag::config::Config;
 use webrag::embed::{CpuEmbedder, DEFAULT_MODEL_ID, Embedder};
@@ -23,6 +28,12 @@ const ASSETS: &str = match option_env!("WEBRAG_ASSETS") {
     Some(s) => s,
     None => "http://127.0.0.1:8765",
 };
+
+/// Whether the browser this build is for has WebGPU (`WEBRAG_NO_WEBGPU` at build time: it has not).
+const WEBGPU: bool = option_env!("WEBRAG_NO_WEBGPU").is_none();
+
+/// Which SIMD the kernels of this build use.
+const KERNELS: &str = if cfg!(target_feature = "relaxed-simd") { "relaxed SIMD" } else { "SIMD128 (baseline)" };
 
 async fn model() -> CpuEmbedder {
     // The start function that installs the browser's Unicode normalization does not run here.
@@ -204,8 +215,9 @@ fn simd_dot_matches_scalar_bit_for_bit() {
     assert_eq!(dot(&x[..10], &y[..4]), dot(&x[..4], &y[..4]), "the shorter length counts");
 }
 
-/// The relaxed-SIMD GEMM kernel (2×16 blocks, odd rows, a partial last panel, strided views, GELU
-/// in the store) against a plain triple loop.
+/// This build's f32 GEMM kernel (relaxed SIMD's fused multiply-add, or the baseline's SIMD128
+/// multiply and add; 2×16 blocks, odd rows, a partial last panel, strided views, GELU in the
+/// store) against a plain triple loop.
 #[wasm_bindgen_test]
 fn simd_gemm_matches_naive() {
     use webrag::embed::gemm::{Packed, matmul_bias, matmul_bias_gelu, matmul_strided};
@@ -235,10 +247,56 @@ fn simd_gemm_matches_naive() {
     }
 }
 
+/// This build's int8 micro-kernel (relaxed SIMD's i8 × i7 dot products, or in the baseline build
+/// SIMD128's i16 pair sums) against the f32 product of its dequantized operands: the integer sums
+/// are exact, so the two agree to f32 rounding. Shapes cover row and column remainders, `k` not a
+/// multiple of 4 and a product of the model's width; GELU applied in the store.
+#[wasm_bindgen_test]
+fn simd_gemm_i8_matches_dequantized() {
+    use webrag::embed::gemm_i8::{PackedI8, QuantRows, matmul_bias_i8};
+    web_sys::console::log_1(&format!("int8 kernel: {KERNELS}").into());
+    for &(m, k, n) in &[(7, 33, 37), (1, 5, 3), (13, 64, 16), (9, 40, 24), (77, 384, 120)] {
+        // In u64: usize is 32 bits here.
+        let a: Vec<f32> = (0..(m * k) as u64).map(|i| ((i * 7919) % 97) as f32 / 97.0 - 0.3).collect();
+        let w: Vec<f32> = (0..(n * k) as u64).map(|i| ((i * 104729) % 89) as f32 / 89.0 - 0.5).collect();
+        let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
+        let p = PackedI8::from_linear(&w, n, k);
+        let mut q = QuantRows::default();
+        q.quantize(&a, m, k, None);
+        let (da, dw) = (q.dequantized(k), p.dequantized());
+        let exact: Vec<f32> =
+            (0..m * n).map(|e| bias[e % n] + (0..k).map(|c| da[(e / n) * k + c] * dw[(e % n) * k + c]).sum::<f32>()).collect();
+        let scale = exact.iter().fold(1f32, |s, x| s.max(x.abs()));
+        let (mut out, mut act) = (vec![f32::NAN; m * n], vec![f32::NAN; m * n]);
+        matmul_bias_i8(&a, m, &p, None, &bias, &mut out, false, &mut q);
+        matmul_bias_i8(&a, m, &p, None, &bias, &mut act, true, &mut q);
+        for e in 0..m * n {
+            assert!((out[e] - exact[e]).abs() <= 1e-4 * scale, "{KERNELS} {m}x{k}x{n} [{e}]: {} vs {}", out[e], exact[e]);
+            assert_eq!(act[e], webrag::embed::ops::gelu_erf(out[e]), "{KERNELS} gelu [{e}]");
+        }
+    }
+}
+
+/// In a browser without WebGPU (a build with `WEBRAG_NO_WEBGPU`): no adapter, a typed
+/// `Unavailable`; `auto` embeds on the CPU, and forcing the GPU is that error.
+async fn no_webgpu_is_typed() {
+    use webrag::embed::{DeviceEmbedder, DevicePreference, EmbedPath};
+    use webrag::error::GpuError;
+    let err = webrag::embed::gpu::Gpu::new().await.err().expect("this browser has no WebGPU");
+    assert!(matches!(err, GpuError::Unavailable { .. }), "{err}");
+    let auto = DeviceEmbedder::open(model().await, DevicePreference::Auto, Box::new(webrag::web::platform::JsClock)).await.expect("auto");
+    assert_eq!(auto.info().path, EmbedPath::Cpu);
+    let forced = DeviceEmbedder::open(model().await, DevicePreference::Gpu, Box::new(webrag::web::platform::JsClock)).await;
+    assert!(matches!(forced.err(), Some(Error::Gpu(GpuError::Unavailable { .. }))), "forcing the GPU without WebGPU");
+}
+
 /// The whole model on WebGPU (SwiftShader's CPU adapter in headless Chromium) against the golden
 /// vectors: cosine ≥ 0.9999 for the first 12 items in one packed batch (SwiftShader is slow).
 #[wasm_bindgen_test]
 async fn gpu_embeddings_match_golden_in_browser() {
+    if !WEBGPU {
+        return no_webgpu_is_typed().await;
+    }
     let m = model().await;
     #[allow(clippy::arc_with_non_send_sync)] // wgpu's WebGPU backend is single-threaded
     let gpu = std::sync::Arc::new(webrag::embed::gpu::Gpu::new().await.expect("WebGPU adapter (--enable-unsafe-webgpu)"));
@@ -280,6 +338,9 @@ async fn gpu_embeddings_match_golden_in_browser() {
 /// emitted and the info says CPU. `auto` never picks a software adapter.
 #[wasm_bindgen_test]
 async fn device_embedder_falls_back_to_cpu_on_device_loss() {
+    if !WEBGPU {
+        return no_webgpu_is_typed().await;
+    }
     use std::{cell::RefCell, rc::Rc};
     use webrag::embed::{DeviceEmbedder, DevicePreference, EmbedPath};
     let texts = ["Owls hunt at night.", "The bee dances to show where the flowers are."];

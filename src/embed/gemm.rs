@@ -160,7 +160,8 @@ pub fn matmul_bias_gelu(a: &[f32], m: usize, w: &Packed, bias: &[f32], out: &mut
 fn matmul_bias_act(a: &[f32], m: usize, w: &Packed, bias: &[f32], out: &mut [f32], gelu: bool) {
     let (k, n) = (w.k, w.n);
     assert!(a.len() >= m * k && out.len() >= m * n && bias.len() == n, "matmul_bias: shapes");
-    run(Ctx { a: a.as_ptr(), lda: k, m, k, w: w.data.as_ptr(), n, bias: bias.as_ptr(), gelu, out: OutPtr(out.as_mut_ptr()), ldo: n });
+    let lens = [a.len(), w.data.len(), out.len()];
+    run(Ctx { a: a.as_ptr(), lda: k, m, k, w: w.data.as_ptr(), n, bias: bias.as_ptr(), gelu, out: OutPtr(out.as_mut_ptr()), ldo: n, lens });
 }
 
 /// `out[i·ldo + j] = Σ_c a[i·lda + c] · w[c][j]` for `i < m`, `j < n`: the product on strided
@@ -174,7 +175,9 @@ pub fn matmul_strided(a: &[f32], m: usize, lda: usize, w: &Packed, out: &mut [f3
         return;
     }
     assert!(lda >= k && ldo >= n && a.len() >= (m - 1) * lda + k && out.len() >= (m - 1) * ldo + n, "matmul_strided: shapes");
-    run(Ctx { a: a.as_ptr(), lda, m, k, w: w.data.as_ptr(), n, bias: std::ptr::null(), gelu: false, out: OutPtr(out.as_mut_ptr()), ldo });
+    let lens = [a.len(), w.data.len(), out.len()];
+    let bias = std::ptr::null();
+    run(Ctx { a: a.as_ptr(), lda, m, k, w: w.data.as_ptr(), n, bias, gelu: false, out: OutPtr(out.as_mut_ptr()), ldo, lens });
 }
 
 fn run(ctx: Ctx) {
@@ -233,6 +236,9 @@ struct Ctx {
     gelu: bool,
     out: OutPtr,
     ldo: usize,
+    /// The lengths of the slices behind `a`, `w` and `out`, for the range `debug_assert!`s of
+    /// [`Ctx::tile`] (test builds check every micro-kernel call against them).
+    lens: [usize; 3],
 }
 // SAFETY: `a`, `w` and `bias` are only read; `out` writes are disjoint per task.
 unsafe impl Send for Ctx {}
@@ -280,6 +286,16 @@ impl Ctx {
     /// `r0 + rows ≤ m` and `p < ceil(n/16)`: panel p holds k·16 floats and the columns
     /// p·16..p·16+cols < n of each row are inside `out` (checked by the public entry points).
     unsafe fn tile<'i>(&self, r0: usize, rows: usize, p: usize, init: &'i [f32; PANEL]) -> Tile<'i> {
+        let cols = (self.n - p * PANEL).min(PANEL);
+        // The ranges each micro-kernel call reads and writes, within their slices.
+        debug_assert!(
+            rows > 0 && r0 + rows <= self.m && p < self.n.div_ceil(PANEL),
+            "gemm tile: rows {r0}+{rows} of {}, panel {p}",
+            self.m
+        );
+        debug_assert!((r0 + rows - 1) * self.lda + self.k <= self.lens[0], "gemm tile: a read past its slice");
+        debug_assert!((p + 1) * self.k * PANEL <= self.lens[1], "gemm tile: panel {p} past the packed weights");
+        debug_assert!((r0 + rows - 1) * self.ldo + p * PANEL + cols <= self.lens[2], "gemm tile: a write past out");
         // SAFETY: the caller's bounds.
         unsafe {
             Tile {
@@ -291,7 +307,7 @@ impl Ctx {
                 init,
                 o: self.out.0.add(r0 * self.ldo + p * PANEL),
                 ldo: self.ldo,
-                cols: (self.n - p * PANEL).min(PANEL),
+                cols,
                 gelu: self.gelu,
             }
         }

@@ -92,6 +92,20 @@ impl PackedI8 {
     pub fn bytes(&self) -> usize {
         self.data.len() + 4 * (self.scale.len() + self.offset.len())
     }
+
+    /// The weights as the integer kernels see them, `[n×k]` row-major: `sw[j] · q[j][i]`. The
+    /// kernels' sums are exact, so their product equals the f32 product of these and
+    /// [`QuantRows::dequantized`] up to f32 rounding (what the tests check, natively and in the
+    /// browser builds).
+    pub fn dequantized(&self) -> Vec<f32> {
+        let groups = self.k.div_ceil(KG);
+        (0..self.n * self.k)
+            .map(|x| {
+                let (j, i) = (x / self.k, x % self.k);
+                self.scale[j] * self.data[(((j / PANEL) * groups + i / KG) * PANEL + j % PANEL) * KG + i % KG] as f32
+            })
+            .collect()
+    }
 }
 
 /// Rows of activations quantized to 7 bits: `a[r][i] ≈ lo[r] + step[r] · q[r][i]`.
@@ -138,6 +152,12 @@ impl QuantRows {
             self.lo.push(lo);
         }
     }
+
+    /// The `m` rows last quantized, as the integer kernels see them: `[m×k]` row-major,
+    /// `lo[r] + step[r] · q[r][i]` (see [`PackedI8::dequantized`]).
+    pub fn dequantized(&self, k: usize) -> Vec<f32> {
+        (0..self.step.len() * k).map(|i| self.lo[i / k] + self.step[i / k] * self.q[(i / k) * self.stride + i % k] as f32).collect()
+    }
 }
 
 /// `out[m×n] = act((a[m×k] ⊙ scale) · W + bias)` through int8 (see the module documentation):
@@ -165,7 +185,7 @@ pub fn matmul_bias_i8(
     scratch.quantize(a, m, k, scale);
     let mut init = vec![0f32; w.scale.len()];
     init[..n].copy_from_slice(bias);
-    let ctx = Ctx { a: scratch, w, init: &init, out: OutPtr(out.as_mut_ptr()), gelu };
+    let ctx = Ctx { a: scratch, w, init: &init, out: OutPtr(out.as_mut_ptr()), out_len: out.len(), gelu };
     super::gemm::for_each_task(m, k, n, &|rows, panels| ctx.run(rows, panels));
 }
 
@@ -182,6 +202,8 @@ struct Ctx<'a> {
     /// `bias`, zero-padded to whole panels.
     init: &'a [f32],
     out: OutPtr,
+    /// The length of the slice behind `out`, for the range `debug_assert!`s of [`Ctx::run`].
+    out_len: usize,
     gelu: bool,
 }
 
@@ -212,6 +234,11 @@ impl Ctx<'_> {
         for p in panels {
             let cols = (n - p * PANEL).min(PANEL);
             let c = p * PANEL..(p + 1) * PANEL;
+            // The ranges the micro-kernel call reads and writes (checked in test builds): the
+            // rows' quantized bytes, the panel's, and the output block.
+            debug_assert!(!rows.is_empty() && rows.end * stride <= self.a.q.len() && stride >= groups * KG, "gemm_i8 tile: rows {rows:?}");
+            debug_assert!((p + 1) * groups * PANEL * KG <= self.w.data.len() && c.end <= self.init.len(), "gemm_i8 tile: panel {p}");
+            debug_assert!((rows.end - 1) * n + p * PANEL + cols <= self.out_len, "gemm_i8 tile: a write past out");
             let t = Tile {
                 a: &self.a.q[rows.start * stride..rows.end * stride],
                 stride,
@@ -470,16 +497,7 @@ mod tests {
             let p = PackedI8::from_linear(&w, n, k);
             let mut q = QuantRows::default();
             q.quantize(&a, m, k, None);
-            // The dequantized operands.
-            let da: Vec<f32> = (0..m * k).map(|i| q.lo[i / k] + q.step[i / k] * q.q[(i / k) * q.stride + i % k] as f32).collect();
-            let groups = k.div_ceil(KG);
-            let dw: Vec<f32> = (0..n * k)
-                .map(|x| {
-                    let (j, i) = (x / k, x % k);
-                    p.scale[j] * p.data[(((j / PANEL) * groups + i / KG) * PANEL + j % PANEL) * KG + i % KG] as f32
-                })
-                .collect();
-            let exact = reference(&da, m, k, &dw, n, &bias);
+            let exact = reference(&q.dequantized(k), m, k, &p.dequantized(), n, &bias);
             let want = reference(&a, m, k, &w, n, &bias);
             let mut out = vec![f32::NAN; m * n];
             matmul_bias_i8(&a, m, &p, None, &bias, &mut out, false, &mut q);

@@ -10,6 +10,8 @@
 // a strict Content-Security-Policy, webrag/static, the static-site demo and the notes demo (its
 // answer from the scripted model server) over payloads in a real site's titles, headings, text and
 // file names, in notes and in the model's answer.
+// Firefox and WebKitGTK then run STRESS_ROUNDS (200) rounds of open, add, search, close on one
+// base (issue 64: a WebKitGTK run once ended in an out-of-bounds memory access on reopen).
 // Prints one table: the cases × the engines.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -253,18 +255,20 @@ test('Chromium: the core cases on the baseline build (cpuKernels: simd128)', { t
   } finally { await browser.close(); }
 });
 
-test('Firefox ESR: the core cases (no WebGPU on Linux: the CPU path)', { timeout: TIMEOUT_MS }, async () => {
+// Runs `use(session)` in headless Firefox ESR (geckodriver), then ends the session.
+async function inFirefox(use) {
   for (const f of [GECKODRIVER, FIREFOX]) assert.ok(existsSync(f), `${f} is missing: ./webrag.sh setup installs Firefox ESR and geckodriver`);
   const options = new firefox.Options().setBinary(FIREFOX).addArguments('-headless');
   const session = await new Builder().forBrowser('firefox').setFirefoxOptions(options).setFirefoxService(new firefox.ServiceBuilder(GECKODRIVER)).build();
   try {
     await session.manage().setTimeouts({ script: TIMEOUT_MS, pageLoad: 120_000 });
-    const detected = await (async () => { await session.get(`${server.url}/tests/e2e/core.html`); return session.executeAsyncScript('const done = arguments[0]; import("/pkg/index.js").then((m) => done(m.cpuKernels()));'); })();
-    await coreCases('Firefox ESR', webDriver(session), { kernels: 'auto', expectKernels: detected, expectPath: 'cpu' });
+    return await use(session);
   } finally { await session.quit(); }
-});
+}
 
-test("WebKitGTK (Safari's engine): the core cases (no relaxed SIMD: the baseline build; no WebGPU: the CPU path)", { timeout: TIMEOUT_MS }, async () => {
+// Runs `use(session)` in WebKitGTK's MiniBrowser (WebKitWebDriver under its own Xvfb), then ends
+// the session, the driver and the display.
+async function inWebKit(use) {
   for (const f of [WEBKIT_DRIVER, MINIBROWSER]) assert.ok(existsSync(f), `${f} is missing: ./webrag.sh setup installs webkit2gtk-driver`);
   const display = `:${90 + Math.floor(Math.random() * 9)}`;
   const xvfb = spawn('Xvfb', [display, '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], { stdio: 'ignore' });
@@ -278,10 +282,49 @@ test("WebKitGTK (Safari's engine): the core cases (no relaxed SIMD: the baseline
       'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
     }).build();
     await session.manage().setTimeouts({ script: TIMEOUT_MS, pageLoad: 120_000 });
-    await coreCases('WebKitGTK', webDriver(session), { kernels: 'auto', expectKernels: 'simd128', expectPath: 'cpu' });
+    return await use(session);
   } finally {
     await session?.quit().catch(() => {});
     driverProc.kill();
     xvfb.kill();
   }
-});
+}
+
+test('Firefox ESR: the core cases (no WebGPU on Linux: the CPU path)', { timeout: TIMEOUT_MS }, () => inFirefox(async (session) => {
+  const detected = await (async () => { await session.get(`${server.url}/tests/e2e/core.html`); return session.executeAsyncScript('const done = arguments[0]; import("/pkg/index.js").then((m) => done(m.cpuKernels()));'); })();
+  await coreCases('Firefox ESR', webDriver(session), { kernels: 'auto', expectKernels: detected, expectPath: 'cpu' });
+}));
+
+test("WebKitGTK (Safari's engine): the core cases (no relaxed SIMD: the baseline build; no WebGPU: the CPU path)", { timeout: TIMEOUT_MS }, () => inWebKit(async (session) => {
+  await coreCases('WebKitGTK', webDriver(session), { kernels: 'auto', expectKernels: 'simd128', expectPath: 'cpu' });
+}));
+
+// Issue 64: a WebKitGTK run once ended in `RuntimeError: Out of bounds memory access` on reopen.
+// STRESS_ROUNDS rounds (WEBRAG_STRESS_ROUNDS, default 200) of open, add one note, search for it,
+// close, in calls of 50 rounds with a page reload between them, on one base: every note must be
+// at the top of its own BM25 search, every hybrid search must answer, and the base must end
+// with every note.
+const STRESS_ROUNDS = Number(process.env.WEBRAG_STRESS_ROUNDS ?? 200);
+const STRESS_CALL = 50;
+async function stressRounds(engine, driver) {
+  const t0 = Date.now();
+  let found = 0;
+  let hybrid = 0;
+  let documents = 0;
+  for (let first = 0; first < STRESS_ROUNDS; first += STRESS_CALL) {
+    await driver.goto(`${server.url}/tests/e2e/core.html`);
+    const r = await driver.run('stress', { first, rounds: Math.min(STRESS_CALL, STRESS_ROUNDS - first), fresh: first === 0 });
+    assert.equal(r.error, undefined, `${engine}, rounds from ${first}: ${r.error}`);
+    found += r.found;
+    hybrid += r.hybrid;
+    documents = r.documents;
+  }
+  console.log(`# ${engine}: ${STRESS_ROUNDS} rounds of open, add, search, close in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${found} notes found at the top, ${documents} in the base`);
+  assert.equal(found, STRESS_ROUNDS, 'every note at the top of its own BM25 search');
+  assert.ok(hybrid >= STRESS_ROUNDS, `hybrid searches return results (${hybrid})`);
+  assert.equal(documents, STRESS_ROUNDS, 'the base holds every note');
+}
+
+test(`Firefox ESR: ${STRESS_ROUNDS} rounds of open, add, search, close, reopen`, { timeout: 3 * TIMEOUT_MS }, () => inFirefox((session) => stressRounds('Firefox ESR', webDriver(session))));
+
+test(`WebKitGTK: ${STRESS_ROUNDS} rounds of open, add, search, close, reopen`, { timeout: 3 * TIMEOUT_MS }, () => inWebKit((session) => stressRounds('WebKitGTK', webDriver(session))));

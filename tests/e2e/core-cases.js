@@ -98,3 +98,36 @@ export const reread = caught(async ({ kernels = 'auto', name = 'core', snapshot 
   };
   return { documents: stats.documents, reloaded, searchBuild, imported: imported?.documents ?? null, importedTops, statics };
 });
+
+// A short word of letters only (the analyzer keeps it whole) naming round `i`.
+const tag = (i) => `kw${[...i.toString(26)].map((c) => String.fromCharCode(97 + parseInt(c, 26))).join('')}q`;
+
+// stress: `rounds` rounds, numbered from `first`, of open (the build `kernels` asks for), add one
+// note, search for it, close; every open after the base's first is a reopen from IndexedDB (the
+// driver also reloads the page between calls). `fresh` clears the base first. Resolves to the
+// notes found at the top of their own BM25 search, the hybrid results returned, the base's
+// documents at the end, and the time.
+export const stress = caught(async ({ kernels = 'auto', first = 0, rounds = 50, name = 'stress', fresh = false } = {}) => {
+  const t0 = performance.now();
+  let found = 0;
+  let hybrid = 0;
+  let documents = 0;
+  for (let i = first; i < first + rounds; i++) {
+    step(`round ${i}: open`);
+    const rag = await WebRag.open({ name, model: MODEL, cpuKernels: kernels });
+    if (fresh && i === first) await rag.clear();
+    step(`round ${i}: add`);
+    await rag.add([{ id: `note-${i}`, text: `Round ${i} note ${tag(i)}: owls and herons seen at dusk near the ${tag(i)} marsh.`, format: 'text' }]);
+    step(`round ${i}: search`);
+    // BM25 ranks the note with the round's own word first; the hybrid search (the
+    // query embedded too) runs as well, though among 200 near-identical notes its fused order
+    // need not.
+    const hits = await rag.search(`${tag(i)} marsh`, { k: 3, mode: 'bm25' });
+    if (hits[0]?.docId === `note-${i}`) found++;
+    hybrid += (await rag.search(`${tag(i)} marsh`, { k: 3 })).length;
+    documents = (await rag.stats()).documents;
+    step(`round ${i}: close`);
+    rag.close();
+  }
+  return { found, hybrid, documents, ms: performance.now() - t0 };
+});
