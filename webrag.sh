@@ -20,6 +20,7 @@
 #   ./webrag.sh bench-site   webrag vs Pagefind on that site (size, build time, bytes/ms to first result, all bytes of the first semantic query, ranking quality on 500 queries)
 #   ./webrag.sh bench-static the static tier (--vectors static) on that site: build time against Pagefind, bytes of a cold first hybrid query
 #   ./webrag.sh surface  regenerate the option tables of docs/api.md and the option interfaces of index.d.ts and the SnapshotError of static.d.ts from the Rust definitions (tests/surface.rs fails when they are stale)
+#   ./webrag.sh stress [ROUNDS]  open, add, search, close ROUNDS times (default 200; the suite runs 25) on one base in Firefox ESR and WebKitGTK
 #   ./webrag.sh fuzz [SECONDS] [TARGET...]  every fuzz target (or those named) for SECONDS (default 600): parsers, memory of add, stored data, imports, LLM readers, snapshot decoders
 #   ./webrag.sh llm-real     opt-in: llama.cpp's server (PyPI, compiled here) with SmolLM2 135M Instruct (--model qwen: Qwen2.5-Coder 1.5B Instruct; --model gemma: Gemma 3 270M); enrich / decompose / ask natively and in the page
 set -euo pipefail
@@ -486,7 +487,8 @@ case "$cmd" in
   site) setup; build; site_demo "$@" ;;
   surface) setup; cargo run --release --quiet --bin webrag -- surface "$@" ;;
   fuzz) setup; fuzz "$@" ;;
+  stress) setup; build; WEBRAG_STRESS_ROUNDS="${1:-200}" node --test --test-name-pattern=rounds tests/e2e/browsers.test.mjs ;;
   llm-real) setup; build; llm_real "$@" ;;
   serve) serve ;;
-  *) sed -n '2,21p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
 esac
