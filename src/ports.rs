@@ -171,6 +171,49 @@ pub fn generation_in(r: Option<&Record>) -> u64 {
     }
 }
 
+/// Commits `ops` guarded by the `generation` a view was read at: the batch first checks that the
+/// store still holds it ([`Op::CheckGeneration`]) and ends by storing the next one, which it
+/// returns. The one guarded commit of every engine write (an empty batch writes nothing and
+/// returns `generation`).
+///
+/// Errors: [`StoreError::Conflict`] when another engine committed since (nothing is written);
+/// the store's errors.
+pub async fn commit_guarded<S: Store + ?Sized>(store: &S, generation: u64, mut ops: Vec<Op>) -> Result<u64, StoreError> {
+    if ops.is_empty() {
+        return Ok(generation);
+    }
+    ops.insert(0, Op::CheckGeneration(generation));
+    // A generation is ≤ MAX_GENERATION (read through `parse_generation`): this never saturates.
+    let next = generation.saturating_add(1);
+    ops.push(Op::Put(Record::Meta(MetaRecord { id: GENERATION_KEY.into(), value: next.to_string() })));
+    store.commit(ops).await?;
+    Ok(next)
+}
+
+/// How many times a write that meets another engine's commit is tried in all
+/// ([`retry_on_conflict`]).
+pub const WRITE_ATTEMPTS: usize = 3;
+
+/// Runs `op` — given the attempt's number, 1 first — again while it fails with
+/// [`StoreError::Conflict`] (another engine over the same store, another tab, committed between
+/// the write's read of the generation and its commit: nothing was written), `attempts` times in
+/// all. The one conflict-retry loop: every write that can meet another engine's commit (the
+/// page's writes, an open that migrates or repairs) goes through it.
+///
+/// Errors: `op`'s; [`StoreError::Conflict`] after the last attempt.
+pub async fn retry_on_conflict<T>(
+    attempts: usize,
+    mut op: impl AsyncFnMut(usize) -> Result<T, crate::error::Error>,
+) -> Result<T, crate::error::Error> {
+    let mut attempt = 1;
+    loop {
+        match op(attempt).await {
+            Err(crate::error::Error::Store(StoreError::Conflict { .. })) if attempt < attempts => attempt += 1,
+            done => return done,
+        }
+    }
+}
+
 /// One write of a batch.
 // Puts dominate a batch, and each record is moved into its op once: boxing it would add an
 // allocation per record to save space on the (fewer) deletes.

@@ -105,15 +105,12 @@ impl AskStore {
         self.qslots.get(&QuestionKey::new(chunk_id, i)).and_then(|s| self.qvectors.get(s))
     }
 
-    /// The memory entries learned from any of the chunks `gone` (edited or removed): their
-    /// deletes join `ops`; returns their ids, to drop from memory once committed. What was
-    /// learned from a note stands only while the note does.
-    pub(super) fn memory_deletes(&self, gone: &[ChunkId], ops: &mut Vec<Op>) -> HashSet<String> {
+    /// The ids of the memory entries learned from any of the chunks `gone` (edited or removed),
+    /// to delete with them and drop from memory once committed. What was learned from a note
+    /// stands only while the note does.
+    pub(super) fn memory_from(&self, gone: &[ChunkId]) -> HashSet<String> {
         let gone: HashSet<&str> = gone.iter().map(String::as_str).collect();
-        let stale: HashSet<String> =
-            self.memory.iter().filter(|(m, _)| m.sources.iter().any(|s| gone.contains(s.as_str()))).map(|(m, _)| m.id.clone()).collect();
-        ops.extend(stale.iter().map(|id| Op::Delete(Collection::Memory, id.clone())));
-        stale
+        self.memory.iter().filter(|(m, _)| m.sources.iter().any(|s| gone.contains(s.as_str()))).map(|(m, _)| m.id.clone()).collect()
     }
 
     /// Drops the committed `stale` entries from memory.

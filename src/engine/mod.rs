@@ -179,23 +179,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         .await
     }
 
-    /// Commits `ops` as one batch, guarded by this engine's generation: the batch checks that
-    /// the store still holds the generation this engine's view is of and stores the next one.
+    /// Commits `ops` as one batch guarded by this engine's generation
+    /// ([`crate::ports::commit_guarded`]).
     ///
     /// Errors: [`crate::error::StoreError::Conflict`] when another engine over the same store
     /// (another tab) committed since — nothing is written, and the caller opens the store again
     /// ([`LazyEngine::refresh`]); other store errors.
-    async fn commit(&self, mut ops: Vec<Op>) -> Result<()> {
-        if ops.is_empty() {
-            return Ok(());
-        }
-        let g = self.generation.get();
-        ops.insert(0, Op::CheckGeneration(g));
-        // g ≤ MAX_GENERATION (read through `parse_generation`), so this never saturates.
-        let next = g.saturating_add(1);
-        ops.push(meta(GENERATION_KEY, next.into()));
-        self.store.commit(ops).await?;
-        self.generation.set(next);
+    async fn commit(&self, ops: Vec<Op>) -> Result<()> {
+        self.generation.set(crate::ports::commit_guarded(&self.store, self.generation.get(), ops).await?);
         Ok(())
     }
 

@@ -15,6 +15,9 @@ use crate::text::ANALYZER_VERSION;
 use super::write::MapSource;
 use super::{AskStore, Corpus, Engine};
 
+/// How many times [`Engine::open`] reads the store before a conflict is the caller's.
+const OPEN_ATTEMPTS: usize = 5;
+
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Opens a knowledge base: reads everything from `store`, checks the schema version and the
     /// model recorded in `meta`, and rebuilds the indexes. A new store gets its `meta` written.
@@ -23,23 +26,23 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     /// and any store error.
     pub async fn open(store: S, embedder: E, config: Config, clock: Box<dyn Clock>) -> Result<Self> {
         config.validate()?;
-        let mut parts = (store, embedder, config, clock);
         // Another engine over the same store may commit between the read and a write of the
         // open (the meta of a new store, a migration, a repair): read again then.
-        let mut attempt = 0;
-        loop {
-            let (store, embedder, config, clock) = parts;
+        let mut parts = Some((store, embedder, config, clock));
+        crate::ports::retry_on_conflict(OPEN_ATTEMPTS, async |_| {
+            // Each attempt that meets a conflict puts the parts back; any other end is the last.
+            let (store, embedder, config, clock) = parts.take().ok_or_else(|| StoreError::Backend { reason: "open: no store".into() })?;
             let contents = store.load().await?;
             let mut eng = Engine::empty(store, embedder, config, clock);
             match eng.open_from(contents).await {
-                Err(crate::error::Error::Store(StoreError::Conflict { .. })) if attempt < 4 => {
-                    attempt += 1;
-                    parts = eng.into_parts();
+                Ok(()) => Ok(eng),
+                Err(e) => {
+                    parts = Some(eng.into_parts());
+                    Err(e)
                 }
-                Err(e) => return Err(e),
-                Ok(()) => return Ok(eng),
             }
-        }
+        })
+        .await
     }
 
     /// [`Engine::open`] of an [`Engine::empty`] one over `contents`, read from its store.

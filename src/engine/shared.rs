@@ -9,8 +9,8 @@ use futures::lock::Mutex;
 
 use super::{Engine, LazyEngine};
 use crate::embed::Embedder;
-use crate::error::{Error, Result, StoreError};
-use crate::ports::{Progress, Store};
+use crate::error::{Result, StoreError};
+use crate::ports::{Progress, Store, WRITE_ATTEMPTS, retry_on_conflict};
 use crate::types::{AddReport, DocumentInput};
 
 /// Step-at-a-time access to an [`Engine`]: [`EngineAccess::with`] holds it for one step.
@@ -48,25 +48,22 @@ impl<S: Store, E: Embedder> EngineAccess<S, E> for Mutex<LazyEngine<S, E>> {
     }
 }
 
-/// How many times [`add_shared`] plans a batch before a conflict is the caller's.
-const ADD_ATTEMPTS: usize = 3;
-
 /// [`LazyEngine::add`] on an engine shared by concurrent calls (the page's worker): the engine is
 /// held to plan the batch and to commit it, not during the forward passes (`super::embed_add`),
 /// so searches and other reads answer meanwhile. A commit that meets another engine's commit
 /// (another tab, `STORE_CONFLICT`: nothing written) plans the batch again against the store as it
-/// now is; the vectors already computed are kept when the new plan embeds the same texts
-/// (`super::write::AddPlan::same_input`), so the retry costs no forward pass. Up to three plans.
+/// now is ([`retry_on_conflict`], [`WRITE_ATTEMPTS`] plans); the vectors already computed are
+/// kept when the new plan embeds the same texts (`super::write::AddPlan::same_input`), so the
+/// retry costs no forward pass.
 ///
-/// Errors: those of [`LazyEngine::add`]; [`StoreError::Conflict`] after the third.
+/// Errors: those of [`LazyEngine::add`]; [`StoreError::Conflict`] after the last plan.
 pub async fn add_shared<S: Store, E: Embedder + Clone>(
     lazy: &Mutex<LazyEngine<S, E>>,
     docs: Vec<DocumentInput>,
     progress: &mut dyn Progress,
 ) -> Result<AddReport> {
     let mut done: Option<(super::write::AddPlan, super::write::AddVectors)> = None;
-    let mut attempt = 1;
-    loop {
+    retry_on_conflict(WRITE_ATTEMPTS, async |attempt| {
         let (plan, embedder, batch) = {
             let mut core = lazy.lock().await;
             let plan = core.plan_add(docs.clone(), progress).await?;
@@ -79,14 +76,12 @@ pub async fn add_shared<S: Store, E: Embedder + Clone>(
         let mut core = lazy.lock().await;
         // Another engine committed while this one embedded: plan again, keeping the vectors.
         core.refresh().await?;
-        if core.generation() != plan.generation && attempt < ADD_ATTEMPTS {
+        if core.generation() != plan.generation && attempt < WRITE_ATTEMPTS {
+            let conflict = StoreError::Conflict { expected: plan.generation, found: core.generation() };
             done = Some((plan, vectors));
-            attempt += 1;
-            continue;
+            return Err(conflict.into());
         }
-        match core.commit_add(plan, vectors, progress).await {
-            Err(Error::Store(StoreError::Conflict { .. })) if attempt < ADD_ATTEMPTS => attempt += 1,
-            r => return r,
-        }
-    }
+        core.commit_add(plan, vectors, progress).await
+    })
+    .await
 }

@@ -1,4 +1,5 @@
-//! Writes: add (parse, chunk, embed, one atomic commit, then the indexes), remove, clear.
+//! Writes: add (parse, chunk, embed, one atomic commit, then the parts apply it), remove, clear —
+//! one write path over either residency of a knowledge base's parts ([`Residency`]).
 use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
@@ -9,6 +10,7 @@ use crate::error::{InputError, Result};
 use crate::graph::mindmap;
 use crate::graph::{GraphParams, GraphPlan, NewMap, NodeSource, PseudoGraph, node_inputs, node_sources};
 use crate::index::bm25::term_frequencies;
+use crate::index::segment::Delta;
 use crate::ports::{Clock, Collection, Op, Progress, Record, Store};
 use crate::schema::*;
 use crate::text::{self};
@@ -408,80 +410,279 @@ fn map_chunks(cs: &[text::Chunk]) -> Vec<(Vec<String>, String)> {
     cs.iter().map(|c| (c.heading_path.clone(), c.text.clone())).collect()
 }
 
+/// How a knowledge base's parts are held, as a write sees them: what it reads before it commits,
+/// and how it takes a committed write. Implemented once per residency — [`Engine`] (every part
+/// resident in memory) and the lazy reader (`super::lazy`: parts read from the store on
+/// demand). [`plan_add`], [`commit_add`] and [`remove`] are the one write path over either: plan
+/// → embed ([`embed_add`], the engine not held) → one write set → one guarded commit
+/// ([`crate::ports::commit_guarded`]) → [`Residency::apply`].
+#[allow(async_fn_in_trait)] // webrag runs on one thread (a worker, or a CLI's block_on)
+pub(super) trait Residency<S: Store, E: Embedder> {
+    fn store(&self) -> &S;
+    fn embedder(&self) -> &E;
+    fn config(&self) -> &Config;
+    fn clock(&self) -> &dyn Clock;
+    /// The store's generation the view is of.
+    fn view_generation(&self) -> u64;
+    /// How many documents are stored.
+    fn document_count(&self) -> usize;
+    /// The `sourceHash` of each of the documents `ids` that is stored.
+    async fn source_hashes(&self, ids: &[String]) -> Result<HashMap<DocId, String>>;
+    /// The live chunks of the stored documents `ids`.
+    fn chunks_of(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>>;
+    /// How many atomic questions each of `chunks` has (those with none left out).
+    async fn question_counts(&self, chunks: &[ChunkId]) -> Result<HashMap<ChunkId, usize>>;
+    /// The pseudo-graph (read first where it is not resident).
+    async fn graph_for_write(&mut self) -> Result<&PseudoGraph>;
+    /// The next delta of the stored index segments after a write that deletes `gone` (chunks of
+    /// the documents `old`) and adds `added`, leaving `documents` documents; `None` when the store
+    /// holds no base.
+    fn next_delta(&self, old: &HashMap<DocId, Vec<ChunkId>>, gone: &[ChunkId], added: &[ChunkId], documents: usize) -> Option<(Op, Delta)>;
+    /// The memory entries learned from any of the `gone` chunks (they go with them).
+    async fn memory_from(&self, gone: &[ChunkId]) -> Result<HashSet<String>>;
+    /// Commits `ops` guarded by the view's generation ([`crate::ports::commit_guarded`]).
+    async fn commit_ops(&mut self, ops: Vec<Op>) -> Result<()>;
+    /// Takes a committed write: each part mirrors it in memory or follows its stored delta.
+    ///
+    /// Errors: [`crate::error::StoreError::Backend`] when the part cannot follow (it must be
+    /// read again).
+    fn apply(&mut self, change: Change) -> Result<()>;
+}
+
+/// A committed write, as the parts take it ([`Residency::apply`]).
+pub(super) struct Change {
+    /// Documents whose chunks were deleted (replaced or removed).
+    pub unindexed: Vec<DocId>,
+    /// The new chunks, with their postings and vectors.
+    pub chunks: Vec<(ChunkRecord, PostingRecord, Vec<f32>)>,
+    /// The documents written.
+    pub docs: Vec<DocumentRecord>,
+    /// The index segments' delta committed (`None`: no base).
+    pub delta: Option<Delta>,
+    /// Memory entries deleted.
+    pub memory: HashSet<String>,
+    /// The pseudo-graph's change.
+    pub graph: GraphPlan,
+}
+
+/// Step 1 of an `add`: validates the batch, skips unchanged documents, parses and chunks the
+/// others (progress phase `parse`) — [`Planner::plan`] against the stored documents.
+///
+/// Errors: the input errors of [`Engine::add`]; store errors.
+pub(super) async fn plan_add<S: Store, E: Embedder>(
+    kb: &impl Residency<S, E>,
+    docs: Vec<DocumentInput>,
+    progress: &mut dyn Progress,
+) -> Result<AddPlan> {
+    let stored = kb.source_hashes(&docs.iter().map(|d| d.id.clone()).collect::<Vec<_>>()).await?;
+    let planner = Planner { embedder: kb.embedder(), config: kb.config(), clock: kb.clock(), generation: kb.view_generation() };
+    planner.plan(docs, &|id| stored.get(id).map(String::as_str), progress)
+}
+
+/// Step 3 of an `add`: fuses the plan's mind maps into the pseudo-graph (progress phase
+/// `store`), commits the batch to the store in one transaction (with the index segments' delta
+/// and the memory entries learned from replaced chunks deleted), then the parts apply it (phase
+/// `done`).
+///
+/// Errors: [`crate::error::StoreError::Conflict`] when the knowledge base committed or was read
+/// again since the plan was made (nothing is written: plan again); store errors.
+pub(super) async fn commit_add<S: Store, E: Embedder>(
+    kb: &mut impl Residency<S, E>,
+    plan: AddPlan,
+    vectors: AddVectors,
+    progress: &mut dyn Progress,
+) -> Result<AddReport> {
+    let AddPlan { mut report, pending, total, generation, .. } = plan;
+    if generation != kb.view_generation() {
+        return Err(crate::error::StoreError::Conflict { expected: generation, found: kb.view_generation() }.into());
+    }
+    let old = kb.chunks_of(&report.replaced);
+    let questions = kb.question_counts(&old.values().flatten().cloned().collect::<Vec<_>>()).await?;
+    // The graph plan against the current graph (documents being replaced are removed first, in
+    // the same commit).
+    let params = kb.config().graph;
+    let graph = graph_plan(kb.graph_for_write().await?, &report.replaced, &pending, &vectors, &params);
+    // The plan holds the nodes' vectors now: the batch's are freed.
+    let AddVectors { chunks: chunk_vectors, maps, nodes, node_counts } = vectors;
+    drop((maps, nodes, node_counts));
+    let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
+    let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
+    let AddWrite { mut ops, gone, chunks, docs } = add_write(pending, chunk_vectors, &old_of, &questions_of);
+    ops.extend(graph.ops_kept(&|c| kb.store().keeps(c)));
+    if ops.is_empty() {
+        progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
+        return Ok(report);
+    }
+    let added: Vec<ChunkId> = chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
+    let documents = kb.document_count().saturating_add(report.added.len());
+    progress.report(ProgressEvent { phase: crate::types::Phase::Store, done: 0, total: 1 });
+    let delta = commit_write(kb, ops, &old, &gone, &added, documents).await?;
+    report.chunks = chunks.len();
+    let (delta, memory) = delta;
+    kb.apply(Change { unindexed: report.replaced.clone(), chunks, docs, delta, memory, graph })?;
+    progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
+    Ok(report)
+}
+
+/// Removes documents (their chunks, vectors, postings and atomic questions, the memory entries
+/// learned from them, their mind maps' share of the pseudo-graph) in one atomic batch. Unknown
+/// ids are reported in `unknown`, not an error.
+///
+/// Errors: store errors ([`crate::error::StoreError::Conflict`]: nothing written).
+pub(super) async fn remove<S: Store, E: Embedder>(kb: &mut impl Residency<S, E>, ids: &[String]) -> Result<RemoveReport> {
+    let stored = kb.source_hashes(ids).await?;
+    let present: Vec<String> = stored.keys().cloned().collect();
+    let old = kb.chunks_of(&present);
+    let questions = kb.question_counts(&old.values().flatten().cloned().collect::<Vec<_>>()).await?;
+    let stored_of = |id: &str| stored.contains_key(id);
+    let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
+    let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
+    let (report, mut ops, gone) = remove_write(ids, &stored_of, &old_of, &questions_of);
+    let graph = kb.graph_for_write().await?.plan_remove(&report.removed);
+    ops.extend(graph.ops_kept(&|c| kb.store().keeps(c)));
+    if ops.is_empty() {
+        return Ok(report);
+    }
+    let documents = kb.document_count().saturating_sub(report.removed.len());
+    let (delta, memory) = commit_write(kb, ops, &old, &gone, &[], documents).await?;
+    kb.apply(Change { unindexed: report.removed.clone(), chunks: Vec::new(), docs: Vec::new(), delta, memory, graph })?;
+    Ok(report)
+}
+
+/// Commits a write's `ops` with the index segments' next delta and the deletes of the memory
+/// entries learned from the `gone` chunks; returns both for [`Residency::apply`].
+///
+/// Errors: store errors ([`crate::error::StoreError::Conflict`]: nothing written).
+async fn commit_write<S: Store, E: Embedder>(
+    kb: &mut impl Residency<S, E>,
+    mut ops: Vec<Op>,
+    old: &HashMap<DocId, Vec<ChunkId>>,
+    gone: &[ChunkId],
+    added: &[ChunkId],
+    documents: usize,
+) -> Result<(Option<Delta>, HashSet<String>)> {
+    let delta = kb.next_delta(old, gone, added, documents);
+    let delta = delta.map(|(op, d)| {
+        ops.push(op);
+        d
+    });
+    // Memory learned from a deleted chunk goes with it (a write that deletes none reads none).
+    let memory = if gone.is_empty() { HashSet::new() } else { kb.memory_from(gone).await? };
+    ops.extend(memory.iter().map(|id| Op::Delete(Collection::Memory, id.clone())));
+    kb.commit_ops(ops).await?;
+    Ok((delta, memory))
+}
+
+impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
+    fn store(&self) -> &S {
+        &self.store
+    }
+
+    fn embedder(&self) -> &E {
+        &self.embedder
+    }
+
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    fn view_generation(&self) -> u64 {
+        self.generation.get()
+    }
+
+    fn document_count(&self) -> usize {
+        self.corpus.docs.len()
+    }
+
+    async fn source_hashes(&self, ids: &[String]) -> Result<HashMap<DocId, String>> {
+        Ok(ids.iter().filter_map(|id| Some((id.clone(), self.corpus.docs.get(id)?.source_hash.clone()))).collect())
+    }
+
+    fn chunks_of(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
+        ids.iter().map(|id| (id.clone(), self.corpus.doc_chunks.get(id).cloned().unwrap_or_default())).collect()
+    }
+
+    async fn question_counts(&self, chunks: &[ChunkId]) -> Result<HashMap<ChunkId, usize>> {
+        Ok(chunks.iter().filter_map(|c| Some((c.clone(), self.ask.atoms.get(c)?.len()))).collect())
+    }
+
+    async fn graph_for_write(&mut self) -> Result<&PseudoGraph> {
+        Ok(&self.graph)
+    }
+
+    fn next_delta(
+        &self,
+        _old: &HashMap<DocId, Vec<ChunkId>>,
+        gone: &[ChunkId],
+        added: &[ChunkId],
+        documents: usize,
+    ) -> Option<(Op, Delta)> {
+        self.next_delta(gone, added, documents)
+    }
+
+    async fn memory_from(&self, gone: &[ChunkId]) -> Result<HashSet<String>> {
+        Ok(self.ask.memory_from(gone))
+    }
+
+    async fn commit_ops(&mut self, ops: Vec<Op>) -> Result<()> {
+        self.commit(ops).await
+    }
+
+    /// Mirrors the write in memory: the delta, memory, the documents' chunks out of the indexes
+    /// and the new ones in, the documents, the pseudo-graph.
+    fn apply(&mut self, change: Change) -> Result<()> {
+        let Change { unindexed, chunks, docs, delta, memory, graph } = change;
+        self.set_delta(delta);
+        self.ask.drop_memory(&memory);
+        for id in &unindexed {
+            self.unindex_doc(id);
+        }
+        for (c, p, v) in chunks {
+            self.index_chunk(c, p, &v);
+        }
+        for d in docs {
+            self.corpus.docs.insert(d.id.clone(), d);
+        }
+        self.graph.apply(graph);
+        Ok(())
+    }
+}
+
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// Adds documents as one atomic batch.
     ///
     /// Per document: unchanged (same id and same hash of format, title and text) → nothing is
     /// written; changed → its old chunks, vectors and postings are replaced in the same
     /// transaction; new → inserted. The whole batch is validated, parsed, chunked and embedded
-    /// before anything is written. In three steps: `Engine::plan_add`, `embed_add` (which the
-    /// page runs without holding the engine), `Engine::commit_add`.
+    /// before anything is written. In three steps: [`plan_add`], [`embed_add`] (which the page
+    /// runs without holding the engine), [`commit_add`].
     ///
     /// Errors (nothing is written): [`InputError::DuplicateId`], [`InputError::InvalidId`],
     /// [`InputError::TooLarge`] (over `max_document_bytes`), [`InputError::EmptyDocument`] (no
     /// text after parsing), model and store errors.
     pub async fn add(&mut self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddReport> {
-        let plan = self.plan_add(docs, progress)?;
+        let plan = self.plan_add(docs, progress).await?;
         let vectors = embed_add(&self.embedder, self.embed_batch(), &plan, progress).await?;
         self.commit_add(plan, vectors, progress).await
     }
 
-    /// Step 1 of [`Engine::add`]: validates the batch, skips unchanged documents, parses and
-    /// chunks the others (progress phase `parse`) — [`plan_add`] against the loaded documents.
+    /// Step 1 of [`Engine::add`] ([`plan_add`]).
     ///
     /// Errors: the input errors of [`Engine::add`].
-    pub(crate) fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
-        let planner = Planner { embedder: &self.embedder, config: &self.config, clock: &*self.clock, generation: self.generation.get() };
-        planner.plan(docs, &|id| self.corpus.docs.get(id).map(|d| d.source_hash.as_str()), progress)
+    pub(crate) async fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
+        plan_add(self, docs, progress).await
     }
 
-    /// Step 3 of [`Engine::add`]: fuses the plan's mind maps into the pseudo-graph (progress
-    /// phase `store`), commits the batch to the store in one transaction, then mirrors it in
-    /// memory (phase `done`).
+    /// Step 3 of [`Engine::add`] ([`commit_add`]).
     ///
     /// Errors: [`crate::error::StoreError::Conflict`] when the engine committed or read the store
     /// again since the plan was made (nothing is written: plan again); store errors.
     pub(crate) async fn commit_add(&mut self, plan: AddPlan, vectors: AddVectors, progress: &mut dyn Progress) -> Result<AddReport> {
-        let AddPlan { mut report, pending, total, generation, .. } = plan;
-        if generation != self.generation.get() {
-            return Err(crate::error::StoreError::Conflict { expected: generation, found: self.generation.get() }.into());
-        }
-        // The graph plan against the current graph (documents being replaced are removed first,
-        // in the same commit).
-        let graph_plan = graph_plan(&self.graph, &report.replaced, &pending, &vectors, &self.config.graph);
-        // The plan holds the nodes' vectors now: the batch's are freed.
-        let AddVectors { chunks: chunk_vectors, maps, nodes, node_counts } = vectors;
-        drop((maps, nodes, node_counts));
-        let old = |id: &str| self.corpus.doc_chunks.get(id).cloned().unwrap_or_default();
-        let questions = |cid: &str| self.ask.atoms.get(cid).map_or(0, Vec::len);
-        let AddWrite { mut ops, gone, chunks: new_chunks, docs: docs_written } = add_write(pending, chunk_vectors, &old, &questions);
-        ops.extend(graph_plan.ops_kept(&|c| self.store.keeps(c)));
-        if ops.is_empty() {
-            progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
-            return Ok(report);
-        }
-        let added: Vec<ChunkId> = new_chunks.iter().map(|(c, _, _)| c.id.clone()).collect();
-        let delta = self.next_delta(&gone, &added, self.corpus.docs.len() + report.added.len());
-        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        let stale = self.ask.memory_deletes(&gone, &mut ops);
-        progress.report(ProgressEvent { phase: crate::types::Phase::Store, done: 0, total: 1 });
-        self.commit(ops).await?;
-        self.set_delta(delta.map(|(_, d)| d));
-        self.ask.drop_memory(&stale);
-        // Committed: now mirror it in memory.
-        for id in &report.replaced {
-            self.unindex_doc(id);
-        }
-        report.chunks = new_chunks.len();
-        for (c, p, v) in new_chunks {
-            self.index_chunk(c, p, &v);
-        }
-        for d in docs_written {
-            self.corpus.docs.insert(d.id.clone(), d);
-        }
-        self.graph.apply(graph_plan);
-        progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
-        Ok(report)
+        commit_add(self, plan, vectors, progress).await
     }
 
     /// The structural mind maps of `docs`, their node embeddings (progress phase `graph`), and
@@ -507,28 +708,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         Ok(self.graph.plan_add(&new_maps, replacing, &self.config.graph))
     }
 
-    /// Removes documents (their chunks, vectors and postings) in one atomic batch. Unknown ids
-    /// are reported in `unknown`, not an error.
+    /// Removes documents ([`remove`]). Unknown ids are reported in `unknown`, not an error.
+    ///
+    /// Errors: store errors ([`crate::error::StoreError::Conflict`]: nothing written).
     pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
-        let stored = |id: &str| self.corpus.docs.contains_key(id);
-        let old = |id: &str| self.corpus.doc_chunks.get(id).cloned().unwrap_or_default();
-        let questions = |cid: &str| self.ask.atoms.get(cid).map_or(0, Vec::len);
-        let (report, mut ops, gone) = remove_write(ids, &stored, &old, &questions);
-        let graph_plan = self.graph.plan_remove(&report.removed);
-        ops.extend(graph_plan.ops());
-        let delta = if ops.is_empty() { None } else { self.next_delta(&gone, &[], self.corpus.docs.len() - report.removed.len()) };
-        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        let stale = self.ask.memory_deletes(&gone, &mut ops);
-        if !ops.is_empty() {
-            self.commit(ops).await?;
-        }
-        self.set_delta(delta.map(|(_, d)| d));
-        self.ask.drop_memory(&stale);
-        for id in &report.removed {
-            self.unindex_doc(id);
-        }
-        self.graph.apply(graph_plan);
-        Ok(report)
+        remove(self, ids).await
     }
 
     /// Deletes everything (the model metadata is written again).

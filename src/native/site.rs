@@ -262,7 +262,7 @@ impl SiteBuild<'_> {
         for batch in crate::snapshot::site_batches(pages, source) {
             let batch = batch?;
             done += batch.len();
-            let plan = eng.plan_add(batch, &mut NoProgress)?;
+            let plan = eng.plan_add(batch, &mut NoProgress).await?;
             lap(0, &mut split);
             let vectors = crate::engine::embed_add(eng.embedder(), eng.embed_batch(), &plan, &mut NoProgress).await?;
             lap(1, &mut split);

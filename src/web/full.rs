@@ -204,7 +204,9 @@ impl WebRagCore {
     #[wasm_bindgen(js_name = clearTraces)]
     pub fn clear_traces(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { super::retried(async || inner.lock().await.clear_traces().await).await })
+        run(async move {
+            crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| inner.lock().await.clear_traces().await).await
+        })
     }
 
     /// The memory knowledge base: `[{id, title, content, sources, createdAt}]` (embeddings
@@ -220,7 +222,7 @@ impl WebRagCore {
     /// Deletes every memory entry; resolves to how many.
     pub fn forget(&self) -> Promise {
         let inner = self.inner.clone();
-        run(async move { super::retried(async || inner.lock().await.forget().await).await })
+        run(async move { crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| inner.lock().await.forget().await).await })
     }
 
     /// GPU time per kernel kind for one forward pass over `texts` (`{matmulMs, attentionMs,

@@ -8,18 +8,15 @@
 
 /// Runs a write against the whole engine `$core` (a `LazyEngine`), bound to `$eng`: the store is
 /// read again first when another tab committed since ([`LazyEngine::refresh`]), and the write is
-/// tried again (up to twice) when its commit still meets a newer generation (`STORE_CONFLICT`:
-/// nothing was written).
+/// tried again when its commit still meets a newer generation
+/// ([`crate::ports::retry_on_conflict`]).
 macro_rules! write_op {
     ($core:ident, $eng:ident => $body:expr) => {{
-        let mut attempt = 0;
-        loop {
+        crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| {
             let $eng = $core.for_write().await?;
-            match $body {
-                Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
-                r => break r,
-            }
-        }
+            $body
+        })
+        .await
     }};
 }
 
@@ -319,19 +316,6 @@ fn stats_js(stats: &crate::types::Stats) -> Result<JsValue, JsValue> {
     Ok(v)
 }
 
-/// `op` again (up to three times in all) while it fails with `STORE_CONFLICT` (another tab
-/// committed between its read of the store's generation and its commit: nothing was written).
-#[cfg(feature = "full")]
-async fn retried<T>(op: impl AsyncFn() -> crate::error::Result<T>) -> crate::error::Result<T> {
-    let mut attempt = 0;
-    loop {
-        match op().await {
-            Err(crate::error::Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
-            r => break r,
-        }
-    }
-}
-
 /// The engine as the worker sees it. Every method returns a Promise; failures reject with an
 /// `Error` whose `name` is `InputError` | `ModelError` | `StoreError` and whose `code` is stable.
 #[wasm_bindgen]
@@ -451,13 +435,7 @@ impl WebRagCore {
         run(async move {
             let ids = ids.map_err(|e| crate::error::InputError::InvalidOption { name: "ids".into(), reason: e.to_string() })?;
             let mut core = inner.lock().await;
-            let mut attempt = 0;
-            loop {
-                match core.remove(&ids).await {
-                    Err(Error::Store(crate::error::StoreError::Conflict { .. })) if attempt < 2 => attempt += 1,
-                    r => break r,
-                }
-            }
+            crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.remove(&ids).await).await
         })
     }
 

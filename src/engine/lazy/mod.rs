@@ -456,8 +456,8 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     ) -> Result<super::write::AddPlan> {
         self.refresh().await?;
         match &self.state {
-            State::Reading(r) => r.plan_add(docs, progress).await,
-            State::Loaded(e) => e.plan_add(docs, progress),
+            State::Reading(r) => super::write::plan_add(&**r, docs, progress).await,
+            State::Loaded(e) => e.plan_add(docs, progress).await,
             State::Failed => Err(failed()),
         }
     }
@@ -474,7 +474,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     ) -> Result<AddReport> {
         self.refresh().await?;
         match &mut self.state {
-            State::Reading(r) => r.commit_add(plan, vectors, progress).await,
+            State::Reading(r) => super::write::commit_add(&mut **r, plan, vectors, progress).await,
             State::Loaded(e) => e.commit_add(plan, vectors, progress).await,
             State::Failed => Err(failed()),
         }
@@ -487,7 +487,7 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     pub async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
         self.refresh().await?;
         match &mut self.state {
-            State::Reading(r) => r.remove(ids).await,
+            State::Reading(r) => super::write::remove(&mut **r, ids).await,
             State::Loaded(e) => e.remove(ids).await,
             State::Failed => Err(failed()),
         }

@@ -10,14 +10,15 @@
 use std::collections::{HashMap, HashSet};
 
 use super::Reader;
+use crate::config::Config;
 use crate::embed::Embedder;
 use crate::engine::segments::next_delta;
-use crate::engine::write::{AddPlan, AddVectors, AddWrite, Planner, add_write, graph_plan, remove_write};
+use crate::engine::write::{Change, Residency};
 use crate::error::{Result, StoreError};
 use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
-use crate::ports::{Collection, GENERATION_KEY, Op, Progress, Record, Store};
+use crate::index::segment::Delta;
+use crate::ports::{Clock, Collection, Op, Record, Store};
 use crate::schema::*;
-use crate::types::*;
 
 impl<S: Store, E: Embedder> Reader<S, E> {
     /// Commits `ops` as one batch guarded by the view's generation ([`crate::engine::Engine`]'s
@@ -25,13 +26,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     ///
     /// Errors: [`StoreError::Conflict`] when another engine committed since (nothing is
     /// written); other store errors.
-    pub(super) async fn commit(&mut self, mut ops: Vec<Op>) -> Result<()> {
-        let g = self.parts.generation;
-        ops.insert(0, Op::CheckGeneration(g));
-        let next = g.saturating_add(1);
-        ops.push(Op::Put(Record::Meta(MetaRecord { id: GENERATION_KEY.into(), value: next.to_string() })));
-        self.store.commit(ops).await?;
-        self.parts.generation = next;
+    pub(super) async fn commit(&mut self, ops: Vec<Op>) -> Result<()> {
+        self.parts.generation = crate::ports::commit_guarded(&self.store, self.parts.generation, ops).await?;
         self.memory = None;
         Ok(())
     }
@@ -64,113 +60,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         Ok(self.graph.get_or_insert_with(|| PseudoGraph::with_ann(self.embedder.dim(), self.config.ann)))
     }
 
-    /// Step 1 of an `add` ([`crate::engine::Engine::add`]): the batch planned against the
-    /// stored records of its documents.
-    ///
-    /// Errors: the input errors of [`crate::engine::Engine::add`]; store errors.
-    pub(super) async fn plan_add(&self, docs: Vec<DocumentInput>, progress: &mut dyn Progress) -> Result<AddPlan> {
-        let stored = self.documents(&docs.iter().map(|d| d.id.clone()).collect::<Vec<_>>()).await?;
-        let planner = Planner { embedder: &self.embedder, config: &self.config, clock: &*self.clock, generation: self.parts.generation };
-        planner.plan(docs, &|id| stored.get(id).map(|d| d.source_hash.as_str()), progress)
-    }
-
-    /// Step 3 of an `add`: the loaded engine's commit ([`crate::engine::Engine::add`]), with the
-    /// stored records of the documents replaced read now, then the reader's delta.
-    ///
-    /// Errors: [`StoreError::Conflict`] when the view changed since the plan (plan again);
-    /// store errors.
-    pub(super) async fn commit_add(&mut self, plan: AddPlan, vectors: AddVectors, progress: &mut dyn Progress) -> Result<AddReport> {
-        let AddPlan { mut report, pending, total, generation, .. } = plan;
-        if generation != self.parts.generation {
-            return Err(StoreError::Conflict { expected: generation, found: self.parts.generation }.into());
-        }
-        let old = self.old_chunks(&report.replaced);
-        let questions = self.question_counts(&old).await?;
-        let params = self.config.graph;
-        let graph_plan = graph_plan(self.graph().await?, &report.replaced, &pending, &vectors, &params);
-        let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
-        let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
-        let AddWrite { mut ops, gone, chunks, .. } = add_write(pending, vectors.chunks, &old_of, &questions_of);
-        ops.extend(graph_plan.ops());
-        if ops.is_empty() {
-            progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
-            return Ok(report);
-        }
-        let documents = usize::try_from(self.parts.delta.documents).unwrap_or(usize::MAX).saturating_add(report.added.len());
-        report.chunks = chunks.len();
-        let added: Vec<(ChunkId, (PostingRecord, Vec<f32>))> = chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))).collect();
-        progress.report(ProgressEvent { phase: crate::types::Phase::Store, done: 0, total: 1 });
-        self.commit_write(ops, &old, &gone, added, documents, graph_plan).await?;
-        progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
-        Ok(report)
-    }
-
-    /// [`crate::engine::Engine::remove`] without loading the knowledge base.
-    ///
-    /// Errors: store errors ([`StoreError::Conflict`]: nothing written).
-    pub(super) async fn remove(&mut self, ids: &[String]) -> Result<RemoveReport> {
-        let stored = self.documents(ids).await?;
-        let present: Vec<String> = ids.iter().filter(|id| stored.contains_key(*id)).cloned().collect();
-        let old = self.old_chunks(&present);
-        let questions = self.question_counts(&old).await?;
-        let stored_of = |id: &str| stored.contains_key(id);
-        let old_of = |id: &str| old.get(id).cloned().unwrap_or_default();
-        let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
-        let (report, mut ops, gone) = remove_write(ids, &stored_of, &old_of, &questions_of);
-        let graph_plan = self.graph().await?.plan_remove(&report.removed);
-        ops.extend(graph_plan.ops());
-        if ops.is_empty() {
-            return Ok(report);
-        }
-        let documents = usize::try_from(self.parts.delta.documents).unwrap_or(usize::MAX).saturating_sub(report.removed.len());
-        self.commit_write(ops, &old, &gone, Vec::new(), documents, graph_plan).await?;
-        Ok(report)
-    }
-
-    /// Commits a write's `ops` with the memory entries learned from `gone` chunks deleted and the
-    /// next delta; then the reader follows: tombstones, the delta's chunks (`added` appended),
-    /// the graph.
-    ///
-    /// Errors: store errors ([`StoreError::Conflict`]: nothing written, nothing changed).
-    async fn commit_write(
-        &mut self,
-        mut ops: Vec<Op>,
-        old: &HashMap<DocId, Vec<ChunkId>>,
-        gone: &[ChunkId],
-        added: Vec<(ChunkId, (PostingRecord, Vec<f32>))>,
-        documents: usize,
-        graph_plan: GraphPlan,
-    ) -> Result<()> {
-        let ordinals = self.base_ordinals(old);
-        let new: Vec<ChunkId> = added.iter().map(|(id, _)| id.clone()).collect();
-        let (op, delta) = next_delta(&self.parts.delta, &|id| ordinals.get(id).copied(), gone, &new, documents);
-        ops.push(op);
-        // Memory learned from a deleted chunk goes with it (a write that deletes none reads none).
-        if !gone.is_empty() {
-            let gone_set: HashSet<&str> = gone.iter().map(String::as_str).collect();
-            for m in self.store.scan(Collection::Memory).await?.memory {
-                if m.sources.iter().any(|s| gone_set.contains(s.as_str())) {
-                    ops.push(Op::Delete(Collection::Memory, m.id));
-                }
-            }
-        }
-        self.commit(ops).await?;
-        // Committed: the reader follows.
-        let mut kept: HashMap<ChunkId, (PostingRecord, Vec<f32>)> =
-            self.parts.delta.added.drain(..).zip(std::mem::take(&mut self.parts.delta_chunks)).collect();
-        kept.extend(added);
-        let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
-        // Unreachable: the delta's chunks are those it had and those added; its tombstones are
-        // ordinals of the head (`base_ordinals`).
-        let unreadable =
-            || StoreError::Backend { reason: "the lazily opened delta went out of step; open the knowledge base again".into() };
-        self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
-        if let Some(g) = self.graph.as_mut() {
-            g.apply(graph_plan);
-        }
-        Ok(())
-    }
-
     /// The stored records of the documents `ids` that exist.
     async fn documents(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>> {
         let got = self.store.get_many(Collection::Documents, ids).await?;
@@ -193,13 +82,6 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 (doc.clone(), cs)
             })
             .collect()
-    }
-
-    /// How many atomic questions each of `old`'s chunks has (those with none are left out).
-    async fn question_counts(&self, old: &HashMap<DocId, Vec<ChunkId>>) -> Result<HashMap<ChunkId, usize>> {
-        let ids: Vec<ChunkId> = old.values().flatten().cloned().collect();
-        let got = self.store.get_many(Collection::Questions, &ids).await?;
-        Ok(got.into_iter().filter_map(|r| if let Some(Record::Question(q)) = r { Some((q.id, q.questions.len())) } else { None }).collect())
     }
 
     /// Base ordinals of document `doc`'s chunks. The base lists documents by id and their chunks
@@ -239,6 +121,87 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let head = &self.parts.head;
         let o = self.base_range(doc).into_iter().find(|&o| head.chunks.get(o as usize).is_some_and(|c| c == chunk))?;
         (!self.parts.dead.get(o as usize).copied().unwrap_or(true)).then_some(o)
+    }
+}
+
+/// A lazily opened knowledge base as the one write path sees it ([`crate::engine::write`]): the
+/// documents' records, their chunks (from the head and the delta) and their atomic questions are
+/// read, the memory entries scanned when a chunk goes, the pseudo-graph read on first need; a
+/// committed write extends the delta, which the reader then follows.
+impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
+    fn store(&self) -> &S {
+        &self.store
+    }
+
+    fn embedder(&self) -> &E {
+        &self.embedder
+    }
+
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    fn view_generation(&self) -> u64 {
+        self.parts.generation
+    }
+
+    fn document_count(&self) -> usize {
+        usize::try_from(self.parts.delta.documents).unwrap_or(usize::MAX)
+    }
+
+    async fn source_hashes(&self, ids: &[String]) -> Result<HashMap<DocId, String>> {
+        Ok(self.documents(ids).await?.into_iter().map(|(id, d)| (id, d.source_hash)).collect())
+    }
+
+    fn chunks_of(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
+        self.old_chunks(ids)
+    }
+
+    async fn question_counts(&self, chunks: &[ChunkId]) -> Result<HashMap<ChunkId, usize>> {
+        let got = self.store.get_many(Collection::Questions, chunks).await?;
+        Ok(got.into_iter().filter_map(|r| if let Some(Record::Question(q)) = r { Some((q.id, q.questions.len())) } else { None }).collect())
+    }
+
+    async fn graph_for_write(&mut self) -> Result<&PseudoGraph> {
+        self.graph().await
+    }
+
+    fn next_delta(&self, old: &HashMap<DocId, Vec<ChunkId>>, gone: &[ChunkId], added: &[ChunkId], documents: usize) -> Option<(Op, Delta)> {
+        let ordinals = self.base_ordinals(old);
+        Some(next_delta(&self.parts.delta, &|id| ordinals.get(id).copied(), gone, added, documents))
+    }
+
+    async fn memory_from(&self, gone: &[ChunkId]) -> Result<HashSet<String>> {
+        let gone: HashSet<&str> = gone.iter().map(String::as_str).collect();
+        let memory = self.store.scan(Collection::Memory).await?.memory;
+        Ok(memory.into_iter().filter(|m| m.sources.iter().any(|s| gone.contains(s.as_str()))).map(|m| m.id).collect())
+    }
+
+    async fn commit_ops(&mut self, ops: Vec<Op>) -> Result<()> {
+        self.commit(ops).await
+    }
+
+    /// Follows the committed delta: tombstones, the delta's chunks (the new ones appended), the
+    /// graph when it was read.
+    fn apply(&mut self, change: Change) -> Result<()> {
+        // Unreachable: the delta's chunks are those it had and those added; its tombstones are
+        // ordinals of the head (`base_ordinals`).
+        let unreadable =
+            || StoreError::Backend { reason: "the lazily opened delta went out of step; open the knowledge base again".into() };
+        let delta = change.delta.ok_or_else(unreadable)?;
+        let mut kept: HashMap<ChunkId, (PostingRecord, Vec<f32>)> =
+            self.parts.delta.added.drain(..).zip(std::mem::take(&mut self.parts.delta_chunks)).collect();
+        kept.extend(change.chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))));
+        let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
+        self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
+        if let Some(g) = self.graph.as_mut() {
+            g.apply(change.graph);
+        }
+        Ok(())
     }
 }
 
