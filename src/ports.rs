@@ -352,6 +352,10 @@ pub trait Store {
         }
         Ok(out)
     }
+    /// Reads the records of one collection whose keys sort after `after` (from the first when
+    /// `None`), in key order, at most `limit` of them: a collection read a page at a time (a
+    /// streamed export, [`crate::kb_file::Writer`]). A page shorter than `limit` is the last.
+    async fn scan_page(&self, collection: Collection, after: Option<&str>, limit: usize) -> Result<Vec<Record>, StoreError>;
     /// Reads everything (used once at open).
     async fn load(&self) -> Result<Contents, StoreError>;
     /// Applies a batch of writes atomically, in order.
@@ -375,6 +379,9 @@ impl<S: Store + ?Sized> Store for &S {
     }
     async fn get_many(&self, collection: Collection, keys: &[String]) -> Result<Vec<Option<Record>>, StoreError> {
         (**self).get_many(collection, keys).await
+    }
+    async fn scan_page(&self, collection: Collection, after: Option<&str>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        (**self).scan_page(collection, after, limit).await
     }
     async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
         (**self).scan(collection).await
@@ -433,6 +440,14 @@ impl Store for MemoryStore {
             out.push(r.clone());
         }
         Ok(out)
+    }
+
+    async fn scan_page(&self, collection: Collection, after: Option<&str>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        use std::ops::Bound;
+        let data = self.data.borrow();
+        let Some(m) = data.get(&collection) else { return Ok(Vec::new()) };
+        let from = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.to_string()));
+        Ok(m.range((from, Bound::Unbounded)).take(limit).map(|(_, r)| r.clone()).collect())
     }
 
     async fn load(&self) -> Result<Contents, StoreError> {

@@ -168,3 +168,128 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
         assert_eq!(answers(&reopened).await, want, "the repeated file answers as the export did");
     });
 }
+
+/// A store of `n` documents with a chunk and a vector each, and a `meta` generation record.
+async fn paged_store(n: usize) -> MemoryStore {
+    use webrag::ports::{Op, Record};
+    use webrag::schema::{ChunkRecord, DocumentRecord, MetaRecord, VectorRecord};
+    let store = MemoryStore::new();
+    let mut ops = vec![
+        Op::Put(Record::Meta(MetaRecord { id: "schema".into(), value: webrag::schema::SCHEMA_VERSION.to_string() })),
+        Op::Put(Record::Meta(MetaRecord { id: webrag::ports::GENERATION_KEY.into(), value: "7".into() })),
+    ];
+    for i in 0..n {
+        let id = format!("d{i:05}");
+        let cid = format!("{id}#0");
+        ops.push(Op::Put(Record::Document(DocumentRecord {
+            id: id.clone(),
+            title: format!("title {i} — ü"),
+            url: None,
+            source_hash: "h".into(),
+            added_at: 1.0,
+            chunk_count: 1,
+            status: "indexed".into(),
+            mind_map: None,
+            tags: Vec::new(),
+            auto_tags: Vec::new(),
+            tagged: false,
+            meta: Default::default(),
+        })));
+        let text = format!("text {i}");
+        ops.push(Op::Put(Record::Chunk(ChunkRecord {
+            id: cid.clone(),
+            doc_id: id,
+            ordinal: 0,
+            heading_path: Vec::new(),
+            text,
+            token_count: 2,
+            forward_summary: None,
+        })));
+        ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&cid, "chunks", &[i as f32, -1.0, 0.5]))));
+    }
+    store.commit(ops).await.expect("commit");
+    store
+}
+
+/// The streamed export reads the store a page of `EXPORT_PAGE` records at a time and writes the
+/// bytes `encode` writes of the whole store's contents (without the generation record), at page
+/// boundaries too (a collection of exactly one page, one more, two pages); the file reads back
+/// as those contents.
+#[test]
+fn the_streamed_export_writes_what_encode_writes() {
+    pollster::block_on(async {
+        let p = kb_file::EXPORT_PAGE;
+        for n in [0, 1, p - 1, p, p + 1, 2 * p, 2 * p + 3] {
+            let store = paged_store(n).await;
+            let streamed = kb_file::export(&store, "m", 3, flate2::Compression::fast()).await.expect("export");
+            let mut contents: Contents = store.load().await.expect("load");
+            contents.meta.retain(|m| m.id != webrag::ports::GENERATION_KEY);
+            let whole = kb_file::encode(&contents, "m", 3, flate2::Compression::fast()).expect("encode");
+            assert!(streamed == whole, "{n} documents: the streamed file differs from the encoded one");
+            let back = kb_file::decode(&streamed).expect("decode");
+            assert_eq!(back.contents, contents, "{n} documents");
+            assert_eq!((back.model.as_str(), back.dim), ("m", 3));
+        }
+    })
+}
+
+/// A store that commits a record (as another tab would) once it has served `after` pages.
+struct WritesMidway<'a> {
+    inner: &'a MemoryStore,
+    pages: std::cell::Cell<usize>,
+    after: usize,
+}
+
+impl webrag::ports::Store for WritesMidway<'_> {
+    async fn get(&self, c: webrag::ports::Collection, k: &str) -> Result<Option<webrag::ports::Record>, webrag::error::StoreError> {
+        self.inner.get(c, k).await
+    }
+    async fn scan_page(
+        &self,
+        c: webrag::ports::Collection,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<webrag::ports::Record>, webrag::error::StoreError> {
+        self.pages.set(self.pages.get() + 1);
+        if self.pages.get() == self.after {
+            let next = webrag::ports::commit_guarded(
+                self.inner,
+                7,
+                vec![webrag::ports::Op::Delete(webrag::ports::Collection::Documents, "d00001".into())],
+            );
+            next.await.expect("the other tab's commit");
+        }
+        self.inner.scan_page(c, after, limit).await
+    }
+    async fn load(&self) -> Result<Contents, webrag::error::StoreError> {
+        self.inner.load().await
+    }
+    async fn commit(&self, ops: Vec<webrag::ports::Op>) -> Result<(), webrag::error::StoreError> {
+        self.inner.commit(ops).await
+    }
+    async fn clear(&self) -> Result<(), webrag::error::StoreError> {
+        self.inner.clear().await
+    }
+}
+
+/// Another engine's commit while the pages are read makes the export a typed
+/// `StoreError::Conflict` (the file would mix two states), not a file; read again, it succeeds.
+#[test]
+fn a_commit_during_a_streamed_export_is_a_conflict() {
+    pollster::block_on(async {
+        let store = paged_store(3 * kb_file::EXPORT_PAGE).await;
+        let midway = WritesMidway { inner: &store, pages: std::cell::Cell::new(0), after: 4 };
+        let first = kb_file::export(&midway, "m", 3, flate2::Compression::fast()).await;
+        assert!(
+            matches!(first, Err(webrag::error::Error::Store(webrag::error::StoreError::Conflict { expected: 7, found: 8 }))),
+            "{first:?}"
+        );
+        let again = webrag::ports::retry_on_conflict(webrag::ports::WRITE_ATTEMPTS, async |_| {
+            kb_file::export(&midway, "m", 3, flate2::Compression::fast()).await
+        })
+        .await
+        .expect("read again");
+        let back = kb_file::decode(&again).expect("decode");
+        assert_eq!(back.contents.documents.len(), 3 * kb_file::EXPORT_PAGE - 1);
+    })
+}

@@ -344,6 +344,30 @@ fn bad_segments_fall_back_to_the_full_open() {
     })
 }
 
+/// An export of a lazily opened knowledge base reads the store a page at a time and never loads
+/// it: the same file as the loaded engine's export, which imports into a knowledge base that
+/// answers as the lazy one does.
+#[test]
+fn export_while_lazy_does_not_load_the_knowledge_base() {
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        build(&store, &news(100)).await;
+        let lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let file = lz.export_kb().await.expect("export");
+        assert!(lz.is_lazy(), "the export did not load the knowledge base");
+        assert!(file == loaded(&store).await.export_kb().await.expect("export"), "the same file as the loaded engine's");
+        let other = MemoryStore::new();
+        let mut eng = loaded(&other).await;
+        eng.import_kb(&file).await.expect("import");
+        let mut lz = lz;
+        for q in queries(&news(100), 10) {
+            let o = SearchOptions::new(5, SearchMode::Bm25);
+            assert_eq!(ids(&eng.search(&q, &o).await.unwrap()), ids(&lz.search(&q, &o).await.unwrap()), "{q}");
+        }
+    })
+}
+
 #[test]
 fn clear_while_lazy_does_not_load_what_it_deletes() {
     pollster::block_on(async {

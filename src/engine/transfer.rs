@@ -44,7 +44,7 @@ impl Embedder for ShapeOnly<'_> {
 
 impl<S: Store, E: Embedder> Engine<S, E> {
     /// The whole knowledge base as a knowledge-base file ([`kb_file`]): every stored record,
-    /// gzip-compressed JSON.
+    /// gzip-compressed JSON, read from the store a page at a time ([`kb_file::export`]).
     ///
     /// Errors: store errors.
     pub async fn export_kb(&self) -> Result<Vec<u8>> {
@@ -56,10 +56,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     ///
     /// Errors: store errors.
     pub(crate) async fn export_kb_at(&self, level: flate2::Compression) -> Result<Vec<u8>> {
-        let mut contents = self.store.load().await?;
-        // The commit count belongs to the store, not to the knowledge base.
-        contents.meta.retain(|m| m.id != crate::ports::GENERATION_KEY);
-        kb_file::encode(&contents, self.embedder.model_id(), self.embedder.dim(), level)
+        kb_file::export(&self.store, self.embedder.model_id(), self.embedder.dim(), level).await
     }
 
     /// Replaces this knowledge base with the one in `bytes` (a file from [`Engine::export_kb`]),

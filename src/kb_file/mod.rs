@@ -16,12 +16,13 @@
 //! and sealed HNSW segments, atomic questions, memory and traces come along. `schema` is the
 //! store schema the records follow; an older one is migrated on import as the store would be
 //! on open.
-use std::io::Read;
+use std::io::{Read, Write};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{InputError, Result, StoreError};
-use crate::ports::Contents;
+use crate::ports::{Collection, Contents, GENERATION_KEY, Record, Store};
+use crate::schema::MetaRecord;
 use crate::schema::SCHEMA_VERSION;
 
 mod wire;
@@ -94,28 +95,147 @@ pub(crate) fn invalid(reason: impl Into<String>) -> crate::error::Error {
 /// Writes `contents` (a whole store, as [`crate::ports::Store::load`] returns it) as a
 /// knowledge-base file, gzip-compressed at `level` (`Compression::default()` for files people
 /// move; `fast()` for a build cache written on every build).
+///
+/// Errors: [`StoreError::Backend`] when writing fails.
 pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compression) -> Result<Vec<u8>> {
-    #[derive(Serialize)]
-    struct Out<'a> {
-        format: &'a str,
-        version: u32,
-        schema: u32,
-        model: &'a str,
-        dim: usize,
-        contents: wire::ContentsOut<'a>,
-    }
+    let mut w = Writer::new(model, dim, stored_schema(&contents.meta), level)?;
+    wire::write_contents(&mut w, contents)?;
+    w.finish()
+}
+
+/// The records a streamed export reads from the store at a time ([`export`]).
+pub const EXPORT_PAGE: usize = 512;
+
+/// The knowledge base in `store` as a knowledge-base file, read a page of [`EXPORT_PAGE`]
+/// records at a time ([`Store::scan_page`]), so no more than a page of records and the file
+/// itself are in memory; the same bytes [`encode`] writes of the store's contents. The
+/// generation record (the store's commit count) is left out. When another engine over the
+/// store (another tab) commits while the pages are read, the export fails with
+/// [`StoreError::Conflict`] (call again: [`crate::ports::retry_on_conflict`]).
+///
+/// Errors: store errors; [`StoreError::Conflict`] as above.
+pub async fn export<S: Store + ?Sized>(store: &S, model: &str, dim: usize, level: flate2::Compression) -> Result<Vec<u8>> {
+    let held = |meta: &[Record]| {
+        let m: Vec<MetaRecord> = meta.iter().filter_map(|r| if let Record::Meta(m) = r { Some(m.clone()) } else { None }).collect();
+        crate::ports::generation_of(&m)
+    };
+    let meta = store.scan_page(Collection::Meta, None, usize::MAX).await?;
+    let generation = held(&meta);
     let schema =
-        contents.meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION);
-    let out = Out { format: FORMAT, version: VERSION, schema, model, dim, contents: wire::ContentsOut::new(contents) };
-    let gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
-    // The serializer writes token by token; the compressor gets them in 1 MiB pieces. Fed
-    // directly, each write cleared flate2's 32 KiB output buffer again (`Vec::resize`): 71% of
-    // a 17,364-page site's 52 s build-cache write went to that `memset`.
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
-    let backend = |e: &dyn std::fmt::Display| StoreError::Backend { reason: e.to_string() };
-    serde_json::to_writer(&mut w, &out).map_err(|e| backend(&e))?;
-    let gz = w.into_inner().map_err(|e| backend(&e.into_error()))?;
-    Ok(gz.finish().map_err(|e| backend(&e))?)
+        stored_schema(&meta.iter().filter_map(|r| if let Record::Meta(m) = r { Some(m.clone()) } else { None }).collect::<Vec<_>>());
+    let mut w = Writer::new(model, dim, schema, level)?;
+    for collection in Collection::ALL {
+        let mut after: Option<String> = None;
+        loop {
+            let page = store.scan_page(collection, after.as_deref(), EXPORT_PAGE).await?;
+            for r in &page {
+                if !matches!(r, Record::Meta(m) if m.id == GENERATION_KEY) {
+                    w.record(r)?;
+                }
+            }
+            if page.len() < EXPORT_PAGE {
+                break;
+            }
+            after = page.last().map(|r| r.key().to_string());
+        }
+    }
+    let now = held(&store.scan_page(Collection::Meta, None, usize::MAX).await?);
+    if now != generation {
+        return Err(StoreError::Conflict { expected: generation, found: now }.into());
+    }
+    w.finish()
+}
+
+/// The schema the `meta` records name ([`SCHEMA_VERSION`] when none).
+fn stored_schema(meta: &[MetaRecord]) -> u32 {
+    meta.iter().find(|m| m.id == "schema").and_then(|m| serde_json::from_str::<u32>(&m.value).ok()).unwrap_or(SCHEMA_VERSION)
+}
+
+/// A knowledge-base file written a record at a time: the wrapper, then each collection's
+/// records in [`Collection::ALL`] order (those of one collection together), then the end
+/// ([`Writer::finish`]). [`encode`] and the streamed [`export`] both write through it.
+pub struct Writer {
+    out: std::io::BufWriter<flate2::write::GzEncoder<Vec<u8>>>,
+    /// The collections opened so far (the last is open).
+    opened: usize,
+    /// Whether the open collection has a record yet.
+    any: bool,
+}
+
+fn backend(e: &dyn std::fmt::Display) -> crate::error::Error {
+    StoreError::Backend { reason: format!("writing a knowledge-base file: {e}") }.into()
+}
+
+impl Writer {
+    /// Starts a file of records that follow store schema `schema`, embedded with `model` of
+    /// dimension `dim`, compressed at `level`.
+    ///
+    /// Errors: [`StoreError::Backend`] when writing fails.
+    pub fn new(model: &str, dim: usize, schema: u32, level: flate2::Compression) -> Result<Writer> {
+        let gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
+        // The serializer writes token by token; the compressor gets them in 1 MiB pieces. Fed
+        // directly, each write cleared flate2's 32 KiB output buffer again (`Vec::resize`): 71%
+        // of a 17,364-page site's 52 s build-cache write went to that `memset`.
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, gz);
+        let text = |v: &str| serde_json::to_string(v).unwrap_or_default();
+        write!(
+            out,
+            "{{\"format\":{},\"version\":{VERSION},\"schema\":{schema},\"model\":{},\"dim\":{dim},\"contents\":{{",
+            text(FORMAT),
+            text(model)
+        )
+        .map_err(|e| backend(&e))?;
+        Ok(Writer { out, opened: 0, any: false })
+    }
+
+    /// Writes one record (after those of its collection and of every collection before it).
+    ///
+    /// Errors: [`StoreError::Backend`] when writing fails, or for a record of a collection
+    /// already closed (written out of order).
+    pub fn record(&mut self, r: &Record) -> Result<()> {
+        self.item(r.collection(), &wire::RecordOut::new(r))
+    }
+
+    /// Writes one item of `collection`'s list.
+    fn item<T: serde::Serialize>(&mut self, collection: Collection, item: &T) -> Result<()> {
+        self.open(collection)?;
+        if self.any {
+            self.out.write_all(b",").map_err(|e| backend(&e))?;
+        }
+        self.any = true;
+        serde_json::to_writer(&mut self.out, item).map_err(|e| backend(&e))
+    }
+
+    /// Closes the open collection and opens each one after it up to `collection` (those between
+    /// written empty).
+    fn open(&mut self, collection: Collection) -> Result<()> {
+        let at = Collection::ALL.iter().position(|c| *c == collection).unwrap_or(usize::MAX);
+        if at.checked_add(1) == Some(self.opened) {
+            return Ok(());
+        }
+        if at < self.opened || at == usize::MAX {
+            return Err(backend(&format!("{} written after a later collection", collection.name())));
+        }
+        while self.opened <= at {
+            let sep = if self.opened > 0 { "]," } else { "" };
+            write!(self.out, "{sep}\"{}\":[", wire::field(Collection::ALL[self.opened])).map_err(|e| backend(&e))?;
+            self.opened += 1;
+            self.any = false;
+        }
+        Ok(())
+    }
+
+    /// Ends the file (the collections not written yet, empty) and returns its bytes.
+    ///
+    /// Errors: [`StoreError::Backend`] when writing fails.
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        if let Some(&last) = Collection::ALL.last() {
+            self.open(last)?;
+        }
+        self.out.write_all(b"]}}").map_err(|e| backend(&e))?;
+        let gz = self.out.into_inner().map_err(|e| backend(&e.into_error()))?;
+        gz.finish().map_err(|e| backend(&e))
+    }
 }
 
 /// Reads a knowledge-base file. It is parsed as it inflates (the JSON text is never held whole)

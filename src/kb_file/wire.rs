@@ -7,7 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::ports::Contents;
+use crate::ports::{Collection, Contents, Record};
 use crate::schema::{
     AnnSegmentRecord, ChunkRecord, DocumentRecord, GraphEdgeRecord, GraphNodeRecord, MemoryRecord, MetaRecord, PostingRecord,
     QuestionRecord, SegmentRecord, TraceRecord, VectorRecord,
@@ -52,7 +52,7 @@ fn first_ann_format() -> u32 {
 }
 
 #[derive(Serialize)]
-struct VectorOut<'a> {
+pub(super) struct VectorOut<'a> {
     id: &'a str,
     collection: &'a str,
     data: B64<'a>,
@@ -67,7 +67,7 @@ struct VectorIn {
 }
 
 #[derive(Serialize)]
-struct AnnOut<'a> {
+pub(super) struct AnnOut<'a> {
     id: &'a str,
     collection: &'a str,
     seq: u64,
@@ -90,7 +90,7 @@ struct AnnIn {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct MemoryOut<'a> {
+pub(super) struct MemoryOut<'a> {
     id: &'a str,
     title: &'a str,
     content: &'a str,
@@ -113,7 +113,7 @@ struct MemoryIn {
 }
 
 #[derive(Serialize)]
-struct SegmentOut<'a> {
+pub(super) struct SegmentOut<'a> {
     id: &'a str,
     data: B64<'a>,
 }
@@ -125,55 +125,100 @@ struct SegmentIn {
     data: Vec<u8>,
 }
 
-/// [`Contents`] as the file writes it (the same field names).
-#[derive(Serialize)]
-pub(super) struct ContentsOut<'a> {
-    meta: &'a [MetaRecord],
-    documents: &'a [DocumentRecord],
-    chunks: &'a [ChunkRecord],
-    vectors: Vec<VectorOut<'a>>,
-    postings: &'a [PostingRecord],
-    graph_nodes: &'a [GraphNodeRecord],
-    graph_edges: &'a [GraphEdgeRecord],
-    ann: Vec<AnnOut<'a>>,
-    questions: &'a [QuestionRecord],
-    memory: Vec<MemoryOut<'a>>,
-    traces: &'a [TraceRecord],
-    segments: Vec<SegmentOut<'a>>,
+/// The name of `collection`'s list in the file's `contents` ([`Contents`]' field names).
+pub(super) fn field(collection: Collection) -> &'static str {
+    match collection {
+        Collection::Meta => "meta",
+        Collection::Documents => "documents",
+        Collection::Chunks => "chunks",
+        Collection::Vectors => "vectors",
+        Collection::Postings => "postings",
+        Collection::GraphNodes => "graph_nodes",
+        Collection::GraphEdges => "graph_edges",
+        Collection::Ann => "ann",
+        Collection::Questions => "questions",
+        Collection::Memory => "memory",
+        Collection::Traces => "traces",
+        Collection::Segments => "segments",
+    }
 }
 
-impl<'a> ContentsOut<'a> {
-    pub(super) fn new(c: &'a Contents) -> Self {
-        ContentsOut {
-            meta: &c.meta,
-            documents: &c.documents,
-            chunks: &c.chunks,
-            vectors: c.vectors.iter().map(|v| VectorOut { id: &v.id, collection: &v.collection, data: B64(&v.data) }).collect(),
-            postings: &c.postings,
-            graph_nodes: &c.graph_nodes,
-            graph_edges: &c.graph_edges,
-            ann: c
-                .ann
-                .iter()
-                .map(|a| AnnOut { id: &a.id, collection: &a.collection, seq: a.seq, ids: &a.ids, data: B64(&a.data), format: a.format })
-                .collect(),
-            questions: &c.questions,
-            memory: c
-                .memory
-                .iter()
-                .map(|m| MemoryOut {
-                    id: &m.id,
-                    title: &m.title,
-                    content: &m.content,
-                    sources: &m.sources,
-                    created_at: m.created_at,
-                    embedding: B64(&m.embedding),
-                })
-                .collect(),
-            traces: &c.traces,
-            segments: c.segments.iter().map(|s| SegmentOut { id: &s.id, data: B64(&s.data) }).collect(),
+/// A record as the file writes it: the store's shape, byte strings as base64.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(super) enum RecordOut<'a> {
+    Meta(&'a MetaRecord),
+    Document(&'a DocumentRecord),
+    Chunk(&'a ChunkRecord),
+    Vector(VectorOut<'a>),
+    Posting(&'a PostingRecord),
+    GraphNode(&'a GraphNodeRecord),
+    GraphEdge(&'a GraphEdgeRecord),
+    Ann(AnnOut<'a>),
+    Question(&'a QuestionRecord),
+    Memory(MemoryOut<'a>),
+    Trace(&'a TraceRecord),
+    Segment(SegmentOut<'a>),
+}
+
+impl<'a> RecordOut<'a> {
+    pub(super) fn new(r: &'a Record) -> Self {
+        match r {
+            Record::Meta(m) => RecordOut::Meta(m),
+            Record::Document(d) => RecordOut::Document(d),
+            Record::Chunk(c) => RecordOut::Chunk(c),
+            Record::Vector(v) => RecordOut::Vector(vector(v)),
+            Record::Posting(p) => RecordOut::Posting(p),
+            Record::GraphNode(n) => RecordOut::GraphNode(n),
+            Record::GraphEdge(e) => RecordOut::GraphEdge(e),
+            Record::Ann(a) => RecordOut::Ann(ann(a)),
+            Record::Question(q) => RecordOut::Question(q),
+            Record::Memory(m) => RecordOut::Memory(memory(m)),
+            Record::Trace(t) => RecordOut::Trace(t),
+            Record::Segment(s) => RecordOut::Segment(SegmentOut { id: &s.id, data: B64(&s.data) }),
         }
     }
+}
+
+fn vector(v: &VectorRecord) -> VectorOut<'_> {
+    VectorOut { id: &v.id, collection: &v.collection, data: B64(&v.data) }
+}
+
+fn ann(a: &AnnSegmentRecord) -> AnnOut<'_> {
+    AnnOut { id: &a.id, collection: &a.collection, seq: a.seq, ids: &a.ids, data: B64(&a.data), format: a.format }
+}
+
+fn memory(m: &MemoryRecord) -> MemoryOut<'_> {
+    MemoryOut {
+        id: &m.id,
+        title: &m.title,
+        content: &m.content,
+        sources: &m.sources,
+        created_at: m.created_at,
+        embedding: B64(&m.embedding),
+    }
+}
+
+/// Writes every record of `c` through `w`, collection by collection.
+pub(super) fn write_contents(w: &mut super::Writer, c: &Contents) -> crate::error::Result<()> {
+    let mut put = |collection: Collection, items: &mut dyn Iterator<Item = RecordOut<'_>>| {
+        for r in items {
+            w.item(collection, &r)?;
+        }
+        Ok::<(), crate::error::Error>(())
+    };
+    put(Collection::Meta, &mut c.meta.iter().map(RecordOut::Meta))?;
+    put(Collection::Documents, &mut c.documents.iter().map(RecordOut::Document))?;
+    put(Collection::Chunks, &mut c.chunks.iter().map(RecordOut::Chunk))?;
+    put(Collection::Vectors, &mut c.vectors.iter().map(|v| RecordOut::Vector(vector(v))))?;
+    put(Collection::Postings, &mut c.postings.iter().map(RecordOut::Posting))?;
+    put(Collection::GraphNodes, &mut c.graph_nodes.iter().map(RecordOut::GraphNode))?;
+    put(Collection::GraphEdges, &mut c.graph_edges.iter().map(RecordOut::GraphEdge))?;
+    put(Collection::Ann, &mut c.ann.iter().map(|a| RecordOut::Ann(ann(a))))?;
+    put(Collection::Questions, &mut c.questions.iter().map(RecordOut::Question))?;
+    put(Collection::Memory, &mut c.memory.iter().map(|m| RecordOut::Memory(memory(m))))?;
+    put(Collection::Traces, &mut c.traces.iter().map(RecordOut::Trace))?;
+    put(Collection::Segments, &mut c.segments.iter().map(|s| RecordOut::Segment(SegmentOut { id: &s.id, data: B64(&s.data) })))
 }
 
 /// [`Contents`] as the file is read (byte strings in either layout).

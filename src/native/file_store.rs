@@ -50,6 +50,9 @@ impl Store for FileStore {
     async fn scan(&self, collection: Collection) -> Result<Contents, StoreError> {
         self.mem.scan(collection).await
     }
+    async fn scan_page(&self, collection: Collection, after: Option<&str>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        self.mem.scan_page(collection, after, limit).await
+    }
     async fn load(&self) -> Result<Contents, StoreError> {
         self.mem.load().await
     }

@@ -31,11 +31,10 @@ impl WebRagCore {
     pub fn export_kb(&self) -> Promise {
         let inner = self.inner.clone();
         promise(async move {
-            let mut core = inner.lock().await;
-            let bytes = match core.engine().await {
-                Ok(eng) => eng.export_kb().await,
-                Err(e) => Err(e),
-            };
+            let core = inner.lock().await;
+            // Read a page at a time, never loaded whole; read again when another tab commits
+            // meanwhile.
+            let bytes = crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.export_kb().await).await;
             match bytes {
                 Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
                 Err(e) => Err(js_error(&e)),

@@ -336,6 +336,24 @@ impl Store for IdbStore {
         Ok(out)
     }
 
+    async fn scan_page(&self, collection: Collection, after: Option<&str>, limit: usize) -> Result<Vec<Record>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let fut = {
+            let db = self.db()?;
+            let tx = db.transaction(&[collection.name()], TransactionMode::ReadOnly).map_err(backend)?;
+            // Keys after `after` (an open lower bound); IndexedDB orders string keys itself.
+            let range = match after {
+                Some(a) => Some(idb::Query::from(idb::KeyRange::lower_bound(&JsValue::from_str(a), Some(true)).map_err(backend)?)),
+                None => None,
+            };
+            let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+            tx.object_store(collection.name()).map_err(backend)?.get_all(range, Some(limit)).map_err(backend)?
+        };
+        fut.await.map_err(backend)?.into_iter().map(|v| record_from_js(collection, v)).collect()
+    }
+
     async fn load(&self) -> Result<Contents, StoreError> {
         let names: Vec<&str> = Collection::ALL.iter().map(|c| c.name()).collect();
         let futs = {

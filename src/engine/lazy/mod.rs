@@ -493,6 +493,17 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
+    /// [`Engine::export_kb`], read from the store a page of records at a time whether loaded or
+    /// not ([`crate::kb_file::export`]): an export never loads the knowledge base.
+    ///
+    /// Errors: store errors ([`StoreError::Conflict`] when another engine committed meanwhile:
+    /// call again); after a failed load, [`StoreError::Backend`].
+    pub async fn export_kb(&self) -> Result<Vec<u8>> {
+        let store = self.store().ok_or_else(failed)?;
+        let e = self.embedder()?;
+        crate::kb_file::export(store, e.model_id(), e.dim(), flate2::Compression::default()).await
+    }
+
     /// [`Engine::stats`]; while lazy, the segments' counts (`lazy: true`; `ann` and `memory`
     /// are those of a loaded knowledge base only, 0 here).
     ///
