@@ -293,16 +293,26 @@ pub enum SegmentKey {
     Terms(u32),
     /// IVF list `l`.
     List(u32),
+    /// The base's atomic questions: [`QuestionHead`] (absent: the base has none).
+    QuestionHead,
+    /// IVF list `l` of the atomic questions' vectors.
+    QuestionList(u32),
+    /// The chunks whose atomic questions were written since the base ([`QuestionDelta`]; absent:
+    /// none).
+    QuestionDelta,
 }
 
 impl SegmentKey {
-    /// The record id: `head`, `delta`, `t/00012`, `v/00003`.
+    /// The record id: `head`, `delta`, `t/00012`, `v/00003`, `q/head`, `q/00001`, `q/delta`.
     pub fn store_id(self) -> String {
         match self {
             SegmentKey::Head => "head".into(),
             SegmentKey::Delta => "delta".into(),
             SegmentKey::Terms(b) => format!("t/{b:05}"),
             SegmentKey::List(l) => format!("v/{l:05}"),
+            SegmentKey::QuestionHead => "q/head".into(),
+            SegmentKey::QuestionList(l) => format!("q/{l:05}"),
+            SegmentKey::QuestionDelta => "q/delta".into(),
         }
     }
     /// Every record of a base with `blocks` postings blocks and `lists` IVF lists.
@@ -339,6 +349,23 @@ pub struct SegmentHead {
     /// IVF centroids, unit length, `lists × dim` row-major.
     pub centroids: Vec<f32>,
 }
+
+/// The atomic questions of a base (record `q/head`): each question by its ordinal, the IVF
+/// centroids of their vectors (the `q/…` lists hold the vectors by question ordinal, as `v/…`
+/// hold the chunks').
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionHead {
+    /// `(chunk ordinal in the base, the question's index among its chunk's)` by question ordinal.
+    pub entries: Vec<(u32, u32)>,
+    /// Embedding dimension.
+    pub dim: u32,
+    /// IVF centroids, unit length, `lists × dim` row-major.
+    pub centroids: Vec<f32>,
+}
+
+/// The chunks whose atomic questions were written since the base (record `q/delta`): a lazy open
+/// reads their `questions` records and vectors, and their base questions no longer count.
+pub type QuestionDelta = Vec<String>;
 
 /// What changed since the base (record `delta`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

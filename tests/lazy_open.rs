@@ -3,7 +3,8 @@
 //! lazy open answers against the loaded engine and an exact scan, over ~12k chunks of the CRUD
 //! news corpus with hashing vectors (the real tokenizer, no BERT: fast); the delta written with
 //! every write (adds, replacements, removals after the base); and every way the segments can be
-//! wrong (a corrupt head, a missing block, atomic questions) falling back to the full open.
+//! wrong (a corrupt head, a missing block, a corrupt question head) falling back to the full open;
+//! atomic questions in the base and written since.
 mod common;
 
 use std::collections::HashSet;
@@ -333,14 +334,120 @@ fn bad_segments_fall_back_to_the_full_open() {
         let mut lz = lazy(&store).await;
         assert!(!lz.is_lazy());
         assert_eq!(ids(&lz.search(&q[1], &SearchOptions::new(10, SearchMode::Bm25)).await.unwrap()), want[1]);
-        // Atomic questions: the base goes in the same commit, and no new one is built.
+        // Atomic questions keep the base (their chunk joins the question delta) and a lazy open
+        // reads them; a question head that does not decode: a full open.
         let eng = lz.engine().await.unwrap();
         eng.maintain_all(false).await.unwrap();
         let cid = eng.corpus().chunk_ids("n0")[0].clone();
         eng.enrichment().put_questions(vec![(cid, vec!["What happened?".into()])]).await.unwrap();
-        assert!(store.load().await.unwrap().segments.is_empty());
-        assert!(eng.maintain_all(false).await.unwrap().iter().all(|s| s.collection != webrag::engine::Sealed::Segments));
+        assert!(!store.load().await.unwrap().segments.is_empty());
+        let with_questions = lazy(&store).await;
+        assert!(with_questions.is_lazy());
+        assert_eq!(with_questions.stats().unwrap().questions, 1);
+        store.commit(vec![Op::Put(Record::Segment(SegmentRecord { id: "q/head".into(), data: vec![0xff; 7] }))]).await.unwrap();
         assert!(!lazy(&store).await.is_lazy());
+    })
+}
+
+/// `(chunk, question)` of atomic hits.
+fn atoms(h: &[webrag::engine::AtomicHit]) -> Vec<(String, String)> {
+    h.iter().map(|h| (h.chunk_id.clone(), h.question.clone())).collect()
+}
+
+/// A knowledge base with atomic questions opens lazily: the base holds the questions' IVF lists
+/// and a lazy atomic search finds each question as the loaded engine does; questions written
+/// after the base (a chunk's replaced, a new chunk's) are read at open and the replaced ones no
+/// longer count; a lazy remove drops a document's questions; the ask pipeline's atomic
+/// candidates come from the lazy view; and nothing loads the knowledge base.
+#[test]
+fn a_base_with_atomic_questions_opens_lazily() {
+    use webrag::ask::KnowledgeBase;
+    pollster::block_on(async {
+        let store = MemoryStore::new();
+        let articles = news(150);
+        let mut eng = loaded(&store).await;
+        let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+        eng.add(docs, &mut NoProgress).await.expect("add");
+        // Two questions on every third chunk: spans of its own text (past the articles' dateline).
+        let ids: Vec<String> = eng.corpus().chunk_ids_in_order().cloned().collect();
+        let items: Vec<(String, Vec<String>)> = ids
+            .iter()
+            .step_by(3)
+            .map(|c| {
+                let text: Vec<char> = eng.corpus().chunk(c).unwrap().text.chars().collect();
+                let span = |from: usize| text.iter().skip(from).take(24).collect::<String>();
+                (c.clone(), vec![span(text.len() / 3), span(text.len() * 2 / 3)])
+            })
+            .collect();
+        eng.enrichment().put_questions(items.clone()).await.expect("questions");
+        let steps = eng.maintain_all(false).await.expect("maintain");
+        assert!(steps.iter().any(|s| s.collection == webrag::engine::Sealed::Segments), "a base with questions: {steps:?}");
+        assert!(store.load().await.unwrap().segments.iter().any(|r| r.id == "q/head"));
+        let full = loaded(&store).await;
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let (ls, fs) = (lz.stats().unwrap(), full.stats());
+        assert_eq!((ls.questions, ls.atomized_chunks), (fs.questions, fs.atomized_chunks));
+        // Each question (of a sample) finds its own chunk first, lazily as loaded.
+        let (mut same, mut found) = (0, [0usize; 2]);
+        let sample: Vec<(&String, &String)> = items.iter().step_by(7).flat_map(|(c, qs)| qs.iter().map(move |q| (c, q))).collect();
+        for (c, q) in &sample {
+            let qv = embedder().embed_checked(&[q.as_str()]).await.unwrap().pop().unwrap();
+            let (x, y) = (full.ask_store().atomic_search(&qv, 5, 0.0), lz.atomic_search(&qv, 5, 0.0).await.unwrap());
+            assert_eq!(y.first().map(|h| &h.chunk_id), Some(*c), "{q}");
+            same += usize::from(atoms(&x[..1]) == atoms(&y[..1]));
+            // The `atomic` search mode ranks with them too (dense fused with the questions' list).
+            let o = SearchOptions::new(5, SearchMode::Atomic);
+            let (x, y) = (full.search(q, &o).await.unwrap(), lz.search(q, &o).await.unwrap());
+            for (n, h) in found.iter_mut().zip([&x, &y]) {
+                *n += usize::from(h.iter().any(|h| h.chunk_id == **c));
+            }
+        }
+        assert!(
+            found[1] * 10 >= sample.len() * 9 && found[1] + 1 >= found[0],
+            "atomic mode finds the question's chunk: {found:?} of {}",
+            sample.len()
+        );
+        assert_eq!(same, sample.len(), "the same first hit lazily and loaded");
+        drop(full);
+        // Questions written after the base: a base chunk's replaced, an unatomized chunk's added.
+        let (old_chunk, old_qs) = items[1].clone();
+        let fresh_chunk = ids[1].clone();
+        let mut eng = loaded(&store).await;
+        eng.enrichment()
+            .put_questions(vec![
+                (old_chunk.clone(), vec!["Which owl hunts the harvest mouse at dawn?".into()]),
+                (fresh_chunk.clone(), vec!["Where does green tea grow on hills?".into()]),
+            ])
+            .await
+            .unwrap();
+        drop(eng);
+        let mut lz = lazy(&store).await;
+        assert!(lz.is_lazy());
+        let search = |q: &'static str| async move { embedder().embed_checked(&[q]).await.unwrap().pop().unwrap() };
+        let hits = lz.atomic_search(&search("Which owl hunts the harvest mouse at dawn?").await, 3, 0.0).await.unwrap();
+        assert_eq!(atoms(&hits[..1]), [(old_chunk.clone(), "Which owl hunts the harvest mouse at dawn?".to_string())]);
+        let hits = lz.atomic_search(&search("Where does green tea grow on hills?").await, 3, 0.0).await.unwrap();
+        assert_eq!(hits[0].chunk_id, fresh_chunk);
+        for q in &old_qs {
+            let qv = embedder().embed_checked(&[q.as_str()]).await.unwrap().pop().unwrap();
+            let hits = lz.atomic_search(&qv, 10, 0.0).await.unwrap();
+            assert!(hits.iter().all(|h| h.question != *q), "a replaced question no longer counts: {q}");
+        }
+        let (s, f) = (lz.stats().unwrap(), loaded(&store).await.stats());
+        assert_eq!((s.questions, s.atomized_chunks), (f.questions, f.atomized_chunks));
+        assert_eq!(s.questions, items.len() * 2 - 2 + 1 + 1);
+        // The ask pipeline's atomic candidates, lazily.
+        let c = lz.atomic_candidates("Which owl hunts the harvest mouse at dawn?", 3, 0.0).await.unwrap();
+        assert_eq!(c.first().map(|c| &c.chunk_id), Some(&old_chunk));
+        // A lazy remove of the document drops its questions.
+        let doc_of = old_chunk.rsplit_once('#').unwrap().0.to_string();
+        lz.remove(&[doc_of]).await.unwrap();
+        let hits = lz.atomic_search(&search("Which owl hunts the harvest mouse at dawn?").await, 10, 0.0).await.unwrap();
+        assert!(hits.iter().all(|h| h.chunk_id != old_chunk));
+        assert!(lz.is_lazy(), "nothing loaded the knowledge base");
+        let (s, f) = (lz.stats().unwrap(), loaded(&store).await.stats());
+        assert_eq!((s.questions, s.atomized_chunks), (f.questions, f.atomized_chunks));
     })
 }
 

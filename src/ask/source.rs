@@ -142,14 +142,16 @@ impl<S: Store, E: Embedder> AskSource for Engine<S, E> {
     }
 }
 
-/// A lazily opened knowledge base as the pipeline's: read as the steps need it (no atomic
-/// questions while lazy: the first ones stored delete the base of index segments).
+/// A lazily opened knowledge base as the pipeline's: read as the steps need it (the atomic
+/// questions from the base's question lists and those written since).
 impl<S: Store, E: Embedder> KnowledgeBase for LazyEngine<S, E> {
     async fn atomic_candidates(&mut self, query: &str, k: usize, delta: f32) -> Result<Vec<Candidate>> {
-        if self.is_lazy() || query.trim().is_empty() {
+        if !self.has_questions()? || query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        self.engine().await?.atomic_candidates(query, k, delta).await
+        let qv = self.embedder()?.embed_checked(&[query.trim()]).await?.pop().unwrap_or_default();
+        // Several questions of one chunk count once (its best), so ask for more than k.
+        Ok(atomic_candidates(self.atomic_search(&qv, k * 3, delta).await?, k))
     }
 
     async fn chunk_candidates(&mut self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<Candidate>> {

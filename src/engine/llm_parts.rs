@@ -42,10 +42,12 @@ impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
             }
             at += qs.len();
         }
-        // A lazy open serves no atomic list: the stored base goes with the first questions.
-        ops.extend(self.0.segment_deletes());
+        // The stored base's question delta names the chunks, so a lazy open reads their questions.
+        let changed: Vec<ChunkId> = items.iter().map(|(c, _)| c.clone()).collect();
+        let delta = self.0.next_question_delta(&changed);
+        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
         self.0.commit(ops).await?;
-        self.0.drop_segments();
+        self.0.set_question_delta(delta.map(|(_, d)| d));
         let mut at = 0;
         for (cid, qs) in items {
             let n = qs.len();

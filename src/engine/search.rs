@@ -63,12 +63,12 @@ impl<S: Store, E: Embedder> Vectors for Engine<S, E> {
         slots.iter().filter_map(|&s| Some((s, crate::embed::vecmath::dot(self.vectors.get(s)?, v)))).collect()
     }
 
-    fn atomic(&self, v: &[f32], n: usize) -> Vec<(u32, f32)> {
+    async fn atomic(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
         if self.ask.qslots.is_empty() || v.len() != self.ask.qvectors.dim() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let chunk = |s: u32| self.slots.get(&self.ask.qslots.id(s)?.chunk);
-        self.ask.qvectors.search(v, n).into_iter().filter_map(|(s, score)| Some((chunk(s)?, score))).collect()
+        Ok(self.ask.qvectors.search(v, n).into_iter().filter_map(|(s, score)| Some((chunk(s)?, score))).collect())
     }
 }
 

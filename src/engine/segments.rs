@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::index::segment::{self, BaseChunk, Delta, SEGMENT_FORMAT, SegmentHead, SegmentKey};
+use crate::index::segment::{self, BaseChunk, BaseQuestion, Delta, QuestionDelta, QuestionHead, SEGMENT_FORMAT, SegmentHead, SegmentKey};
 use crate::ports::{Collection, Op, Record, Store};
 use crate::schema::*;
 
@@ -43,6 +43,15 @@ pub(super) struct StoredBase {
     ords: HashMap<ChunkId, u32>,
     /// The delta since the base.
     delta: Delta,
+    /// The chunks whose atomic questions were written since the base.
+    questions: QuestionDelta,
+}
+
+impl StoredBase {
+    /// Changes since the base: chunks added and removed, chunks whose questions were written.
+    fn changes(&self) -> usize {
+        self.delta.changes() + self.questions.len()
+    }
 }
 
 impl<S: Store, E: Embedder> Engine<S, E> {
@@ -78,8 +87,71 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         if count + delta.added.len() != self.corpus.chunks.len() || delta.added.iter().any(|id| !self.corpus.chunks.contains_key(id)) {
             return;
         }
+        let Some(questions) = self.attach_questions(&get, &head, &removed, recs.len()) else { return };
         let ords = head.chunks.into_iter().enumerate().map(|(o, id)| (id, o as u32)).collect();
-        self.base = Some(StoredBase { ords, delta });
+        self.base = Some(StoredBase { ords, delta, questions });
+    }
+
+    /// The base's atomic questions at open (`q/head`, its lists, `q/delta`; absent: none): the
+    /// question delta when they are exactly the stored questions — every live base entry names
+    /// a question its chunk has, and those plus the questions of the delta's chunks are all of
+    /// them — else `None` (the base is left for [`Engine::maintain`] to replace).
+    fn attach_questions<'a>(
+        &self,
+        get: &dyn Fn(SegmentKey) -> Option<&'a [u8]>,
+        head: &SegmentHead,
+        removed: &HashSet<u32>,
+        records: usize,
+    ) -> Option<QuestionDelta> {
+        let delta: QuestionDelta = match get(SegmentKey::QuestionDelta) {
+            Some(b) => segment::decode(b).ok()?,
+            None => QuestionDelta::new(),
+        };
+        let changed: HashSet<&str> = delta.iter().map(String::as_str).collect();
+        let mut count: usize = changed.iter().map(|c| self.ask.atoms.get(*c).map_or(0, Vec::len)).sum();
+        if let Some(b) = get(SegmentKey::QuestionHead) {
+            let q: QuestionHead = segment::decode(b).ok()?;
+            let lists = q.lists();
+            if q.dim as usize != self.embedder.dim()
+                || lists as usize > records
+                || !(0..lists).all(|l| get(SegmentKey::QuestionList(l)).is_some())
+            {
+                return None;
+            }
+            for &(o, i) in &q.entries {
+                let chunk = head.chunks.get(o as usize)?;
+                if removed.contains(&o) || changed.contains(chunk.as_str()) {
+                    continue;
+                }
+                if self.ask.atoms.get(chunk).is_none_or(|qs| qs.len() <= i as usize) {
+                    return None;
+                }
+                count += 1;
+            }
+        }
+        (count == self.ask.question_count()).then_some(delta)
+    }
+
+    /// The question delta after atomic questions are written for `chunks` (`None` without a
+    /// base): its `Put` joins the write's commit, and [`Engine::set_question_delta`] records it.
+    pub(super) fn next_question_delta(&self, chunks: &[ChunkId]) -> Option<(Op, QuestionDelta)> {
+        let base = self.base.as_ref()?;
+        let mut d = base.questions.clone();
+        let had: HashSet<String> = d.iter().cloned().collect();
+        d.extend(chunks.iter().filter(|c| !had.contains(*c)).cloned());
+        let op =
+            Op::Put(Record::Segment(SegmentRecord { id: SegmentKey::QuestionDelta.store_id(), data: segment::encode_question_delta(&d) }));
+        Some((op, d))
+    }
+
+    /// Records a committed question delta.
+    pub(super) fn set_question_delta(&mut self, d: Option<QuestionDelta>) {
+        if let (Some(base), Some(d)) = (self.base.as_mut(), d) {
+            if !self.segment_ids.iter().any(|id| *id == SegmentKey::QuestionDelta.store_id()) {
+                self.segment_ids.push(SegmentKey::QuestionDelta.store_id());
+            }
+            base.questions = d;
+        }
     }
 
     /// The delta after a write that removes `gone` chunks and adds `new` ones, leaving
@@ -109,15 +181,14 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     }
 
     /// Whether the stored base should be (re)built: the knowledge base has at least
-    /// `lazyOpenChunks` chunks and no atomic questions (a lazy open serves no atomic list), and
-    /// there is no valid base or its delta is [`segment::rebuild_due`] — with `force`, any
-    /// change. With atomic questions, or below the size, stored segments are deleted instead.
+    /// `lazyOpenChunks` chunks, and there is no valid base or its delta (chunks and atomic
+    /// questions) is [`segment::rebuild_due`] — with `force`, any change. Below the size, stored
+    /// segments are deleted instead.
     pub(super) fn segments_due(&self, force: bool) -> Option<bool> {
-        let wanted =
-            self.config.lazy_open_chunks > 0 && self.corpus.chunks.len() >= self.config.lazy_open_chunks && self.ask.atoms.is_empty();
+        let wanted = self.config.lazy_open_chunks > 0 && self.corpus.chunks.len() >= self.config.lazy_open_chunks;
         match (&self.base, wanted) {
             (None, true) => Some(true),
-            (Some(b), true) if segment::rebuild_due(b.ords.len(), b.delta.changes()) || (force && b.delta.changes() > 0) => Some(true),
+            (Some(b), true) if segment::rebuild_due(b.ords.len(), b.changes()) || (force && b.changes() > 0) => Some(true),
             (Some(_), true) => None,
             (_, false) if !self.segment_ids.is_empty() => Some(false),
             _ => None,
@@ -148,7 +219,18 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 })
             })
             .collect();
-        let recs = segment::build_base(&chunks, self.corpus.docs.len() as u64, self.embedder.dim());
+        let mut recs = segment::build_base(&chunks, self.corpus.docs.len() as u64, self.embedder.dim());
+        let ask = &self.ask;
+        let mut questions: Vec<BaseQuestion<'_>> = Vec::new();
+        for (o, c) in chunks.iter().enumerate() {
+            for i in 0..ask.atoms.get(c.id).map_or(0, Vec::len) {
+                if let Some(vector) = ask.question_vector(c.id, i) {
+                    questions.push(BaseQuestion { chunk: o as u32, index: i as u32, vector });
+                }
+            }
+        }
+        recs.extend(segment::build_questions(&questions, self.embedder.dim()));
+        drop(questions);
         let ords: HashMap<ChunkId, u32> = chunks.iter().enumerate().map(|(o, c)| (c.id.to_string(), o as u32)).collect();
         let vectors = chunks.len();
         drop(chunks);
@@ -164,7 +246,11 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         ops.extend(recs.into_iter().map(|(k, data)| Op::Put(Record::Segment(SegmentRecord { id: k.store_id(), data }))));
         self.commit(ops).await?;
         self.segment_ids = ids;
-        self.base = Some(StoredBase { ords, delta: Delta { documents: self.corpus.docs.len() as u64, ..Delta::default() } });
+        self.base = Some(StoredBase {
+            ords,
+            delta: Delta { documents: self.corpus.docs.len() as u64, ..Delta::default() },
+            questions: QuestionDelta::new(),
+        });
         Ok(Some(SealReport { collection: super::Sealed::Segments, vectors, merged: 0, segments }))
     }
 }

@@ -163,7 +163,7 @@ pub(crate) trait Vectors {
     fn exact(&self, v: &[f32], slots: &[u32]) -> Vec<(u32, f32)>;
     /// About the `n` atomic questions nearest `v`, best first, as the chunk each answers
     /// (PIKE-RAG path (b)); empty when there are none.
-    fn atomic(&self, v: &[f32], n: usize) -> Vec<(u32, f32)>;
+    async fn atomic(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>>;
 }
 
 /// A knowledge base's pseudo-graph.
@@ -305,7 +305,7 @@ async fn lists<Src: IndexSource>(
     if mode.uses_atomic() {
         // Each chunk ranked by its best question.
         let mut seen = HashSet::new();
-        let cands = src.atomic(v, depth * 3).into_iter().filter(|(s, _)| seen.insert(*s) && pass.passes(*s)).collect();
+        let cands = src.atomic(v, depth * 3).await?.into_iter().filter(|(s, _)| seen.insert(*s) && pass.passes(*s)).collect();
         lists.atomic = keep_phrases(src, cands, q, depth).await?;
     }
     Ok(lists)

@@ -453,6 +453,8 @@ pub(super) trait Residency<S: Store, E: Embedder> {
 pub(super) struct Change {
     /// Documents whose chunks were deleted (replaced or removed).
     pub unindexed: Vec<DocId>,
+    /// Those chunks.
+    pub gone: Vec<ChunkId>,
     /// The new chunks, with their postings and vectors.
     pub chunks: Vec<(ChunkRecord, PostingRecord, Vec<f32>)>,
     /// The documents written.
@@ -519,7 +521,7 @@ pub(super) async fn commit_add<S: Store, E: Embedder>(
     let delta = commit_write(kb, ops, &old, &gone, &added, documents).await?;
     report.chunks = chunks.len();
     let (delta, memory) = delta;
-    kb.apply(Change { unindexed: report.replaced.clone(), chunks, docs, delta, memory, graph })?;
+    kb.apply(Change { unindexed: report.replaced.clone(), gone, chunks, docs, delta, memory, graph })?;
     progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
     Ok(report)
 }
@@ -545,7 +547,7 @@ pub(super) async fn remove<S: Store, E: Embedder>(kb: &mut impl Residency<S, E>,
     }
     let documents = kb.document_count().saturating_sub(report.removed.len());
     let (delta, memory) = commit_write(kb, ops, &old, &gone, &[], documents).await?;
-    kb.apply(Change { unindexed: report.removed.clone(), chunks: Vec::new(), docs: Vec::new(), delta, memory, graph })?;
+    kb.apply(Change { unindexed: report.removed.clone(), gone, chunks: Vec::new(), docs: Vec::new(), delta, memory, graph })?;
     Ok(report)
 }
 
@@ -635,7 +637,7 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
     /// Mirrors the write in memory: the delta, memory, the documents' chunks out of the indexes
     /// and the new ones in, the documents, the pseudo-graph.
     fn apply(&mut self, change: Change) -> Result<()> {
-        let Change { unindexed, chunks, docs, delta, memory, graph } = change;
+        let Change { unindexed, chunks, docs, delta, memory, graph, .. } = change;
         self.set_delta(delta);
         self.ask.drop_memory(&memory);
         for id in &unindexed {

@@ -19,7 +19,7 @@
 
 use crate::embed::vecmath::{assign, dot_i16, kmeans_train, quantize_i12};
 use crate::schema::PostingRecord;
-pub use crate::schema::{Delta, PostingsBlock, SEGMENT_FORMAT, SegmentHead, SegmentKey};
+pub use crate::schema::{Delta, PostingsBlock, QuestionDelta, QuestionHead, SEGMENT_FORMAT, SegmentHead, SegmentKey};
 
 /// Target vectors per IVF list.
 pub const LIST_SIZE: usize = 1024;
@@ -50,13 +50,28 @@ impl SegmentHead {
     }
     /// The `nprobe` lists whose centroids are nearest to `q` (inner product), nearest first.
     pub fn nearest_lists(&self, q: &[f32], nprobe: usize) -> Vec<u32> {
-        let dim = self.dim as usize;
-        if dim == 0 || q.len() != dim {
-            return Vec::new();
-        }
-        let scores = self.centroids.chunks_exact(dim).enumerate().map(|(l, c)| (l as u32, crate::embed::vecmath::dot(q, c)));
-        super::top_k(scores, nprobe).into_iter().map(|(l, _)| l).collect()
+        nearest_lists(&self.centroids, self.dim as usize, q, nprobe)
     }
+}
+
+impl QuestionHead {
+    /// IVF lists (`q/…` records).
+    pub fn lists(&self) -> u32 {
+        if self.dim == 0 { 0 } else { (self.centroids.len() / self.dim as usize) as u32 }
+    }
+    /// The `nprobe` lists whose centroids are nearest to `q` (inner product), nearest first.
+    pub fn nearest_lists(&self, q: &[f32], nprobe: usize) -> Vec<u32> {
+        nearest_lists(&self.centroids, self.dim as usize, q, nprobe)
+    }
+}
+
+/// The `nprobe` of the `centroids` (`dim` wide, row-major) nearest to `q`, nearest first.
+fn nearest_lists(centroids: &[f32], dim: usize, q: &[f32], nprobe: usize) -> Vec<u32> {
+    if dim == 0 || q.len() != dim {
+        return Vec::new();
+    }
+    let scores = centroids.chunks_exact(dim).enumerate().map(|(l, c)| (l as u32, crate::embed::vecmath::dot(q, c)));
+    super::top_k(scores, nprobe).into_iter().map(|(l, _)| l).collect()
 }
 
 impl Delta {
@@ -254,13 +269,8 @@ pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> 
         okapi_idf_sum += ((nf - df + 0.5) / (df + 0.5)).ln() as f64;
         parts[block_of(t, blocks) as usize].push((t.to_string(), list.clone()));
     }
-    // IVF: centroids trained on a stride sample, every vector assigned.
     let vectors: Vec<&[f32]> = chunks.iter().map(|c| c.vector).collect();
-    let lists = if n == 0 { 0 } else { n.div_ceil(LIST_SIZE) };
-    let stride = n.div_ceil(KMEANS_SAMPLE).max(1);
-    let sample: Vec<&[f32]> = vectors.iter().step_by(stride).copied().collect();
-    let cents = if lists == 0 { Vec::new() } else { kmeans_train(&sample, lists, KMEANS_ITERATIONS) };
-    let which = assign(&vectors, &cents);
+    let (cents, list_records) = ivf(&vectors, dim);
     let mut documents: Vec<String> = chunks.iter().map(|c| c.doc_id.to_string()).collect();
     crate::sort::ascending(&mut documents);
     documents.dedup();
@@ -283,12 +293,63 @@ pub fn build_base(chunks: &[BaseChunk<'_>], document_count: u64, dim: usize) -> 
     for (b, part) in parts.iter().enumerate() {
         out.push((SegmentKey::Terms(b as u32), postcard::to_allocvec(part).unwrap_or_default()));
     }
-    for l in 0..cents.len() {
-        let members: Vec<u32> = which.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
-        let rows: Vec<(f32, Vec<i16>)> = members.iter().map(|&i| quantize_i12(vectors[i as usize])).collect();
-        out.push((SegmentKey::List(l as u32), list_block(&members, &rows, dim)));
-    }
+    out.extend(list_records.into_iter().enumerate().map(|(l, b)| (SegmentKey::List(l as u32), b)));
     out
+}
+
+/// IVF over `vectors`: centroids trained on a stride sample, every vector assigned; the
+/// centroids and each list's `WRL1` block (members by position in `vectors`).
+fn ivf(vectors: &[&[f32]], dim: usize) -> (Vec<Vec<f32>>, Vec<Vec<u8>>) {
+    let n = vectors.len();
+    let lists = if n == 0 { 0 } else { n.div_ceil(LIST_SIZE) };
+    let stride = n.div_ceil(KMEANS_SAMPLE).max(1);
+    let sample: Vec<&[f32]> = vectors.iter().step_by(stride).copied().collect();
+    let cents = if lists == 0 { Vec::new() } else { kmeans_train(&sample, lists, KMEANS_ITERATIONS) };
+    let which = assign(vectors, &cents);
+    let blocks = (0..cents.len())
+        .map(|l| {
+            let members: Vec<u32> = which.iter().enumerate().filter(|(_, a)| **a == l).map(|(i, _)| i as u32).collect();
+            let rows: Vec<(f32, Vec<i16>)> = members.iter().map(|&i| quantize_i12(vectors[i as usize])).collect();
+            list_block(&members, &rows, dim)
+        })
+        .collect();
+    (cents, blocks)
+}
+
+/// An atomic question as a base indexes it.
+pub struct BaseQuestion<'a> {
+    /// Its chunk's ordinal in the base.
+    pub chunk: u32,
+    /// Its index among its chunk's questions.
+    pub index: u32,
+    /// Its embedding.
+    pub vector: &'a [f32],
+}
+
+/// The question records of a base over `questions` (question ordinal = position): `q/head` and
+/// the `q/…` lists, an empty question delta; nothing when there are none. Deterministic.
+pub fn build_questions(questions: &[BaseQuestion<'_>], dim: usize) -> Vec<(SegmentKey, Vec<u8>)> {
+    if questions.is_empty() {
+        return Vec::new();
+    }
+    let vectors: Vec<&[f32]> = questions.iter().map(|q| q.vector).collect();
+    let (cents, blocks) = ivf(&vectors, dim);
+    let head = QuestionHead {
+        entries: questions.iter().map(|q| (q.chunk, q.index)).collect(),
+        dim: dim as u32,
+        centroids: cents.iter().flatten().copied().collect(),
+    };
+    let mut out = vec![
+        (SegmentKey::QuestionHead, postcard::to_allocvec(&head).unwrap_or_default()),
+        (SegmentKey::QuestionDelta, postcard::to_allocvec(&QuestionDelta::new()).unwrap_or_default()),
+    ];
+    out.extend(blocks.into_iter().enumerate().map(|(l, b)| (SegmentKey::QuestionList(l as u32), b)));
+    out
+}
+
+/// Encodes a question delta record.
+pub fn encode_question_delta(d: &QuestionDelta) -> Vec<u8> {
+    postcard::to_allocvec(d).unwrap_or_default()
 }
 
 /// Decodes a postcard segment record (head, delta or postings block).

@@ -261,8 +261,8 @@ impl Vectors for SnapshotSource {
     }
 
     /// None apart: a snapshot's atomic questions are rows of its IVF lists ([`Vectors::nearest`]).
-    fn atomic(&self, _: &[f32], _: usize) -> Vec<(u32, f32)> {
-        Vec::new()
+    async fn atomic(&self, _: &[f32], _: usize) -> Result<Vec<(u32, f32)>> {
+        Ok(Vec::new())
     }
 }
 

@@ -96,7 +96,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 /// index's scores (the idf's document frequencies count tombstones until the next base), dense over
 /// the [`crate::index::segment::NPROBE`] nearest IVF lists (12-bit integer inner products, within
 /// about 1e-3 of the f32 ones) and the delta (exact f32) — within a filter, an exact scan of its
-/// chunks' vectors — the pseudo-graph once read ([`Reader::graph`]), no atomic questions.
+/// chunks' vectors — the pseudo-graph once read ([`Reader::graph`]), the atomic questions' IVF
+/// lists.
 impl<S: Store, E: Embedder> IndexSource for SearchView<'_, S, E> {
     fn config(&self) -> &Config {
         &self.reader.config
@@ -128,9 +129,12 @@ impl<S: Store, E: Embedder> Vectors for SearchView<'_, S, E> {
         slots.iter().filter_map(|s| Some((*s, dot(v, self.vectors.get(s)?)))).collect()
     }
 
-    /// None: a lazily opened base has no atomic questions (the first ones stored delete its base).
-    fn atomic(&self, _: &[f32], _: usize) -> Vec<(u32, f32)> {
-        Vec::new()
+    /// The base's questions in the IVF lists nearest `v` and those written since
+    /// ([`Reader::atomic_search`]'s scores), as their chunks' slots.
+    async fn atomic(&self, v: &[f32], n: usize) -> Result<Vec<(u32, f32)>> {
+        let r = self.reader;
+        let scored = r.question_scores(v, n, f32::NEG_INFINITY).await?;
+        Ok(scored.into_iter().filter_map(|(c, _, score)| Some((r.slot_of(c, c.rsplit_once('#')?.0)?, score))).collect())
     }
 }
 

@@ -1,12 +1,14 @@
 //! Opening a knowledge base lazily (docs/vector-index.md, "Index segments"): when the store holds
 //! a base of index segments ([`crate::index::segment`]) that describes it, [`LazyEngine::open`]
-//! reads the `meta` records, the base's head and the delta's chunks — not the ~3 records per
-//! chunk a full [`Engine::open`] reads — and serves searches in every mode from the segments,
-//! reading a query's postings blocks and IVF lists on demand (and keeping them), and the
+//! reads the `meta` records, the base's head and the delta's chunks, and the atomic questions
+//! written since the base — not the ~3 records per chunk a full [`Engine::open`] reads — and
+//! serves searches in every mode from the segments, reading a query's postings blocks and IVF
+//! lists (the chunks' and the atomic questions') on demand (and keeping them), and the
 //! pseudo-graph alone for the graph modes. Writes, the document list and single chunks read
 //! only the records they need ([`write`]); a filtered search reads its documents' records and
-//! its chunks' vectors ([`filtered`]). The first operation that needs more (an export, an
-//! upkeep step) loads the whole knowledge base with [`Engine::open`], once.
+//! its chunks' vectors ([`filtered`]); an export reads the store a page at a time. The first
+//! operation that needs more (an `enrich`, a forced upkeep step) loads the whole knowledge base
+//! with [`Engine::open`], once.
 use std::collections::HashMap;
 
 mod ask;
@@ -385,14 +387,25 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
         }
     }
 
-    /// [`AskStore::atomic_search`](crate::engine::AskStore::atomic_search). A lazily opened knowledge base has no atomic questions (the
-    /// first questions stored delete its base of index segments), so none while lazy.
+    /// [`AskStore::atomic_search`](crate::engine::AskStore::atomic_search); while lazy, over the
+    /// base's atomic questions (their IVF lists read on demand) and those written since.
+    ///
+    /// Errors: store errors; after a failed load, [`StoreError::Backend`].
+    pub async fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<super::AtomicHit>> {
+        match &self.state {
+            State::Reading(r) => r.atomic_search(qv, k, delta).await,
+            State::Loaded(e) => Ok(e.ask_store().atomic_search(qv, k, delta)),
+            State::Failed => Err(failed()),
+        }
+    }
+
+    /// Whether the knowledge base has atomic questions.
     ///
     /// Errors: after a failed load, [`StoreError::Backend`].
-    pub fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<super::AtomicHit>> {
+    pub fn has_questions(&self) -> Result<bool> {
         match &self.state {
-            State::Reading(_) => Ok(Vec::new()),
-            State::Loaded(e) => Ok(e.ask_store().atomic_search(qv, k, delta)),
+            State::Reading(r) => Ok(r.live_questions().next().is_some()),
+            State::Loaded(e) => Ok(e.ask_store().question_count() > 0),
             State::Failed => Err(failed()),
         }
     }

@@ -3,7 +3,7 @@
 //! pseudo-graph and the memory entries once read; and the reads and scores a search makes from
 //! them.
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::config::Config;
@@ -11,7 +11,8 @@ use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
 use crate::index::bm25::{Accumulator, Bm25Index, Query, query_weights};
 use crate::index::segment::{
-    self, Delta, NPROBE, PostingsBlock, QueryCodes, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock, block_postings,
+    self, Delta, NPROBE, PostingsBlock, QueryCodes, QuestionDelta, QuestionHead, SEGMENT_FORMAT, SegmentHead, SegmentKey, VecBlock,
+    block_postings,
 };
 use crate::ports::{Clock, Collection, GENERATION_KEY, Record, Store, generation_of};
 use crate::schema::*;
@@ -38,6 +39,13 @@ pub(super) struct Parts {
     /// Whether the head lists each document's chunks together, in document order (as
     /// [`segment::build_base`] writes it): a document's chunks are then found by binary search.
     pub(super) grouped: bool,
+    /// The base's atomic questions (`q/head`; `None`: none).
+    pub(super) questions: Option<QuestionHead>,
+    /// The chunks whose questions were written since the base: their base questions no longer
+    /// count.
+    pub(super) question_delta: HashSet<ChunkId>,
+    /// The questions of those chunks: `(chunk, index, vector)`.
+    pub(super) delta_questions: Vec<(ChunkId, u32, Vec<f32>)>,
 }
 
 impl Parts {
@@ -54,6 +62,9 @@ impl Parts {
             live: 0,
             total_len: 0,
             grouped,
+            questions: None,
+            question_delta: HashSet::new(),
+            delta_questions: Vec::new(),
         };
         parts.set_delta(delta, delta_chunks)?;
         Some(parts)
@@ -91,6 +102,8 @@ impl Parts {
 pub(super) struct Cache {
     pub(super) blocks: RefCell<HashMap<u32, Rc<PostingsBlock>>>,
     pub(super) lists: RefCell<HashMap<u32, Rc<VecBlock>>>,
+    /// The atomic questions' IVF lists read so far.
+    pub(super) question_lists: RefCell<HashMap<u32, Rc<VecBlock>>>,
 }
 
 pub(super) struct Reader<S: Store, E: Embedder> {
@@ -129,8 +142,9 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         // meta, head and delta in one read transaction: one generation's view.
         let mut keys: Vec<(Collection, String)> =
             ["schema", "model", "dim", "analyzer", GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
-        keys.push((Collection::Segments, SegmentKey::Head.store_id()));
-        keys.push((Collection::Segments, SegmentKey::Delta.store_id()));
+        for k in [SegmentKey::Head, SegmentKey::Delta, SegmentKey::QuestionHead, SegmentKey::QuestionDelta] {
+            keys.push((Collection::Segments, k.store_id()));
+        }
         let mut got = store.get_batch(&keys).await?;
         let segs = got.split_off(5);
         let meta: Vec<MetaRecord> = got.into_iter().filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None }).collect();
@@ -141,6 +155,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
         let generation = generation_of(&meta);
         let mut got = segs.into_iter();
         let (Some(h), Some(d)) = (segment_bytes(got.next().flatten()), segment_bytes(got.next().flatten())) else { return Ok(None) };
+        let (qh, qd) = (segment_bytes(got.next().flatten()), segment_bytes(got.next().flatten()));
         let (Ok(head), Ok(delta)) = (segment::decode::<SegmentHead>(&h), segment::decode::<Delta>(&d)) else { return Ok(None) };
         drop((h, d));
         let shaped = head.lengths.len() == head.chunks.len()
@@ -157,7 +172,35 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             let Some(v) = v.to_f32().filter(|v| v.len() == embedder.dim()) else { return Ok(None) };
             delta_chunks.push((p, v));
         }
-        Ok(Parts::new(generation, head, delta, delta_chunks))
+        let Some(mut parts) = Parts::new(generation, head, delta, delta_chunks) else { return Ok(None) };
+        // The atomic questions: the base's head, and those written since, read whole.
+        if let Some(b) = qh {
+            let Ok(q) = segment::decode::<QuestionHead>(&b) else { return Ok(None) };
+            if q.dim as usize != embedder.dim() || q.entries.iter().any(|(o, _)| *o as usize >= parts.head.chunks.len()) {
+                return Ok(None);
+            }
+            parts.questions = Some(q);
+        }
+        let changed: QuestionDelta = match qd.map(|b| segment::decode::<QuestionDelta>(&b)) {
+            Some(Ok(d)) => d,
+            Some(Err(_)) => return Ok(None),
+            None => QuestionDelta::new(),
+        };
+        let records = store.get_many(Collection::Questions, &changed).await?;
+        let keys: Vec<(ChunkId, u32)> = records
+            .into_iter()
+            .flatten()
+            .filter_map(|r| if let Record::Question(q) = r { Some(q) } else { None })
+            .flat_map(|q| (0..q.questions.len() as u32).map(move |i| (q.id.clone(), i)))
+            .collect();
+        let ids: Vec<String> = keys.iter().map(|(c, i)| QuestionKey::new(c, *i as usize).store_id()).collect();
+        for ((c, i), v) in keys.into_iter().zip(store.get_many(Collection::Vectors, &ids).await?) {
+            let Some(Record::Vector(v)) = v else { return Ok(None) };
+            let Some(v) = v.to_f32().filter(|v| v.len() == embedder.dim()) else { return Ok(None) };
+            parts.delta_questions.push((c, i, v));
+        }
+        parts.question_delta = changed.into_iter().collect();
+        Ok(Some(parts))
     }
 
     pub(super) fn stats(&self) -> Stats {
@@ -169,11 +212,108 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             dim: self.embedder.dim(),
             model: self.embedder.model_id().to_string(),
             ann: AnnStats::default(),
-            atomized_chunks: 0,
-            questions: 0,
+            atomized_chunks: self.atomized().len(),
+            questions: self.live_questions().count(),
             memory: 0,
             lazy: true,
         }
+    }
+
+    /// The live atomic questions: `(chunk, index)` of the base's (their chunk not removed, its
+    /// questions not written since) and of the chunks written since (their chunk still stored).
+    pub(super) fn live_questions(&self) -> impl Iterator<Item = (&ChunkId, u32)> {
+        let p = &self.parts;
+        let base = p.questions.iter().flat_map(|q| q.entries.iter()).filter_map(|&(o, i)| {
+            let c = p.head.chunks.get(o as usize)?;
+            (!p.dead.get(o as usize).copied().unwrap_or(true) && !p.question_delta.contains(c)).then_some((c, i))
+        });
+        base.chain(p.delta_questions.iter().filter(|(c, _, _)| self.is_live(c)).map(|(c, i, _)| (c, *i)))
+    }
+
+    /// The chunks with live atomic questions.
+    fn atomized(&self) -> HashSet<&ChunkId> {
+        self.live_questions().map(|(c, _)| c).collect()
+    }
+
+    /// Whether chunk `id` (`{doc}#{ordinal}`) is stored: a live chunk of the base or one of the
+    /// delta's.
+    pub(super) fn is_live(&self, id: &str) -> bool {
+        id.rsplit_once('#').is_some_and(|(doc, _)| self.slot_of(id, doc).is_some())
+    }
+
+    /// Atomic questions nearest the query embedding `qv` with cosine ≥ `delta`, at most `k`,
+    /// best first ([`crate::engine::AskStore::atomic_search`]): estimated cosines (12-bit
+    /// integer inner products) of the base's questions in the [`NPROBE`] IVF lists nearest `qv`,
+    /// exact ones of the questions written since; the questions' texts read from their chunks'
+    /// records.
+    ///
+    /// Errors: store errors; [`StoreError::Corrupt`] for a question list missing or unreadable.
+    pub(super) async fn atomic_search(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<crate::engine::AtomicHit>> {
+        let scored = self.question_scores(qv, k, delta).await?;
+        let mut ids: Vec<ChunkId> = scored.iter().map(|(c, _, _)| (*c).clone()).collect();
+        crate::sort::ascending(&mut ids);
+        ids.dedup();
+        let texts: HashMap<ChunkId, Vec<String>> = self
+            .store
+            .get_many(Collection::Questions, &ids)
+            .await?
+            .into_iter()
+            .flatten()
+            .filter_map(|r| if let Record::Question(q) = r { Some((q.id, q.questions)) } else { None })
+            .collect();
+        Ok(scored
+            .into_iter()
+            .filter_map(|(c, i, score)| {
+                let question = texts.get(c)?.get(i as usize)?.clone();
+                Some(crate::engine::AtomicHit { question, chunk_id: c.clone(), score })
+            })
+            .collect())
+    }
+
+    /// The `k` live atomic questions nearest `qv` with cosine ≥ `delta`, best first:
+    /// `(chunk, index, score)` ([`Reader::atomic_search`] without the texts).
+    ///
+    /// Errors: as [`Reader::atomic_search`].
+    pub(super) async fn question_scores(&self, qv: &[f32], k: usize, delta: f32) -> Result<Vec<(&ChunkId, u32, f32)>> {
+        let p = &self.parts;
+        let mut scored: Vec<(&ChunkId, u32, f32)> = Vec::new();
+        if let Some(q) = &p.questions {
+            let codes = QueryCodes::new(qv);
+            for l in self.question_lists(q, &q.nearest_lists(qv, NPROBE)).await? {
+                for (n, score) in l.scores(&codes) {
+                    let Some(&(o, i)) = q.entries.get(n as usize) else { continue };
+                    let Some(c) = p.head.chunks.get(o as usize) else { continue };
+                    if !p.dead.get(o as usize).copied().unwrap_or(true) && !p.question_delta.contains(c) {
+                        scored.push((c, i, score));
+                    }
+                }
+            }
+        }
+        for (c, i, v) in &p.delta_questions {
+            if self.is_live(c) {
+                scored.push((c, *i, crate::embed::vecmath::dot(qv, v)));
+            }
+        }
+        scored.retain(|(_, _, s)| *s >= delta);
+        crate::sort::by(&mut scored, |a, b| b.2.total_cmp(&a.2).then(a.0.cmp(b.0)).then(a.1.cmp(&b.1)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    /// The question IVF lists `ls` of `q`, read now if not yet.
+    async fn question_lists(&self, q: &QuestionHead, ls: &[u32]) -> Result<Vec<Rc<VecBlock>>> {
+        let missing: Vec<u32> = ls.iter().copied().filter(|l| !self.cache.question_lists.borrow().contains_key(l)).collect();
+        let keys: Vec<String> = missing.iter().map(|&l| SegmentKey::QuestionList(l).store_id()).collect();
+        for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
+            let key = SegmentKey::QuestionList(*l);
+            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base's atomic questions is missing"))?;
+            let block = VecBlock::parse(&bytes)
+                .filter(|b| b.dim == q.dim as usize)
+                .ok_or_else(|| corrupt(key, "not a WRL1 vector block of the questions' dimension"))?;
+            self.cache.question_lists.borrow_mut().insert(*l, Rc::new(block));
+        }
+        let cache = self.cache.question_lists.borrow();
+        Ok(ls.iter().filter_map(|l| cache.get(l).cloned()).collect())
     }
 
     /// The postings blocks holding `terms`, read now if not yet.

@@ -198,6 +198,9 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
         kept.extend(change.chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))));
         let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
         self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
+        // The questions of a deleted chunk went with it (a chunk id may come back, without them).
+        let gone: HashSet<&str> = change.gone.iter().map(String::as_str).collect();
+        self.parts.delta_questions.retain(|(c, _, _)| !gone.contains(c.as_str()));
         if let Some(g) = self.graph.as_mut() {
             g.apply(change.graph);
         }
