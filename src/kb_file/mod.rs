@@ -218,7 +218,8 @@ impl Writer {
         }
         while self.opened <= at {
             let sep = if self.opened > 0 { "]," } else { "" };
-            write!(self.out, "{sep}\"{}\":[", wire::field(Collection::ALL[self.opened])).map_err(|e| backend(&e))?;
+            // The file's list names are the collections' own ([`Contents`]' fields).
+            write!(self.out, "{sep}\"{}\":[", Collection::ALL[self.opened].name()).map_err(|e| backend(&e))?;
             self.opened += 1;
             self.any = false;
         }

@@ -125,24 +125,6 @@ struct SegmentIn {
     data: Vec<u8>,
 }
 
-/// The name of `collection`'s list in the file's `contents` ([`Contents`]' field names).
-pub(super) fn field(collection: Collection) -> &'static str {
-    match collection {
-        Collection::Meta => "meta",
-        Collection::Documents => "documents",
-        Collection::Chunks => "chunks",
-        Collection::Vectors => "vectors",
-        Collection::Postings => "postings",
-        Collection::GraphNodes => "graph_nodes",
-        Collection::GraphEdges => "graph_edges",
-        Collection::Ann => "ann",
-        Collection::Questions => "questions",
-        Collection::Memory => "memory",
-        Collection::Traces => "traces",
-        Collection::Segments => "segments",
-    }
-}
-
 /// A record as the file writes it: the store's shape, byte strings as base64.
 #[derive(Serialize)]
 #[serde(untagged)]
