@@ -98,7 +98,7 @@ pub(crate) fn invalid(reason: impl Into<String>) -> crate::error::Error {
 ///
 /// Errors: [`StoreError::Backend`] when writing fails.
 pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compression) -> Result<Vec<u8>> {
-    let mut w = Writer::new(model, dim, stored_schema(&contents.meta), level)?;
+    let mut w = Writer::new(model, dim, stored_schema(&contents.meta), level, Vec::new())?;
     wire::write_contents(&mut w, contents)?;
     w.finish()
 }
@@ -115,6 +115,14 @@ pub const EXPORT_PAGE: usize = 512;
 ///
 /// Errors: store errors; [`StoreError::Conflict`] as above.
 pub async fn export<S: Store + ?Sized>(store: &S, model: &str, dim: usize, level: flate2::Compression) -> Result<Vec<u8>> {
+    export_to(store, model, dim, level, Vec::new()).await
+}
+
+/// [`export`] into `sink`, which gets the compressed file as it is written (the page's worker
+/// hands it out in pieces, so the file is never whole in its wasm memory); returns the sink.
+///
+/// Errors: as [`export`]; [`StoreError::Backend`] when the sink fails.
+pub async fn export_to<S: Store + ?Sized, W: Write>(store: &S, model: &str, dim: usize, level: flate2::Compression, sink: W) -> Result<W> {
     let held = |meta: &[Record]| {
         let m: Vec<MetaRecord> = meta.iter().filter_map(|r| if let Record::Meta(m) = r { Some(m.clone()) } else { None }).collect();
         crate::ports::generation_of(&m)
@@ -123,7 +131,7 @@ pub async fn export<S: Store + ?Sized>(store: &S, model: &str, dim: usize, level
     let generation = held(&meta);
     let schema =
         stored_schema(&meta.iter().filter_map(|r| if let Record::Meta(m) = r { Some(m.clone()) } else { None }).collect::<Vec<_>>());
-    let mut w = Writer::new(model, dim, schema, level)?;
+    let mut w = Writer::new(model, dim, schema, level, sink)?;
     for collection in Collection::ALL {
         let mut after: Option<String> = None;
         loop {
@@ -154,8 +162,8 @@ fn stored_schema(meta: &[MetaRecord]) -> u32 {
 /// A knowledge-base file written a record at a time: the wrapper, then each collection's
 /// records in [`Collection::ALL`] order (those of one collection together), then the end
 /// ([`Writer::finish`]). [`encode`] and the streamed [`export`] both write through it.
-pub struct Writer {
-    out: std::io::BufWriter<flate2::write::GzEncoder<Vec<u8>>>,
+pub struct Writer<W: Write> {
+    out: std::io::BufWriter<flate2::write::GzEncoder<W>>,
     /// The collections opened so far (the last is open).
     opened: usize,
     /// Whether the open collection has a record yet.
@@ -166,13 +174,13 @@ fn backend(e: &dyn std::fmt::Display) -> crate::error::Error {
     StoreError::Backend { reason: format!("writing a knowledge-base file: {e}") }.into()
 }
 
-impl Writer {
+impl<W: Write> Writer<W> {
     /// Starts a file of records that follow store schema `schema`, embedded with `model` of
-    /// dimension `dim`, compressed at `level`.
+    /// dimension `dim`, compressed at `level` into `sink`.
     ///
     /// Errors: [`StoreError::Backend`] when writing fails.
-    pub fn new(model: &str, dim: usize, schema: u32, level: flate2::Compression) -> Result<Writer> {
-        let gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
+    pub fn new(model: &str, dim: usize, schema: u32, level: flate2::Compression, sink: W) -> Result<Writer<W>> {
+        let gz = flate2::GzBuilder::new().mtime(0).write(sink, level);
         // The serializer writes token by token; the compressor gets them in 1 MiB pieces. Fed
         // directly, each write cleared flate2's 32 KiB output buffer again (`Vec::resize`): 71%
         // of a 17,364-page site's 52 s build-cache write went to that `memset`.
@@ -226,10 +234,10 @@ impl Writer {
         Ok(())
     }
 
-    /// Ends the file (the collections not written yet, empty) and returns its bytes.
+    /// Ends the file (the collections not written yet, empty) and returns the sink.
     ///
     /// Errors: [`StoreError::Backend`] when writing fails.
-    pub fn finish(mut self) -> Result<Vec<u8>> {
+    pub fn finish(mut self) -> Result<W> {
         if let Some(&last) = Collection::ALL.last() {
             self.open(last)?;
         }

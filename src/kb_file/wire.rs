@@ -182,7 +182,7 @@ fn memory(m: &MemoryRecord) -> MemoryOut<'_> {
 }
 
 /// Writes every record of `c` through `w`, collection by collection.
-pub(super) fn write_contents(w: &mut super::Writer, c: &Contents) -> crate::error::Result<()> {
+pub(super) fn write_contents<W: std::io::Write>(w: &mut super::Writer<W>, c: &Contents) -> crate::error::Result<()> {
     let mut put = |collection: Collection, items: &mut dyn Iterator<Item = RecordOut<'_>>| {
         for r in items {
             w.item(collection, &r)?;

@@ -34,9 +34,10 @@ impl WebRagCore {
             let core = inner.lock().await;
             // Read a page at a time, never loaded whole; read again when another tab commits
             // meanwhile.
-            let bytes = crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.export_kb().await).await;
-            match bytes {
-                Ok(bytes) => Ok(js_sys::Uint8Array::from(bytes.as_slice()).into()),
+            // The file leaves wasm memory in pieces as it is compressed.
+            let file = crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.export_kb_to(JsPieces::default()).await);
+            match file.await.and_then(JsPieces::into_bytes) {
+                Ok(bytes) => Ok(bytes.into()),
                 Err(e) => Err(js_error(&e)),
             }
         })
@@ -245,5 +246,60 @@ impl WebRagCore {
             let core = inner.lock().await;
             Ok::<_, Error>(core.embedder()?.gpu().map(|g| g.gpu().destroy()).is_some())
         })
+    }
+}
+
+/// A file written out of wasm memory: the bytes gather in a buffer of [`JsPieces::PIECE`] bytes,
+/// each full buffer copied into a JS `Uint8Array`; [`JsPieces::into_bytes`] joins them. So an
+/// export of a large knowledge base never holds its whole file (or the doubling of a growing
+/// `Vec`) in the worker's wasm memory, which does not shrink again.
+#[derive(Default)]
+struct JsPieces {
+    pieces: Vec<js_sys::Uint8Array>,
+    buf: Vec<u8>,
+    total: u32,
+}
+
+impl JsPieces {
+    /// Bytes copied out at a time.
+    const PIECE: usize = 4 << 20;
+
+    fn flush_piece(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let n = u32::try_from(self.buf.len()).ok().and_then(|n| self.total.checked_add(n));
+        self.total = n.ok_or_else(|| std::io::Error::other("a knowledge-base file over 4 GiB"))?;
+        self.pieces.push(js_sys::Uint8Array::from(self.buf.as_slice()));
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The pieces joined into one `Uint8Array`.
+    ///
+    /// Errors: [`crate::error::StoreError::Backend`] for a file over 4 GiB.
+    fn into_bytes(mut self) -> crate::error::Result<js_sys::Uint8Array> {
+        self.flush_piece().map_err(|e| crate::error::StoreError::Backend { reason: e.to_string() })?;
+        let out = js_sys::Uint8Array::new_with_length(self.total);
+        let mut at = 0u32;
+        for p in &self.pieces {
+            out.set(p, at);
+            at += p.length();
+        }
+        Ok(out)
+    }
+}
+
+impl std::io::Write for JsPieces {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::PIECE {
+            self.flush_piece()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

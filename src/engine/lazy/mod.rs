@@ -512,9 +512,16 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     /// Errors: store errors ([`StoreError::Conflict`] when another engine committed meanwhile:
     /// call again); after a failed load, [`StoreError::Backend`].
     pub async fn export_kb(&self) -> Result<Vec<u8>> {
+        self.export_kb_to(Vec::new()).await
+    }
+
+    /// [`LazyEngine::export_kb`] into `sink` as the file is written ([`crate::kb_file::export_to`]).
+    ///
+    /// Errors: those of [`LazyEngine::export_kb`]; [`StoreError::Backend`] when the sink fails.
+    pub async fn export_kb_to<W: std::io::Write>(&self, sink: W) -> Result<W> {
         let store = self.store().ok_or_else(failed)?;
         let e = self.embedder()?;
-        crate::kb_file::export(store, e.model_id(), e.dim(), flate2::Compression::default()).await
+        crate::kb_file::export_to(store, e.model_id(), e.dim(), flate2::Compression::default(), sink).await
     }
 
     /// [`Engine::stats`]; while lazy, the segments' counts (`lazy: true`; `ann` and `memory`
