@@ -169,7 +169,8 @@ fn bad_files_leave_the_knowledge_base_as_it_was() {
     });
 }
 
-/// A store of `n` documents with a chunk and a vector each, and a `meta` generation record.
+/// A store of `n` documents with a chunk and a vector each, a `meta` generation record, three
+/// sealed HNSW segments and up to 40 index segments.
 async fn paged_store(n: usize) -> MemoryStore {
     use webrag::ports::{Op, Record};
     use webrag::schema::{ChunkRecord, DocumentRecord, MetaRecord, VectorRecord};
@@ -206,6 +207,21 @@ async fn paged_store(n: usize) -> MemoryStore {
             forward_summary: None,
         })));
         ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&cid, "chunks", &[i as f32, -1.0, 0.5]))));
+    }
+    // Large records, read a few at a time: sealed HNSW segments and index segments.
+    for i in 0..3u64 {
+        let ann = webrag::schema::AnnSegmentRecord {
+            id: webrag::schema::AnnSegmentRecord::key("chunks", i),
+            collection: "chunks".into(),
+            seq: i,
+            ids: vec![format!("d{i:05}#0")],
+            data: (0..=255u8).cycle().take(1000 + i as usize).collect(),
+            format: 1,
+        };
+        ops.push(Op::Put(Record::Ann(ann)));
+    }
+    for i in 0..(n.min(40)) {
+        ops.push(Op::Put(Record::Segment(webrag::schema::SegmentRecord { id: format!("t/{i:05}"), data: vec![i as u8; 33] })));
     }
     store.commit(ops).await.expect("commit");
     store

@@ -103,12 +103,24 @@ pub fn encode(contents: &Contents, model: &str, dim: usize, level: flate2::Compr
     w.finish()
 }
 
-/// The records a streamed export reads from the store at a time ([`export`]).
+/// The records a streamed export reads from the store at a time ([`export`]), of a collection of
+/// small records.
 pub const EXPORT_PAGE: usize = 512;
 
-/// The knowledge base in `store` as a knowledge-base file, read a page of [`EXPORT_PAGE`]
-/// records at a time ([`Store::scan_page`]), so no more than a page of records and the file
-/// itself are in memory; the same bytes [`encode`] writes of the store's contents. The
+/// The records of `collection` an export reads at a time: [`EXPORT_PAGE`], but one sealed HNSW
+/// segment (tens of MB at 100k chunks) and 16 index segments (IVF lists: about 0.8 MB each).
+fn export_page(collection: Collection) -> usize {
+    match collection {
+        Collection::Ann => 1,
+        Collection::Segments => 16,
+        _ => EXPORT_PAGE,
+    }
+}
+
+/// The knowledge base in `store` as a knowledge-base file, read a page of records at a time
+/// ([`Store::scan_page`]: [`EXPORT_PAGE`], fewer of the large ones), so no more than a page of
+/// records and the file itself are in memory; the same bytes [`encode`] writes of the store's
+/// contents. The
 /// generation record (the store's commit count) is left out. When another engine over the
 /// store (another tab) commits while the pages are read, the export fails with
 /// [`StoreError::Conflict`] (call again: [`crate::ports::retry_on_conflict`]).
@@ -135,13 +147,14 @@ pub async fn export_to<S: Store + ?Sized, W: Write>(store: &S, model: &str, dim:
     for collection in Collection::ALL {
         let mut after: Option<String> = None;
         loop {
-            let page = store.scan_page(collection, after.as_deref(), EXPORT_PAGE).await?;
+            let limit = export_page(collection);
+            let page = store.scan_page(collection, after.as_deref(), limit).await?;
             for r in &page {
                 if !matches!(r, Record::Meta(m) if m.id == GENERATION_KEY) {
                     w.record(r)?;
                 }
             }
-            if page.len() < EXPORT_PAGE {
+            if page.len() < limit {
                 break;
             }
             after = page.last().map(|r| r.key().to_string());

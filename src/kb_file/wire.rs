@@ -17,8 +17,10 @@ use crate::schema::{
 struct B64<'a>(&'a [u8]);
 
 impl Serialize for B64<'_> {
+    /// Encoded as it is written (`collect_str` of a `Display`): a large segment's base64 is never
+    /// a string of its own.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&STANDARD.encode(self.0))
+        s.collect_str(&base64::display::Base64Display::new(self.0, &STANDARD))
     }
 }
 

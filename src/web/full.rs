@@ -35,7 +35,8 @@ impl WebRagCore {
             // Read a page at a time, never loaded whole; read again when another tab commits
             // meanwhile.
             // The file leaves wasm memory in pieces as it is compressed.
-            let file = crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.export_kb_to(JsPieces::default()).await);
+            let file =
+                crate::ports::retry_on_conflict(crate::ports::WRITE_ATTEMPTS, async |_| core.export_kb_to(JsPieces::default()).await);
             match file.await.and_then(JsPieces::into_bytes) {
                 Ok(bytes) => Ok(bytes.into()),
                 Err(e) => Err(js_error(&e)),
