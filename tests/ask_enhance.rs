@@ -143,8 +143,9 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         ]));
         let p = TaggingParams { vocabulary: vec!["business".into(), "places".into(), "drinks".into()], ..Default::default() };
         let mut events = Vec::new();
-        let r =
-            auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |e| events.push(e)).await.unwrap();
+        let r = auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |e| events.push(e))
+            .await
+            .unwrap();
         assert_eq!((r.documents, r.tags, r.failed.as_slice(), r.remaining), (3, 6, &["globex".to_string()][..], 1));
         assert_eq!(eng.corpus().document("acme").unwrap().auto_tags, ["business", "places"], "deduplicated, from the vocabulary only");
         assert_eq!(eng.corpus().document("acme").unwrap().tags, ["companies", "history"], "the given tags stay");
@@ -153,7 +154,7 @@ fn auto_tagging_tags_each_document_once_from_the_vocabulary_and_resumes() {
         // The next pass asks only for what is left, and the tags survive a reopen.
         s.reset();
         s.rules(json!([{ "match": "Task: tags", "reply": { "content": "{\"tags\": [\"business\"]}" } }]));
-        let r = auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = auto_tag(&Exclusive::new(&mut eng), &s.client(), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.documents, r.remaining), (1, 0));
         assert_eq!(s.log().len(), 1);
         drop(eng);
@@ -197,7 +198,7 @@ It closed in 1999 after a long decline, and its archives went to the city librar
             { "status": 500 }
         ]));
         let p = SummaryParams { batch: 8, ..Default::default() };
-        let e = forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {})
+        let e = forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |_| {})
             .await
             .unwrap_err();
         assert_eq!(e.code(), "LLM_HTTP");
@@ -205,8 +206,9 @@ It closed in 1999 after a long decline, and its archives went to the city librar
         // Resume: the third chunk's prompt carries the second chunk's summary and text.
         s.reset();
         s.script(json!([{ "content": "{\"summary\": \"Acme Corporation moved from Springfield to Lyon in 1950.\"}" }]));
-        let r =
-            forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = forward_summaries(&Exclusive::new(&mut eng), &s.client(), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |_| {})
+            .await
+            .unwrap();
         assert_eq!((r.chunks, r.remaining), (1, 0));
         let prompt = s.log()[0]["body"]["messages"][1]["content"].as_str().unwrap().to_string();
         assert!(prompt.contains("<data>Acme Corporation, founded by Jane Roe in 1931 in Springfield, made anvils.</data>"), "{prompt}");

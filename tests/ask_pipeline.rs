@@ -72,6 +72,7 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
             &Exclusive::new(&mut eng),
             &client(&s),
             &p,
+            None,
             &FixedClock(0.0),
             &mut |ev: webrag::types::ProgressEvent| phases.push((ev.done, ev.total)),
             &mut |ev| events.push(ev),
@@ -100,10 +101,10 @@ fn atomizing_indexes_questions_and_an_interrupted_pass_resumes_where_it_stopped(
         let before = s.log().len();
         // An unreadable reply (twice: the repair attempt too) leaves the chunk for later.
         s.script(json!([{ "content": "no idea" }, { "content": "still no JSON" }]));
-        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.chunks, r.failed.clone(), r.remaining), (0, vec![roe.clone()], 1));
         s.script(json!([q(&["Where was Jane Roe born?"])]));
-        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
+        let r = atomize(&Exclusive::new(&mut eng), &client(&s), &p, None, &FixedClock(0.0), &mut NoProgress, &mut |_| {}).await.unwrap();
         assert_eq!((r.chunks, r.questions, r.remaining), (1, 1, 0));
         assert_eq!(s.log().len(), before + 3, "the resumed passes asked only about the chunk left");
 
@@ -168,6 +169,7 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             &Exclusive::new(&mut eng),
             &client(&s),
             &MindMapParams::default(),
+            None,
             &FixedClock(0.0),
             &mut NoProgress,
             &mut |ev| events.push(ev),
@@ -216,6 +218,7 @@ fn llm_mind_maps_verify_fact_check_items_regenerate_and_fall_back() {
             &Exclusive::new(&mut eng),
             &client(&s),
             &MindMapParams::default(),
+            None,
             &FixedClock(0.0),
             &mut NoProgress,
             &mut |_| {},

@@ -841,3 +841,73 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
         assert_eq!(full.corpus().documents().len(), articles.len(), "nothing else deleted");
     })
 }
+
+/// `enrich` (atomizing and LLM mind maps) of a few documents through a lazily opened knowledge
+/// base stores the same records as through a loaded one, never loads, and the lazy view finds what
+/// it wrote (its atomic questions, the new mind map) at once and after a lazy reopen; both views
+/// list the same chunks left to atomize.
+#[test]
+fn enrich_while_lazy_stores_what_a_loaded_enrich_stores() {
+    use common::llm_server::{LlmServer, reply};
+    use futures::lock::Mutex;
+    use webrag::ask::ingest::{EnrichParams, enrich};
+    use webrag::engine::{Enrichable, Exclusive};
+    pollster::block_on(async {
+        let articles = news(150);
+        let cfg = config_graph(true);
+        let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
+        let (a, b) = (MemoryStore::new(), MemoryStore::new());
+        for store in [&a, &b] {
+            let mut eng = open_full(store).await.expect("open");
+            let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+            eng.add(docs, &mut NoProgress).await.expect("add");
+            eng.maintain_all(false).await.expect("maintain");
+        }
+        let mut full = open_full(&a).await.expect("open");
+        let mut lz = LazyEngine::open(&b, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("lazy");
+        assert!(lz.is_lazy());
+        let fresh = vec![doc("fresh", "Owls hunt the harvest mouse at night in tall grass. The mouse hides under leaves.")];
+        full.add(fresh.clone(), &mut NoProgress).await.expect("add");
+        lz.add(fresh, &mut NoProgress).await.expect("add");
+        let s = LlmServer::start();
+        s.rules(serde_json::json!([
+            { "match": "Task: atomize", "reply": reply(serde_json::json!({"questions": ["Which bird hunts the harvest mouse at night?", "Where does the mouse hide?"]})) },
+            { "match": "Task: fact-check items", "reply": reply(serde_json::json!({"items": ["Owls hunt the harvest mouse at night."]})) },
+            { "match": "Task: mind map", "reply": reply(serde_json::json!({"Owls": {"Hunting": "Owls hunt the harvest mouse at night."}})) }
+        ]));
+        let p: EnrichParams =
+            serde_json::from_value(serde_json::json!({"documents": ["fresh", "n3"], "mindMaps": {"regenerations": 0}})).expect("options");
+        let x = enrich(&Exclusive::new(&mut full), &s.client(), &p, &FixedClock(2.0), &mut NoProgress, &mut |_| {})
+            .await
+            .expect("enrich loaded");
+        let shared = Mutex::new(lz);
+        let y = enrich(&shared, &s.client(), &p, &FixedClock(2.0), &mut NoProgress, &mut |_| {}).await.expect("enrich lazily");
+        let mut lz = shared.into_inner();
+        assert_eq!(x, y);
+        let (atomized, maps) = (y.atomize.as_ref().unwrap(), y.mind_maps.as_ref().unwrap());
+        assert!(atomized.chunks >= 2 && atomized.questions == 2 * atomized.chunks && atomized.remaining == 0, "{atomized:?}");
+        assert_eq!(maps.documents + maps.fallbacks.len(), 2, "{maps:?}");
+        assert!(lz.is_lazy(), "enrich did not load the knowledge base");
+        same(&a.load().await.unwrap(), &b.load().await.unwrap(), "the same records after enrich");
+        // What it wrote is found at once, and after a lazy reopen.
+        let qv = full.embedder().embed_checked(&["Which bird hunts the harvest mouse at night?"]).await.unwrap().pop().unwrap();
+        let want = atoms(&full.ask_store().atomic_search(&qv, 10, 0.5));
+        assert!(want.iter().any(|(c, _)| c == "fresh#0"), "{want:?}");
+        assert_eq!(atoms(&lz.atomic_search(&qv, 10, 0.5).await.unwrap()), want);
+        assert_eq!(full.graph().mind_map("fresh"), lz.graph().await.unwrap().mind_map("fresh"));
+        assert_eq!(lz.documents().await.unwrap(), full.corpus().documents());
+        let left = Enrichable::unatomized(&mut full, None).await.unwrap();
+        assert_eq!(Enrichable::unatomized(&mut lz, None).await.unwrap(), left);
+        assert_eq!(left.len(), full.stats().chunks - atomized.chunks);
+        let mut again = LazyEngine::open(&b, embedder(), cfg.clone(), Box::new(FixedClock(3.0))).await.expect("lazy");
+        assert!(again.is_lazy());
+        assert_eq!(atoms(&again.atomic_search(&qv, 10, 0.5).await.unwrap()), want);
+        assert_eq!(Enrichable::unatomized(&mut again, None).await.unwrap(), left);
+        assert_eq!(again.stats().unwrap().questions, full.stats().questions);
+        // A second pass over the same documents has nothing left to do.
+        let shared = Mutex::new(again);
+        let z = enrich(&shared, &s.client(), &p, &FixedClock(4.0), &mut NoProgress, &mut |_| {}).await.expect("enrich again");
+        assert_eq!((z.atomize.unwrap().chunks, z.mind_maps.unwrap().documents), (0, 0));
+        assert!(shared.into_inner().is_lazy());
+    })
+}

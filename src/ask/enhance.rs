@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::context::{Summary, Tags};
 use super::{Step, TraceEvent, data};
 use crate::embed::Embedder;
-use crate::engine::EngineAccess;
+use crate::engine::{EngineAccess, Enrichable};
 use crate::error::{Error, LlmError, Result};
 use crate::llm::json::structured;
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
@@ -184,12 +184,14 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     db: &impl EngineAccess<S, E>,
     model: &M,
     p: &SummaryParams,
+    docs: Option<&[DocId]>,
     clock: &dyn Clock,
     progress: &mut dyn Progress,
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<SummaryReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.corpus().unsummarized())).await?;
+    let pending =
+        whole(db, async |eng| Ok(in_scope(eng.corpus().unsummarized(), docs, |c| eng.corpus().chunk(c).map(|c| c.doc_id.clone())))).await?;
     let total = pending.len();
     let mut report = SummaryReport::default();
     progress.report(ProgressEvent { phase: crate::types::Phase::Summaries, done: 0, total });
@@ -199,19 +201,18 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
     let mut batch: Vec<(ChunkId, String, String)> = Vec::new();
     let mut stop: Option<Error> = None;
     for (i, cid) in pending.iter().enumerate() {
-        let read = db
-            .with(async |eng| {
-                // A first chunk has no previous one (the chunk may have been replaced since
-                // `unsummarized` chose it).
-                let Some((c, prev)) = eng.corpus().chunk(cid).and_then(|c| Some((c, (c.ordinal as usize).checked_sub(1)?))) else {
-                    return Ok(None);
-                };
-                let prev_id = crate::schema::chunk_id(&c.doc_id, prev);
-                let (Some(prev), Some(d)) = (eng.corpus().chunk(&prev_id), eng.corpus().document(&c.doc_id)) else { return Ok(None) };
-                let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
-                Ok(Some((d.source_hash.clone(), summary_messages(&d.title, before.as_deref(), &prev.text, p.max_words))))
-            })
-            .await?;
+        let read = whole(db, async |eng| {
+            // A first chunk has no previous one (the chunk may have been replaced since
+            // `unsummarized` chose it).
+            let Some((c, prev)) = eng.corpus().chunk(cid).and_then(|c| Some((c, (c.ordinal as usize).checked_sub(1)?))) else {
+                return Ok(None);
+            };
+            let prev_id = crate::schema::chunk_id(&c.doc_id, prev);
+            let (Some(prev), Some(d)) = (eng.corpus().chunk(&prev_id), eng.corpus().document(&c.doc_id)) else { return Ok(None) };
+            let before = fresh.get(&prev_id).cloned().or_else(|| prev.forward_summary.clone());
+            Ok(Some((d.source_hash.clone(), summary_messages(&d.title, before.as_deref(), &prev.text, p.max_words))))
+        })
+        .await?;
         if let Some((hash, msgs)) = read {
             let t0 = clock.now_ms();
             let nonempty = |s: &Summary| if s.summary.trim().is_empty() { Err("the summary is empty".to_string()) } else { Ok(()) };
@@ -227,27 +228,28 @@ pub async fn forward_summaries<M: LanguageModel + ?Sized, S: Store, E: Embedder>
         }
         if batch.len() >= p.batch || stop.is_some() || i + 1 == pending.len() {
             let items = std::mem::take(&mut batch);
-            report.chunks += db
-                .with(async |eng| {
-                    let keep: Vec<(ChunkId, String)> = items
-                        .into_iter()
-                        .filter(|(cid, hash, _)| {
-                            eng.corpus().chunk(cid).and_then(|c| eng.corpus().document(&c.doc_id)).is_some_and(|d| d.source_hash == *hash)
-                        })
-                        .map(|(cid, _, s)| (cid, s))
-                        .collect();
-                    let n = keep.len();
-                    eng.enrichment().set_forward_summaries(keep).await?;
-                    Ok(n)
-                })
-                .await?;
+            report.chunks += whole(db, async |eng| {
+                let keep: Vec<(ChunkId, String)> = items
+                    .into_iter()
+                    .filter(|(cid, hash, _)| {
+                        eng.corpus().chunk(cid).and_then(|c| eng.corpus().document(&c.doc_id)).is_some_and(|d| d.source_hash == *hash)
+                    })
+                    .map(|(cid, _, s)| (cid, s))
+                    .collect();
+                let n = keep.len();
+                eng.enrichment().set_forward_summaries(keep).await?;
+                Ok(n)
+            })
+            .await?;
             progress.report(ProgressEvent { phase: crate::types::Phase::Summaries, done: i + 1, total });
         }
         if let Some(e) = stop {
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.corpus().unsummarized().len())).await?;
+    report.remaining =
+        whole(db, async |eng| Ok(in_scope(eng.corpus().unsummarized(), docs, |c| eng.corpus().chunk(c).map(|c| c.doc_id.clone())).len()))
+            .await?;
     Ok(report)
 }
 
@@ -257,12 +259,13 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     db: &impl EngineAccess<S, E>,
     model: &M,
     p: &TaggingParams,
+    docs: Option<&[DocId]>,
     clock: &dyn Clock,
     progress: &mut dyn Progress,
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<TagReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.corpus().untagged())).await?;
+    let pending = whole(db, async |eng| Ok(in_scope(eng.corpus().untagged(), docs, |d| Some(d.to_string())))).await?;
     let total = pending.len();
     let vocabulary: Vec<String> = p.vocabulary.iter().map(|t| crate::types::normalize_tag(t)).collect();
     let mut report = TagReport::default();
@@ -271,21 +274,20 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     let mut batch: Vec<(DocId, String, Vec<String>)> = Vec::new();
     let mut stop: Option<Error> = None;
     for (i, id) in pending.iter().enumerate() {
-        let read = db
-            .with(async |eng| {
-                let Some(d) = eng.corpus().document(id) else { return Ok(None) };
-                let mut text = String::new();
-                for c in eng.corpus().chunks_of(id) {
-                    if text.chars().count() >= p.max_chars {
-                        break;
-                    }
-                    text.push_str(&c.text);
-                    text.push('\n');
+        let read = whole(db, async |eng| {
+            let Some(d) = eng.corpus().document(id) else { return Ok(None) };
+            let mut text = String::new();
+            for c in eng.corpus().chunks_of(id) {
+                if text.chars().count() >= p.max_chars {
+                    break;
                 }
-                let text: String = text.chars().take(p.max_chars).collect();
-                Ok(Some((d.source_hash.clone(), tag_messages(&d.title, &text, p))))
-            })
-            .await?;
+                text.push_str(&c.text);
+                text.push('\n');
+            }
+            let text: String = text.chars().take(p.max_chars).collect();
+            Ok(Some((d.source_hash.clone(), tag_messages(&d.title, &text, p))))
+        })
+        .await?;
         if let Some((hash, msgs)) = read {
             let t0 = clock.now_ms();
             let reply = structured::<Tags, _>(model, &msgs, &ChatOptions::step("tags"), &|_| Ok(())).await;
@@ -305,18 +307,17 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         }
         if batch.len() >= 8 || stop.is_some() || i + 1 == pending.len() {
             let items = std::mem::take(&mut batch);
-            let kept = db
-                .with(async |eng| {
-                    let keep: Vec<(DocId, Vec<String>)> = items
-                        .into_iter()
-                        .filter(|(id, hash, _)| eng.corpus().document(id).is_some_and(|d| d.source_hash == *hash))
-                        .map(|(id, _, t)| (id, t))
-                        .collect();
-                    let counts = (keep.len(), keep.iter().map(|(_, t)| t.len()).sum::<usize>());
-                    eng.enrichment().set_auto_tags(keep).await?;
-                    Ok(counts)
-                })
-                .await?;
+            let kept = whole(db, async |eng| {
+                let keep: Vec<(DocId, Vec<String>)> = items
+                    .into_iter()
+                    .filter(|(id, hash, _)| eng.corpus().document(id).is_some_and(|d| d.source_hash == *hash))
+                    .map(|(id, _, t)| (id, t))
+                    .collect();
+                let counts = (keep.len(), keep.iter().map(|(_, t)| t.len()).sum::<usize>());
+                eng.enrichment().set_auto_tags(keep).await?;
+                Ok(counts)
+            })
+            .await?;
             report.documents += kept.0;
             report.tags += kept.1;
             progress.report(ProgressEvent { phase: crate::types::Phase::Tags, done: i + 1, total });
@@ -325,7 +326,7 @@ pub async fn auto_tag<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.corpus().untagged().len())).await?;
+    report.remaining = whole(db, async |eng| Ok(in_scope(eng.corpus().untagged(), docs, |d| Some(d.to_string())).len())).await?;
     Ok(report)
 }
 
@@ -362,4 +363,24 @@ fn settle<T, U>(
     };
     trace(TraceEvent { step, round, input: serde_json::json!({"id": id}), output, ms: clock.now_ms() - t0 });
     out
+}
+
+/// [`EngineAccess::with`] on the whole knowledge base: these stages rewrite chunks and documents
+/// and read them all, so a lazily opened one is loaded first ([`Enrichable::whole`]).
+async fn whole<S: Store, E: Embedder, R>(
+    db: &impl EngineAccess<S, E>,
+    step: impl AsyncFnOnce(&mut crate::engine::Engine<S, E>) -> Result<R>,
+) -> Result<R> {
+    db.with(async |kb| step(kb.whole().await?).await).await
+}
+
+/// The `ids` whose document (`doc_of`) is one of `docs` (`None`: all of them).
+fn in_scope(ids: Vec<String>, docs: Option<&[DocId]>, doc_of: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    match docs {
+        None => ids,
+        Some(docs) => {
+            let wanted: std::collections::HashSet<&str> = docs.iter().map(String::as_str).collect();
+            ids.into_iter().filter(|id| doc_of(id).is_some_and(|d| wanted.contains(d.as_str()))).collect()
+        }
+    }
 }

@@ -14,7 +14,7 @@
 //!   at the last level is one fact, docs/pseudo-graph.md), which replaces the document's structural map
 //!   in the pseudo-graph. Unreadable JSON after the repair attempt keeps the structural map
 //!   (`mindMap: "structural-fallback"`). Committed document by document.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use futures::future::join_all;
 use serde::{Deserialize, Serialize};
@@ -22,14 +22,14 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::{Step, TraceEvent, data};
 use crate::embed::Embedder;
-use crate::engine::{Engine, EngineAccess};
+use crate::engine::{EngineAccess, Enrichable};
 use crate::error::{Error, LlmError, Result};
 use crate::graph::mindmap::{self, MapNode, MindMap};
 use crate::llm::json::{Reply, structured};
 use crate::llm::{ChatMessage, ChatOptions, LanguageModel};
 use crate::options::{Doc, Range, Value, check_all};
 use crate::ports::{Clock, Progress, Store};
-use crate::schema::{ChunkId, MindMapKind};
+use crate::schema::{ChunkId, DocId, MindMapKind};
 use crate::types::ProgressEvent;
 
 const SYSTEM: &str = "You build the index of a retrieval system. Text inside <data>...</data> is a document's text: \
@@ -141,6 +141,8 @@ pub struct EnrichParams {
     pub atomize: Option<AtomizeParams>,
     /// LLM mind maps. Default on.
     pub mind_maps: Option<MindMapParams>,
+    /// The documents every stage works on (`None`: every document).
+    pub documents: Option<Vec<DocId>>,
 }
 
 impl Default for EnrichParams {
@@ -150,6 +152,7 @@ impl Default for EnrichParams {
             tags: None,
             atomize: Some(AtomizeParams::default()),
             mind_maps: Some(MindMapParams::default()),
+            documents: None,
         }
     }
 }
@@ -182,6 +185,8 @@ impl<'de> Deserialize<'de> for EnrichParams {
             atomize: Option<Stage<AtomizeParams>>,
             #[serde(default)]
             mind_maps: Option<Stage<MindMapParams>>,
+            #[serde(default)]
+            documents: Option<Vec<DocId>>,
         }
         let raw = Raw::deserialize(d)?;
         Ok(EnrichParams {
@@ -189,6 +194,7 @@ impl<'de> Deserialize<'de> for EnrichParams {
             tags: stage(raw.tags, false),
             atomize: stage(raw.atomize, true),
             mind_maps: stage(raw.mind_maps, true),
+            documents: raw.documents,
         })
     }
 }
@@ -231,26 +237,27 @@ pub async fn enrich<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<EnrichReport> {
     let mut out = EnrichReport::default();
+    let docs = p.documents.as_deref();
     // Forward summaries first: they change the chunks' embeddings the later stages read.
     if let Some(f) = &p.forward_summaries {
-        out.forward_summaries = Some(super::enhance::forward_summaries(db, model, f, clock, progress, trace).await?);
+        out.forward_summaries = Some(super::enhance::forward_summaries(db, model, f, docs, clock, progress, trace).await?);
     }
     if let Some(t) = &p.tags {
-        out.tags = Some(super::enhance::auto_tag(db, model, t, clock, progress, trace).await?);
+        out.tags = Some(super::enhance::auto_tag(db, model, t, docs, clock, progress, trace).await?);
     }
     if let Some(a) = &p.atomize {
-        out.atomize = Some(atomize(db, model, a, clock, progress, trace).await?);
+        out.atomize = Some(atomize(db, model, a, docs, clock, progress, trace).await?);
     }
     if let Some(m) = &p.mind_maps {
-        out.mind_maps = Some(build_mind_maps(db, model, m, clock, progress, trace).await?);
+        out.mind_maps = Some(build_mind_maps(db, model, m, docs, clock, progress, trace).await?);
     }
     Ok(out)
 }
 
 /// The `sourceHash` of the document `doc` now (`None`: removed): a stage keeps a reply only
 /// when its document's hash is the one it read before the model call.
-pub(crate) fn source_hash<S: Store, E: Embedder>(eng: &Engine<S, E>, doc: &str) -> Option<String> {
-    eng.corpus().document(doc).map(|d| d.source_hash.clone())
+async fn source_hash<S: Store, E: Embedder>(kb: &mut impl Enrichable<S, E>, doc: &str) -> Result<Option<String>> {
+    Ok(kb.hashes(&[doc.to_string()]).await?.remove(doc))
 }
 
 /// What an atomizing pass did.
@@ -292,51 +299,59 @@ and is answerable from the passage alone. Reply {{\"questions\": [\"...\"]}}.",
     ]
 }
 
-/// Knowledge atomizing over every chunk that has no questions yet, `p.batch` chunks per commit.
-/// A chunk whose reply stays unreadable is reported in `failed` and left for the next pass; any
-/// other model error (unauthorized, rate-limited, timeout, network, cancelled) ends the pass
-/// with that error after the batch's readable replies are committed, so the next pass resumes
-/// at the first chunk still without questions.
+/// Knowledge atomizing over every chunk that has no questions yet (of the documents `docs`;
+/// `None`: of every document), `p.batch` chunks per commit. A chunk whose reply stays unreadable
+/// is reported in `failed` and left for the next pass; any other model error (unauthorized,
+/// rate-limited, timeout, network, cancelled) ends the pass with that error after the batch's
+/// readable replies are committed, so the next pass resumes at the first chunk still without
+/// questions. A lazily opened knowledge base is not loaded ([`Enrichable`]).
 ///
 /// Progress: `{phase: "atomize", done, total}` after each batch.
 pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     db: &impl EngineAccess<S, E>,
     model: &M,
     p: &AtomizeParams,
+    docs: Option<&[DocId]>,
     clock: &dyn Clock,
     progress: &mut dyn Progress,
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<AtomizeReport> {
     p.validate()?;
-    let pending = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()))).await?;
+    let pending = db.with(async |kb| kb.unatomized(docs).await).await?;
     let total = pending.len();
     let mut report = AtomizeReport::default();
     progress.report(ProgressEvent { phase: crate::types::Phase::Atomize, done: 0, total });
     for (b, batch) in pending.chunks(p.batch).enumerate() {
         let t0 = clock.now_ms();
-        // (chunk, its document's hash as read, prompt)
-        let prompts: Vec<(ChunkId, Option<String>, Vec<ChatMessage>)> = db
-            .with(async |eng| {
-                Ok(batch
-                    .iter()
-                    .filter_map(|cid| {
-                        let c = eng.corpus().chunk(cid)?;
-                        let d = eng.corpus().document(&c.doc_id)?;
-                        Some((cid.clone(), Some(d.source_hash.clone()), atomize_messages(&d.title, &c.text, p.max_questions)))
-                    })
-                    .collect())
+        // (chunk, its document's hash as read, prompt), and each chunk's document.
+        let (prompts, doc_of) = db
+            .with(async |kb| {
+                let records = kb.chunks_with_documents(batch).await?;
+                let mut prompts: Vec<(ChunkId, Option<String>, Vec<ChatMessage>)> = Vec::new();
+                let mut doc_of: HashMap<ChunkId, DocId> = HashMap::new();
+                for cid in batch {
+                    if let Some((c, Some(d))) = records.get(cid) {
+                        prompts.push((cid.clone(), Some(d.source_hash.clone()), atomize_messages(&d.title, &c.text, p.max_questions)));
+                        doc_of.insert(cid.clone(), d.id.clone());
+                    }
+                }
+                Ok((prompts, doc_of))
             })
             .await?;
         let (ok, stop) = atomize_replies(model, &prompts, p, &mut report).await;
         let (stored, shown) = db
-            .with(async |eng| {
+            .with(async |kb| {
+                let mut ids: Vec<DocId> = ok.iter().filter_map(|(c, _, _)| doc_of.get(c).cloned()).collect();
+                crate::sort::ascending(&mut ids);
+                ids.dedup();
+                let now = kb.hashes(&ids).await?;
                 let ok: Vec<(ChunkId, Vec<String>)> = ok
                     .into_iter()
-                    .filter(|(cid, hash, _)| eng.corpus().chunk(cid).is_some_and(|c| source_hash(eng, &c.doc_id) == *hash))
+                    .filter(|(cid, hash, _)| doc_of.get(cid).and_then(|d| now.get(d)) == hash.as_ref())
                     .map(|(cid, _, qs)| (cid, qs))
                     .collect();
                 let shown: Vec<serde_json::Value> = ok.iter().map(|(c, qs)| serde_json::json!({"chunkId": c, "questions": qs})).collect();
-                Ok((eng.enrichment().put_questions(ok).await?, shown))
+                Ok((kb.put_questions(ok).await?, shown))
             })
             .await?;
         report.questions += stored;
@@ -353,7 +368,7 @@ pub async fn atomize<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
             return Err(e);
         }
     }
-    report.remaining = db.with(async |eng| Ok(eng.ask_store().unatomized(eng.corpus()).len())).await?;
+    report.remaining = db.with(async |kb| Ok(kb.unatomized(docs).await?.len())).await?;
     Ok(report)
 }
 
@@ -579,7 +594,7 @@ async fn chunk_items<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         let cos = if items.is_empty() {
             0.0
         } else {
-            let v = db.with(async |eng| eng.embedder().embed_checked(&[joined.as_str(), text]).await).await?;
+            let v = db.with(async |kb| kb.encoder()?.embed_checked(&[joined.as_str(), text]).await).await?;
             crate::embed::vecmath::dot(&v[0], &v[1])
         };
         scores.push((r, cos));
@@ -598,45 +613,34 @@ struct MapInput {
     chunks: Vec<(ChunkId, String)>,
 }
 
-/// LLM mind maps for every document that has none yet (`mindMap` absent or `"structural"`),
-/// committed document by document (so a stopped pass resumes at the next one). The FCI calls of
+/// LLM mind maps for every document that has none yet (`mindMap` absent or `"structural"`; of
+/// the documents `docs`, `None`: of every document), committed document by document (so a stopped pass resumes at the next one). The FCI calls of
 /// a document's chunks run concurrently. Model errors other than unreadable output end the pass
 /// with that error; documents done before it keep their maps. A document replaced or removed
-/// meanwhile is skipped (a replaced one has no LLM map: the next pass maps it).
+/// meanwhile is skipped (a replaced one has no LLM map: the next pass maps it). A lazily opened
+/// knowledge base is not loaded ([`Enrichable`]).
 ///
 /// Progress: `{phase: "mindmap", done, total}` per document.
 pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
     db: &impl EngineAccess<S, E>,
     model: &M,
     p: &MindMapParams,
+    scope: Option<&[DocId]>,
     clock: &dyn Clock,
     progress: &mut dyn Progress,
     trace: &mut dyn FnMut(TraceEvent),
 ) -> Result<MindMapReport> {
     p.validate()?;
-    let mut docs: Vec<(String, String)> = db
-        .with(async |eng| {
-            Ok(eng
-                .corpus()
-                .documents()
-                .into_iter()
-                .filter(|d| matches!(d.mind_map, None | Some(MindMapKind::Structural)))
-                .map(|d| (d.id, d.title))
-                .collect())
-        })
-        .await?;
-    crate::sort::ascending(&mut docs);
+    let docs: Vec<(DocId, String)> = db.with(async |kb| kb.unmapped(scope).await).await?;
     let total = docs.len();
     let mut report = MindMapReport::default();
     progress.report(ProgressEvent { phase: crate::types::Phase::Mindmap, done: 0, total });
     for (n, (doc, title)) in docs.iter().enumerate() {
         let t0 = clock.now_ms();
         let input = db
-            .with(async |eng| {
-                Ok(source_hash(eng, doc).map(|hash| MapInput {
-                    hash,
-                    chunks: eng.corpus().chunks_of(doc).into_iter().map(|c| (c.id.clone(), c.text.clone())).collect(),
-                }))
+            .with(async |kb| {
+                let Some(hash) = source_hash(kb, doc).await? else { return Ok(None) };
+                Ok(Some(MapInput { hash, chunks: kb.document_chunks(doc).await? }))
             })
             .await?;
         let Some(input) = input else {
@@ -654,15 +658,14 @@ pub async fn build_mind_maps<M: LanguageModel + ?Sized, S: Store, E: Embedder>(
         let t1 = clock.now_ms();
         let texts: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
         let map = llm_map(model, title, &items).await?;
-        let unchanged = |eng: &Engine<S, E>| source_hash(eng, doc).as_ref() == Some(&input.hash);
         let committed = db
-            .with(async |eng| {
-                if !unchanged(eng) {
+            .with(async |kb| {
+                if source_hash(kb, doc).await?.as_ref() != Some(&input.hash) {
                     return Ok(false);
                 }
                 match &map {
-                    Ok((m, _)) => eng.enrichment().set_mind_map(doc, Some(m), MindMapKind::Llm).await?,
-                    Err(_) => eng.enrichment().set_mind_map(doc, None, MindMapKind::StructuralFallback).await?,
+                    Ok((m, _)) => kb.set_mind_map(doc, Some(m), MindMapKind::Llm).await?,
+                    Err(_) => kb.set_mind_map(doc, None, MindMapKind::StructuralFallback).await?,
                 }
                 Ok(true)
             })

@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 use crate::index::Slots;
 use crate::index::ann::AnnParams;
 use crate::index::ann::SegmentedIndex;
-use crate::ports::{Collection, Op};
 use crate::schema::*;
 
 use super::{AtomicHit, Corpus};
@@ -135,16 +134,6 @@ impl AskStore {
                 if let Some(slot) = self.qslots.remove(&QuestionKey::new(cid, i)) {
                     self.qvectors.remove(slot);
                 }
-            }
-        }
-    }
-
-    /// Store deletes of a chunk's atomic questions and their vectors.
-    pub(super) fn question_deletes(&self, cid: &str, ops: &mut Vec<Op>) {
-        if let Some(qs) = self.atoms.get(cid) {
-            ops.push(Op::Delete(Collection::Questions, cid.to_string()));
-            for i in 0..qs.len() {
-                ops.push(Op::Delete(Collection::Vectors, QuestionKey::new(cid, i).store_id()));
             }
         }
     }

@@ -1,9 +1,10 @@
-//! Writes of what language models derive from a loaded knowledge base's documents: atomic
-//! questions (PIKE-RAG knowledge atomizing), replaced mind maps (PG-RAG), automatic tags and
-//! forward summaries (PIKE-RAG §4.2, [`super::enhance`]), memory entries and kept traces. The
+//! Writes of what language models derive from a knowledge base's documents: atomic questions
+//! (PIKE-RAG knowledge atomizing) and replaced mind maps (PG-RAG) over either residency
+//! ([`put_questions`], [`set_mind_map`]: one write path with `add`); automatic tags and forward
+//! summaries (PIKE-RAG §4.2, [`super::enhance`]), memory entries and kept traces on a loaded one. The
 //! model calls that produce them live in [`crate::ask`]; this is where they are stored and
 //! indexed, each write one commit.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::embed::Embedder;
 use crate::error::{InputError, Result};
@@ -14,83 +15,27 @@ use crate::schema::*;
 
 use super::Engine;
 use super::ask_store::{memory_entries, trace_record};
+use super::write::{Change, Residency};
 
 /// The writes of what language models derive from the documents ([`Engine::enrichment`]).
 pub struct Enrichment<'a, S: Store, E: Embedder>(pub(super) &'a mut Engine<S, E>);
 
 impl<S: Store, E: Embedder> Enrichment<'_, S, E> {
     /// Stores the atomic questions of chunks (replacing any they had), embedded, in one atomic
-    /// commit. Chunks that no longer exist are skipped. Returns the questions stored.
+    /// commit ([`put_questions`]). Chunks that no longer exist are skipped. Returns the questions
+    /// stored.
     ///
     /// Errors: model and store errors (nothing is written).
     pub async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize> {
-        let items: Vec<(ChunkId, Vec<String>)> = items.into_iter().filter(|(c, _)| self.0.corpus.chunks.contains_key(c)).collect();
-        let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
-        let total = flat.len();
-        let vecs = self.0.embed_distinct(&flat, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
-        drop(flat);
-        let mut ops = Vec::new();
-        for (cid, _) in &items {
-            self.0.ask.question_deletes(cid, &mut ops);
-        }
-        let mut at = 0;
-        for (cid, qs) in &items {
-            let doc_id = self.0.corpus.chunks[cid].doc_id.clone();
-            ops.push(Op::Put(Record::Question(QuestionRecord { id: cid.clone(), doc_id, questions: qs.clone() })));
-            for i in 0..qs.len() {
-                ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&QuestionKey::new(cid, i).store_id(), "questions", &vecs[at + i]))));
-            }
-            at += qs.len();
-        }
-        // The stored base's question delta names the chunks, so a lazy open reads their questions.
-        let changed: Vec<ChunkId> = items.iter().map(|(c, _)| c.clone()).collect();
-        let delta = self.0.next_question_delta(&changed);
-        ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
-        self.0.commit(ops).await?;
-        self.0.set_question_delta(delta.map(|(_, d)| d));
-        let mut at = 0;
-        for (cid, qs) in items {
-            let n = qs.len();
-            self.0.ask.index_questions(&cid, qs, &vecs[at..at + n]);
-            at += n;
-        }
-        Ok(total)
+        put_questions(self.0, items).await
     }
 
-    /// Replaces a document's mind map in the pseudo-graph (embedding its nodes; fusion with the
-    /// other documents as at ingest) and records which map it is (`kind`: `"llm"` or
-    /// `"structural-fallback"`) in the document record, in one atomic commit.
-    ///
-    /// `map: None` keeps the graph as it is and only records `kind`.
+    /// Replaces a document's mind map in the pseudo-graph ([`set_mind_map`]).
     ///
     /// Errors: [`InputError::InvalidId`] for an unknown document; model and store errors
     /// (nothing is written).
-    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: crate::schema::MindMapKind) -> Result<()> {
-        let Some(rec) = self.0.corpus.docs.get(doc_id).cloned() else {
-            return Err(InputError::InvalidId { id: doc_id.chars().take(64).collect() }.into());
-        };
-        let mut ops = Vec::new();
-        let mut plan = GraphPlan::default();
-        if let (true, Some(map)) = (self.0.config.graph.enabled, map) {
-            let inputs = node_inputs(map);
-            let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            let vecs = self.0.embed_distinct(&refs, crate::types::Phase::Graph, &mut crate::ports::NoProgress).await?;
-            let chunk_ids = self.0.corpus.doc_chunks.get(doc_id).cloned().unwrap_or_default();
-            let replacing: HashSet<String> = [doc_id.to_string()].into_iter().collect();
-            plan = self.0.graph.plan_remove(&[doc_id.to_string()]);
-            plan.extend(self.0.graph.plan_add(
-                &[NewMap { doc_id, chunk_ids: &chunk_ids, map, vectors: &vecs }],
-                &replacing,
-                &self.0.config.graph,
-            ));
-            ops.extend(plan.ops());
-        }
-        let rec = DocumentRecord { mind_map: Some(kind), ..rec };
-        ops.push(Op::Put(Record::Document(rec.clone())));
-        self.0.commit(ops).await?;
-        self.0.graph.apply(plan);
-        self.0.corpus.docs.insert(rec.id.clone(), rec);
-        Ok(())
+    pub async fn set_mind_map(&mut self, doc_id: &str, map: Option<&mindmap::MindMap>, kind: MindMapKind) -> Result<()> {
+        set_mind_map(self.0, doc_id, map, kind).await
     }
 
     /// Saves title–content pairs to the memory knowledge base (docs/ask-pipeline.md), each title
@@ -153,4 +98,94 @@ impl<S: Store, E: Embedder> Engine<S, E> {
     pub fn chunk_vector(&self, chunk_id: &str) -> Option<&[f32]> {
         self.slots.get(chunk_id).and_then(|s| self.vectors.get(s))
     }
+}
+
+/// Stores the atomic questions of chunks (replacing any they had), embedded, in one commit with
+/// the index segments' question delta (so a lazy open reads them); then the parts take them
+/// (indexed in memory, or the reader's questions since the base). Chunks that are no longer
+/// stored are skipped. Returns the questions stored.
+///
+/// Errors: model and store errors (nothing is written).
+pub(super) async fn put_questions<S: Store, E: Embedder>(
+    kb: &mut impl Residency<S, E>,
+    items: Vec<(ChunkId, Vec<String>)>,
+) -> Result<usize> {
+    let mut docs: Vec<DocId> = items.iter().filter_map(|(c, _)| Some(c.rsplit_once('#')?.0.to_string())).collect();
+    crate::sort::ascending(&mut docs);
+    docs.dedup();
+    let doc_of: HashMap<ChunkId, DocId> =
+        kb.chunks_of(&docs).into_iter().flat_map(|(d, cs)| cs.into_iter().map(move |c| (c, d.clone()))).collect();
+    let items: Vec<(ChunkId, Vec<String>)> = items.into_iter().filter(|(c, _)| doc_of.contains_key(c)).collect();
+    let flat: Vec<&str> = items.iter().flat_map(|(_, qs)| qs.iter().map(String::as_str)).collect();
+    let total = flat.len();
+    let batch = super::embed_batch(kb.config(), kb.embedder());
+    let mut vecs = super::embed_distinct(kb.embedder(), batch, &flat, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
+    drop(flat);
+    let changed: Vec<ChunkId> = items.iter().map(|(c, _)| c.clone()).collect();
+    let had = kb.question_counts(&changed).await?;
+    let mut ops = Vec::new();
+    for cid in &changed {
+        if let Some(&n) = had.get(cid) {
+            ops.push(Op::Delete(Collection::Questions, cid.clone()));
+            ops.extend((0..n).map(|i| Op::Delete(Collection::Vectors, QuestionKey::new(cid, i).store_id())));
+        }
+    }
+    let mut at = 0;
+    for (cid, qs) in &items {
+        ops.push(Op::Put(Record::Question(QuestionRecord { id: cid.clone(), doc_id: doc_of[cid].clone(), questions: qs.clone() })));
+        for (i, v) in vecs[at..at + qs.len()].iter().enumerate() {
+            ops.push(Op::Put(Record::Vector(VectorRecord::from_f32(&QuestionKey::new(cid, i).store_id(), "questions", v))));
+        }
+        at += qs.len();
+    }
+    let delta = kb.next_question_delta(&changed);
+    ops.extend(delta.as_ref().map(|(op, _)| op.clone()));
+    kb.commit_ops(ops).await?;
+    let mut questions = Vec::with_capacity(items.len());
+    for (cid, qs) in items.into_iter().rev() {
+        let vs = vecs.split_off(vecs.len() - qs.len());
+        questions.push((cid, qs, vs));
+    }
+    questions.reverse();
+    kb.apply(Change { questions, question_delta: delta.map(|(_, d)| d), ..Change::default() })?;
+    Ok(total)
+}
+
+/// Replaces a document's mind map in the pseudo-graph (embedding its nodes; fusion with the
+/// other documents as at ingest) and records which map it is (`kind`: `"llm"` or
+/// `"structural-fallback"`) in the document record, in one atomic commit; then the parts take it.
+///
+/// `map: None` keeps the graph as it is and only records `kind`.
+///
+/// Errors: [`InputError::InvalidId`] for an unknown document; model and store errors (nothing is
+/// written).
+pub(super) async fn set_mind_map<S: Store, E: Embedder>(
+    kb: &mut impl Residency<S, E>,
+    doc_id: &str,
+    map: Option<&mindmap::MindMap>,
+    kind: MindMapKind,
+) -> Result<()> {
+    let id = doc_id.to_string();
+    let Some(rec) = kb.document_records(std::slice::from_ref(&id)).await?.remove(doc_id) else {
+        return Err(InputError::InvalidId { id: doc_id.chars().take(64).collect() }.into());
+    };
+    let mut ops = Vec::new();
+    let mut graph = GraphPlan::default();
+    let params = kb.config().graph;
+    if let (true, Some(map)) = (params.enabled, map) {
+        let inputs = node_inputs(map);
+        let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let batch = super::embed_batch(kb.config(), kb.embedder());
+        let vecs = super::embed_distinct(kb.embedder(), batch, &refs, crate::types::Phase::Graph, &mut crate::ports::NoProgress).await?;
+        let chunk_ids = kb.chunks_of(std::slice::from_ref(&id)).remove(doc_id).unwrap_or_default();
+        let replacing: HashSet<String> = [id.clone()].into_iter().collect();
+        let g = kb.graph_for_write().await?;
+        graph = g.plan_remove(std::slice::from_ref(&id));
+        graph.extend(g.plan_add(&[NewMap { doc_id, chunk_ids: &chunk_ids, map, vectors: &vecs }], &replacing, &params));
+        ops.extend(graph.ops());
+    }
+    let rec = DocumentRecord { mind_map: Some(kind), ..rec };
+    ops.push(Op::Put(Record::Document(rec.clone())));
+    kb.commit_ops(ops).await?;
+    kb.apply(Change { docs: vec![rec], graph, ..Change::default() })
 }

@@ -24,7 +24,7 @@ pub use corpus::Corpus;
 pub use lazy::LazyEngine;
 pub use llm_parts::Enrichment;
 pub use search::dense_query_text;
-pub use shared::{EngineAccess, Exclusive, add_shared};
+pub use shared::{EngineAccess, Enrichable, Exclusive, add_shared};
 pub use source::SearchOptions;
 pub(crate) use write::embed_add;
 

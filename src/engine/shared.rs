@@ -5,22 +5,129 @@
 //! A step sees the engine as it is then; what the run planned from an earlier step may have gone
 //! stale (a document replaced or removed in between), so a committing step checks what it read
 //! (the document's `sourceHash`) before it writes.
+use std::collections::{HashMap, HashSet};
+
 use futures::lock::Mutex;
 
 use super::{Engine, LazyEngine};
 use crate::embed::Embedder;
 use crate::error::{Result, StoreError};
+use crate::graph::mindmap::MindMap;
 use crate::ports::{Progress, Store, WRITE_ATTEMPTS, retry_on_conflict};
+use crate::schema::*;
 use crate::types::{AddReport, DocumentInput};
 
-/// Step-at-a-time access to an [`Engine`]: [`EngineAccess::with`] holds it for one step.
+/// Step-at-a-time access to a knowledge base: [`EngineAccess::with`] holds it for one step.
 #[allow(async_fn_in_trait)] // webrag runs on one thread (a worker, or a CLI's block_on)
 pub trait EngineAccess<S: Store, E: Embedder> {
-    /// Runs `step` with the engine held (loaded whole first when it was opened lazily); others
-    /// use it between steps.
+    /// The knowledge base a step sees: an [`Engine`], or a [`LazyEngine`] (not loaded for it).
+    type Kb: Enrichable<S, E>;
+    /// Runs `step` with the knowledge base held; others use it between steps.
     ///
-    /// Errors: `step`'s; loading a lazily opened engine: those of [`LazyEngine::engine`].
-    async fn with<R>(&self, step: impl AsyncFnOnce(&mut Engine<S, E>) -> Result<R>) -> Result<R>;
+    /// Errors: `step`'s.
+    async fn with<R>(&self, step: impl AsyncFnOnce(&mut Self::Kb) -> Result<R>) -> Result<R>;
+}
+
+/// What the ingest-time LLM stages ([`crate::ask::ingest::enrich`]) read and write: the
+/// atomizing and mind-map stages through the methods here, on whatever is resident (a lazily
+/// opened knowledge base reads the records they need and writes without loading); the forward
+/// summaries and auto-tagging through [`Enrichable::whole`].
+#[allow(async_fn_in_trait)]
+pub trait Enrichable<S: Store, E: Embedder> {
+    /// The embedder.
+    ///
+    /// Errors: [`crate::error::StoreError::Backend`] after a failed load.
+    fn encoder(&self) -> Result<&E>;
+    /// The chunks without atomic questions (of the documents `docs`; `None`: of every document),
+    /// by document id, then in document order.
+    async fn unatomized(&mut self, docs: Option<&[DocId]>) -> Result<Vec<ChunkId>>;
+    /// The chunk records `ids` that are stored, each with its document's record.
+    async fn chunks_with_documents(&mut self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (ChunkRecord, Option<DocumentRecord>)>>;
+    /// The `sourceHash` of each of the documents `ids` that is stored.
+    async fn hashes(&mut self, ids: &[DocId]) -> Result<HashMap<DocId, String>>;
+    /// `(id, title)` of the documents without an LLM mind map (`mindMap` absent or
+    /// `"structural"`; of `docs`, or of every document), by id.
+    async fn unmapped(&mut self, docs: Option<&[DocId]>) -> Result<Vec<(DocId, String)>>;
+    /// The live chunks of document `doc`, `(id, text)` in order.
+    async fn document_chunks(&mut self, doc: &str) -> Result<Vec<(ChunkId, String)>>;
+    /// [`crate::engine::Enrichment::put_questions`].
+    async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize>;
+    /// [`crate::engine::Enrichment::set_mind_map`].
+    async fn set_mind_map(&mut self, doc: &str, map: Option<&MindMap>, kind: MindMapKind) -> Result<()>;
+    /// The whole knowledge base (a lazily opened one is loaded now: [`LazyEngine::engine`]).
+    async fn whole<'a>(&'a mut self) -> Result<&'a mut Engine<S, E>>
+    where
+        S: 'a,
+        E: 'a;
+}
+
+impl<S: Store, E: Embedder> Enrichable<S, E> for Engine<S, E> {
+    fn encoder(&self) -> Result<&E> {
+        Ok(self.embedder())
+    }
+
+    async fn unatomized(&mut self, docs: Option<&[DocId]>) -> Result<Vec<ChunkId>> {
+        let all = self.ask_store().unatomized(self.corpus());
+        Ok(match docs {
+            None => all,
+            Some(docs) => {
+                let wanted: HashSet<&str> = docs.iter().map(String::as_str).collect();
+                let corpus = self.corpus();
+                all.into_iter().filter(|c| corpus.chunk(c).is_some_and(|c| wanted.contains(c.doc_id.as_str()))).collect()
+            }
+        })
+    }
+
+    async fn chunks_with_documents(&mut self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (ChunkRecord, Option<DocumentRecord>)>> {
+        let corpus = self.corpus();
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let c = corpus.chunk(id)?;
+                Some((id.clone(), (c.clone(), corpus.document(&c.doc_id).cloned())))
+            })
+            .collect())
+    }
+
+    async fn hashes(&mut self, ids: &[DocId]) -> Result<HashMap<DocId, String>> {
+        Ok(ids.iter().filter_map(|id| Some((id.clone(), self.corpus().document(id)?.source_hash.clone()))).collect())
+    }
+
+    async fn unmapped(&mut self, docs: Option<&[DocId]>) -> Result<Vec<(DocId, String)>> {
+        let records = match docs {
+            None => self.corpus().documents(),
+            Some(ids) => ids.iter().filter_map(|id| self.corpus().document(id).cloned()).collect(),
+        };
+        Ok(unmapped(records))
+    }
+
+    async fn document_chunks(&mut self, doc: &str) -> Result<Vec<(ChunkId, String)>> {
+        Ok(self.corpus().chunks_of(doc).into_iter().map(|c| (c.id.clone(), c.text.clone())).collect())
+    }
+
+    async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize> {
+        self.enrichment().put_questions(items).await
+    }
+
+    async fn set_mind_map(&mut self, doc: &str, map: Option<&MindMap>, kind: MindMapKind) -> Result<()> {
+        self.enrichment().set_mind_map(doc, map, kind).await
+    }
+
+    async fn whole<'a>(&'a mut self) -> Result<&'a mut Engine<S, E>>
+    where
+        S: 'a,
+        E: 'a,
+    {
+        Ok(self)
+    }
+}
+
+/// `(id, title)` of `docs` without an LLM mind map, by id.
+pub(super) fn unmapped(docs: Vec<DocumentRecord>) -> Vec<(DocId, String)> {
+    let mut out: Vec<(DocId, String)> =
+        docs.into_iter().filter(|d| matches!(d.mind_map, None | Some(MindMapKind::Structural))).map(|d| (d.id, d.title)).collect();
+    crate::sort::ascending(&mut out);
+    out
 }
 
 /// An engine borrowed by one run alone (the CLI, tests): every step gets it at once.
@@ -34,6 +141,8 @@ impl<'a, S: Store, E: Embedder> Exclusive<'a, S, E> {
 }
 
 impl<S: Store, E: Embedder> EngineAccess<S, E> for Exclusive<'_, S, E> {
+    type Kb = Engine<S, E>;
+
     async fn with<R>(&self, step: impl AsyncFnOnce(&mut Engine<S, E>) -> Result<R>) -> Result<R> {
         let mut eng = self.0.lock().await;
         step(&mut **eng).await
@@ -42,9 +151,11 @@ impl<S: Store, E: Embedder> EngineAccess<S, E> for Exclusive<'_, S, E> {
 
 /// An engine shared by concurrent calls (the page's worker): each step waits for the lock.
 impl<S: Store, E: Embedder> EngineAccess<S, E> for Mutex<LazyEngine<S, E>> {
-    async fn with<R>(&self, step: impl AsyncFnOnce(&mut Engine<S, E>) -> Result<R>) -> Result<R> {
+    type Kb = LazyEngine<S, E>;
+
+    async fn with<R>(&self, step: impl AsyncFnOnce(&mut LazyEngine<S, E>) -> Result<R>) -> Result<R> {
         let mut lazy = self.lock().await;
-        step(lazy.engine().await?).await
+        step(&mut lazy).await
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::{InputError, Result};
 use crate::graph::mindmap;
 use crate::graph::{GraphParams, GraphPlan, NewMap, NodeSource, PseudoGraph, node_inputs, node_sources};
 use crate::index::bm25::term_frequencies;
-use crate::index::segment::Delta;
+use crate::index::segment::{Delta, QuestionDelta};
 use crate::ports::{Clock, Collection, Op, Progress, Record, Store};
 use crate::schema::*;
 use crate::text::{self};
@@ -438,6 +438,11 @@ pub(super) trait Residency<S: Store, E: Embedder> {
     /// the documents `old`) and adds `added`, leaving `documents` documents; `None` when the store
     /// holds no base.
     fn next_delta(&self, old: &HashMap<DocId, Vec<ChunkId>>, gone: &[ChunkId], added: &[ChunkId], documents: usize) -> Option<(Op, Delta)>;
+    /// The question delta of the stored index segments after atomic questions are written for
+    /// `chunks`, with its `Put`; `None` when the store holds no base.
+    fn next_question_delta(&self, chunks: &[ChunkId]) -> Option<(Op, QuestionDelta)>;
+    /// The stored records of the documents `ids` that exist.
+    async fn document_records(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>>;
     /// The memory entries learned from any of the `gone` chunks (they go with them).
     async fn memory_from(&self, gone: &[ChunkId]) -> Result<HashSet<String>>;
     /// Commits `ops` guarded by the view's generation ([`crate::ports::commit_guarded`]).
@@ -450,6 +455,7 @@ pub(super) trait Residency<S: Store, E: Embedder> {
 }
 
 /// A committed write, as the parts take it ([`Residency::apply`]).
+#[derive(Default)]
 pub(super) struct Change {
     /// Documents whose chunks were deleted (replaced or removed).
     pub unindexed: Vec<DocId>,
@@ -465,6 +471,11 @@ pub(super) struct Change {
     pub memory: HashSet<String>,
     /// The pseudo-graph's change.
     pub graph: GraphPlan,
+    /// Atomic questions written: each chunk's questions with their embeddings (replacing any the
+    /// chunk had).
+    pub questions: Vec<(ChunkId, Vec<String>, Vec<Vec<f32>>)>,
+    /// The question delta committed with them (`None`: no base).
+    pub question_delta: Option<QuestionDelta>,
 }
 
 /// Step 1 of an `add`: validates the batch, skips unchanged documents, parses and chunks the
@@ -521,7 +532,7 @@ pub(super) async fn commit_add<S: Store, E: Embedder>(
     let delta = commit_write(kb, ops, &old, &gone, &added, documents).await?;
     report.chunks = chunks.len();
     let (delta, memory) = delta;
-    kb.apply(Change { unindexed: report.replaced.clone(), gone, chunks, docs, delta, memory, graph })?;
+    kb.apply(Change { unindexed: report.replaced.clone(), gone, chunks, docs, delta, memory, graph, ..Change::default() })?;
     progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
     Ok(report)
 }
@@ -547,7 +558,7 @@ pub(super) async fn remove<S: Store, E: Embedder>(kb: &mut impl Residency<S, E>,
     }
     let documents = kb.document_count().saturating_sub(report.removed.len());
     let (delta, memory) = commit_write(kb, ops, &old, &gone, &[], documents).await?;
-    kb.apply(Change { unindexed: report.removed.clone(), gone, chunks: Vec::new(), docs: Vec::new(), delta, memory, graph })?;
+    kb.apply(Change { unindexed: report.removed.clone(), gone, delta, memory, graph, ..Change::default() })?;
     Ok(report)
 }
 
@@ -626,6 +637,14 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
         self.next_delta(gone, added, documents)
     }
 
+    fn next_question_delta(&self, chunks: &[ChunkId]) -> Option<(Op, QuestionDelta)> {
+        self.next_question_delta(chunks)
+    }
+
+    async fn document_records(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>> {
+        Ok(ids.iter().filter_map(|id| Some((id.clone(), self.corpus.docs.get(id)?.clone()))).collect())
+    }
+
     async fn memory_from(&self, gone: &[ChunkId]) -> Result<HashSet<String>> {
         Ok(self.ask.memory_from(gone))
     }
@@ -635,9 +654,9 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
     }
 
     /// Mirrors the write in memory: the delta, memory, the documents' chunks out of the indexes
-    /// and the new ones in, the documents, the pseudo-graph.
+    /// and the new ones in, the documents, the pseudo-graph, the atomic questions.
     fn apply(&mut self, change: Change) -> Result<()> {
-        let Change { unindexed, chunks, docs, delta, memory, graph, .. } = change;
+        let Change { unindexed, chunks, docs, delta, memory, graph, questions, question_delta, .. } = change;
         self.set_delta(delta);
         self.ask.drop_memory(&memory);
         for id in &unindexed {
@@ -650,6 +669,10 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
             self.corpus.docs.insert(d.id.clone(), d);
         }
         self.graph.apply(graph);
+        for (c, qs, vs) in questions {
+            self.ask.index_questions(&c, qs, &vs);
+        }
+        self.set_question_delta(question_delta);
         Ok(())
     }
 }

@@ -313,7 +313,7 @@ async fn llm_stages<E: crate::embed::Embedder>(
 ) -> Result<()> {
     use crate::ports::{NoProgress, SystemClock};
     let model = crate::llm::openai::OpenAiClient::new(cfg, crate::native::http::UreqTransport)?;
-    let a = crate::ask::ingest::atomize(db, &model, &Default::default(), &SystemClock, &mut NoProgress, &mut |_| {}).await?;
+    let a = crate::ask::ingest::atomize(db, &model, &Default::default(), None, &SystemClock, &mut NoProgress, &mut |_| {}).await?;
     eprintln!(
         "atomized {} chunks: {} questions ({} unreadable replies); {:.0} s",
         a.chunks,
@@ -321,7 +321,7 @@ async fn llm_stages<E: crate::embed::Embedder>(
         a.failed.len(),
         t0.elapsed().as_secs_f64()
     );
-    let m = crate::ask::ingest::build_mind_maps(db, &model, &Default::default(), &SystemClock, &mut NoProgress, &mut |_| {}).await?;
+    let m = crate::ask::ingest::build_mind_maps(db, &model, &Default::default(), None, &SystemClock, &mut NoProgress, &mut |_| {}).await?;
     eprintln!(
         "LLM mind maps for {} pages ({} fact-check items, {} regenerations, {} structural fallbacks); {:.0} s",
         m.documents,

@@ -152,7 +152,8 @@ impl WebRagCore {
 
     /// The ingest-time LLM stages over what is stored ([`crate::ask::ingest`]): `options`
     /// `{atomize?: boolean | {maxQuestions?, batch?}, mindMaps?: boolean | {minRougeL?,
-    /// minCosine?, regenerations?, maxItems?}, cancelId?}` (both default on). Each stage does only
+    /// minCosine?, regenerations?, maxItems?}, documents?: string[], cancelId?}` (both stages
+    /// default on; `documents`: only these documents, default all). Each stage does only
     /// what is left (chunks without questions, documents without an LLM map), so calling again
     /// after a failure or a cancel resumes. `onProgress` receives `{phase: "atomize" |
     /// "mindmap", done, total}` and the stages' trace events (`{step, round, input, output,
@@ -169,8 +170,9 @@ impl WebRagCore {
             let _guard = guard;
             let client = model?;
             let params = params?;
-            // Read again if another tab committed, and loaded whole, before the first step.
-            inner.lock().await.for_write().await?;
+            // Read again if another tab committed, before the first step (a lazily opened
+            // knowledge base stays lazy for atomizing and mind maps).
+            inner.lock().await.refresh().await?;
             let mut progress = |ev: ProgressEvent| report(&on_progress, &ev);
             let mut trace = |ev: crate::ask::TraceEvent| {
                 if let (Some(f), Ok(v)) = (&on_progress, to_js(&ev)) {

@@ -9,13 +9,18 @@
 // scaling is `bench-graph`'s); BM25, the segmented vector index (exact fresh buffer + HNSW
 // segments) and RRF are what a default `hybrid` search runs.
 //
-// Steps: ingest in batches of 1,000 articles through the worker (`add`), run the upkeep the worker
+// Steps: ingest in batches of 1,000 articles through the worker (`add`), atomize every third
+// document (`enrich`, atomizing alone, against the scripted server: two questions per chunk, its
+// first two sentences — so a third of the chunks have atomic questions), run the upkeep the worker
 // otherwise does when idle (`maintain`: HNSW sealing, the index segments), then once with force
 // (every buffer sealed, the segments' delta folded), close; three times: load a page, open a new
 // instance on the same IndexedDB database and run one hybrid search (timed: worker + wasm + model
 // files from the Cache API + the lazy open's reads + the search); then 200 queries (12-character
 // spans of articles, as in the native bench) per mode, timed in the page around `rag.search`
-// (worker round trip and the query's hashing vector included), p50 / p95; then `exportKb()`
+// (worker round trip and the query's hashing vector included), p50 / p95; then what a notes app
+// does on the lazily opened knowledge base (add a note, `enrich` it, graph and filtered searches,
+// remove it), twenty `ask`s, each step's time and the worker's wasm memory after it (wasm memory
+// never shrinks: the peak so far), none of which may load the knowledge base; then `exportKb()`
 // (lazily: a page of records at a time) and the whole knowledge base loaded (by
 // `maintain({force: true})`), the same hybrid queries again: latency and top-10 agreement with
 // the lazy lists.
@@ -55,7 +60,11 @@ await fetch(`http://127.0.0.1:${llmPort}/__rules`, { method: 'POST', body: JSON.
   { match: 'Task: summarize', reply: json({ summary: '资料说明了项目的负责人 [1]。' }) },
   { match: 'Task: filter', reply: { fillLabels: 'entailment' } },
   { match: 'Task: answer', reply: { content: '见资料 [S1]。\nConfidence: high' } },
+  { match: 'Task: atomize', reply: { questionsFrom: 2 } },
+  { match: 'Task: fact-check items', reply: json({ items: ['城市绿化项目在春季开工，预计年底完成。'] }) },
+  { match: 'Task: mind map', reply: json({ 城市绿化项目: { 进度: '城市绿化项目在春季开工，预计年底完成。' } }) },
 ]) });
+const LLM = `http://127.0.0.1:${llmPort}/v1`;
 const browser = await launch();
 const t0 = Date.now();
 const log = (m) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
@@ -91,6 +100,13 @@ try {
     }, docs.slice(i, i + 1000));
     if ((i / 1000) % 5 === 4) log(`ingested ${Math.min(i + 1000, docs.length)} / ${docs.length} articles`);
   }
+  // Atomic questions on every third document's chunks (loaded: the knowledge base was new).
+  const atomized = await page.evaluate(async ([ids, baseUrl]) => {
+    const t = performance.now();
+    const r = await window.scaleRag.enrich({ llm: { baseUrl, model: 'scripted', timeoutMs: 10000, retries: 0 }, atomize: { batch: 64, maxQuestions: 2 }, mindMaps: false, documents: ids });
+    return { ms: performance.now() - t, report: r.atomize };
+  }, [docs.filter((_, i) => i % 3 === 0).map((d) => d.id), LLM]);
+  log(`atomized: ${JSON.stringify(atomized)}`);
   // What idle upkeep would do by itself, then with force: every buffer sealed, the index
   // segments folded (their delta empty), so each open below starts from the same state.
   const sealed = await page.evaluate(async () => {
@@ -131,13 +147,20 @@ try {
   }, queries);
   // What a notes app does next on the lazily opened knowledge base: add one note, search the
   // graph, remove the note — none of which may load the knowledge base whole (stats().lazy).
-  const writes = await page.evaluate(async (q) => {
+  const writes = await page.evaluate(async ([q, baseUrl]) => {
     const rag = window.scaleRag;
     const time = async (f) => { const t = performance.now(); const r = await f(); return [performance.now() - t, r]; };
     const note = { id: 'bench-note', text: '今天的会议纪要：城市绿化项目在春季开工，预计年底完成。负责人是环保局。', format: 'text' };
     const [addMs, added] = await time(() => rag.add([note]));
+    const afterAdd = (await rag.stats()).wasmMemoryBytes;
     const [findMs, found] = await time(() => rag.search('城市绿化项目 会议纪要', { k: 5, mode: 'bm25' }));
+    // The note's atomic questions and LLM mind map, lazily; its questions are found at once.
+    const llm = { baseUrl, model: 'scripted', timeoutMs: 10000, retries: 0 };
+    const [enrichMs, enriched] = await time(() => rag.enrich({ llm, documents: ['bench-note'], mindMaps: { regenerations: 0 } }));
+    const afterEnrich = await rag.stats();
+    const atomicHits = await rag.search('今天的会议纪要：城市绿化项目在春季开工，预计年底完成。', { k: 5, mode: 'atomic' });
     const [graphMs, graph] = await time(() => rag.search(q, { k: 10, mode: 'graph' }));
+    const afterGraph = (await rag.stats()).wasmMemoryBytes;
     const [hgMs] = await time(() => rag.search(q, { k: 10, mode: 'hybrid+graph' }));
     const [removeMs, removed] = await time(() => rag.remove(['bench-note']));
     const [listMs, list] = await time(() => rag.documents());
@@ -148,13 +171,16 @@ try {
     const [tagAgainMs] = await time(() => rag.search(q, { k: 10, mode: 'hybrid', filter: { tags: ['part3'] } }));
     const filterOk = byDoc.every((h) => ['n1', 'n2', 'n3'].includes(h.docId)) && byTag.length === 10 && byTag.every((h) => Number(h.docId.slice(1)) % 10 === 3);
     const stats = await rag.stats();
-    return { addMs, added, findMs, noteFirst: found[0]?.docId === 'bench-note', graphMs, graphHits: graph.length, hgMs, removeMs, removed, listMs, listed: list.length, docFilterMs, tagFilterMs, tagAgainMs, filterOk, stats };
-  }, queries[3]);
-  log(`writes: ${JSON.stringify({ ...writes, stats: undefined })}`);
+    return { addMs, afterAdd, afterGraph, enrichMs, enriched, afterEnrich, noteAtomic: atomicHits[0]?.docId === 'bench-note', added, findMs, noteFirst: found[0]?.docId === 'bench-note', graphMs, graphHits: graph.length, hgMs, removeMs, removed, listMs, listed: list.length, docFilterMs, tagFilterMs, tagAgainMs, filterOk, stats };
+  }, [queries[3], LLM]);
+  log(`writes: ${JSON.stringify({ ...writes, stats: undefined, afterEnrich: undefined })}`);
   if (writes.listed !== writes.stats.documents) throw new Error(`documents() listed ${writes.listed} of ${writes.stats.documents}`);
   if (!writes.noteFirst || writes.removed.removed[0] !== 'bench-note') throw new Error('the note was not found first, or not removed');
   if (!writes.filterOk) throw new Error('a filtered search returned a document outside its filter');
-  if (!writes.stats.lazy) throw new Error('the writes or filtered searches loaded the knowledge base whole');
+  if (!writes.stats.lazy || !writes.afterEnrich.lazy) throw new Error('the writes, enrich or filtered searches loaded the knowledge base whole');
+  if (!writes.noteAtomic || writes.enriched.atomize.chunks !== writes.added.chunks || writes.enriched.mindMaps.documents !== 1) {
+    throw new Error(`enrich of the note: ${JSON.stringify(writes.enriched)}; found first by its question: ${writes.noteAtomic}`);
+  }
   // Twenty questions through the whole `ask` preset (every step, the low-level searchers and
   // summarize, the memory update, a kept trace; the retrieval trigger off, so that every question
   // retrieves rather than being answered from the memory the earlier ones wrote) against the
@@ -176,7 +202,7 @@ try {
     }
     ms.sort((a, b) => a - b);
     return { n: qs.length, known, sources: sources / qs.length, remembered, firstMs: ms[0], p50: ms[Math.round((ms.length - 1) * 0.5)], max: ms[ms.length - 1], stats: await rag.stats() };
-  }, [queries.slice(0, 20), `http://127.0.0.1:${llmPort}/v1`]);
+  }, [queries.slice(0, 20), LLM]);
   log(`asked: ${JSON.stringify({ ...asked, stats: undefined })}`);
   if (!asked.stats.lazy) throw new Error('the asks loaded the knowledge base whole');
   if (asked.known !== asked.n) throw new Error(`${asked.n - asked.known} of ${asked.n} asks ended without an answer`);
@@ -214,8 +240,9 @@ try {
   const f = (x) => x.toFixed(2);
   console.log('| figure (headless Chromium, wasm, 1 thread; hashing vectors, graph off) | value |');
   console.log('|---|---|');
-  console.log(`| corpus | ${s.documents} documents, ${s.chunks} chunks, ${s.terms} terms |`);
+  console.log(`| corpus | ${s.documents} documents, ${s.chunks} chunks, ${s.terms} terms; atomic questions: ${s.questions} on ${s.atomizedChunks} chunks |`);
   console.log(`| ingest through the worker (batches of 1,000 articles) | ${(ingestMs / 1000).toFixed(0)} s (${(s.chunks / (ingestMs / 1000)).toFixed(0)} chunks/s) |`);
+  console.log(`| atomizing every third document (\`enrich\`, scripted server, 64 chunks a commit) | ${(atomized.ms / 1000).toFixed(0)} s (${atomized.report.chunks} chunks, ${atomized.report.questions} questions) |`);
   console.log(`| sealing what was left in the fresh buffers (ef_construction 40; the rest was sealed while idle between adds) | ${(sealed.ms / 1000).toFixed(0)} s, ${sealed.steps.length} steps |`);
   console.log(`| IndexedDB usage (navigator.storage.estimate) | ${(sealed.usage / 1048576).toFixed(0)} MiB |`);
   const firstMs = loads.map((l) => l.firstMs).sort((a, b) => a - b);
@@ -228,8 +255,9 @@ try {
   for (const m of ['bm25', 'dense', 'hybrid']) {
     console.log(`| search ${m} k=10, 200 queries, lazy: p50 / p95 ms (worker round trip incl.) | ${f(lat[m][0])} / ${f(lat[m][1])} |`);
   }
-  console.log(`| **first \`add\` of one document** after the lazy open (still lazy: ${writes.stats.lazy}) | **${(writes.addMs / 1000).toFixed(2)} s** (${writes.added.chunks} chunk); found by bm25 in ${f(writes.findMs)} ms |`);
-  console.log(`| **first graph search** (the pseudo-graph read alone; ${writes.graphHits} hits, the graph being off here) / hybrid+graph | **${f(writes.graphMs)} ms** / ${f(writes.hgMs)} ms |`);
+  console.log(`| **first \`add\` of one document** after the lazy open (still lazy: ${writes.stats.lazy}) | **${(writes.addMs / 1000).toFixed(2)} s** (${writes.added.chunks} chunk); found by bm25 in ${f(writes.findMs)} ms; wasm memory after **${mib(writes.afterAdd)} MiB** |`);
+  console.log(`| **\`enrich\` of that document** (atomizing + LLM mind map, \`documents: [id]\`, scripted server; still lazy: ${writes.afterEnrich.lazy}; its question finds it first: ${writes.noteAtomic}) | **${(writes.enrichMs / 1000).toFixed(2)} s**; wasm memory after **${mib(writes.afterEnrich.wasmMemoryBytes)} MiB** |`);
+  console.log(`| **first graph search** (the pseudo-graph read alone; ${writes.graphHits} hits, the graph being off here) / hybrid+graph | **${f(writes.graphMs)} ms** / ${f(writes.hgMs)} ms; wasm memory after ${mib(writes.afterGraph)} MiB |`);
   console.log(`| \`remove\` of that document | ${f(writes.removeMs)} ms |`);
   console.log(`| \`documents()\` (${writes.listed} records, lazily) | ${f(writes.listMs)} ms |`);
   console.log(`| filtered hybrid search, lazily: 3 documents by id / a tag of every tenth document (first, again) | ${f(writes.docFilterMs)} ms / ${f(writes.tagFilterMs)}, ${f(writes.tagAgainMs)} ms |`);

@@ -23,8 +23,10 @@
 //
 // `fillLabels`: a knowledge-filter reply with one label per source of the prompt (a label, or an
 // array: the first sources take its labels in order, the later ones its last).
+// `questionsFrom: n`: an atomizing reply whose questions are the first `n` sentences of the
+// prompt's passage (`Passage: <data>…</data>`), so that each chunk gets questions of its own.
 // A reply: {status, headers, content, message, deltas, body, stream: [pieces], delayMs,
-// tokenDelayMs, truncate, reset, hang, fillLabels, flood}. `message` is the completion's message
+// tokenDelayMs, truncate, reset, hang, fillLabels, questionsFrom, flood}. `message` is the completion's message
 // object as given (`{content: null, reasoning_content: "..."}`, say; streamed: one delta);
 // `deltas` the stream's delta objects as given. `flood: {bytes, as}` sends `bytes` of filler (-1: without end),
 // written as the client reads and stopped when it hangs up: `as: 'body'` a JSON body that never
@@ -134,6 +136,11 @@ const server = http.createServer(async (req, res) => {
     const n = (lastUser.match(/^\[\d+\] /gm) ?? []).length;
     const given = [reply.fillLabels].flat();
     reply = { ...reply, content: JSON.stringify({ labels: Array.from({ length: n }, (_, i) => given[Math.min(i, given.length - 1)]) }) };
+  }
+  if (reply.questionsFrom) {
+    const passage = /Passage: <data>([\s\S]*?)<\/data>/.exec(lastUser)?.[1] ?? '';
+    const sentences = passage.split(/(?<=[。！？.!?])\s*/).map((x) => x.trim()).filter(Boolean);
+    reply = { ...reply, content: JSON.stringify({ questions: sentences.slice(0, reply.questionsFrom) }) };
   }
   if (reply.hang) return; // never answers; the client's timeout must end it
   if (reply.flood) {

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 mod ask;
+mod enrich;
 mod filtered;
 mod reader;
 mod write;
@@ -262,15 +263,9 @@ impl<S: Store, E: Embedder> LazyEngine<S, E> {
     ///
     /// Errors: store errors; after a failed load, [`StoreError::Backend`].
     pub async fn chunk_records(&mut self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (ChunkRecord, Option<DocumentRecord>)>> {
-        match &self.state {
+        match &mut self.state {
             State::Reading(r) => r.chunk_records(ids).await,
-            State::Loaded(e) => Ok(ids
-                .iter()
-                .filter_map(|id| {
-                    let c = e.corpus().chunk(id)?;
-                    Some((id.clone(), (c.clone(), e.corpus().document(&c.doc_id).cloned())))
-                })
-                .collect()),
+            State::Loaded(e) => super::Enrichable::chunks_with_documents(&mut **e, ids).await,
             State::Failed => Err(failed()),
         }
     }

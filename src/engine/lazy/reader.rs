@@ -41,8 +41,10 @@ pub(super) struct Parts {
     pub(super) grouped: bool,
     /// The base's atomic questions (`q/head`; `None`: none).
     pub(super) questions: Option<QuestionHead>,
-    /// The chunks whose questions were written since the base: their base questions no longer
-    /// count.
+    /// The chunks whose questions were written since the base (the stored `q/delta`, in its
+    /// order): their base questions no longer count.
+    pub(super) question_order: QuestionDelta,
+    /// The same chunks, to look up.
     pub(super) question_delta: HashSet<ChunkId>,
     /// The questions of those chunks: `(chunk, index, vector)`.
     pub(super) delta_questions: Vec<(ChunkId, u32, Vec<f32>)>,
@@ -63,6 +65,7 @@ impl Parts {
             total_len: 0,
             grouped,
             questions: None,
+            question_order: QuestionDelta::new(),
             question_delta: HashSet::new(),
             delta_questions: Vec::new(),
         };
@@ -82,6 +85,12 @@ impl Parts {
         self.delta_chunks = delta_chunks;
         self.index_delta();
         Some(())
+    }
+
+    /// Takes the question delta `d` (the chunks whose questions were written since the base).
+    pub(super) fn set_question_delta(&mut self, d: QuestionDelta) {
+        self.question_delta = d.iter().cloned().collect();
+        self.question_order = d;
     }
 
     /// Rebuilds the delta's BM25 and the live counts from `delta` and `delta_chunks`.
@@ -199,7 +208,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             let Some(v) = v.to_f32().filter(|v| v.len() == embedder.dim()) else { return Ok(None) };
             parts.delta_questions.push((c, i, v));
         }
-        parts.question_delta = changed.into_iter().collect();
+        parts.set_question_delta(changed);
         Ok(Some(parts))
     }
 
@@ -231,7 +240,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     }
 
     /// The chunks with live atomic questions.
-    fn atomized(&self) -> HashSet<&ChunkId> {
+    pub(super) fn atomized(&self) -> HashSet<&ChunkId> {
         self.live_questions().map(|(c, _)| c).collect()
     }
 

@@ -16,7 +16,7 @@ use crate::engine::segments::next_delta;
 use crate::engine::write::{Change, Residency};
 use crate::error::{Result, StoreError};
 use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
-use crate::index::segment::Delta;
+use crate::index::segment::{Delta, QuestionDelta, SegmentKey};
 use crate::ports::{Clock, Collection, Op, Record, Store};
 use crate::schema::*;
 
@@ -61,14 +61,14 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     }
 
     /// The stored records of the documents `ids` that exist.
-    async fn documents(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>> {
+    pub(super) async fn documents(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>> {
         let got = self.store.get_many(Collection::Documents, ids).await?;
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Document(d)) = r { Some((d.id.clone(), d)) } else { None }).collect())
     }
 
     /// The live chunks of the documents `ids`: the base's (not removed since) in order, then the
     /// delta's. Read from the head and the delta, not from a stored count.
-    fn old_chunks(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
+    pub(super) fn old_chunks(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
         let p = &self.parts;
         ids.iter()
             .map(|doc| {
@@ -161,6 +161,17 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
         self.old_chunks(ids)
     }
 
+    fn next_question_delta(&self, chunks: &[ChunkId]) -> Option<(Op, QuestionDelta)> {
+        let mut d = self.parts.question_order.clone();
+        d.extend(chunks.iter().filter(|c| !self.parts.question_delta.contains(*c)).cloned());
+        let data = crate::index::segment::encode_question_delta(&d);
+        Some((Op::Put(Record::Segment(SegmentRecord { id: SegmentKey::QuestionDelta.store_id(), data })), d))
+    }
+
+    async fn document_records(&self, ids: &[String]) -> Result<HashMap<DocId, DocumentRecord>> {
+        self.documents(ids).await
+    }
+
     async fn question_counts(&self, chunks: &[ChunkId]) -> Result<HashMap<ChunkId, usize>> {
         let got = self.store.get_many(Collection::Questions, chunks).await?;
         Ok(got.into_iter().filter_map(|r| if let Some(Record::Question(q)) = r { Some((q.id, q.questions.len())) } else { None }).collect())
@@ -185,22 +196,34 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
         self.commit(ops).await
     }
 
-    /// Follows the committed delta: tombstones, the delta's chunks (the new ones appended), the
-    /// graph when it was read.
+    /// Follows the committed write: the delta (tombstones, the delta's chunks with the new ones
+    /// appended), the atomic questions written since the base, the graph when it was read.
     fn apply(&mut self, change: Change) -> Result<()> {
         // Unreachable: the delta's chunks are those it had and those added; its tombstones are
-        // ordinals of the head (`base_ordinals`).
+        // ordinals of the head (`base_ordinals`); a write of chunks always carries a delta here.
         let unreadable =
             || StoreError::Backend { reason: "the lazily opened delta went out of step; open the knowledge base again".into() };
-        let delta = change.delta.ok_or_else(unreadable)?;
-        let mut kept: HashMap<ChunkId, (PostingRecord, Vec<f32>)> =
-            self.parts.delta.added.drain(..).zip(std::mem::take(&mut self.parts.delta_chunks)).collect();
-        kept.extend(change.chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))));
-        let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
-        self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
-        // The questions of a deleted chunk went with it (a chunk id may come back, without them).
-        let gone: HashSet<&str> = change.gone.iter().map(String::as_str).collect();
+        match change.delta {
+            Some(delta) => {
+                let mut kept: HashMap<ChunkId, (PostingRecord, Vec<f32>)> =
+                    self.parts.delta.added.drain(..).zip(std::mem::take(&mut self.parts.delta_chunks)).collect();
+                kept.extend(change.chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))));
+                let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
+                self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
+            }
+            None if !change.chunks.is_empty() || !change.gone.is_empty() => return Err(unreadable().into()),
+            None => {}
+        }
+        // The questions of a deleted chunk went with it (a chunk id may come back, without them),
+        // and a chunk's questions written now replace those it had.
+        let gone: HashSet<&str> = change.gone.iter().chain(change.questions.iter().map(|(c, _, _)| c)).map(String::as_str).collect();
         self.parts.delta_questions.retain(|(c, _, _)| !gone.contains(c.as_str()));
+        for (c, _, vs) in change.questions {
+            self.parts.delta_questions.extend(vs.into_iter().enumerate().map(|(i, v)| (c.clone(), i as u32, v)));
+        }
+        if let Some(d) = change.question_delta {
+            self.parts.set_question_delta(d);
+        }
         if let Some(g) = self.graph.as_mut() {
             g.apply(change.graph);
         }

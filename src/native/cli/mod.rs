@@ -198,6 +198,9 @@ struct EnrichArgs {
     /// With --tags: a tag to choose from (repeatable; none: any short tag).
     #[arg(long = "vocabulary")]
     vocabulary: Vec<String>,
+    /// Only this document (its id; repeatable; none: every document).
+    #[arg(long = "document")]
+    documents: Vec<String>,
     /// Print each step's trace event and progress (JSON, one per line) to stderr.
     #[arg(long)]
     trace: bool,
@@ -457,7 +460,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
 
 /// `webrag enrich`.
 async fn enrich(models: &Models, a: EnrichArgs) -> crate::Result<()> {
-    let EnrichArgs { llm, no_atomize, no_mind_maps, forward_summaries, tags, vocabulary, trace, db } = a;
+    let EnrichArgs { llm, no_atomize, no_mind_maps, forward_summaries, tags, vocabulary, documents, trace, db } = a;
     let model = crate::llm::openai::OpenAiClient::new(llm.config(), crate::native::http::UreqTransport)?;
     let mut eng = Engine::open(FileStore::open(&db).await?, models.cpu()?, Config::default(), Box::new(SystemClock)).await?;
     let defaults = crate::ask::ingest::EnrichParams::default();
@@ -466,6 +469,7 @@ async fn enrich(models: &Models, a: EnrichArgs) -> crate::Result<()> {
         tags: tags.then(|| crate::ask::enhance::TaggingParams { vocabulary: vocabulary.clone(), ..Default::default() }),
         atomize: defaults.atomize.filter(|_| !no_atomize),
         mind_maps: defaults.mind_maps.filter(|_| !no_mind_maps),
+        documents: (!documents.is_empty()).then_some(documents),
     };
     let mut progress = |ev: crate::types::ProgressEvent| {
         if trace {

@@ -386,15 +386,15 @@ export class WebRag {
    * again with what its document said before it) and auto-tagging (PIKE-RAG; off unless asked),
    * knowledge atomizing (the questions each chunk answers, embedded and indexed) and LLM mind
    * maps (verified fact-check items → JSON mind map replacing the structural one). Each stage:
-   * `true`, `false`, or its options. Resumable: each call does only what is left, so after an
-   * error or an abort, call again. `onProgress` receives `{phase: 'summaries' | 'tags' |
+   * `true`, `false`, or its options; `documents` (ids) limits them to those documents.
+   * Resumable: each call does only what is left, so after an error or an abort, call again. `onProgress` receives `{phase: 'summaries' | 'tags' |
    * 'atomize' | 'mindmap', done, total}` and the stages' trace events. Resolves to
    * `{forwardSummaries?, tags?, atomize: {chunks, questions, failed, remaining}, mindMaps:
    * {documents, fallbacks, items, unverifiedChunks, regenerations}}`.
    */
-  enrich({ llm, forwardSummaries = false, tags = false, atomize = true, mindMaps = true, onProgress, signal } = {}) {
+  enrich({ llm, forwardSummaries = false, tags = false, atomize = true, mindMaps = true, documents, onProgress, signal } = {}) {
     return this.#withModel(llm, (m) => this.#cancellable(signal, (cancelId) =>
-      this.#call('enrich', { llm: m, options: { forwardSummaries, tags, atomize, mindMaps, ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
+      this.#call('enrich', { llm: m, options: { forwardSummaries, tags, atomize, mindMaps, ...(documents ? { documents } : {}), ...(cancelId ? { cancelId } : {}) } }, onProgress)), signal);
   }
   /** Kept ask traces (`options.keepTrace`), oldest first: `[{id, createdAt, question, json}]`. */
   traces() { return this.#call('traces', {}); }
