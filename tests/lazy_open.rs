@@ -31,31 +31,6 @@ fn doc(id: &str, text: &str) -> DocumentInput {
     DocumentInput { id: id.into(), title: None, text: text.into(), format: Format::Text, ..Default::default() }
 }
 
-/// The first `n` CRUD news articles (`../shared/data/crud_news`), or as many the test makes
-/// itself where the shared data is missing: these tests compare the lazily opened base with the
-/// loaded one, which any text can show.
-fn news(n: usize) -> Vec<String> {
-    let Some(dir) = shared_news() else { return common::own_articles(n) };
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("crud_news").map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(f).expect("read");
-        out.extend(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
-        if out.len() >= n {
-            break;
-        }
-    }
-    out.truncate(n);
-    out
-}
-
-/// The CRUD news folder, looked up once per test binary (one line when it is missing).
-fn shared_news() -> Option<std::path::PathBuf> {
-    static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| common::shared_or("data/crud_news", "generated articles instead")).clone()
-}
-
 /// 12-character spans of every `step`-th article, as the scale benchmark asks.
 fn queries(articles: &[String], step: usize) -> Vec<String> {
     articles.iter().step_by(step).map(|a| a.chars().skip(40).take(12).collect()).collect()
@@ -114,7 +89,7 @@ fn lazy_open_answers_as_the_loaded_engine() {
         return;
     }
     pollster::block_on(async {
-        let articles = news(2500);
+        let articles = common::news(2500);
         let store = MemoryStore::new();
         build(&store, &articles).await;
         let full = loaded(&store).await;
@@ -201,7 +176,7 @@ fn tagged(id: &str, i: usize, text: &str) -> DocumentInput {
 fn a_filtered_search_reads_its_documents_not_the_whole_base() {
     use webrag::types::SearchFilter;
     pollster::block_on(async {
-        let mut articles = news(902);
+        let mut articles = common::news(902);
         let extra = articles.split_off(900);
         let store = MemoryStore::new();
         let mut eng = loaded(&store).await;
@@ -251,7 +226,7 @@ fn a_filtered_search_reads_its_documents_not_the_whole_base() {
 #[test]
 fn writes_after_the_base_are_in_the_delta() {
     pollster::block_on(async {
-        let articles = news(300);
+        let articles = common::news(300);
         let store = MemoryStore::new();
         build(&store, &articles).await;
         // A write through a lazily opened knowledge base records its delta without loading it.
@@ -287,7 +262,7 @@ fn writes_after_the_base_are_in_the_delta() {
         assert_eq!(tea[0].doc_id, "n3", "the replacement, not the old text");
         // Past the rebuild size the next upkeep writes a new base with an empty delta.
         let eng = lz.engine().await.unwrap();
-        let more: Vec<DocumentInput> = news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
+        let more: Vec<DocumentInput> = common::news(3000)[300..].iter().enumerate().map(|(i, t)| doc(&format!("m{i}"), t)).collect();
         eng.add(more, &mut NoProgress).await.unwrap();
         let steps = eng.maintain_all(false).await.unwrap();
         assert!(steps.iter().any(|s| s.collection == webrag::engine::Sealed::Segments));
@@ -300,7 +275,7 @@ fn writes_after_the_base_are_in_the_delta() {
 #[test]
 fn bad_segments_fall_back_to_the_full_open() {
     pollster::block_on(async {
-        let articles = news(200);
+        let articles = common::news(200);
         let store = MemoryStore::new();
         build(&store, &articles).await;
         let q = queries(&articles, 40);
@@ -364,7 +339,7 @@ fn a_base_with_atomic_questions_opens_lazily() {
     use webrag::ask::KnowledgeBase;
     pollster::block_on(async {
         let store = MemoryStore::new();
-        let articles = news(150);
+        let articles = common::news(150);
         let mut eng = loaded(&store).await;
         let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
         eng.add(docs, &mut NoProgress).await.expect("add");
@@ -458,7 +433,7 @@ fn a_base_with_atomic_questions_opens_lazily() {
 fn export_while_lazy_does_not_load_the_knowledge_base() {
     pollster::block_on(async {
         let store = MemoryStore::new();
-        build(&store, &news(100)).await;
+        build(&store, &common::news(100)).await;
         let lz = lazy(&store).await;
         assert!(lz.is_lazy());
         let file = lz.export_kb().await.expect("export");
@@ -468,7 +443,7 @@ fn export_while_lazy_does_not_load_the_knowledge_base() {
         let mut eng = loaded(&other).await;
         eng.import_kb(&file).await.expect("import");
         let mut lz = lz;
-        for q in queries(&news(100), 10) {
+        for q in queries(&common::news(100), 10) {
             let o = SearchOptions::new(5, SearchMode::Bm25);
             assert_eq!(ids(&eng.search(&q, &o).await.unwrap()), ids(&lz.search(&q, &o).await.unwrap()), "{q}");
         }
@@ -479,7 +454,7 @@ fn export_while_lazy_does_not_load_the_knowledge_base() {
 fn clear_while_lazy_does_not_load_what_it_deletes() {
     pollster::block_on(async {
         let store = MemoryStore::new();
-        build(&store, &news(100)).await;
+        build(&store, &common::news(100)).await;
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
         lz.clear().await.expect("clear");
@@ -497,7 +472,7 @@ fn clear_while_lazy_does_not_load_what_it_deletes() {
 fn a_failed_load_is_a_typed_error_then_store_backend() {
     pollster::block_on(async {
         let store = MemoryStore::new();
-        build(&store, &news(100)).await;
+        build(&store, &common::news(100)).await;
         let mut lz = lazy(&store).await;
         assert!(lz.is_lazy());
         let meta = webrag::schema::MetaRecord { id: "dim".into(), value: "768".into() };
@@ -520,7 +495,7 @@ fn postings_of_another_analyzer_version_are_derived_again() {
     use webrag::schema::PostingRecord;
     use webrag::text::ANALYZER_VERSION;
     pollster::block_on(async {
-        let articles = news(200);
+        let articles = common::news(200);
         let store = MemoryStore::new();
         build(&store, &articles).await;
         let qs = queries(&articles, 40);
@@ -618,7 +593,7 @@ fn lazy_writes_store_what_loaded_writes_store() {
     use webrag::schema::MemoryRecord;
     for graph in [false, true] {
         pollster::block_on(async {
-            let articles = news(150);
+            let articles = common::news(150);
             let cfg = config_graph(graph);
             let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
             let (a, b) = (MemoryStore::new(), MemoryStore::new());
@@ -714,7 +689,7 @@ fn lazy_writes_store_what_loaded_writes_store() {
 fn a_lazy_write_after_another_tabs_commit_keeps_both() {
     pollster::block_on(async {
         let store = MemoryStore::new();
-        build(&store, &news(100)).await;
+        build(&store, &common::news(100)).await;
         let mut lz = lazy(&store).await;
         let plan_docs = vec![doc("late", "A note written while another tab wrote.")];
         let mut other = lazy(&store).await;
@@ -738,7 +713,7 @@ fn a_lazy_remove_ignores_a_stored_chunk_count() {
     use webrag::schema::DocumentRecord;
     pollster::block_on(async {
         let store = MemoryStore::new();
-        build(&store, &news(100)).await;
+        build(&store, &common::news(100)).await;
         let Some(Record::Document(d)) = store.get(Collection::Documents, "n3").await.unwrap() else { panic!("n3") };
         let had = store.load().await.unwrap().chunks.iter().filter(|c| c.doc_id == "n3").count();
         assert!(had > 0);
@@ -766,7 +741,7 @@ fn an_ask_on_a_lazily_opened_base_never_loads_it() {
     use common::llm_server::{LlmServer, readable};
     use webrag::ask::pipeline::{NoWeb, PipelineParams, run};
     pollster::block_on(async {
-        let articles = news(150);
+        let articles = common::news(150);
         let cfg = config_graph(true);
         let store = MemoryStore::new();
         {
@@ -853,7 +828,7 @@ fn enrich_while_lazy_stores_what_a_loaded_enrich_stores() {
     use webrag::ask::ingest::{EnrichParams, enrich};
     use webrag::engine::{Enrichable, Exclusive};
     pollster::block_on(async {
-        let articles = news(150);
+        let articles = common::news(150);
         let cfg = config_graph(true);
         let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
         let (a, b) = (MemoryStore::new(), MemoryStore::new());

@@ -118,6 +118,31 @@ pub fn own_articles(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// The first `n` CRUD news articles (`../shared/data/crud_news`), or as many the test makes
+/// itself where the shared data is missing: these tests compare the lazily opened base with the
+/// loaded one, which any text can show.
+pub fn news(n: usize) -> Vec<String> {
+    let Some(dir) = shared_news() else { return own_articles(n) };
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("crud_news").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).expect("read");
+        out.extend(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
+        if out.len() >= n {
+            break;
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// The CRUD news folder, looked up once per test binary (one line when it is missing).
+fn shared_news() -> Option<std::path::PathBuf> {
+    static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| shared_or("data/crud_news", "generated articles instead")).clone()
+}
+
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let (mut d, mut na, mut nb) = (0f64, 0f64, 0f64);
     for (x, y) in a.iter().zip(b) {

@@ -6,9 +6,10 @@
 //! lists (the chunks' and the atomic questions') on demand (and keeping them), and the
 //! pseudo-graph alone for the graph modes. Writes, the document list and single chunks read
 //! only the records they need ([`write`]); a filtered search reads its documents' records and
-//! its chunks' vectors ([`filtered`]); an export reads the store a page at a time. The first
-//! operation that needs more (an `enrich`, a forced upkeep step) loads the whole knowledge base
-//! with [`Engine::open`], once.
+//! its chunks' vectors ([`filtered`]); `enrich`'s atomizing and mind maps read the records they
+//! need ([`enrich`]); an export reads the store a page at a time. The first operation that needs
+//! more (forward summaries or tags, a forced upkeep step) loads the whole knowledge base with
+//! [`Engine::open`], once.
 use std::collections::HashMap;
 
 mod ask;
