@@ -29,6 +29,8 @@ pub(super) struct Parts {
     /// Removed since the base, by base ordinal.
     pub(super) dead: Vec<bool>,
     pub(super) delta: Delta,
+    /// Each of the delta's chunks by id: its place in `delta.added`.
+    pub(super) delta_place: HashMap<ChunkId, u32>,
     /// The delta's chunks (in `delta.added` order): postings and vectors.
     pub(super) delta_chunks: Vec<(PostingRecord, Vec<f32>)>,
     /// BM25 over the delta's chunks, by position in `delta.added`.
@@ -59,6 +61,7 @@ impl Parts {
             head,
             dead: Vec::new(),
             delta: Delta::default(),
+            delta_place: HashMap::new(),
             delta_chunks: Vec::new(),
             delta_bm25: Bm25Index::default(),
             live: 0,
@@ -81,6 +84,7 @@ impl Parts {
             *dead.get_mut(o as usize)? = true;
         }
         self.dead = dead;
+        self.delta_place = delta.added.iter().enumerate().map(|(i, c)| (c.clone(), i as u32)).collect();
         self.delta = delta;
         self.delta_chunks = delta_chunks;
         self.index_delta();
@@ -311,18 +315,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 
     /// The question IVF lists `ls` of `q`, read now if not yet.
     async fn question_lists(&self, q: &QuestionHead, ls: &[u32]) -> Result<Vec<Rc<VecBlock>>> {
-        let missing: Vec<u32> = ls.iter().copied().filter(|l| !self.cache.question_lists.borrow().contains_key(l)).collect();
-        let keys: Vec<String> = missing.iter().map(|&l| SegmentKey::QuestionList(l).store_id()).collect();
-        for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
-            let key = SegmentKey::QuestionList(*l);
-            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base's atomic questions is missing"))?;
-            let block = VecBlock::parse(&bytes)
-                .filter(|b| b.dim == q.dim as usize)
-                .ok_or_else(|| corrupt(key, "not a WRL1 vector block of the questions' dimension"))?;
-            self.cache.question_lists.borrow_mut().insert(*l, Rc::new(block));
-        }
-        let cache = self.cache.question_lists.borrow();
-        Ok(ls.iter().filter_map(|l| cache.get(l).cloned()).collect())
+        let what = "the base's atomic questions";
+        self.ivf_lists(&self.cache.question_lists, ls, SegmentKey::QuestionList, q.dim as usize, what).await
     }
 
     /// The postings blocks holding `terms`, read now if not yet.
@@ -345,17 +339,32 @@ impl<S: Store, E: Embedder> Reader<S, E> {
 
     /// The IVF lists `ls`, read now if not yet.
     pub(super) async fn lists(&self, ls: &[u32]) -> Result<Vec<Rc<VecBlock>>> {
-        let missing: Vec<u32> = ls.iter().copied().filter(|l| !self.cache.lists.borrow().contains_key(l)).collect();
-        let keys: Vec<String> = missing.iter().map(|&l| SegmentKey::List(l).store_id()).collect();
+        self.ivf_lists(&self.cache.lists, ls, SegmentKey::List, self.parts.head.dim as usize, "the base's chunks").await
+    }
+
+    /// The IVF lists `ls` of `what` (stored as `key(l)`, vectors of `dim`), read into `cache`
+    /// now where they are not yet.
+    ///
+    /// Errors: store errors; [`StoreError::Corrupt`] for a list missing or not a `WRL1` block of
+    /// `dim`.
+    async fn ivf_lists(
+        &self,
+        cache: &RefCell<HashMap<u32, Rc<VecBlock>>>,
+        ls: &[u32],
+        key: fn(u32) -> SegmentKey,
+        dim: usize,
+        what: &str,
+    ) -> Result<Vec<Rc<VecBlock>>> {
+        let missing: Vec<u32> = ls.iter().copied().filter(|l| !cache.borrow().contains_key(l)).collect();
+        let keys: Vec<String> = missing.iter().map(|&l| key(l).store_id()).collect();
         for (l, r) in missing.iter().zip(self.store.get_many(Collection::Segments, &keys).await?) {
-            let key = SegmentKey::List(*l);
-            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key, "an IVF list of the base is missing"))?;
+            let bytes = segment_bytes(r).ok_or_else(|| corrupt(key(*l), format!("an IVF list of {what} is missing")))?;
             let block = VecBlock::parse(&bytes)
-                .filter(|b| b.dim == self.parts.head.dim as usize)
-                .ok_or_else(|| corrupt(key, "not a WRL1 vector block of the head's dimension"))?;
-            self.cache.lists.borrow_mut().insert(*l, Rc::new(block));
+                .filter(|b| b.dim == dim)
+                .ok_or_else(|| corrupt(key(*l), format!("not a WRL1 vector block of {what}' dimension")))?;
+            cache.borrow_mut().insert(*l, Rc::new(block));
         }
-        let cache = self.cache.lists.borrow();
+        let cache = cache.borrow();
         Ok(ls.iter().filter_map(|l| cache.get(l).cloned()).collect())
     }
 

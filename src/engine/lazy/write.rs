@@ -70,6 +70,13 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     /// delta's. Read from the head and the delta, not from a stored count.
     pub(super) fn old_chunks(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
         let p = &self.parts;
+        // The delta's chunks by document, read once (a chunk id is `{doc}#{ordinal}`).
+        let mut added: HashMap<&str, Vec<&ChunkId>> = HashMap::new();
+        for c in &p.delta.added {
+            if let Some((doc, _)) = c.rsplit_once('#') {
+                added.entry(doc).or_default().push(c);
+            }
+        }
         ids.iter()
             .map(|doc| {
                 let mut cs: Vec<ChunkId> = self
@@ -78,7 +85,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                     .filter(|&o| !p.dead.get(o as usize).copied().unwrap_or(true))
                     .filter_map(|o| p.head.chunks.get(o as usize).cloned())
                     .collect();
-                cs.extend(p.delta.added.iter().filter(|c| chunk_ordinal(c, doc).is_some()).cloned());
+                cs.extend(added.get(doc.as_str()).into_iter().flatten().map(|c| (*c).clone()));
                 (doc.clone(), cs)
             })
             .collect()
@@ -115,8 +122,8 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     /// The slot of a live chunk: its base ordinal, or the base's size plus its place in the delta.
     pub(super) fn slot_of(&self, chunk: &str, doc: &str) -> Option<u32> {
         let n = self.parts.head.chunks.len() as u32;
-        if let Some(i) = self.parts.delta.added.iter().position(|c| c == chunk) {
-            return Some(n + i as u32);
+        if let Some(i) = self.parts.delta_place.get(chunk) {
+            return Some(n + i);
         }
         let head = &self.parts.head;
         let o = self.base_range(doc).into_iter().find(|&o| head.chunks.get(o as usize).is_some_and(|c| c == chunk))?;
