@@ -886,3 +886,77 @@ fn enrich_while_lazy_stores_what_a_loaded_enrich_stores() {
         assert!(shared.into_inner().is_lazy());
     })
 }
+
+/// A model whose first call stands for another tab replacing document `fresh` while the model
+/// answers; it answers each `enrich` step by its task marker.
+struct ReplacingTab<'a> {
+    other: std::cell::RefCell<Option<LazyEngine<&'a MemoryStore, Emb>>>,
+}
+
+impl webrag::llm::LanguageModel for ReplacingTab<'_> {
+    async fn chat(&self, messages: &[webrag::llm::ChatMessage], _: &webrag::llm::ChatOptions) -> Result<String, webrag::error::LlmError> {
+        let other = self.other.borrow_mut().take();
+        if let Some(mut other) = other {
+            other
+                .add(vec![doc("fresh", "Hawks, not owls, hunt the field vole by day. The vole hides in burrows.")], &mut NoProgress)
+                .await
+                .expect("replace");
+        }
+        let asked = messages.last().map(|m| m.content.as_str()).unwrap_or("");
+        Ok(if asked.starts_with("Task: atomize") {
+            r#"{"questions": ["Which bird hunts here?"]}"#.into()
+        } else if asked.starts_with("Task: fact-check items") {
+            r#"{"items": ["A bird hunts a small animal."]}"#.into()
+        } else {
+            r#"{"Birds": {"Hunting": "A bird hunts a small animal."}}"#.into()
+        })
+    }
+}
+
+/// An `enrich` keeps nothing of a reply about a document another tab replaced while the model
+/// answered — whether the knowledge base was opened lazily or loaded — and a later call does
+/// that document again; repeated ids in `documents` count once.
+#[test]
+fn enrich_keeps_nothing_of_a_document_replaced_meanwhile() {
+    use futures::lock::Mutex;
+    use webrag::ask::ingest::{EnrichParams, enrich};
+    for lazy_open in [true, false] {
+        pollster::block_on(async {
+            let articles = common::news(150);
+            let cfg = Config { lazy_open_chunks: if lazy_open { 1 } else { 0 }, ..config_graph(true) };
+            let store = MemoryStore::new();
+            {
+                let mut eng = Engine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("open");
+                let mut docs: Vec<DocumentInput> = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+                docs.push(doc("fresh", "Owls hunt the harvest mouse at night in tall grass. The mouse hides under leaves."));
+                eng.add(docs, &mut NoProgress).await.expect("add");
+                eng.maintain_all(false).await.expect("maintain");
+            }
+            let open = || LazyEngine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(2.0)));
+            let (lz, other) = (open().await.expect("open"), open().await.expect("open"));
+            assert_eq!(lz.is_lazy(), lazy_open);
+            let model = ReplacingTab { other: std::cell::RefCell::new(Some(other)) };
+            let p: EnrichParams =
+                serde_json::from_value(serde_json::json!({"documents": ["fresh", "fresh"], "mindMaps": {"regenerations": 0}}))
+                    .expect("options");
+            let shared = Mutex::new(lz);
+            let r = enrich(&shared, &model, &p, &FixedClock(3.0), &mut NoProgress, &mut |_| {}).await.expect("enrich");
+            let a = r.atomize.expect("atomize");
+            assert_eq!((a.chunks, a.questions, a.remaining), (0, 0, 1), "lazy {lazy_open}: the reply about the old text was dropped");
+            let m = r.mind_maps.expect("mind maps");
+            assert_eq!(m.documents + m.fallbacks.len(), 1, "lazy {lazy_open}: `fresh` mapped once, from its new text: {m:?}");
+            let mut lz = shared.into_inner();
+            assert_eq!(lz.questions("fresh#0").await.expect("questions"), None);
+            assert_eq!(lz.is_lazy(), lazy_open, "enrich did not load the knowledge base");
+            // The next call atomizes the new text.
+            let shared = Mutex::new(lz);
+            let r = enrich(&shared, &model, &p, &FixedClock(4.0), &mut NoProgress, &mut |_| {}).await.expect("enrich again");
+            assert_eq!(r.atomize.expect("atomize").chunks, 1);
+            let mut lz = shared.into_inner();
+            assert_eq!(lz.questions("fresh#0").await.expect("questions"), Some(vec!["Which bird hunts here?".to_string()]));
+            let full = Engine::open(&store, embedder(), cfg.clone(), Box::new(FixedClock(5.0))).await.expect("open");
+            assert!(full.corpus().chunk("fresh#0").expect("chunk").text.contains("Hawks"));
+            assert_eq!(full.corpus().document("fresh").expect("doc").mind_map, Some(webrag::schema::MindMapKind::Llm));
+        })
+    }
+}

@@ -127,10 +127,11 @@ impl MindMapParams {
     }
 }
 
-/// What `enrich` runs: each ingest-time stage with its options, or `None` to skip it. Read from
-/// the page's `{forwardSummaries?, tags?, atomize?, mindMaps?}`, where a stage is `true` (run
-/// with defaults), `false` (skip) or its options object; absent, `atomize` and `mindMaps` run
-/// and `forwardSummaries` and `tags` do not.
+/// What `enrich` runs: each ingest-time stage with its options, or `None` to skip it, and the
+/// documents they work on. Read from the page's `{forwardSummaries?, tags?, atomize?, mindMaps?,
+/// documents?}`, where a stage is `true` (run with defaults), `false` (skip) or its options
+/// object; absent, `atomize` and `mindMaps` run and `forwardSummaries` and `tags` do not;
+/// `documents` (ids) limits every stage to those documents (absent or empty: all).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnrichParams {
     /// Forward summaries (PIKE-RAG enhanced chunking). Default off.
@@ -141,7 +142,7 @@ pub struct EnrichParams {
     pub atomize: Option<AtomizeParams>,
     /// LLM mind maps. Default on.
     pub mind_maps: Option<MindMapParams>,
-    /// The documents every stage works on (`None`: every document).
+    /// The documents every stage works on (`documents`, ids; `None`: every document).
     pub documents: Option<Vec<DocId>>,
 }
 
@@ -194,7 +195,8 @@ impl<'de> Deserialize<'de> for EnrichParams {
             tags: stage(raw.tags, false),
             atomize: stage(raw.atomize, true),
             mind_maps: stage(raw.mind_maps, true),
-            documents: raw.documents,
+            // Empty, as absent: every document (a `SearchFilter`'s `docIds` reads the same way).
+            documents: raw.documents.filter(|d| !d.is_empty()),
         })
     }
 }

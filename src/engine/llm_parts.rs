@@ -103,7 +103,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 /// Stores the atomic questions of chunks (replacing any they had), embedded, in one commit with
 /// the index segments' question delta (so a lazy open reads them); then the parts take them
 /// (indexed in memory, or the reader's questions since the base). Chunks that are no longer
-/// stored are skipped. Returns the questions stored.
+/// stored are skipped; a chunk named twice keeps its last questions. Returns the questions
+/// stored.
 ///
 /// Errors: model and store errors (nothing is written).
 pub(super) async fn put_questions<S: Store, E: Embedder>(

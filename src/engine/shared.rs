@@ -50,11 +50,12 @@ pub trait Enrichable<S: Store, E: Embedder> {
     async fn unmapped(&mut self, docs: Option<&[DocId]>) -> Result<Vec<(DocId, String)>>;
     /// The live chunks of document `doc`, `(id, text)` in order.
     async fn document_chunks(&mut self, doc: &str) -> Result<Vec<(ChunkId, String)>>;
-    /// [`crate::engine::Enrichment::put_questions`].
+    /// [`crate::engine::Enrichment::put_questions`]; a chunk named twice keeps its last questions.
     async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize>;
     /// [`crate::engine::Enrichment::set_mind_map`].
     async fn set_mind_map(&mut self, doc: &str, map: Option<&MindMap>, kind: MindMapKind) -> Result<()>;
-    /// The whole knowledge base (a lazily opened one is loaded now: [`LazyEngine::engine`]).
+    /// The whole knowledge base (a lazily opened one is read again if another tab committed and
+    /// loaded now: [`LazyEngine::for_write`]).
     async fn whole<'a>(&'a mut self) -> Result<&'a mut Engine<S, E>>
     where
         S: 'a,
@@ -127,6 +128,7 @@ pub(super) fn unmapped(docs: Vec<DocumentRecord>) -> Vec<(DocId, String)> {
     let mut out: Vec<(DocId, String)> =
         docs.into_iter().filter(|d| matches!(d.mind_map, None | Some(MindMapKind::Structural))).map(|d| (d.id, d.title)).collect();
     crate::sort::ascending(&mut out);
+    out.dedup_by(|a, b| a.0 == b.0);
     out
 }
 

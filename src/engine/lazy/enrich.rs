@@ -9,7 +9,7 @@ use super::{LazyEngine, Reader, State, failed};
 use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::engine::shared::{Enrichable, unmapped};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::graph::mindmap::MindMap;
 use crate::ports::{Collection, Record, Store};
 use crate::schema::*;
@@ -50,6 +50,18 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     }
 }
 
+impl<S: Store, E: Embedder> LazyEngine<S, E> {
+    /// [`LazyEngine::refresh`]; [`StoreError::Conflict`] when it read the store again (another tab
+    /// committed): what the caller read before may be stale.
+    async fn still_current(&mut self) -> Result<()> {
+        let held = self.generation();
+        if self.refresh().await? {
+            return Err(StoreError::Conflict { expected: held, found: self.generation() }.into());
+        }
+        Ok(())
+    }
+}
+
 impl<S: Store, E: Embedder> Enrichable<S, E> for LazyEngine<S, E> {
     fn encoder(&self) -> Result<&E> {
         self.embedder()
@@ -67,7 +79,10 @@ impl<S: Store, E: Embedder> Enrichable<S, E> for LazyEngine<S, E> {
         self.chunk_records(ids).await
     }
 
+    /// [`LazyEngine::refresh`] first: a stage checks a reply against the documents as they are
+    /// stored now, another tab's commits included.
     async fn hashes(&mut self, ids: &[DocId]) -> Result<HashMap<DocId, String>> {
+        self.refresh().await?;
         match &mut self.state {
             State::Reading(r) => Ok(r.documents(ids).await?.into_iter().map(|(id, d)| (id, d.source_hash)).collect()),
             State::Loaded(e) => e.hashes(ids).await,
@@ -94,10 +109,11 @@ impl<S: Store, E: Embedder> Enrichable<S, E> for LazyEngine<S, E> {
         }
     }
 
-    /// While lazy, without loading ([`crate::engine::llm_parts::put_questions`] over the reader);
-    /// [`LazyEngine::refresh`] first.
+    /// While lazy, without loading ([`crate::engine::llm_parts::put_questions`] over the reader).
+    /// [`StoreError::Conflict`] (nothing written) when another tab committed since the view the
+    /// caller checked its replies against.
     async fn put_questions(&mut self, items: Vec<(ChunkId, Vec<String>)>) -> Result<usize> {
-        self.refresh().await?;
+        self.still_current().await?;
         match &mut self.state {
             State::Reading(r) => crate::engine::llm_parts::put_questions(&mut **r, items).await,
             State::Loaded(e) => e.enrichment().put_questions(items).await,
@@ -105,9 +121,10 @@ impl<S: Store, E: Embedder> Enrichable<S, E> for LazyEngine<S, E> {
         }
     }
 
-    /// While lazy, without loading (the pseudo-graph read alone); [`LazyEngine::refresh`] first.
+    /// While lazy, without loading (the pseudo-graph read alone). [`StoreError::Conflict`] as
+    /// [`Enrichable::put_questions`].
     async fn set_mind_map(&mut self, doc: &str, map: Option<&MindMap>, kind: MindMapKind) -> Result<()> {
-        self.refresh().await?;
+        self.still_current().await?;
         match &mut self.state {
             State::Reading(r) => crate::engine::llm_parts::set_mind_map(&mut **r, doc, map, kind).await,
             State::Loaded(e) => e.enrichment().set_mind_map(doc, map, kind).await,

@@ -77,10 +77,21 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                 added.entry(doc).or_default().push(c);
             }
         }
+        // A head not grouped by document is scanned once for all of them.
+        let mut scanned: HashMap<&str, Vec<u32>> = HashMap::new();
+        if !p.grouped && ids.len() > 1 {
+            let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+            for (o, d) in p.head.doc_of.iter().enumerate() {
+                if let Some(doc) = p.head.documents.get(*d as usize).filter(|doc| wanted.contains(doc.as_str())) {
+                    scanned.entry(doc.as_str()).or_default().push(o as u32);
+                }
+            }
+        }
         ids.iter()
             .map(|doc| {
-                let mut cs: Vec<ChunkId> = self
-                    .base_range(doc)
+                let base =
+                    if !p.grouped && ids.len() > 1 { scanned.get(doc.as_str()).cloned().unwrap_or_default() } else { self.base_range(doc) };
+                let mut cs: Vec<ChunkId> = base
                     .into_iter()
                     .filter(|&o| !p.dead.get(o as usize).copied().unwrap_or(true))
                     .filter_map(|o| p.head.chunks.get(o as usize).cloned())
@@ -216,7 +227,11 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
                     self.parts.delta.added.drain(..).zip(std::mem::take(&mut self.parts.delta_chunks)).collect();
                 kept.extend(change.chunks.into_iter().map(|(c, p, v)| (c.id, (p, v))));
                 let chunks: Option<Vec<(PostingRecord, Vec<f32>)>> = delta.added.iter().map(|id| kept.remove(id)).collect();
-                self.parts.set_delta(delta, chunks.ok_or_else(unreadable)?).ok_or_else(unreadable)?;
+                if chunks.and_then(|c| self.parts.set_delta(delta, c)).is_none() {
+                    // Nothing of the delta stands: no chunk of it is live until a new open.
+                    self.parts.delta_place.clear();
+                    return Err(unreadable().into());
+                }
             }
             None if !change.chunks.is_empty() || !change.gone.is_empty() => return Err(unreadable().into()),
             None => {}

@@ -1087,7 +1087,7 @@ export class WebRag {
   /** Ingest-time LLM stages over what is stored (forward summaries, tags, knowledge atomizing, LLM mind maps); resumable; rejects with LlmError. Reads called meanwhile (search, stats, ...) run while it waits on the model; writes wait for it to end. */
   enrich(opts: EnrichStages & {
     llm: LlmConfig | ModelFunction;
-    /** Only these documents (ids); absent: every document. */
+    /** Only these documents (ids); absent or empty: every document. */
     documents?: string[];
     onProgress?: (e: ProgressEvent | TraceEvent) => void;
     signal?: AbortSignal;
