@@ -575,6 +575,15 @@ fn same(a: &webrag::ports::Contents, b: &webrag::ports::Contents, what: &str) {
     assert_eq!(x.len(), y.len(), "{what}: record counts");
 }
 
+/// Builds `store` as the tests of two residencies start: `articles` as documents `n0`, `n1`, …,
+/// with the index segments stored (`cfg`).
+async fn build_with(store: &MemoryStore, articles: &[String], cfg: &Config) {
+    let mut eng = Engine::open(store, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("open");
+    let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
+    eng.add(docs, &mut NoProgress).await.expect("add");
+    eng.maintain_all(false).await.expect("maintain");
+}
+
 /// `config()` with the pseudo-graph on or off; nothing sealed (`sealAt` over every collection's
 /// size), so the graph's candidates come from exact scans in both engines.
 fn config_graph(graph: bool) -> Config {
@@ -598,10 +607,7 @@ fn lazy_writes_store_what_loaded_writes_store() {
             let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
             let (a, b) = (MemoryStore::new(), MemoryStore::new());
             for store in [&a, &b] {
-                let mut eng = open_full(store).await.expect("open");
-                let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
-                eng.add(docs, &mut NoProgress).await.expect("add");
-                eng.maintain_all(false).await.expect("maintain");
+                build_with(store, &articles, &cfg).await;
                 // A memory entry learned from a chunk of n5, removed below; one from n6, kept.
                 let mem = |id: &str, src: &str| {
                     Op::Put(Record::Memory(MemoryRecord {
@@ -833,10 +839,7 @@ fn enrich_while_lazy_stores_what_a_loaded_enrich_stores() {
         let open_full = |s| Engine::open(s, embedder(), cfg.clone(), Box::new(FixedClock(1.0)));
         let (a, b) = (MemoryStore::new(), MemoryStore::new());
         for store in [&a, &b] {
-            let mut eng = open_full(store).await.expect("open");
-            let docs = articles.iter().enumerate().map(|(i, t)| doc(&format!("n{i}"), t)).collect();
-            eng.add(docs, &mut NoProgress).await.expect("add");
-            eng.maintain_all(false).await.expect("maintain");
+            build_with(store, &articles, &cfg).await;
         }
         let mut full = open_full(&a).await.expect("open");
         let mut lz = LazyEngine::open(&b, embedder(), cfg.clone(), Box::new(FixedClock(1.0))).await.expect("lazy");
