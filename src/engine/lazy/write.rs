@@ -71,10 +71,10 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     pub(super) fn old_chunks(&self, ids: &[String]) -> HashMap<DocId, Vec<ChunkId>> {
         let p = &self.parts;
         // The delta's chunks by document, read once (a chunk id is `{doc}#{ordinal}`).
-        let mut added: HashMap<&str, Vec<&ChunkId>> = HashMap::new();
-        for c in &p.delta.added {
+        let mut added: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, c) in p.delta.added.iter().enumerate() {
             if let Some((doc, _)) = c.rsplit_once('#') {
-                added.entry(doc).or_default().push(c);
+                added.entry(doc).or_default().push(i as u32);
             }
         }
         // A head not grouped by document is scanned once for all of them.
@@ -96,7 +96,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
                     .filter(|&o| !p.dead.get(o as usize).copied().unwrap_or(true))
                     .filter_map(|o| p.head.chunks.get(o as usize).cloned())
                     .collect();
-                cs.extend(added.get(doc.as_str()).into_iter().flatten().map(|c| (*c).clone()));
+                cs.extend(added.get(doc.as_str()).into_iter().flatten().filter_map(|&i| p.delta.added.get(i as usize).cloned()));
                 (doc.clone(), cs)
             })
             .collect()
