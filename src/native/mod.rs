@@ -12,6 +12,7 @@ pub mod eval_fusion;
 mod file_store;
 pub mod http;
 pub mod oracle;
+pub mod page_rank;
 pub mod quantize;
 mod rng;
 pub mod site;

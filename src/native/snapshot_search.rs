@@ -166,6 +166,38 @@ impl SnapshotSource {
             .collect()
     }
 
+    /// The fragments of `chunks` as `webrag/static` reads them ([`crate::native::page_rank`]).
+    ///
+    /// Errors: [`StoreError::Corrupt`] for a missing or malformed fragments file.
+    pub fn fragment_map(&self, chunks: &[u32]) -> Result<HashMap<u32, crate::native::page_rank::Fragment>> {
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        Ok(self
+            .fragments(chunks)?
+            .into_iter()
+            .map(|(c, row)| {
+                let f = crate::native::page_rank::Fragment {
+                    title: row.first().and_then(text),
+                    url: row.get(1).and_then(text),
+                    heading: row.get(2).and_then(text),
+                    excerpt: row.get(3).and_then(text),
+                    page: row.get(4).and_then(Value::as_u64),
+                };
+                (c, f)
+            })
+            .collect())
+    }
+
+    /// Whether the snapshot has a pages file (a fragment's `page` is then its page there).
+    pub fn has_pages(&self) -> bool {
+        self.manifest["pages"].is_string()
+    }
+
+    /// The manifest's `fusion` and `fragments.size`.
+    pub fn page_ranking(&self) -> (crate::native::page_rank::Fusion, u32) {
+        let fusion = serde_json::from_value(self.manifest["fusion"].clone()).unwrap_or_default();
+        (fusion, self.manifest["fragments"]["size"].as_u64().unwrap_or(1).clamp(1, u32::MAX as u64) as u32)
+    }
+
     /// The fragments rows `[title, url, heading, excerpt, page]` of `chunks`.
     fn fragments(&self, chunks: &[u32]) -> Result<HashMap<u32, Vec<Value>>> {
         let size = self.manifest["fragments"]["size"].as_u64().unwrap_or(1).max(1) as u32;

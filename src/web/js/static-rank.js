@@ -11,7 +11,8 @@
 //
 // and ranks the graph list's fact paths (`pgrRows`, PGR).
 //
-// tests/e2e/static-rank.test.mjs pins the page-level order on a fixture.
+// tests/e2e/static-rank.test.mjs pins the page-level order on a fixture whose results the same
+// ranking in Rust (src/native/page_rank.rs, tests/static_rank.rs) writes.
 import { analyze, analyzeQuery, begins, highlight, phrase, sectionUrl, termsIn } from './static-text.js';
 
 /**
