@@ -91,7 +91,7 @@ impl<S: Store, E: Embedder> Enrichable<S, E> for Engine<S, E> {
     }
 
     async fn hashes(&mut self, ids: &[DocId]) -> Result<HashMap<DocId, String>> {
-        Ok(ids.iter().filter_map(|id| Some((id.clone(), self.corpus().document(id)?.source_hash.clone()))).collect())
+        super::write::Residency::source_hashes(self, ids).await
     }
 
     async fn unmapped(&mut self, docs: Option<&[DocId]>) -> Result<Vec<(DocId, String)>> {

@@ -9,6 +9,7 @@ use super::{LazyEngine, Reader, State, failed};
 use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::engine::shared::{Enrichable, unmapped};
+use crate::engine::write::Residency;
 use crate::error::{Result, StoreError};
 use crate::graph::mindmap::MindMap;
 use crate::ports::{Collection, Record, Store};
@@ -84,7 +85,7 @@ impl<S: Store, E: Embedder> Enrichable<S, E> for LazyEngine<S, E> {
     async fn hashes(&mut self, ids: &[DocId]) -> Result<HashMap<DocId, String>> {
         self.refresh().await?;
         match &mut self.state {
-            State::Reading(r) => Ok(r.documents(ids).await?.into_iter().map(|(id, d)| (id, d.source_hash)).collect()),
+            State::Reading(r) => Residency::source_hashes(&**r, ids).await,
             State::Loaded(e) => e.hashes(ids).await,
             State::Failed => Err(failed()),
         }
