@@ -2,13 +2,43 @@
 //! docs/vector-index.md one to one (each record has a string `id`, the IndexedDB key path), the
 //! payloads some of them carry as bytes (the stored index segments: [`SegmentHead`], [`Delta`],
 //! [`PostingsBlock`], at [`SEGMENT_FORMAT`]), and the schema version they are at
-//! ([`SCHEMA_VERSION`]; `Engine::open` migrates older ones, and tests/store_fixtures.rs opens a
-//! frozen store of every earlier schema). The API's types are [`crate::types`]'; the
-//! knowledge-base file's layout is `kb_file`'s (docs/kb-file.md).
+//! ([`SCHEMA_VERSION`], with what each version added and what a [`migration`] from an older one
+//! takes; `Engine::open` carries it out, and tests/store_fixtures.rs opens a frozen store of
+//! every earlier schema), and [`check_meta`], which reads a store's version and model. The
+//! API's types are [`crate::types`]'; the knowledge-base file's layout is `kb_file`'s
+//! (docs/kb-file.md).
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
+use crate::error::{ModelError, Result, StoreError};
+
 /// Current schema version of the stored knowledge base (recorded in `meta` as `"schema"`).
+/// What each version added (a store of each is frozen in tests/fixtures):
+///
+/// | schema | added | a store of the version before gets |
+/// |---|---|---|
+/// | 1 | `documents`, `chunks`, `vectors`, `postings`, `meta` | – |
+/// | 2 | the pseudo-graph (`graphNodes`, `graphEdges`) | every document's structural mind map, embedded at open |
+/// | 3 | sealed HNSW segments (`ann`) | none (written by the upkeep) |
+/// | 4 | `questions`, `memory`, `traces`; a document's `mindMap` | none (written by `enrich` and `ask`; no `mindMap`: structural) |
+/// | 5 | the stored index segments (`segments`) | none (written by the upkeep) |
 pub const SCHEMA_VERSION: u32 = 5;
+
+/// What bringing a knowledge base of an older schema to [`SCHEMA_VERSION`] takes, beyond the
+/// meta record naming the current schema (one commit; `Engine::open` and `import_kb` carry it
+/// out). The collections a later schema added start empty, which is what they are for a
+/// knowledge base never sealed, atomized or asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// Every document gets its structural mind map (schema 1 had no pseudo-graph).
+    pub structural_mind_maps: bool,
+}
+
+/// The [`Migration`] from schema `from`; `None` when `from` is current.
+pub fn migration(from: u32) -> Option<Migration> {
+    (from < SCHEMA_VERSION).then_some(Migration { structural_mind_maps: from < 2 })
+}
 
 /// Document id as given by the caller (1..=1024 characters, any of them: ids are never parsed).
 pub type DocId = String;
@@ -539,4 +569,25 @@ pub struct MetaRecord {
     pub id: String,
     /// JSON-encoded value.
     pub value: String,
+}
+
+/// Checks the `meta` records against this build and the loaded model (`loaded`, `loaded_dim`): the stored schema
+/// version (`None` for a knowledge base never written).
+///
+/// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`].
+pub fn check_meta(meta: &[MetaRecord], loaded: &str, loaded_dim: usize) -> Result<Option<u32>> {
+    let metas: HashMap<&str, &str> = meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
+    let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
+    let Some(v) = metas.get("schema") else { return Ok(None) };
+    let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
+    }
+    let model: String =
+        metas.get("model").map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string()))).transpose()?.unwrap_or_default();
+    let dim: usize = metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
+    if model != loaded || dim != loaded_dim {
+        return Err(ModelError::Mismatch { stored: model, stored_dim: dim, loaded: loaded.into(), loaded_dim }.into());
+    }
+    Ok(Some(found))
 }

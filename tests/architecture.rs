@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 /// Layers, bottom first. A module may name modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["error", "sort", "schema"],
+    &["error", "sort"],
+    &["schema"],
     &["types", "options"],
     &["ports"],
     &["text", "kb_file"],

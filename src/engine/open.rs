@@ -3,7 +3,7 @@ use std::collections::HashMap;
 
 use crate::config::Config;
 use crate::embed::Embedder;
-use crate::error::{ModelError, Result, StoreError};
+use crate::error::{Result, StoreError};
 use crate::graph::{GraphPlan, PlannedNode, PseudoGraph};
 use crate::index::Slots;
 use crate::index::ann::SegmentedIndex;
@@ -56,8 +56,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         let mut repairs = self.embed_missing(&mut contents).await?;
         repairs.extend(self.rebuild(contents)?);
         self.commit(repairs).await?;
-        if let Some(v) = found.filter(|&v| v < SCHEMA_VERSION) {
-            self.migrate(v).await?;
+        if let Some(m) = found.and_then(migration) {
+            self.migrate(m).await?;
         }
         Ok(())
     }
@@ -106,14 +106,12 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         Ok(ops)
     }
 
-    /// Brings a knowledge base of schema `from` to [`SCHEMA_VERSION`], in one commit: schema 1
-    /// had no pseudo-graph, so every document gets its structural mind map (embedded now);
-    /// the collections of schemas 3 and 4 (HNSW segments, atomic questions, memory, traces)
-    /// start empty, which is what they are for a knowledge base never sealed or atomized. The
-    /// meta record then names the current schema (tests/fixtures: a store of each schema).
-    pub(super) async fn migrate(&mut self, from: u32) -> Result<()> {
+    /// Carries out a [`Migration`] ([`migration`] says what one from an older schema takes) in
+    /// one commit, the meta record then naming [`SCHEMA_VERSION`] (tests/fixtures: a store of
+    /// each schema).
+    pub(super) async fn migrate(&mut self, m: Migration) -> Result<()> {
         let mut plan = GraphPlan::default();
-        if from < 2 && self.config.graph.enabled {
+        if m.structural_mind_maps && self.config.graph.enabled {
             let mut ids: Vec<&DocId> = self.corpus.docs.keys().filter(|d| !self.graph.has_doc(d)).collect();
             crate::sort::ascending(&mut ids);
             let sources: Vec<MapSource<'_>> = ids
@@ -177,7 +175,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
 
     /// [`check_meta`] against the loaded model.
     pub(super) fn check_meta(&self, meta: &[MetaRecord]) -> Result<Option<u32>> {
-        check_meta(meta, self.embedder.model_id(), self.embedder.dim())
+        crate::schema::check_meta(meta, self.embedder.model_id(), self.embedder.dim())
     }
 
     /// Builds the in-memory indexes of an [`Engine::empty`] one from the store's contents (every
@@ -342,25 +340,4 @@ pub(super) fn stored_analyzer(meta: &[MetaRecord]) -> u32 {
         // Unreadable: as good as another version (the postings are derived again).
         (_, Some(v)) => serde_json::from_str(v).unwrap_or(0),
     }
-}
-
-/// Checks the `meta` records against this build and the loaded model (`loaded`, `loaded_dim`): the stored schema
-/// version (`None` for a knowledge base never written).
-///
-/// Errors: [`StoreError::VersionTooNew`], [`ModelError::Mismatch`], [`StoreError::Corrupt`].
-pub(super) fn check_meta(meta: &[MetaRecord], loaded: &str, loaded_dim: usize) -> Result<Option<u32>> {
-    let metas: HashMap<&str, &str> = meta.iter().map(|m| (m.id.as_str(), m.value.as_str())).collect();
-    let corrupt = |key: &str, reason: String| StoreError::Corrupt { collection: "meta".into(), key: key.into(), reason };
-    let Some(v) = metas.get("schema") else { return Ok(None) };
-    let found: u32 = serde_json::from_str(v).map_err(|e| corrupt("schema", e.to_string()))?;
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::VersionTooNew { name: String::new(), found, supported: SCHEMA_VERSION }.into());
-    }
-    let model: String =
-        metas.get("model").map(|v| serde_json::from_str(v).map_err(|e| corrupt("model", e.to_string()))).transpose()?.unwrap_or_default();
-    let dim: usize = metas.get("dim").map(|v| serde_json::from_str(v).map_err(|e| corrupt("dim", e.to_string()))).transpose()?.unwrap_or(0);
-    if model != loaded || dim != loaded_dim {
-        return Err(ModelError::Mismatch { stored: model, stored_dim: dim, loaded: loaded.into(), loaded_dim }.into());
-    }
-    Ok(Some(found))
 }

@@ -149,8 +149,8 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.reset_indexes();
         let repairs = self.rebuild(contents)?;
         self.commit(repairs).await?;
-        if let Some(v) = found.filter(|&v| v < crate::schema::SCHEMA_VERSION) {
-            self.migrate(v).await?;
+        if let Some(m) = found.and_then(crate::schema::migration) {
+            self.migrate(m).await?;
         }
         Ok(self.stats())
     }

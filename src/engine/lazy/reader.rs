@@ -18,7 +18,7 @@ use crate::ports::{Clock, Collection, GENERATION_KEY, Record, Store, generation_
 use crate::schema::*;
 use crate::types::*;
 
-use crate::engine::open::{check_meta, stored_analyzer};
+use crate::engine::open::stored_analyzer;
 use crate::text::ANALYZER_VERSION;
 
 /// What a lazy open read, kept in step with the writes made lazily since ([`write`]).
