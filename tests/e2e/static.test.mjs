@@ -428,6 +428,49 @@ test('webrag/static ranks as the engine\'s search over the same snapshot: keywor
   assert.ok(compared >= queries.length * 45, `${compared} ranked chunks compared`);
 });
 
+// The page results: `webrag search-snapshot --pages` ranks the keyword list, and the keyword and
+// semantic lists fused, with the Rust page ranking (src/native/page_rank.rs); `search()` must
+// show the same pages in the same order (a swap only where the scores tie), each with the same
+// shown chunk, sections and retrievers: keyword mode, and the 'semantic' stage of a hybrid search
+// (before the graph walk, which the Rust side does not run). Queries ending in a space are not
+// completed as a word being typed; the last ones are.
+test('webrag/static shows the pages the Rust page ranking shows for the same lists', { timeout: 300_000, skip: NO_SITE }, async () => {
+  const queries = ['东北 地区 经济 ', '新闻 发布会 记者 ', '市场 价格 上涨 ', '全国 人民 代表 ', '足球 比赛 ', '公司 股票 ', '学校 教育 学生 ', '记者 ', '交通 事故', '经济'];
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), '-k', '10', '--pages', ...queries], { cwd: ROOT, encoding: 'utf8' });
+  const reference = out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(reference.length, queries.length);
+  const BASE = 'http://snapshot.test/webrag/';
+  const fetchFn = async (url) => {
+    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
+  };
+  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  let compared = 0;
+  const same = (js, rust, what) => {
+    assert.equal(js.length, rust.length, `${what}: ${js.length} vs ${rust.length} pages`);
+    const tol = (a, b) => Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(b));
+    rust.forEach((r, i) => {
+      assert.ok(tol(js[i].score, r.score), `${what} #${i + 1}: score ${js[i].score} vs ${r.score}`);
+      if (js[i].page !== r.page) {
+        const tie = (j) => rust[j] && tol(rust[j].score, r.score);
+        assert.ok(tie(i - 1) || tie(i + 1), `${what} #${i + 1}: page ${js[i].page} vs ${r.page}`);
+        return;
+      }
+      const shown = { chunk: js[i].chunk, found: js[i].found, sections: js[i].sections.map((x) => x.chunk) };
+      assert.deepEqual(shown, { chunk: r.chunk, found: r.found, sections: r.sections }, `${what} #${i + 1} (page ${r.page})`);
+      compared += 1;
+    });
+  };
+  for (const r of reference) {
+    assert.ok(r.keywordPages.length > 0 && r.hybridPages.length === 10, `${r.query}: the reference has keyword and fused pages`);
+    same((await site.search(r.query, { mode: 'keyword', k: 10 })).results, r.keywordPages, `${r.query} keyword pages`);
+    site.setEmbedder(async () => [Float32Array.from(r.vector)]);
+    let fused = null;
+    await site.search(r.query, { k: 10, onProgress: ({ stage, results }) => { if (stage === 'semantic') fused = results; } });
+    same(fused, r.hybridPages, `${r.query} fused pages`);
+  }
+  assert.ok(compared >= queries.length * 15, `${compared} pages compared`);
+});
+
 // Options: ranges and values from src/snapshot/loader.rs (generated into static-text.js).
 test('webrag/static rejects an option outside its range or values with a RangeError naming it, and fetches nothing for it', { timeout: 120_000, skip: NO_SITE }, async () => {
   const BASE = 'http://snapshot.test/webrag/';
