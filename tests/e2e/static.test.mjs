@@ -389,6 +389,19 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
   assert.ok(r.ties > 50, `exact ties were exercised (${r.ties})`);
 });
 
+// `webrag search-snapshot ARGS… QUERIES…` over the test site's snapshot (one JSON line a query),
+// and the same snapshot opened by webrag/static from the files.
+async function againstRust(queries, args) {
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), ...args, ...queries], { cwd: ROOT, encoding: 'utf8' });
+  const reference = out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(reference.length, queries.length);
+  const BASE = 'http://snapshot.test/webrag/';
+  const fetchFn = async (url) => {
+    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
+  };
+  return { reference, site: await StaticSearch.open(BASE, { fetch: fetchFn, offline: false }) };
+}
+
 // The reference: `webrag search-snapshot` ranks the same snapshot with the engine's one search
 // (src/engine/source.rs over src/native/snapshot_search.rs). The loader's keyword list (no
 // completions), semantic list (with the Rust query vector) and their RRF fusion must give its
@@ -396,14 +409,7 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
 // (within 1e-5: the page sums BM25 in f64, the engine keeps f32).
 test('webrag/static ranks as the engine\'s search over the same snapshot: keyword, semantic and their fusion', { timeout: 300_000, skip: NO_SITE }, async () => {
   const queries = ['东北 地区 经济', '新闻 发布会 记者', '市场 价格 上涨', '全国 人民 代表', '科技 创新 发展 企业', '足球 比赛', '天气 降雨 气温', '学校 教育 学生', '公司 股票', '交通 事故'];
-  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), '-k', '20', ...queries], { cwd: ROOT, encoding: 'utf8' });
-  const fixture = out.trim().split('\n').map((l) => JSON.parse(l));
-  assert.equal(fixture.length, queries.length);
-  const BASE = 'http://snapshot.test/webrag/';
-  const fetchFn = async (url) => {
-    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
-  };
-  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  const { reference: fixture, site } = await againstRust(queries, ['-k', '20']);
   const depth = 100; // the engine's fusionDepth: each list's length before fusion
   let compared = 0;
   const same = (js, rust, what) => {
@@ -436,14 +442,7 @@ test('webrag/static ranks as the engine\'s search over the same snapshot: keywor
 // completed as a word being typed; the last ones are.
 test('webrag/static shows the pages the Rust page ranking shows for the same lists', { timeout: 300_000, skip: NO_SITE }, async () => {
   const queries = ['东北 地区 经济 ', '新闻 发布会 记者 ', '市场 价格 上涨 ', '全国 人民 代表 ', '足球 比赛 ', '公司 股票 ', '学校 教育 学生 ', '记者 ', '交通 事故', '经济'];
-  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), '-k', '10', '--pages', ...queries], { cwd: ROOT, encoding: 'utf8' });
-  const reference = out.trim().split('\n').map((l) => JSON.parse(l));
-  assert.equal(reference.length, queries.length);
-  const BASE = 'http://snapshot.test/webrag/';
-  const fetchFn = async (url) => {
-    try { return new Response(readFileSync(join(SITE, 'webrag', String(url).slice(BASE.length)))); } catch { return new Response('not found', { status: 404 }); }
-  };
-  const site = await StaticSearch.open(BASE, { fetch: fetchFn, offline: false });
+  const { reference, site } = await againstRust(queries, ['-k', '10', '--pages']);
   let compared = 0;
   const same = (js, rust, what) => {
     assert.equal(js.length, rust.length, `${what}: ${js.length} vs ${rust.length} pages`);
