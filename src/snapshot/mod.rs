@@ -142,9 +142,9 @@ impl SnapshotParams {
     /// These parameters for a static-tier build (`--vectors static`): [`STATIC_FUSION_WEIGHTS`],
     /// [`STATIC_GRAPH_TOPICS`], and smaller shards — term shards of 8 KiB, vocabulary shards of
     /// 2 KiB, 4 token rows a file — because its first hybrid query reads the terms', the query's
-    /// vocabulary and token rows' and the seed pages' graph files at once: on a documentation site
-    /// of long pages these took its median from 275 to 194 KB of snapshot files (docs/benchmarks.md,
-    /// "The static model").
+    /// vocabulary and token rows' and the seed pages' graph files at once (a documentation site
+    /// of long pages reads a median 194,314 B of snapshot files for a natural question's first
+    /// hybrid search with them: docs/benchmarks.md, "The static model").
     pub fn static_tier(self) -> Self {
         SnapshotParams {
             fusion_weights: Some(STATIC_FUSION_WEIGHTS),

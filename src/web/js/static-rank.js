@@ -179,8 +179,8 @@ export function pickSections(chunks, fragments, query, sections) {
  * outvoted by pages the other lists agree on. While the last word is typed (`query` ends in a
  * letter or digit) it may be the start of the text's word. Fused results keep their RRF order
  * below the phrase tiers: neighbouring RRF scores differ by about 1/k², so the multiplier,
- * chosen on BM25 scores, would overrule the lists (docs/benchmarks.md, "Ranking quality against
- * Pagefind": question top-1 72.0% with it, 76.0% without). Without a keyword list or with fewer
+ * chosen on BM25 scores, would overrule the lists (tests/site/bench-rank.mjs's 200 questions
+ * when this was chosen: top-1 72.0% with it, 76.0% without). Without a keyword list or with fewer
  * than two query terms the rows stay as they are. Sorts `rows` in place and returns it.
  */
 export function byPhrase(rows, query, { keyword, single }) {
