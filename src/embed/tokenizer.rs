@@ -364,7 +364,35 @@ impl WordPiece {
     }
 
     /// Normalizes, splits and word-pieces `text[from..to]` (no added token inside).
+    /// Regions of whole words (split at ASCII whitespace, which both paths split at and keep no
+    /// part of) go to [`WordPiece::segment_printable_ascii`] where every word is printable ASCII,
+    /// else to [`WordPiece::segment_any`].
     fn segment(&self, text: &str, from: usize, to: usize, out: &mut Vec<(u32, (usize, usize))>) {
+        let bytes = text.as_bytes();
+        let flush = |start: usize, end: usize, ascii: bool, out: &mut Vec<(u32, (usize, usize))>| match ascii {
+            true => self.segment_printable_ascii(text, start, end, out),
+            false => self.segment_any(text, start, end, out),
+        };
+        let (mut region, mut region_ascii) = (from, true);
+        let (mut word, mut word_ascii) = (from, true);
+        for i in from..=to {
+            match bytes.get(i).filter(|_| i < to) {
+                Some(b' ' | b'\t' | b'\n' | b'\r') | None => {
+                    if word < i && word_ascii != region_ascii {
+                        flush(region, word, region_ascii, out);
+                        (region, region_ascii) = (word, word_ascii);
+                    }
+                    (word, word_ascii) = (i + 1, true);
+                }
+                Some(b' '..=b'~') => {}
+                Some(_) => word_ascii = false,
+            }
+        }
+        flush(region, to, region_ascii, out);
+    }
+
+    /// [`WordPiece::segment`] for any text.
+    fn segment_any(&self, text: &str, from: usize, to: usize, out: &mut Vec<(u32, (usize, usize))>) {
         let n = self.normalizer;
         let mut norm: Vec<Aligned> = Vec::with_capacity(to - from);
         let mut decomposed = String::new();
@@ -420,29 +448,64 @@ impl WordPiece {
             if !boundary {
                 continue;
             }
-            self.word(&norm[word_start..i], &mut scratch, out);
-            if i < norm.len() && !norm[i].c.is_whitespace() {
-                self.word(&norm[i..i + 1], &mut scratch, out);
+            for chars in [&norm[word_start..i], norm.get(i..i + 1).filter(|c| !c[0].c.is_whitespace()).unwrap_or_default()] {
+                scratch.word.clear();
+                scratch.word.extend(chars.iter().map(|a| a.c));
+                self.word(chars.len(), &mut scratch, |first, end| (chars[first].start, chars[end - 1].end), out);
             }
             word_start = i + 1;
         }
     }
 
-    /// WordPiece over one pre-tokenized word.
-    fn word(&self, chars: &[Aligned], scratch: &mut Scratch, out: &mut Vec<(u32, (usize, usize))>) {
-        let (Some(first), Some(last)) = (chars.first(), chars.last()) else { return };
-        let whole = (first.start, last.end);
-        if chars.len() > self.max_word_chars {
+    /// [`WordPiece::segment`] for text of printable ASCII, tabs and line breaks only (most of a
+    /// site's text), with the same answers: such a text has nothing the normalizer drops,
+    /// decomposes or pads, each byte is one char, and the words are the runs between whitespace,
+    /// each ASCII punctuation mark one of its own.
+    fn segment_printable_ascii(&self, text: &str, from: usize, to: usize, out: &mut Vec<(u32, (usize, usize))>) {
+        let bytes = &text.as_bytes()[from..to];
+        let lowercase = self.normalizer.lowercase;
+        let mut scratch = Scratch::default();
+        let mut word_start = 0;
+        for i in 0..=bytes.len() {
+            let b = bytes.get(i).copied();
+            let boundary = b.is_none_or(|b| b.is_ascii_whitespace() || b.is_ascii_punctuation());
+            if !boundary {
+                continue;
+            }
+            let punct = b.filter(u8::is_ascii_punctuation).map(|_| i..i + 1);
+            for w in [word_start..i, punct.unwrap_or(i..i)] {
+                let (start, len) = (from + w.start, w.len());
+                scratch.word.clear();
+                scratch.word.extend(bytes[w].iter().map(|&b| char::from(if lowercase { b.to_ascii_lowercase() } else { b })));
+                self.word(len, &mut scratch, |first, end| (start + first, start + end), out);
+            }
+            word_start = i + 1;
+        }
+    }
+
+    /// WordPiece over one pre-tokenized word of `chars` normalized chars, `scratch.word`;
+    /// `span(first, end)` is the byte range of the original text that chars `first..end` stand
+    /// for.
+    fn word(
+        &self,
+        chars: usize,
+        scratch: &mut Scratch,
+        span: impl Fn(usize, usize) -> (usize, usize),
+        out: &mut Vec<(u32, (usize, usize))>,
+    ) {
+        if chars == 0 {
+            return;
+        }
+        let whole = span(0, chars);
+        if chars > self.max_word_chars {
             out.push((self.unk, whole));
             return;
         }
         let Scratch { word, at, key } = scratch;
-        word.clear();
-        word.extend(chars.iter().map(|a| a.c));
         #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
         if let Some(()) = word_cache::get(self.cache_key, word, |pieces| match pieces {
             [] => out.push((self.unk, whole)),
-            _ => out.extend(pieces.iter().map(|&(id, s, e)| (id, (chars[s as usize].start, chars[e as usize - 1].end)))),
+            _ => out.extend(pieces.iter().map(|&(id, s, e)| (id, span(s as usize, e as usize)))),
         }) {
             return;
         }
@@ -454,8 +517,8 @@ impl WordPiece {
         #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
         let mut pieces: Vec<(u32, usize, usize)> = Vec::new();
         let mut start = 0; // char index
-        while start < chars.len() {
-            let mut end = chars.len();
+        while start < chars {
+            let mut end = chars;
             let mut hit = None;
             while start < end {
                 key.clear();
@@ -476,7 +539,7 @@ impl WordPiece {
                 word_cache::put(self.cache_key, word, &[]);
                 return;
             };
-            out.push((id, (chars[start].start, chars[end - 1].end)));
+            out.push((id, span(start, end)));
             #[cfg(any(not(target_arch = "wasm32"), feature = "builder"))]
             pieces.push((id, start, end));
             start = end;
@@ -548,6 +611,9 @@ impl TokenCounter for WordPiece {
     fn token_offsets(&self, text: &str) -> Vec<(usize, usize)> {
         self.pieces(text).into_iter().map(|(_, o)| o).collect()
     }
+    fn count(&self, text: &str) -> usize {
+        self.pieces(text).len()
+    }
 }
 
 #[cfg(test)]
@@ -566,6 +632,48 @@ mod tests {
 
     fn ids(t: &WordPiece, text: &str) -> Vec<u32> {
         t.pieces(text).into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// The printable-ASCII path splits, word-pieces and aligns as the path for any text does,
+    /// on text of every printable ASCII character, tabs and line breaks: punctuation runs, case,
+    /// words with no piece (`[UNK]`), words past `max_input_chars_per_word`, continuations.
+    #[test]
+    fn printable_ascii_text_tokenizes_as_any_text_does() {
+        let t = tokenizer(&["[UNK]", "[CLS]", "[SEP]", "foo", "##bar", "x", "a", "##b", "!", "(", ")", "~", "##1", "1"]);
+        let all: String = (b' '..=b'~').map(char::from).collect();
+        let long = "ab".repeat(60);
+        let texts = [
+            all.as_str(),
+            "FooBar foobar zz",
+            "x\tfoo\r\nbar  (x)!!~",
+            "a1b1 ab1 1a ##b",
+            &long,
+            "",
+            "   ",
+            "!",
+            "foo.bar,x;'\"",
+            "Ab AB aB ab abb abbb a-b a_b a`b",
+            "\t\n\r",
+        ];
+        for text in texts {
+            let (mut fast, mut any) = (Vec::new(), Vec::new());
+            t.segment_printable_ascii(text, 0, text.len(), &mut fast);
+            t.segment_any(text, 0, text.len(), &mut any);
+            assert_eq!(fast, any, "{text:?}");
+            // And from an offset, as `pieces` calls it between added tokens.
+            let (mut fast, mut any) = (Vec::new(), Vec::new());
+            t.segment_printable_ascii(text, text.len() / 2, text.len(), &mut fast);
+            t.segment_any(text, text.len() / 2, text.len(), &mut any);
+            assert_eq!(fast, any, "{text:?} from its middle");
+        }
+        // Mixed text: regions of each kind, split where the paths agree.
+        for text in
+            ["Foo café\u{0001}bar x", "é foo\tbar\u{00a0}x  ÉTÉ a-b ", "foo\u{4e2d}x bar", "\u{0001} foo", "x\u{000b}foo bar\u{2028}(x)"]
+        {
+            let mut any = Vec::new();
+            t.segment_any(text, 0, text.len(), &mut any);
+            assert_eq!(t.pieces(text), any, "{text:?}");
+        }
     }
 
     /// The word cache answers for the tokenizer that split the word, not for another one used in
