@@ -5,7 +5,7 @@
 //! hostile strings (seed printed). And the distilled and the trained model of the real encoder keep meaning:
 //! paraphrases closer than unrelated sentences.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -249,17 +249,26 @@ fn the_shipped_static_model_is_trained_and_agrees_with_its_encoder_more_than_the
     // Texts it was not trained on (this repository's docs): the pairs the encoder finds similar,
     // the trained model finds more similar than the distilled one does.
     let texts: Vec<String> = doc_sentences().into_iter().step_by(7).take(150).collect();
-    let mut distilled = webrag::embed::distill::distill(common::model(), tokenizer(), 256, &mut |_, _| {}).expect("distill");
+    let mut distilled = distilled();
     let (a, b) = (similarity_agreement(&mut shipped, &texts), similarity_agreement(&mut distilled, &texts));
     eprintln!("agreement with the encoder over {} docs sentences' pairs: trained {a:.3}, distilled {b:.3}", texts.len());
     assert!(a > b + 0.05, "trained {a:.3} should agree with the encoder more than the distilled {b:.3}");
 }
 
+/// The real encoder distilled to 256 dimensions (as `webrag distill` writes it: through its
+/// file's bytes), once for the tests that need it: every vocabulary token through the encoder is
+/// most of this binary's time.
+fn distilled() -> StaticModel {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let bytes = BYTES
+        .get_or_init(|| webrag::embed::distill::distill(common::model(), tokenizer(), 256, &mut |_, _| {}).expect("distill").to_bytes());
+    StaticModel::from_bytes(tokenizer(), bytes).expect("the distilled model's file")
+}
+
 #[test]
 fn the_distilled_model_keeps_meaning() {
-    let tok = tokenizer();
-    let m = webrag::embed::distill::distill(common::model(), tok, 128, &mut |_, _| {}).expect("distill");
-    assert_eq!((m.header().rows, m.header().dim), (30_522, 128));
+    let m = distilled();
+    assert_eq!((m.header().rows, m.header().dim), (30_522, 256));
     let margins = meaning_margins(&m);
     assert!(margins.iter().all(|d| *d > 0.05), "paraphrase margins {margins:?}");
 }
