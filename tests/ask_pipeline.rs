@@ -4,7 +4,7 @@
 //! bounded regeneration and the structural fallback, every pipeline step with its trace, the
 //! retrieval trigger, presets, cancellation, and nothing stored lost on faults.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use common::llm_server::LlmServer;
 use serde_json::json;

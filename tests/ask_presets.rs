@@ -3,7 +3,7 @@
 //! LevelRAG's sparse-searcher feedback actions, HyDE's pseudo-document retrieval and the
 //! summarize step — through the real client against the scripted server on 127.0.0.1.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use common::llm_server::{LlmServer, readable, reply};
 use serde_json::{Value, json};

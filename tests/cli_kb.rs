@@ -4,7 +4,7 @@
 //! answering every search mode exactly as the original; a file that is not a knowledge-base file
 //! is refused with its code and the target is left as it was.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! Engine behaviour with the real model and the in-memory / file stores: add, search, remove,
 //! idempotent re-add, atomic replace, and every kind of bad input (each gets a typed error and
 //! loses nothing already stored).
-mod common;
+use crate::common;
 
 use webrag::config::Config;
 use webrag::engine::{Engine, SearchOptions, decode_utf8};

@@ -2,7 +2,7 @@
 //! The CPU embedder against sentence-transformers' own output
 //! (`../shared/embeddings/all-MiniLM-L6-v2.golden.json`): token ids identical, cosine ≥ 0.9999
 //! on every item; batch invariance.
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -2,9 +2,9 @@
 //! The WGSL kernels: every `.wgsl` file parses and validates with naga (no GPU needed), and each
 //! kernel matches a CPU reference on random inputs on the native adapter (lavapipe here).
 //!
-//! The random seed is printed; rerun one with `WEBRAG_SEED=<seed> cargo test --test gpu_kernels`.
+//! The random seed is printed; rerun one with `WEBRAG_SEED=<seed> cargo test --test suite gpu_kernels::`.
 //! `WEBRAG_SKIP_GPU=1` skips the kernels that need an adapter (the validation test still runs).
-mod common;
+use crate::common;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

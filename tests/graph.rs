@@ -3,7 +3,7 @@
 //! entity links, persistence with the chunks (reopen gives the same graph), the graph and
 //! hybrid+graph retrievers with provenance, and removal leaving no dangling id in memory or in
 //! the store.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -3,7 +3,7 @@
 //! every retriever exactly as the exporting knowledge base did (also after a reopen), replaces
 //! what was there in one commit, and a bad file — not ours, another model, records that do not
 //! form a knowledge base — is a typed error that leaves the stored knowledge base untouched.
-mod common;
+use crate::common;
 
 use webrag::config::Config;
 use webrag::engine::{Engine, SearchOptions};

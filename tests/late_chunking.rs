@@ -1,7 +1,7 @@
 //! Late chunking (Günther et al. 2024, arXiv 2409.04701): a span's vector pooled from its whole
 //! text's forward pass, as the pseudo-graph's facts get theirs at ingest.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use webrag::embed::Embedder;
 

@@ -5,7 +5,7 @@
 //! every write (adds, replacements, removals after the base); and every way the segments can be
 //! wrong (a corrupt head, a missing block, a corrupt question head) falling back to the full open;
 //! atomic questions in the base and written since.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

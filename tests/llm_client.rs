@@ -1,7 +1,7 @@
 //! The OpenAI-compatible client against the scripted server over real HTTP on 127.0.0.1: every
 //! injected fault ends in a typed error (or the documented retry) within the configured timeout.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

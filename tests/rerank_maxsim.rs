@@ -3,7 +3,7 @@
 //! hybrid+graph list's first `N` (default 10). It needs no download beyond the query encoder the
 //! page already has, so it is the reranker the static-site page could afford.
 //!
-//! `cargo test --test rerank_maxsim -- --ignored --nocapture` (N=… to change the depth) prints,
+//! `cargo test --test suite rerank_maxsim:: -- --ignored --nocapture` (N=… to change the depth) prints,
 //! per eval set, R@2 / R@5 / R@10 on all questions and on the even- and odd-numbered halves for:
 //! the engine's order (`engine`); MaxSim alone (`maxsim`); reciprocal-rank fusion of the engine's
 //! rank and the MaxSim rank with constants 2 and 5 (`rrf2`, `rrf5`); and a second-hop query
@@ -12,7 +12,7 @@
 //! question and of the `N` passages, CPU, every core). Figures: docs/benchmarks.md, "Graph
 //! cascade". The index is cached in `target/evalcache` (as `webrag eval --cache`).
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use webrag::embed::Embedder;
 use webrag::engine::SearchOptions;
@@ -66,7 +66,7 @@ fn ranks(s: &[f32]) -> Vec<usize> {
 const VARIANTS: [&str; 5] = ["engine", "maxsim", "rrf2", "rrf5", "hop-rrf5"];
 
 #[test]
-#[ignore = "a measurement (minutes): cargo test --test rerank_maxsim -- --ignored --nocapture"]
+#[ignore = "a measurement (minutes): cargo test --test suite rerank_maxsim:: -- --ignored --nocapture"]
 fn maxsim_rerank_of_the_fused_top_n() {
     pollster::block_on(async {
         let m = common::model();

@@ -17,7 +17,7 @@
 //!
 //! A change to either residency alone — a record written differently, a question or a map
 //! applied differently to what is resident or to what is read lazily — fails here.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

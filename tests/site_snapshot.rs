@@ -4,7 +4,7 @@
 //! stale files removed; with `--llm-url` (the scripted OpenAI-compatible server on 127.0.0.1),
 //! the ingest-time LLM stages in the snapshot, and a model error leaving the last snapshot intact.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read;

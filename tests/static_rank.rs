@@ -6,7 +6,7 @@
 //! against the same file: a change to either side's ranking alone fails one of the two. After a
 //! deliberate change to both (or a new stage in the fixture), write the file from this side and
 //! say why in the commit:
-//!   WEBRAG_WRITE_FIXTURE=1 cargo test --test static_rank
+//!   WEBRAG_WRITE_FIXTURE=1 cargo test --test suite static_rank::
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,6 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! The Store conformance suite against the native implementations.
-mod store_suite;
+use crate::store_suite;
 
 use webrag::error::StoreError;
 use webrag::ports::{Collection, MemoryStore, Op, Store};

@@ -4,7 +4,7 @@
 //! are migrated: schema 1 gets its pseudo-graph, every one records the current schema, and all
 //! answer the same queries with the same chunks (the documents are the same three files). The
 //! schema-5 store holds index segments, and opens lazily from them with the same answers.
-mod common;
+use crate::common;
 
 use webrag::config::Config;
 use webrag::engine::{Engine, LazyEngine, SearchOptions};

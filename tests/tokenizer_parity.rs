@@ -3,7 +3,7 @@
 //! byte offsets identical on HotpotQA passages, Chinese news, hand-picked edge cases and random
 //! strings over a hostile alphabet (seed printed); and the truncated encoding.
 #![cfg(not(target_arch = "wasm32"))]
-mod common;
+use crate::common;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -4,7 +4,7 @@
 //! engine committed since), `LazyEngine::refresh` reads the store again, and an open repairs
 //! stale derived data (graph edges to deleted nodes, cycles, missing vectors) instead of refusing
 //! the knowledge base.
-mod common;
+use crate::common;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -272,8 +272,59 @@ test('npx webrag index --vectors static: the static tier from the package alone 
   await boxPage.close();
 });
 
+/**
+ * A BERT folder with the default model's vocabulary and a small random encoder (1 layer, 64 wide),
+ * in `dir`: what `distill` reads (config.json, tokenizer.json, model.safetensors), so that the
+ * command runs every vocabulary token through a model in seconds. Distillation's quality with the
+ * real encoder is `cargo test --test suite static_tier::`'s.
+ */
+function tinyBert(dir) {
+  const real = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+  const [vocab, h, inter, positions] = [30522, 64, 128, 64];
+  mkdirSync(dir, { recursive: true });
+  const config = { architectures: ['BertModel'], model_type: 'bert', hidden_act: 'gelu', hidden_size: h, intermediate_size: inter,
+    num_attention_heads: 2, num_hidden_layers: 1, max_position_embeddings: positions, type_vocab_size: 2, vocab_size: vocab, layer_norm_eps: 1e-12, pad_token_id: 0 };
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+  writeFileSync(join(dir, 'tokenizer.json'), readFileSync(join(real, 'tokenizer.json')));
+  // safetensors: an 8-byte little-endian header length, the JSON header, then the f32 data.
+  const tensors = [['embeddings.word_embeddings.weight', [vocab, h]], ['embeddings.position_embeddings.weight', [positions, h]],
+    ['embeddings.token_type_embeddings.weight', [2, h]], ['embeddings.LayerNorm.weight', [h], 1], ['embeddings.LayerNorm.bias', [h]]];
+  const p = 'encoder.layer.0';
+  for (const part of ['query', 'key', 'value']) tensors.push([`${p}.attention.self.${part}.weight`, [h, h]], [`${p}.attention.self.${part}.bias`, [h]]);
+  tensors.push([`${p}.attention.output.dense.weight`, [h, h]], [`${p}.attention.output.dense.bias`, [h]],
+    [`${p}.attention.output.LayerNorm.weight`, [h], 1], [`${p}.attention.output.LayerNorm.bias`, [h]],
+    [`${p}.intermediate.dense.weight`, [inter, h]], [`${p}.intermediate.dense.bias`, [inter]],
+    [`${p}.output.dense.weight`, [h, inter]], [`${p}.output.dense.bias`, [h]],
+    [`${p}.output.LayerNorm.weight`, [h], 1], [`${p}.output.LayerNorm.bias`, [h]]);
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of tensors) {
+    const bytes = 4 * shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  // The header padded with spaces to a multiple of 8 bytes (as the format allows), so the data is aligned.
+  const text = JSON.stringify(header);
+  const json = Buffer.from(text.padEnd(Math.ceil((text.length + 8) / 8) * 8 - 8, ' '));
+  const out = Buffer.alloc(8 + json.length + offset);
+  out.writeBigUInt64LE(BigInt(json.length), 0);
+  json.copy(out, 8);
+  const data = new Float32Array(out.buffer, out.byteOffset + 8 + json.length, offset / 4);
+  let seed = 12345;
+  for (const [name, , fill] of tensors) {
+    const [from, to] = header[name].data_offsets.map((o) => o / 4);
+    // LayerNorm weights 1; everything else small values from a fixed LCG.
+    for (let i = from; i < to; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      data[i] = fill ?? (seed / 2 ** 32 - 0.5) * 0.2;
+    }
+  }
+  writeFileSync(join(dir, 'model.safetensors'), out);
+  return dir;
+}
+
 test('npx webrag distill writes a static model from a BERT folder; bad --dim is refused', { timeout: 600_000 }, () => {
-  const model = process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2');
+  const model = tinyBert(join(APP, 'tiny-bert'));
   const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
   const out = execFileSync('npx', ['--no-install', 'webrag', 'distill', model, '--out', 'distilled/m.wrs', '--dim', '32', '--model-id', 'acme/bert-mini'], { cwd: APP, encoding: 'utf8', env });
   assert.match(out, /static model of 32 dimensions, \d+ bytes/);

@@ -6,7 +6,7 @@
 // those in static-rank.expected.json, which the Rust page ranking (src/native/page_rank.rs)
 // writes and tests/static_rank.rs checks: a change to either side's ranking alone fails one of
 // the two, not only the benchmarks. After a deliberate change to both, write the file with
-// `WEBRAG_WRITE_FIXTURE=1 cargo test --test static_rank` and say why in the commit.
+// `WEBRAG_WRITE_FIXTURE=1 cargo test --test suite static_rank::` and say why in the commit.
 //   node --test tests/e2e/static-rank.test.mjs
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
