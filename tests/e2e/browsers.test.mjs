@@ -23,7 +23,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Builder } from 'selenium-webdriver';
 import firefox from 'selenium-webdriver/firefox.js';
-import { ROOT, startServer, launch } from './harness.mjs';
+import { ROOT, startServer, launch, cli } from './harness.mjs';
 import { DOCS, QUERIES, MODES, MARKUP_DOCS, MARKUP_HITS } from './core-data.js';
 
 const SITE = join(ROOT, 'target/core-site');
@@ -69,13 +69,13 @@ before(async () => {
     const [title, ...rest] = d.text.replace(/^# /, '').split('\n\n');
     writeFileSync(join(SITE, `${d.id}.html`), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><main><h1>${title}</h1><p>${rest.join('</p><p>')}</p></main></body></html>\n`);
   }
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'static',
-    '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(...cli(['index', SITE, '--out', join(SITE, 'webrag'), '--vectors', 'static',
+    '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   rmSync(XSS_SITE, { recursive: true, force: true });
   mkdirSync(XSS_SITE, { recursive: true });
   for (const [name, html] of Object.entries(XSS_PAGES)) writeFileSync(join(XSS_SITE, name), html);
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', XSS_SITE, '--out', join(XSS_SITE, 'webrag'), '--vectors', 'static',
-    '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(...cli(['index', XSS_SITE, '--out', join(XSS_SITE, 'webrag'), '--vectors', 'static',
+    '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   // As static-site.md says for the native CLI: the package's box beside the manifest.
   copyFileSync(join(ROOT, 'pkg/ui/webrag-ui.js'), join(XSS_SITE, 'webrag/webrag-ui.js'));
   writeFileSync(join(XSS_SITE, 'search.html'), XSS_SEARCH_PAGE);

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
-import { ROOT, needsShared, startServer, launch } from './harness.mjs';
+import { ROOT, needsShared, startServer, launch, cli } from './harness.mjs';
 
 // The test sites are pages of the CRUD news corpus: without `../shared` the tests over them skip.
 const NO_SITE = needsShared('data/crud_news');
@@ -86,7 +86,7 @@ window.appReady = true;
   // A small static site and its keyword-only snapshot, by the native CLI.
   if (!NO_SITE) {
     execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), join(APP, 'site'), '--limit', '40'], { stdio: 'inherit' });
-    execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(...cli(['index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   }
   server = await startServer(23000 + Math.floor(Math.random() * 1000));
   browser = await launch();
@@ -227,7 +227,7 @@ test('npx webrag index --vectors static: the static tier from the package alone 
   const out = execFileSync('npx', ['--no-install', 'webrag', 'index', 'site', '--vectors', 'static', '--out', 'site/webrag-npx-static'], { cwd: APP, encoding: 'utf8', env });
   assert.match(out, /snapshot of 40 pages .* \d+ vector lists, 40 graph files/);
   const wrs = join(APP, 'node_modules/webrag/model/webrag-static.wrs');
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', join(APP, 'site'), '--out', join(APP, 'site/webrag-native-static'), '--vectors', 'static', '--static-model', wrs, '--no-cache'], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(...cli(['index', join(APP, 'site'), '--out', join(APP, 'site/webrag-native-static'), '--vectors', 'static', '--static-model', wrs, '--no-cache']), { cwd: ROOT, stdio: 'pipe' });
   const native = tree(join(APP, 'site/webrag-native-static'));
   const npx = tree(join(APP, 'site/webrag-npx-static'));
   delete npx['webrag-ui.js'];
@@ -348,7 +348,7 @@ test('npx webrag quantize writes the native CLI\'s int8 query encoder byte for b
   const env = { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` };
   const out = execFileSync('npx', ['--no-install', 'webrag', 'quantize', model, '--out', 'query-model-npx'], { cwd: APP, encoding: 'utf8', env });
   assert.match(out, /model\.safetensors \d+ → \d+ bytes \(2\d\.\d%, int8\)/);
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'quantize', join(APP, 'query-model-native'), '--model', model], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(...cli(['quantize', join(APP, 'query-model-native'), '--model', model]), { cwd: ROOT, stdio: 'pipe' });
   for (const f of ['config.json', 'tokenizer.json', 'model.safetensors']) {
     assert.ok(readFileSync(join(APP, 'query-model-npx', f)).equals(readFileSync(join(APP, 'query-model-native', f))), `${f} is byte-identical`);
   }

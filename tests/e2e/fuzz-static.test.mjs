@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
-import { ROOT, needsShared } from './harness.mjs';
+import { ROOT, needsShared, cli } from './harness.mjs';
 
 // The fuzzed snapshot is 12 pages of the CRUD news corpus: without `../shared` these tests skip.
 const NO_SITE = needsShared('data/crud_news');
@@ -28,7 +28,7 @@ const CRYPTO = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
 before(() => {
   if (NO_SITE) return;
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '12'], { stdio: 'inherit' });
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(...cli(['index', SITE, '--out', join(SITE, 'webrag')]), { cwd: ROOT, stdio: 'inherit' });
   const walk = (dir) => readdirSync(dir).forEach((n) => {
     const p = join(dir, n);
     if (statSync(p).isDirectory()) walk(p); else files.set(relative(join(SITE, 'webrag'), p), new Uint8Array(readFileSync(p)));

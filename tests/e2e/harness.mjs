@@ -18,6 +18,16 @@ export const SHARED = process.env.WEBRAG_SHARED ? resolve(process.env.WEBRAG_SHA
  * (what is missing and where it goes). With `CI=true` a missing file throws, so CI can never go
  * green by skipping.
  */
+/**
+ * The native CLI with `args`, as [command, argv] for `execFileSync` / `spawnSync`: `$WEBRAG_CLI`
+ * where it is set (`./webrag.sh test` points it at the binary the native tests built), else
+ * `cargo run`, which builds it first. `cargo run` builds without the dev-dependencies' features,
+ * so after `cargo test` it compiles the engine a second time.
+ */
+export function cli(args) {
+  return process.env.WEBRAG_CLI ? [process.env.WEBRAG_CLI, args] : ['cargo', ['run', '--quiet', '--bin', 'webrag', '--', ...args]];
+}
+
 export function needsShared(...rels) {
   const missing = rels.filter((rel) => !existsSync(join(SHARED, rel)));
   if (!missing.length) return false;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, startServer, launch } from './harness.mjs';
+import { ROOT, startServer, launch, cli } from './harness.mjs';
 
 let server;
 before(async () => { server = await startServer(22000 + Math.floor(Math.random() * 1000)); });
@@ -219,7 +219,7 @@ test('a site snapshot built with --kb imports as a full knowledge base', { timeo
     'apollo.html': ['Apollo 11', 'Apollo 11 landed on the Moon in July 1969; Armstrong and Aldrin walked on the surface.'],
   };
   for (const [f, [title, body]] of Object.entries(pages)) writeFileSync(join(site, f), `<html><head><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`);
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', site, '--out', join(site, 'webrag'), '--kb'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(...cli(['index', site, '--out', join(site, 'webrag'), '--kb']), { cwd: ROOT, stdio: 'inherit' });
   const manifest = JSON.parse(readFileSync(join(site, 'webrag/manifest.json'), 'utf8'));
   assert.match(manifest.kb?.file ?? '', /^kb-[0-9a-f]{8}\.webrag-kb\.gz$/);
   const browser = await launch({ webgpu: false });

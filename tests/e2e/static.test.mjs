@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { ROOT, SHARED, needsShared, startServer, launch } from './harness.mjs';
+import { ROOT, SHARED, needsShared, startServer, launch, cli } from './harness.mjs';
 import { StaticSearch, MAX_QUERY_CHARS, analyze, analyzeQuery, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
@@ -23,7 +23,7 @@ const NO_SITE = needsShared('data/crud_news');
 before(async () => {
   if (!NO_SITE) {
     execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80'], { stdio: 'inherit' });
-    execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', SITE, '--out', join(SITE, 'webrag'), '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(...cli(['index', SITE, '--out', join(SITE, 'webrag'), '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
     manifest = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
     pages = readdirSync(join(SITE, 'news/1_part_1')).sort();
   }
@@ -126,7 +126,7 @@ test('site search as you type over the snapshot, keyword first, then semantic an
 
 test('the int8 query encoder (webrag quantize) loads in the page and finds pages through the f32-built vectors', { timeout: 600_000, skip: NO_SITE }, async () => {
   const dir = join(ROOT, 'target/e2e-query-model');
-  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'quantize', dir, '--format', 'int8'], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(...cli(['quantize', dir, '--format', 'int8']), { cwd: ROOT, encoding: 'utf8' });
   const f32Bytes = statSync(join(process.env.WEBRAG_MODEL ?? join(ROOT, '.models/all-MiniLM-L6-v2'), 'model.safetensors')).size;
   const int8Bytes = statSync(join(dir, 'model.safetensors')).size;
   assert.ok(int8Bytes < 0.27 * f32Bytes, `${int8Bytes} vs ${f32Bytes}: ${out}`);
@@ -215,7 +215,7 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   writeFileSync(join(EN, 'fishing.html'), pageHtml('Fishing', '<p>Fish, fish, fish, fish: hunt, hunt, hunt.</p>'));
   writeFileSync(join(EN, 'waders.html'), pageHtml('Wading birds', '<p>Egrets and storks.</p>'));
   writeFileSync(join(EN, 'marsh.html'), pageHtml('Marsh notes', '<p>Wading birds, wading birds: wading birds feed here, and more wading birds.</p>'));
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'index', EN, '--out', join(EN, 'webrag'), '--vectors', 'none', '--no-cache'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(...cli(['index', EN, '--out', join(EN, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
   const site = await StaticSearch.open(`file://${join(EN, 'webrag')}/`, { fetch: fsFetch, offline: false });
   assert.ok(site.manifest.words?.blocks >= 1, 'the snapshot has a vocabulary');
@@ -392,7 +392,7 @@ test('the JavaScript RRF fuses in the Rust RRF\'s order, ties included', { timeo
 // `webrag search-snapshot ARGS… QUERIES…` over the test site's snapshot (one JSON line a query),
 // and the same snapshot opened by webrag/static from the files.
 async function againstRust(queries, args) {
-  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'webrag', '--', 'search-snapshot', join(SITE, 'webrag'), ...args, ...queries], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(...cli(['search-snapshot', join(SITE, 'webrag'), ...args, ...queries]), { cwd: ROOT, encoding: 'utf8' });
   const reference = out.trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(reference.length, queries.length);
   const BASE = 'http://snapshot.test/webrag/';
