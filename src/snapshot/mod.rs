@@ -141,17 +141,24 @@ impl SnapshotParams {
 
     /// These parameters for a static-tier build (`--vectors static`): [`STATIC_FUSION_WEIGHTS`],
     /// [`STATIC_GRAPH_TOPICS`], and smaller shards — term shards of 8 KiB, vocabulary shards of
-    /// 2 KiB, 4 token rows a file — because its first hybrid query reads the terms', the query's
+    /// 2 KiB, 8 token rows a file — because its first hybrid query reads the terms', the query's
     /// vocabulary and token rows' and the seed pages' graph files at once (a documentation site
     /// of long pages reads a median 194,314 B of snapshot files for a natural question's first
     /// hybrid search with them: docs/benchmarks.md, "The static model").
+    ///
+    /// The token rows are the one part of a snapshot whose file count does not depend on the
+    /// site: 30,522 rows are 7,631 files at 4 rows a file, most of a documentation site's files,
+    /// and creating each file is most of what writing them costs. A natural question's words
+    /// need a median of 9 row files either way (the 40 questions of
+    /// `tests/site/docs-questions.json`), so 8 rows a file halve the files for about 9 KB more
+    /// per query.
     pub fn static_tier(self) -> Self {
         SnapshotParams {
             fusion_weights: Some(STATIC_FUSION_WEIGHTS),
             graph_topics: Some(STATIC_GRAPH_TOPICS),
             term_shard_bytes: 8 * 1024,
             vocab_shard_bytes: 2 * 1024,
-            token_rows: 4,
+            token_rows: 8,
             ..self
         }
     }
