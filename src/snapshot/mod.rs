@@ -148,10 +148,9 @@ impl SnapshotParams {
     ///
     /// The token rows are the one part of a snapshot whose file count does not depend on the
     /// site: 30,522 rows are 7,631 files at 4 rows a file, most of a documentation site's files,
-    /// and creating each file is most of what writing them costs. A natural question's words
-    /// need a median of 9 row files either way (the 40 questions of
-    /// `tests/site/docs-questions.json`), so 8 rows a file halve the files for about 9 KB more
-    /// per query.
+    /// and creating each file is most of what writing them costs. 8 rows a file halve them for
+    /// 8.7 KB more of a natural question's first hybrid search (207,332 B median instead of
+    /// 198,647, results unchanged: docs/benchmarks.md, "Static-site search against Pagefind").
     pub fn static_tier(self) -> Self {
         SnapshotParams {
             fusion_weights: Some(STATIC_FUSION_WEIGHTS),
