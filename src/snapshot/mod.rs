@@ -142,9 +142,8 @@ impl SnapshotParams {
     /// These parameters for a static-tier build (`--vectors static`): [`STATIC_FUSION_WEIGHTS`],
     /// [`STATIC_GRAPH_TOPICS`], and smaller shards — term shards of 8 KiB, vocabulary shards of
     /// 2 KiB, 8 token rows a file — because its first hybrid query reads the terms', the query's
-    /// vocabulary and token rows' and the seed pages' graph files at once (a documentation site
-    /// of long pages reads a median 194,314 B of snapshot files for a natural question's first
-    /// hybrid search with them: docs/benchmarks.md, "The static model").
+    /// vocabulary and token rows' and the seed pages' graph files at once (docs/benchmarks.md,
+    /// "The static model": the stages' bytes on a documentation site of long pages).
     ///
     /// The token rows are the one part of a snapshot whose file count does not depend on the
     /// site: 30,522 rows are 7,631 files at 4 rows a file, most of a documentation site's files,
