@@ -426,8 +426,10 @@ fn ends_in_alnum(s: &str) -> bool {
     s.chars().next_back().is_some_and(|c| c.is_alphabetic() || c.is_numeric())
 }
 
-/// What a query highlights (static-text.js `needles`): its distinct terms; the last (2
-/// characters or more, not CJK) also as a prefix while the query ends in a letter or digit.
+/// What a query highlights (static-text.js `needles`): its distinct terms; the word being typed
+/// (the query's last term, 2 characters or more, not CJK) also as a prefix while the query ends
+/// in a letter or digit. The last term, not the last distinct one: in `line by line` the word
+/// being typed is `line`, which came first.
 struct Needle {
     term: String,
     cjk: bool,
@@ -436,16 +438,15 @@ struct Needle {
 
 fn needles(query: &str) -> Vec<Needle> {
     let mut terms = analyze_query(query);
+    let typed = terms.last().cloned();
     let mut seen = HashSet::new();
     terms.retain(|t| seen.insert(t.clone()));
     let typing = ends_in_alnum(clip_query(query));
-    let n = terms.len();
     terms
         .into_iter()
-        .enumerate()
-        .map(|(i, term)| {
+        .map(|term| {
             let cjk = term.chars().next().is_some_and(is_cjk);
-            let prefix = typing && i + 1 == n && !cjk && term.chars().count() >= 2;
+            let prefix = typing && typed.as_ref() == Some(&term) && !cjk && term.chars().count() >= 2;
             Needle { term, cjk, prefix }
         })
         .collect()
@@ -515,6 +516,12 @@ mod tests {
         let n = needles("static search ");
         assert_eq!(terms_in("static searches", &n), 1, "a finished word is whole");
         assert_eq!(terms_in("北京大学", &needles("京大")), 1, "CJK anywhere");
+        // The word being typed is the query's last term, though it came earlier too: `by` is
+        // a finished word here, not the start of `byte`.
+        let n = needles("line by line");
+        assert_eq!(n.iter().filter(|n| n.prefix).map(|n| n.term.as_str()).collect::<Vec<_>>(), ["line"]);
+        assert_eq!(terms_in("a byte", &n), 0);
+        assert_eq!(terms_in("lines by", &n), 2);
     }
 
     #[test]

@@ -160,6 +160,8 @@ test('query-aware excerpts: the window with the most query terms, matches highli
   assert.deepEqual(marked(highlight(text, 'webrag grou ', { chars: 80 })), ['webrag'], 'a finished word matches whole words only');
   assert.deepEqual(marked(highlight(text, 'STATIC Search', { chars: 80 })), ['Static', 'search'], 'case-insensitive, at word boundaries');
   assert.deepEqual(marked(highlight('Research is not search.', 'search')), ['search'], 'not inside a word');
+  assert.deepEqual(marked(highlight('Read it lines by lines, byte by byte.', 'line by line')), ['lines', 'by', 'lines', 'by'],
+    'the word being typed is the last one, though it came earlier too: "by" is a whole word, not the start of "byte"');
   assert.deepEqual(marked(highlight('央视网消息：今天北京大学举行开学典礼。', '北京大学 典礼')), ['北京大学', '典礼'], 'CJK bigrams, overlapping ones merged');
   const none = highlight(text, 'nothing matches', { chars: 40 });
   assert.deepEqual(none.highlights, []);
@@ -227,6 +229,11 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   assert.deepEqual(await urls('noctu'), ['/hundreds.html', '/owls.html'].sort(), 'a half-typed word finds its pages');
   assert.deepEqual(await urls('noctu '), [], 'a finished word is a whole word');
   assert.deepEqual((await site.keyword('noctu', { prefix: false })).hits, [], 'prefix: false');
+  // The word being typed is the query's last, though it came earlier too: "hun" is completed
+  // here, not "dogs" (the last distinct word), so pages that only hunt are found.
+  const repeated = await urls('hun dogs hun');
+  assert.equal(repeated[0], '/hunting.html', 'the page with both words first');
+  assert.deepEqual([...repeated].sort(), ['/fishing.html', '/herons.html', '/hundreds.html', '/hunting.html', '/owls.html'], 'and every page with a completion of "hun"');
   // The proximity signal: "birds of prey" in a row ranks the owls page above the herons page,
   // which holds the same words apart.
   assert.equal(phrase(analyze('birds of prey'), analyze('Owls are nocturnal birds of prey.')), 1);

@@ -154,17 +154,20 @@ function lowerSameLength(s) {
 /**
  * What a query highlights: its terms as the analyzer makes them (words; CJK bigrams), the last
  * word (2 characters or more) also as a prefix while the query ends in a letter or digit (the
- * visitor is still typing it), as `keyword` completes it. `[{term, prefix, cjk}]`.
+ * visitor is still typing it), as `keyword` completes it: the query's last term, which may
+ * repeat an earlier one (`line by line`). `[{term, prefix, cjk}]`.
  */
 let lastNeedles = { query: null, needles: [] }; // a search highlights every result for one query
 
 function needles(query) {
   if (query === lastNeedles.query) return lastNeedles.needles;
-  const terms = [...new Set(analyzeQuery(query))];
+  const all = analyzeQuery(query);
+  const typed = all.at(-1);
+  const terms = [...new Set(all)];
   const typing = /[\p{Alphabetic}\p{N}]$/u.test(clipQuery(query));
-  const out = terms.map((term, i) => {
+  const out = terms.map((term) => {
     const cp = term.codePointAt(0);
-    return { term, cjk: isCjk(cp), prefix: typing && i === terms.length - 1 && !isCjk(cp) && [...term].length >= 2 };
+    return { term, cjk: isCjk(cp), prefix: typing && term === typed && !isCjk(cp) && [...term].length >= 2 };
   });
   lastNeedles = { query, needles: out };
   return out;

@@ -501,10 +501,13 @@ export class StaticSearch {
 
   async #keyword(query, k, prefix) {
     const m = this.manifest;
-    const terms = [...new Set(analyzeQuery(query))];
+    const all = analyzeQuery(query);
+    const terms = [...new Set(all)];
     const errors = [];
     // The word being typed: its completions form one group with it (a chunk takes their best).
-    const last = terms.at(-1);
+    // The query's last term, which may repeat an earlier one (`line by line`), not the last
+    // distinct term (`by`).
+    const last = all.at(-1);
     let group = [];
     if (prefix && last && !isCjk(last.codePointAt(0)) && [...last].length >= 2) {
       try { group = (await this.completions(last)).filter((t) => !terms.includes(t)); } catch (e) { errors.push(asSnapshotError(e)); }
