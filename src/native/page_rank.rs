@@ -233,6 +233,32 @@ pub fn rank(s: &Stage<'_>) -> Vec<Ranked> {
     out
 }
 
+/// Candidates per page result of a retriever's list (static-rank.js `PER_PAGE`): a page search
+/// draws `k × PER_PAGE` chunks from each list (`sections` when more), no page more than that.
+pub const PER_PAGE: usize = 4;
+
+/// static-rank.js `capPerPage`: the first `want` of `hits` (best first) with at most `max`
+/// chunks of any one page (`page_of`; chunks of no known page are not counted), so a page with
+/// many matching chunks leaves room for the next pages; the pages keep their order.
+pub fn cap_per_page(hits: &[(u32, f32)], want: usize, page_of: &dyn Fn(u32) -> Option<u64>, max: usize) -> Vec<(u32, f32)> {
+    let mut count: HashMap<u64, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for &(c, s) in hits {
+        if out.len() >= want {
+            break;
+        }
+        if let Some(p) = page_of(c) {
+            let n = count.entry(p).or_insert(0);
+            if *n >= max {
+                continue;
+            }
+            *n += 1;
+        }
+        out.push((c, s));
+    }
+    out
+}
+
 /// static-rank.js `groupPages`: each list becomes a list of pages (a page ranked where its first
 /// chunk is) and those are fused (one list: a page keeps its best chunk's score); the first `k`
 /// pages and, for a query of two or more terms, the keyword list's first `k` pages too. Returns
@@ -522,6 +548,16 @@ mod tests {
         assert_eq!(n.iter().filter(|n| n.prefix).map(|n| n.term.as_str()).collect::<Vec<_>>(), ["line"]);
         assert_eq!(terms_in("a byte", &n), 0);
         assert_eq!(terms_in("lines by", &n), 2);
+    }
+
+    #[test]
+    fn cap_per_page_gives_later_pages_room_and_keeps_their_order() {
+        // Chunks 0..6 of page 1 first, then pages 2 and 3; chunk 9 has no known page.
+        let hits: Vec<(u32, f32)> = [0, 1, 2, 3, 4, 5, 20, 9, 30, 21].iter().map(|&c| (c, 1.0 / (c as f32 + 1.0))).collect();
+        let page = |c: u32| (c != 9).then_some(u64::from(c / 10));
+        let cut: Vec<u32> = cap_per_page(&hits, 6, &page, 2).iter().map(|h| h.0).collect();
+        assert_eq!(cut, [0, 1, 20, 9, 30, 21]);
+        assert_eq!(cap_per_page(&hits, 3, &page, 10).len(), 3);
     }
 
     #[test]

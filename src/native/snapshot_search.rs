@@ -78,6 +78,11 @@ impl SnapshotSource {
         Ok(SnapshotSource { dir: dir.to_path_buf(), manifest, config, chunks, dim, k1 })
     }
 
+    /// The snapshot's chunks.
+    pub fn chunk_count(&self) -> usize {
+        self.chunks
+    }
+
     /// The model the snapshot's vectors come from (empty: none).
     pub fn model_id(&self) -> &str {
         self.manifest["model"]["id"].as_str().unwrap_or("")

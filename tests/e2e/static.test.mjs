@@ -266,6 +266,32 @@ test('while typing, the last word matches its completions; a query\'s terms in a
   if (hearing.heading) assert.equal(hearing.section, `/owls.html#:~:text=${hearing.heading.split(' › ').at(-1)}`);
 });
 
+test('a page with many matching sections does not fill the list: each page draws at most its share of the candidates', { timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-site-share');
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
+  const pageHtml = (title, body) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>${body}</main></body></html>`;
+  // A reference page of 60 short sections, each naming JSON three times, and 12 pages that name
+  // it once in a longer paragraph: by BM25 every section of the reference outranks them.
+  const sections = Array.from({ length: 60 }, (_, i) => `<h2>Field ${i}</h2><p>JSON json JSON field ${i}.</p>`).join('');
+  writeFileSync(join(DIR, 'reference.html'), pageHtml('Reference', sections));
+  for (let i = 0; i < 12; i++) {
+    writeFileSync(join(DIR, `guide${i}.html`), pageHtml(`Guide ${i}`, `<p>Settings of part ${i} live in a configuration file, written as TOML by default and as JSON when a tool needs it, with comments kept beside each setting and examples after the list of options.</p>`));
+  }
+  execFileSync(...cli(['index', DIR, '--out', join(DIR, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
+  const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
+  const site = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false });
+  assert.ok(site.manifest.pages, 'the snapshot has a pages file');
+  const top = (await site.keyword('json ', { k: 40 })).hits;
+  const pageOf = async (c) => (await site.fragments([c]))[0].url;
+  assert.deepEqual(new Set(await Promise.all(top.map((h) => pageOf(h.chunk)))), new Set(['/reference.html']), 'the first 40 chunks are all the reference page\'s');
+  const r = (await site.search('json ', { mode: 'keyword', k: 10 })).results;
+  assert.equal(r.length, 10, JSON.stringify(r.map((x) => x.url)));
+  assert.equal(r[0].url, '/reference.html', 'the page with the best chunks first');
+  assert.ok(r.slice(1).every((x) => /^\/guide\d+\.html$/.test(x.url)), 'then the other pages');
+  assert.ok(r[0].sections.length >= 1, 'the reference page still shows its other sections');
+});
+
 test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000, skip: NO_SITE }, async () => {
   // The pages file gives every page's chunk count; they sum to the chunks.
   const pb = gunzipSync(readFileSync(join(SITE, 'webrag', manifest.pages)));

@@ -555,19 +555,30 @@ async fn search_snapshot(models: &Models, a: SearchSnapshotArgs) -> crate::Resul
         return Err(crate::error::InputError::InvalidOption { name: "model".into(), reason }.into());
     }
     let list = |top: &[(u32, f32)], k: usize| top.iter().take(k).map(|(c, s)| serde_json::json!([c, s])).collect::<Vec<_>>();
-    // Pages group chunk lists of k × 4 (as the page fetches them when it has a pages file).
-    let depth = if pages && src.has_pages() { k * 4 } else { k };
+    // Pages group chunk lists of k × PER_PAGE, no page more than PER_PAGE of them (as the page
+    // draws them when it has a pages file): each list is ranked whole, then cut.
+    let per_page = pages && src.has_pages();
+    let depth = if per_page { src.chunk_count().max(k) } else { k };
+    let cut = |top: Vec<(u32, f32)>| -> crate::Result<Vec<(u32, f32)>> {
+        if !per_page {
+            return Ok(top);
+        }
+        let chunks: Vec<u32> = top.iter().map(|h| h.0).collect();
+        let fragments = src.fragment_map(&chunks)?;
+        let page = |c: u32| fragments.get(&c).and_then(|f| f.page);
+        Ok(page_rank::cap_per_page(&top, k * page_rank::PER_PAGE, &page, page_rank::PER_PAGE))
+    };
     for query in queries {
         let rank = async |mode: SearchMode, qv: Option<&[f32]>, k: usize| {
             crate::engine::source::rank(&src, &query, qv, &SearchOptions::new(k, mode)).await.map(|r| r.top)
         };
-        let keyword = rank(SearchMode::Bm25, None, depth).await?;
+        let keyword = cut(rank(SearchMode::Bm25, None, depth).await?)?;
         let mut line = serde_json::json!({ "query": query, "keyword": list(&keyword, k) });
         let mut semantic = None;
         if let Some(e) = &embedder {
             let qv =
                 crate::embed::Embedder::embed_checked(e, &[crate::engine::dense_query_text(&query).as_str()]).await?.into_iter().next();
-            let dense = rank(SearchMode::Dense, qv.as_deref(), depth).await?;
+            let dense = cut(rank(SearchMode::Dense, qv.as_deref(), depth).await?)?;
             line["semantic"] = list(&dense, k).into();
             semantic = Some(dense.iter().map(|(c, _)| *c).collect::<Vec<_>>());
             line["hybrid"] = list(&rank(SearchMode::Hybrid, qv.as_deref(), k).await?, k).into();

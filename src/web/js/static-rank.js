@@ -115,6 +115,36 @@ export function fuse(lists, scores, fusion) {
 const weightsOf = (names, fusion) => names.map((n) => fusion?.weights?.[WEIGHT_OF[n]] ?? 1);
 
 /**
+ * Candidates per page result of a retriever's list (`group: 'page'`): a list holds up to `k ×
+ * PER_PAGE` chunks (`sections` of them when more sections are asked for), no page more than
+ * that many, so that a page with many matching chunks (a reference page naming its topic in
+ * every section) does not fill the list that the page results are drawn from.
+ */
+export const PER_PAGE = 4;
+
+/**
+ * The first `want` of `hits` (`[chunk, score]`, best first) with at most `max` chunks of any one
+ * page (`pageOf(chunk)`; chunks of no known page are not counted): a page's later chunks give
+ * way to the next pages. A page keeps its place (its best chunk's), so the pages' order is the
+ * same as in the uncut list. `src/native/page_rank.rs` `cap_per_page` is the same cut.
+ */
+export function capPerPage(hits, want, pageOf, max) {
+  const count = new Map();
+  const out = [];
+  for (const h of hits) {
+    if (out.length >= want) break;
+    const p = pageOf(h[0]);
+    if (p !== undefined && p !== null) {
+      const n = count.get(p) ?? 0;
+      if (n >= max) continue;
+      count.set(p, n + 1);
+    }
+    out.push(h);
+  }
+  return out;
+}
+
+/**
  * Pages from fused chunks (`group: 'page'`): each list becomes a list of pages (a page ranked
  * where its first chunk is) and those are fused (one list: a page keeps its best chunk's score).
  * `ranked`: `[chunk, score]` in the fused order (`fuse(…).fused`, or its first k when pages

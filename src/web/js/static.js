@@ -16,9 +16,12 @@
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 import { analyze, analyzeQuery, clipQuery, fnv1a, highlight, isCjk, option, phrase, sectionUrl, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
-import { pgrRows, rank, rrf } from './static-rank.js';
+import { capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 
 export { analyze, analyzeQuery, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, MAX_QUERY_CHARS };
+
+/** The first `k` of `sorted` hits, cut per page when `perPage` (`{pageOf, max}`) is given. */
+const cut = (sorted, k, perPage) => (perPage ? capPerPage(sorted, k, perPage.pageOf, perPage.max) : sorted.slice(0, k));
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
@@ -499,7 +502,8 @@ export class StaticSearch {
     return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query));
   }
 
-  async #keyword(query, k, prefix) {
+  /** `perPage`: `{pageOf, max}` to cut the hits as `capPerPage` does (a page search's lists). */
+  async #keyword(query, k, prefix, perPage) {
     const m = this.manifest;
     const all = analyzeQuery(query);
     const terms = [...new Set(all)];
@@ -540,7 +544,8 @@ export class StaticSearch {
       }
     }));
     for (const [c, sc] of typed) scores.set(c, (scores.get(c) ?? 0) + sc);
-    const hits = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
+    const sorted = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    const hits = cut(sorted, k, perPage).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
   }
 
@@ -553,7 +558,7 @@ export class StaticSearch {
     return this.#semantic(vector, option('k', k), nprobe);
   }
 
-  async #semantic(vector, k, nprobe) {
+  async #semantic(vector, k, nprobe, perPage) {
     const v = this.manifest.vectors;
     const errors = [];
     if (!v?.lists) return { hits: [], errors };
@@ -569,7 +574,7 @@ export class StaticSearch {
         for (let i = 0; i < block.count; i++) if (!(best.get(block.ids[i]) >= d[i])) best.set(block.ids[i], d[i]);
       } catch (e) { errors.push(asSnapshotError(e)); }
     }));
-    const hits = [...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([chunk, score]) => ({ chunk, score }));
+    const hits = cut([...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]), k, perPage).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
   }
 
@@ -674,8 +679,9 @@ export class StaticSearch {
   /**
    * Searches: `mode` 'keyword' (BM25 only), 'semantic' (needs an embedder) or 'hybrid' (default:
    * keyword, plus semantic and graph fused by RRF when an embedder is set). With `group: 'page'`
-   * (default) the results are pages: each retriever's chunk list becomes a list of pages (a page
-   * ranked where its first chunk is), the lists are fused, and a page's best chunk — its first in
+   * (default) the results are pages: each retriever's chunk list (its first `k × 4` chunks, no
+   * page more than 4 of them: `capPerPage`) becomes a list of pages (a page ranked where its
+   * first chunk is), the lists are fused, and a page's best chunk — its first in
    * the fused chunk order — is the result, its next matching chunks in the same fragment file
    * (up to `sections` − 1) its `sections`; `group: 'chunk'` returns chunks. Every result carries a query-aware `excerpt`
    * with its `highlights` and a `section` link. Results come in stages: `onProgress({stage,
@@ -692,13 +698,16 @@ export class StaticSearch {
     if (group === 'page') {
       try { pageMap = await this.#pageMap(); } catch (e) { errors.push(asSnapshotError(e)); }
     }
-    // Chunk candidates per retriever: more than k when pages group them.
-    const want = pageMap ? k * 4 : k;
+    // Chunk candidates per retriever: more than k when pages group them, and no page more than
+    // its share of them (`capPerPage`).
+    const pageOf = pageMap && ((c) => pageMap.of(c));
+    const share = Math.max(PER_PAGE, sections);
+    const want = pageMap ? k * share : k;
+    const perPage = pageOf ? { pageOf, max: share } : undefined;
     const text = async (chunk) => {
       try { return (await this.fragments([chunk]))[0]; } catch (e) { errors.push(asSnapshotError(e)); return null; }
     };
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
-    const pageOf = pageMap && ((c) => pageMap.of(c));
     const fragmentSize = this.manifest.fragments.size;
     const results = (lists, scores, paths) =>
       rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize });
@@ -706,7 +715,7 @@ export class StaticSearch {
     let kw = { hits: [], errors: [] };
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
-      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query));
+      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query), perPage);
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {
@@ -720,7 +729,7 @@ export class StaticSearch {
     // A semantic list of fusion weight 0 (the static tier's) counts for nothing in the fused
     // order: a hybrid search fetches none of its files and seeds the graph from the keyword hits.
     const counts = mode === 'semantic' || (this.manifest.fusion?.weights?.dense ?? 1) !== 0;
-    const sem = counts ? await this.#semantic(qv, want) : { hits: [], errors: [] };
+    const sem = counts ? await this.#semantic(qv, want, undefined, perPage) : { hits: [], errors: [] };
     errors.push(...sem.errors);
     if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors };
     const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
