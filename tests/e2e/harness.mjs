@@ -18,6 +18,14 @@ export const SHARED = process.env.WEBRAG_SHARED ? resolve(process.env.WEBRAG_SHA
  * (what is missing and where it goes). With `CI=true` a missing file throws, so CI can never go
  * green by skipping.
  */
+export function needsShared(...rels) {
+  const missing = rels.filter((rel) => !existsSync(join(SHARED, rel)));
+  if (!missing.length) return false;
+  const what = `${missing.map((rel) => `../shared/${rel}`).join(', ')} missing (the shared evaluation data, a folder \`shared\` beside the checkout)`;
+  if (process.env.CI === 'true') throw new Error(`${what}: with CI=true the data-bound tests must run`);
+  return what;
+}
+
 /**
  * The native CLI with `args`, as [command, argv] for `execFileSync` / `spawnSync`: `$WEBRAG_CLI`
  * where it is set (`./webrag.sh test` points it at the binary the native tests built), else
@@ -26,14 +34,6 @@ export const SHARED = process.env.WEBRAG_SHARED ? resolve(process.env.WEBRAG_SHA
  */
 export function cli(args) {
   return process.env.WEBRAG_CLI ? [process.env.WEBRAG_CLI, args] : ['cargo', ['run', '--quiet', '--bin', 'webrag', '--', ...args]];
-}
-
-export function needsShared(...rels) {
-  const missing = rels.filter((rel) => !existsSync(join(SHARED, rel)));
-  if (!missing.length) return false;
-  const what = `${missing.map((rel) => `../shared/${rel}`).join(', ')} missing (the shared evaluation data, a folder \`shared\` beside the checkout)`;
-  if (process.env.CI === 'true') throw new Error(`${what}: with CI=true the data-bound tests must run`);
-  return what;
 }
 
 export async function startServer(port) {
