@@ -79,6 +79,15 @@ pub const OPEN_OPTIONS: &[Doc] = &[
         Value::Flag(false),
         "reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context)",
     ),
+    Doc::new(
+        "siteUrl",
+        Value::Other {
+            ts: "string",
+            default: "the manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`), else the origin's root",
+            accepts: "a URL or path, read from the snapshot's folder (`/docs/`, `https://example.org/docs/`)",
+        },
+        "where the site is served: `link()` resolves page URLs against it",
+    ),
 ];
 
 /// `search`'s options.
@@ -191,7 +200,8 @@ pub struct StaticGraphHit {
 pub struct Fragment {
     /// The page's title.
     pub title: String,
-    /// The page's URL, when it is safe as a link (`safeUrl`: relative, http: or https:).
+    /// The page's URL from the site's root (`/guide/intro.html`), when it is safe as a link
+    /// (`safeUrl`: relative, http: or https:); `link(url)` is the link from the current page.
     pub url: Option<String>,
     /// The headings above the chunk, joined with " › ".
     pub heading: String,
@@ -224,7 +234,8 @@ pub struct StaticSection {
     pub excerpt: String,
     /// The matched spans, `[start, end)` UTF-16 offsets into `excerpt`.
     pub highlights: Vec<(u32, u32)>,
-    /// A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or
+    /// The section's URL from the site's root (`link(section)` is the link from the current
+    /// page): the page URL with a text fragment (`#:~:text=`) of its heading, or
     /// the page URL; null without a safe URL.
     pub section: Option<String>,
 }

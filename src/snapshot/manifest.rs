@@ -54,6 +54,10 @@ pub struct Manifest {
     /// The knowledge-base file a visitor can import (`--kb`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kb: Option<ManifestKb>,
+    /// The site's root seen from the snapshot's folder (`../` for `<site>/webrag/`; `--site-url`),
+    /// against which `webrag/static`'s `link()` resolves page URLs; absent: the origin's root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site_root: Option<String>,
 }
 
 /// The embedding model of a snapshot's vectors.

@@ -54,7 +54,7 @@ use static_tier::static_tier;
 pub use static_tier::{STATIC_FUSION_WEIGHTS, STATIC_GRAPH_TOPICS, vocab_key};
 
 /// Snapshot options.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotParams {
     /// Target uncompressed size of a term shard, bytes (sets the shard count). Default 24 KiB.
     pub term_shard_bytes: usize,
@@ -93,6 +93,42 @@ pub struct SnapshotParams {
     /// [`crate::kb_file`]; named by the manifest's `kb`), so a visitor can import the site into
     /// a full knowledge base (`importKb`) and ask questions over it offline. Default false.
     pub kb: bool,
+    /// Where the site's root is, seen from the snapshot's folder (the manifest's `siteRoot`): a
+    /// relative reference (`../` when the snapshot is `<site>/webrag/`), a path (`/docs/`) or an
+    /// absolute http(s) URL, ending in `/`; the search box resolves page URLs against it, so a
+    /// site served under a sub-path links to its own pages. `None`: the origin's root.
+    /// [`site_root`] makes it from the two folders.
+    pub site_root: Option<String>,
+}
+
+/// The manifest's `siteRoot` for a snapshot written to `out` from the site at `site` (both
+/// already resolved: absolute, no `..`): `../` once per folder of `out` below `site`; `None`
+/// when `out` is not inside `site` (a page's URL is then read from the origin's root).
+pub fn site_root(site: &std::path::Path, out: &std::path::Path) -> Option<String> {
+    let depth = out.strip_prefix(site).ok()?.components().count();
+    Some(if depth == 0 { "./".into() } else { "../".repeat(depth) })
+}
+
+/// Checks a `siteRoot` given by the user (`--site-url`): an http(s) URL, a path starting with
+/// `/`, or a relative reference, with no whitespace, quote or angle bracket; a `/` is added at
+/// the end when missing. Errors: [`crate::error::InputError::InvalidOption`] naming `option`.
+pub fn check_site_url(option: &str, url: &str) -> crate::error::Result<String> {
+    let bad = |reason: &str| crate::error::InputError::InvalidOption { name: option.into(), reason: format!("{url:?}: {reason}") };
+    let lower = url.to_ascii_lowercase();
+    if url.is_empty() || url.len() > 2_048 {
+        return Err(bad("expected a URL of 1 to 2048 bytes").into());
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control() || "\"'<>\\".contains(c)) {
+        return Err(bad("a URL has no whitespace, control character, quote, angle bracket or backslash").into());
+    }
+    if let Some((scheme, _)) = lower.split_once(':')
+        && !scheme.contains('/')
+        && scheme != "http"
+        && scheme != "https"
+    {
+        return Err(bad("expected an http(s) URL, a path such as /docs/, or a relative one such as ../").into());
+    }
+    Ok(if url.ends_with('/') { url.to_string() } else { format!("{url}/") })
 }
 
 impl Default for SnapshotParams {
@@ -112,6 +148,7 @@ impl Default for SnapshotParams {
             graph_topics: None,
             graph: true,
             kb: false,
+            site_root: None,
         }
     }
 }
@@ -663,6 +700,7 @@ fn manifest<S: Store, E: Embedder>(
         },
         static_tier: None,
         kb: None,
+        site_root: p.site_root.clone(),
     }
 }
 
@@ -680,6 +718,25 @@ mod tests {
         assert_eq!(url_of("javascript:alert(1).html"), "/javascript:alert(1).html");
         assert_eq!(url_of("文档/笔记.html"), "/文档/笔记.html");
         assert!(is_page("a/B.HTML") && is_page("x.md") && !is_page("style.css") && !is_page("README"));
+    }
+
+    #[test]
+    fn site_root_from_folders_and_checked_urls() {
+        use std::path::Path;
+        assert_eq!(site_root(Path::new("/s"), Path::new("/s/webrag")).as_deref(), Some("../"));
+        assert_eq!(site_root(Path::new("/s"), Path::new("/s/assets/search")).as_deref(), Some("../../"));
+        assert_eq!(site_root(Path::new("/s"), Path::new("/s")).as_deref(), Some("./"));
+        assert_eq!(site_root(Path::new("/s"), Path::new("/t/webrag")), None);
+        assert_eq!(site_root(Path::new("/s"), Path::new("/sx/webrag")), None);
+        assert_eq!(check_site_url("siteUrl", "/docs").unwrap(), "/docs/");
+        assert_eq!(check_site_url("siteUrl", "https://example.org/docs/").unwrap(), "https://example.org/docs/");
+        assert_eq!(check_site_url("siteUrl", "../").unwrap(), "../");
+        for bad in ["", "javascript:alert(1)", "data:text/html,x", "/a b/", "/\"x", "\\\\evil/"] {
+            assert!(
+                matches!(check_site_url("siteUrl", bad), Err(crate::error::Error::Input(crate::error::InputError::InvalidOption { .. }))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct SitePages {
     /// The ids of pages that ask not to be indexed (`<meta name="robots" content="noindex">`: a
     /// site generator's print-all page, table of contents or search page).
     pub noindex: Vec<String>,
+    /// The ids of the site's own search pages (a search box and little text besides:
+    /// [`crate::text::Parsed::search_page`]).
+    pub search: Vec<String>,
     /// Pages not read, with why: unreadable, larger than [`max_page_bytes`], not UTF-8 text
     /// (a binary file named `.html`).
     pub unread: Vec<(PageFile, String)>,
@@ -119,6 +122,7 @@ pub fn sort_pages(files: Vec<PageFile>, source: &mut dyn PageSource, weight: Opt
         let format = crate::text::resolve_format(d.format, d.url.as_deref(), &d.text);
         match crate::text::parse(&d.text, format) {
             Ok(p) if p.noindex => pages.noindex.push(d.id),
+            Ok(p) if p.search_page => pages.search.push(d.id),
             Ok(p) if p.blocks.iter().any(|b| !b.text.trim().is_empty()) => {
                 if let (Some(m), Some(c)) = (weight.as_deref(), counts.as_mut()) {
                     for b in &p.blocks {

@@ -31,7 +31,17 @@ pub struct Parsed {
     /// An HTML page's `<meta name="robots" content="noindex">` (or `none`): a site build leaves
     /// the page out; a document added to a knowledge base is indexed all the same.
     pub noindex: bool,
+    /// An HTML page that is a site's own search page: a search box in its content (a search
+    /// input, a `role="search"` element, a `data-webrag-search` mount) or the webrag box's script,
+    /// and under [`SEARCH_PAGE_CHARS`] characters of text besides. A site build leaves it out,
+    /// as it does `noindex`; a document added to a knowledge base is indexed all the same.
+    pub search_page: bool,
 }
+
+/// Characters of text below which a page holding a search box is a search page (a Sphinx or
+/// MkDocs `search.html` has 20 to 100; a page with a box in its header and content of its own
+/// has more).
+pub const SEARCH_PAGE_CHARS: usize = 300;
 
 /// Resolves [`Format::Auto`] from a file name or URL (`.md`/`.markdown`, `.html`/`.htm`), then by
 /// sniffing for a leading `<`; otherwise plain text.
@@ -115,7 +125,7 @@ impl ParsedWire {
             let path: Rc<[String]> = path.into();
             blocks.extend(texts.into_iter().map(|text| Block { heading_path: path.clone(), text }));
         }
-        Parsed { title: self.title, blocks, noindex: false }
+        Parsed { title: self.title, blocks, noindex: false, search_page: false }
     }
 }
 
@@ -273,6 +283,30 @@ mod tests {
         ] {
             assert_eq!(parse(&format!("{meta}<p>x</p>"), Format::Html).noindex, noindex, "{meta}");
         }
+    }
+
+    #[test]
+    fn html_search_pages_are_found_and_pages_with_a_header_box_are_not() {
+        let sphinx = "<html><head><title>Search</title></head><body><div role=\"navigation\"><ul><li>Intro</li></ul></div>\
+            <div role=\"main\"><h1>Search</h1><noscript><p>Please activate JavaScript.</p></noscript>\
+            <p>Searching for multiple words only shows matches that contain all words.</p>\
+            <form action=\"\" method=\"get\"><input type=\"text\" name=\"q\"><input type=\"submit\" value=\"search\"></form>\
+            <div id=\"search-results\"></div></div></body></html>";
+        assert!(parse(sphinx, Format::Html).search_page, "a Sphinx search.html");
+        let mkdocs = "<div role=main><h1 id=search>Search Results</h1><form id=content_search action=search.html>\
+            <input name=q id=mkdocs-search-query type=text placeholder=\"Search the Docs\"></form><div id=mkdocs-search-results>Searching...</div></div>";
+        assert!(parse(mkdocs, Format::Html).search_page, "an MkDocs search.html");
+        let webrag = "<title>Search</title><h1>Search this site</h1><div id=search></div><script type=module src=\"/docs/webrag/webrag-ui.js\"></script>";
+        assert!(parse(webrag, Format::Html).search_page, "the page of webrag's own box");
+        assert!(parse("<p>Find it</p><div data-webrag-search></div>", Format::Html).search_page);
+        // A box in the header of a page with content of its own, or outside its main element.
+        let long = "<p>".to_string() + &"word ".repeat(80) + "</p>";
+        let header = format!("<header><form><input type=search name=q></form></header>{long}");
+        assert!(!parse(&header, Format::Html).search_page, "a page with a header box and text");
+        let outside = "<div class=top><input type=search></div><main><p>Short page.</p></main>";
+        assert!(!parse(outside, Format::Html).search_page, "a box outside the main element");
+        assert!(!parse("<p>Short page.</p><input type=checkbox name=agree>", Format::Html).search_page);
+        assert!(!parse("<nav><input type=search></nav><p>Short page.</p>", Format::Html).search_page, "a box in skipped chrome");
     }
 
     #[test]

@@ -122,19 +122,23 @@ struct Options {
     graph: Option<bool>,
     #[serde(default)]
     kb: Option<bool>,
+    #[serde(default, rename = "siteRoot")]
+    site_root: Option<String>,
 }
 
 /// Builds a snapshot of `pages` (`[{path, size}]`: the crawl's page files, read through `read`,
 /// `(path) => Uint8Array`, which throws when a file cannot be read; each page is read twice, once
 /// to sort and once in its batch, so the site is never held whole) with `model` (`{config, tokenizer,
 /// weights?, static?, id?}` as `Uint8Array`s) and `options` (`{vectors: 'none' (default) |
-/// 'chunks' | 'static', graph: true}`: `chunks` embeds every chunk and needs `weights`;
+/// 'chunks' | 'static', graph: true, kb: false, siteRoot}`: `siteRoot` is the manifest's (the
+/// site's root seen from the snapshot's folder, or where it is served); `chunks` embeds every chunk and needs `weights`;
 /// `static` embeds with the static model file `static` (weighted by the site's idf, shipped as
 /// the snapshot's static tier, as `webrag index --vectors static`); the graph shards come with
 /// vectors unless `graph: false`). `onProgress` receives `{phase: 'index', done, total}` in
 /// pages. Resolves to `{files: [[name, Uint8Array]…] (manifest.json last), summary, skipped,
-/// noindex, unread}` (`skipped`: the ids of pages without text to index; `noindex`: those
-/// marked `<meta name="robots" content="noindex">`; `unread`: `[path, why]` of those that could
+/// noindex, searchPages, unread}` (`skipped`: the ids of pages without text to index; `noindex`:
+/// those marked `<meta name="robots" content="noindex">`; `searchPages`: the site's own search
+/// pages, a search box and little text; `unread`: `[path, why]` of those that could
 /// not be read, are larger than `maxDocumentBytes()` or are not UTF-8 text; all left out);
 /// rejects with `InputError` (`INVALID_OPTION`), `ModelError`, or `StoreError`
 /// (`STORE_BACKEND`) when a page cannot be read again in its batch (the site changed).
@@ -158,10 +162,15 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
                     }));
                 }
             };
+            let site_root = match options.site_root.as_deref() {
+                Some(u) => Some(crate::snapshot::check_site_url("siteRoot", u)?),
+                None => None,
+            };
             let p = SnapshotParams {
                 vectors,
                 graph: vectors && options.graph.unwrap_or(true),
                 kb: options.kb.unwrap_or(false),
+                site_root,
                 ..Default::default()
             };
             let p = if mode == "static" { p.static_tier() } else { p };
@@ -180,7 +189,7 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
             } else {
                 None
             };
-            let SitePages { pages, empty, noindex, unread } = sort_pages(pages, &mut source, static_m.as_mut());
+            let SitePages { pages, empty, noindex, search, unread } = sort_pages(pages, &mut source, static_m.as_mut());
             let unread: Vec<(String, String)> = unread.into_iter().map(|(p, why)| (p.path, why)).collect();
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if let Some(m) = static_m {
@@ -200,9 +209,9 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
                 let keyword = SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size));
                 build(keyword, pages, &mut source, &p, &on_progress).await
             };
-            built.map(|(files, summary)| (files, summary, empty, noindex, unread))
+            built.map(|(files, summary)| (files, summary, empty, noindex, search, unread))
         };
-        let (files, summary, skipped, noindex, unread) = run.await.map_err(|e| js_error(&e))?;
+        let (files, summary, skipped, noindex, search, unread) = run.await.map_err(|e| js_error(&e))?;
         let out = Array::new();
         for (name, bytes) in files {
             let pair = Array::new();
@@ -215,6 +224,7 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
         js_sys::Reflect::set(&result, &"summary".into(), &to_js(&summary)?)?;
         js_sys::Reflect::set(&result, &"skipped".into(), &to_js(&skipped)?)?;
         js_sys::Reflect::set(&result, &"noindex".into(), &to_js(&noindex)?)?;
+        js_sys::Reflect::set(&result, &"searchPages".into(), &to_js(&search)?)?;
         js_sys::Reflect::set(&result, &"unread".into(), &to_js(&unread)?)?;
         Ok(result.into())
     })

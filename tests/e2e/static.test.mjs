@@ -6,7 +6,7 @@
 // the search still works, and the snapshot imported into IndexedDB searching with no network.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -290,6 +290,64 @@ test('a page with many matching sections does not fill the list: each page draws
   assert.equal(r[0].url, '/reference.html', 'the page with the best chunks first');
   assert.ok(r.slice(1).every((x) => /^\/guide\d+\.html$/.test(x.url)), 'then the other pages');
   assert.ok(r[0].sections.length >= 1, 'the reference page still shows its other sections');
+});
+
+test('a site served under a sub-path links to its own pages; its search page and sidebars are not indexed', { timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-site-subpath');
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(join(DIR, 'guide'), { recursive: true });
+  // Pages as Sphinx and MkDocs write them: a sidebar in `div role="navigation"`, the text in
+  // `role="main"`, and a search page of a search form and one sentence.
+  const page = (title, body) => `<!doctype html><html><head><title>${title}</title></head><body>
+<div role="navigation"><p>Table of Contents</p><ul><li><a href="../index.html">Kettle manual</a></li><li>Navigation</li></ul></div>
+<div role="main"><h1>${title}</h1>${body}</div><footer><p>Built with a generator.</p></footer></body></html>`;
+  writeFileSync(join(DIR, 'index.html'), page('Kettle manual', '<p>The kettle boils water for tea in two minutes.</p>'));
+  writeFileSync(join(DIR, 'guide/descaling.html'), page('Descaling', '<h2>Vinegar</h2><p>Descale the kettle with vinegar once a month.</p>'));
+  writeFileSync(join(DIR, 'search.html'), page('Search', '<noscript><p>Please activate JavaScript to enable the search functionality.</p></noscript><p>Searching for multiple words only shows matches that contain all words.</p><form action="" method="get"><input type="text" name="q"><input type="submit" value="search"></form><div id="search-results"></div>'));
+  const built = (out, extra = []) => execFileSync(...cli(['index', DIR, '--out', out, '--vectors', 'none', '--no-cache', ...extra]), { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
+  const run = (out, extra) => { const [cmd, args] = cli(['index', DIR, '--out', out, '--vectors', 'none', '--no-cache', ...extra]); return spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8' }); };
+  const r = run(join(DIR, 'webrag'), []);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /left out 1 search pages \(a search box and little text\): \/search\.html/);
+  const manifest = JSON.parse(readFileSync(join(DIR, 'webrag/manifest.json'), 'utf8'));
+  assert.equal(manifest.documents, 2, 'the search page is left out');
+  assert.equal(manifest.siteRoot, '../', 'the snapshot in <site>/webrag finds the site root one folder up');
+  // The snapshot read from where a host serves the site under /docs/.
+  const fsFetch = (root) => async (u) => { try { return new Response(readFileSync(join(root, decodeURIComponent(new URL(u).pathname).replace(/^\/docs\//, '')))); } catch { return new Response('', { status: 404 }); } };
+  const site = await StaticSearch.open('http://example.test/docs/webrag/', { fetch: fsFetch(DIR), offline: false });
+  assert.equal(site.siteUrl, 'http://example.test/docs/');
+  const r1 = (await site.search('descale vinegar', { mode: 'keyword' })).results;
+  assert.equal(r1[0].url, '/guide/descaling.html', 'url: the page from the site root, as indexed');
+  assert.equal(site.link(r1[0].url), 'http://example.test/docs/guide/descaling.html', 'link(): where the page is served');
+  assert.equal(site.link(r1[0].section), 'http://example.test/docs/guide/descaling.html#:~:text=Vinegar');
+  assert.equal(site.link('/'), 'http://example.test/docs/');
+  for (const q of ['table of contents', 'navigation', 'searching multiple words']) {
+    assert.deepEqual((await site.search(q, { mode: 'keyword' })).results.map((x) => x.url), [], `${q}: sidebars and the search page are not indexed`);
+  }
+  // Links that are not http(s) stay unlinked, whatever the site root.
+  assert.equal(site.link('javascript:alert(1)'), null);
+  assert.equal(site.link(null), null);
+  // siteUrl overrides the manifest (a CDN, another folder); a hostile siteRoot falls back to the origin's root.
+  const cdn = await StaticSearch.open('http://example.test/docs/webrag/', { fetch: fsFetch(DIR), offline: false, siteUrl: 'https://cdn.example/manual' });
+  assert.equal(cdn.link('/guide/descaling.html'), 'https://cdn.example/manual/guide/descaling.html');
+  await assert.rejects(StaticSearch.open('http://example.test/docs/webrag/', { fetch: fsFetch(DIR), offline: false, siteUrl: 7 }), TypeError);
+  const hostile = (root) => async (u) => (new URL(u).pathname.endsWith('manifest.json') ? new Response(JSON.stringify({ ...manifest, siteRoot: root })) : fsFetch(DIR)(u));
+  for (const root of ['javascript:alert(1)//', 'data:text/html,x/']) {
+    const h = await StaticSearch.open('http://example.test/docs/webrag/', { fetch: hostile(root), offline: false });
+    assert.equal(h.link('/guide/descaling.html'), 'http://example.test/guide/descaling.html', root);
+  }
+  await assert.rejects(StaticSearch.open('http://example.test/docs/webrag/', { fetch: hostile(7), offline: false }), (e) => e.code === 'SNAPSHOT_CORRUPT');
+  // --out outside the site: no siteRoot (links from the origin's root) unless --site-url says where.
+  built(join(ROOT, 'target/e2e-site-subpath-out'));
+  assert.equal(JSON.parse(readFileSync(join(ROOT, 'target/e2e-site-subpath-out/manifest.json'), 'utf8')).siteRoot, undefined);
+  built(join(ROOT, 'target/e2e-site-subpath-out'), ['--site-url', '/docs']);
+  assert.equal(JSON.parse(readFileSync(join(ROOT, 'target/e2e-site-subpath-out/manifest.json'), 'utf8')).siteRoot, '/docs/');
+  built(join(DIR, 'assets/search'));
+  assert.equal(JSON.parse(readFileSync(join(DIR, 'assets/search/manifest.json'), 'utf8')).siteRoot, '../../');
+  const bad = run(join(DIR, 'webrag'), ['--site-url', 'javascript:alert(1)']);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /site-url/);
+  assert.equal(JSON.parse(readFileSync(join(DIR, 'webrag/manifest.json'), 'utf8')).siteRoot, '../', 'a refused build leaves the snapshot as it was');
 });
 
 test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000, skip: NO_SITE }, async () => {

@@ -77,17 +77,48 @@ pub(super) struct IndexArgs {
     /// Static-site mode: build from scratch, neither reading nor writing the build cache.
     #[arg(long)]
     no_cache: bool,
+    /// Static-site mode: where the site is served (`/docs/`, `https://example.org/docs/`), for
+    /// the search box's links. Default: found from where --out is inside the site (`../` for
+    /// <site>/webrag), so a site served under a sub-path links to its own pages.
+    #[arg(long)]
+    site_url: Option<String>,
+}
+
+/// `path` made absolute and with its `.` and `..` removed, without reading the file system (as
+/// Node's `path.resolve`, which `npx webrag index` uses for the same `siteRoot`).
+fn lexical(path: &std::path::Path) -> std::io::Result<PathBuf> {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in std::path::absolute(path)?.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
 }
 
 /// `webrag index --out`: a built static site into a snapshot.
 pub(super) async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> crate::Result<()> {
-    let IndexArgs { paths, vectors, static_model, no_graph, kb, llm_url, llm_model, llm_key_env, device, cache, no_cache, .. } = a;
+    let IndexArgs {
+        paths, vectors, static_model, no_graph, kb, llm_url, llm_model, llm_key_env, device, cache, no_cache, site_url, ..
+    } = a;
     let [site] = paths.as_slice() else {
         return Err(crate::error::InputError::InvalidOption {
             name: "paths".into(),
             reason: "static-site mode indexes one directory (the site root)".into(),
         }
         .into());
+    };
+    let site_root = match site_url {
+        Some(u) => Some(crate::snapshot::check_site_url("site-url", &u)?),
+        None => match (lexical(site), lexical(&out)) {
+            (Ok(s), Ok(o)) => crate::snapshot::site_root(&s, &o),
+            _ => None,
+        },
     };
     let t0 = Instant::now();
     // The static model is weighted by the site's pages as they are sorted (one parse of each).
@@ -97,16 +128,20 @@ pub(super) async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> c
         eprintln!("warning: skipped {}: {}", l.path.display(), l.why);
     }
     let mut files = crate::native::site::SiteFiles { site };
-    let crate::snapshot::SitePages { pages, empty, noindex, unread } = crate::snapshot::sort_pages(crawled, &mut files, static_m.as_mut());
+    let crate::snapshot::SitePages { pages, empty, noindex, search, unread } =
+        crate::snapshot::sort_pages(crawled, &mut files, static_m.as_mut());
     for (page, why) in &unread {
         eprintln!("warning: skipped {}: {why}", site.join(&page.path).display());
     }
-    eprintln!("crawled {} pages under {}", pages.len() + empty.len() + noindex.len(), site.display());
+    eprintln!("crawled {} pages under {}", pages.len() + empty.len() + noindex.len() + search.len(), site.display());
     for id in &empty {
         eprintln!("warning: skipped {id}: no text to index");
     }
     if !noindex.is_empty() {
         eprintln!("left out {} pages marked <meta name=\"robots\" content=\"noindex\">: {}", noindex.len(), noindex.join(", "));
+    }
+    if !search.is_empty() {
+        eprintln!("left out {} search pages (a search box and little text): {}", search.len(), search.join(", "));
     }
     let llm = match llm_url {
         Some(_) if vectors == "none" => {
@@ -128,8 +163,13 @@ pub(super) async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> c
         }
         None => None,
     };
-    let p =
-        crate::native::site::SnapshotParams { vectors: vectors != "none", graph: vectors != "none" && !no_graph, kb, ..Default::default() };
+    let p = crate::native::site::SnapshotParams {
+        vectors: vectors != "none",
+        graph: vectors != "none" && !no_graph,
+        kb,
+        site_root,
+        ..Default::default()
+    };
     let p = if vectors == "static" { p.static_tier() } else { p };
     // A static model is weighted by the whole site, so a page's vectors depend on every
     // other page: no build cache (embedding costs what tokenizing does anyway).

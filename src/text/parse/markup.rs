@@ -243,6 +243,13 @@ pub(super) fn parse_html(text: &str) -> Parsed {
                     let content = tag.read(Attr::Content).trim().to_ascii_lowercase();
                     walk.out.noindex |= content.split(',').any(|d| matches!(d.trim(), "noindex" | "none"));
                 }
+                if name == "script"
+                    && tag.read(Attr::Src).trim_end().rsplit('/').next().is_some_and(|f| f.starts_with("webrag-ui.") && f.ends_with(".js"))
+                {
+                    walk.loads_box = true;
+                } else if !walk.skipped.active() && is_search_box(&name, &role, &tag) {
+                    walk.boxes[usize::from(walk.main.is_some())] = true;
+                }
                 walk.start(name, ignored, role == "main", self_closing);
             }
             CallbackEvent::EndTag { name } => walk.end(&String::from_utf8_lossy(name).to_ascii_lowercase()),
@@ -256,6 +263,23 @@ pub(super) fn parse_html(text: &str) -> Parsed {
     walk.finish()
 }
 
+/// Names a search input goes by (`<input name="q">`: Sphinx, MkDocs, WordPress's `s`).
+const SEARCH_INPUT_NAMES: &[&str] = &["q", "query", "search", "s", "searchword", "keywords"];
+
+/// Whether a start tag is a search box: an `<input type="search">` or a text input named as one
+/// ([`SEARCH_INPUT_NAMES`]), a `role="search"` landmark, or a `data-webrag-search` mount.
+fn is_search_box(name: &str, role: &str, tag: &OpenTag) -> bool {
+    if role == "search" || tag.has(Attr::Mount) {
+        return true;
+    }
+    if name != "input" {
+        return false;
+    }
+    let kind = tag.read(Attr::Type).trim().to_ascii_lowercase();
+    kind == "search"
+        || (matches!(kind.as_str(), "" | "text") && SEARCH_INPUT_NAMES.contains(&tag.read(Attr::Name).trim().to_ascii_lowercase().as_str()))
+}
+
 /// The attributes of a start tag that the walk reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Attr {
@@ -263,18 +287,28 @@ enum Attr {
     Role,
     /// `data-webrag-ignore`: the element is skipped.
     Ignore,
-    /// `name` and `content` of `<meta name="robots" content="noindex">`.
+    /// `name` and `content` of `<meta name="robots" content="noindex">`; `name` of an input.
     Name,
     Content,
+    /// `type` of an input, `src` of a script, `data-webrag-search` (the box's mount): a search
+    /// page's signs ([`is_search_box`]).
+    Type,
+    Src,
+    Mount,
 }
 
 impl Attr {
+    const COUNT: usize = 7;
+
     fn of(name: &[u8]) -> Option<Attr> {
         match name {
             b"role" => Some(Attr::Role),
             b"data-webrag-ignore" => Some(Attr::Ignore),
             b"name" => Some(Attr::Name),
             b"content" => Some(Attr::Content),
+            b"type" => Some(Attr::Type),
+            b"src" => Some(Attr::Src),
+            b"data-webrag-search" => Some(Attr::Mount),
             _ => None,
         }
     }
@@ -285,7 +319,7 @@ impl Attr {
 #[derive(Default)]
 struct OpenTag {
     name: Vec<u8>,
-    values: [Option<Vec<u8>>; 4],
+    values: [Option<Vec<u8>>; Attr::COUNT],
     /// The attribute whose value comes next, when it is one of [`Attr`] seen for the first time.
     reading: Option<Attr>,
 }
@@ -374,6 +408,10 @@ struct HtmlWalk {
     /// The ranges of `out.blocks` read inside a main element: when they hold text, they are the
     /// page's text and the rest (site header, sidebars, pop-ups) is left out.
     main_blocks: Vec<std::ops::Range<usize>>,
+    /// A search box seen outside (`[0]`) and inside (`[1]`) a main element, not in skipped chrome.
+    boxes: [bool; 2],
+    /// The page loads webrag's search box (`<script src="…/webrag-ui.js">`).
+    loads_box: bool,
 }
 
 impl HtmlWalk {
@@ -486,7 +524,8 @@ impl HtmlWalk {
         if let Some(r) = self.main_blocks.last_mut().filter(|_| self.main.is_some()) {
             r.end = self.out.blocks.len();
         }
-        if self.main_blocks.iter().any(|r| !r.is_empty()) {
+        let has_main = self.main_blocks.iter().any(|r| !r.is_empty());
+        if has_main {
             // The ranges are disjoint: linear in the blocks however many main elements.
             let mut keep = vec![false; self.out.blocks.len()];
             for r in &self.main_blocks {
@@ -494,6 +533,17 @@ impl HtmlWalk {
             }
             let mut keep = keep.into_iter();
             self.out.blocks.retain(|_| keep.next().unwrap_or(false));
+        }
+        // A search box in the page's content (its main element when it has one) and little text.
+        if self.loads_box || self.boxes[1] || (!has_main && self.boxes[0]) {
+            let mut chars = 0;
+            for b in &self.out.blocks {
+                chars += b.text.chars().count();
+                if chars >= super::SEARCH_PAGE_CHARS {
+                    break;
+                }
+            }
+            self.out.search_page = chars < super::SEARCH_PAGE_CHARS;
         }
         let t = collapse_ws(&self.title_text);
         if !t.is_empty() {

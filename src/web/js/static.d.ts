@@ -40,6 +40,11 @@ export interface Manifest {
   model: ManifestModel;
   /** The pages file (`WRP1`: each page's chunk count); absent in older snapshots. */
   pages?: string;
+  /**
+   * The site's root seen from the snapshot's folder (`../` for `<site>/webrag/`; `--site-url`),
+   * against which `webrag/static`'s `link()` resolves page URLs; absent: the origin's root.
+   */
+  siteRoot?: string;
   /** The static tier's query embedder (`--vectors static`). */
   static?: ManifestStatic;
   /** The postings shards, by FNV-1a 32 hash of the term. */
@@ -279,7 +284,10 @@ export interface Fragment {
   page: number;
   /** The page's title. */
   title: string;
-  /** The page's URL, when it is safe as a link (`safeUrl`: relative, http: or https:). */
+  /**
+   * The page's URL from the site's root (`/guide/intro.html`), when it is safe as a link
+   * (`safeUrl`: relative, http: or https:); `link(url)` is the link from the current page.
+   */
   url: string | null;
 }
 /** A hit of `graph`: a chunk, its score and the fact path PGR selected for it. */
@@ -367,8 +375,9 @@ export interface StaticSection {
   /** The matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
   highlights: ([number, number])[];
   /**
-   * A link to the section: the page URL with a text fragment (`#:~:text=`) of its heading, or the
-   * page URL; null without a safe URL.
+   * The section's URL from the site's root (`link(section)` is the link from the current page): the
+   * page URL with a text fragment (`#:~:text=`) of its heading, or the page URL; null without a
+   * safe URL.
    */
   section: string | null;
 }
@@ -380,6 +389,7 @@ export interface StaticOpenOptions {
   /** How files are fetched (tests, service workers). Default `globalThis.fetch`. */ fetch?: typeof fetch;
   /** Use the IndexedDB copy `importOffline()` made: files are read from it, and its manifest when the network one cannot be fetched. Default true. */ offline?: boolean;
   /** Reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context). Default false. */ requireIntegrity?: boolean;
+  /** Where the site is served: `link()` resolves page URLs against it. Default the manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`), else the origin's root. */ siteUrl?: string;
 }
 
 /** The options of `search(query, options?)`. */
@@ -466,6 +476,15 @@ export class StaticSearch {
   /** 'sha256': every shard is checked against the hash in its name; 'unchecked': the page has no crypto.subtle. */
   readonly integrity: 'sha256' | 'unchecked';
   readonly manifest: Manifest;
+  /** The site's root URL, which `link()` resolves against: `siteUrl`, else the manifest's `siteRoot` read from the snapshot's folder, else the origin's root. */
+  readonly siteUrl: string;
+  /**
+   * The link to a result's `url` or `section` (the page's URL from the site's root) from the
+   * current page: resolved against `siteUrl`, so a site served under `/docs/` links to
+   * `/docs/…`; path-absolute on the page's own origin, absolute otherwise; null for null or a
+   * URL that is not http(s).
+   */
+  link(url: string | null): string | null;
   /** Compressed bytes and files fetched from the network so far. */
   readonly transferred: { bytes: number; files: number };
   /** Files read from the IndexedDB copy instead. */

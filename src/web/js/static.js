@@ -169,6 +169,7 @@ function checkManifest(m) {
     if (m.fusion.weights != null) for (const w of ['bm25', 'dense', 'graph']) num(obj(m.fusion.weights, 'fusion.weights')[w], `fusion.weights.${w}`);
   }
   if (m.pages != null && typeof m.pages !== 'string') bad('pages is not a file name');
+  if (m.siteRoot != null && typeof m.siteRoot !== 'string') bad('siteRoot is not a string');
   if (m.words != null) {
     series(m.words, 'words');
     int(m.words.blocks, 'words.blocks');
@@ -236,10 +237,28 @@ export function safeUrl(u) {
   } catch { return null; }
 }
 
+/**
+ * The site's root: `root` (a manifest's `siteRoot` or `open`'s `siteUrl`) read from the snapshot
+ * folder `base`; the origin's root when it is not an http(s) URL or the snapshot's own scheme.
+ */
+function siteRootUrl(root, base) {
+  try {
+    const u = new URL(root, base);
+    if (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === new URL(base).protocol) return u.href.replace(/[?#].*$/, '').replace(/\/?$/, '/');
+  } catch { /* below */ }
+  return new URL('/', base).href;
+}
+
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
   #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null;
   /** The manifest. */ manifest;
+  /**
+   * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
+   * manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`) read from the snapshot's
+   * folder, else the origin's root.
+   */
+  siteUrl;
   /** Bytes fetched from the network so far (compressed, as transferred), and files. */ transferred = { bytes: 0, files: 0 };
   /** Files read from the IndexedDB copy (`importOffline`) instead of the network. */ offlineReads = 0;
   /**
@@ -255,9 +274,12 @@ export class StaticSearch {
    * Opens the snapshot at `baseUrl` (the folder holding manifest.json). `fetch` may be replaced
    * (tests, service workers). With `offline` (default true), a copy imported earlier by
    * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
-   * fetched (no network) the imported manifest is used instead.
+   * fetched (no network) the imported manifest is used instead. `siteUrl` (a URL or path, read
+   * from the snapshot's folder) overrides the manifest's `siteRoot` for `link()`; a `TypeError`
+   * when it is not a string.
    */
-  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false } = {}) {
+  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false, siteUrl } = {}) {
+    if (siteUrl !== undefined && typeof siteUrl !== 'string') throw new TypeError('webrag/static: siteUrl is not a string');
     if (!globalThis.crypto?.subtle) {
       const message = 'this page has no crypto.subtle (an insecure context): snapshot shards cannot be checked against their hashes';
       if (requireIntegrity) throw new SnapshotError(message, 'SNAPSHOT_UNVERIFIED', 'manifest.json');
@@ -290,6 +312,7 @@ export class StaticSearch {
     let checked;
     try { checked = checkManifest(migrate(m)); } catch (e) { throw asSnapshotError(e, 'manifest.json'); }
     const s = new StaticSearch(base, checked, fetchFn, idb);
+    s.siteUrl = siteRootUrl(siteUrl ?? checked.siteRoot ?? '/', base);
     if (checked.static) s.#embed = (texts) => s.#staticEmbed(texts);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
@@ -650,6 +673,21 @@ export class StaticSearch {
       hits.push({ chunk: leaf[3], score, path: paths[r].map((id) => nodes[id].n[2]) });
     }
     return { hits: hits.slice(0, k), topics: topics.map((t) => t.page), errors };
+  }
+
+  /**
+   * The link to a result's `url` or `section` (a page's URL in the site, from its root:
+   * `/guide/intro.html#…`) from the current page: resolved against `siteUrl`, so a site served
+   * under a sub-path (`/docs/`) links to `/docs/guide/intro.html`; path-absolute on the page's
+   * own origin, absolute otherwise; null for null or a URL that is not http(s).
+   */
+  link(url) {
+    if (safeUrl(url) == null) return null;
+    const rel = url.startsWith('/') && !url.startsWith('//') ? `./${url.slice(1)}` : url;
+    let r;
+    try { r = new URL(rel, this.siteUrl); } catch { return null; }
+    if (r.protocol !== 'http:' && r.protocol !== 'https:' && r.protocol !== new URL(this.siteUrl).protocol) return null;
+    return globalThis.location?.origin === r.origin ? `${r.pathname}${r.search}${r.hash}` : r.href;
   }
 
   /** `{title, url, heading, excerpt, page}` of chunks (fetching their fragment files). */

@@ -21,7 +21,7 @@
 // `<div id="search"></div><script type="module" src="/webrag/webrag-ui.js"></script>` and nothing else.
 import { parseArgs } from 'node:util';
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, readFileSync, readdirSync, mkdirSync, writeFileSync, rmSync, statSync, lstatSync, realpathSync, existsSync } from 'node:fs';
-import { join, relative, resolve, dirname, sep } from 'node:path';
+import { join, relative, resolve, dirname, sep, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
@@ -50,6 +50,9 @@ const USAGE = `usage: npx webrag index <site> [--out DIR] [--vectors none|chunks
   --no-ui           leave out the search box script (<out>/webrag-ui.js, written by default: a page
                     mounts it with <div id="search"></div> and
                     <script type="module" src="/webrag/webrag-ui.js"></script>)
+  --site-url URL    where the site is served (/docs/, https://example.org/docs/), for the search
+                    box's links; default: found from where --out is in the site (../ for
+                    <site>/webrag), so a site served under a sub-path links to its own pages
 
 usage: npx webrag quantize <model> --out DIR [--format int8|f16]
 
@@ -190,6 +193,7 @@ async function main() {
         'no-graph': { type: 'boolean', default: false },
         kb: { type: 'boolean', default: false },
         'no-ui': { type: 'boolean', default: false },
+        'site-url': { type: 'string' },
         format: { type: 'string', default: 'int8' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -205,6 +209,11 @@ async function main() {
   const site = resolve(positionals[1]);
   if (!existsSync(site) || !statSync(site).isDirectory()) fail(`${positionals[1]} is not a directory`);
   const out = resolve(values.out ?? join(site, 'webrag'));
+  // Where the site's root is seen from the snapshot (the manifest's siteRoot: the search box's
+  // links resolve against it): --site-url, else `../` once per folder of --out below the site
+  // (none when --out is outside it), as the native CLI finds it.
+  const below = relative(site, out);
+  const siteRoot = values['site-url'] ?? (below === '' ? './' : below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below) ? undefined : '../'.repeat(below.split(sep).length));
   const vectors = values.vectors ?? (values.model ? 'chunks' : 'none');
   if (!['none', 'chunks', 'static'].includes(vectors)) fail(`--vectors ${vectors}: expected none, chunks or static`);
   if (values['static-model'] !== undefined && vectors !== 'static') fail('--static-model goes with --vectors static');
@@ -257,7 +266,7 @@ async function main() {
   };
   let result;
   try {
-    result = await buildSnapshot(pages, readPage, model, { vectors, graph: !values['no-graph'], kb: values.kb }, (ev) => {
+    result = await buildSnapshot(pages, readPage, model, { vectors, graph: !values['no-graph'], kb: values.kb, ...(siteRoot === undefined ? {} : { siteRoot }) }, (ev) => {
       if (ev.done === ev.total || ev.done % 1024 === 0) process.stderr.write(`indexed ${ev.done}/${ev.total} pages\n`);
     });
   } catch (e) {
@@ -266,6 +275,7 @@ async function main() {
   for (const id of result.skipped ?? []) process.stderr.write(`warning: skipped ${id}: no text to index\n`);
   for (const [path, why] of result.unread ?? []) process.stderr.write(`warning: skipped ${join(site, ...path.split('/'))}: ${why}\n`);
   if (result.noindex?.length) process.stderr.write(`left out ${result.noindex.length} pages marked <meta name="robots" content="noindex">: ${result.noindex.join(', ')}\n`);
+  if (result.searchPages?.length) process.stderr.write(`left out ${result.searchPages.length} search pages (a search box and little text): ${result.searchPages.join(', ')}\n`);
   // The shards first, manifest.json last (the builder's order), then what the manifest no longer names.
   // A file of the same name and size is read and compared (an unchanged page's shards stay as
   // they are); a missing one is found by stat, not by a thrown read (thousands of shards).
