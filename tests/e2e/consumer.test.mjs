@@ -269,6 +269,22 @@ test('npx webrag index --vectors static: the static tier from the package alone 
   assert.deepEqual(staged, [], 'no graph file or token row while typing');
   await boxPage.waitForFunction(() => performance.getEntriesByType('resource').some((e) => /webrag-npx-static\/g\//.test(e.name)), null, { timeout: 30_000 });
   assert.ok(staged.includes('g') && staged.includes('s'), `the hybrid search after the pause: ${staged}`);
+  // While the later stages run the box says so: "refining…" and aria-busy, then neither.
+  const states = await boxPage.evaluate(async (q) => {
+    const seen = [];
+    const status = document.querySelector('#box [role=status]');
+    const list = document.querySelector('#box ol');
+    const note = () => seen.push([status.textContent, list.getAttribute('aria-busy'), document.getElementById('box').classList.contains('webrag-ui-refining')]);
+    const obs = new MutationObserver(note);
+    obs.observe(status, { childList: true, characterData: true, subtree: true });
+    await window.box.search(q);
+    note();
+    obs.disconnect();
+    return seen;
+  }, title);
+  assert.ok(states.some(([t, b, c]) => /results? for .* · refining…$/.test(t) && b === 'true' && c), JSON.stringify(states));
+  const last = states.at(-1);
+  assert.ok(/results? for/.test(last[0]) && !last[0].includes('refining') && last[1] === 'false' && !last[2], JSON.stringify(states));
   await boxPage.close();
 });
 
@@ -397,12 +413,14 @@ for (const [bundler, dir] of [['Vite', 'dist'], ['esbuild', 'esbuild']]) {
   });
 }
 
-/** A plain file server rooted at `dir` (what a static host does), on 127.0.0.1. */
-async function plainHost(dir) {
+/** A plain file server of `dir` under the path `prefix` (what a static host does), on 127.0.0.1. */
+async function plainHost(dir, prefix = '/') {
   const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.json': 'application/json', '.gz': 'application/gzip' };
   const srv = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (path.split('/').includes('..')) { res.writeHead(400).end(); return; }
+    const full = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (full.split('/').includes('..')) { res.writeHead(400).end(); return; }
+    if (!full.startsWith(prefix)) { res.writeHead(404).end('not found'); return; }
+    const path = `/${full.slice(prefix.length)}`;
     try {
       const body = readFileSync(join(dir, path.endsWith('/') ? `${path}index.html` : path));
       const ext = Object.keys(types).find((e) => path.endsWith(e));
@@ -461,9 +479,48 @@ test('README "Use 1" verbatim: npx webrag index public, then a plain HTML page w
     assert.equal(await page.locator('.webrag-ui-result').count(), 0);
     // Themable: the colours are CSS variables of the box.
     assert.ok(await page.evaluate(() => getComputedStyle(document.getElementById('search')).getPropertyValue('--webrag-ui-accent').trim().length > 0));
+    // The query is kept in the address: Back from a result shows it and its results again.
+    await box.fill(title);
+    await page.waitForFunction((t) => new URL(location.href).searchParams.get('q') === t, title);
+    await page.locator('.webrag-ui-result a').first().click();
+    await page.waitForURL((u) => u.pathname.endsWith(file));
+    await page.goBack();
+    await page.getByRole('searchbox', { name: 'Search this site' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.webrag-ui-result').length > 0);
+    assert.equal(await page.getByRole('searchbox', { name: 'Search this site' }).inputValue(), title);
+    assert.ok((await page.locator('.webrag-ui-result a').first().getAttribute('href')).endsWith(`news/1_part_1/${file}`));
+    // A link with the query searches at once.
+    await page.goto(`${host.url}/search.html?q=${encodeURIComponent(title)}`);
+    await page.waitForFunction(() => document.querySelectorAll('.webrag-ui-result').length > 0);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();
     host.stop();
+  }
+  // The same site served under a sub-path, the box loaded by a path relative to the page: the
+  // result links reach the pages under that path.
+  writeFileSync(join(site, 'find.html'), `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Find</title></head>\n<body>\n${markup.replace('src="/webrag/', 'src="webrag/')}</body></html>\n`);
+  const sub = await plainHost(site, '/docs/');
+  const page2 = await browser.ctx.newPage();
+  const problems2 = [];
+  page2.on('pageerror', (e) => problems2.push(`pageerror: ${e.message}`));
+  page2.on('response', (r) => { if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems2.push(`HTTP ${r.status()}: ${r.url()}`); });
+  try {
+    await page2.goto(`${sub.url}/docs/find.html`);
+    const box = page2.getByRole('searchbox', { name: 'Search this site' });
+    await box.waitFor();
+    const file = readdirSync(join(site, 'news/1_part_1')).sort()[7];
+    const title = /<title>(.*?)<\/title>/.exec(readFileSync(join(site, 'news/1_part_1', file), 'utf8'))[1];
+    await box.fill(title);
+    await page2.waitForFunction(() => /results? for/.test(document.querySelector('[role=status]')?.textContent ?? ''));
+    const href = await page2.locator('.webrag-ui-result a').first().getAttribute('href');
+    assert.ok(href.startsWith('/docs/') && href.endsWith(`news/1_part_1/${file}`), href);
+    await page2.locator('.webrag-ui-result a').first().click();
+    await page2.waitForURL((u) => u.pathname === href);
+    await page2.waitForLoadState();
+    assert.deepEqual(problems2, [], 'the link reaches the page (no 404)');
+  } finally {
+    await page2.close();
+    sub.stop();
   }
 });

@@ -3,7 +3,7 @@
 // idb-keyval in one ES module, no bare imports). Loaded with
 // `<script type="module" src="/webrag/webrag-ui.js">`, it mounts a search box on `#search` and on
 // every `[data-webrag-search]` element, over the snapshot in its own folder. `data-k`,
-// `data-placeholder` and `data-label` on the element set those options.
+// `data-placeholder`, `data-label` and `data-site-url` on the element set those options.
 import { mountSearch } from './ui.js';
 import { RANGES } from './static-text.js';
 
@@ -22,6 +22,7 @@ function mountAll() {
       ...(k >= RANGES.k[1] && k <= RANGES.k[2] ? { k } : {}), // a bad data-k is left out
       ...(el.dataset.placeholder ? { placeholder: el.dataset.placeholder } : {}),
       ...(el.dataset.label ? { label: el.dataset.label } : {}),
+      ...(el.dataset.siteUrl ? { siteUrl: el.dataset.siteUrl } : {}),
     });
   }
 }

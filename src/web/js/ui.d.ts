@@ -30,6 +30,14 @@ export interface SearchBoxOptions {
   styles?: boolean;
   /** Options of `StaticSearch.open`. */
   open?: StaticOpenOptions;
+  /** Where the site is served (`/docs/`), for the result links: `StaticSearch.open`'s `siteUrl`. Default: the snapshot's `siteRoot`. */
+  siteUrl?: string;
+  /**
+   * The URL parameter the query is kept in (`history.replaceState` as it changes; read at mount
+   * and searched), so Back to the page or a shared link shows the query and its results; false:
+   * the address is left alone. Default 'q'. A `TypeError` at mount for an empty or non-string name.
+   */
+  param?: string | false;
 }
 
 export interface SearchBox {
@@ -48,6 +56,8 @@ export interface SearchBox {
  * labelled search input, a live status line and the results (title link, heading path, excerpt
  * with `<mark>`ed matches, up to `sections` − 1 more sections of the page). Keys: ArrowDown /
  * ArrowUp between the input and the result links, Escape back to the input (there: clear), Enter
- * searches at once. Throws TypeError when `target` names no element.
+ * searches at once. While later stages (semantic, graph) run, the status ends in "refining…",
+ * the list has `aria-busy="true"` and the box the class `webrag-ui-refining`. Throws TypeError
+ * when `target` names no element.
  */
 export function mountSearch(target: Element | string, opts?: SearchBoxOptions): SearchBox;

@@ -41,6 +41,9 @@ const CSS = `
 .webrag-ui-sections { margin: 0.5em 0 0 1em; padding-left: 0.75em; border-left: 2px solid var(--webrag-ui-border); }
 .webrag-ui-sections li + li { margin-top: 0.5em; }
 .webrag-ui-section-link { color: var(--webrag-ui-accent); text-decoration: none; font-size: 0.95em; }
+.webrag-ui-refining .webrag-ui-status::after { content: ''; display: inline-block; width: 0.6em; height: 0.6em; margin-left: 0.4em; border: 2px solid var(--webrag-ui-border); border-top-color: var(--webrag-ui-accent); border-radius: 50%; animation: webrag-ui-spin 0.8s linear infinite; }
+@keyframes webrag-ui-spin { to { transform: rotate(360deg); } }
+@media (prefers-reduced-motion: reduce) { .webrag-ui-refining .webrag-ui-status::after { animation: none; } }
 `;
 
 let uid = 0;
@@ -113,7 +116,12 @@ function link(doc, href, cls, label) {
  * `pause` (ms, default 700: a hybrid search once typing stops this long, or at Enter, so the
  * semantic and graph stages fetch their files once per query, not once per key), `styles`
  * (default true: add the default styles), `open`
- * (StaticSearch.open's options). Returns `{ search(query), input, ready, destroy() }`; `ready`
+ * (StaticSearch.open's options), `siteUrl` (where the site is served, for the result links:
+ * `StaticSearch.open`'s), `param` (default 'q': the URL parameter the query is kept in, replaced
+ * as it changes, so Back to the page or a shared link shows the query and its results; false:
+ * the address is left alone). While a search's later stages run, the status line ends in
+ * "refining…", the results list has `aria-busy="true"` and the box the class
+ * `webrag-ui-refining`. Returns `{ search(query), input, ready, destroy() }`; `ready`
  * resolves to the `StaticSearch` (or rejects with its `SnapshotError`, which the box also shows).
  */
 export function mountSearch(target, opts = {}) {
@@ -122,7 +130,9 @@ export function mountSearch(target, opts = {}) {
   const doc = root.ownerDocument;
   const {
     base = '/webrag/', debounce = 120, pause = 700, styles = true, label = 'Search this site', placeholder = 'Search', open = {},
+    siteUrl, param = 'q',
   } = opts;
+  if (param !== false && (typeof param !== 'string' || !param)) throw new TypeError('webrag/ui: param is a URL parameter name or false');
   const [k, sections, mode] = [option('k', opts.k), option('sections', opts.sections), option('mode', opts.mode)];
   if (styles) addStyles(doc);
   const id = `webrag-ui-${++uid}`;
@@ -145,28 +155,49 @@ export function mountSearch(target, opts = {}) {
   list.setAttribute('aria-label', 'Search results');
   root.replaceChildren(form, status, list);
 
-  const ready = StaticSearch.open(base, open);
+  const ready = StaticSearch.open(base, siteUrl === undefined ? open : { ...open, siteUrl });
   ready.catch((e) => { status.textContent = `Search is unavailable (${e.code ?? e.name}).`; });
 
   let seq = 0; // the latest query's number: a slower, older search never overwrites a newer one
   let timer = 0; // the keyword search while typing
   let refine = 0; // the full search once typing pauses
 
-  function render(query, results) {
+  /** Shows `results`; `refining`: later stages (semantic, graph) are still running. */
+  function render(site, query, results, refining = false) {
     list.replaceChildren(...results.map((r) => {
       const li = el(doc, 'li', 'webrag-ui-result',
-        link(doc, r.url, 'webrag-ui-title', r.title || r.url || '(untitled)'),
+        link(doc, site.link(r.url), 'webrag-ui-title', r.title || r.url || '(untitled)'),
         trail(r.title, r.heading) ? el(doc, 'p', 'webrag-ui-heading', trail(r.title, r.heading)) : null,
         marked(doc, r.excerpt, r.highlights));
       if (r.sections?.length) {
         li.append(el(doc, 'ul', 'webrag-ui-sections', ...r.sections.map((s) => el(doc, 'li', '',
-          link(doc, s.section, 'webrag-ui-section-link', s.heading || r.title || '(section)'),
+          link(doc, site.link(s.section), 'webrag-ui-section-link', s.heading || r.title || '(section)'),
           marked(doc, s.excerpt, s.highlights)))));
       }
       return li;
     }));
     const n = results.length;
-    status.textContent = n ? `${n} result${n === 1 ? '' : 's'} for “${query}”` : `No results for “${query}”`;
+    status.textContent = (n ? `${n} result${n === 1 ? '' : 's'} for “${query}”` : `No results for “${query}”`) + (refining ? ' · refining…' : '');
+    busy(refining);
+  }
+
+  /** The "refining…" state: `aria-busy` on the results and a class to style them by. */
+  function busy(on) {
+    list.setAttribute('aria-busy', String(on));
+    root.classList.toggle('webrag-ui-refining', on);
+  }
+
+  /** Keeps the query in the address (`?{param}=`, replaced, not pushed), so Back to this page restores it. */
+  function remember(query) {
+    const win = doc.defaultView;
+    if (!param || !win?.history?.replaceState) return;
+    try {
+      const u = new URL(win.location.href);
+      if ((u.searchParams.get(param) ?? '') === query) return;
+      if (query) u.searchParams.set(param, query);
+      else u.searchParams.delete(param);
+      win.history.replaceState(win.history.state, '', u.href);
+    } catch { /* an opaque or sandboxed document: the address stays as it is */ }
   }
 
   async function search(query, typing = false) {
@@ -174,16 +205,18 @@ export function mountSearch(target, opts = {}) {
     clearTimeout(timer);
     if (!typing) clearTimeout(refine);
     const q = query.trim();
-    if (!q) { list.replaceChildren(); status.textContent = ''; return []; }
+    remember(q);
+    if (!q) { list.replaceChildren(); status.textContent = ''; busy(false); return []; }
     let site;
     try { site = await ready; } catch { return []; }
-    const onProgress = ({ results }) => { if (mine === seq) render(q, results); };
+    // A stage before the last: the later ones are still running.
+    const onProgress = ({ results }) => { if (mine === seq) render(site, q, results, !typing); };
     try {
       const { results } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, onProgress });
-      if (mine === seq) render(q, results);
+      if (mine === seq) render(site, q, results);
       return results;
     } catch (e) {
-      if (mine === seq) status.textContent = `Search failed (${e.code ?? e.name}).`;
+      if (mine === seq) { status.textContent = `Search failed (${e.code ?? e.name}).`; busy(false); }
       return [];
     }
   }
@@ -224,6 +257,10 @@ export function mountSearch(target, opts = {}) {
   input.addEventListener('input', onInput);
   form.addEventListener('submit', onSubmit);
   root.addEventListener('keydown', onKey);
+  // A query kept in the address (Back from a result, a shared link): searched at once.
+  let kept = '';
+  try { kept = param ? new URL(doc.defaultView?.location?.href ?? '').searchParams.get(param) ?? '' : ''; } catch { /* no address */ }
+  if (kept.trim()) { input.value = kept; search(kept); }
 
   return {
     input,
