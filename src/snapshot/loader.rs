@@ -108,6 +108,7 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
         "`'page'`: each retriever's chunks become pages, the page lists are fused (RRF), and a result is a page's best chunk with its other matching `sections`; `'chunk'`: chunks",
     ),
     Doc::new("sections", Value::Number(SECTIONS), "chunks a page result shows: its best and up to `sections` − 1 other matching sections"),
+    TYPOS,
     Doc::new(
         "onKeyword",
         Value::Other { ts: "(results: StaticResult[]) => void", default: "none", accepts: "a function" },
@@ -115,14 +116,22 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     ),
     Doc::new(
         "onProgress",
-        Value::Other { ts: "(p: { stage: SearchStage; results: StaticResult[] }) => void", default: "none", accepts: "a function" },
+        Value::Other { ts: "(p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void", default: "none", accepts: "a function" },
         "called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far",
     ),
 ];
 
+/// Typo tolerance, an option of `search` and `keyword`.
+const TYPOS: Doc = Doc::new(
+    "typos",
+    Value::Flag(true),
+    "a query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used",
+);
+
 /// `keyword`'s options.
 pub const KEYWORD_OPTIONS: &[Doc] = &[
     Doc::new("k", Value::Number(K), "hits"),
+    TYPOS,
     Doc::new(
         "prefix",
         Value::Other { ts: "boolean", default: "the query ends in a letter or digit", accepts: "`true`, `false`" },

@@ -350,6 +350,48 @@ test('a site served under a sub-path links to its own pages; its search page and
   assert.equal(JSON.parse(readFileSync(join(DIR, 'webrag/manifest.json'), 'utf8')).siteRoot, '../', 'a refused build leaves the snapshot as it was');
 });
 
+test('a misspelled word finds the pages of its nearest vocabulary words, below exact matches, and says which', { timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-site-typos');
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
+  const pageHtml = (title, body) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${body}</p></main></body></html>`;
+  writeFileSync(join(DIR, 'descaling.html'), pageHtml('Descaling', 'Descaling the kettle with vinegar keeps the element clean.'));
+  writeFileSync(join(DIR, 'filters.html'), pageHtml('Filters', 'The limescale filter sits in the spout of the kettle.'));
+  writeFileSync(join(DIR, 'warranty.html'), pageHtml('Warranty', 'The warranty covers the heating element for two years.'));
+  writeFileSync(join(DIR, 'vinegars.html'), pageHtml('Vinegars', 'Which vinegar to buy for cleaning.'));
+  execFileSync(...cli(['index', DIR, '--out', join(DIR, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'pipe' });
+  const fetched = [];
+  const fsFetch = async (u) => { fetched.push(new URL(u).pathname); try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
+  const site = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false });
+  const urls = (r) => r.results.map((x) => x.url);
+  // One edit in a word of 4-7 letters (a swap counts one), two in a longer one.
+  const one = await site.search('warrnaty', { mode: 'keyword' });
+  assert.deepEqual(urls(one), ['/warranty.html']);
+  assert.deepEqual(one.corrections, { warrnaty: ['warranty'] });
+  const two = await site.search('descalling kettel', { mode: 'keyword' });
+  assert.deepEqual(two.corrections, { descalling: ['descaling'], kettel: ['kettle'] });
+  assert.equal(urls(two)[0], '/descaling.html', 'the page with both corrected words first');
+  // Below exact matches: the page naming "vinegar" as typed ranks above one found through a correction.
+  const mixed = await site.search('vinegar elemnt', { mode: 'keyword' });
+  assert.deepEqual(mixed.corrections, { elemnt: ['element'] });
+  assert.deepEqual(urls(mixed).slice(0, 2), ['/descaling.html', '/vinegars.html'], 'both words (one corrected), then the exact word alone');
+  assert.ok(urls(mixed).indexOf('/warranty.html') > urls(mixed).indexOf('/vinegars.html'), 'a correction alone ranks below the exact word');
+  // No correction beyond the budget, for short words, or with typos: false; nothing for a word that is found.
+  const far = await site.search('wxrrnxty', { mode: 'keyword' });
+  assert.deepEqual([urls(far), far.corrections], [[], {}], 'three edits in an 8-letter word');
+  assert.deepEqual((await site.search('spuot', { mode: 'keyword' })).corrections, { spuot: ['spout'] });
+  assert.deepEqual((await site.search('tha', { mode: 'keyword' })).corrections, {}, 'a 3-letter word is not corrected');
+  const off = await site.search('warrnaty', { mode: 'keyword', typos: false });
+  assert.deepEqual([urls(off), off.corrections], [[], {}]);
+  assert.deepEqual((await site.search('warranty', { mode: 'keyword' })).corrections, {});
+  await assert.rejects(site.search('warrnaty', { typos: 'yes' }), (e) => e instanceof RangeError && /typos/.test(e.message));
+  // Bounded reads: the words index and at most three blocks per corrected word.
+  fetched.length = 0;
+  const fresh = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false });
+  await fresh.keyword('warrnaty');
+  assert.ok(fetched.filter((f) => /\/w\/\d+-/.test(f)).length <= 3, fetched.join(' '));
+});
+
 test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000, skip: NO_SITE }, async () => {
   // The pages file gives every page's chunk count; they sum to the chunks.
   const pb = gunzipSync(readFileSync(join(SITE, 'webrag', manifest.pages)));

@@ -5,7 +5,10 @@
 //             (tests/site/gen-crud-site.mjs; its snapshot built with the model: vectors + graph);
 //   question: the HotpotQA and MuSiQue questions (../shared/data, train100) over sites made of
 //             their passage pools, one page per passage; a question's relevant pages are its
-//             gold passages (2 for HotpotQA, 2–4 for MuSiQue).
+//             gold passages (2 for HotpotQA, 2–4 for MuSiQue);
+//   docs:     (only when asked: --kinds docs) the documentation site of gen-docs-site.mjs (three
+//             mdBook books, English) with eval-stages.mjs's queries (docs-queries.mjs): 200
+//             known-item section headings and the natural questions.
 // For each query: webrag keyword (BM25), semantic (the int8 IVF lists), graph (PGR from the
 // pages of the fused keyword + semantic results, as the page's third stage seeds it), fused (the
 // staged hybrid search's final results) and Pagefind; results are pages. Printed per kind and
@@ -14,7 +17,12 @@
 // model (`webrag quantize`), as a site would serve it; `--query-model f32` uses the full model.
 //
 //   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32] [--vectors chunks|static]
-//                                  [--kinds headline,question] [--dump PREFIX]
+//                                  [--kinds headline,question] [--dump PREFIX] [--typos SEED]
+//
+// --typos SEED: every query gets one random edit (a PRNG seeded with SEED, printed): a letter
+// deleted, inserted, replaced or swapped with its neighbour, in a word of 4+ letters when the
+// query has one (a CJK query: at any character), the queries typed with a slip; the table then
+// also counts the queries webrag answered through a correction (`corrections`).
 //
 // Another model: WEBRAG_MODEL=DIR WEBRAG_MODEL_ID=ID (e.g. .models/m3e-small and
 // moka-ai/m3e-small, a Chinese BERT) builds and ranks its own sites (target/rank-*-<folder>).
@@ -28,6 +36,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { basename, join, relative, resolve } from 'node:path';
 import { ROOT, startServer, launch } from '../e2e/harness.mjs';
 import { passageSet } from './question-sets.mjs';
+import { docsQueries } from './docs-queries.mjs';
 
 const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
@@ -45,6 +54,50 @@ const MODEL_TAG = resolve(MODEL) === DEFAULT_MODEL ? '' : `-${basename(resolve(M
 const TAG = MODEL_TAG + (STATIC ? '-static' : '');
 if (MODEL_TAG && !process.env.WEBRAG_MODEL_ID) throw new Error('WEBRAG_MODEL names another model: set WEBRAG_MODEL_ID to its id');
 const KINDS = opt('--kinds', 'headline,question').split(',');
+const TYPO_SEED = opt('--typos', null);
+
+/** A PRNG (mulberry32) from `seed`: floats in [0, 1). */
+function prng(seed) {
+  let a = Number(seed) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * `q` with one edit (`rand`: the PRNG): in a word of 4+ letters when there is one, else at any
+ * character; delete, insert (a letter of the word), replace (a nearby letter), or swap with the
+ * next character.
+ */
+function misspell(q, rand) {
+  const chars = [...q];
+  const words = [...q.matchAll(/\p{L}{4,}/gu)].filter((m) => !/\p{Script=Han}/u.test(m[0]));
+  const pick = (n) => Math.floor(rand() * n);
+  let from = 0;
+  let len = chars.length;
+  if (words.length) {
+    const w = words[pick(words.length)];
+    from = [...q.slice(0, w.index)].length;
+    len = [...w[0]].length;
+  }
+  if (len < 2) return q;
+  const i = from + pick(len - 1);
+  const kind = pick(4);
+  const letters = chars.slice(from, from + len);
+  if (kind === 0) chars.splice(i, 1);
+  else if (kind === 1) chars.splice(i, 0, letters[pick(letters.length)]);
+  else if (kind === 2) {
+    const c = chars[i];
+    const code = c.codePointAt(0);
+    chars[i] = /[a-z]/.test(c) ? String.fromCharCode(97 + ((code - 97 + 1 + pick(25)) % 26)) : /[A-Z]/.test(c) ? String.fromCharCode(65 + ((code - 65 + 1 + pick(25)) % 26)) : letters[(letters.indexOf(c) + 1) % letters.length];
+    if (chars[i] === c) chars.splice(i, 1);
+  } else [chars[i], chars[i + 1]] = [chars[i + 1], chars[i]];
+  const out = chars.join('');
+  return out === q ? chars.toSpliced(i, 1).join('') : out;
+}
 // --dump PREFIX: every query's ranked pages per system, as PREFIX.<kind>.<site>.json.
 const DUMP = opt('--dump', null);
 const env = { ...process.env, WEBRAG_MODEL: MODEL };
@@ -101,6 +154,15 @@ function passageSite(name, passages) {
   index(dir);
   return dir;
 }
+// Site 4 (--kinds docs): the documentation site.
+let docs = null;
+let docsSets = { 'known-item': [], natural: [] };
+if (KINDS.includes('docs')) {
+  docs = join(ROOT, `target/rank-docs${TAG}`);
+  if (!existsSync(join(docs, 'cargo/index.html'))) execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-docs-site.mjs'), docs], { stdio: 'inherit' });
+  index(docs);
+  docsSets = docsQueries(docs, join(docs, 'webrag'));
+}
 const QUESTIONS = KINDS.includes('question');
 const hp = passageSet('hotpotqa');
 const hotpot = QUESTIONS ? passageSite('hotpotqa', hp.passages) : null;
@@ -134,7 +196,13 @@ async function run(dir, queries) {
     const urls = (rs) => [...new Set(rs.map((r) => path(r.url)))].slice(0, 10);
     const out = [];
     for (const q of qs) {
-      const keyword = urls((await site.search(q, { k: 10, mode: 'keyword' })).results);
+      const kw = await site.search(q, { k: 10, mode: 'keyword' });
+      const keyword = urls(kw.results);
+      const corrected = Object.keys(kw.corrections ?? {}).length > 0;
+      // A visitor's first query (a fresh loader: manifest and every shard it reads), with and
+      // without typo tolerance.
+      const cold = async (typos) => { const c = await StaticSearch.open(`${base}/webrag/`, { offline: false }); await c.search(q, { k: 10, mode: 'keyword', typos }); return c.transferred.bytes; };
+      const keywordBytes = [await cold(true), await cold(false)];
       const semantic = urls((await site.search(q, { k: 10, mode: 'semantic' })).results);
       let first = [];
       const fused = urls((await site.search(q, { k: 10, onProgress: ({ stage, results }) => { if (stage === 'semantic') first = results; } })).results);
@@ -144,21 +212,32 @@ async function run(dir, queries) {
       const graph = urls(await site.fragments(g.hits.map((h) => h.chunk)));
       const s = await pf.search(q);
       const pagefind = (await Promise.all(s.results.slice(0, 10).map((r) => r.data()))).map((d) => path(d.url).replace(/\/$/, ''));
-      out.push({ keyword, semantic, graph, fused, pagefind });
+      out.push({ keyword, semantic, graph, fused, pagefind, corrected, keywordBytes });
     }
     return out;
   }, [base, queries.map((q) => q.q)]);
 }
 
+if (TYPO_SEED !== null) {
+  const rand = prng(TYPO_SEED);
+  for (const qs of [headline, hpQuestions, muQuestions, docsSets['known-item'], docsSets.natural]) for (const q of qs) q.q = misspell(q.q, rand);
+  console.log(`--typos ${TYPO_SEED}: one edit per query, e.g. ${[headline[0], hpQuestions[0], docsSets['known-item'][0]].filter(Boolean).map((q) => JSON.stringify(q.q)).join(', ')}`);
+}
+
 const SYSTEMS = ['keyword', 'semantic', 'graph', 'fused', 'pagefind'];
 const scores = {};
-const KIND_SETS = { headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]] };
-for (const [kind, sets] of Object.entries(KIND_SETS).filter(([k]) => KINDS.includes(k))) {
+const KIND_SETS = { headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]], 'docs known-item': [[docs, docsSets['known-item']]], 'docs natural': [[docs, docsSets.natural]] };
+const wanted = (kind) => KINDS.includes(kind.split(' ')[0]);
+for (const [kind, sets] of Object.entries(KIND_SETS).filter(([k]) => wanted(k))) {
   scores[kind] = Object.fromEntries(SYSTEMS.map((s) => [s, { top1: 0, mrr: 0, ndcg: 0, n: 0, empty: 0 }]));
+  scores[kind].corrected = 0;
+  scores[kind].bytes = [];
   for (const [dir, qs] of sets) {
     const t0 = performance.now();
     const ranked = await run(dir, qs);
-    if (DUMP) writeFileSync(`${DUMP}.${kind}.${basename(dir)}.json`, JSON.stringify(qs.map((q, i) => ({ ...q, ...ranked[i] }))));
+    scores[kind].corrected += ranked.filter((r) => r.corrected).length;
+    scores[kind].bytes.push(...ranked.map((r) => r.keywordBytes));
+    if (DUMP) writeFileSync(`${DUMP}.${kind.replace(' ', '-')}.${basename(dir)}.json`, JSON.stringify(qs.map((q, i) => ({ ...q, ...ranked[i] }))));
     console.log(`${relative(ROOT, dir)}: ${qs.length} ${kind} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     for (const [i, { relevant }] of qs.entries()) {
       for (const s of SYSTEMS) {
@@ -183,7 +262,7 @@ await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
 console.log(`
-ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hp.passages.length} and ${mu.passages.length} pages)
+ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}${TYPO_SEED === null ? '' : `; one random edit per query, --typos ${TYPO_SEED}`}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hp.passages.length} and ${mu.passages.length} pages)${docs ? `; docs: ${relative(ROOT, docs)}, ${docsSets['known-item'].length} known-item headings and ${docsSets.natural.length} natural questions` : ''}
 | kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
 |---|---|---|---|---|---|---|`);
 for (const [kind, by] of Object.entries(scores)) {
@@ -192,4 +271,8 @@ for (const [kind, by] of Object.entries(scores)) {
     const name = s === 'pagefind' ? `Pagefind ${pfVersion}` : `webrag ${s}`;
     console.log(`| ${kind} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${(m.ndcg / m.n).toFixed(3)} | ${m.n} | ${m.empty} |`);
   }
+}
+const median = (xs) => { const v = [...xs].sort((a, b) => a - b); return v[v.length >> 1]; };
+for (const [kind, by] of Object.entries(scores)) {
+  console.log(`${kind}: webrag keyword answered ${by.corrected} of ${by.keyword.n} queries through a correction (typo tolerance); a first keyword query's bytes, median: ${median(by.bytes.map((b) => b[0]))} with typo tolerance, ${median(by.bytes.map((b) => b[1]))} without (typos: false); the largest: ${Math.max(...by.bytes.map((b) => b[0]))} and ${Math.max(...by.bytes.map((b) => b[1]))}`);
 }

@@ -15,10 +15,11 @@
 //
 //   node tests/site/eval-stages.mjs [<site> [<snapshot>]] [--set docs|hotpotqa|musique] [--queries N]
 //                                   [--modes keyword,semantic,hybrid] [--by-dir]
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StaticSearch } from '../../src/web/js/static.js';
 import { passageSet } from './question-sets.mjs';
+import { docsQueries } from './docs-queries.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -29,39 +30,7 @@ const SNAP = resolve(positional[1] ?? join(SITE, 'webrag'));
 const N = Number(opt('--queries', 200));
 const MODES = opt('--modes', 'keyword,semantic,hybrid').split(',');
 
-const kinds = SET === 'docs' ? docsQueries() : { question: passageSet(SET).questions };
-
-function docsQueries() {
-  const pages = [];
-  const walk = (dir) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (p === SNAP) continue;
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.html?$/.test(name)) pages.push(p);
-    }
-  };
-  walk(SITE);
-  const urlOf = (p) => `/${p.slice(SITE.length + 1)}`.replace(/\/index\.html?$/, '/');
-  const text = (html) => html.replace(/<[^>]*>/g, '').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/\s+/g, ' ').trim();
-  const headings = [];
-  for (const p of pages) {
-    const html = readFileSync(p, 'utf8');
-    if (/<meta name="robots" content="noindex"/.test(html)) continue;
-    for (const m of html.matchAll(/<h[23][^>]*>([\s\S]*?)<\/h[23]>/g)) {
-      const q = text(m[1]);
-      if (q.length >= 4) headings.push({ q, relevant: [urlOf(p)] });
-    }
-  }
-  // A heading that names sections on several pages ("Examples", "Syntax") identifies no item.
-  const pagesOf = new Map();
-  for (const h of headings) pagesOf.set(h.q, new Set([...(pagesOf.get(h.q) ?? []), h.relevant[0]]));
-  headings.splice(0, headings.length, ...headings.filter((h) => pagesOf.get(h.q).size === 1));
-  return {
-    'known-item': Array.from({ length: Math.min(N, headings.length) }, (_, i) => headings[Math.floor((i + 0.5) * headings.length / Math.min(N, headings.length))]),
-    natural: JSON.parse(readFileSync(new URL('./docs-questions.json', import.meta.url), 'utf8')).map(([q, relevant]) => ({ q, relevant })),
-  };
-}
+const kinds = SET === 'docs' ? docsQueries(SITE, SNAP, N) : { question: passageSet(SET).questions };
 
 let read = 0;
 const byDir = new Map();

@@ -284,6 +284,44 @@ export function begins(qterms, tterms, { prefixLast = false } = {}) {
 }
 
 /**
+ * The edit distance of `a` and `b` (strings, by code point): insertions, deletions,
+ * substitutions and swaps of two neighbours (optimal string alignment) count 1; `max + 1` as soon
+ * as it is over `max` (rows stop early, so a candidate costs O(len · max) at most).
+ */
+export function editDistance(a, b, max) {
+  const x = [...a];
+  const y = [...b];
+  if (Math.abs(x.length - y.length) > max) return max + 1;
+  let before = null;
+  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = [i];
+    let least = i;
+    for (let j = 1; j <= y.length; j++) {
+      let v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, before[j - 2] + 1);
+      cur.push(v);
+      least = Math.min(least, v);
+    }
+    if (least > max) return max + 1;
+    before = prev;
+    prev = cur;
+  }
+  return Math.min(prev[y.length], max + 1);
+}
+
+/**
+ * The edits a query word may be from a vocabulary word and still match it (typo tolerance): 0
+ * under 4 characters, over 32 (so a candidate costs at most 34 × 34 cells), for numbers and CJK;
+ * 1 for 4 to 7 characters; 2 for 8 to 32.
+ */
+export function typoBudget(term) {
+  const n = [...term].length;
+  if (n < 4 || n > 32 || /^\p{N}+$/u.test(term) || isCjk(term.codePointAt(0))) return 0;
+  return n <= 7 ? 1 : 2;
+}
+
+/**
  * A link to a section of a page: the page URL with a text fragment (`#:~:text=`, the URL
  * Fragment Text Directives spec: the browser scrolls to the text and marks it) of the section's
  * own heading — the last part of `heading` — or the page URL when the chunk has none. Browsers

@@ -398,13 +398,15 @@ export interface StaticSearchOptions {
   /** Retrievers. Default `'hybrid'`. */ mode?: StaticMode;
   /** `'page'`: each retriever's chunks become pages, the page lists are fused (RRF), and a result is a page's best chunk with its other matching `sections`; `'chunk'`: chunks. Default `'page'`. */ group?: StaticGrouping;
   /** Chunks a page result shows: its best and up to `sections` − 1 other matching sections. Default 3; 1..=20. */ sections?: number;
+  /** A query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used. Default true. */ typos?: boolean;
   /** Called with the keyword stage's results as soon as they are ready. Default none. */ onKeyword?: (results: StaticResult[]) => void;
-  /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[] }) => void;
+  /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void;
 }
 
 /** The options of `keyword(query, options?)`. */
 export interface KeywordOptions {
   /** Hits. Default 10; 1..=1000. */ k?: number;
+  /** A query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used. Default true. */ typos?: boolean;
   /** The last word (2+ characters, not CJK) also matches its `completions`; a chunk takes its best of them. Default the query ends in a letter or digit. */ prefix?: boolean;
 }
 
@@ -519,7 +521,14 @@ export class StaticSearch {
    * BM25. With `prefix` (default: the query ends in a letter or digit) the last word, 2+
    * characters and not CJK, also matches its completions; a chunk takes its best of them.
    */
-  keyword(query: string, opts?: KeywordOptions): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
+  keyword(query: string, opts?: KeywordOptions): Promise<{ hits: StaticHit[]; errors: SnapshotError[]; corrections: Corrections }>;
+  /**
+   * The vocabulary's nearest words to `term` (a query word with no postings): within 1 edit for
+   * 4–7 letters, 2 for 8–32 (`typoBudget`; none otherwise, for numbers and CJK), the
+   * fewest edits then the most frequent, at most 3, from the words block where `term` sorts and
+   * its neighbours.
+   */
+  corrections(term: string): Promise<{ term: string; edits: number }[]>;
   semantic(vector: number[] | Float32Array, opts?: SemanticOptions): Promise<{ hits: StaticHit[]; errors: SnapshotError[] }>;
   /**
    * PGR over the mind maps of `seedPages` (the first `seedTopics`) and their neighbours (up to
@@ -533,7 +542,20 @@ export class StaticSearch {
    * 'graph', each the RRF fusion so far; `onKeyword` gets the first stage. Resolves to the last.
    * `group: 'page'` (default): `k` pages, each its best chunk with up to `sections` − 1 (default
    * 3 − 1) other matching sections; the retrievers' page lists are fused (RRF). `'chunk'`: `k` chunks.
-   * The query is read up to `MAX_QUERY_CHARS` (1,024 UTF-16 code units).
+   * The query is read up to `MAX_QUERY_CHARS` (1,024 UTF-16 code units). With `typos` (default
+   * true) a word with no postings matches its `corrections`, below exact matches; `corrections`
+   * says which.
    */
-  search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[] }>;
+  search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[]; corrections: Corrections }>;
 }
+
+/** A query's misspelled words (analyzed terms with no postings) → the vocabulary words searched instead. */
+export type Corrections = Record<string, string[]>;
+
+/** The edit distance (optimal string alignment) of `a` and `b` by code point, or `max + 1` once over `max`. */
+export function editDistance(a: string, b: string, max: number): number;
+/** The edits a query word may be from a vocabulary word (0 under 4 characters, over 32, for numbers and CJK; 1 up to 7; 2 for 8 to 32). */
+export function typoBudget(term: string): number;
+/** Corrections a misspelled word matches at most (3), and misspelled words a query corrects (4). */
+export const MAX_CORRECTIONS: number;
+export const MAX_TYPO_WORDS: number;

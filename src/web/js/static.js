@@ -14,11 +14,11 @@
 // is reported in `errors` and the other shards' results stand.
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
-import { analyze, analyzeQuery, clipQuery, fnv1a, highlight, isCjk, option, phrase, sectionUrl, MAX_QUERY_CHARS } from './static-text.js';
+import { analyze, analyzeQuery, clipQuery, editDistance, fnv1a, highlight, isCjk, option, phrase, sectionUrl, typoBudget, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
 import { capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 
-export { analyze, analyzeQuery, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, MAX_QUERY_CHARS };
+export { analyze, analyzeQuery, editDistance, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, typoBudget, MAX_QUERY_CHARS };
 
 /** The first `k` of `sorted` hits, cut per page when `perPage` (`{pageOf, max}`) is given. */
 const cut = (sorted, k, perPage) => (perPage ? capPerPage(sorted, k, perPage.pageOf, perPage.max) : sorted.slice(0, k));
@@ -235,6 +235,17 @@ export function safeUrl(u) {
     const p = new URL(u, 'https://relative.invalid/');
     return p.protocol === 'http:' || p.protocol === 'https:' ? u : null;
   } catch { return null; }
+}
+
+/** Corrections a misspelled query word matches at most, and misspelled words a query corrects. */
+export const MAX_CORRECTIONS = 3;
+export const MAX_TYPO_WORDS = 4;
+
+/** `typos`: a boolean, default true; otherwise a `RangeError` naming it. */
+function typoOption(typos) {
+  if (typos === undefined) return true;
+  if (typeof typos !== 'boolean') throw new RangeError(`webrag/static: option typos must be true or false (got ${typeof typos === 'string' ? `'${typos}'` : String(typos)})`);
+  return typos;
 }
 
 /**
@@ -495,38 +506,76 @@ export class StaticSearch {
    */
   async completions(prefix, { max } = {}) {
     max = option('max', max);
-    const w = this.manifest.words;
-    if (!w?.blocks || !prefix) return [];
-    const index = await this.#json(w.index);
-    const firsts = Array.isArray(index?.first) ? index.first : [];
-    const key = utf8(prefix);
+    if (!this.manifest.words?.blocks || !prefix) return [];
     // The last block whose first term sorts at or before the prefix, and the next one (a
     // prefix's terms may begin a block).
-    let lo = 0;
-    let hi = firsts.length - 1;
-    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (cmpBytes(utf8(String(firsts[mid])), key) <= 0) lo = mid; else hi = mid - 1; }
     const found = [];
-    for (let b = lo; b < Math.min(lo + 2, w.blocks); b++) {
-      const block = await this.#json(await this.shardName('words', b));
-      for (const row of Array.isArray(block?.w) ? block.w : []) {
-        if (Array.isArray(row) && typeof row[0] === 'string' && row[0] !== prefix && row[0].startsWith(prefix)) found.push([row[0], Number(row[1]) || 0]);
-      }
-    }
+    for (const [t, df] of await this.#wordsAround(prefix, 0, 1)) if (t !== prefix && t.startsWith(prefix)) found.push([t, df]);
     return found.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max).map(([t]) => t);
   }
 
   /**
-   * BM25 over the terms' shards: `{hits: [{chunk, score}], errors}`. While the last word is
-   * being typed (`prefix`, default: the query ends in a letter or digit) and has 2 characters or
-   * more, it also matches its completions (`completions`): a chunk scores its best of the word
-   * and its completions.
+   * The vocabulary's `[term, df]` rows in the block where `term` sorts (the last whose first
+   * term sorts at or before it), `before` blocks before it and `after` after it.
    */
-  async keyword(query, { k, prefix } = {}) {
-    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query));
+  async #wordsAround(term, before, after) {
+    const w = this.manifest.words;
+    if (!w?.blocks) return [];
+    const index = await this.#json(w.index);
+    const firsts = Array.isArray(index?.first) ? index.first : [];
+    const key = utf8(term);
+    let lo = 0;
+    let hi = firsts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (cmpBytes(utf8(String(firsts[mid])), key) <= 0) lo = mid; else hi = mid - 1; }
+    const rows = [];
+    for (let b = Math.max(0, lo - before); b < Math.min(lo + after + 1, w.blocks); b++) {
+      const block = await this.#json(await this.shardName('words', b));
+      for (const row of Array.isArray(block?.w) ? block.w : []) {
+        if (Array.isArray(row) && typeof row[0] === 'string') rows.push([row[0], Number(row[1]) || 0]);
+      }
+    }
+    return rows;
   }
 
-  /** `perPage`: `{pageOf, max}` to cut the hits as `capPerPage` does (a page search's lists). */
-  async #keyword(query, k, prefix, perPage) {
+  /**
+   * The vocabulary's nearest words to `term`, a query word with no postings (typo tolerance):
+   * those within its `typoBudget` of edits, fewest edits first, then the most frequent; at most
+   * `MAX_CORRECTIONS`, from the blocks around where it sorts (the one before, its own and the
+   * next: a bounded read, where a word differing in its first letters is not looked for).
+   * `[{term, edits}]`.
+   */
+  async corrections(term) {
+    const budget = typoBudget(term);
+    if (!budget) return [];
+    const near = [];
+    for (const [t, df] of await this.#wordsAround(term, 1, 1)) {
+      if (t === term) continue;
+      const edits = editDistance(term, t, budget);
+      if (edits <= budget) near.push([t, df, edits]);
+    }
+    near.sort((a, b) => a[2] - b[2] || b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const fewest = near[0]?.[2];
+    return near.filter((n) => n[2] === fewest).slice(0, MAX_CORRECTIONS).map(([t, , edits]) => ({ term: t, edits }));
+  }
+
+  /**
+   * BM25 over the terms' shards: `{hits: [{chunk, score}], errors, corrections}`. While the last
+   * word is being typed (`prefix`, default: the query ends in a letter or digit) and has 2
+   * characters or more, it also matches its completions (`completions`): a chunk scores its best
+   * of the word and its completions. With `typos` (default true), a word with no postings
+   * matches its `corrections` (see `search`).
+   */
+  async keyword(query, { k, prefix, typos } = {}) {
+    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), undefined, typoOption(typos));
+  }
+
+  /**
+   * `perPage`: `{pageOf, max}` to cut the hits as `capPerPage` does (a page search's lists).
+   * `typos`: a query word with no postings matches its `corrections`, a chunk taking its best of
+   * them at `1 / (1 + edits)` of an exact match's score (so below the pages that match the
+   * query's words as typed); `corrections` in the result maps each such word to the words used.
+   */
+  async #keyword(query, k, prefix, perPage, typos = true) {
     const m = this.manifest;
     const all = analyzeQuery(query);
     const terms = [...new Set(all)];
@@ -539,37 +588,65 @@ export class StaticSearch {
     if (prefix && last && !isCjk(last.codePointAt(0)) && [...last].length >= 2) {
       try { group = (await this.completions(last)).filter((t) => !terms.includes(t)); } catch (e) { errors.push(asSnapshotError(e)); }
     }
-    const byShard = new Map();
-    for (const t of [...terms, ...group]) {
-      const s = fnv1a(t) % m.terms.shards;
-      byShard.set(s, [...(byShard.get(s) ?? []), t]);
-    }
     const scores = new Map();
-    const typed = new Map(); // chunk → best score of the word being typed or a completion
     const n = m.chunks;
     const k1 = m.bm25.k1;
-    await Promise.all([...byShard].map(async ([s, ts]) => {
-      let shard;
-      try { shard = await this.#json(await this.shardName('terms', s)); } catch (e) { errors.push(asSnapshotError(e)); return; }
+    // Each term's postings, read shard by shard: `visit(term, chunk, score)` for each; the
+    // terms whose shard was read and holds no postings for them.
+    const read = async (ts, visit) => {
+      const byShard = new Map();
       for (const t of ts) {
-        const list = shard.t?.[t];
-        if (!list) continue;
-        const df = list[0];
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        const inGroup = group.length > 0 && (t === last || group.includes(t));
-        let c = 0;
-        for (let i = 1; i + 1 < list.length; i += 2) {
-          c += list[i];
-          const sc = idf * (list[i + 1] / 255) * (k1 + 1);
-          if (inGroup) typed.set(c, Math.max(typed.get(c) ?? 0, sc));
-          else scores.set(c, (scores.get(c) ?? 0) + sc);
-        }
+        const s = fnv1a(t) % m.terms.shards;
+        byShard.set(s, [...(byShard.get(s) ?? []), t]);
       }
-    }));
-    for (const [c, sc] of typed) scores.set(c, (scores.get(c) ?? 0) + sc);
+      const missing = [];
+      await Promise.all([...byShard].map(async ([s, group]) => {
+        let shard;
+        try { shard = await this.#json(await this.shardName('terms', s)); } catch (e) { errors.push(asSnapshotError(e)); return; }
+        for (const t of group) {
+          const list = shard.t?.[t];
+          if (!list) { missing.push(t); continue; }
+          const df = list[0];
+          const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+          let c = 0;
+          for (let i = 1; i + 1 < list.length; i += 2) {
+            c += list[i];
+            visit(t, c, idf * (list[i + 1] / 255) * (k1 + 1));
+          }
+        }
+      }));
+      return missing;
+    };
+    // `groups`: chunk → its best score within each group of alternatives (the word being typed
+    // and its completions; a misspelled word's corrections), added to its score once.
+    const best = (into, c, sc) => into.set(c, Math.max(into.get(c) ?? 0, sc));
+    const typed = new Map();
+    const missing = await read([...terms, ...group], (t, c, sc) => {
+      if (group.length > 0 && (t === last || group.includes(t))) best(typed, c, sc);
+      else scores.set(c, (scores.get(c) ?? 0) + sc);
+    });
+    const add = (g) => { for (const [c, sc] of g) scores.set(c, (scores.get(c) ?? 0) + sc); };
+    add(typed);
+    // Typo tolerance: the words with no postings (the word being typed too, when no completion
+    // has any), in query order, at most MAX_TYPO_WORDS of them.
+    const corrections = {};
+    if (typos && m.words?.blocks) {
+      const wrong = terms.filter((t) => missing.includes(t) && !(t === last && group.length > 0) && typoBudget(t) > 0).slice(0, MAX_TYPO_WORDS);
+      const found = await Promise.all(wrong.map(async (t) => {
+        try { return [t, await this.corrections(t)]; } catch (e) { errors.push(asSnapshotError(e)); return [t, []]; }
+      }));
+      const fixes = new Map(); // correction → [its groups' scores, 1 / (1 + edits)]
+      for (const [t, near] of found.filter(([, near]) => near.length > 0)) {
+        corrections[t] = near.map((c) => c.term);
+        const g = new Map();
+        for (const c of near) fixes.set(c.term, [...(fixes.get(c.term) ?? []), [g, 1 / (1 + c.edits)]]);
+      }
+      await read([...fixes.keys()], (t, c, sc) => { for (const [g, w] of fixes.get(t)) best(g, c, sc * w); });
+      for (const g of new Set([...fixes.values()].flat().map(([g]) => g))) add(g);
+    }
     const sorted = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
     const hits = cut(sorted, k, perPage).map(([chunk, score]) => ({ chunk, score }));
-    return { hits, errors };
+    return { hits, errors, corrections };
   }
 
   /** Cosine over the int8 IVF lists nearest the query vector: `{hits: [{chunk, score}], errors}`. */
@@ -726,10 +803,14 @@ export class StaticSearch {
    * results})` is called with 'keyword' as soon as the keyword results are ready, then
    * 'semantic' (keyword + semantic), then 'graph' (all three, when the snapshot has a graph);
    * `onKeyword(results)` is the first stage alone. Resolves to the last stage's `{results,
-   * errors}`; results whose fragment file fails are left out (their error is in `errors`).
+   * errors, corrections}`; results whose fragment file fails are left out (their error is in
+   * `errors`). With `typos` (default true) a query word with no postings matches its nearest
+   * vocabulary words (`corrections(word)`), each at `1 / (1 + edits)` of an exact match's score;
+   * `corrections` maps each such word to the words searched instead (also in `onProgress`).
    */
-  async search(query, { k, mode, group, sections, onKeyword, onProgress } = {}) {
+  async search(query, { k, mode, group, sections, typos, onKeyword, onProgress } = {}) {
     [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
+    typos = typoOption(typos);
     query = clipQuery(query);
     const errors = [];
     let pageMap = null;
@@ -749,18 +830,18 @@ export class StaticSearch {
     const fragmentSize = this.manifest.fragments.size;
     const results = (lists, scores, paths) =>
       rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize });
-    const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs }); return rs; };
-    let kw = { hits: [], errors: [] };
+    let kw = { hits: [], errors: [], corrections: {} };
+    const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs, corrections: kw.corrections }); return rs; };
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
-      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query), perPage);
+      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query), perPage, typos);
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {
       if (mode === 'semantic') throw new SnapshotError('semantic search needs an embedder (setEmbedder)', 'SNAPSHOT_NO_EMBEDDER', '');
       const rs = await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores());
       if (onKeyword || onProgress) stage('keyword', rs);
-      return { results: rs, errors };
+      return { results: rs, errors, corrections: kw.corrections };
     }
     if (mode !== 'semantic' && (onKeyword || onProgress)) stage('keyword', await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores()));
     const [qv] = await this.#embed([query]);
@@ -769,15 +850,15 @@ export class StaticSearch {
     const counts = mode === 'semantic' || (this.manifest.fusion?.weights?.dense ?? 1) !== 0;
     const sem = counts ? await this.#semantic(qv, want, undefined, perPage) : { hits: [], errors: [] };
     errors.push(...sem.errors);
-    if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors };
+    if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors, corrections: kw.corrections };
     const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
     const first = stage('semantic', await results(lists, null));
-    if (!this.manifest.graph?.topics) return { results: first, errors };
+    if (!this.manifest.graph?.topics) return { results: first, errors, corrections: kw.corrections };
     // Seed topics: the pages of the first fused results.
     const gr = await this.#graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), want);
     errors.push(...gr.errors);
     const paths = new Map(gr.hits.map((h) => [h.chunk, h.path]));
     const all = await results({ ...lists, graph: gr.hits.map((h) => h.chunk) }, null, paths);
-    return { results: stage('graph', all), errors };
+    return { results: stage('graph', all), errors, corrections: kw.corrections };
   }
 }

@@ -13,7 +13,7 @@
 // input and the result links (sections included), Escape goes back to the input and, there, clears
 // it; Enter in the input searches at once. Text from the snapshot goes into text nodes only.
 import { StaticSearch } from './static.js';
-import { option } from './static-text.js';
+import { analyze, option } from './static-text.js';
 
 /** The box's styles; every colour, the font, the radius and the spacing are CSS variables. */
 const CSS = `
@@ -93,6 +93,18 @@ function marked(doc, text, highlights) {
   return p;
 }
 
+/**
+ * `query` with each word that `corrections` corrected (its one analyzed term a key) replaced by
+ * the first word searched instead: the query the results are for.
+ */
+function corrected(query, corrections) {
+  if (!corrections || !Object.keys(corrections).length) return query;
+  return query.split(/(\s+)/).map((w) => {
+    const terms = analyze(w);
+    return terms.length === 1 && corrections[terms[0]]?.length ? corrections[terms[0]][0] : w;
+  }).join('');
+}
+
 /** The heading path without the page title it repeats ('' when it is only the title). */
 function trail(title, heading) {
   if (!heading || heading === title) return '';
@@ -162,8 +174,11 @@ export function mountSearch(target, opts = {}) {
   let timer = 0; // the keyword search while typing
   let refine = 0; // the full search once typing pauses
 
-  /** Shows `results`; `refining`: later stages (semantic, graph) are still running. */
-  function render(site, query, results, refining = false) {
+  /**
+   * Shows `results`; `refining`: later stages (semantic, graph) are still running;
+   * `corrections`: the query's misspelled words and the words searched instead.
+   */
+  function render(site, query, results, refining = false, corrections = {}) {
     list.replaceChildren(...results.map((r) => {
       const li = el(doc, 'li', 'webrag-ui-result',
         link(doc, site.link(r.url), 'webrag-ui-title', r.title || r.url || '(untitled)'),
@@ -177,7 +192,9 @@ export function mountSearch(target, opts = {}) {
       return li;
     }));
     const n = results.length;
-    status.textContent = (n ? `${n} result${n === 1 ? '' : 's'} for “${query}”` : `No results for “${query}”`) + (refining ? ' · refining…' : '');
+    const shown = corrected(query, corrections);
+    status.textContent = (n ? `${n} result${n === 1 ? '' : 's'} for “${shown}”` : `No results for “${shown}”`)
+      + (shown !== query ? ` (no match for “${query}”)` : '') + (refining ? ' · refining…' : '');
     busy(refining);
   }
 
@@ -210,10 +227,10 @@ export function mountSearch(target, opts = {}) {
     let site;
     try { site = await ready; } catch { return []; }
     // A stage before the last: the later ones are still running.
-    const onProgress = ({ results }) => { if (mine === seq) render(site, q, results, !typing); };
+    const onProgress = ({ results, corrections }) => { if (mine === seq) render(site, q, results, !typing, corrections); };
     try {
-      const { results } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, onProgress });
-      if (mine === seq) render(site, q, results);
+      const { results, corrections } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, onProgress });
+      if (mine === seq) render(site, q, results, false, corrections);
       return results;
     } catch (e) {
       if (mine === seq) { status.textContent = `Search failed (${e.code ?? e.name}).`; busy(false); }
