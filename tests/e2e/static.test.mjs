@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync, cpSync, rmSync, readdirSync, mkdirSync, st
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { ROOT, SHARED, needsShared, startServer, launch, cli } from './harness.mjs';
-import { StaticSearch, MAX_QUERY_CHARS, analyze, analyzeQuery, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
+import { StaticSearch, StaticSearchGroup, MAX_QUERY_CHARS, analyze, analyzeQuery, fnv1a, highlight, phrase, rrf, sectionUrl } from '../../src/web/js/static.js';
 
 const SITE = join(ROOT, 'target/e2e-site');
 const BAD = join(ROOT, 'target/e2e-site-bad');
@@ -390,6 +390,58 @@ test('a misspelled word finds the pages of its nearest vocabulary words, below e
   const fresh = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false });
   await fresh.keyword('warrnaty');
   assert.ok(fetched.filter((f) => /\/w\/\d+-/.test(f)).length <= 3, fetched.join(' '));
+});
+
+test('several snapshots as one: pages of both sites fused by weight, each linked where its site is served, one without vectors by keyword', { timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-site-group');
+  rmSync(DIR, { recursive: true, force: true });
+  const pageHtml = (title, body) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${body}</p></main></body></html>`;
+  for (const [site, pages] of Object.entries({
+    manual: { 'kettle.html': ['Kettle', 'The kettle boils water for tea.'], 'descaling.html': ['Descaling', 'Descale the kettle with vinegar.'] },
+    blog: { 'tea.html': ['Green tea', 'Water for green tea should not boil: 80 degrees.'], 'travel.html': ['Travel kettle', 'A travel kettle folds flat.'] },
+  })) {
+    mkdirSync(join(DIR, site), { recursive: true });
+    for (const [f, [t, b]] of Object.entries(pages)) writeFileSync(join(DIR, site, f), pageHtml(t, b));
+  }
+  const wrs = join(ROOT, 'src/web/model/webrag-static.wrs');
+  execFileSync(...cli(['index', join(DIR, 'manual'), '--out', join(DIR, 'manual/webrag'), '--vectors', 'static', '--static-model', wrs, '--no-cache']), { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(...cli(['index', join(DIR, 'blog'), '--out', join(DIR, 'blog/webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'pipe' });
+  // The two sites as a host serves them: the manual at /manual/, the blog on another origin.
+  const hosts = { 'http://docs.test/manual/': join(DIR, 'manual'), 'http://blog.test/': join(DIR, 'blog') };
+  const fetchFn = async (u) => {
+    const [root, dir] = Object.entries(hosts).find(([r]) => u.startsWith(r)) ?? [];
+    try { return new Response(readFileSync(join(dir, decodeURIComponent(u.slice(root.length))))); } catch { return new Response('', { status: 404 }); }
+  };
+  const group = await StaticSearch.open(['http://docs.test/manual/webrag/', { url: 'http://blog.test/webrag/', weight: 1 }], { fetch: fetchFn, offline: false });
+  assert.ok(group instanceof StaticSearchGroup);
+  assert.deepEqual(group.snapshots.map((s) => Boolean(s.manifest.static)), [true, false]);
+  const r = await group.search('kettle water');
+  const got = r.results.map((x) => [x.snapshot, x.url]);
+  assert.deepEqual(new Set(got.map(([i]) => i)), new Set([0, 1]), `pages of both snapshots: ${JSON.stringify(got)}`);
+  assert.ok(got.some(([, u]) => u === 'http://docs.test/manual/kettle.html') && got.some(([, u]) => u === 'http://blog.test/tea.html'), JSON.stringify(got));
+  assert.equal(group.link(r.results[0].url), r.results[0].url, 'a group result is a link already');
+  assert.deepEqual(r.errors, []);
+  // Weights: the first list's best page leads with an equal weight; the second's when it weighs more.
+  const equal = (await group.search('kettle', { mode: 'keyword' })).results;
+  assert.equal(equal[0].snapshot, 0);
+  const heavy = await StaticSearch.open(['http://docs.test/manual/webrag/', { url: 'http://blog.test/webrag/', weight: 3 }], { fetch: fetchFn, offline: false });
+  assert.equal((await heavy.search('kettle', { mode: 'keyword' })).results[0].snapshot, 1);
+  // Staged: the keyword stage of both, then the fusion with the static tier's later stages.
+  const stages = [];
+  await group.search('kettle water', { onProgress: ({ stage, results }) => stages.push([stage, results.length]) });
+  assert.equal(stages[0][0], 'keyword');
+  assert.ok(stages.length >= 2, JSON.stringify(stages));
+  // Typos are corrected in every snapshot; semantic alone is refused by the keyword-only one, not by the group.
+  assert.deepEqual((await group.search('kettel', { mode: 'keyword' })).corrections, { kettel: ['kettle'] });
+  const sem = await group.search('boiling water', { mode: 'semantic' });
+  assert.ok(sem.results.every((x) => x.snapshot === 0) && sem.results.length > 0, JSON.stringify(sem.results.map((x) => x.url)));
+  assert.deepEqual(sem.errors.map((e) => e.code), ['SNAPSHOT_NO_EMBEDDER']);
+  // Bad input: typed errors.
+  await assert.rejects(StaticSearch.open([], { fetch: fetchFn }), RangeError);
+  await assert.rejects(StaticSearch.open([{ url: 'http://blog.test/webrag/', weight: 0 }], { fetch: fetchFn }), /weight/);
+  await assert.rejects(StaticSearch.open([{ weight: 1 }], { fetch: fetchFn }), /no url/);
+  await assert.rejects(StaticSearch.open(['http://blog.test/webrag/', 'http://nowhere.test/webrag/'], { fetch: fetchFn, offline: false }), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
+  await assert.rejects(group.search('kettle', { k: 0 }), RangeError);
 });
 
 test('results are pages: one per page, its best chunk\'s excerpt highlighted, its other matching sections', { timeout: 300_000, skip: NO_SITE }, async () => {

@@ -475,6 +475,14 @@ export class StaticSearch {
    * with `requireIntegrity` and no `crypto.subtle` (an insecure context), SNAPSHOT_UNVERIFIED.
    */
   static open(baseUrl: string | URL, opts?: StaticOpenOptions): Promise<StaticSearch>;
+  /**
+   * Several snapshots searched as one (other folders, sites or origins: their hosts must allow
+   * this page's origin by CORS): each a folder URL or `{url, weight, siteUrl}` (`weight` > 0,
+   * default 1, its share in the fusion; `siteUrl` where its site is served); `opts` apply to all.
+   * Rejects with the first error of a snapshot that cannot be opened; a `RangeError` for an
+   * empty list, an entry without a url, or a weight that is not a number > 0.
+   */
+  static open(snapshots: (string | URL | SnapshotEntry)[], opts?: StaticOpenOptions): Promise<StaticSearchGroup>;
   /** 'sha256': every shard is checked against the hash in its name; 'unchecked': the page has no crypto.subtle. */
   readonly integrity: 'sha256' | 'unchecked';
   readonly manifest: Manifest;
@@ -548,6 +556,45 @@ export class StaticSearch {
    */
   search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[]; corrections: Corrections }>;
 }
+
+/** A snapshot of a `StaticSearch.open([...])` group. */
+export interface SnapshotEntry {
+  /** The snapshot folder (the one holding manifest.json). */
+  url: string | URL;
+  /** Its share in the fusion of the page lists (weighted RRF, k = 60). Default 1; > 0. */
+  weight?: number;
+  /** Where its site is served (`StaticOpenOptions.siteUrl`). */
+  siteUrl?: string;
+}
+
+/** A page result of a group: from snapshot `snapshot`, its `url` and `section` already links. */
+export type GroupResult = StaticResult & { snapshot: number };
+
+/**
+ * Several snapshots searched as one (`StaticSearch.open([...])`): each searches with its own
+ * tier (one built with another model, or with no vectors, by keyword alone), and their page
+ * lists are fused by weighted RRF (k = `MERGE_RRF_K`, 60).
+ */
+export class StaticSearchGroup {
+  /** The opened snapshots, in the order given. */
+  readonly snapshots: StaticSearch[];
+  /** Their weights. */
+  readonly weights: number[];
+  /** Compressed bytes and files fetched from the network so far, over all snapshots. */
+  readonly transferred: { bytes: number; files: number };
+  /** A group result's `url` and `section` are links already: returned as they are. */
+  link(url: string | null): string | null;
+  /**
+   * Every snapshot's `search` with the same options, their results fused: `k` pages in all, each
+   * with `snapshot`. `onProgress` gets the fusion of each snapshot's latest stage whenever one
+   * advances. Errors of every snapshot (one whose search fails adds its error, no results);
+   * corrections of all. A bad option rejects as `search` does.
+   */
+  search(query: string, opts?: StaticSearchOptions): Promise<{ results: GroupResult[]; errors: SnapshotError[]; corrections: Corrections }>;
+}
+
+/** The `k` of the fusion across a group's snapshots. */
+export const MERGE_RRF_K: number;
 
 /** A query's misspelled words (analyzed terms with no postings) → the vocabulary words searched instead. */
 export type Corrections = Record<string, string[]>;

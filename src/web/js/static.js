@@ -17,6 +17,9 @@ import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 import { analyze, analyzeQuery, clipQuery, editDistance, fnv1a, highlight, isCjk, option, phrase, sectionUrl, typoBudget, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
 import { capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
+import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
+
+export { StaticSearchGroup, MERGE_RRF_K };
 
 export { analyze, analyzeQuery, editDistance, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, typoBudget, MAX_QUERY_CHARS };
 
@@ -287,9 +290,34 @@ export class StaticSearch {
    * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
    * fetched (no network) the imported manifest is used instead. `siteUrl` (a URL or path, read
    * from the snapshot's folder) overrides the manifest's `siteRoot` for `link()`; a `TypeError`
-   * when it is not a string.
+   * when it is not a string. An array of snapshots opens them as one `StaticSearchGroup`
+   * (`#openGroup`).
    */
-  static async open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false, siteUrl } = {}) {
+  static async open(baseUrl, opts = {}) {
+    if (Array.isArray(baseUrl)) return StaticSearch.#openGroup(baseUrl, opts);
+    return StaticSearch.#open(baseUrl, opts);
+  }
+
+  /**
+   * Several snapshots as one (`open([...])`): each entry a snapshot folder's URL or `{url,
+   * weight, siteUrl}` (`weight` > 0, default 1: its share in the fusion of the page lists;
+   * `siteUrl`: where its site is served, as `open`'s); the other options apply to all. Rejects
+   * with the first snapshot's error that cannot be opened; a `RangeError` for an empty list, a
+   * bad entry or weight.
+   */
+  static async #openGroup(list, opts) {
+    if (list.length === 0) throw new RangeError('webrag/static: open([]) needs at least one snapshot');
+    const entries = list.map((e, i) => {
+      const { url, weight = 1, siteUrl } = typeof e === 'string' || e instanceof URL ? { url: e } : (e ?? {});
+      if (typeof url !== 'string' && !(url instanceof URL)) throw new RangeError(`webrag/static: snapshot ${i} has no url`);
+      if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw new RangeError(`webrag/static: snapshot ${i}'s weight must be a number > 0 (got ${String(weight)})`);
+      return { url, weight, siteUrl: siteUrl ?? opts.siteUrl };
+    });
+    const opened = await Promise.all(entries.map((e) => StaticSearch.#open(e.url, { ...opts, siteUrl: e.siteUrl })));
+    return new StaticSearchGroup(opened, entries.map((e) => e.weight));
+  }
+
+  static async #open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false, siteUrl } = {}) {
     if (siteUrl !== undefined && typeof siteUrl !== 'string') throw new TypeError('webrag/static: siteUrl is not a string');
     if (!globalThis.crypto?.subtle) {
       const message = 'this page has no crypto.subtle (an insecure context): snapshot shards cannot be checked against their hashes';

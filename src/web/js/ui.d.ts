@@ -1,9 +1,12 @@
 // Types of webrag/ui: a search box over a static-site snapshot (webrag/static).
-import type { StaticSearch, StaticResult, StaticOpenOptions } from './static.js';
+import type { StaticSearch, StaticSearchGroup, StaticResult, StaticOpenOptions, SnapshotEntry } from './static.js';
 
 export interface SearchBoxOptions {
-  /** The snapshot folder (the one holding manifest.json). Default '/webrag/'; the bundled `webrag-ui.js` uses its own folder. */
-  base?: string | URL;
+  /**
+   * The snapshot folder (the one holding manifest.json), or several searched as one
+   * (`StaticSearch.open([...])`). Default '/webrag/'; the bundled `webrag-ui.js` uses its own folder.
+   */
+  base?: string | URL | (string | URL | SnapshotEntry)[];
   /** Results shown. Default 10; 1..=1000 (`StaticSearchOptions.k`; a `RangeError` at mount otherwise). */
   k?: number;
   /** Sections per result (the best chunk and `sections` − 1 more of its page). Default 3; 1..=20. */
@@ -44,7 +47,7 @@ export interface SearchBox {
   /** The search input. */
   readonly input: HTMLInputElement;
   /** The opened snapshot; rejects with its SnapshotError (the box shows "Search is unavailable (CODE)."). */
-  readonly ready: Promise<StaticSearch>;
+  readonly ready: Promise<StaticSearch | StaticSearchGroup>;
   /** Sets the input to `query` and searches at once; resolves to the results shown. */
   search(query: string): Promise<StaticResult[]>;
   /** Removes the box and its listeners. */
