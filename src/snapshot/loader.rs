@@ -116,7 +116,11 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     ),
     Doc::new(
         "onProgress",
-        Value::Other { ts: "(p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void", default: "none", accepts: "a function" },
+        Value::Other {
+            ts: "(p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void",
+            default: "none",
+            accepts: "a function",
+        },
         "called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far",
     ),
 ];

@@ -41,6 +41,7 @@ pub struct Parsed {
 /// Characters of text below which a page holding a search box is a search page (a Sphinx or
 /// MkDocs `search.html` has 20 to 100; a page with a box in its header and content of its own
 /// has more).
+#[cfg(any(not(target_arch = "wasm32"), feature = "markup"))]
 pub const SEARCH_PAGE_CHARS: usize = 300;
 
 /// Resolves [`Format::Auto`] from a file name or URL (`.md`/`.markdown`, `.html`/`.htm`), then by
