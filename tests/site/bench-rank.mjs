@@ -22,7 +22,9 @@
 // --typos SEED: every query gets one random edit (a PRNG seeded with SEED, printed): a letter
 // deleted, inserted, replaced or swapped with its neighbour, in a word of 4+ letters when the
 // query has one (a CJK query: at any character), the queries typed with a slip; the table then
-// also counts the queries webrag answered through a correction (`corrections`).
+// adds `webrag keyword, typos: false` (the same queries without typo tolerance) and counts the
+// queries webrag answered through a correction (`corrections`). Every run prints a first keyword
+// query's bytes (a fresh loader per query) with and without tolerance.
 //
 // Another model: WEBRAG_MODEL=DIR WEBRAG_MODEL_ID=ID (e.g. .models/m3e-small and
 // moka-ai/m3e-small, a Chinese BERT) builds and ranks its own sites (target/rank-*-<folder>).
@@ -203,6 +205,8 @@ async function run(dir, queries) {
       // without typo tolerance.
       const cold = async (typos) => { const c = await StaticSearch.open(`${base}/webrag/`, { offline: false }); await c.search(q, { k: 10, mode: 'keyword', typos }); return c.transferred.bytes; };
       const keywordBytes = [await cold(true), await cold(false)];
+      // The same keyword search without typo tolerance (what it adds, with --typos).
+      const exact = urls((await site.search(q, { k: 10, mode: 'keyword', typos: false })).results);
       const semantic = urls((await site.search(q, { k: 10, mode: 'semantic' })).results);
       let first = [];
       const fused = urls((await site.search(q, { k: 10, onProgress: ({ stage, results }) => { if (stage === 'semantic') first = results; } })).results);
@@ -212,7 +216,7 @@ async function run(dir, queries) {
       const graph = urls(await site.fragments(g.hits.map((h) => h.chunk)));
       const s = await pf.search(q);
       const pagefind = (await Promise.all(s.results.slice(0, 10).map((r) => r.data()))).map((d) => path(d.url).replace(/\/$/, ''));
-      out.push({ keyword, semantic, graph, fused, pagefind, corrected, keywordBytes });
+      out.push({ keyword, exact, semantic, graph, fused, pagefind, corrected, keywordBytes });
     }
     return out;
   }, [base, queries.map((q) => q.q)]);
@@ -224,7 +228,7 @@ if (TYPO_SEED !== null) {
   console.log(`--typos ${TYPO_SEED}: one edit per query, e.g. ${[headline[0], hpQuestions[0], docsSets['known-item'][0]].filter(Boolean).map((q) => JSON.stringify(q.q)).join(', ')}`);
 }
 
-const SYSTEMS = ['keyword', 'semantic', 'graph', 'fused', 'pagefind'];
+const SYSTEMS = ['keyword', ...(TYPO_SEED === null ? [] : ['exact']), 'semantic', 'graph', 'fused', 'pagefind'];
 const scores = {};
 const KIND_SETS = { headline: [[crud, headline]], question: [[hotpot, hpQuestions], [musique, muQuestions]], 'docs known-item': [[docs, docsSets['known-item']]], 'docs natural': [[docs, docsSets.natural]] };
 const wanted = (kind) => KINDS.includes(kind.split(' ')[0]);
@@ -268,7 +272,7 @@ ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query enc
 for (const [kind, by] of Object.entries(scores)) {
   for (const s of SYSTEMS) {
     const m = by[s];
-    const name = s === 'pagefind' ? `Pagefind ${pfVersion}` : `webrag ${s}`;
+    const name = s === 'pagefind' ? `Pagefind ${pfVersion}` : s === 'exact' ? 'webrag keyword, typos: false' : `webrag ${s}`;
     console.log(`| ${kind} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${(m.ndcg / m.n).toFixed(3)} | ${m.n} | ${m.empty} |`);
   }
 }

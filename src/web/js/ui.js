@@ -121,8 +121,9 @@ function link(doc, href, cls, label) {
 
 /**
  * Mounts a search box into `target` (an element or a selector). Options: `base` (the snapshot
- * folder, default `/webrag/`, or an array of them searched as one: `StaticSearch.open([...])`), `k`, `sections` and `mode` (`search`'s, checked here: a
- * `RangeError` at mount for a bad one), `label`, `placeholder`,
+ * folder, default `/webrag/`, or an array of them searched as one: `StaticSearch.open([...])`),
+ * `k`, `sections` and `mode` (`search`'s, checked here: a `RangeError` at mount for a bad one),
+ * `label`, `placeholder`,
  * `debounce` (ms, default 120: while typing, a keyword search once typing pauses at least this
  * long, and longer than the typist's own gaps between keys: 1.5× their median, up to 400 ms),
  * `pause` (ms, default 700: a hybrid search once typing stops this long, or at Enter, so the
