@@ -19,9 +19,10 @@
 //   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32] [--vectors chunks|static]
 //                                  [--kinds headline,question] [--dump PREFIX] [--typos SEED]
 //
-// --typos SEED: every query gets one random edit (a PRNG seeded with SEED, printed): a letter
-// deleted, inserted, replaced or swapped with its neighbour, in a word of 4+ letters when the
-// query has one (a CJK query: at any character), the queries typed with a slip; the table then
+// --typos SEED: every query gets one random edit (tests/site/typos.mjs: a PRNG seeded with SEED
+// and the query; examples printed): a letter deleted, inserted, replaced or swapped with its
+// neighbour, in a word of 4+ letters when the query has one (a CJK query: at any character),
+// the queries typed with a slip; the table then
 // adds `webrag keyword, typos: false` (the same queries without typo tolerance) and counts the
 // queries webrag answered through a correction (`corrections`). Every run prints a first keyword
 // query's bytes (a fresh loader per query) with and without tolerance.
@@ -39,6 +40,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { ROOT, startServer, launch } from '../e2e/harness.mjs';
 import { passageSet } from './question-sets.mjs';
 import { docsQueries } from './docs-queries.mjs';
+import { typo } from './typos.mjs';
 
 const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(n) ? args[args.indexOf(n) + 1] : d);
@@ -58,48 +60,6 @@ if (MODEL_TAG && !process.env.WEBRAG_MODEL_ID) throw new Error('WEBRAG_MODEL nam
 const KINDS = opt('--kinds', 'headline,question').split(',');
 const TYPO_SEED = opt('--typos', null);
 
-/** A PRNG (mulberry32) from `seed`: floats in [0, 1). */
-function prng(seed) {
-  let a = Number(seed) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-/**
- * `q` with one edit (`rand`: the PRNG): in a word of 4+ letters when there is one, else at any
- * character; delete, insert (a letter of the word), replace (a nearby letter), or swap with the
- * next character.
- */
-function misspell(q, rand) {
-  const chars = [...q];
-  const words = [...q.matchAll(/\p{L}{4,}/gu)].filter((m) => !/\p{Script=Han}/u.test(m[0]));
-  const pick = (n) => Math.floor(rand() * n);
-  let from = 0;
-  let len = chars.length;
-  if (words.length) {
-    const w = words[pick(words.length)];
-    from = [...q.slice(0, w.index)].length;
-    len = [...w[0]].length;
-  }
-  if (len < 2) return q;
-  const i = from + pick(len - 1);
-  const kind = pick(4);
-  const letters = chars.slice(from, from + len);
-  if (kind === 0) chars.splice(i, 1);
-  else if (kind === 1) chars.splice(i, 0, letters[pick(letters.length)]);
-  else if (kind === 2) {
-    const c = chars[i];
-    const code = c.codePointAt(0);
-    chars[i] = /[a-z]/.test(c) ? String.fromCharCode(97 + ((code - 97 + 1 + pick(25)) % 26)) : /[A-Z]/.test(c) ? String.fromCharCode(65 + ((code - 65 + 1 + pick(25)) % 26)) : letters[(letters.indexOf(c) + 1) % letters.length];
-    if (chars[i] === c) chars.splice(i, 1);
-  } else [chars[i], chars[i + 1]] = [chars[i + 1], chars[i]];
-  const out = chars.join('');
-  return out === q ? chars.toSpliced(i, 1).join('') : out;
-}
 // --dump PREFIX: every query's ranked pages per system, as PREFIX.<kind>.<site>.json.
 const DUMP = opt('--dump', null);
 const env = { ...process.env, WEBRAG_MODEL: MODEL };
@@ -223,8 +183,7 @@ async function run(dir, queries) {
 }
 
 if (TYPO_SEED !== null) {
-  const rand = prng(TYPO_SEED);
-  for (const qs of [headline, hpQuestions, muQuestions, docsSets['known-item'], docsSets.natural]) for (const q of qs) q.q = misspell(q.q, rand);
+  for (const qs of [headline, hpQuestions, muQuestions, docsSets['known-item'], docsSets.natural]) for (const q of qs) q.q = typo(q.q, TYPO_SEED);
   console.log(`--typos ${TYPO_SEED}: one edit per query, e.g. ${[headline[0], hpQuestions[0], docsSets['known-item'][0]].filter(Boolean).map((q) => JSON.stringify(q.q)).join(', ')}`);
 }
 

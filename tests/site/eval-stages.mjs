@@ -14,12 +14,16 @@
 // (bench-static.mjs counts everything in a browser).
 //
 //   node tests/site/eval-stages.mjs [<site> [<snapshot>]] [--set docs|hotpotqa|musique] [--queries N]
-//                                   [--modes keyword,semantic,hybrid] [--by-dir]
+//                                   [--modes keyword,semantic,hybrid] [--by-dir] [--typos SEED]
+//
+// --typos SEED: one random edit per query (typos.mjs, as bench-rank.mjs), and the mode
+// `keyword-exact` (keyword with `typos: false`) may be asked for beside the others.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StaticSearch } from '../../src/web/js/static.js';
 import { passageSet } from './question-sets.mjs';
 import { docsQueries } from './docs-queries.mjs';
+import { typo } from './typos.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -31,6 +35,11 @@ const N = Number(opt('--queries', 200));
 const MODES = opt('--modes', 'keyword,semantic,hybrid').split(',');
 
 const kinds = SET === 'docs' ? docsQueries(SITE, SNAP, N) : { question: passageSet(SET).questions };
+const TYPO_SEED = opt('--typos', null);
+if (TYPO_SEED !== null) {
+  for (const qs of Object.values(kinds)) for (const q of qs) q.q = typo(q.q, TYPO_SEED);
+  console.log(`--typos ${TYPO_SEED}: one edit per query, e.g. ${Object.values(kinds).map((qs) => JSON.stringify(qs[0]?.q)).join(', ')}`);
+}
 
 let read = 0;
 const byDir = new Map();
@@ -58,7 +67,7 @@ for (const [kind, qs] of Object.entries(kinds)) {
     for (const { q, relevant } of qs) {
       read = 0;
       const site = await StaticSearch.open(base, { fetch: fromDisk, offline: false });
-      const { results } = await site.search(q, { k: 10, mode });
+      const { results } = await site.search(q, { k: 10, ...(mode === 'keyword-exact' ? { mode: 'keyword', typos: false } : { mode }) });
       bytes.push(read);
       const urls = [...new Set(results.map((r) => r.url))];
       const rank = urls.findIndex((u) => relevant.includes(u)) + 1;
