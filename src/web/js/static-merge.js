@@ -4,6 +4,7 @@
 // searched by keyword alone), and the page lists are fused by weighted reciprocal-rank fusion,
 // as a snapshot fuses its own retrievers (`rrf`, k = 60).
 import { rrf } from './static-rank.js';
+import { option } from './static-text.js';
 
 /** The `k` of the fusion across snapshots (the engine's `rrfK` default). */
 export const MERGE_RRF_K = 60;
@@ -40,7 +41,7 @@ export class StaticSearchGroup {
    */
   async search(query, opts = {}) {
     const { onProgress, onKeyword, ...rest } = opts;
-    const k = opts.k ?? 10;
+    const k = option('k', opts.k); // checked again by each snapshot's search
     const latest = this.snapshots.map(() => []);
     const fuse = () => {
       const lists = latest.map((rs, i) => rs.map((_, j) => `${i}:${j}`));
