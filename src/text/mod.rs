@@ -11,4 +11,7 @@ mod parse;
 
 pub use analyze::{ANALYZER_VERSION, analyze, analyze_each, is_cjk};
 pub use chunk::{Chunk, TokenCounter, chunk, embed_input};
-pub use parse::{Block, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, ParsedWire, cut_title, parse, resolve_format, title_block};
+pub use parse::{
+    Block, MAX_FIELD_KEY_CHARS, MAX_FIELD_VALUE_CHARS, MAX_HEADING_CHARS, MAX_PAGE_FIELDS, MAX_TITLE_CHARS, PageFields, Parsed, ParsedWire,
+    cut_title, parse, resolve_format, title_block,
+};

@@ -7,6 +7,8 @@ use crate::error::Result;
 use crate::types::Format;
 
 #[cfg(any(not(target_arch = "wasm32"), feature = "markup"))]
+mod fields;
+#[cfg(any(not(target_arch = "wasm32"), feature = "markup"))]
 mod markup;
 
 /// One block of text (paragraph, list item, code block, table row) with the headings above it.
@@ -36,7 +38,41 @@ pub struct Parsed {
     /// and under [`SEARCH_PAGE_CHARS`] characters of text besides. A site build leaves it out,
     /// as it does `noindex`; a document added to a knowledge base is indexed all the same.
     pub search_page: bool,
+    /// An HTML page's filters, metadata and sort keys (`data-webrag-filter`, `-meta`, `-sort`),
+    /// which a site build stores in its snapshot; a knowledge base does not read them.
+    pub fields: PageFields,
 }
+
+/// What a page says about itself for a static site's filters, result metadata and sort
+/// (docs/static-site.md, "Filters, metadata and sort"): `(key, value)` pairs in page order, read
+/// from the attributes `data-webrag-filter`, `data-webrag-meta` and `data-webrag-sort`, which
+/// mirror Pagefind's `data-pagefind-*` (a site may carry both). A filter key may have several
+/// values on one page; a metadata or sort key keeps its first. Keys are at most
+/// [`MAX_FIELD_KEY_CHARS`] characters, values at most [`MAX_FIELD_VALUE_CHARS`] (longer ones are
+/// cut), at most [`MAX_PAGE_FIELDS`] pairs of each kind a page (the rest are dropped).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PageFields {
+    /// `data-webrag-filter`: the page's values of each filter (facet).
+    pub filters: Vec<(String, String)>,
+    /// `data-webrag-meta`: shown with the page's results.
+    pub meta: Vec<(String, String)>,
+    /// `data-webrag-sort`: what results can be ordered by.
+    pub sort: Vec<(String, String)>,
+}
+
+impl PageFields {
+    /// Whether the page has none.
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_empty() && self.meta.is_empty() && self.sort.is_empty()
+    }
+}
+
+/// Characters of a filter, metadata or sort key at most ([`PageFields`]).
+pub const MAX_FIELD_KEY_CHARS: usize = 64;
+/// Characters of a filter, metadata or sort value at most (a longer one is cut).
+pub const MAX_FIELD_VALUE_CHARS: usize = 256;
+/// Pairs of each kind (filters, metadata, sort) a page keeps at most.
+pub const MAX_PAGE_FIELDS: usize = 64;
 
 /// Characters of text below which a page holding a search box is a search page (a Sphinx or
 /// MkDocs `search.html` has 20 to 100; a page with a box in its header and content of its own
@@ -126,7 +162,7 @@ impl ParsedWire {
             let path: Rc<[String]> = path.into();
             blocks.extend(texts.into_iter().map(|text| Block { heading_path: path.clone(), text }));
         }
-        Parsed { title: self.title, blocks, noindex: false, search_page: false }
+        Parsed { title: self.title, blocks, ..Default::default() }
     }
 }
 
@@ -212,6 +248,41 @@ mod tests {
     /// Native builds parse every format.
     fn parse(text: &str, format: Format) -> Parsed {
         super::parse(text, format).expect("native builds have the parsers")
+    }
+
+    #[test]
+    fn page_fields_from_text_inline_values_and_attributes_anywhere_in_the_page() {
+        let html = r#"<html><head><title>T</title>
+            <meta data-webrag-filter="tag[content]" content="Rust">
+            <meta data-webrag-sort="date[content]" content="2024-03-01"></head>
+            <body><nav data-webrag-filter="section:Guide">menu</nav>
+            <main><h1 data-webrag-meta="heading">The <em>big</em>   title</h1>
+            <p>By <span data-webrag-filter="author">Ann <b>Lee</b></span>.</p>
+            <div data-webrag-filter="author">Bo<div>b</div></div>
+            <p data-webrag-filter="tag:wasm, tag:Rust, tag[missing], empty:" data-webrag-meta="image[data-src], tag:x, tag:y" data-src="/a.png">text</p>
+            <img data-webrag-meta="alt" alt="nothing">
+            </main></body></html>"#;
+        let p = parse(html, Format::Html);
+        let pairs = |v: &[(String, String)]| v.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>();
+        assert_eq!(pairs(&p.fields.filters), ["tag=Rust", "section=Guide", "author=Ann Lee", "author=Bob", "tag=wasm"]);
+        assert_eq!(pairs(&p.fields.meta), ["heading=The big title", "image=/a.png", "tag=x"]);
+        assert_eq!(pairs(&p.fields.sort), ["date=2024-03-01"]);
+        // The text is indexed as before: the filter in the nav is read, the nav is not indexed.
+        assert!(p.blocks.iter().all(|b| !b.text.contains("menu")));
+        assert!(p.blocks.iter().any(|b| b.text == "By Ann Lee."));
+    }
+
+    #[test]
+    fn page_fields_are_bounded_and_an_unclosed_element_keeps_its_text() {
+        let many: String = (0..200).map(|i| format!(r#"<i data-webrag-filter="k">v{i}</i>"#)).collect();
+        let long = "x".repeat(10_000);
+        let p =
+            parse(&format!(r#"{many}<p data-webrag-sort="{}:1">y</p><b data-webrag-meta="open">{long}"#, "k".repeat(100)), Format::Html);
+        assert_eq!(p.fields.filters.len(), crate::text::MAX_PAGE_FIELDS);
+        assert_eq!(p.fields.sort[0].0.chars().count(), crate::text::MAX_FIELD_KEY_CHARS);
+        assert_eq!(p.fields.meta[0].1.chars().count(), crate::text::MAX_FIELD_VALUE_CHARS);
+        // Markdown and plain text have none.
+        assert!(parse("# T\n\ntext", Format::Markdown).fields.is_empty());
     }
 
     #[test]

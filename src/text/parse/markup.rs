@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+use super::fields::{FieldKind, FieldReader, Source, specs};
 use super::{Block, Headings, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, collapse_ws, push_block, title_block};
 
 impl Headings {
@@ -250,10 +251,21 @@ pub(super) fn parse_html(text: &str) -> Parsed {
                 } else if !walk.skipped.active() && is_search_box(&name, &role, &tag) {
                     walk.boxes[usize::from(walk.main.is_some())] = true;
                 }
+                walk.fields(&name, &tag, self_closing);
                 walk.start(name, ignored, role == "main", self_closing);
             }
-            CallbackEvent::EndTag { name } => walk.end(&String::from_utf8_lossy(name).to_ascii_lowercase()),
-            CallbackEvent::String { value } if !walk.skipped.active() => walk.text(&String::from_utf8_lossy(value)),
+            CallbackEvent::EndTag { name } => {
+                let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+                walk.fields.end(&name);
+                walk.end(&name);
+            }
+            CallbackEvent::String { value } => {
+                let value = String::from_utf8_lossy(value);
+                walk.fields.text(&value);
+                if !walk.skipped.active() {
+                    walk.text(&value);
+                }
+            }
             _ => {}
         }
         None
@@ -295,10 +307,15 @@ enum Attr {
     Type,
     Src,
     Mount,
+    /// `data-webrag-filter`, `data-webrag-meta`, `data-webrag-sort`: the page's fields
+    /// ([`super::fields`]).
+    Filter,
+    Meta,
+    Sort,
 }
 
 impl Attr {
-    const COUNT: usize = 7;
+    const COUNT: usize = 10;
 
     fn of(name: &[u8]) -> Option<Attr> {
         match name {
@@ -309,19 +326,27 @@ impl Attr {
             b"type" => Some(Attr::Type),
             b"src" => Some(Attr::Src),
             b"data-webrag-search" => Some(Attr::Mount),
+            b"data-webrag-filter" => Some(Attr::Filter),
+            b"data-webrag-meta" => Some(Attr::Meta),
+            b"data-webrag-sort" => Some(Attr::Sort),
             _ => None,
         }
     }
 }
 
 /// The start tag being read: its name and the values of the attributes in [`Attr`] (the first
-/// of each name counts, as in the HTML standard's tokenizer).
+/// of each name counts, as in the HTML standard's tokenizer), and every attribute in one reused
+/// buffer for a field's `key[attribute]` form.
 #[derive(Default)]
 struct OpenTag {
     name: Vec<u8>,
     values: [Option<Vec<u8>>; Attr::COUNT],
     /// The attribute whose value comes next, when it is one of [`Attr`] seen for the first time.
     reading: Option<Attr>,
+    /// Every attribute's name and value bytes, back to back; `spans` holds each attribute's
+    /// (name start, value start, value end) in it.
+    all: Vec<u8>,
+    spans: Vec<(usize, usize, usize)>,
 }
 
 impl OpenTag {
@@ -330,6 +355,8 @@ impl OpenTag {
         self.name.extend_from_slice(name);
         self.values = Default::default();
         self.reading = None;
+        self.all.clear();
+        self.spans.clear();
     }
 
     fn attribute(&mut self, name: &[u8]) {
@@ -337,12 +364,27 @@ impl OpenTag {
         if let Some(a) = self.reading {
             self.values[a as usize] = Some(Vec::new());
         }
+        let start = self.all.len();
+        self.all.extend_from_slice(name);
+        self.spans.push((start, self.all.len(), self.all.len()));
     }
 
     fn value(&mut self, value: &[u8]) {
         if let Some(v) = self.reading.and_then(|a| self.values[a as usize].as_mut()) {
             v.extend_from_slice(value);
         }
+        self.all.extend_from_slice(value);
+        if let Some(last) = self.spans.last_mut() {
+            last.2 = self.all.len();
+        }
+    }
+
+    /// The value of any attribute by its lowercase name (the first of that name), if present.
+    fn any(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
+        self.spans
+            .iter()
+            .find(|&&(n, v, _)| self.all[n..v].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|&(_, v, e)| String::from_utf8_lossy(&self.all[v..e]))
     }
 
     fn has(&self, a: Attr) -> bool {
@@ -412,9 +454,41 @@ struct HtmlWalk {
     boxes: [bool; 2],
     /// The page loads webrag's search box (`<script src="…/webrag-ui.js">`).
     loads_box: bool,
+    /// The page's filters, metadata and sort keys.
+    fields: FieldReader,
 }
 
+/// Elements with no content and no end tag (HTML § 13.1.2): a field's `key` alone on one has no
+/// text to read.
+const VOID: &[&str] = &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"];
+
 impl HtmlWalk {
+    /// A start tag's field attributes ([`super::fields`]), and the element counted for the
+    /// captures of its name.
+    fn fields(&mut self, name: &str, tag: &OpenTag, self_closing: bool) {
+        let opens = !self_closing && !VOID.contains(&name);
+        if opens {
+            self.fields.start(name);
+        }
+        for (attr, kind) in [(Attr::Filter, FieldKind::Filter), (Attr::Meta, FieldKind::Meta), (Attr::Sort, FieldKind::Sort)] {
+            if !tag.has(attr) {
+                continue;
+            }
+            for (key, source) in specs(&tag.read(attr)) {
+                match source {
+                    Source::Inline(v) => self.fields.push(kind, key, &v),
+                    Source::Attribute(a) => {
+                        if let Some(v) = tag.any(&a) {
+                            self.fields.push(kind, key, &v);
+                        }
+                    }
+                    Source::Text if opens => self.fields.capture(kind, key, name),
+                    Source::Text => {}
+                }
+            }
+        }
+    }
+
     fn start(&mut self, name: String, ignored: bool, main: bool, self_closing: bool) {
         if self.skipped.active() {
             if (SKIP.contains(&name.as_str()) || ignored) && !self_closing {
@@ -545,6 +619,7 @@ impl HtmlWalk {
             }
             self.out.search_page = chars < super::SEARCH_PAGE_CHARS;
         }
+        self.out.fields = std::mem::take(&mut self.fields).finish();
         let t = collapse_ws(&self.title_text);
         if !t.is_empty() {
             // A `<title>` past the bound is also the page's first text (the title is cut where used).
