@@ -103,6 +103,7 @@ fn a_site_build_holds_a_batch_of_pages_not_the_site() {
         let build = webrag::native::site::SiteBuild {
             out: &out,
             params: &params,
+            fields: &sorted.fields,
             llm: None,
             cache: None,
             mode: "none",

@@ -179,6 +179,8 @@ pub struct SiteBuild<'a> {
     pub out: &'a Path,
     /// What the snapshot holds.
     pub params: &'a SnapshotParams,
+    /// The pages' filters, metadata and sort keys ([`crate::snapshot::SitePages::fields`]).
+    pub fields: &'a crate::snapshot::SiteFields,
     /// The endpoint for the ingest-time LLM stages.
     pub llm: Option<crate::llm::LlmConfig>,
     /// The build cache's folder (`None`: a build from scratch, nothing kept).
@@ -296,7 +298,7 @@ impl SiteBuild<'_> {
         }
         // A model error stops here, before the snapshot is written: the last one stays as it was.
         stages?;
-        let (snap, summary) = crate::snapshot::build_site(&mut eng, self.params).await?;
+        let (snap, summary) = crate::snapshot::build_site(&mut eng, self.params, self.fields).await?;
         write_snapshot(&snap, self.out)?;
         // Freeing the engine's millions of allocations one by one took 6% of a 17,364-page
         // build, and the `webrag` process ends next: its memory is left to the exit.

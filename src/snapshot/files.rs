@@ -45,7 +45,7 @@ pub(super) fn hashed(dir: &str, stem: &str, ext: &str, bytes: &[u8]) -> String {
 pub const DIR_GROUP: usize = 256;
 
 /// The folders a snapshot writes its shards into (everything but the manifest and the kb file).
-pub const SHARD_DIRS: [&str; 8] = ["t", "f", "v", "g", "p", "w", "k", "s"];
+pub const SHARD_DIRS: [&str; 10] = ["t", "f", "v", "g", "p", "w", "k", "s", "x", "o"];
 
 /// The hash part of a content-hashed name (`t/12-89abcdef.json.gz` → its 4 bytes).
 fn name_hash(name: &str) -> [u8; 4] {

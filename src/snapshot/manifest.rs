@@ -58,6 +58,43 @@ pub struct Manifest {
     /// against which `webrag/static`'s `link()` resolves page URLs; absent: the origin's root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub site_root: Option<String>,
+    /// The filters (facets) the pages carry (`data-webrag-filter`), by key; absent when none does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<ManifestFilter>,
+    /// The sort keys the pages carry (`data-webrag-sort`), by key; absent when none does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sort: Vec<ManifestSort>,
+}
+
+/// A filter: its file `x/{i}-{hash}.json.gz` holds `{"v": [[value, [Δpage…]]…]}`, the values in
+/// code point order, each with the pages that carry it (page numbers, delta-coded from 0).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ManifestFilter {
+    /// The filter's key (`data-webrag-filter="key…"`).
+    pub key: String,
+    /// Its file.
+    pub file: String,
+    /// Distinct values.
+    pub values: usize,
+    /// Pages with at least one value.
+    pub pages: usize,
+}
+
+/// A sort key: its file `o/{i}-{hash}.json.gz` holds `{"o": [[page…]…]}`, the pages that carry
+/// it grouped by equal value, groups in ascending order of value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ManifestSort {
+    /// The sort key (`data-webrag-sort="key…"`).
+    pub key: String,
+    /// Its file.
+    pub file: String,
+    /// Whether the values were compared as numbers (every value is one), else as strings in
+    /// code point order (ISO 8601 dates sort right either way).
+    pub numeric: bool,
+    /// Pages with a value.
+    pub pages: usize,
 }
 
 /// The embedding model of a snapshot's vectors.

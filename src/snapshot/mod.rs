@@ -41,11 +41,13 @@ pub use crate::index::segment::fnv1a;
 use crate::index::segment::{vec_block, vec_block_i4};
 use crate::ports::Store;
 
+mod fields;
 mod files;
 pub mod loader;
 mod manifest;
 mod pages;
 mod static_tier;
+pub use fields::SiteFields;
 pub use files::{DIR_GROUP, SHARD_DIRS, Snapshot};
 use files::{directory, gzip, hashed};
 pub use manifest::*;
@@ -359,7 +361,11 @@ pub fn prepare_site_engine<S: Store, E: Embedder>(eng: &mut Engine<S, E>, reads_
 
 /// Builds the snapshot of everything `eng` holds, with the knowledge-base file when `p.kb` (its
 /// chunks sealed into HNSW segments first, once: the snapshot's own vectors are IVF lists).
-pub async fn build_site<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &SnapshotParams) -> Result<(Snapshot, SnapshotSummary)> {
+pub async fn build_site<S: Store, E: Embedder>(
+    eng: &mut Engine<S, E>,
+    p: &SnapshotParams,
+    fields: &SiteFields,
+) -> Result<(Snapshot, SnapshotSummary)> {
     let kb = if p.kb {
         if p.vectors {
             eng.maintain_all(false).await?;
@@ -368,7 +374,7 @@ pub async fn build_site<S: Store, E: Embedder>(eng: &mut Engine<S, E>, p: &Snaps
     } else {
         None
     };
-    build_snapshot(eng, p, kb)
+    build_snapshot(eng, p, kb, fields)
 }
 
 /// Builds the snapshot of everything `eng` holds; `kb` (a knowledge-base file of it) is written
@@ -382,12 +388,14 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     eng: &Engine<S, E>,
     p: &SnapshotParams,
     kb: Option<Vec<u8>>,
+    fields: &SiteFields,
 ) -> Result<(Snapshot, SnapshotSummary)> {
     let layout = Layout::of(eng);
     let mut snap = Snapshot::default();
     let terms = write_terms(&mut snap, eng, &layout, p);
     let pages = write_pages(&mut snap, &layout);
-    let fragments = write_fragments(&mut snap, &layout, p);
+    let fragments = write_fragments(&mut snap, &layout, p, fields);
+    let (filters, sort) = fields::write_fields(&mut snap, &layout, fields);
     let vectors = write_vectors(&mut snap, eng, &layout, p)?;
     let graph_on = p.graph && p.vectors && eng.config().graph.enabled;
     let graph = if graph_on { write_graph(&mut snap, eng, &layout) } else { Vec::new() };
@@ -398,6 +406,8 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     let written = Written { terms, pages, fragments, vectors, graph, graph_on };
     let mut manifest = manifest(&mut snap, eng, &layout, p, &written);
     manifest.static_tier = static_tier;
+    manifest.filters = filters;
+    manifest.sort = sort;
     if let Some(kb) = kb {
         let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
         manifest.kb = Some(ManifestKb { file: name.clone(), bytes: kb.len() });
@@ -546,8 +556,9 @@ fn write_pages(snap: &mut Snapshot, layout: &Layout<'_>) -> String {
     name
 }
 
-/// The fragments: `[title, url, heading path, text, page]` of `fragment_size` consecutive chunks.
-fn write_fragments(snap: &mut Snapshot, layout: &Layout<'_>, p: &SnapshotParams) -> Vec<String> {
+/// The fragments: `[title, url, heading path, text, page]` of `fragment_size` consecutive
+/// chunks, and `m`, `{page: {key: value}}`, the metadata of their pages that have any.
+fn write_fragments(snap: &mut Snapshot, layout: &Layout<'_>, p: &SnapshotParams, fields: &SiteFields) -> Vec<String> {
     let groups: Vec<_> = layout.chunks.chunks(p.fragment_size.max(1)).collect();
     snap.add_all("f", "json.gz", &groups, |_, group| {
         let rows: Vec<serde_json::Value> = group
@@ -558,7 +569,17 @@ fn write_fragments(snap: &mut Snapshot, layout: &Layout<'_>, p: &SnapshotParams)
                 serde_json::json!([d.title, d.url.clone().unwrap_or_else(|| d.id.clone()), c.heading_path.join(" › "), excerpt, i])
             })
             .collect();
-        serde_json::json!({ "c": rows }).to_string().into_bytes()
+        let mut meta = serde_json::Map::new();
+        for &(i, _) in group.iter() {
+            if let Some(m) = fields::page_meta(fields, &layout.docs[i].id) {
+                meta.insert(i.to_string(), m);
+            }
+        }
+        if meta.is_empty() {
+            serde_json::json!({ "c": rows }).to_string().into_bytes()
+        } else {
+            serde_json::json!({ "c": rows, "m": meta }).to_string().into_bytes()
+        }
     })
 }
 
@@ -701,6 +722,8 @@ fn manifest<S: Store, E: Embedder>(
         static_tier: None,
         kb: None,
         site_root: p.site_root.clone(),
+        filters: Vec::new(),
+        sort: Vec::new(),
     }
 }
 

@@ -90,6 +90,9 @@ pub struct SitePages {
     /// Pages not read, with why: unreadable, larger than [`max_page_bytes`], not UTF-8 text
     /// (a binary file named `.html`).
     pub unread: Vec<(PageFile, String)>,
+    /// The filters, metadata and sort keys of the pages to index that have any, by page id
+    /// (what the snapshot's filter and sort files and fragments hold: `build_site`).
+    pub fields: super::SiteFields,
 }
 
 /// Sorts `files` into [`SitePages`], reading and parsing one page at a time (the engine parses
@@ -128,6 +131,9 @@ pub fn sort_pages(files: Vec<PageFile>, source: &mut dyn PageSource, weight: Opt
                     for b in &p.blocks {
                         m.count(c, &b.text);
                     }
+                }
+                if !p.fields.is_empty() {
+                    pages.fields.insert(d.id, p.fields);
                 }
                 pages.pages.push(f);
             }

@@ -189,11 +189,11 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
             } else {
                 None
             };
-            let SitePages { pages, empty, noindex, search, unread } = sort_pages(pages, &mut source, static_m.as_mut());
+            let SitePages { pages, empty, noindex, search, unread, fields } = sort_pages(pages, &mut source, static_m.as_mut());
             let unread: Vec<(String, String)> = unread.into_iter().map(|(p, why)| (p.path, why)).collect();
             let id = model.id.clone().unwrap_or_else(|| DEFAULT_MODEL_ID.to_string());
             let built = if let Some(m) = static_m {
-                build(SiteEmbedder::Static(m), pages, &mut source, &p, &on_progress).await
+                build(SiteEmbedder::Static(m), pages, &mut source, &p, &fields, &on_progress).await
             } else if vectors {
                 let Some(weights) = model.weights else {
                     return Err(
@@ -201,13 +201,13 @@ pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, optio
                     );
                 };
                 let files = ModelFiles { config: model.config, tokenizer: model.tokenizer, weights };
-                build(SiteEmbedder::Model(CpuEmbedder::from_files(&id, &files)?), pages, &mut source, &p, &on_progress).await
+                build(SiteEmbedder::Model(CpuEmbedder::from_files(&id, &files)?), pages, &mut source, &p, &fields, &on_progress).await
             } else {
                 // Keyword only: the tokenizer bounds the chunks; no model runs.
                 let config = BertConfig::from_json(&model.config)?;
                 let tokenizer = WordPiece::from_bytes(&model.tokenizer, config.max_seq_len())?;
                 let keyword = SiteEmbedder::Keyword(HashingEmbedder::from_tokenizer(tokenizer, &id, config.hidden_size));
-                build(keyword, pages, &mut source, &p, &on_progress).await
+                build(keyword, pages, &mut source, &p, &fields, &on_progress).await
             };
             built.map(|(files, summary)| (files, summary, empty, noindex, search, unread))
         };
@@ -296,6 +296,7 @@ async fn build(
     pages: Vec<PageFile>,
     source: &mut JsPages,
     p: &SnapshotParams,
+    fields: &crate::snapshot::SiteFields,
     on_progress: &Option<Function>,
 ) -> Result<(Vec<(String, Vec<u8>)>, crate::snapshot::SnapshotSummary)> {
     // The snapshot is built from the engine's memory: the records are kept only for the
@@ -312,7 +313,7 @@ async fn build(
         crate::snapshot::seal_after_batch(&mut eng, p).await?;
         report(on_progress, &ProgressEvent { phase: crate::types::Phase::Index, done, total });
     }
-    let (snap, summary) = build_site(&mut eng, p).await?;
+    let (snap, summary) = build_site(&mut eng, p, fields).await?;
     let (manifest, mut files): (Vec<_>, Vec<_>) = snap.files.into_iter().partition(|(name, _)| name == "manifest.json");
     files.extend(manifest);
     Ok((files, summary))

@@ -128,7 +128,7 @@ pub(super) async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> c
         eprintln!("warning: skipped {}: {}", l.path.display(), l.why);
     }
     let mut files = crate::native::site::SiteFiles { site };
-    let crate::snapshot::SitePages { pages, empty, noindex, search, unread } =
+    let crate::snapshot::SitePages { pages, empty, noindex, search, unread, fields } =
         crate::snapshot::sort_pages(crawled, &mut files, static_m.as_mut());
     for (page, why) in &unread {
         eprintln!("warning: skipped {}: {why}", site.join(&page.path).display());
@@ -174,7 +174,7 @@ pub(super) async fn index_site(models: &Models, a: IndexArgs, out: PathBuf) -> c
     // A static model is weighted by the whole site, so a page's vectors depend on every
     // other page: no build cache (embedding costs what tokenizing does anyway).
     let cache = if no_cache || vectors == "static" { None } else { Some(cache.unwrap_or_else(crate::native::site::default_cache_dir)) };
-    let build = crate::native::site::SiteBuild { out: &out, params: &p, llm, cache: cache.as_deref(), mode: &vectors, t0 };
+    let build = crate::native::site::SiteBuild { out: &out, params: &p, fields: &fields, llm, cache: cache.as_deref(), mode: &vectors, t0 };
     let summary = if vectors == "chunks" {
         build.run(models.open(device).await?, pages, &mut files).await?
     } else if let Some(m) = static_m {

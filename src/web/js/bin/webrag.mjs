@@ -292,7 +292,7 @@ async function main() {
     if (old?.size !== bytes.length || Buffer.compare(readFileSync(path), bytes) !== 0) writeFileSync(path, bytes);
     keep.add(name);
   }
-  for (const dir of ['t', 'f', 'v', 'g', 'p', 'w', 'k', 's']) { // snapshot::SHARD_DIRS
+  for (const dir of ['t', 'f', 'v', 'g', 'p', 'w', 'k', 's', 'x', 'o']) { // snapshot::SHARD_DIRS
     let names = [];
     try { names = readdirSync(join(out, dir)); } catch { continue; }
     for (const n of names) if (!keep.has(`${dir}/${n}`)) rmSync(join(out, dir, n));

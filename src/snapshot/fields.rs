@@ -1,0 +1,82 @@
+//! A snapshot's filters, sort keys and result metadata (docs/snapshot-format.md): what the
+//! pages' `data-webrag-filter`, `data-webrag-sort` and `data-webrag-meta` said
+//! ([`crate::text::PageFields`], read when the pages were sorted: [`super::sort_pages`]).
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::files::{gzip, hashed};
+use super::{Layout, ManifestFilter, ManifestSort, Snapshot};
+use crate::text::PageFields;
+
+/// The pages' fields, by page id (pages without any are absent).
+pub type SiteFields = BTreeMap<String, PageFields>;
+
+/// Writes one file per filter key and per sort key; returns them for the manifest, by key.
+pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &SiteFields) -> (Vec<ManifestFilter>, Vec<ManifestSort>) {
+    // key → value → pages (in page order, as the pages are numbered).
+    let mut filters: BTreeMap<&str, BTreeMap<&str, BTreeSet<u32>>> = BTreeMap::new();
+    let mut sorts: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
+    for (page, doc) in layout.docs.iter().enumerate() {
+        let Some(f) = fields.get(&doc.id) else { continue };
+        for (k, v) in &f.filters {
+            filters.entry(k).or_default().entry(v).or_default().insert(page as u32);
+        }
+        for (k, v) in &f.sort {
+            sorts.entry(k).or_default().push((v, page as u32));
+        }
+    }
+    let mut out_filters = Vec::new();
+    for (i, (key, values)) in filters.into_iter().enumerate() {
+        let pages: BTreeSet<u32> = values.values().flatten().copied().collect();
+        let rows: Vec<serde_json::Value> = values
+            .iter()
+            .map(|(v, ps)| {
+                let mut last = 0;
+                let deltas: Vec<u32> = ps.iter().map(|&p| std::mem::replace(&mut last, p).abs_diff(p)).collect();
+                serde_json::json!([v, deltas])
+            })
+            .collect();
+        let bytes = gzip(serde_json::json!({ "v": rows }).to_string().as_bytes());
+        let file = hashed("x", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(file.clone(), bytes);
+        out_filters.push(ManifestFilter { key: key.to_string(), file, values: values.len(), pages: pages.len() });
+    }
+    let mut out_sorts = Vec::new();
+    for (i, (key, mut pages)) in sorts.into_iter().enumerate() {
+        let numbers: Option<Vec<(f64, u32)>> =
+            pages.iter().map(|&(v, p)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()).map(|x| (x, p))).collect();
+        let numeric = numbers.is_some();
+        let groups = match numbers {
+            Some(mut by_number) => {
+                crate::sort::by(&mut by_number, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                groups_of(&by_number, |a, b| a.0 == b.0)
+            }
+            None => {
+                crate::sort::by(&mut pages, |a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+                groups_of(&pages, |a, b| a.0 == b.0)
+            }
+        };
+        let bytes = gzip(serde_json::json!({ "o": groups }).to_string().as_bytes());
+        let file = hashed("o", &i.to_string(), "json.gz", &bytes);
+        snap.files.insert(file.clone(), bytes);
+        out_sorts.push(ManifestSort { key: key.to_string(), file, numeric, pages: pages.len() });
+    }
+    (out_filters, out_sorts)
+}
+
+/// The pages of `sorted` `(value, page)` in runs of equal values.
+fn groups_of<V>(sorted: &[(V, u32)], same: impl Fn(&(V, u32), &(V, u32)) -> bool) -> Vec<Vec<u32>> {
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for (j, p) in sorted.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if j > 0 && same(&sorted[j - 1], p) => g.push(p.1),
+            _ => groups.push(vec![p.1]),
+        }
+    }
+    groups
+}
+
+/// A page's metadata as its fragment files hold it (`{key: value}`), or `None` without any.
+pub(super) fn page_meta(fields: &SiteFields, id: &str) -> Option<serde_json::Value> {
+    let f = fields.get(id).filter(|f| !f.meta.is_empty())?;
+    Some(serde_json::Value::Object(f.meta.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect()))
+}
