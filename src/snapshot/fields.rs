@@ -42,19 +42,20 @@ pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &Si
     }
     let mut out_sorts = Vec::new();
     for (i, (key, mut pages)) in sorts.into_iter().enumerate() {
-        let numbers: Option<Vec<(f64, u32)>> =
-            pages.iter().map(|&(v, p)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()).map(|x| (x, p))).collect();
+        let numbers: Option<Vec<(f64, &str, u32)>> =
+            pages.iter().map(|&(v, p)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()).map(|x| (x, v, p))).collect();
         let numeric = numbers.is_some();
         let groups = match numbers {
             Some(mut by_number) => {
-                crate::sort::by(&mut by_number, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                groups_of(&by_number, |a, b| a.0 == b.0)
+                crate::sort::by(&mut by_number, |a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+                groups_of(by_number.iter().map(|&(x, v, p)| (x, v, p)))
             }
             None => {
                 crate::sort::by(&mut pages, |a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-                groups_of(&pages, |a, b| a.0 == b.0)
+                groups_of(pages.iter().map(|&(v, p)| (v, v, p)))
             }
         };
+        let groups: Vec<serde_json::Value> = groups.into_iter().map(|(v, ps)| serde_json::json!([v, ps])).collect();
         let bytes = gzip(serde_json::json!({ "o": groups }).to_string().as_bytes());
         let file = hashed("o", &i.to_string(), "json.gz", &bytes);
         snap.files.insert(file.clone(), bytes);
@@ -63,16 +64,17 @@ pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &Si
     (out_filters, out_sorts)
 }
 
-/// The pages of `sorted` `(value, page)` in runs of equal values.
-fn groups_of<V>(sorted: &[(V, u32)], same: impl Fn(&(V, u32), &(V, u32)) -> bool) -> Vec<Vec<u32>> {
-    let mut groups: Vec<Vec<u32>> = Vec::new();
-    for (j, p) in sorted.iter().enumerate() {
+/// Runs of equal values in `sorted` `(compared value, value as written, page)`: each run's
+/// first written value and its pages.
+fn groups_of<'a, K: PartialEq>(sorted: impl Iterator<Item = (K, &'a str, u32)>) -> Vec<(&'a str, Vec<u32>)> {
+    let mut groups: Vec<(K, &'a str, Vec<u32>)> = Vec::new();
+    for (k, v, p) in sorted {
         match groups.last_mut() {
-            Some(g) if j > 0 && same(&sorted[j - 1], p) => g.push(p.1),
-            _ => groups.push(vec![p.1]),
+            Some(g) if g.0 == k => g.2.push(p),
+            _ => groups.push((k, v, vec![p])),
         }
     }
-    groups
+    groups.into_iter().map(|(_, v, ps)| (v, ps)).collect()
 }
 
 /// A page's metadata as its fragment files hold it (`{key: value}`), or `None` without any.

@@ -81,8 +81,9 @@ pub struct ManifestFilter {
     pub pages: usize,
 }
 
-/// A sort key: its file `o/{i}-{hash}.json.gz` holds `{"o": [[page…]…]}`, the pages that carry
-/// it grouped by equal value, groups in ascending order of value.
+/// A sort key: its file `o/{i}-{hash}.json.gz` holds `{"o": [[value, [page…]]…]}`, the pages
+/// that carry it grouped by equal value (each group's value as its first page wrote it), groups
+/// in ascending order of value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ManifestSort {

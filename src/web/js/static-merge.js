@@ -4,6 +4,7 @@
 // searched by keyword alone), and the page lists are fused by weighted reciprocal-rank fusion,
 // as a snapshot fuses its own retrievers (`rrf`, k = 60).
 import { rrf } from './static-rank.js';
+import { sortOption } from './static-fields.js';
 import { option } from './static-text.js';
 
 /** The `k` of the fusion across snapshots (the engine's `rrfK` default). */
@@ -42,11 +43,17 @@ export class StaticSearchGroup {
   async search(query, opts = {}) {
     const { onProgress, onKeyword, ...rest } = opts;
     const k = option('k', opts.k); // checked again by each snapshot's search
+    const sort = sortOption(opts.sort);
     const latest = this.snapshots.map(() => []);
+    const facets = this.snapshots.map(() => undefined);
     const fuse = () => {
       const lists = latest.map((rs, i) => rs.map((_, j) => `${i}:${j}`));
       const byId = new Map(latest.flatMap((rs, i) => rs.map((r, j) => [`${i}:${j}`, [i, r]])));
-      return rrf(lists, MERGE_RRF_K, this.weights).slice(0, k).map(([id, score]) => {
+      let fused = rrf(lists, MERGE_RRF_K, this.weights);
+      // A sort orders by the pages' values across snapshots (each snapshot's own order kept
+      // among equal values).
+      if (sort) fused = bySortValue(fused, (id) => byId.get(id)[1].sortValue, sort.desc);
+      return fused.slice(0, k).map(([id, score]) => {
         const [i, r] = byId.get(id);
         const s = this.snapshots[i];
         const sections = r.sections?.map((x) => ({ ...x, section: s.link(x.section) }));
@@ -55,12 +62,14 @@ export class StaticSearchGroup {
     };
     let keywordSent = false;
     const corrections = {};
-    const progress = (i) => ({ stage, results, corrections: c }) => {
+    const progress = (i) => ({ stage, results, corrections: c, filters }) => {
       latest[i] = results;
+      facets[i] = filters;
       Object.assign(corrections, c);
       const fused = fuse();
       if (stage === 'keyword' && !keywordSent) { keywordSent = true; onKeyword?.(fused); }
-      onProgress?.({ stage, results: fused, corrections: { ...corrections } });
+      const counts = sumCounts(facets);
+      onProgress?.({ stage, results: fused, corrections: { ...corrections }, ...(counts ? { filters: counts } : {}) });
     };
     const errors = [];
     const settled = await Promise.allSettled(this.snapshots.map((s, i) =>
@@ -68,6 +77,7 @@ export class StaticSearchGroup {
     settled.forEach((r, i) => {
       if (r.status === 'fulfilled') {
         latest[i] = r.value.results;
+        facets[i] = r.value.filters;
         errors.push(...r.value.errors);
         Object.assign(corrections, r.value.corrections);
       } else if (r.reason instanceof RangeError || r.reason instanceof TypeError) {
@@ -77,6 +87,43 @@ export class StaticSearchGroup {
         errors.push(r.reason);
       }
     });
-    return { results: fuse(), errors, corrections };
+    const counts = sumCounts(facets);
+    return { results: fuse(), errors, corrections, ...(counts ? { filters: counts } : {}) };
   }
+
+  /** Facet counts without a query (`filters()` of each snapshot), summed by key and value. */
+  async filters(opts = {}) {
+    return sumCounts(await Promise.all(this.snapshots.map((s) => s.filters(opts)))) ?? {};
+  }
+}
+
+/** Facet counts `{key: {value: n}}` of several snapshots summed; undefined when none has any. */
+function sumCounts(list) {
+  const have = list.filter(Boolean);
+  if (!have.length) return undefined;
+  const out = {};
+  for (const c of have) {
+    for (const [key, values] of Object.entries(c)) {
+      out[key] ??= {};
+      for (const [v, n] of Object.entries(values)) out[key][v] = (out[key][v] ?? 0) + n;
+    }
+  }
+  return out;
+}
+
+/**
+ * Fused `[id, score]` ordered by their results' `value(id)` (`sortValue`: numbers as numbers,
+ * else as strings in code point order; descending with `desc`; those without one last), the
+ * fused order kept among equals.
+ */
+function bySortValue(fused, value, desc) {
+  const cmp = (x, y) => {
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    const [a, b] = [String(x), String(y)];
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+  return fused.map((f, i) => [f, value(f[0]), i]).sort(([, x, i], [, y, j]) => {
+    if (x === undefined || y === undefined) return (x === undefined) - (y === undefined) || i - j;
+    return (desc ? cmp(y, x) : cmp(x, y)) || i - j;
+  }).map(([f]) => f);
 }

@@ -26,13 +26,15 @@ import { analyze, analyzeQuery, begins, highlight, phrase, sectionUrl, termsIn }
  * per fragment file. Returns up to `k` results: `{chunk, score, found, page, title, url,
  * heading, excerpt, highlights, section, path?, sections?}`.
  */
-export async function rank({ lists, scores, paths, group, pageOf, fragment, query, k, sections, fusion, fragmentSize }) {
+export async function rank({ lists, scores, paths, group, pageOf, fragment, query, k, sections, fusion, fragmentSize, order }) {
   const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
   const f = fuse(lists, scores, fusion);
   const { names, single } = f;
-  const phrases = (rows) => byPhrase(rows, query, { keyword: lists.keyword?.length > 0, single });
+  // A sort's order (`order(page)`, lower first) replaces the phrase tiers.
+  const phrases = (rows) => (order ? rows : byPhrase(rows, query, { keyword: lists.keyword?.length > 0, single }));
   if (group !== 'page') {
-    const out = await Promise.all(f.fused.slice(0, k).map(async ([chunk, score]) => {
+    const fused = order && pageOf ? bySort(f.fused, ([c]) => order(pageOf(c))) : f.fused;
+    const out = await Promise.all(fused.slice(0, k).map(async ([chunk, score]) => {
       const t = await fragment(chunk);
       const r = t && shown({ chunk, score }, t);
       if (r) { r.found = names.filter((n) => lists[n].includes(chunk)); if (paths?.has(chunk)) r.path = paths.get(chunk); }
@@ -50,7 +52,7 @@ export async function rank({ lists, scores, paths, group, pageOf, fragment, quer
   }
   // A staged search fetched the shown pages' fragments for its keyword stage already; an
   // unstaged one fetches them here (the bench-site figures of semantic bytes include it).
-  const { pages, chunksOf } = groupPages(f, ranked, lists, pageOf, { k, fusion, qterms: analyzeQuery(query) });
+  const { pages, chunksOf } = groupPages(f, ranked, lists, pageOf, { k, fusion, qterms: analyzeQuery(query), order });
   const out = await Promise.all(pages.map(async ([p, score]) => {
     const same = sameFile(chunksOf.get(p) ?? [], fragmentSize);
     const picked = pickSections(same, await Promise.all(same.map(([c]) => fragment(c))), query, sections);
@@ -145,19 +147,29 @@ export function capPerPage(hits, want, pageOf, max) {
 }
 
 /**
+ * Orders `items` by `rank(item)` (lower first; undefined last), keeping their order among
+ * equals (the relevance order). Returns a new array.
+ */
+export function bySort(items, rank) {
+  const r = items.map((x, i) => [x, rank(x) ?? Infinity, i]);
+  return r.sort((a, b) => a[1] - b[1] || a[2] - b[2]).map(([x]) => x);
+}
+
+/**
  * Pages from fused chunks (`group: 'page'`): each list becomes a list of pages (a page ranked
  * where its first chunk is) and those are fused (one list: a page keeps its best chunk's score).
  * `ranked`: `[chunk, score]` in the fused order (`fuse(…).fused`, or its first k when pages
  * come from fragments); `pageOf(chunk)`: its page, `null`/`undefined` when unknown. Shown: the
  * first `k` fused pages and, for a query of two or more terms (`qterms`), the keyword list's
  * first `k` pages too, so its exact matches can take a phrase tier where the fused order left
- * them out (`byPhrase` cuts to k after the tiers). Returns `{pages: [[page, score]…], chunksOf:
+ * them out (`byPhrase` cuts to k after the tiers). With `order(page)` (a sort: lower first,
+ * undefined last) the pages are the first `k` in that order instead. Returns `{pages: [[page, score]…], chunksOf:
  * Map page → [[chunk, score]…]}` (each page's chunks in the fused order).
  */
-export function groupPages({ names, single }, ranked, lists, pageOf, { k, fusion, qterms }) {
+export function groupPages({ names, single }, ranked, lists, pageOf, { k, fusion, qterms, order }) {
   const known = (p) => p !== undefined && p !== null;
   const pageLists = names.map((n) => [...new Set(lists[n].map(pageOf).filter(known))]);
-  const pages = single ? [] : rrf(pageLists, fusion?.rrfK ?? 60, weightsOf(names, fusion));
+  let pages = single ? [] : rrf(pageLists, fusion?.rrfK ?? 60, weightsOf(names, fusion));
   const chunksOf = new Map();
   for (const [c, score] of ranked) {
     const p = pageOf(c);
@@ -165,6 +177,7 @@ export function groupPages({ names, single }, ranked, lists, pageOf, { k, fusion
     if (!chunksOf.has(p)) { chunksOf.set(p, []); if (single) pages.push([p, score]); }
     chunksOf.get(p).push([c, score]);
   }
+  if (order) return { pages: bySort(pages, ([p]) => order(p)).slice(0, k), chunksOf };
   let shown = pages.slice(0, k);
   const kwList = names.includes('keyword') && !single && qterms.length >= 2 ? pageLists[names.indexOf('keyword')] : [];
   if (kwList.length) {

@@ -16,15 +16,19 @@
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 import { analyze, analyzeQuery, clipQuery, editDistance, fnv1a, highlight, isCjk, option, phrase, sectionUrl, typoBudget, MAX_QUERY_CHARS } from './static-text.js';
 import { encode as wordPieces } from './wordpiece.js';
-import { capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
+import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
+import { Fields, filterOption, sortOption } from './static-fields.js';
 
 export { StaticSearchGroup, MERGE_RRF_K };
 
 export { analyze, analyzeQuery, editDistance, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, typoBudget, MAX_QUERY_CHARS };
 
 /** The first `k` of `sorted` hits, cut per page when `perPage` (`{pageOf, max}`) is given. */
-const cut = (sorted, k, perPage) => (perPage ? capPerPage(sorted, k, perPage.pageOf, perPage.max) : sorted.slice(0, k));
+const cut = (sorted, k, perPage, keep) => {
+  const kept = keep ? sorted.filter(([c]) => keep(c)) : sorted;
+  return perPage ? capPerPage(kept, k, perPage.pageOf, perPage.max) : kept.slice(0, k);
+};
 
 /** A snapshot problem; `code` is SNAPSHOT_UNAVAILABLE, SNAPSHOT_CORRUPT, SNAPSHOT_VERSION, SNAPSHOT_NO_EMBEDDER or SNAPSHOT_UNVERIFIED, `file` the file. */
 export class SnapshotError extends Error {
@@ -126,6 +130,12 @@ function readPages(bytes, name, pages, chunks) {
   return { starts, of };
 }
 
+/** `results` with each one's `sortValue` (its page's value of the sort key), when sorted. */
+function withSortValues(results, order) {
+  if (order) for (const r of results) { const v = order.value(r.page); if (v !== undefined) r.sortValue = v; }
+  return results;
+}
+
 /** The IndexedDB store of an imported snapshot (one database per snapshot URL). */
 const offlineStore = (base) => createStore(`webrag-snapshot ${base}`, 'files');
 const SERIES = { terms: 't', fragments: 'f', vectors: 'v', graph: 'g', words: 'w', vocab: 'k', tokenRows: 's' };
@@ -173,6 +183,13 @@ function checkManifest(m) {
   }
   if (m.pages != null && typeof m.pages !== 'string') bad('pages is not a file name');
   if (m.siteRoot != null && typeof m.siteRoot !== 'string') bad('siteRoot is not a string');
+  for (const f of ['filters', 'sort']) {
+    if (m[f] == null) continue;
+    if (!Array.isArray(m[f])) bad(`${f} is not a list`);
+    m[f].forEach((x, i) => {
+      if (typeof obj(x, `${f}[${i}]`).key !== 'string' || typeof x.file !== 'string') bad(`${f}[${i}] has no key and file`);
+    });
+  }
   if (m.words != null) {
     series(m.words, 'words');
     int(m.words.blocks, 'words.blocks');
@@ -265,7 +282,7 @@ function siteRootUrl(root, base) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null;
   /** The manifest. */ manifest;
   /**
    * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
@@ -487,6 +504,7 @@ export class StaticSearch {
     if (m.vectors?.centroids) names.push(m.vectors.centroids);
     if (m.pages) names.push(m.pages);
     if (m.words?.index) names.push(m.words.index);
+    for (const f of [...(m.filters ?? []), ...(m.sort ?? [])]) names.push(f.file);
     return names;
   }
 
@@ -594,16 +612,19 @@ export class StaticSearch {
    * matches its `corrections` (see `search`).
    */
   async keyword(query, { k, prefix, typos } = {}) {
-    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), undefined, typoOption(typos));
+    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), { typos: typoOption(typos) });
   }
 
   /**
-   * `perPage`: `{pageOf, max}` to cut the hits as `capPerPage` does (a page search's lists).
+   * `perPage`: `{pageOf, max}` to cut the hits as `capPerPage` does (a page search's lists);
+   * `keep(chunk)`: whether a chunk may be a hit (a search's filters); `pages`: also resolve to
+   * `pages`, the set of pages of every chunk that matched (before `keep` and the cut: facet
+   * counts).
    * `typos`: a query word with no postings matches its `corrections`, a chunk taking its best of
    * them at `1 / (1 + edits)` of an exact match's score (so below the pages that match the
    * query's words as typed); `corrections` in the result maps each such word to the words used.
    */
-  async #keyword(query, k, prefix, perPage, typos = true) {
+  async #keyword(query, k, prefix, { perPage, typos = true, keep, pages = false } = {}) {
     const m = this.manifest;
     const all = analyzeQuery(query);
     const terms = [...new Set(all)];
@@ -673,8 +694,9 @@ export class StaticSearch {
       for (const g of new Set([...fixes.values()].flat().map(([g]) => g))) add(g);
     }
     const sorted = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    const hits = cut(sorted, k, perPage).map(([chunk, score]) => ({ chunk, score }));
-    return { hits, errors, corrections };
+    const hits = cut(sorted, k, perPage, keep).map(([chunk, score]) => ({ chunk, score }));
+    const matched = pages && perPage ? new Set(sorted.map(([c]) => perPage.pageOf(c))) : null;
+    return { hits, errors, corrections, pages: matched };
   }
 
   /** Cosine over the int8 IVF lists nearest the query vector: `{hits: [{chunk, score}], errors}`. */
@@ -686,7 +708,7 @@ export class StaticSearch {
     return this.#semantic(vector, option('k', k), nprobe);
   }
 
-  async #semantic(vector, k, nprobe, perPage) {
+  async #semantic(vector, k, nprobe, perPage, keep) {
     const v = this.manifest.vectors;
     const errors = [];
     if (!v?.lists) return { hits: [], errors };
@@ -702,7 +724,7 @@ export class StaticSearch {
         for (let i = 0; i < block.count; i++) if (!(best.get(block.ids[i]) >= d[i])) best.set(block.ids[i], d[i]);
       } catch (e) { errors.push(asSnapshotError(e)); }
     }));
-    const hits = cut([...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]), k, perPage).map(([chunk, score]) => ({ chunk, score }));
+    const hits = cut([...best].sort((a, b) => b[1] - a[1] || a[0] - b[0]), k, perPage, keep).map(([chunk, score]) => ({ chunk, score }));
     return { hits, errors };
   }
 
@@ -795,7 +817,7 @@ export class StaticSearch {
     return globalThis.location?.origin === r.origin ? `${r.pathname}${r.search}${r.hash}` : r.href;
   }
 
-  /** `{title, url, heading, excerpt, page}` of chunks (fetching their fragment files). */
+  /** `{title, url, heading, excerpt, page, meta?}` of chunks (fetching their fragment files). */
   async fragments(chunks) {
     const size = this.manifest.fragments.size;
     return Promise.all(chunks.map(async (c) => {
@@ -804,7 +826,8 @@ export class StaticSearch {
       const row = f.c?.[c % size];
       if (!Array.isArray(row)) throw new SnapshotError(`${name}: no chunk ${c}`, 'SNAPSHOT_CORRUPT', name);
       const [title, url, heading, excerpt, page] = row;
-      return { title, url: safeUrl(url), heading, excerpt, page };
+      const meta = f.m?.[page];
+      return { title, url: safeUrl(url), heading, excerpt, page, ...(meta && typeof meta === 'object' ? { meta } : {}) };
     }));
   }
 
@@ -836,13 +859,14 @@ export class StaticSearch {
    * vocabulary words (`corrections(word)`), each at `1 / (1 + edits)` of an exact match's score;
    * `corrections` maps each such word to the words searched instead (also in `onProgress`).
    */
-  async search(query, { k, mode, group, sections, typos, onKeyword, onProgress } = {}) {
+  async search(query, { k, mode, group, sections, typos, filters, sort, facets = true, onKeyword, onProgress } = {}) {
     [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
     typos = typoOption(typos);
+    [filters, sort] = [filterOption(filters), sortOption(sort)];
     query = clipQuery(query);
     const errors = [];
     let pageMap = null;
-    if (group === 'page') {
+    if (group === 'page' || filters || sort) {
       try { pageMap = await this.#pageMap(); } catch (e) { errors.push(asSnapshotError(e)); }
     }
     // Chunk candidates per retriever: more than k when pages group them, and no page more than
@@ -851,42 +875,119 @@ export class StaticSearch {
     const share = Math.max(PER_PAGE, sections);
     const want = pageMap ? k * share : k;
     const perPage = pageOf ? { pageOf, max: share } : undefined;
+    // Filters keep the chunks of the pages that pass them; a sort orders the results by its key.
+    const fields = this.#fieldsOf();
+    const withFacets = facets !== false && (this.manifest.filters?.length ?? 0) > 0;
+    const narrow = async () => {
+      try {
+        const pass = filters ? await fields.allowed(filters) : null;
+        const order = sort && pageOf ? await fields.order(sort) : null;
+        return { keep: pass && (pageOf ? (c) => pass(pageOf(c)) : () => false), order };
+      } catch (e) { errors.push(asSnapshotError(e)); return { keep: () => false, order: null }; }
+    };
+    const { keep, order } = await narrow();
+    // Facet counts over the pages the keyword search matched and the results' pages.
+    let facetCounts;
+    const counted = async (matched, rs) => {
+      if (!withFacets) return undefined;
+      const pages = new Set([...(matched ?? []), ...rs.map((r) => r.page).filter((p) => p !== undefined)]);
+      try { facetCounts = await fields.counts([...pages], filters); } catch (e) { errors.push(asSnapshotError(e)); }
+      return facetCounts;
+    };
+    if (!analyzeQuery(query).length && (filters || sort)) {
+      // No query: the pages that pass the filters, in the sort's order (else the pages' order).
+      const rs = withSortValues(await this.#listing(pageMap, keep, order, k, errors), order);
+      if (withFacets) {
+        try { facetCounts = await fields.counts(null, filters); } catch (e) { errors.push(asSnapshotError(e)); }
+      }
+      onKeyword?.(rs);
+      onProgress?.({ stage: 'keyword', results: rs, corrections: {}, ...(facetCounts ? { filters: facetCounts } : {}) });
+      return { results: rs, errors, corrections: {}, ...(facetCounts ? { filters: facetCounts } : {}) };
+    }
     const text = async (chunk) => {
       try { return (await this.fragments([chunk]))[0]; } catch (e) { errors.push(asSnapshotError(e)); return null; }
     };
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
     const fragmentSize = this.manifest.fragments.size;
-    const results = (lists, scores, paths) =>
-      rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize });
-    let kw = { hits: [], errors: [], corrections: {} };
-    const stage = (name, rs) => { if (name === 'keyword') onKeyword?.(rs); onProgress?.({ stage: name, results: rs, corrections: kw.corrections }); return rs; };
+    const results = async (lists, scores, paths) =>
+      withSortValues(await rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize, order: order?.rank }), order);
+    let kw = { hits: [], errors: [], corrections: {}, pages: null };
+    const done = (rs) => ({ results: rs, errors, corrections: kw.corrections, ...(facetCounts ? { filters: facetCounts } : {}) });
+    const stage = async (name, rs) => {
+      await counted(kw.pages, rs);
+      if (name === 'keyword') onKeyword?.(rs);
+      onProgress?.({ stage: name, results: rs, corrections: kw.corrections, ...(facetCounts ? { filters: facetCounts } : {}) });
+      return rs;
+    };
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
-      kw = await this.#keyword(query, want, /[\p{Alphabetic}\p{N}]$/u.test(query), perPage, typos);
+      // With a sort, every matching page is a candidate (the order is the key's, not the score's).
+      kw = await this.#keyword(query, order ? this.manifest.chunks : want, /[\p{Alphabetic}\p{N}]$/u.test(query), { perPage, typos, keep, pages: withFacets });
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {
       if (mode === 'semantic') throw new SnapshotError('semantic search needs an embedder (setEmbedder)', 'SNAPSHOT_NO_EMBEDDER', '');
       const rs = await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores());
-      if (onKeyword || onProgress) stage('keyword', rs);
-      return { results: rs, errors, corrections: kw.corrections };
+      if (onKeyword || onProgress) await stage('keyword', rs);
+      else await counted(kw.pages, rs);
+      return done(rs);
     }
-    if (mode !== 'semantic' && (onKeyword || onProgress)) stage('keyword', await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores()));
+    if (mode !== 'semantic' && (onKeyword || onProgress)) await stage('keyword', await results({ keyword: kw.hits.map((h) => h.chunk) }, kwScores()));
     const [qv] = await this.#embed([query]);
     // A semantic list of fusion weight 0 (the static tier's) counts for nothing in the fused
     // order: a hybrid search fetches none of its files and seeds the graph from the keyword hits.
     const counts = mode === 'semantic' || (this.manifest.fusion?.weights?.dense ?? 1) !== 0;
-    const sem = counts ? await this.#semantic(qv, want, undefined, perPage) : { hits: [], errors: [] };
+    const sem = counts ? await this.#semantic(qv, want, undefined, perPage, keep) : { hits: [], errors: [] };
     errors.push(...sem.errors);
-    if (mode === 'semantic') return { results: await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score]))), errors, corrections: kw.corrections };
+    if (mode === 'semantic') {
+      const rs = await results({ semantic: sem.hits.map((h) => h.chunk) }, new Map(sem.hits.map((h) => [h.chunk, h.score])));
+      await counted(null, rs);
+      return done(rs);
+    }
     const lists = { keyword: kw.hits.map((h) => h.chunk), semantic: sem.hits.map((h) => h.chunk) };
-    const first = stage('semantic', await results(lists, null));
-    if (!this.manifest.graph?.topics) return { results: first, errors, corrections: kw.corrections };
+    const first = await stage('semantic', await results(lists, null));
+    if (!this.manifest.graph?.topics) return done(first);
     // Seed topics: the pages of the first fused results.
     const gr = await this.#graph(qv, first.map((r) => r.page).filter((p) => p !== undefined), want);
     errors.push(...gr.errors);
-    const paths = new Map(gr.hits.map((h) => [h.chunk, h.path]));
-    const all = await results({ ...lists, graph: gr.hits.map((h) => h.chunk) }, null, paths);
-    return { results: stage('graph', all), errors, corrections: kw.corrections };
+    const graphHits = keep ? gr.hits.filter((h) => keep(h.chunk)) : gr.hits;
+    const paths = new Map(graphHits.map((h) => [h.chunk, h.path]));
+    const all = await results({ ...lists, graph: graphHits.map((h) => h.chunk) }, null, paths);
+    return done(await stage('graph', all));
+  }
+
+  /** The snapshot's filters and sort keys (`static-fields.js`), made once. */
+  #fieldsOf() {
+    this.#fields ??= new Fields(this.manifest, (name) => this.#json(name), (name, why) => new SnapshotError(`${name}: ${why}`, 'SNAPSHOT_CORRUPT', name));
+    return this.#fields;
+  }
+
+  /**
+   * The first `k` pages that `keep` (their chunks) allows, by `order` (else page order), each
+   * as a result of its first chunk (no excerpt to fit to a query: the chunk's text as stored).
+   */
+  async #listing(pageMap, keep, order, k, errors) {
+    if (!pageMap) return [];
+    const n = this.manifest.documents;
+    let pages = [];
+    for (let p = 0; p < n; p++) if (pageMap.starts[p + 1] > pageMap.starts[p] && (!keep || keep(pageMap.starts[p]))) pages.push(p);
+    if (order) pages = bySort(pages, order.rank);
+    const out = await Promise.all(pages.slice(0, k).map(async (p) => {
+      const chunk = pageMap.starts[p];
+      try {
+        const [f] = await this.fragments([chunk]);
+        return { chunk, score: 0, ...f, ...highlight(f.excerpt, ''), section: f.url, found: [] };
+      } catch (e) { errors.push(asSnapshotError(e)); return null; }
+    }));
+    return out.filter(Boolean);
+  }
+
+  /**
+   * Facet counts without a query: for each filter key of the snapshot, `{value: pages}` over all
+   * its pages, each counted when it passes `filters` on the other keys (as `search`'s `filters`
+   * in the result). `{}` for a snapshot without filters.
+   */
+  async filters({ filters } = {}) {
+    return this.#fieldsOf().counts(null, filterOption(filters));
   }
 }
