@@ -110,6 +110,21 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     Doc::new("sections", Value::Number(SECTIONS), "chunks a page result shows: its best and up to `sections` − 1 other matching sections"),
     TYPOS,
     Doc::new(
+        "filters",
+        Value::Other { ts: "Record<string, string | string[]>", default: "none", accepts: "`{key: value | value[]}` (a `TypeError` otherwise)" },
+        "keep the pages that carry, for every key, one of its values (`data-webrag-filter`); a key the snapshot does not have keeps no page. An empty query with `filters` or `sort` lists the pages that pass, in the sort's order (else the site's)",
+    ),
+    Doc::new(
+        "sort",
+        Value::Other { ts: "Record<string, 'asc' | 'desc'>", default: "relevance", accepts: "one key, `{key: 'asc' | 'desc'}` (a `RangeError` otherwise)" },
+        "order the results by the pages' values of a sort key (`data-webrag-sort`; numbers as numbers when every value is one, else code point order), every page that matches the query a candidate; pages without a value last, in relevance order; each result carries its `sortValue`",
+    ),
+    Doc::new(
+        "facets",
+        Value::Flag(true),
+        "count the values of every filter over the matching pages (the result's `filters`), each key counted under the other keys' `filters` only; `false` fetches no filter file a query does not filter on",
+    ),
+    Doc::new(
         "onKeyword",
         Value::Other { ts: "(results: StaticResult[]) => void", default: "none", accepts: "a function" },
         "called with the keyword stage's results as soon as they are ready",
@@ -117,7 +132,7 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     Doc::new(
         "onProgress",
         Value::Other {
-            ts: "(p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void",
+            ts: "(p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections; filters?: FacetCounts }) => void",
             default: "none",
             accepts: "a function",
         },
@@ -222,6 +237,9 @@ pub struct Fragment {
     pub excerpt: String,
     /// The page's number in the snapshot (its graph file).
     pub page: u32,
+    /// The page's metadata (`data-webrag-meta`), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// A query-aware excerpt (`highlight`): about `chars` characters around the most query terms,
@@ -285,6 +303,24 @@ pub struct StaticResult {
     /// With `group: 'page'`: the page's other matching sections, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<StaticSection>>,
+    /// The page's metadata (`data-webrag-meta`: `{key: value}`), when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<std::collections::BTreeMap<String, String>>,
+    /// With `sort`: the page's value of the sort key (a number when the key is numeric), absent
+    /// for a page without one.
+    #[serde(rename = "sortValue", skip_serializing_if = "Option::is_none")]
+    pub sort_value: Option<SortValue>,
+}
+
+/// A page's value of a sort key: a number when every page's value of the key is one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum SortValue {
+    /// A numeric key's value.
+    Number(f64),
+    /// Any other key's value, as the page wrote it.
+    Text(String),
 }
 
 #[cfg(test)]

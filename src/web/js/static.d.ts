@@ -23,6 +23,8 @@ export interface Manifest {
   directory: ManifestDirectory;
   /** Pages indexed. */
   documents: number;
+  /** The filters (facets) the pages carry (`data-webrag-filter`), by key; absent when none does. */
+  filters?: ManifestFilter[];
   /** Always `webrag-snapshot`. */
   format: 'webrag-snapshot';
   /** The fragment files: `size` chunks' text each. */
@@ -45,6 +47,8 @@ export interface Manifest {
    * against which `webrag/static`'s `link()` resolves page URLs; absent: the origin's root.
    */
   siteRoot?: string;
+  /** The sort keys the pages carry (`data-webrag-sort`), by key; absent when none does. */
+  sort?: ManifestSort[];
   /** The static tier's query embedder (`--vectors static`). */
   static?: ManifestStatic;
   /** The postings shards, by FNV-1a 32 hash of the term. */
@@ -78,6 +82,20 @@ export interface ManifestDirectory {
   group: number;
   /** Bytes of each name hash. */
   hashBytes: 4;
+}
+/**
+ * A filter: its file `x/{i}-{hash}.json.gz` holds `{"v": [[value, [Δpage…]]…]}`, the values in code
+ * point order, each with the pages that carry it (page numbers, delta-coded from 0).
+ */
+export interface ManifestFilter {
+  /** Its file. */
+  file: string;
+  /** The filter's key (`data-webrag-filter="key…"`). */
+  key: string;
+  /** Pages with at least one value. */
+  pages: number;
+  /** Distinct values. */
+  values: number;
 }
 /** Fragment files: the chunks' text, `size` chunks a file. */
 export interface ManifestFragments {
@@ -147,6 +165,24 @@ export interface ManifestRows {
   ext: string;
   /** Rows a file. */
   perFile: number;
+}
+/**
+ * A sort key: its file `o/{i}-{hash}.json.gz` holds `{"o": [[value, [page…]]…]}`, the pages that
+ * carry it grouped by equal value (each group's value as its first page wrote it), groups in
+ * ascending order of value.
+ */
+export interface ManifestSort {
+  /** Its file. */
+  file: string;
+  /** The sort key (`data-webrag-sort="key…"`). */
+  key: string;
+  /**
+   * Whether the values were compared as numbers (every value is one), else as strings in code point
+   * order (ISO 8601 dates sort right either way).
+   */
+  numeric: boolean;
+  /** Pages with a value. */
+  pages: number;
 }
 /** The static tier: a query embedder of a vocabulary and token rows. */
 export interface ManifestStatic {
@@ -280,6 +316,8 @@ export interface Fragment {
   excerpt: string;
   /** The headings above the chunk, joined with " › ". */
   heading: string;
+  /** The page's metadata (`data-webrag-meta`), when it has any. */
+  meta?: Record<string, string>;
   /** The page's number in the snapshot (its graph file). */
   page: number;
   /** The page's title. */
@@ -310,6 +348,8 @@ export type SearchStage =
   | 'semantic'
   /** PGR over the mind maps of the first results' pages and their neighbours. */
   | 'graph';
+/** A page's value of a sort key: a number when every page's value of the key is one. */
+export type SortValue = number | string;
 /** What a result of `search` is: its `group`. */
 export type StaticGrouping =
   /** A page: its best chunk, with its other matching sections. */
@@ -346,6 +386,8 @@ export interface StaticResult {
   heading: string;
   /** The matched spans, `[start, end)` UTF-16 offsets into `excerpt`. */
   highlights: ([number, number])[];
+  /** The page's metadata (`data-webrag-meta`: `{key: value}`), when it has any. */
+  meta?: Record<string, string>;
   /** The page's number in the snapshot. */
   page: number;
   /** For graph results: the fact path PGR selected, the page's title first, the fact last. */
@@ -359,6 +401,11 @@ export interface StaticResult {
   section: string | null;
   /** With `group: 'page'`: the page's other matching sections, best first. */
   sections?: StaticSection[];
+  /**
+   * With `sort`: the page's value of the sort key (a number when the key is numeric), absent for a
+   * page without one.
+   */
+  sortValue?: SortValue;
   /** The page's title. */
   title: string;
   /** The page's URL, when it is safe as a link. */
@@ -399,8 +446,11 @@ export interface StaticSearchOptions {
   /** `'page'`: each retriever's chunks become pages, the page lists are fused (RRF), and a result is a page's best chunk with its other matching `sections`; `'chunk'`: chunks. Default `'page'`. */ group?: StaticGrouping;
   /** Chunks a page result shows: its best and up to `sections` − 1 other matching sections. Default 3; 1..=20. */ sections?: number;
   /** A query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used. Default true. */ typos?: boolean;
+  /** Keep the pages that carry, for every key, one of its values (`data-webrag-filter`); a key the snapshot does not have keeps no page. An empty query with `filters` or `sort` lists the pages that pass, in the sort's order (else the site's). Default none. */ filters?: Record<string, string | string[]>;
+  /** Order the results by the pages' values of a sort key (`data-webrag-sort`; numbers as numbers when every value is one, else code point order), every page that matches the query a candidate; pages without a value last, in relevance order; each result carries its `sortValue`. Default relevance. */ sort?: Record<string, 'asc' | 'desc'>;
+  /** Count the values of every filter over the matching pages (the result's `filters`), each key counted under the other keys' `filters` only; `false` fetches no filter file a query does not filter on. Default true. */ facets?: boolean;
   /** Called with the keyword stage's results as soon as they are ready. Default none. */ onKeyword?: (results: StaticResult[]) => void;
-  /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections }) => void;
+  /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections; filters?: FacetCounts }) => void;
 }
 
 /** The options of `keyword(query, options?)`. */
@@ -552,10 +602,20 @@ export class StaticSearch {
    * 3 − 1) other matching sections; the retrievers' page lists are fused (RRF). `'chunk'`: `k` chunks.
    * The query is read up to `MAX_QUERY_CHARS` (1,024 UTF-16 code units). With `typos` (default
    * true) a word with no postings matches its `corrections`, below exact matches; `corrections`
-   * says which.
+   * says which. `filters` keeps the pages carrying the given values, `sort` orders by a key
+   * (`sortValue` on each result); with filters in the snapshot the result has `filters`, the
+   * facet counts over the matching pages (unless `facets: false`).
    */
-  search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[]; corrections: Corrections }>;
+  search(query: string, opts?: StaticSearchOptions): Promise<{ results: StaticResult[]; errors: SnapshotError[]; corrections: Corrections; filters?: FacetCounts }>;
+  /**
+   * Facet counts without a query: every filter key's values with the pages that carry them, each
+   * key counted under the other keys' `filters` only. `{}` for a snapshot without filters.
+   */
+  filters(opts?: { filters?: Record<string, string | string[]> }): Promise<FacetCounts>;
 }
+
+/** Facet counts: filter key → value → pages carrying it (values in code point order). */
+export type FacetCounts = Record<string, Record<string, number>>;
 
 /** A snapshot of a `StaticSearch.open([...])` group. */
 export interface SnapshotEntry {
@@ -588,9 +648,12 @@ export class StaticSearchGroup {
    * Every snapshot's `search` with the same options, their results fused: `k` pages in all, each
    * with `snapshot`. `onProgress` gets the fusion of each snapshot's latest stage whenever one
    * advances. Errors of every snapshot (one whose search fails adds its error, no results);
-   * corrections of all. A bad option rejects as `search` does.
+   * corrections of all; facet counts summed; with `sort`, results ordered by `sortValue` across
+   * snapshots. A bad option rejects as `search` does.
    */
-  search(query: string, opts?: StaticSearchOptions): Promise<{ results: GroupResult[]; errors: SnapshotError[]; corrections: Corrections }>;
+  search(query: string, opts?: StaticSearchOptions): Promise<{ results: GroupResult[]; errors: SnapshotError[]; corrections: Corrections; filters?: FacetCounts }>;
+  /** Every snapshot's `filters()`, summed by key and value. */
+  filters(opts?: { filters?: Record<string, string | string[]> }): Promise<FacetCounts>;
 }
 
 /** The `k` of the fusion across a group's snapshots. */
