@@ -1,7 +1,9 @@
 // Renders the CRUD-RAG news corpus (../shared/data/crud_news, 17,364 Chinese articles, one per
 // line: "[ date ] ，正文：text") as a static site of HTML pages, the way a site generator would:
 // a <nav> and a <footer> on every page (which indexers must skip), a title, the date, the text
-// in paragraphs inside <main>.
+// in paragraphs inside <main>. Each page carries its part of the corpus as a filter
+// (`data-webrag-filter="part:…"`) and its date as a sort key (`data-webrag-sort="date"`), as a
+// site would tag its sections and posts.
 //
 //   node tests/site/gen-crud-site.mjs <out-dir> [--limit N] [--data DIR]
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -36,11 +38,11 @@ outer: for (const p of parts) {
     const html = `<!doctype html>
 <html lang="zh">
 <head><meta charset="utf-8"><title>${esc(title)}</title></head>
-<body>
+<body data-webrag-filter="part:${p}">
 <nav><a href="/">首页</a> · <a href="/news/">新闻</a> · <a href="/about/">关于本站</a> · sitenavigationmenu</nav>
 <main>
 <h1>${esc(title)}</h1>
-<p class="date">${esc(date)}</p>
+<p class="date"${date ? ' data-webrag-sort="date"' : ''}>${esc(date)}</p>
 ${paras.map((t) => `<p>${esc(t)}</p>`).join('\n')}
 </main>
 <footer>版权所有 © 示例新闻网站 · 联系我们 · sitefooterlinks</footer>

@@ -41,6 +41,13 @@ export interface SearchBoxOptions {
    * the address is left alone. Default 'q'. A `TypeError` at mount for an empty or non-string name.
    */
   param?: string | false;
+  /**
+   * When the snapshot has filters (`data-webrag-filter`): a group of checkboxes per filter key
+   * under the status line, each value with its count of matching pages (up to 20 a key: those
+   * with pages, and the checked ones). Checked values narrow the results to pages carrying one of
+   * them per key; with no query the box lists those pages. Default true.
+   */
+  facets?: boolean;
 }
 
 export interface SearchBox {

@@ -42,11 +42,19 @@ const CSS = `
 .webrag-ui-sections li + li { margin-top: 0.5em; }
 .webrag-ui-section-link { color: var(--webrag-ui-accent); text-decoration: none; font-size: 0.95em; }
 .webrag-ui-refining .webrag-ui-status::after { content: ''; display: inline-block; width: 0.6em; height: 0.6em; margin-left: 0.4em; border: 2px solid var(--webrag-ui-border); border-top-color: var(--webrag-ui-accent); border-radius: 50%; animation: webrag-ui-spin 0.8s linear infinite; }
+.webrag-ui-facets { display: flex; flex-wrap: wrap; gap: 0.25em 1.5em; margin: 0 0 0.5em; font-size: 0.875em; }
+.webrag-ui-facet { border: 0; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 0.25em 0.75em; align-items: baseline; }
+.webrag-ui-facet legend { float: left; padding: 0; margin-right: 0.5em; font-weight: 600; color: var(--webrag-ui-muted); }
+.webrag-ui-facet label { white-space: nowrap; cursor: pointer; }
+.webrag-ui-count { color: var(--webrag-ui-muted); }
 @keyframes webrag-ui-spin { to { transform: rotate(360deg); } }
 @media (prefers-reduced-motion: reduce) { .webrag-ui-refining .webrag-ui-status::after { animation: none; } }
 `;
 
 let uid = 0;
+
+/** Values of one filter the box offers at most (those with matching pages, and the chosen ones). */
+const MAX_FACET_VALUES = 20;
 
 const styled = new WeakSet(); // documents given the styles
 
@@ -132,7 +140,10 @@ function link(doc, href, cls, label) {
  * (StaticSearch.open's options), `siteUrl` (where the site is served, for the result links:
  * `StaticSearch.open`'s), `param` (default 'q': the URL parameter the query is kept in, replaced
  * as it changes, so Back to the page or a shared link shows the query and its results; false:
- * the address is left alone). While a search's later stages run, the status line ends in
+ * the address is left alone), `facets` (default true: when the snapshot has filters, a group of
+ * checkboxes per filter key under the status line, each value with its count of matching pages;
+ * checking values narrows the results to pages carrying one of them per key, and with no query
+ * lists the pages that do). While a search's later stages run, the status line ends in
  * "refining…", the results list has `aria-busy="true"` and the box the class
  * `webrag-ui-refining`. Returns `{ search(query), input, ready, destroy() }`; `ready`
  * resolves to the `StaticSearch` (or rejects with its `SnapshotError`, which the box also shows).
@@ -143,7 +154,7 @@ export function mountSearch(target, opts = {}) {
   const doc = root.ownerDocument;
   const {
     base = '/webrag/', debounce = 120, pause = 700, styles = true, label = 'Search this site', placeholder = 'Search', open = {},
-    siteUrl, param = 'q',
+    siteUrl, param = 'q', facets = true,
   } = opts;
   if (param !== false && (typeof param !== 'string' || !param)) throw new TypeError('webrag/ui: param is a URL parameter name or false');
   const [k, sections, mode] = [option('k', opts.k), option('sections', opts.sections), option('mode', opts.mode)];
@@ -166,7 +177,40 @@ export function mountSearch(target, opts = {}) {
   const list = el(doc, 'ol', 'webrag-ui-results');
   list.id = `${id}-results`;
   list.setAttribute('aria-label', 'Search results');
-  root.replaceChildren(form, status, list);
+  const facetBox = el(doc, 'div', 'webrag-ui-facets');
+  facetBox.hidden = true;
+  facetBox.setAttribute('aria-label', 'Filters');
+  facetBox.setAttribute('role', 'group');
+  root.replaceChildren(form, status, facetBox, list);
+  const chosen = new Map(); // filter key → the values checked
+
+  /** The checked values as `search`'s `filters`, or undefined. */
+  function filterOption() {
+    const f = Object.fromEntries([...chosen].filter(([, vs]) => vs.size).map(([key, vs]) => [key, [...vs]]));
+    return Object.keys(f).length ? f : undefined;
+  }
+
+  /** The facets: per key a fieldset of checkboxes, each value with its count; focus kept on re-render. */
+  function renderFacets(counts) {
+    if (!facets || !counts || !Object.keys(counts).length) { facetBox.hidden = true; facetBox.replaceChildren(); return; }
+    const focused = facetBox.contains(doc.activeElement) ? [doc.activeElement.dataset.key, doc.activeElement.dataset.value] : null;
+    let n = 0;
+    let refocus = null;
+    facetBox.replaceChildren(...Object.entries(counts).map(([key, values]) => {
+      const sel = chosen.get(key) ?? new Set();
+      const fs = el(doc, 'fieldset', 'webrag-ui-facet', el(doc, 'legend', '', key));
+      for (const [value, count] of Object.entries(values).filter(([v, c]) => c > 0 || sel.has(v)).slice(0, MAX_FACET_VALUES)) {
+        const box = el(doc, 'input', '');
+        Object.assign(box, { type: 'checkbox', checked: sel.has(value), id: `${id}-facet-${++n}` });
+        Object.assign(box.dataset, { key, value });
+        if (focused && focused[0] === key && focused[1] === value) refocus = box;
+        fs.append(el(doc, 'label', '', box, ` ${value} `, el(doc, 'span', 'webrag-ui-count', `(${count})`)));
+      }
+      return fs;
+    }));
+    facetBox.hidden = false;
+    refocus?.focus();
+  }
 
   const ready = StaticSearch.open(base, siteUrl === undefined ? open : { ...open, siteUrl });
   ready.catch((e) => { status.textContent = `Search is unavailable (${e.code ?? e.name}).`; });
@@ -179,7 +223,8 @@ export function mountSearch(target, opts = {}) {
    * Shows `results`; `refining`: later stages (semantic, graph) are still running;
    * `corrections`: the query's misspelled words and the words searched instead.
    */
-  function render(site, query, results, refining = false, corrections = {}) {
+  function render(site, query, results, refining = false, corrections = {}, counts = undefined) {
+    renderFacets(counts);
     list.replaceChildren(...results.map((r) => {
       const li = el(doc, 'li', 'webrag-ui-result',
         link(doc, site.link(r.url), 'webrag-ui-title', r.title || r.url || '(untitled)'),
@@ -194,7 +239,8 @@ export function mountSearch(target, opts = {}) {
     }));
     const n = results.length;
     const shown = corrected(query, corrections);
-    status.textContent = (n ? `${n} result${n === 1 ? '' : 's'} for “${shown}”` : `No results for “${shown}”`)
+    const what = query ? ` for “${shown}”` : '';
+    status.textContent = (n ? `${n} result${n === 1 ? '' : 's'}${what}` : `No results${what}`)
       + (shown !== query ? ` (no match for “${query}”)` : '') + (refining ? ' · refining…' : '');
     busy(refining);
   }
@@ -224,14 +270,15 @@ export function mountSearch(target, opts = {}) {
     if (!typing) clearTimeout(refine);
     const q = query.trim();
     remember(q);
-    if (!q) { list.replaceChildren(); status.textContent = ''; busy(false); return []; }
+    const filters = filterOption();
+    if (!q && !filters) { list.replaceChildren(); status.textContent = ''; busy(false); renderFacets(null); return []; }
     let site;
     try { site = await ready; } catch { return []; }
     // A stage before the last: the later ones are still running.
-    const onProgress = ({ results, corrections }) => { if (mine === seq) render(site, q, results, !typing, corrections); };
+    const onProgress = ({ results, corrections, filters: counts }) => { if (mine === seq) render(site, q, results, !typing, corrections, counts); };
     try {
-      const { results, corrections } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, onProgress });
-      if (mine === seq) render(site, q, results, false, corrections);
+      const { results, corrections, filters: counts } = await site.search(q, { k, mode: typing ? 'keyword' : mode, sections, filters, facets, onProgress });
+      if (mine === seq) render(site, q, results, false, corrections, counts);
       return results;
     } catch (e) {
       if (mine === seq) { status.textContent = `Search failed (${e.code ?? e.name}).`; busy(false); }
@@ -258,6 +305,14 @@ export function mountSearch(target, opts = {}) {
     timer = setTimeout(() => search(input.value, mode !== 'keyword'), wait);
   };
   const onSubmit = (e) => { e.preventDefault(); search(input.value); };
+  const onFacet = (e) => {
+    const { key, value } = e.target.dataset ?? {};
+    if (key === undefined || value === undefined) return;
+    if (!chosen.has(key)) chosen.set(key, new Set());
+    if (e.target.checked) chosen.get(key).add(value);
+    else chosen.get(key).delete(value);
+    search(input.value);
+  };
   const onKey = (e) => {
     const all = links();
     const at = all.indexOf(doc.activeElement);
@@ -274,6 +329,7 @@ export function mountSearch(target, opts = {}) {
   };
   input.addEventListener('input', onInput);
   form.addEventListener('submit', onSubmit);
+  facetBox.addEventListener('change', onFacet);
   root.addEventListener('keydown', onKey);
   // A query kept in the address (Back from a result, a shared link): searched at once.
   let kept = '';
@@ -290,6 +346,7 @@ export function mountSearch(target, opts = {}) {
       seq++;
       input.removeEventListener('input', onInput);
       form.removeEventListener('submit', onSubmit);
+      facetBox.removeEventListener('change', onFacet);
       root.removeEventListener('keydown', onKey);
       root.replaceChildren();
       root.classList.remove('webrag-ui');
