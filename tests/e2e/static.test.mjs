@@ -392,6 +392,90 @@ test('a misspelled word finds the pages of its nearest vocabulary words, below e
   assert.ok(fetched.filter((f) => /\/w\/\d+-/.test(f)).length <= 3, fetched.join(' '));
 });
 
+test('filters, metadata and sort from the pages\' data-webrag-* attributes: facet counts, narrowed and sorted results, a listing without a query', { timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-site-filters');
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
+  // A blog: tags (several a page), an author, a date and a numeric rank to sort by, a cover image as metadata.
+  const posts = [
+    ['kettle', 'Choosing a kettle', ['home', 'tea'], 'Ann', '2024-03-01', 9],
+    ['descale', 'Descaling a kettle', ['home', 'cleaning'], 'Bo', '2023-11-20', 100],
+    ['green', 'Green tea and its kettle', ['tea'], 'Ann', '2024-05-12', 10],
+    ['travel', 'A kettle for travel', ['travel'], 'Cy', '2022-07-01', null],
+  ];
+  for (const [f, title, tags, author, date, rank] of posts) {
+    writeFileSync(join(DIR, `${f}.html`), `<!doctype html><html><head><title>${title}</title>
+      <meta data-webrag-sort="date[content]" content="${date}"><meta data-webrag-meta="image[content]" content="/img/${f}.png"></head>
+      <body><main><h1>${title}</h1><p>By <span data-webrag-filter="author">${author}</span>${rank === null ? '' : ` · <span data-webrag-sort="rank">${rank}</span>`}.</p>
+      <ul>${tags.map((t) => `<li data-webrag-filter="tag:${t}">#${t}</li>`).join('')}</ul><p>All about the kettle: water, tea and limescale.</p></main></body></html>`);
+  }
+  execFileSync(...cli(['index', DIR, '--out', join(DIR, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'pipe' });
+  const manifest = JSON.parse(readFileSync(join(DIR, 'webrag/manifest.json'), 'utf8'));
+  assert.deepEqual(manifest.filters.map((f) => [f.key, f.values, f.pages]), [['author', 3, 4], ['tag', 4, 4]]);
+  assert.deepEqual(manifest.sort.map((s) => [s.key, s.numeric, s.pages]), [['date', false, 4], ['rank', true, 3]]);
+  const fetched = [];
+  const fsFetch = async (u) => { fetched.push(new URL(u).pathname); try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
+  const open = () => StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false });
+  const site = await open();
+  const urls = (r) => r.results.map((x) => x.url);
+  // Counts without a query; each key counted under the other keys' filters only.
+  assert.deepEqual(await site.filters(), { author: { Ann: 2, Bo: 1, Cy: 1 }, tag: { cleaning: 1, home: 2, tea: 2, travel: 1 } });
+  assert.deepEqual(await site.filters({ filters: { tag: 'tea' } }), { author: { Ann: 2, Bo: 0, Cy: 0 }, tag: { cleaning: 1, home: 2, tea: 2, travel: 1 } });
+  // Filters: any of a key's values, every key.
+  const tea = await site.search('kettle', { filters: { tag: 'tea' } });
+  assert.deepEqual(new Set(urls(tea)), new Set(['/kettle.html', '/green.html']));
+  assert.deepEqual(tea.filters.author, { Ann: 2, Bo: 0, Cy: 0 });
+  assert.deepEqual(tea.filters.tag, { cleaning: 1, home: 2, tea: 2, travel: 1 }, 'a key\'s own selection does not narrow its counts');
+  assert.deepEqual(new Set(urls(await site.search('kettle', { filters: { tag: ['tea', 'travel'], author: 'Ann' } }))), new Set(['/kettle.html', '/green.html']));
+  assert.deepEqual(urls(await site.search('kettle', { filters: { tag: 'travel', author: 'Ann' } })), []);
+  assert.deepEqual(urls(await site.search('kettle', { filters: { colour: 'red' } })), [], 'a key the snapshot lacks keeps no page');
+  // Counts follow the query: only the pages it matches.
+  assert.deepEqual((await site.search('limescale descaling')).filters.author, { Ann: 2, Bo: 1, Cy: 1 });
+  assert.deepEqual((await site.search('travel')).filters.tag, { cleaning: 0, home: 0, tea: 0, travel: 1 });
+  // Sort: by date as strings, by rank as numbers (9 < 10 < 100); pages without a value last.
+  const byDate = await site.search('kettle', { sort: { date: 'desc' } });
+  assert.deepEqual(urls(byDate), ['/green.html', '/kettle.html', '/descale.html', '/travel.html']);
+  assert.deepEqual(byDate.results.map((r) => r.sortValue), ['2024-05-12', '2024-03-01', '2023-11-20', '2022-07-01']);
+  assert.deepEqual(urls(await site.search('kettle', { sort: { rank: 'asc' } })), ['/kettle.html', '/green.html', '/descale.html', '/travel.html']);
+  assert.deepEqual(urls(await site.search('kettle', { sort: { rank: 'desc' } })).slice(0, 3), ['/descale.html', '/green.html', '/kettle.html']);
+  assert.deepEqual(urls(await site.search('kettle', { sort: { rank: 'asc' }, k: 2 })), ['/kettle.html', '/green.html']);
+  // No query: the pages that pass, in the sort's order.
+  const listing = await site.search('', { filters: { author: 'Ann' }, sort: { date: 'asc' } });
+  assert.deepEqual(urls(listing), ['/kettle.html', '/green.html']);
+  assert.equal(listing.results[0].title, 'Choosing a kettle');
+  // Metadata with every result.
+  assert.deepEqual(tea.results.map((r) => r.meta.image).sort(), ['/img/green.png', '/img/kettle.png']);
+  // Bytes: with facets: false a filtered query fetches its key's filter file and no other.
+  fetched.length = 0;
+  const lean = await open();
+  await lean.search('kettle', { filters: { tag: 'tea' }, facets: false });
+  const files = (dir) => fetched.filter((f) => f.includes(`/webrag/${dir}/`)).map((f) => f.split('/webrag/')[1]);
+  assert.deepEqual(files('x'), [manifest.filters[1].file]);
+  assert.deepEqual(files('o'), []);
+  fetched.length = 0;
+  await (await open()).search('kettle');
+  assert.deepEqual(files('x').sort(), manifest.filters.map((f) => f.file).sort(), 'a query counts every filter by default');
+  // Bad options: typed errors before any fetch.
+  await assert.rejects(site.search('kettle', { filters: 'tea' }), TypeError);
+  await assert.rejects(site.search('kettle', { filters: { tag: 3 } }), TypeError);
+  await assert.rejects(site.search('kettle', { sort: { date: 'up' } }), RangeError);
+  await assert.rejects(site.search('kettle', { sort: { date: 'asc', rank: 'asc' } }), RangeError);
+  // A damaged filter file: a typed error, no page let through, the rest of the snapshot searches.
+  const bad = manifest.filters[1].file;
+  const damaged = async (u) => (u.endsWith(bad) ? new Response('not gzip') : fsFetch(u));
+  const hurt = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: damaged, offline: false });
+  const r = await hurt.search('kettle', { filters: { tag: 'tea' } });
+  assert.ok(r.errors.some((e) => e.code === 'SNAPSHOT_CORRUPT' && e.file === bad), JSON.stringify(r.errors));
+  assert.deepEqual(urls(r), []);
+  assert.equal((await hurt.search('kettle')).results.length, 4);
+  // Two snapshots as one: counts summed, sorted results merged by value across them.
+  const group = await StaticSearch.open([`file://${join(DIR, 'webrag')}/`, `file://${join(DIR, 'webrag')}/`], { fetch: fsFetch, offline: false });
+  assert.deepEqual((await group.filters()).author, { Ann: 4, Bo: 2, Cy: 2 });
+  const merged = await group.search('kettle', { sort: { rank: 'desc' }, filters: { tag: ['tea', 'cleaning'] } });
+  assert.deepEqual(merged.results.map((x) => [x.snapshot, x.sortValue]), [[0, 100], [1, 100], [0, 10], [1, 10], [0, 9], [1, 9]]);
+  assert.deepEqual(merged.filters.tag, { cleaning: 2, home: 4, tea: 4, travel: 2 });
+});
+
 test('several snapshots as one: pages of both sites fused by weight, each linked where its site is served, one without vectors by keyword', { timeout: 300_000 }, async () => {
   const DIR = join(ROOT, 'target/e2e-site-group');
   rmSync(DIR, { recursive: true, force: true });
