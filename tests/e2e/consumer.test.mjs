@@ -441,6 +441,12 @@ test('README "Use 1" verbatim: npx webrag index public, then a plain HTML page w
   const site = join(APP, 'public');
   rmSync(site, { recursive: true, force: true });
   execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), site, '--limit', '30'], { stdio: 'inherit' });
+  // Two values of the generator's `part` filter: the last 15 pages are tagged `extra`.
+  const partFiles = readdirSync(join(site, 'news/1_part_1')).sort();
+  for (const f of partFiles.slice(15)) {
+    const at = join(site, 'news/1_part_1', f);
+    writeFileSync(at, readFileSync(at, 'utf8').replace('data-webrag-filter="part:1_part_1"', 'data-webrag-filter="part:extra"'));
+  }
   writeFileSync(join(site, 'search.html'), `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Search</title></head>\n<body>\n${markup}</body></html>\n`);
   const out = execFileSync('npx', ['webrag', 'index', 'public'], { cwd: APP, encoding: 'utf8', env: { ...process.env, PATH: `${join(APP, 'node_modules/.bin')}:${process.env.PATH}` } });
   assert.match(out, /snapshot of \d+ pages .*; search box: .*public\/webrag\/webrag-ui\.js/);
@@ -492,6 +498,26 @@ test('README "Use 1" verbatim: npx webrag index public, then a plain HTML page w
     // A link with the query searches at once.
     await page.goto(`${host.url}/search.html?q=${encodeURIComponent(title)}`);
     await page.waitForFunction(() => document.querySelectorAll('.webrag-ui-result').length > 0);
+    // Facets: the filter's values with their counts, checked from the keyboard, narrow the
+    // results; with no query they list the pages that carry them.
+    const filters = page.getByRole('group', { name: 'Filters' });
+    await filters.waitFor();
+    const extra = filters.getByRole('checkbox', { name: /^extra \(\d+\)$/ });
+    const own = filters.getByRole('checkbox', { name: /^1_part_1 \(\d+\)$/ });
+    assert.equal(await own.count(), 1, 'the page\'s own part is offered with its count');
+    await extra.focus();
+    await page.keyboard.press('Space');
+    assert.ok(await extra.isChecked());
+    await page.waitForFunction((f) => [...document.querySelectorAll('.webrag-ui-result a.webrag-ui-title')].every((a) => !a.href.endsWith(f)), file);
+    const narrowed = await page.locator('.webrag-ui-result a.webrag-ui-title').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    const tagged = new Set(partFiles.slice(15));
+    assert.ok(narrowed.every((h) => tagged.has(h.split('/').pop())), `only pages tagged extra: ${narrowed}`);
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset?.value), 'extra', 'focus stays on the checkbox as the facets update');
+    await page.getByRole('searchbox', { name: 'Search this site' }).fill('');
+    await page.getByRole('searchbox', { name: 'Search this site' }).press('Enter');
+    await page.waitForFunction(() => /^10 results$/.test(document.querySelector('[role=status]')?.textContent ?? ''));
+    const listed = await page.locator('.webrag-ui-result a.webrag-ui-title').evaluateAll((as) => as.map((a) => a.getAttribute('href').split('/').pop()));
+    assert.ok(listed.every((f) => tagged.has(f)), `the listing holds pages tagged extra: ${listed}`);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();

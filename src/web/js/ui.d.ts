@@ -43,8 +43,8 @@ export interface SearchBoxOptions {
   param?: string | false;
   /**
    * When the snapshot has filters (`data-webrag-filter`): a group of checkboxes per filter key
-   * under the status line, each value with its count of matching pages (up to 20 a key: those
-   * with pages, and the checked ones). Checked values narrow the results to pages carrying one of
+   * under the status line, each value with its count of matching pages (every value of a key
+   * with up to 20; beyond, those with pages and the checked ones). Checked values narrow the results to pages carrying one of
    * them per key; with no query the box lists those pages. Default true.
    */
   facets?: boolean;

@@ -53,7 +53,7 @@ const CSS = `
 
 let uid = 0;
 
-/** Values of one filter the box offers at most (those with matching pages, and the chosen ones). */
+/** Values of one filter the box offers at most (beyond it: those with matching pages, and the checked ones). */
 const MAX_FACET_VALUES = 20;
 
 const styled = new WeakSet(); // documents given the styles
@@ -199,7 +199,11 @@ export function mountSearch(target, opts = {}) {
     facetBox.replaceChildren(...Object.entries(counts).map(([key, values]) => {
       const sel = chosen.get(key) ?? new Set();
       const fs = el(doc, 'fieldset', 'webrag-ui-facet', el(doc, 'legend', '', key));
-      for (const [value, count] of Object.entries(values).filter(([v, c]) => c > 0 || sel.has(v)).slice(0, MAX_FACET_VALUES)) {
+      // Every value while they are few (their places stay put as counts change), else those
+      // with pages and the checked ones.
+      const all = Object.entries(values);
+      const offered = all.length <= MAX_FACET_VALUES ? all : all.filter(([v, c]) => c > 0 || sel.has(v)).slice(0, MAX_FACET_VALUES);
+      for (const [value, count] of offered) {
         const box = el(doc, 'input', '');
         Object.assign(box, { type: 'checkbox', checked: sel.has(value), id: `${id}-facet-${++n}` });
         Object.assign(box.dataset, { key, value });
