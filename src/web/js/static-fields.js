@@ -1,6 +1,7 @@
 // A snapshot's filters (facets) and sort keys (manifest `filters`, `sort`; docs/snapshot-format.md):
 // which pages carry which values, read from one small file per key when a search needs it. The
 // pages said so with `data-webrag-filter` and `data-webrag-sort` (Pagefind's syntax).
+import { SnapshotError } from './static-format.js';
 
 /**
  * `filters` of `search`: `{key: value | value[]}`, a page kept when, for every key, it carries
@@ -29,15 +30,17 @@ export function sortOption(sort) {
   return { key: entries[0][0], desc: entries[0][1] === 'desc' };
 }
 
+/** A filter or sort file of the wrong shape. */
+const corrupt = (name, why) => new SnapshotError(`${name}: ${why}`, 'SNAPSHOT_CORRUPT', name);
+
 /**
  * The filters and sort keys of one snapshot: `json(name)` fetches (once, cached by the caller)
- * and parses a file of it; `corrupt(name, why)` is the error for a file of the wrong shape (the
- * loader's `SNAPSHOT_CORRUPT`).
+ * and parses a file of it.
  */
 export class Fields {
-  #json; #manifest; #corrupt; #filters = new Map(); #sorts = new Map();
+  #json; #manifest; #filters = new Map(); #sorts = new Map();
 
-  constructor(manifest, json, corrupt) { this.#manifest = manifest; this.#json = json; this.#corrupt = corrupt; }
+  constructor(manifest, json) { this.#manifest = manifest; this.#json = json; }
 
   /** The filter keys of the snapshot. */
   get keys() { return (this.#manifest.filters ?? []).map((f) => f.key); }
@@ -51,17 +54,17 @@ export class Fields {
     if (!f) return Promise.resolve(null);
     if (!this.#filters.has(key)) {
       const p = this.#json(f.file).then((j) => {
-        if (!Array.isArray(j?.v)) throw this.#corrupt(f.file, 'not a filter file');
+        if (!Array.isArray(j?.v)) throw corrupt(f.file, 'not a filter file');
         const values = new Map();
         const of = new Map();
         const n = this.#manifest.documents;
         for (const row of j.v) {
-          if (!Array.isArray(row) || typeof row[0] !== 'string' || !Array.isArray(row[1])) throw this.#corrupt(f.file, 'a row is not [value, pages]');
+          if (!Array.isArray(row) || typeof row[0] !== 'string' || !Array.isArray(row[1])) throw corrupt(f.file, 'a row is not [value, pages]');
           const pages = [];
           let page = 0;
           for (const d of row[1]) {
             page += d;
-            if (!Number.isInteger(d) || d < 0 || page >= n) throw this.#corrupt(f.file, `page ${page} of ${row[0]} is not one of the ${n}`);
+            if (!Number.isInteger(d) || d < 0 || page >= n) throw corrupt(f.file, `page ${page} of ${row[0]} is not one of the ${n}`);
             pages.push(page);
             if (!of.has(page)) of.set(page, []);
             of.get(page).push(row[0]);
@@ -124,12 +127,16 @@ export class Fields {
     if (!s) return { rank: () => undefined, value: () => undefined };
     if (!this.#sorts.has(s.key)) {
       const p = this.#json(s.file).then((j) => {
-        if (!Array.isArray(j?.o)) throw this.#corrupt(s.file, 'not a sort file');
+        if (!Array.isArray(j?.o)) throw corrupt(s.file, 'not a sort file');
         const group = new Map();
         const value = new Map();
         j.o.forEach((row, g) => {
-          if (!Array.isArray(row) || typeof row[0] !== 'string' || !Array.isArray(row[1])) throw this.#corrupt(s.file, 'a row is not [value, pages]');
-          for (const page of row[1]) { group.set(page, g); value.set(page, s.numeric ? Number(row[0]) : row[0]); }
+          if (!Array.isArray(row) || typeof row[0] !== 'string' || !Array.isArray(row[1])) throw corrupt(s.file, 'a row is not [value, pages]');
+          for (const page of row[1]) {
+            if (!Number.isInteger(page) || page < 0 || page >= this.#manifest.documents) throw corrupt(s.file, `page ${page} is not one of the ${this.#manifest.documents}`);
+            group.set(page, g);
+            value.set(page, s.numeric ? Number(row[0]) : row[0]);
+          }
         });
         return { group, value };
       });
