@@ -442,3 +442,61 @@ fn the_device_probe_prints_one_plain_line_outside_a_desktop_session() {
     assert_eq!(stderr.lines().filter(|l| l.starts_with("embedding on")).count(), 1, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn filters_and_sort_keys_are_written_per_key_and_follow_a_changed_page_through_the_build_cache() {
+    let dir = std::env::temp_dir().join(format!("webrag-site-fields-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let page = |title: &str, tags: &[&str], rank: &str, size: &str| {
+        let tags: String = tags.iter().map(|t| format!("<li data-webrag-filter=\"tag\">{t}</li>")).collect();
+        format!(
+            "<html><head><title>{title}</title><meta data-webrag-sort=\"rank[content]\" content=\"{rank}\"></head><body><main>\
+             <h1>{title}</h1><p data-webrag-sort=\"size:{size}\" data-webrag-meta=\"size:{size}\">About {title}.</p><ul>{tags}</ul></main></body></html>"
+        )
+    };
+    std::fs::write(site.join("a.html"), page("Alpha", &["owl", "night"], "10", "b")).unwrap();
+    std::fs::write(site.join("b.html"), page("Beta", &["owl"], "1.0", "a")).unwrap();
+    std::fs::write(site.join("c.html"), page("Gamma", &["heron"], "1", "10")).unwrap();
+    std::fs::write(site.join("d.html"), page("Delta", &[], "02", "9")).unwrap();
+    let out = dir.join("out");
+    index_with(&site, &out, &["--vectors", "none"]);
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    let file = |list: &str, key: &str| -> serde_json::Value {
+        let entry =
+            manifest[list].as_array().unwrap().iter().find(|e| e["key"] == key).unwrap_or_else(|| panic!("{list} {key}: {manifest}"));
+        gunzip(&files[entry["file"].as_str().unwrap()])
+    };
+    // Pages are numbered by URL: a, b, c, d. Values in code point order, pages delta-coded.
+    assert_eq!(file("filters", "tag"), serde_json::json!({ "v": [["heron", [2]], ["night", [0]], ["owl", [0, 1]]] }));
+    assert_eq!(manifest["filters"][0]["pages"], 3, "a page without a tag is not counted");
+    // Every rank is a number: compared as numbers, "1" and "1.0" one group (the first page's spelling).
+    assert_eq!(file("sort", "rank"), serde_json::json!({ "o": [["1.0", [1, 2]], ["02", [3]], ["10", [0]]] }));
+    // A value that is not a number makes the key's order code point order ("10" < "9" < "a" < "b").
+    assert_eq!(file("sort", "size"), serde_json::json!({ "o": [["10", [2]], ["9", [3]], ["a", [1]], ["b", [0]]] }));
+    let numeric: Vec<_> = manifest["sort"].as_array().unwrap().iter().map(|s| (s["key"].clone(), s["numeric"].clone())).collect();
+    assert_eq!(numeric, [(serde_json::json!("rank"), serde_json::json!(true)), (serde_json::json!("size"), serde_json::json!(false))]);
+    // Metadata rides in the fragment files, by page number.
+    let frag = files.iter().find(|(n, _)| n.starts_with("f/0-")).map(|(_, b)| gunzip(b)).unwrap();
+    assert_eq!(frag["m"]["2"], serde_json::json!({ "size": "10" }));
+    // A page whose tags change is rebuilt from the build cache with its new filters; the stale files go.
+    std::fs::write(site.join("b.html"), page("Beta", &["heron"], "1.0", "a")).unwrap();
+    let (_, err) = index_with(&site, &out, &["--vectors", "none"]);
+    assert!(err.contains("3 unchanged pages reused"), "{err}");
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    let tag = manifest["filters"].as_array().unwrap().iter().find(|e| e["key"] == "tag").unwrap();
+    assert_eq!(
+        gunzip(&files[tag["file"].as_str().unwrap()]),
+        serde_json::json!({ "v": [["heron", [1, 1]], ["night", [0]], ["owl", [0]]] })
+    );
+    assert_eq!(
+        files.keys().filter(|n| n.starts_with("x/")).count(),
+        1,
+        "the old tag file is removed: {:?}",
+        files.keys().collect::<Vec<_>>()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -111,12 +111,20 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     TYPOS,
     Doc::new(
         "filters",
-        Value::Other { ts: "Record<string, string | string[]>", default: "none", accepts: "`{key: value | value[]}` (a `TypeError` otherwise)" },
+        Value::Other {
+            ts: "Record<string, string | string[]>",
+            default: "none",
+            accepts: "`{key: value | value[]}` (a `TypeError` otherwise)",
+        },
         "keep the pages that carry, for every key, one of its values (`data-webrag-filter`); a key the snapshot does not have keeps no page. An empty query with `filters` or `sort` lists the pages that pass, in the sort's order (else the site's)",
     ),
     Doc::new(
         "sort",
-        Value::Other { ts: "Record<string, 'asc' | 'desc'>", default: "relevance", accepts: "one key, `{key: 'asc' | 'desc'}` (a `RangeError` otherwise)" },
+        Value::Other {
+            ts: "Record<string, 'asc' | 'desc'>",
+            default: "relevance",
+            accepts: "one key, `{key: 'asc' | 'desc'}` (a `RangeError` otherwise)",
+        },
         "order the results by the pages' values of a sort key (`data-webrag-sort`; numbers as numbers when every value is one, else code point order), every page that matches the query a candidate; pages without a value last, in relevance order; each result carries its `sortValue`",
     ),
     Doc::new(

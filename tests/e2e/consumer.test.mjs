@@ -85,7 +85,7 @@ window.appReady = true;
   writeFileSync(join(APP, 'esbuild/index.html'), '<!doctype html><meta charset="utf-8"><title>consumer (esbuild)</title><script src="app.js"></script>');
   // A small static site and its keyword-only snapshot, by the native CLI.
   if (!NO_SITE) {
-    execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), join(APP, 'site'), '--limit', '40'], { stdio: 'inherit' });
+    execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), join(APP, 'site'), '--limit', '40', '--fields'], { stdio: 'inherit' });
     execFileSync(...cli(['index', join(APP, 'site'), '--out', join(APP, 'site/webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   }
   server = await startServer(23000 + Math.floor(Math.random() * 1000));
@@ -440,7 +440,7 @@ test('README "Use 1" verbatim: npx webrag index public, then a plain HTML page w
   assert.ok(use1.includes('npx webrag index public '), 'README Use 1 shows npx webrag index public');
   const site = join(APP, 'public');
   rmSync(site, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), site, '--limit', '30'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), site, '--limit', '30', '--fields'], { stdio: 'inherit' });
   // Two values of the generator's `part` filter: the last 15 pages are tagged `extra`.
   const partFiles = readdirSync(join(site, 'news/1_part_1')).sort();
   for (const f of partFiles.slice(15)) {

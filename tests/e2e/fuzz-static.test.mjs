@@ -27,7 +27,7 @@ const CRYPTO = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
 
 before(() => {
   if (NO_SITE) return;
-  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '12'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '12', '--fields'], { stdio: 'inherit' });
   execFileSync(...cli(['index', SITE, '--out', join(SITE, 'webrag')]), { cwd: ROOT, stdio: 'inherit' });
   const walk = (dir) => readdirSync(dir).forEach((n) => {
     const p = join(dir, n);

@@ -22,7 +22,7 @@ const NO_SITE = needsShared('data/crud_news');
 
 before(async () => {
   if (!NO_SITE) {
-    execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80'], { stdio: 'inherit' });
+    execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-crud-site.mjs'), SITE, '--limit', '80', '--fields'], { stdio: 'inherit' });
     execFileSync(...cli(['index', SITE, '--out', join(SITE, 'webrag'), '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
     manifest = JSON.parse(readFileSync(join(SITE, 'webrag/manifest.json'), 'utf8'));
     pages = readdirSync(join(SITE, 'news/1_part_1')).sort();

@@ -1,11 +1,11 @@
 // Renders the CRUD-RAG news corpus (../shared/data/crud_news, 17,364 Chinese articles, one per
 // line: "[ date ] ，正文：text") as a static site of HTML pages, the way a site generator would:
 // a <nav> and a <footer> on every page (which indexers must skip), a title, the date, the text
-// in paragraphs inside <main>. Each page carries its part of the corpus as a filter
-// (`data-webrag-filter="part:…"`) and its date as a sort key (`data-webrag-sort="date"`), as a
-// site would tag its sections and posts.
+// in paragraphs inside <main>. With `--fields` each page also carries its part of the corpus as
+// a filter (`data-webrag-filter="part:…"`) and its date as a sort key (`data-webrag-sort="date"`),
+// as a site would tag its sections and posts (the e2e tests; the benchmarks' sites have none).
 //
-//   node tests/site/gen-crud-site.mjs <out-dir> [--limit N] [--data DIR]
+//   node tests/site/gen-crud-site.mjs <out-dir> [--limit N] [--data DIR] [--fields]
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +13,10 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
 const out = args[0];
-if (!out) { console.error('usage: gen-crud-site.mjs <out-dir> [--limit N] [--data DIR]'); process.exit(2); }
+if (!out) { console.error('usage: gen-crud-site.mjs <out-dir> [--limit N] [--data DIR] [--fields]'); process.exit(2); }
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
 const limit = Number(opt('--limit', Infinity));
+const fields = args.includes('--fields');
 const data = opt('--data', join(ROOT, '..', 'shared', 'data', 'crud_news'));
 
 const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
@@ -38,11 +39,11 @@ outer: for (const p of parts) {
     const html = `<!doctype html>
 <html lang="zh">
 <head><meta charset="utf-8"><title>${esc(title)}</title></head>
-<body data-webrag-filter="part:${p}">
+<body${fields ? ` data-webrag-filter="part:${p}"` : ''}>
 <nav><a href="/">首页</a> · <a href="/news/">新闻</a> · <a href="/about/">关于本站</a> · sitenavigationmenu</nav>
 <main>
 <h1>${esc(title)}</h1>
-<p class="date"${date ? ' data-webrag-sort="date"' : ''}>${esc(date)}</p>
+<p class="date"${fields && date ? ' data-webrag-sort="date"' : ''}>${esc(date)}</p>
 ${paras.map((t) => `<p>${esc(t)}</p>`).join('\n')}
 </main>
 <footer>版权所有 © 示例新闻网站 · 联系我们 · sitefooterlinks</footer>
