@@ -10,6 +10,18 @@ use crate::text::PageFields;
 /// The pages' fields, by page id (pages without any are absent).
 pub type SiteFields = BTreeMap<String, PageFields>;
 
+/// Filter keys, and sort keys, a snapshot keeps at most: those most pages carry (then by key).
+/// Each is a file in `x/` or `o/` and a row of the manifest, so a site that writes a new key on
+/// every page does not make a folder of a file per page.
+pub const MAX_SNAPSHOT_KEYS: usize = 64;
+
+/// The `MAX_SNAPSHOT_KEYS` keys of `keys` (key → pages carrying it) most pages carry.
+fn kept_keys<'a>(keys: impl Iterator<Item = (&'a str, usize)>) -> BTreeSet<&'a str> {
+    let mut all: Vec<(&str, usize)> = keys.collect();
+    crate::sort::by(&mut all, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    all.into_iter().take(MAX_SNAPSHOT_KEYS).map(|(k, _)| k).collect()
+}
+
 /// Writes one file per filter key and per sort key; returns them for the manifest, by key.
 pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &SiteFields) -> (Vec<ManifestFilter>, Vec<ManifestSort>) {
     // key → value → pages (in page order, as the pages are numbered).
@@ -24,6 +36,10 @@ pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &Si
             sorts.entry(k).or_default().push((v, page as u32));
         }
     }
+    let keep = kept_keys(filters.iter().map(|(k, vs)| (*k, vs.values().flatten().collect::<BTreeSet<_>>().len())));
+    filters.retain(|k, _| keep.contains(k));
+    let keep = kept_keys(sorts.iter().map(|(k, ps)| (*k, ps.len())));
+    sorts.retain(|k, _| keep.contains(k));
     let mut out_filters = Vec::new();
     for (i, (key, values)) in filters.into_iter().enumerate() {
         let pages: BTreeSet<u32> = values.values().flatten().copied().collect();

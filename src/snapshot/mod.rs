@@ -47,7 +47,7 @@ pub mod loader;
 mod manifest;
 mod pages;
 mod static_tier;
-pub use fields::SiteFields;
+pub use fields::{MAX_SNAPSHOT_KEYS, SiteFields};
 pub use files::{DIR_GROUP, SHARD_DIRS, Snapshot};
 use files::{directory, gzip, hashed};
 pub use manifest::*;
