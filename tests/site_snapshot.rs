@@ -478,6 +478,7 @@ fn filters_and_sort_keys_are_written_per_key_and_follow_a_changed_page_through_t
     assert_eq!(file("sort", "size"), serde_json::json!({ "o": [["10", [2]], ["9", [3]], ["a", [1]], ["b", [0]]] }));
     let numeric: Vec<_> = manifest["sort"].as_array().unwrap().iter().map(|s| (s["key"].clone(), s["numeric"].clone())).collect();
     assert_eq!(numeric, [(serde_json::json!("rank"), serde_json::json!(true)), (serde_json::json!("size"), serde_json::json!(false))]);
+    assert_eq!(manifest["filters"].as_array().unwrap().len(), 1);
     // Metadata rides in the fragment files, by page number.
     let frag = files.iter().find(|(n, _)| n.starts_with("f/0-")).map(|(_, b)| gunzip(b)).unwrap();
     assert_eq!(frag["m"]["2"], serde_json::json!({ "size": "10" }));
@@ -498,5 +499,15 @@ fn filters_and_sort_keys_are_written_per_key_and_follow_a_changed_page_through_t
         "the old tag file is removed: {:?}",
         files.keys().collect::<Vec<_>>()
     );
+    // A key per page does not make a file per page: at most MAX_SNAPSHOT_KEYS keys, those most pages carry.
+    let many: String = (0..64).map(|i| format!("k{i}:v, ")).collect();
+    std::fs::write(site.join("e.html"), format!("<title>Epsilon</title><p data-webrag-filter=\"{many}\">Many keys.</p>")).unwrap();
+    index_with(&site, &out, &["--vectors", "none"]);
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    let keys: Vec<&str> = manifest["filters"].as_array().unwrap().iter().map(|f| f["key"].as_str().unwrap()).collect();
+    assert_eq!(keys.len(), webrag::snapshot::MAX_SNAPSHOT_KEYS);
+    assert!(keys.contains(&"tag"), "the key on 3 pages is kept: {keys:?}");
+    assert_eq!(files.keys().filter(|n| n.starts_with("x/")).count(), webrag::snapshot::MAX_SNAPSHOT_KEYS);
     let _ = std::fs::remove_dir_all(&dir);
 }
