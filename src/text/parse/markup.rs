@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use super::fields::{FieldKind, FieldReader, Source, specs};
+use super::fields::{FieldKind, FieldReader, READS_FIELDS, Source, specs};
 use super::{Block, Headings, MAX_HEADING_CHARS, MAX_TITLE_CHARS, Parsed, collapse_ws, push_block, title_block};
 
 impl Headings {
@@ -251,17 +251,23 @@ pub(super) fn parse_html(text: &str) -> Parsed {
                 } else if !walk.skipped.active() && is_search_box(&name, &role, &tag) {
                     walk.boxes[usize::from(walk.main.is_some())] = true;
                 }
-                walk.fields(&name, &tag, self_closing);
+                if READS_FIELDS {
+                    walk.fields(&name, &tag, self_closing);
+                }
                 walk.start(name, ignored, role == "main", self_closing);
             }
             CallbackEvent::EndTag { name } => {
                 let name = String::from_utf8_lossy(name).to_ascii_lowercase();
-                walk.fields.end(&name);
+                if READS_FIELDS {
+                    walk.fields.end(&name);
+                }
                 walk.end(&name);
             }
             CallbackEvent::String { value } => {
                 let value = String::from_utf8_lossy(value);
-                walk.fields.text(&value);
+                if READS_FIELDS {
+                    walk.fields.text(&value);
+                }
                 if !walk.skipped.active() {
                     walk.text(&value);
                 }
@@ -364,18 +370,22 @@ impl OpenTag {
         if let Some(a) = self.reading {
             self.values[a as usize] = Some(Vec::new());
         }
-        let start = self.all.len();
-        self.all.extend_from_slice(name);
-        self.spans.push((start, self.all.len(), self.all.len()));
+        if READS_FIELDS {
+            let start = self.all.len();
+            self.all.extend_from_slice(name);
+            self.spans.push((start, self.all.len(), self.all.len()));
+        }
     }
 
     fn value(&mut self, value: &[u8]) {
         if let Some(v) = self.reading.and_then(|a| self.values[a as usize].as_mut()) {
             v.extend_from_slice(value);
         }
-        self.all.extend_from_slice(value);
-        if let Some(last) = self.spans.last_mut() {
-            last.2 = self.all.len();
+        if READS_FIELDS {
+            self.all.extend_from_slice(value);
+            if let Some(last) = self.spans.last_mut() {
+                last.2 = self.all.len();
+            }
         }
     }
 
@@ -619,7 +629,9 @@ impl HtmlWalk {
             }
             self.out.search_page = chars < super::SEARCH_PAGE_CHARS;
         }
-        self.out.fields = std::mem::take(&mut self.fields).finish();
+        if READS_FIELDS {
+            self.out.fields = std::mem::take(&mut self.fields).finish();
+        }
         let t = collapse_ws(&self.title_text);
         if !t.is_empty() {
             // A `<title>` past the bound is also the page's first text (the title is cut where used).
