@@ -476,6 +476,21 @@ test('filters, metadata and sort from the pages\' data-webrag-* attributes: face
   assert.deepEqual(merged.filters.tag, { cleaning: 2, home: 4, tea: 4, travel: 2 });
 });
 
+test('filter keys and values named __proto__ or constructor stay data in the counts (no prototype pollution)', async () => {
+  const { Fields } = await import('../../src/web/js/static-fields.js');
+  const file = { v: [['__proto__', [0]], ['constructor', [1]], ['polluted', [0, 1]]] };
+  const m = { documents: 2, filters: [{ key: '__proto__', file: 'a' }, { key: 'constructor', file: 'a' }] };
+  const counts = await new Fields(m, async () => file).counts(null, null);
+  assert.equal(Object.getPrototypeOf(counts), Object.prototype);
+  assert.deepEqual(Object.keys(counts), ['__proto__', 'constructor']);
+  assert.deepEqual(JSON.parse(JSON.stringify(counts.constructor)), Object.fromEntries([['__proto__', 1], ['constructor', 1], ['polluted', 2]]));
+  assert.equal({}.polluted, undefined);
+  const group = new StaticSearchGroup([{ filters: async () => counts }, { filters: async () => counts }], [1, 1]);
+  const summed = await group.filters();
+  assert.equal(JSON.parse(JSON.stringify(summed))['__proto__'].polluted, 4);
+  assert.equal({}.polluted, undefined);
+});
+
 test('several snapshots as one: pages of both sites fused by weight, each linked where its site is served, one without vectors by keyword', { timeout: 300_000 }, async () => {
   const DIR = join(ROOT, 'target/e2e-site-group');
   rmSync(DIR, { recursive: true, force: true });

@@ -102,19 +102,21 @@ export class Fields {
    */
   async counts(pages, filters, keys = this.keys) {
     const all = pages ?? Array.from({ length: this.#manifest.documents }, (_, i) => i);
-    const out = {};
+    // Maps, made objects by `Object.fromEntries` (own properties: a key or value named
+    // `__proto__` is data, not the prototype).
+    const out = new Map();
     await Promise.all(keys.map(async (key) => {
       const f = await this.filter(key);
       if (!f) return;
       const pass = filters ? await this.#passes(filters, key) : () => true;
-      const counts = Object.fromEntries([...f.values.keys()].map((v) => [v, 0]));
+      const counts = new Map([...f.values.keys()].map((v) => [v, 0]));
       for (const p of all) {
         if (!pass(p)) continue;
-        for (const v of f.of.get(p) ?? []) counts[v] += 1;
+        for (const v of f.of.get(p) ?? []) counts.set(v, counts.get(v) + 1);
       }
-      out[key] = counts;
+      out.set(key, Object.fromEntries(counts));
     }));
-    return Object.fromEntries(keys.filter((k) => k in out).map((k) => [k, out[k]]));
+    return Object.fromEntries(keys.filter((k) => out.has(k)).map((k) => [k, out.get(k)]));
   }
 
   /**

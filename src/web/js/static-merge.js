@@ -101,14 +101,15 @@ export class StaticSearchGroup {
 function sumCounts(list) {
   const have = list.filter(Boolean);
   if (!have.length) return undefined;
-  const out = {};
+  const out = new Map(); // key → Map value → n (a key or value named `__proto__` stays data)
   for (const c of have) {
     for (const [key, values] of Object.entries(c)) {
-      out[key] ??= {};
-      for (const [v, n] of Object.entries(values)) out[key][v] = (out[key][v] ?? 0) + n;
+      if (!out.has(key)) out.set(key, new Map());
+      const m = out.get(key);
+      for (const [v, n] of Object.entries(values)) m.set(v, (m.get(v) ?? 0) + n);
     }
   }
-  return out;
+  return Object.fromEntries([...out].map(([key, m]) => [key, Object.fromEntries(m)]));
 }
 
 /**
