@@ -163,13 +163,13 @@ export function bySort(items, rank) {
  * first `k` fused pages and, for a query of two or more terms (`qterms`), the keyword list's
  * first `k` pages too, so its exact matches can take a phrase tier where the fused order left
  * them out (`byPhrase` cuts to k after the tiers). With `order(page)` (a sort: lower first,
- * undefined last) the pages are the first `k` in that order instead. Returns `{pages: [[page, score]…], chunksOf:
- * Map page → [[chunk, score]…]}` (each page's chunks in the fused order).
+ * undefined last) the pages are the first `k` in that order instead. Returns `{pages: [[page,
+ * score]…], chunksOf: Map page → [[chunk, score]…]}` (each page's chunks in the fused order).
  */
 export function groupPages({ names, single }, ranked, lists, pageOf, { k, fusion, qterms, order }) {
   const known = (p) => p !== undefined && p !== null;
   const pageLists = names.map((n) => [...new Set(lists[n].map(pageOf).filter(known))]);
-  let pages = single ? [] : rrf(pageLists, fusion?.rrfK ?? 60, weightsOf(names, fusion));
+  const pages = single ? [] : rrf(pageLists, fusion?.rrfK ?? 60, weightsOf(names, fusion));
   const chunksOf = new Map();
   for (const [c, score] of ranked) {
     const p = pageOf(c);
