@@ -264,12 +264,16 @@ pub(super) fn parse_html(text: &str) -> Parsed {
                 walk.end(&name);
             }
             CallbackEvent::String { value } => {
-                let value = String::from_utf8_lossy(value);
-                if READS_FIELDS {
-                    walk.fields.text(&value);
-                }
-                if !walk.skipped.active() {
-                    walk.text(&value);
+                // Text in skipped elements (scripts, styles) is decoded only for an open field.
+                let capturing = READS_FIELDS && walk.fields.capturing();
+                if capturing || !walk.skipped.active() {
+                    let value = String::from_utf8_lossy(value);
+                    if capturing {
+                        walk.fields.text(&value);
+                    }
+                    if !walk.skipped.active() {
+                        walk.text(&value);
+                    }
                 }
             }
             _ => {}

@@ -185,7 +185,7 @@ export function mountSearch(target, opts = {}) {
   const chosen = new Map(); // filter key → the values checked
 
   /** The checked values as `search`'s `filters`, or undefined. */
-  function filterOption() {
+  function checkedFilters() {
     const f = Object.fromEntries([...chosen].filter(([, vs]) => vs.size).map(([key, vs]) => [key, [...vs]]));
     return Object.keys(f).length ? f : undefined;
   }
@@ -274,7 +274,7 @@ export function mountSearch(target, opts = {}) {
     if (!typing) clearTimeout(refine);
     const q = query.trim();
     remember(q);
-    const filters = filterOption();
+    const filters = checkedFilters();
     if (!q && !filters) { list.replaceChildren(); status.textContent = ''; busy(false); renderFacets(null); return []; }
     let site;
     try { site = await ready; } catch { return []; }
