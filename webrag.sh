@@ -208,6 +208,24 @@ build_markup() {
   echo "pkg/search/markup.wasm: $(stat -c %s pkg/search/markup.wasm) bytes, gzip -9: $(gzip -9c pkg/search/markup.wasm | wc -c) bytes"
 }
 
+# `webrag/static`'s stemmer module -> pkg/stem.wasm, and beside the box's bundle in pkg/ui/
+# (src/web/stem_module.rs): the Snowball stemmers of the site builds, which `webrag/static` loads
+# for a snapshot with a stemmed language. Optimised for size (a site's visitors download it
+# once); plain C ABI, as the parser module.
+build_stem() {
+  log "release wasm build (wasm-baseline, stemmer module) -> pkg/stem.wasm"
+  (export RUSTFLAGS="$BASELINE_RUSTFLAGS" && wasm_cargo build --profile wasm-baseline --example webrag-stem --no-default-features --features stem-module)
+  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-baseline/examples/webrag_stem.wasm" tmp
+  tmp="$(mktemp -d)"
+  wasm-bindgen --target web --out-dir "$tmp" "$wasm"
+  mkdir -p pkg/ui
+  wasm-opt -Oz --strip-debug --strip-producers --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
+    --enable-reference-types --enable-sign-ext --enable-mutable-globals "$tmp/webrag_stem_bg.wasm" -o pkg/stem.wasm
+  cp pkg/stem.wasm pkg/ui/stem.wasm
+  rm -rf "$tmp"
+  echo "pkg/stem.wasm: $(stat -c %s pkg/stem.wasm) bytes, gzip -9: $(gzip -9c pkg/stem.wasm | wc -c) bytes"
+}
+
 # The page's .wasm size budgets, bytes gzip -9 (docs/benchmarks.md, "Download size"): every page
 # load pays for them, so `build` fails over one and growth is a decision (raise a budget here, in
 # a commit that says why). The parser module is paid once, by a search-build page at its first
@@ -244,6 +262,7 @@ WASM_BUDGETS=(
   "pkg/search/webrag_bg.wasm 500000"
   "pkg/search/baseline/webrag_bg.wasm 500000"
   "pkg/search/markup.wasm 130000"
+  "pkg/stem.wasm 60000"
 )
 
 check_budgets() {
@@ -266,6 +285,7 @@ build() {
   # The full build last, so its linked module stays in the target directory.
   build_wasm pkg/build --features builder
   build_markup
+  build_stem
   build_wasm pkg/search --no-default-features
   build_wasm pkg/search/baseline --no-default-features
   build_wasm pkg/baseline
@@ -313,7 +333,7 @@ build() {
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
   "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-fields.js", "static-format.js", "static-merge.js", "static-rank.js", "static-text.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
-    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "search/markup.wasm",
+    "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "search/markup.wasm", "stem.wasm", "ui/stem.wasm",
     "baseline/worker.js", "baseline/inline.js", "baseline/webrag.js", "baseline/webrag_bg.wasm",
     "search/baseline/worker.js", "search/baseline/inline.js", "search/baseline/webrag.js", "search/baseline/webrag_bg.wasm",
     "build/webrag.js", "build/webrag_bg.wasm", "bin/webrag.mjs", "model/config.json", "model/tokenizer.json", "model/webrag-static.wrs", "model/README.md", "README.md"],

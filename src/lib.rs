@@ -33,7 +33,7 @@ pub mod types;
 pub mod native;
 // The parser module (`--features markup-module`, src/web/markup_module.rs) links `text::parse`
 // alone: no bindings, no imports.
-#[cfg(all(target_arch = "wasm32", not(feature = "markup-module")))]
+#[cfg(all(target_arch = "wasm32", not(any(feature = "markup-module", feature = "stem-module"))))]
 pub mod web;
 
 pub use engine::{Engine, LazyEngine};

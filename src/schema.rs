@@ -93,6 +93,17 @@ pub struct DocumentRecord {
     /// Metadata given with the document.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub meta: std::collections::BTreeMap<String, String>,
+    /// The document's language, a lowercase primary subtag ([`crate::types::DocumentInput::lang`]),
+    /// which its BM25 terms are stemmed in (absent: not stemmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+}
+
+impl DocumentRecord {
+    /// The stemmer of the document's language ([`DocumentRecord::lang`]), if it has one.
+    pub fn language(&self) -> Option<crate::text::Language> {
+        self.lang.as_deref().and_then(crate::text::Language::from_tag)
+    }
 }
 
 /// `questions` record (schema 4): the atomic questions one chunk answers (PIKE-RAG §4.2.6,

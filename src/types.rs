@@ -56,6 +56,12 @@ pub struct DocumentInput {
     /// and values up to [`MAX_META_CHARS`] characters). Default none.
     #[serde(default)]
     pub meta: std::collections::BTreeMap<String, String>,
+    /// The document's language (a BCP 47 tag; its primary subtag is kept): its words' BM25
+    /// terms are stemmed in it where it has a Snowball stemmer ([`crate::text::Language`]).
+    /// Site builds set it from a page's `<html lang>`; the page's API does not take it (the
+    /// page's engine builds carry no stemmers), so a knowledge base's notes are not stemmed.
+    #[serde(skip)]
+    pub lang: Option<String>,
 }
 
 /// Tags (and metadata entries) a document may carry at most.

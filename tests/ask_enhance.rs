@@ -25,6 +25,7 @@ fn doc(id: &str, title: &str, text: &str, tags: &[&str], meta: &[(&str, &str)]) 
         url: None,
         tags: tags.iter().map(|t| t.to_string()).collect(),
         meta: meta.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        lang: None,
     }
 }
 

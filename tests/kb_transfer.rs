@@ -195,6 +195,7 @@ async fn paged_store(n: usize) -> MemoryStore {
             auto_tags: Vec::new(),
             tagged: false,
             meta: Default::default(),
+            lang: None,
         })));
         let text = format!("text {i}");
         ops.push(Op::Put(Record::Chunk(ChunkRecord {

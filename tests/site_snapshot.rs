@@ -511,3 +511,62 @@ fn filters_and_sort_keys_are_written_per_key_and_follow_a_changed_page_through_t
     assert_eq!(files.keys().filter(|n| n.starts_with("x/")).count(), webrag::snapshot::MAX_SNAPSHOT_KEYS);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn pages_are_stemmed_in_their_html_lang_and_the_manifest_says_which_page_is_in_which() {
+    let dir = std::env::temp_dir().join(format!("webrag-site-langs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let page = |lang: &str, title: &str, text: &str| {
+        let lang = if lang.is_empty() { String::new() } else { format!(" lang=\"{lang}\"") };
+        format!(
+            "<!doctype html><html{lang}><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"
+        )
+    };
+    std::fs::write(site.join("a.html"), page("en-GB", "Reading", "Reading files and running jobs.")).unwrap();
+    std::fs::write(site.join("b.html"), page("fr", "Maisons", "Les maisons continuellement.")).unwrap();
+    std::fs::write(site.join("c.html"), page("en", "Owls", "Owls hunting.")).unwrap();
+    std::fs::write(site.join("d.html"), page("", "Plain", "Running files unstemmed.")).unwrap();
+    std::fs::write(site.join("e.html"), page("zh-CN", "中文", "自然语言 running")).unwrap();
+    let out = dir.join("out");
+    index_with(&site, &out, &["--vectors", "none"]);
+    let files = tree(&out);
+    let manifest: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    let langs = &manifest["languages"];
+    assert_eq!(
+        langs["values"],
+        serde_json::json!([
+            { "lang": "en", "stemmed": true, "pages": 2 },
+            { "lang": "", "stemmed": false, "pages": 1 },
+            { "lang": "fr", "stemmed": true, "pages": 1 },
+            { "lang": "zh", "stemmed": false, "pages": 1 },
+        ]),
+        "{manifest}"
+    );
+    // Pages are numbered by URL (a..e); the file is a filter's form, delta-coded.
+    assert_eq!(
+        gunzip(&files[langs["file"].as_str().unwrap()]),
+        serde_json::json!({ "v": [["", [3]], ["en", [0, 2]], ["fr", [1]], ["zh", [4]]] })
+    );
+    // Every term of every shard: stems of the English and French pages, the other pages' words as written.
+    let terms: std::collections::BTreeSet<String> = files
+        .iter()
+        .filter(|(n, _)| n.starts_with("t/") && n.ends_with(".json.gz"))
+        .flat_map(|(_, b)| gunzip(b)["t"].as_object().unwrap().keys().cloned().collect::<Vec<_>>())
+        .collect();
+    for t in ["read", "file", "run", "job", "maison", "continuel", "hunt", "owl", "running", "files", "unstemmed", "自然"] {
+        assert!(terms.contains(t), "{t}: {terms:?}");
+    }
+    for t in ["reading", "jobs", "maisons", "hunting"] {
+        assert!(!terms.contains(t), "{t} is stemmed");
+    }
+    // One language: no file.
+    for f in ["b.html", "d.html", "e.html"] {
+        std::fs::remove_file(site.join(f)).unwrap();
+    }
+    index_with(&site, &out, &["--vectors", "none"]);
+    let manifest: serde_json::Value = serde_json::from_slice(&tree(&out)["manifest.json"]).unwrap();
+    assert_eq!(manifest["languages"], serde_json::json!({ "values": [{ "lang": "en", "stemmed": true, "pages": 2 }] }));
+    let _ = std::fs::remove_dir_all(&dir);
+}

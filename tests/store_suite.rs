@@ -22,6 +22,7 @@ fn doc(id: &str) -> Record {
         auto_tags: vec!["baking".into()],
         tagged: true,
         meta: [("lang".to_string(), "en".to_string())].into(),
+        lang: Some("en".into()),
     })
 }
 

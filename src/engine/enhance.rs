@@ -65,11 +65,14 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
     pub async fn set_forward_summaries(&mut self, items: Vec<(ChunkId, String)>) -> Result<()> {
         let mut recs = Vec::new();
         let mut inputs = Vec::new();
+        let mut langs = Vec::new();
         for (cid, summary) in items {
             let Some(c) = self.0.corpus.chunks.get(&cid) else { continue };
             let rec = ChunkRecord { forward_summary: Some(summary.trim().to_string()), ..c.clone() };
-            let title = self.0.corpus.docs.get(&c.doc_id).map(|d| d.title.clone()).unwrap_or_default();
+            let doc = self.0.corpus.docs.get(&c.doc_id);
+            let title = doc.map(|d| d.title.clone()).unwrap_or_default();
             inputs.push(self.0.chunk_input(&title, &rec));
+            langs.push(doc.and_then(|d| d.language()));
             recs.push(rec);
         }
         if recs.is_empty() {
@@ -79,9 +82,9 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
         let vectors = self.0.embed_distinct(&refs, crate::types::Phase::Embed, &mut crate::ports::NoProgress).await?;
         let postings: Vec<PostingRecord> = recs
             .iter()
-            .zip(&inputs)
-            .map(|(r, input)| {
-                let (terms, length) = crate::index::bm25::term_frequencies(input);
+            .zip(inputs.iter().zip(&langs))
+            .map(|(r, (input, lang))| {
+                let (terms, length) = crate::index::bm25::term_frequencies(input, *lang);
                 PostingRecord { id: r.id.clone(), length, terms }
             })
             .collect();

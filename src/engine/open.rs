@@ -242,8 +242,9 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             let p = match stored {
                 Some(p) if !reanalyze => p,
                 stored => {
-                    let title = self.corpus.docs.get(&c.doc_id).map_or("", |d| d.title.as_str());
-                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c));
+                    let doc = self.corpus.docs.get(&c.doc_id);
+                    let title = doc.map_or("", |d| d.title.as_str());
+                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c), doc.and_then(|d| d.language()));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
                         reanalyzed |= stored.is_some();

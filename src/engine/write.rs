@@ -174,8 +174,8 @@ pub(super) struct Planner<'a, E: Embedder> {
 }
 
 /// A document's `sourceHash`: hex SHA-256 of its format, title and text, and of its tags and
-/// metadata when it has any (a document re-added with new ones is replaced; one without them
-/// hashes as before they existed).
+/// metadata when it has any, and of its language when it has one (a document re-added with new
+/// ones is replaced; one without them hashes as before they existed).
 fn source_hash(d: &DocumentInput, format: Format) -> String {
     let mut h = Sha256::new();
     h.update(format!("{format:?}\0{}\0", d.title.as_deref().unwrap_or("")).as_bytes());
@@ -183,6 +183,9 @@ fn source_hash(d: &DocumentInput, format: Format) -> String {
     if !d.tags.is_empty() || !d.meta.is_empty() {
         let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
         h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
+    }
+    if let Some(lang) = d.lang.as_deref().and_then(text::primary_subtag) {
+        h.update(format!("\0lang\0{lang}").as_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
 }
@@ -260,6 +263,7 @@ impl<E: Embedder> Planner<'_, E> {
                 auto_tags: Vec::new(),
                 tagged: false,
                 meta: d.meta.clone(),
+                lang: d.lang.as_deref().and_then(text::primary_subtag),
             };
             if stored(&d.id).is_some() {
                 report.replaced.push(d.id);
@@ -338,7 +342,7 @@ pub(super) fn add_write(
             let id = chunk_id(&rec.id, ordinal);
             let v = vi.next().unwrap_or_default();
             // BM25 indexes the heading prefix (title, headings) with the text, as a field.
-            let (terms, length) = term_frequencies(&c.embed_input);
+            let (terms, length) = term_frequencies(&c.embed_input, rec.language());
             let cr = ChunkRecord {
                 id: id.clone(),
                 doc_id: rec.id.clone(),

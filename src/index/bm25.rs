@@ -307,13 +307,14 @@ impl Accumulator {
     }
 }
 
-/// `(term, tf)` pairs (sorted by term) and the length of analysed `text`.
-pub fn term_frequencies(text: &str) -> (Vec<(String, u32)>, u32) {
+/// `(term, tf)` pairs (sorted by term) and the length of analysed `text`, its words stemmed in
+/// `lang` ([`crate::text::analyze_in`]).
+pub fn term_frequencies(text: &str, lang: Option<crate::text::Language>) -> (Vec<(String, u32)>, u32) {
     // Every term into one buffer, then sorted and counted in runs: a string is made per
     // distinct term, not per occurrence, and no map is built (the result is sorted by term).
     let mut all = String::new();
     let mut at: Vec<(usize, usize)> = Vec::new();
-    crate::text::analyze_each(text, |t| {
+    crate::text::analyze_each_in(text, lang, |t| {
         at.push((all.len(), all.len() + t.len()));
         all.push_str(t);
     });
@@ -358,11 +359,11 @@ mod tests {
 
     #[test]
     fn term_frequencies_count_each_distinct_term_once_sorted() {
-        let (tf, len) = term_frequencies("b a B, a b 中国中国");
+        let (tf, len) = term_frequencies("b a B, a b 中国中国", None);
         assert_eq!(len, 8);
         let want: Vec<(String, u32)> = [("a", 2), ("b", 3), ("中国", 2), ("国中", 1)].iter().map(|(t, n)| (t.to_string(), *n)).collect();
         assert_eq!(tf, want);
-        assert_eq!(term_frequencies(""), (Vec::new(), 0));
+        assert_eq!(term_frequencies("", None), (Vec::new(), 0));
     }
 
     #[test]
@@ -384,14 +385,14 @@ mod tests {
         let mut ix = Bm25Index::default();
         let docs = ["apple banana", "apple apple apple cherry", "banana cherry date", "elder"];
         for (i, d) in docs.iter().enumerate() {
-            let (t, l) = term_frequencies(d);
+            let (t, l) = term_frequencies(d, None);
             ix.insert(i as u32, &t, l);
         }
         let p = Bm25Params { k1: 1.2, b: 0.75, idf: Bm25Idf::Plus1, epsilon: 0.25 };
         let s: HashMap<u32, f32> = ix.score(&parse_query("apple"), &p).into_iter().collect();
         assert!(s[&1] > s[&0]);
         assert!(!s.contains_key(&2));
-        let (t, _) = term_frequencies(docs[1]);
+        let (t, _) = term_frequencies(docs[1], None);
         ix.remove(1, &t);
         let s = ix.score(&parse_query("apple"), &p);
         assert_eq!(s.len(), 1);
@@ -405,7 +406,7 @@ mod tests {
         let mut ix = Bm25Index::default();
         let docs = ["apple banana apple", "banana cherry", "cherry date elder", "apple", "fig grape banana cherry"];
         for (i, d) in docs.iter().enumerate() {
-            let (t, l) = term_frequencies(d);
+            let (t, l) = term_frequencies(d, None);
             ix.insert(i as u32, &t, l);
         }
         let p = Bm25Params { k1: 1.5, b: 0.75, idf: Bm25Idf::Okapi, epsilon: 0.25 };

@@ -94,7 +94,7 @@ pub fn crawl(site: &Path, out: &Path, limit: usize) -> Result<(Vec<PageFile>, Ve
         // is the file again.
         let rel = f.strip_prefix(site).unwrap_or(&f);
         let rel: Vec<&str> = rel.components().filter_map(|c| c.as_os_str().to_str()).collect();
-        pages.push(PageFile { path: rel.join("/"), size });
+        pages.push(PageFile { path: rel.join("/"), size, lang: None });
     }
     Ok((pages, left))
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::files::{gzip, hashed};
-use super::{Layout, ManifestFilter, ManifestSort, Snapshot};
+use super::{Layout, ManifestFilter, ManifestLanguage, ManifestLanguages, ManifestSort, Snapshot};
 use crate::text::PageFields;
 
 /// The pages' fields, by page id (pages without any are absent).
@@ -78,6 +78,38 @@ pub(super) fn write_fields(snap: &mut Snapshot, layout: &Layout<'_>, fields: &Si
         out_sorts.push(ManifestSort { key: key.to_string(), file, numeric, pages: pages.len() });
     }
     (out_filters, out_sorts)
+}
+
+/// The pages' languages for the manifest, with a file of which page is in which when they are
+/// not all in one; `None` when no page names a language.
+pub(super) fn write_languages(snap: &mut Snapshot, layout: &Layout<'_>) -> Option<ManifestLanguages> {
+    let mut by_lang: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for (page, doc) in layout.docs.iter().enumerate() {
+        by_lang.entry(doc.lang.as_deref().unwrap_or("")).or_default().push(page as u32);
+    }
+    if by_lang.keys().all(|l| l.is_empty()) {
+        return None;
+    }
+    let mut values: Vec<ManifestLanguage> = by_lang
+        .iter()
+        .map(|(l, ps)| ManifestLanguage { lang: l.to_string(), stemmed: crate::text::Language::from_tag(l).is_some(), pages: ps.len() })
+        .collect();
+    crate::sort::by(&mut values, |a, b| b.pages.cmp(&a.pages).then(a.lang.cmp(&b.lang)));
+    let file = (by_lang.len() > 1).then(|| {
+        let rows: Vec<serde_json::Value> = by_lang
+            .iter()
+            .map(|(l, ps)| {
+                let mut last = 0;
+                let deltas: Vec<u32> = ps.iter().map(|&p| std::mem::replace(&mut last, p).abs_diff(p)).collect();
+                serde_json::json!([l, deltas])
+            })
+            .collect();
+        let bytes = gzip(serde_json::json!({ "v": rows }).to_string().as_bytes());
+        let file = hashed("x", "lang", "json.gz", &bytes);
+        snap.files.insert(file.clone(), bytes);
+        file
+    });
+    Some(ManifestLanguages { values, file })
 }
 
 /// Runs of equal values in `sorted` `(compared value, value as written, page)`: each run's

@@ -64,6 +64,37 @@ pub struct Manifest {
     /// The sort keys the pages carry (`data-webrag-sort`), by key; absent when none does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sort: Vec<ManifestSort>,
+    /// The pages' languages (`<html lang>`), which their words are stemmed in; absent when no
+    /// page names one (no page is stemmed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub languages: Option<ManifestLanguages>,
+}
+
+/// The pages' languages: a query is searched in the languages it asks for (a page's, or the
+/// caller's), its words stemmed as each language's pages were.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ManifestLanguages {
+    /// Each language with its pages, the most pages first (then by tag).
+    pub values: Vec<ManifestLanguage>,
+    /// Which page is in which language, in a filter's form (`x/lang-{hash}.json.gz`:
+    /// `{"v": [[lang, [Δpage…]]…]}`); absent when every page is in the one language of `values`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// One language of a snapshot's pages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ManifestLanguage {
+    /// The primary subtag of the pages' `<html lang>` (`en`, `zh`), lowercase; `""` for the
+    /// pages that name no language.
+    pub lang: String,
+    /// Whether its pages' words were stemmed (the language has a Snowball stemmer): a query in
+    /// it is stemmed by `webrag/static`'s stemmer module (`stem.wasm`).
+    pub stemmed: bool,
+    /// Pages in it.
+    pub pages: usize,
 }
 
 /// A filter: its file `x/{i}-{hash}.json.gz` holds `{"v": [[value, [Δpage…]]…]}`, the values in

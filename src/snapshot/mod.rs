@@ -396,6 +396,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     let pages = write_pages(&mut snap, &layout);
     let fragments = write_fragments(&mut snap, &layout, p, fields);
     let (filters, sort) = fields::write_fields(&mut snap, &layout, fields);
+    let languages = fields::write_languages(&mut snap, &layout);
     let vectors = write_vectors(&mut snap, eng, &layout, p)?;
     let graph_on = p.graph && p.vectors && eng.config().graph.enabled;
     let graph = if graph_on { write_graph(&mut snap, eng, &layout) } else { Vec::new() };
@@ -408,6 +409,7 @@ pub fn build_snapshot<S: Store, E: Embedder>(
     manifest.static_tier = static_tier;
     manifest.filters = filters;
     manifest.sort = sort;
+    manifest.languages = languages;
     if let Some(kb) = kb {
         let name = hashed(".", "kb", "webrag-kb.gz", &kb).trim_start_matches("./").to_string();
         manifest.kb = Some(ManifestKb { file: name.clone(), bytes: kb.len() });
@@ -724,6 +726,7 @@ fn manifest<S: Store, E: Embedder>(
         site_root: p.site_root.clone(),
         filters: Vec::new(),
         sort: Vec::new(),
+        languages: None,
     }
 }
 

@@ -55,12 +55,16 @@ pub fn page_document(rel: &str, bytes: Vec<u8>) -> Result<DocumentInput> {
 
 /// A page file that a crawl found: its `/`-separated path relative to the site root and its
 /// size in bytes when it was found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PageFile {
     /// The path relative to the site root, `/`-separated (the page's URL is [`url_of`] it).
     pub path: String,
     /// Its size when crawled, in bytes (what [`site_batches`] counts).
     pub size: u64,
+    /// Its language, the primary subtag of its `<html lang>` ([`crate::text::Parsed::lang`]),
+    /// found when the pages are sorted ([`sort_pages`]): its document's
+    /// [`DocumentInput::lang`], which its words are stemmed in.
+    pub lang: Option<String>,
 }
 
 /// Where a site build reads its page files: the file system for the native CLI, a callback into
@@ -135,7 +139,7 @@ pub fn sort_pages(files: Vec<PageFile>, source: &mut dyn PageSource, weight: Opt
                 if !p.fields.is_empty() {
                     pages.fields.insert(d.id, p.fields);
                 }
-                pages.pages.push(f);
+                pages.pages.push(PageFile { lang: p.lang, ..f });
             }
             _ => pages.empty.push(d.id),
         }
@@ -182,7 +186,8 @@ pub fn site_batches(pages: Vec<PageFile>, source: &mut dyn PageSource) -> impl I
                 .iter()
                 .map(|p| {
                     let bytes = source.read(p).map_err(|why| changed(p, why))?;
-                    page_document(&p.path, bytes).map_err(|e| changed(p, e.to_string()))
+                    let doc = page_document(&p.path, bytes).map_err(|e| changed(p, e.to_string()))?;
+                    Ok(DocumentInput { lang: p.lang.clone(), ..doc })
                 })
                 .collect(),
         )
@@ -225,7 +230,7 @@ mod tests {
     }
 
     fn files(n: usize, size: usize) -> Vec<PageFile> {
-        (0..n).map(|i| PageFile { path: format!("p{i:03}.html"), size: size as u64 }).collect()
+        (0..n).map(|i| PageFile { path: format!("p{i:03}.html"), size: size as u64, lang: None }).collect()
     }
 
     #[test]

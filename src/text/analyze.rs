@@ -1,6 +1,7 @@
 //! The BM25 analyzer: Unicode words (UAX #29), NFKC + lowercase, CJK character bigrams.
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::stem::Language;
 use crate::ports::{NormalizationForm, normalize};
 
 /// Version of the BM25 postings (what [`analyze`] makes of which text of a chunk), recorded in
@@ -52,14 +53,25 @@ fn is_mid_punct(c: char) -> bool {
 /// them still matches; a word (letters, digits) ends it. Queries are analysed word by word
 /// ([`crate::index::bm25::parse_query`]), so a space typed between two CJK words keeps them apart.
 pub fn analyze(text: &str) -> Vec<String> {
+    analyze_in(text, None)
+}
+
+/// [`analyze`] for text in `lang`: each word's terms (not CJK bigrams) are stemmed with the
+/// language's Snowball stemmer ([`Language::stem`]; `running` → `run` in English).
+pub fn analyze_in(text: &str, lang: Option<Language>) -> Vec<String> {
     let mut out = Vec::new();
-    analyze_each(text, |t| out.push(t.to_string()));
+    analyze_each_in(text, lang, |t| out.push(t.to_string()));
     out
 }
 
 /// [`analyze`]'s terms, in order, each lent to `each` (no allocation per term: a build indexes
 /// millions of them).
-pub fn analyze_each(text: &str, mut each: impl FnMut(&str)) {
+pub fn analyze_each(text: &str, each: impl FnMut(&str)) {
+    analyze_each_in(text, None, each)
+}
+
+/// [`analyze_in`]'s terms, in order, each lent to `each`.
+pub fn analyze_each_in(text: &str, lang: Option<Language>, mut each: impl FnMut(&str)) {
     // The CJK run being read: it goes on across punctuation and spaces (`消息：目前` → `消息`,
     // `息目`, `目前`, so text typed without its punctuation or spaces matches); a word ends it.
     let mut run: Vec<char> = Vec::new();
@@ -99,7 +111,12 @@ pub fn analyze_each(text: &str, mut each: impl FnMut(&str)) {
         if word.chars().any(char::is_alphanumeric) {
             norm.clear();
             norm.extend(normalize(word, NormalizationForm::Nfkc).chars().flat_map(char::to_lowercase));
-            norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)).for_each(&mut each);
+            for piece in norm.split(is_mid_punct).filter(|p| p.chars().any(char::is_alphanumeric)) {
+                match lang {
+                    Some(l) => each(&l.stem(piece)),
+                    None => each(piece),
+                }
+            }
         }
     }
     if !run.is_empty() {
@@ -133,6 +150,14 @@ mod tests {
         assert_eq!(analyze("央视网消息目前"), ["央视", "视网", "网消", "消息", "息目", "目前"]);
         assert_eq!(analyze("报道 8月"), ["报道", "8", "月"]);
         assert_eq!(analyze("東京は日本"), ["東京", "京は", "は日", "日本"]);
+    }
+
+    #[test]
+    fn words_are_stemmed_in_their_language_and_cjk_is_not() {
+        use super::{Language, analyze_in};
+        assert_eq!(analyze_in("Reading files, ran RUNNING", Some(Language::English)), ["read", "file", "ran", "run"]);
+        assert_eq!(analyze_in("Reading files", None), ["reading", "files"]);
+        assert_eq!(analyze_in("les maisons 中国人", Some(Language::French)), ["le", "maison", "中国", "国人"]);
     }
 
     #[test]

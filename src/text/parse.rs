@@ -41,6 +41,10 @@ pub struct Parsed {
     /// An HTML page's filters, metadata and sort keys (`data-webrag-filter`, `-meta`, `-sort`),
     /// which a site build stores in its snapshot; a knowledge base does not read them.
     pub fields: PageFields,
+    /// An HTML page's language, the primary subtag of `<html lang>` lowercased (`en` of
+    /// `en-GB`; [`super::primary_subtag`]), which a site build stems the page's words by; read
+    /// where the fields are (not by the page's engine builds).
+    pub lang: Option<String>,
 }
 
 /// What a page says about itself for a static site's filters, result metadata and sort

@@ -146,7 +146,7 @@ struct Options {
 pub fn build_site_snapshot(pages: JsValue, read: Function, model: JsValue, options: JsValue, on_progress: Option<Function>) -> Promise {
     super::promise(async move {
         let pages: Vec<Page> = serde_wasm_bindgen::from_value(pages).map_err(|e| option_error("pages", e))?;
-        let pages: Vec<PageFile> = pages.into_iter().map(|p| PageFile { path: p.path, size: p.size.max(0.0) as u64 }).collect();
+        let pages: Vec<PageFile> = pages.into_iter().map(|p| PageFile { path: p.path, size: p.size.max(0.0) as u64, lang: None }).collect();
         let mut source = JsPages(read);
         let model: ModelBytes = serde_wasm_bindgen::from_value(model).map_err(|e| option_error("model", e))?;
         let options: Options = super::options("options", &options).map_err(|e| super::js_error(&e.into()))?;

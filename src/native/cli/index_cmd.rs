@@ -224,6 +224,7 @@ pub(super) async fn index_kb(models: &Models, a: IndexArgs) -> crate::Result<()>
             url: Some(id),
             tags: tags.clone(),
             meta: Default::default(),
+            lang: None,
         });
     }
     let mut last = 0;

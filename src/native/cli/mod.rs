@@ -134,6 +134,11 @@ enum Cmd {
     /// src/web/js/static.d.ts from the Rust definitions (src/native/surface.rs), run from the
     /// crate root; with --check, change nothing and fail when a file is stale.
     Surface(SurfaceArgs),
+    /// The BM25 analyzer's terms of each line of standard input, as a JSON array a line (a
+    /// reference for `webrag/static`'s analyzer: the e2e suite checks its stemmed terms against
+    /// these); with `--lang`, stemmed in that language (a BCP 47 tag; one without a Snowball
+    /// stemmer analyses as none).
+    Analyze(AnalyzeArgs),
     /// Matrix PGR vs the reference reverse DFS on 1k, 10k and 100k fact paths.
     BenchGraph(BenchGraphArgs),
     /// Embedding engine figures, CPU and GPU paths at batch 1, 8, 32, 128 and 256, against the
@@ -323,6 +328,15 @@ struct SurfaceArgs {
     check: bool,
 }
 
+/// The arguments of `webrag analyze`.
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    /// The text's language (BCP 47: `en`, `fr-CA`): its words are stemmed when it has a
+    /// Snowball stemmer.
+    #[arg(long)]
+    lang: Option<String>,
+}
+
 /// The arguments of `webrag bench-graph`.
 #[derive(clap::Args)]
 struct BenchGraphArgs {
@@ -456,6 +470,7 @@ async fn run(cli: Cli) -> crate::Result<()> {
         Cmd::Bench(a) => bench(&models, a).await?,
         Cmd::BenchScale(a) => bench_scale(&models, a).await?,
         Cmd::Surface(a) => surface(&models, a).await?,
+        Cmd::Analyze(a) => analyze(a)?,
         Cmd::BenchGraph(a) => {
             let BenchGraphArgs { runs } = a;
             crate::native::bench_graph::run(&[1_000, 10_000, 100_000], runs.max(1))
@@ -753,6 +768,20 @@ async fn bench_scale(models: &Models, a: BenchScaleArgs) -> crate::Result<()> {
 }
 
 /// `webrag surface`.
+fn analyze(a: AnalyzeArgs) -> crate::Result<()> {
+    use std::io::{BufRead, Write};
+    let lang = a.lang.as_deref().and_then(crate::text::Language::from_tag);
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let io = |e: std::io::Error| crate::error::StoreError::Backend { reason: format!("webrag analyze: {e}") };
+    for line in std::io::stdin().lock().lines() {
+        let terms = crate::text::analyze_in(&line.map_err(io)?, lang);
+        writeln!(out, "{}", serde_json::Value::from(terms)).map_err(io)?;
+    }
+    out.flush().map_err(io)?;
+    Ok(())
+}
+
 async fn surface(_: &Models, a: SurfaceArgs) -> crate::Result<()> {
     let SurfaceArgs { check } = a;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
