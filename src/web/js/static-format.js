@@ -146,6 +146,15 @@ export function checkManifest(m) {
       if (typeof obj(x, `${f}[${i}]`).key !== 'string' || typeof x.file !== 'string') bad(`${f}[${i}] has no key and file`);
     });
   }
+  if (m.languages != null) {
+    const l = obj(m.languages, 'languages');
+    if (!Array.isArray(l.values)) bad('languages.values is not a list');
+    l.values.forEach((v, i) => {
+      if (typeof obj(v, `languages.values[${i}]`).lang !== 'string' || typeof v.stemmed !== 'boolean') bad(`languages.values[${i}] has no lang and stemmed`);
+      int(v.pages, `languages.values[${i}].pages`);
+    });
+    if (l.file != null && typeof l.file !== 'string') bad('languages.file is not a file name');
+  }
   if (m.words != null) {
     series(m.words, 'words');
     int(m.words.blocks, 'words.blocks');

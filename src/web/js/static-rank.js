@@ -6,7 +6,7 @@
 //   groupPages(fused, lists, pageOf, …)       with `group: 'page'`: the pages to show, each with
 //                                             its chunks in the fused order
 //   sameFile(chunks, fragmentSize)            the chunks of a page whose text is fetched
-//   pickSections(chunks, fragments, query, n) the page's shown chunk and its sections
+//   pickSections(chunks, fragments, query, n, stem) the page's shown chunk and its sections
 //   byPhrase(rows, query, …)                  the proximity tiers over the shown results
 //
 // and ranks the graph list's fact paths (`pgrRows`, PGR).
@@ -26,12 +26,12 @@ import { analyze, analyzeQuery, begins, highlight, phrase, sectionUrl, termsIn }
  * per fragment file. Returns up to `k` results: `{chunk, score, found, page, title, url,
  * heading, excerpt, highlights, section, path?, sections?}`.
  */
-export async function rank({ lists, scores, paths, group, pageOf, fragment, query, k, sections, fusion, fragmentSize, order }) {
-  const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query), section: sectionUrl(f.url, f.heading) });
+export async function rank({ lists, scores, paths, group, pageOf, fragment, query, k, sections, fusion, fragmentSize, order, stem = null }) {
+  const shown = (h, f) => ({ ...h, ...f, ...highlight(f.excerpt, query, { stem }), section: sectionUrl(f.url, f.heading) });
   const f = fuse(lists, scores, fusion);
   const { names, single } = f;
   // A sort's order (`order(page)`, lower first) replaces the phrase tiers.
-  const phrases = (rows) => (order ? rows : byPhrase(rows, query, { keyword: lists.keyword?.length > 0, single }));
+  const phrases = (rows) => (order ? rows : byPhrase(rows, query, { keyword: lists.keyword?.length > 0, single, stem }));
   if (group !== 'page') {
     const fused = order && pageOf ? bySort(f.fused, ([c]) => order(pageOf(c))) : f.fused;
     const out = await Promise.all(fused.slice(0, k).map(async ([chunk, score]) => {
@@ -52,10 +52,10 @@ export async function rank({ lists, scores, paths, group, pageOf, fragment, quer
   }
   // A staged search fetched the shown pages' fragments for its keyword stage already; an
   // unstaged one fetches them here (the bench-site figures of semantic bytes include it).
-  const { pages, chunksOf } = groupPages(f, ranked, lists, pageOf, { k, fusion, qterms: analyzeQuery(query), order });
+  const { pages, chunksOf } = groupPages(f, ranked, lists, pageOf, { k, fusion, qterms: analyzeQuery(query, stem), order });
   const out = await Promise.all(pages.map(async ([p, score]) => {
     const same = sameFile(chunksOf.get(p) ?? [], fragmentSize);
-    const picked = pickSections(same, await Promise.all(same.map(([c]) => fragment(c))), query, sections);
+    const picked = pickSections(same, await Promise.all(same.map(([c]) => fragment(c))), query, sections, stem);
     if (!picked.length) return null;
     const [[[chunk], first], ...rest] = picked;
     const r = shown({ chunk, score }, first);
@@ -203,11 +203,12 @@ export function sameFile(chunks, fragmentSize) {
  * fetch failed), those whose text holds the most query terms first (a short chunk can outrank
  * the one that holds the match through the title every chunk is indexed with), at most
  * `sections` (≥ 1). `[]` when the best chunk's fragment failed. Returns `[[chunk, score],
- * fragment]` pairs: the first is shown, the next are its sections.
+ * fragment]` pairs: the first is shown, the next are its sections. `stem`: the query language's
+ * stemmer, if any.
  */
-export function pickSections(chunks, fragments, query, sections) {
+export function pickSections(chunks, fragments, query, sections, stem = null) {
   if (!fragments[0]) return [];
-  return chunks.map((c, i) => [c, fragments[i], fragments[i] ? termsIn(fragments[i].excerpt, query) : -1]).filter((x) => x[1])
+  return chunks.map((c, i) => [c, fragments[i], fragments[i] ? termsIn(fragments[i].excerpt, query, stem) : -1]).filter((x) => x[1])
     .sort((a, b) => b[2] - a[2]).slice(0, Math.max(1, sections)).map(([c, f]) => [c, f]);
 }
 
@@ -226,17 +227,17 @@ export function pickSections(chunks, fragments, query, sections) {
  * when this was chosen: top-1 72.0% with it, 76.0% without). Without a keyword list or with fewer
  * than two query terms the rows stay as they are. Sorts `rows` in place and returns it.
  */
-export function byPhrase(rows, query, { keyword, single }) {
-  const qterms = analyzeQuery(query);
+export function byPhrase(rows, query, { keyword, single, stem = null }) {
+  const qterms = analyzeQuery(query, stem);
   if (!keyword || qterms.length < 2) return rows;
   const typing = /[\p{Alphabetic}\p{N}]$/u.test(query);
   // row → 3: its title begins with the query, 2: the query is a phrase of its title, 1: of
   // its heading or text
   const exact = new Map();
   for (const [r, f] of rows) {
-    const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`), { prefixLast: typing });
+    const p = phrase(qterms, analyze(`${f.title ?? ''}\n${f.heading ?? ''}\n${f.excerpt ?? ''}`, stem), { prefixLast: typing });
     if (single) r.score *= 1 + PHRASE_WEIGHT * p;
-    const title = p < 1 ? [] : analyze(f.title ?? '');
+    const title = p < 1 ? [] : analyze(f.title ?? '', stem);
     exact.set(r, p < 1 ? 0 : begins(qterms, title, { prefixLast: typing }) ? 3 : phrase(qterms, title, { prefixLast: typing }) === 1 ? 2 : 1);
   }
   return rows.sort((a, b) => exact.get(b[0]) - exact.get(a[0]) || b[0].score - a[0].score);

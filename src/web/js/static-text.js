@@ -45,9 +45,11 @@ let graphemes;
  * across punctuation and spaces (a word ends it). The same terms as
  * the Rust analyzer (src/text/analyze.rs), which follows UAX #29 without dictionaries: CJK is
  * read character by character here (Katakana runs are one word, as in UAX #29), whatever
- * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster.
+ * `Intl.Segmenter`'s dictionary says, and Thai-like scripts by grapheme cluster. With `stem`
+ * (`word → stem`, a language's stemmer from `static-stem.js`) each word's terms, not CJK
+ * bigrams, are stemmed, as a site build stems a page in its language (`analyze_in`).
  */
-export function analyze(text) {
+export function analyze(text, stem = null) {
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
   graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
   const out = [];
@@ -64,7 +66,7 @@ export function analyze(text) {
   const word = (w) => {
     if (!ALNUM.test(w)) return;
     if (run.length) flush();
-    for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(p);
+    for (const p of lower(w.normalize('NFKC')).split(MID_PUNCT)) if (ALNUM.test(p)) out.push(stem ? stem(p) : p);
   };
   // CJK "words" as UAX #29 makes them: one per character, except Katakana runs.
   let kata = null; // the Katakana word being read: {start, chars, end}
@@ -128,10 +130,10 @@ export function clipQuery(query) {
 /**
  * A query's terms: `analyze` word by word (split at spaces), as the engine parses queries, so a
  * space typed between two CJK words keeps them apart (no bigram across it); the query is read up
- * to `MAX_QUERY_CHARS`.
+ * to `MAX_QUERY_CHARS`. `stem`: as `analyze`'s.
  */
-export function analyzeQuery(query) {
-  return clipQuery(query).split(/\p{White_Space}+/u).flatMap((w) => (w ? analyze(w) : []));
+export function analyzeQuery(query, stem = null) {
+  return clipQuery(query).split(/\p{White_Space}+/u).flatMap((w) => (w ? analyze(w, stem) : []));
 }
 
 /** FNV-1a 32 of the UTF-8 bytes (the term → shard hash of the writer). */
@@ -155,21 +157,30 @@ function lowerSameLength(s) {
  * What a query highlights: its terms as the analyzer makes them (words; CJK bigrams), the last
  * word (2 characters or more) also as a prefix while the query ends in a letter or digit (the
  * visitor is still typing it), as `keyword` completes it: the query's last term, which may
- * repeat an earlier one (`line by line`). `[{term, prefix, cjk}]`.
+ * repeat an earlier one (`line by line`). With `stem` a needle is a word's stem (`stemmed`) and
+ * matches the words of a text that stem to it. `[{term, prefix, cjk, stemmed}]`.
  */
-let lastNeedles = { query: null, needles: [] }; // a search highlights every result for one query
+let lastNeedles = { query: null, stem: null, needles: [] }; // a search highlights every result for one query
 
-function needles(query) {
-  if (query === lastNeedles.query) return lastNeedles.needles;
+function needles(query, stem) {
+  if (query === lastNeedles.query && stem === lastNeedles.stem) return lastNeedles.needles;
   const all = analyzeQuery(query);
   const typed = all.at(-1);
   const terms = [...new Set(all)];
   const typing = /[\p{Alphabetic}\p{N}]$/u.test(clipQuery(query));
-  const out = terms.map((term) => {
-    const cp = term.codePointAt(0);
-    return { term, cjk: isCjk(cp), prefix: typing && term === typed && !isCjk(cp) && [...term].length >= 2 };
-  });
-  lastNeedles = { query, needles: out };
+  const out = [];
+  const seen = new Set();
+  for (const raw of terms) {
+    const cp = raw.codePointAt(0);
+    const cjk = isCjk(cp);
+    const prefix = typing && raw === typed && !cjk && [...raw].length >= 2;
+    const term = stem && !cjk ? stem(raw) : raw;
+    // A word being typed is matched as typed (a prefix), and by its stem once it is a word.
+    if (prefix) out.push({ term: raw, cjk, prefix, stemmed: false });
+    if ((!prefix || term !== raw) && !seen.has(term)) out.push({ term, cjk, prefix: false, stemmed: Boolean(stem) && !cjk });
+    seen.add(term);
+  }
+  lastNeedles = { query, stem, needles: out };
   return out;
 }
 
@@ -178,10 +189,20 @@ function needles(query) {
  * needles each covers. Words match at word boundaries (a prefix needle at its start only),
  * case-insensitively; CJK bigrams match anywhere, and overlapping ones merge ("北京" + "京大").
  */
-function matchSpans(text, ns) {
+function matchSpans(text, ns, stem) {
   const lower = lowerSameLength(text);
   const found = [];
+  // Stemmed needles: each word of the text (split as the analyzer splits it) by its stem.
+  const stemmed = new Map();
+  ns.forEach((n, k) => { if (n.stemmed) stemmed.set(n.term, [...(stemmed.get(n.term) ?? []), k]); });
+  if (stemmed.size) {
+    for (const m of lower.matchAll(/[\p{Alphabetic}\p{N}\p{M}_]+/gu)) {
+      const ks = stemmed.get(stem(m[0].normalize('NFKC')));
+      if (ks) for (const k of ks) found.push([m.index, m.index + m[0].length, k]);
+    }
+  }
   ns.forEach((n, k) => {
+    if (n.stemmed) return;
     for (let at = lower.indexOf(n.term); at >= 0; at = lower.indexOf(n.term, at + 1)) {
       const end = at + n.term.length;
       if (!n.cjk && (WORD_CHAR.test(lower[at - 1] ?? '') || (!n.prefix && WORD_CHAR.test(lower[end] ?? '')))) continue;
@@ -199,10 +220,14 @@ function matchSpans(text, ns) {
   return spans;
 }
 
-/** How many of the query's distinct terms (as `highlight` matches them) occur in `text`. */
-export function termsIn(text, query) {
+/**
+ * How many of the query's distinct terms (as `highlight` matches them) occur in `text`; `stem`:
+ * as `highlight`'s.
+ */
+export function termsIn(text, query, stem = null) {
+  const ns = needles(String(query ?? ''), stem);
   const found = new Set();
-  for (const sp of matchSpans(String(text ?? ''), needles(String(query ?? '')))) sp.terms.forEach((t) => found.add(t));
+  for (const sp of matchSpans(String(text ?? ''), ns, stem)) sp.terms.forEach((k) => found.add(ns[k].term));
   return found.size;
 }
 
@@ -211,12 +236,13 @@ export function termsIn(text, query) {
  * distinct query terms (then the most matches; the earliest on a tie), cut at word boundaries,
  * "…" where text was left out. Returns `{excerpt, highlights: [[start, end]…]}`, the matched
  * spans as UTF-16 offsets into `excerpt` (the page wraps them in `<mark>`). With no match, the
- * start of the text and no highlights.
+ * start of the text and no highlights. With `stem` (the snapshot's stemmer of the query's
+ * language) a query word also matches the text's words of the same stem (`files` → `file`).
  */
-export function highlight(text, query, { chars } = {}) {
+export function highlight(text, query, { chars, stem = null } = {}) {
   chars = option('chars', chars);
   text = String(text ?? '');
-  const spans = matchSpans(text, needles(String(query ?? '')));
+  const spans = matchSpans(text, needles(String(query ?? ''), stem), stem);
   let best = { start: 0, score: -1 };
   for (let i = 0; i < spans.length; i++) {
     // The window starts a little before a span, so the match reads in context.

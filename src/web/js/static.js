@@ -19,6 +19,7 @@ import { encode as wordPieces } from './wordpiece.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
+import { loadStemmers, STEM_MODULE } from './static-stem.js';
 import { SnapshotError, asSnapshotError, checkManifest, cmpBytes, dots, gunzip, hex, migrate, readPages, readVectors, utf8 } from './static-format.js';
 
 export { SnapshotError };
@@ -108,7 +109,9 @@ export class StaticSearch {
    * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
    * fetched (no network) the imported manifest is used instead. `siteUrl` (a URL or path, read
    * from the snapshot's folder) overrides the manifest's `siteRoot` for `link()`; a `TypeError`
-   * when it is not a string. An array of snapshots opens them as one `StaticSearchGroup`
+   * when it is not a string. `stemmer`: where the stemmer module is (a URL, or its bytes; default
+   * `stem.wasm` beside this file), fetched for a snapshot whose pages are in a stemmed language
+   * at its first search. An array of snapshots opens them as one `StaticSearchGroup`
    * (`#openGroup`).
    */
   static async open(baseUrl, opts = {}) {
@@ -135,7 +138,7 @@ export class StaticSearch {
     return new StaticSearchGroup(opened, entries.map((e) => e.weight));
   }
 
-  static async #open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false, siteUrl } = {}) {
+  static async #open(baseUrl, { fetch: fetchFn = globalThis.fetch.bind(globalThis), offline = true, requireIntegrity = false, siteUrl, stemmer } = {}) {
     if (siteUrl !== undefined && typeof siteUrl !== 'string') throw new TypeError('webrag/static: siteUrl is not a string');
     if (!globalThis.crypto?.subtle) {
       const message = 'this page has no crypto.subtle (an insecure context): snapshot shards cannot be checked against their hashes';
@@ -170,6 +173,7 @@ export class StaticSearch {
     try { checked = checkManifest(migrate(m)); } catch (e) { throw asSnapshotError(e, 'manifest.json'); }
     const s = new StaticSearch(base, checked, fetchFn, idb);
     s.siteUrl = siteRootUrl(siteUrl ?? checked.siteRoot ?? '/', base);
+    if (stemmer !== undefined) s.stemmer = stemmer;
     if (checked.static) s.#embed = (texts) => s.#staticEmbed(texts);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
@@ -306,6 +310,7 @@ export class StaticSearch {
     if (m.pages) names.push(m.pages);
     if (m.words?.index) names.push(m.words.index);
     for (const f of [...(m.filters ?? []), ...(m.sort ?? [])]) names.push(f.file);
+    if (m.languages?.file) names.push(m.languages.file);
     return names;
   }
 
@@ -412,8 +417,45 @@ export class StaticSearch {
    * of the word and its completions. With `typos` (default true), a word with no postings
    * matches its `corrections` (see `search`).
    */
-  async keyword(query, { k, prefix, typos } = {}) {
-    return this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), { typos: typoOption(typos) });
+  async keyword(query, { k, prefix, typos, lang } = {}) {
+    const errors = [];
+    const scope = await this.#language(lang, errors);
+    const kw = await this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), { typos: typoOption(typos), ...scope });
+    return { ...kw, errors: [...errors, ...kw.errors] };
+  }
+
+  /**
+   * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
+   * language most of the snapshot's pages are in) when the snapshot's pages name theirs
+   * (manifest `languages`): `{stem, raw, keep}` — the language's stemmer (null for one without,
+   * or when the stemmer module does not load: its error in `errors`), whether its query words
+   * also match as written (pages that name no language are searched too, unstemmed), and the
+   * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
+   * whose pages name no language. A `TypeError` for a `lang` that is not a string.
+   */
+  async #language(lang, errors) {
+    if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
+    const langs = this.manifest.languages;
+    if (!langs?.values?.length) return {};
+    const primary = (t) => String(t ?? '').trim().split(/[-_]/)[0].toLowerCase();
+    const have = (t) => langs.values.some((v) => v.lang === t);
+    const page = primary(globalThis.document?.documentElement?.lang);
+    const tag = lang != null ? primary(lang) : have(page) && page ? page : langs.values.find((v) => v.lang)?.lang ?? '';
+    const entry = langs.values.find((v) => v.lang === tag);
+    let stem = null;
+    if (entry?.stemmed) {
+      try { stem = (await loadStemmers(this.stemmer ?? STEM_MODULE, this.#fetch)).of(tag); } catch (e) { errors.push(asSnapshotError(e)); }
+    }
+    const raw = Boolean(stem) && have('');
+    if (!langs.file) return { stem, raw, keep: entry ? null : () => false };
+    let keep;
+    try {
+      const f = await new Fields({ filters: [{ key: 'lang', file: langs.file }], documents: this.manifest.documents }, (name) => this.#json(name)).filter('lang');
+      const pageMap = await this.#pageMap();
+      const ok = (l) => l === tag || l === '';
+      keep = (c) => (f.of.get(pageMap.of(c)) ?? []).some(ok);
+    } catch (e) { errors.push(asSnapshotError(e)); keep = null; }
+    return { stem, raw, keep };
   }
 
   /**
@@ -425,10 +467,17 @@ export class StaticSearch {
    * them at `1 / (1 + edits)` of an exact match's score (so below the pages that match the
    * query's words as typed); `corrections` in the result maps each such word to the words used.
    */
-  async #keyword(query, k, prefix, { perPage, typos = true, keep, pages = false } = {}) {
+  async #keyword(query, k, prefix, { perPage, typos = true, keep, pages = false, stem = null, raw = false } = {}) {
     const m = this.manifest;
-    const all = analyzeQuery(query);
+    const all = analyzeQuery(query, stem);
     const terms = [...new Set(all)];
+    // A stemmed word also matches as written (`raw`: the pages that name no language), a chunk
+    // taking its better of the two: stem → its forms as written.
+    const written = new Map();
+    if (stem && raw) {
+      const as = analyzeQuery(query);
+      all.forEach((t, i) => { if (as[i] !== undefined && as[i] !== t) written.set(t, [...new Set([...(written.get(t) ?? []), as[i]])]); });
+    }
     const errors = [];
     // The word being typed: its completions form one group with it (a chunk takes their best).
     // The query's last term, which may repeat an earlier one (`line by line`), not the last
@@ -471,17 +520,28 @@ export class StaticSearch {
     // and its completions; a misspelled word's corrections), added to its score once.
     const best = (into, c, sc) => into.set(c, Math.max(into.get(c) ?? 0, sc));
     const typed = new Map();
-    const missing = await read([...terms, ...group], (t, c, sc) => {
-      if (group.length > 0 && (t === last || group.includes(t))) best(typed, c, sc);
-      else scores.set(c, (scores.get(c) ?? 0) + sc);
+    // A stemmed word and its forms as written: one group (`alts`, by the stemmed word).
+    const writtenOf = new Map(); // a form as written → the stemmed words it stands for
+    for (const [t, ws] of written) for (const w of ws) writtenOf.set(w, [...(writtenOf.get(w) ?? []), t]);
+    const alts = new Map();
+    const altOf = (t) => { if (!alts.has(t)) alts.set(t, new Map()); return alts.get(t); };
+    const inTyped = (t) => group.length > 0 && (t === last || group.includes(t) || (writtenOf.get(t) ?? []).includes(last));
+    const forms = [...writtenOf.keys()].filter((w) => !terms.includes(w) && !group.includes(w));
+    const missing = await read([...terms, ...group, ...forms], (t, c, sc) => {
+      if (inTyped(t)) { best(typed, c, sc); return; }
+      if (written.has(t)) best(altOf(t), c, sc);
+      else if (terms.includes(t)) scores.set(c, (scores.get(c) ?? 0) + sc);
+      for (const g of writtenOf.get(t) ?? []) best(altOf(g), c, sc);
     });
     const add = (g) => { for (const [c, sc] of g) scores.set(c, (scores.get(c) ?? 0) + sc); };
     add(typed);
+    for (const g of alts.values()) add(g);
     // Typo tolerance: the words with no postings (the word being typed too, when no completion
     // has any), in query order, at most MAX_TYPO_WORDS of them.
     const corrections = {};
     if (typos && m.words?.blocks) {
-      const wrong = terms.filter((t) => missing.includes(t) && !(t === last && group.length > 0) && typoBudget(t) > 0).slice(0, MAX_TYPO_WORDS);
+      const matched = (t) => !missing.includes(t) || (written.get(t) ?? []).some((w) => !missing.includes(w));
+      const wrong = terms.filter((t) => !matched(t) && !(t === last && group.length > 0) && typoBudget(t) > 0).slice(0, MAX_TYPO_WORDS);
       const found = await Promise.all(wrong.map(async (t) => {
         try { return [t, await this.corrections(t)]; } catch (e) { errors.push(asSnapshotError(e)); return [t, []]; }
       }));
@@ -660,7 +720,7 @@ export class StaticSearch {
    * vocabulary words (`corrections(word)`), each at `1 / (1 + edits)` of an exact match's score;
    * `corrections` maps each such word to the words searched instead (also in `onProgress`).
    */
-  async search(query, { k, mode, group, sections, typos, filters, sort, facets = true, onKeyword, onProgress } = {}) {
+  async search(query, { k, mode, group, sections, typos, filters, sort, lang, facets = true, onKeyword, onProgress } = {}) {
     [k, mode, group, sections] = [option('k', k), option('mode', mode), option('group', group), option('sections', sections)];
     typos = typoOption(typos);
     [filters, sort] = [filterOption(filters), sortOption(sort)];
@@ -686,7 +746,11 @@ export class StaticSearch {
         return { keep: pass && (pageOf ? (c) => pass(pageOf(c)) : () => false), order };
       } catch (e) { errors.push(asSnapshotError(e)); return { keep: () => false, order: null }; }
     };
-    const { keep, order } = await narrow();
+    const narrowed = await narrow();
+    const { order } = narrowed;
+    // The query's language: its stemmer, and the pages in it (`#language`).
+    const { stem = null, raw = false, keep: inLanguage = null } = await this.#language(lang, errors);
+    const keep = narrowed.keep && inLanguage ? (c) => narrowed.keep(c) && inLanguage(c) : narrowed.keep ?? inLanguage;
     // Facet counts over the pages the keyword search matched and the results' pages.
     let facetCounts;
     const counted = async (matched, rs) => {
@@ -711,7 +775,7 @@ export class StaticSearch {
     // `lists`: {name: [chunk…]} ranked; `scores`: chunk → score when there is one list.
     const fragmentSize = this.manifest.fragments.size;
     const results = async (lists, scores, paths) =>
-      withSortValues(await rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize, order: order?.rank }), order);
+      withSortValues(await rank({ lists, scores, paths, group, pageOf, fragment: text, query, k, sections, fusion: this.manifest.fusion, fragmentSize, order: order?.rank, stem }), order);
     let kw = { hits: [], errors: [], corrections: {}, pages: null };
     const done = (rs) => ({ results: rs, errors, corrections: kw.corrections, ...(facetCounts ? { filters: facetCounts } : {}) });
     const stage = async (name, rs) => {
@@ -723,7 +787,7 @@ export class StaticSearch {
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
       // With a sort, every matching page is a candidate (the order is the key's, not the score's).
-      kw = await this.#keyword(query, order ? this.manifest.chunks : want, /[\p{Alphabetic}\p{N}]$/u.test(query), { perPage, typos, keep, pages: withFacets });
+      kw = await this.#keyword(query, order ? this.manifest.chunks : want, /[\p{Alphabetic}\p{N}]$/u.test(query), { perPage, typos, keep, pages: withFacets, stem, raw });
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {

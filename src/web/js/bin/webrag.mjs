@@ -306,6 +306,17 @@ async function main() {
     try { same = Buffer.compare(readFileSync(path), bundle) === 0; } catch { /* new file */ }
     if (!same) writeFileSync(path, bundle);
     ui = `; search box: ${path}`;
+    // Its stemmer module, for a site whose pages are in a stemmed language (the box loads it
+    // from beside itself); removed when no page is.
+    const stemPath = join(out, 'stem.wasm');
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
+    if (manifest.languages?.values?.some((l) => l.stemmed)) {
+      const stem = readFileSync(join(PKG, 'ui', 'stem.wasm'));
+      let fresh = false;
+      try { fresh = Buffer.compare(readFileSync(stemPath), stem) === 0; } catch { /* new file */ }
+      if (!fresh) writeFileSync(stemPath, stem);
+      ui += ` (and its stemmer, ${stemPath})`;
+    } else rmSync(stemPath, { force: true });
   }
   const s = result.summary;
   console.log(`snapshot of ${s.documents} pages (${s.chunks} chunks) in ${out}: ${s.termShards} term shards, ${s.fragments} fragment files, ${s.lists} vector lists, ${s.topics} graph files, ${s.bytes} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s${ui}`);

@@ -1,0 +1,99 @@
+// webrag/static's stemmers: the Snowball stemmers a site build stems its pages' words with
+// (src/text/stem.rs, rust-stemmers), from the stemmer module `stem.wasm` (src/web/stem_module.rs)
+// built from the same code, so a query's words give the pages' terms. Loaded only for a
+// snapshot with a stemmed language (manifest `languages`), once per module source.
+
+import { SnapshotError } from './static-format.js';
+
+/** Words longer than this many UTF-8 bytes are not stemmed (`MAX_STEM_BYTES`, src/text/stem.rs). */
+export const MAX_STEM_BYTES = 64;
+
+/** Where the stemmer module is by default: beside this file (`pkg/stem.wasm`, `pkg/ui/stem.wasm`). */
+export const STEM_MODULE = new URL('./stem.wasm', import.meta.url);
+
+const loaded = new Map(); // source (a URL's href) → Promise<Stemmers>
+
+/** The module's bytes: a `file:` URL read from disk (Node), any other fetched. */
+async function moduleBytes(url, fetchFn) {
+  if (url.protocol === 'file:') {
+    const { readFile } = await import('node:fs/promises');
+    return readFile(url);
+  }
+  const res = await fetchFn(url.href);
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/**
+ * The stemmers of the module at `source` (a URL or path, or the module's bytes; default
+ * `STEM_MODULE`), loaded once per source. A module that cannot be fetched or compiled rejects
+ * with a `SnapshotError` (`SNAPSHOT_UNAVAILABLE`) naming it.
+ */
+export function loadStemmers(source = STEM_MODULE, fetchFn = globalThis.fetch?.bind(globalThis)) {
+  const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer;
+  const url = bytes ? null : new URL(source, globalThis.location?.href);
+  const key = bytes ? null : url.href;
+  if (key && loaded.has(key)) return loaded.get(key);
+  const p = (async () => {
+    let module;
+    try {
+      module = await WebAssembly.compile(bytes ? source : await moduleBytes(url, fetchFn));
+    } catch (e) {
+      throw new SnapshotError(`the stemmer module (${key ?? 'bytes'}) did not load: ${e?.message ?? e}`, 'SNAPSHOT_UNAVAILABLE', key ?? 'stem.wasm');
+    }
+    // It imports nothing it calls (the bindings' start function is never run): each import throws.
+    const imports = {};
+    for (const { module: m, name } of WebAssembly.Module.imports(module)) {
+      (imports[m] ??= {})[name] = () => { throw new Error(`the stemmer module called ${name}`); };
+    }
+    return new Stemmers(new WebAssembly.Instance(module, imports).exports);
+  })();
+  if (key) {
+    loaded.set(key, p);
+    p.catch(() => loaded.delete(key)); // a failed load may be retried
+  }
+  return p;
+}
+
+/** The stemmers of one loaded module. */
+export class Stemmers {
+  #x; #byTag = new Map();
+
+  constructor(exports) { this.#x = exports; }
+
+  /**
+   * The stemmer of a BCP 47 tag's language (`en`, `fr-CA`): `word → stem` for a lowercased
+   * analyzer term, with a cache; `null` for a language without one.
+   */
+  of(tag) {
+    tag = String(tag ?? '');
+    if (this.#byTag.has(tag)) return this.#byTag.get(tag);
+    const x = this.#x;
+    const encoder = new TextEncoder();
+    const decoder = new TextDecoder();
+    const buffer = () => new Uint8Array(x.memory.buffer, x.stem_buffer(), 4 * MAX_STEM_BYTES);
+    const t = encoder.encode(tag).subarray(0, 4 * MAX_STEM_BYTES);
+    buffer().set(t);
+    const id = x.stem_language(t.length);
+    let stem = null;
+    if (id) {
+      const cache = new Map();
+      stem = (word) => {
+        let s = cache.get(word);
+        if (s !== undefined) return s;
+        const b = encoder.encode(word);
+        if (b.length > MAX_STEM_BYTES) s = word;
+        else {
+          buffer().set(b);
+          const n = x.stem_word(id, b.length);
+          s = decoder.decode(buffer().slice(0, n));
+        }
+        if (cache.size >= 10_000) cache.clear(); // a long session's words stay bounded
+        cache.set(word, s);
+        return s;
+      };
+    }
+    this.#byTag.set(tag, stem);
+    return stem;
+  }
+}

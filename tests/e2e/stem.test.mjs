@@ -1,0 +1,157 @@
+// End-to-end: stemming per language in static-site mode. The stemmer module (pkg/stem.wasm, built
+// by `./webrag.sh build` from the Rust stemmers) gives webrag/static the Rust analyzer's stemmed
+// terms in each of the 18 Snowball languages; a site of pages in English, French and no
+// language is searched in the language a query asks for, its words stemmed as that language's
+// pages were, and not diluted by the other language's pages.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT, cli } from './harness.mjs';
+import { StaticSearch, analyze, highlight } from '../../src/web/js/static.js';
+import { loadStemmers } from '../../src/web/js/static-stem.js';
+
+const MODULE = join(ROOT, 'pkg/stem.wasm');
+const NO_MODULE = existsSync(MODULE) ? false : 'pkg/stem.wasm is not built (./webrag.sh build)';
+
+// Each language: letters of its alphabet, and endings its stemmer removes or rewrites (so the
+// words generated from them take the algorithm's branches), and a few words as written.
+const LANGUAGES = {
+  ar: ['ابتثجحخدذرزسشصضطظعغفقكلمنهوي', ['ون', 'ات', 'ين', 'ها', 'ية', 'ال', 'وال', 'كم'], ['المكتبات', 'الكتاب', 'يكتبون', 'مدرستها']],
+  da: ['abcdefghijklmnoprstuvyæøå', ['erne', 'ende', 'hed', 'else', 'ene', 'erede', 'lig', 'løst', 'gt'], ['bøgerne', 'hurtigheden', 'kærlighed']],
+  nl: ['abcdefghijklmnoprstuvwzë', ['heden', 'ene', 'en', 'se', 'lijk', 'baar', 'ing', 'heid', 'ië'], ['lichamelijk', 'boeken', 'mogelijkheden', 'geïnteresseerd']],
+  en: ['abcdefghijklmnopqrstuvwxyz', ['ing', 'ed', 'ly', 'ness', 'ational', 'izer', 'ies', 'sses', 'fulness', "'s"], ['running', 'files', 'generously', 'happiness', 'skies']],
+  fi: ['abdeghijklmnoprstuvyäö', ['ssa', 'ssä', 'lla', 'sta', 'ksi', 'kaan', 'inen', 'lle', 'ista'], ['taloissa', 'kirjastosta', 'suomalainen']],
+  fr: ['abcdefghijlmnopqrstuvxyzàâçéèêëîïôûù', ['ement', 'issement', 'ations', 'euse', 'ités', 'aient', 'erions', 'ées'], ['continuellement', 'maisons', 'généralités', 'créées']],
+  de: ['abcdefghijklmnoprstuvwzäöüß', ['ungen', 'lich', 'heit', 'keit', 'isch', 'ern', 'est', 'end'], ['häuser', 'möglichkeiten', 'straße', 'aufeinanderfolgenden']],
+  el: ['αβγδεζηθικλμνξοπρστυφχψωάέήίόύώς', ['ματα', 'ισμος', 'ουσα', 'ηδες', 'ιες', 'ων', 'ους'], ['προβλήματα', 'καθηγητές', 'ελληνικά']],
+  hu: ['abcdefghijklmnoprstuvzáéíóöőúüű', ['ban', 'ben', 'nak', 'nek', 'ból', 'ségek', 'ok', 'ják'], ['házakban', 'lehetőségek', 'magyarországon']],
+  it: ['abcdefghilmnopqrstuvzàèéìòù', ['amente', 'azione', 'mente', 'ando', 'ità', 'issimo', 'ere'], ['velocemente', 'nazionalità', 'abbandonata']],
+  no: ['abdefghijklmnoprstuvyæøå', ['ene', 'ende', 'hetene', 'elig', 'het', 'ert', 'lov'], ['bøkene', 'muligheter', 'kjærlighet']],
+  pt: ['abcdefghijlmnopqrstuvxzáâãàçéêíóôõú', ['amente', 'ações', 'idades', 'ência', 'ável', 'aria', 'ções'], ['informações', 'possibilidades', 'rapidamente']],
+  ro: ['abcdefghijlmnoprstuvxzăâîșşțţ', ['ilor', 'ațiilor', 'itate', 'ești', 'ului', 'ele', 'ând'], ['cărților', 'posibilitate', 'românești']],
+  ru: ['абвгдежзийклмнопрстуфхцчшщъыьэюяё', ['ость', 'ами', 'ого', 'ется', 'ивший', 'ения', 'ыми'], ['книги', 'возможности', 'читающий', 'ёлка']],
+  es: ['abcdefghijlmnopqrstuvxyzáéíóúñü', ['amente', 'aciones', 'idades', 'ando', 'iendo', 'ería', 'ísimo'], ['corriendo', 'posibilidades', 'rápidamente']],
+  sv: ['abcdefghijklmnoprstuvyåäö', ['arna', 'erna', 'heten', 'ande', 'else', 'lig', 'löst'], ['böckerna', 'möjligheten', 'kärleken']],
+  ta: ['அஆஇஈஉஊஎஏஐஒஓஔகஙசஞடணதநபமயரலவழளறன', ['களை', 'கள்', 'த்தில்', 'க்கு', 'ில்', 'ாக'], ['புத்தகங்கள்', 'மக்களுக்கு', 'தமிழ்நாட்டில்']],
+  tr: ['abcçdefgğhıijklmnoöprsştuüvyz', ['lar', 'ler', 'ları', 'lerin', 'dan', 'den', 'siniz', 'lık'], ['kitaplar', 'evlerimizden', 'güzellikler', 'istanbul\'da']],
+};
+
+/** `n` words of a language: its own, then random stems of its letters with its endings (seeded). */
+function words([letters, endings, own], n, seed) {
+  let x = seed >>> 0 || 1;
+  const rand = (m) => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x % m; };
+  const alphabet = [...letters];
+  const out = [...own];
+  while (out.length < n) {
+    let w = '';
+    for (let i = 2 + rand(7); i > 0; i--) w += alphabet[rand(alphabet.length)];
+    out.push(rand(4) === 0 ? w : w + endings[rand(endings.length)]);
+  }
+  return out;
+}
+
+/** Lines of text from `ws`: words with capitals, punctuation, numbers and CJK between them. */
+function lines(ws) {
+  const out = [];
+  for (let i = 0; i < ws.length; i += 12) {
+    const part = ws.slice(i, i + 12).map((w, j) => (j % 5 === 0 ? w.toUpperCase() : j % 7 === 3 ? `${w}, 3.14` : j % 11 === 6 ? `${w}中文` : w));
+    out.push(part.join(' '));
+  }
+  out.push('x'.repeat(70) + 'ing', 'ing'.repeat(22), 'Ｆｕｌｌｗｉｄｔｈ ﬁles running');
+  return out;
+}
+
+/** The Rust analyzer's terms of each line (`webrag analyze --lang`). */
+function rustTerms(lang, texts) {
+  const [cmd, args] = cli(['analyze', '--lang', lang]);
+  const r = spawnSync(cmd, args, { cwd: ROOT, input: `${texts.join('\n')}\n`, encoding: 'utf8', maxBuffer: 1 << 28 });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+}
+
+test('the stemmer module gives the Rust analyzer\'s stemmed terms in every Snowball language', { skip: NO_MODULE, timeout: 300_000 }, async () => {
+  const stemmers = await loadStemmers(pathToFileURL(MODULE));
+  let compared = 0;
+  for (const [lang, spec] of Object.entries(LANGUAGES)) {
+    const stem = stemmers.of(lang);
+    assert.equal(typeof stem, 'function', `${lang} has a stemmer`);
+    const texts = lines(words(spec, 1500, lang.charCodeAt(0) * 31 + lang.charCodeAt(1)));
+    const rust = rustTerms(lang, texts);
+    const bad = [];
+    texts.forEach((t, i) => {
+      const js = analyze(t, stem);
+      if (JSON.stringify(js) !== JSON.stringify(rust[i])) bad.push({ t: t.slice(0, 80), rust: rust[i].slice(0, 12), js: js.slice(0, 12) });
+      compared += js.length;
+    });
+    assert.deepEqual(bad, [], `${lang}: the same terms`);
+    // The stemming is real: most of the language's own words change.
+    assert.ok(spec[2].filter((w) => stem(w) !== w).length >= spec[2].length - 1, `${lang}: ${spec[2].map(stem)}`);
+  }
+  assert.ok(compared > 18 * 1000, `${compared} terms compared`);
+  // Tags as a page writes them; languages without a stemmer have none.
+  assert.equal(stemmers.of('en-GB')('running'), 'run');
+  assert.equal(stemmers.of('NB')('bøkene'), stemmers.of('no')('bøkene'));
+  for (const t of ['zh', 'ja', 'pl', '', 'english', 'x']) assert.equal(stemmers.of(t), null, t);
+  // A module that is not one is a typed error (and may be retried).
+  await assert.rejects(loadStemmers(new Uint8Array([0, 1, 2, 3])), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
+  await assert.rejects(loadStemmers(pathToFileURL(join(ROOT, 'target/no-such-stem.wasm'))), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
+});
+
+test('a site in two languages: each query is stemmed in the language it asks for, and searches only its pages', { skip: NO_MODULE, timeout: 300_000 }, async () => {
+  const DIR = join(ROOT, 'target/e2e-stem-site');
+  rmSync(DIR, { recursive: true, force: true });
+  mkdirSync(DIR, { recursive: true });
+  const page = (lang, title, body) => `<!doctype html><html${lang ? ` lang="${lang}"` : ''}><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${body}</p></main></body></html>`;
+  const pages = {
+    'en/files.html': page('en-US', 'Reading files', 'The reader reads the files line by line, running checks.'),
+    'en/owls.html': page('en', 'Owls', 'Owls hunted at night; an owl hunts by hearing.'),
+    'en/kettles.html': page('en', 'Kettles', 'Descaling a kettle with vinegar.'),
+    'fr/maisons.html': page('fr', 'Les maisons', 'Les maisons anciennes et les fichiers lus continuellement.'),
+    'fr/chouettes.html': page('fr', 'Chouettes', 'La chouette chasse la nuit: chasses nocturnes.'),
+    'plain.html': page('', 'Notes', 'Running notes, unstemmed.'),
+  };
+  for (const [p, html] of Object.entries(pages)) {
+    mkdirSync(dirname(join(DIR, p)), { recursive: true });
+    writeFileSync(join(DIR, p), html);
+  }
+  execFileSync(...cli(['index', DIR, '--out', join(DIR, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
+  const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
+  const site = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(MODULE) });
+  assert.deepEqual(site.manifest.languages.values.map((v) => [v.lang, v.stemmed, v.pages]), [['en', true, 3], ['fr', true, 2], ['', false, 1]]);
+  const search = async (q, opts) => {
+    const r = await site.search(q, { mode: 'keyword', ...opts });
+    assert.deepEqual(r.errors, [], q);
+    return r.results;
+  };
+  const urls = async (q, opts) => (await search(q, opts)).map((r) => r.url).sort();
+  // English: "read file" finds the page that reads files; "hunting" the page of owls that hunted.
+  assert.deepEqual(await urls('read file ', { lang: 'en' }), ['/en/files.html']);
+  assert.deepEqual(await urls('hunting ', { lang: 'en-GB' }), ['/en/owls.html']);
+  // The default language is the one most pages are in (no page here to name another).
+  assert.deepEqual(await urls('hunting '), ['/en/owls.html']);
+  // French: "maison" finds "maisons", "chasser" the owls' "chasse"; English pages are not searched.
+  assert.deepEqual(await urls('maison ', { lang: 'fr' }), ['/fr/maisons.html']);
+  assert.deepEqual(await urls('chasser ', { lang: 'fr' }), ['/fr/chouettes.html']);
+  assert.deepEqual(await urls('fichier ', { lang: 'fr' }), ['/fr/maisons.html']);
+  assert.deepEqual(await urls('files ', { lang: 'fr' }), [], 'the English page is another language');
+  assert.deepEqual(await urls('maison ', { lang: 'en' }), [], 'the French page is another language');
+  // Pages that name no language are searched in every language, their words as written.
+  assert.deepEqual(await urls('running ', { lang: 'en' }), ['/en/files.html', '/plain.html']);
+  assert.deepEqual(await urls('notes ', { lang: 'fr' }), ['/plain.html']);
+  // A language no page is in finds nothing.
+  assert.deepEqual(await urls('owls ', { lang: 'de' }), []);
+  // Highlights follow the stems: "file" marks "files".
+  const [r] = await search('file ', { lang: 'en' });
+  const marked = r.highlights.map(([a, b]) => r.excerpt.slice(a, b).toLowerCase());
+  assert.ok(marked.includes('files'), JSON.stringify([r.excerpt, marked]));
+  assert.deepEqual(highlight('Files and filing', 'file ', {}).highlights, [], 'without the stemmer, no stem matches');
+  await assert.rejects(site.search('owls', { lang: 7 }), TypeError);
+  // Without its stemmer module the search still answers (words as written) and says why.
+  const broken = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(join(DIR, 'missing.wasm')) });
+  const b = await broken.search('vinegar ', { mode: 'keyword', lang: 'en' });
+  assert.deepEqual(b.results.map((x) => x.url), ['/en/kettles.html']);
+  assert.ok(b.errors.some((e) => e.code === 'SNAPSHOT_UNAVAILABLE'), JSON.stringify(b.errors));
+});
