@@ -88,6 +88,15 @@ pub const OPEN_OPTIONS: &[Doc] = &[
         },
         "where the site is served: `link()` resolves page URLs against it",
     ),
+    Doc::new(
+        "stemmer",
+        Value::Other {
+            ts: "string | URL | Uint8Array",
+            default: "`stem.wasm` beside `static.js` (or the box's `webrag-ui.js`)",
+            accepts: "the stemmer module's URL, or its bytes",
+        },
+        "the stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches words as written and reports `SNAPSHOT_UNAVAILABLE` in `errors`",
+    ),
 ];
 
 /// `search`'s options.
@@ -127,6 +136,7 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
         },
         "order the results by the pages' values of a sort key (`data-webrag-sort`; numbers as numbers when every value is one, else code point order), every page that matches the query a candidate; pages without a value last, in relevance order; each result carries its `sortValue`",
     ),
+    LANG,
     Doc::new(
         "facets",
         Value::Flag(true),
@@ -148,6 +158,17 @@ pub const SEARCH_OPTIONS: &[Doc] = &[
     ),
 ];
 
+/// The query's language, an option of `search` and `keyword`.
+const LANG: Doc = Doc::new(
+    "lang",
+    Value::Other {
+        ts: "string",
+        default: "the page's `<html lang>` when the snapshot has pages in it, else the language most of its pages are in",
+        accepts: "a BCP 47 tag (`en`, `fr-CA`; a `TypeError` for another type)",
+    },
+    "for a snapshot whose pages name their language (`<html lang>`): search the pages in this language and those that name none, the query's words stemmed as this language's pages were (Snowball) and also matched as written; pages in other languages are left out",
+);
+
 /// Typo tolerance, an option of `search` and `keyword`.
 const TYPOS: Doc = Doc::new(
     "typos",
@@ -159,6 +180,7 @@ const TYPOS: Doc = Doc::new(
 pub const KEYWORD_OPTIONS: &[Doc] = &[
     Doc::new("k", Value::Number(K), "hits"),
     TYPOS,
+    LANG,
     Doc::new(
         "prefix",
         Value::Other { ts: "boolean", default: "the query ends in a letter or digit", accepts: "`true`, `false`" },

@@ -179,7 +179,7 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
         Some("text") | Some("txt") => Format::Text,
         Some(other) => return Err(crate::error::InputError::UnknownFormat { format: other.into() }.into()),
     };
-    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta })
+    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta, lang: None })
 }
 
 /// The model files `model` names, as [`WebRagCore::open`] takes it: a base URL (string), a

@@ -130,6 +130,10 @@ test('a site in two languages: each query is stemmed in the language it asks for
   // English: "read file" finds the page that reads files; "hunting" the page of owls that hunted.
   assert.deepEqual(await urls('read file ', { lang: 'en' }), ['/en/files.html']);
   assert.deepEqual(await urls('hunting ', { lang: 'en-GB' }), ['/en/owls.html']);
+  // Typing: a word part way ("huntin", "fichie") is completed from the stems it begins with.
+  assert.deepEqual(await urls('huntin', { lang: 'en' }), ['/en/owls.html']);
+  assert.deepEqual(await urls('fichie', { lang: 'fr' }), ['/fr/maisons.html']);
+  assert.deepEqual(await urls('descal', { lang: 'en' }), ['/en/kettles.html']);
   // The default language is the one most pages are in (no page here to name another).
   assert.deepEqual(await urls('hunting '), ['/en/owls.html']);
   // French: "maison" finds "maisons", "chasser" the owls' "chasse"; English pages are not searched.

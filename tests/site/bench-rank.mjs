@@ -6,6 +6,9 @@
 //   question: the HotpotQA and MuSiQue questions (../shared/data, train100) over sites made of
 //             their passage pools, one page per passage; a question's relevant pages are its
 //             gold passages (2 for HotpotQA, 2–4 for MuSiQue);
+//   lang:     (only when asked: --kinds lang) the Linux man pages in English, French, German,
+//             Spanish and Russian (gen-man-site.mjs), keyword search stemmed and not, against
+//             Pagefind: see "Site 5" below;
 //   docs:     (only when asked: --kinds docs) the documentation site of gen-docs-site.mjs (three
 //             mdBook books, English) with eval-stages.mjs's queries (docs-queries.mjs): 200
 //             known-item section headings and the natural questions.
@@ -17,7 +20,7 @@
 // model (`webrag quantize`), as a site would serve it; `--query-model f32` uses the full model.
 //
 //   node tests/site/bench-rank.mjs [--crud DIR] [--crud-pages N] [--query-model int8|f32] [--vectors chunks|static]
-//                                  [--kinds headline,question] [--dump PREFIX] [--typos SEED]
+//                                  [--kinds headline,question,lang,docs] [--dump PREFIX] [--typos SEED]
 //
 // --typos SEED: every query gets one random edit (tests/site/typos.mjs: a PRNG seeded with SEED
 // and the query; examples printed): a letter deleted, inserted, replaced or swapped with its
@@ -125,6 +128,18 @@ if (KINDS.includes('docs')) {
   index(docs);
   docsSets = docsQueries(docs, join(docs, 'webrag'));
 }
+// Site 5 (--kinds lang): the Linux man pages in five languages (gen-man-site.mjs), keyword search
+// only (what stemming changes): the site as written (`<html lang>`: stemmed per language) and the
+// same site with private-use language tags (`--plain`: each language searched alone, unstemmed),
+// against Pagefind (which stems the 32 languages it supports and searches a language's index).
+const LANG_SITES = KINDS.includes('lang') ? [join(ROOT, 'target/rank-man'), join(ROOT, 'target/rank-man-plain')] : [];
+for (const [i, dir] of LANG_SITES.entries()) {
+  if (!existsSync(join(dir, 'queries.json'))) execFileSync(process.execPath, [join(ROOT, 'tests/site/gen-man-site.mjs'), dir, ...(i ? ['--plain'] : [])], { stdio: 'inherit' });
+  const t0 = performance.now();
+  execFileSync(BIN, ['index', dir, '--out', join(dir, 'webrag'), '--cache', `${dir}.cache`, '--vectors', 'none'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (i === 0) execFileSync(join(PF, 'node_modules/.bin/pagefind'), ['--site', dir, '--output-subdir', 'pagefind', '--quiet'], { stdio: 'inherit' });
+  console.log(`indexed ${relative(ROOT, dir)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
 const QUESTIONS = KINDS.includes('question');
 const hp = passageSet('hotpotqa');
 const hotpot = QUESTIONS ? passageSite('hotpotqa', hp.passages) : null;
@@ -221,6 +236,47 @@ for (const [kind, sets] of Object.entries(KIND_SETS).filter(([k]) => wanted(k)))
     }
   }
 }
+// --kinds lang: each query searched in its language (webrag's `lang`; Pagefind's index of the
+// page's `<html lang>`, set before Pagefind starts), keyword only.
+const langScores = {};
+if (LANG_SITES.length) {
+  const [man, plain] = LANG_SITES;
+  const queries = JSON.parse(readFileSync(join(man, 'queries.json'), 'utf8'));
+  const plainQueries = JSON.parse(readFileSync(join(plain, 'queries.json'), 'utf8'));
+  const ranked = await page.evaluate(async ([bases, qs, pqs]) => {
+    const { StaticSearch } = await import('/pkg/static.js');
+    const [site, flat] = await Promise.all(bases.map((b) => StaticSearch.open(`${b}/webrag/`)));
+    const path = (u, base) => { const p = new URL(u, location.href).pathname; return p.startsWith(base) ? p.slice(base.length) : p; };
+    const urls = (rs, base) => [...new Set(rs.map((r) => path(r.url, base)))].slice(0, 10);
+    const out = qs.map(() => ({}));
+    const langs = [...new Set(qs.map((q) => q.lang))];
+    for (const lang of langs) {
+      document.documentElement.lang = lang;
+      const pf = await import(`${bases[0]}/pagefind/pagefind.js?lang=${lang}`);
+      await pf.init?.();
+      for (const [i, q] of qs.entries()) {
+        if (q.lang !== lang) continue;
+        out[i].stemmed = urls((await site.search(q.q, { k: 10, mode: 'keyword', lang })).results, bases[0]);
+        out[i].plain = urls((await flat.search(pqs[i].q, { k: 10, mode: 'keyword', lang: pqs[i].lang })).results, bases[1]);
+        const s = await pf.search(q.q);
+        out[i].pagefind = (await Promise.all(s.results.slice(0, 10).map((r) => r.data()))).map((d) => path(d.url, bases[0]).replace(/\/$/, ''));
+      }
+    }
+    return out;
+  }, [LANG_SITES.map((d) => `/${relative(ROOT, d)}`), queries, plainQueries]);
+  for (const [i, q] of queries.entries()) {
+    for (const lang of [q.lang, 'all']) {
+      langScores[lang] ??= Object.fromEntries(['stemmed', 'plain', 'pagefind'].map((s) => [s, { top1: 0, mrr: 0, n: 0 }]));
+      for (const s of ['stemmed', 'plain', 'pagefind']) {
+        const rank = ranked[i][s].map((p) => p.replace(/\.html$/, '')).indexOf(q.relevant[0].replace(/\.html$/, '')) + 1;
+        const m = langScores[lang][s];
+        m.n++;
+        if (rank === 1) m.top1++;
+        if (rank) m.mrr += 1 / rank;
+      }
+    }
+  }
+}
 await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
@@ -233,6 +289,19 @@ for (const [kind, by] of Object.entries(scores)) {
     const m = by[s];
     const name = s === 'pagefind' ? `Pagefind ${pfVersion}` : s === 'exact' ? 'webrag keyword, typos: false' : `webrag ${s}`;
     console.log(`| ${kind} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${(m.ndcg / m.n).toFixed(3)} | ${m.n} | ${m.empty} |`);
+  }
+}
+if (LANG_SITES.length) {
+  console.log(`
+stemming per language: ${relative(ROOT, LANG_SITES[0])} (gen-man-site.mjs: Debian 12's Linux man pages in en, fr, de, es, ru; a page's NAME description as its known-item query, in its language), keyword search
+| language | system | top-1 | MRR@10 | queries |
+|---|---|---|---|---|`);
+  const names = { stemmed: 'webrag keyword, stemmed', plain: 'webrag keyword, not stemmed', pagefind: `Pagefind ${pfVersion}` };
+  for (const [lang, by] of Object.entries(langScores)) {
+    for (const [s, name] of Object.entries(names)) {
+      const m = by[s];
+      console.log(`| ${lang} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${m.n} |`);
+    }
   }
 }
 const median = (xs) => { const v = [...xs].sort((a, b) => a - b); return v[v.length >> 1]; };

@@ -485,7 +485,20 @@ export class StaticSearch {
     const last = all.at(-1);
     let group = [];
     if (prefix && last && !isCjk(last.codePointAt(0)) && [...last].length >= 2) {
-      try { group = (await this.completions(last)).filter((t) => !terms.includes(t)); } catch (e) { errors.push(asSnapshotError(e)); }
+      try {
+        group = (await this.completions(last)).filter((t) => !terms.includes(t));
+        // A stemmed vocabulary has `hunt`, not `hunting`: a word typed part way ("huntin") that
+        // neither is a term nor begins one is completed from its first letters, one to three
+        // fewer (at least 3 kept), where the first of them begins a term (or is one).
+        const isTerm = async (t) => (await this.#wordsAround(t, 0, 0)).some(([w]) => w === t);
+        if (stem && !group.length && !(await isTerm(last))) {
+          const chars = [...analyzeQuery(query).at(-1)];
+          for (let cut = 1; cut <= 3 && chars.length - cut >= 3 && !group.length; cut++) {
+            const p = chars.slice(0, -cut).join('');
+            group = [...((await isTerm(p)) ? [p] : []), ...(await this.completions(p))].filter((t) => t !== last && !terms.includes(t));
+          }
+        }
+      } catch (e) { errors.push(asSnapshotError(e)); }
     }
     const scores = new Map();
     const n = m.chunks;
