@@ -67,8 +67,13 @@ impl Language {
 
     /// The language of a BCP 47 tag (`en`, `en-GB`, `pt_BR`, `NB`): its primary subtag, case
     /// ignored; `nb` and `nn` are Norwegian. `None` for a language without a stemmer (`zh`, `ja`,
-    /// `pl`) and for anything that is not a tag.
+    /// `pl`), for anything that is not a tag, and always in a build without stemmers ([`STEMS`]).
     pub fn from_tag(tag: &str) -> Option<Language> {
+        // A build without stemmers has no language to stem in (its documents carry none: the
+        // page's API does not take one), and carries no table of them.
+        if !STEMS {
+            return None;
+        }
         let primary = primary_subtag(tag)?;
         Language::ALL.into_iter().find(|l| l.tag() == primary || (*l == Language::Norwegian && matches!(primary.as_str(), "nb" | "nn")))
     }

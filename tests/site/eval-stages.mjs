@@ -24,6 +24,8 @@ import { StaticSearch } from '../../src/web/js/static.js';
 import { passageSet } from './question-sets.mjs';
 import { docsQueries } from './docs-queries.mjs';
 import { typo } from './typos.mjs';
+// The stemmer module of `./webrag.sh build` (static.js here is the source's, with no stem.wasm beside it).
+const STEMMER = new URL('../../pkg/stem.wasm', import.meta.url);
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -55,7 +57,7 @@ const fromDisk = async (u) => {
 };
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2; };
 const base = `file://${SNAP}/`;
-const probe = await StaticSearch.open(base, { fetch: fromDisk, offline: false });
+const probe = await StaticSearch.open(base, { fetch: fromDisk, offline: false, stemmer: STEMMER });
 console.log(`${probe.manifest.documents} pages, ${probe.manifest.chunks} chunks (${SNAP})`);
 console.log('| kind | mode | queries | top-1 | MRR@10 | snapshot bytes of a first search: median | max |');
 console.log('|---|---|---|---|---|---|---|');
@@ -66,7 +68,7 @@ for (const [kind, qs] of Object.entries(kinds)) {
     const bytes = [];
     for (const { q, relevant } of qs) {
       read = 0;
-      const site = await StaticSearch.open(base, { fetch: fromDisk, offline: false });
+      const site = await StaticSearch.open(base, { fetch: fromDisk, offline: false, stemmer: STEMMER });
       const { results } = await site.search(q, { k: 10, ...(mode === 'keyword-exact' ? { mode: 'keyword', typos: false } : { mode }) });
       bytes.push(read);
       const urls = [...new Set(results.map((r) => r.url))];

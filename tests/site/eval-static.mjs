@@ -16,6 +16,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StaticSearch } from '../../src/web/js/static.js';
+// The stemmer module of `./webrag.sh build` (static.js here is the source's, with no stem.wasm beside it).
+const STEMMER = new URL('../../pkg/stem.wasm', import.meta.url);
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -28,7 +30,7 @@ const MODE = opt('--mode', 'keyword');
 const fromDisk = async (u) => {
   try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); }
 };
-const site = await StaticSearch.open(`file://${join(SITE, 'webrag')}/`, { fetch: fromDisk, offline: false });
+const site = await StaticSearch.open(`file://${join(SITE, 'webrag')}/`, { fetch: fromDisk, offline: false, stemmer: STEMMER });
 const files = [];
 for (const d of readdirSync(join(SITE, 'news')).sort()) for (const f of readdirSync(join(SITE, 'news', d)).sort()) files.push(`news/${d}/${f}`);
 const strip = (t) => t.replace(/[，。、“”：《》（）！？；\s]/g, '');

@@ -16,7 +16,8 @@ const loaded = new Map(); // source (a URL's href) → Promise<Stemmers>
 /** The module's bytes: a `file:` URL read from disk (Node), any other fetched. */
 async function moduleBytes(url, fetchFn) {
   if (url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
+    const fs = 'node:fs/promises'; // not a module for bundlers to resolve: only Node reads `file:` URLs
+    const { readFile } = await import(fs);
     return readFile(url);
   }
   const res = await fetchFn(url.href);
