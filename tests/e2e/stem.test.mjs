@@ -134,6 +134,9 @@ test('a site in two languages: each query is stemmed in the language it asks for
   assert.deepEqual(await urls('huntin', { lang: 'en' }), ['/en/owls.html']);
   assert.deepEqual(await urls('fichie', { lang: 'fr' }), ['/fr/maisons.html']);
   assert.deepEqual(await urls('descal', { lang: 'en' }), ['/en/kettles.html']);
+  // A slip is corrected among the stems, and reported for the word as typed.
+  const slip = await site.search('kettels ', { mode: 'keyword', lang: 'en' });
+  assert.deepEqual([slip.results.map((x) => x.url), slip.corrections], [['/en/kettles.html'], { kettels: ['kettl'] }]);
   // The default language is the one most pages are in (no page here to name another).
   assert.deepEqual(await urls('hunting '), ['/en/owls.html']);
   // French: "maison" finds "maisons", "chasser" the owls' "chasse"; English pages are not searched.

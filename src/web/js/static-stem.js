@@ -14,7 +14,8 @@ export const STEM_MODULE = new URL('./stem.wasm', import.meta.url);
 const loaded = new Map(); // source (a URL's href) → Promise<Stemmers>
 
 /** The module's bytes: a `file:` URL read from disk (Node), any other fetched. */
-async function moduleBytes(url, fetchFn) {
+export async function moduleBytes(url, fetchFn = globalThis.fetch?.bind(globalThis)) {
+  url = new URL(url, globalThis.location?.href);
   if (url.protocol === 'file:') {
     const fs = 'node:fs/promises'; // not a module for bundlers to resolve: only Node reads `file:` URLs
     const { readFile } = await import(fs);

@@ -19,7 +19,7 @@ import { encode as wordPieces } from './wordpiece.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
-import { loadStemmers, STEM_MODULE } from './static-stem.js';
+import { loadStemmers, moduleBytes, STEM_MODULE } from './static-stem.js';
 import { SnapshotError, asSnapshotError, checkManifest, cmpBytes, dots, gunzip, hex, migrate, readPages, readVectors, utf8 } from './static-format.js';
 
 export { SnapshotError };
@@ -84,7 +84,7 @@ function siteRootUrl(root, base) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = null;
   /** The manifest. */ manifest;
   /**
    * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
@@ -318,7 +318,8 @@ export class StaticSearch {
    * Copies the whole snapshot into IndexedDB (database `webrag-snapshot {snapshot URL}`) for
    * offline use: every file is fetched, checked against its hash and stored as fetched; the
    * manifest goes last, so an interrupted import is never taken for a complete one (the files
-   * it stored are kept and count next time: names are content hashes). `onProgress({done,
+   * it stored are kept and count next time: names are content hashes), and with it, for a
+   * snapshot with a stemmed language, the stemmer module. `onProgress({done,
    * total, bytes})` after each batch. Resolves to `{files, bytes}`; a file that cannot be
    * fetched or fails its check rejects with its `SnapshotError`.
    */
@@ -339,6 +340,12 @@ export class StaticSearch {
       await setMany(rows, store);
       done += batch.length;
       onProgress?.({ done, total: names.length, bytes });
+    }
+    // The stemmer module too, for a snapshot with a stemmed language (searched offline).
+    if (this.manifest.languages?.values?.some((l) => l.stemmed)) {
+      const given = this.stemmer instanceof Uint8Array || this.stemmer instanceof ArrayBuffer ? this.stemmer : null;
+      const stem = given ?? await moduleBytes(this.stemmer ?? STEM_MODULE, this.#fetch).catch(() => null);
+      if (stem) await setMany([['stem.wasm', new Uint8Array(stem)]], store);
     }
     await setMany([['manifest.json', JSON.stringify(this.manifest)]], store);
     this.#idb = store;
@@ -433,6 +440,22 @@ export class StaticSearch {
    * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
    * whose pages name no language. A `TypeError` for a `lang` that is not a string.
    */
+  /**
+   * The stemmer module (`stemmer`, else beside this file); when it cannot be fetched, the copy
+   * `importOffline` saved with the snapshot.
+   */
+  #stemmers() {
+    this.#stems ??= (async () => {
+      try { return await loadStemmers(this.stemmer ?? STEM_MODULE, this.#fetch); } catch (e) {
+        const saved = this.#idb && await get('stem.wasm', this.#idb).catch(() => undefined);
+        if (saved instanceof Uint8Array) return loadStemmers(saved);
+        throw e;
+      }
+    })();
+    this.#stems.catch(() => { this.#stems = null; }); // a failed load may be retried
+    return this.#stems;
+  }
+
   async #language(lang, errors) {
     if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
     const langs = this.manifest.languages;
@@ -444,7 +467,7 @@ export class StaticSearch {
     const entry = langs.values.find((v) => v.lang === tag);
     let stem = null;
     if (entry?.stemmed) {
-      try { stem = (await loadStemmers(this.stemmer ?? STEM_MODULE, this.#fetch)).of(tag); } catch (e) { errors.push(asSnapshotError(e)); }
+      try { stem = (await this.#stemmers()).of(tag); } catch (e) { errors.push(asSnapshotError(e)); }
     }
     const raw = Boolean(stem) && have('');
     if (!langs.file) return { stem, raw, keep: entry ? null : () => false };
@@ -474,9 +497,15 @@ export class StaticSearch {
     // A stemmed word also matches as written (`raw`: the pages that name no language), a chunk
     // taking its better of the two: stem → its forms as written.
     const written = new Map();
-    if (stem && raw) {
+    // Each stemmed term's word as typed (the first), which `corrections` is keyed by.
+    const typedAs = new Map();
+    if (stem) {
       const as = analyzeQuery(query);
-      all.forEach((t, i) => { if (as[i] !== undefined && as[i] !== t) written.set(t, [...new Set([...(written.get(t) ?? []), as[i]])]); });
+      all.forEach((t, i) => {
+        if (as[i] === undefined || as[i] === t) return;
+        if (!typedAs.has(t)) typedAs.set(t, as[i]);
+        if (raw) written.set(t, [...new Set([...(written.get(t) ?? []), as[i]])]);
+      });
     }
     const errors = [];
     // The word being typed: its completions form one group with it (a chunk takes their best).
@@ -560,7 +589,7 @@ export class StaticSearch {
       }));
       const fixes = new Map(); // correction → [its groups' scores, 1 / (1 + edits)]
       for (const [t, near] of found.filter(([, near]) => near.length > 0)) {
-        corrections[t] = near.map((c) => c.term);
+        corrections[typedAs.get(t) ?? t] = near.map((c) => c.term);
         const g = new Map();
         for (const c of near) fixes.set(c.term, [...(fixes.get(c.term) ?? []), [g, 1 / (1 + c.edits)]]);
       }
