@@ -355,6 +355,7 @@ mod tests {
                 auto_tags: Vec::new(),
                 tagged: false,
                 meta: Default::default(),
+                lang: Some("fr".into()),
             }],
             ..Contents::default()
         }
