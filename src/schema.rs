@@ -99,13 +99,6 @@ pub struct DocumentRecord {
     pub lang: Option<String>,
 }
 
-impl DocumentRecord {
-    /// The stemmer of the document's language ([`DocumentRecord::lang`]), if it has one.
-    pub fn language(&self) -> Option<crate::text::Language> {
-        self.lang.as_deref().and_then(crate::text::Language::from_tag)
-    }
-}
-
 /// `questions` record (schema 4): the atomic questions one chunk answers (PIKE-RAG §4.2.6,
 /// knowledge atomizing), keyed by the chunk id. Its presence marks the chunk as atomized (an
 /// empty list: the model found none), which is how an interrupted pass resumes. Question `i`'s

@@ -535,6 +535,11 @@ export interface DocumentRecord {
   chunkCount: number;
   /** Document id. */
   id: string;
+  /**
+   * The document's language, a lowercase primary subtag (`DocumentInput::lang`), which its BM25
+   * terms are stemmed in (absent: not stemmed).
+   */
+  lang?: string;
   /** Metadata given with the document. */
   meta?: Record<string, string>;
   /**

@@ -38,6 +38,11 @@ export interface Manifest {
   graph: ManifestGraph | null;
   /** The knowledge-base file a visitor can import (`--kb`). */
   kb?: ManifestKb;
+  /**
+   * The pages' languages (`<html lang>`), which their words are stemmed in; absent when no page
+   * names one (no page is stemmed).
+   */
+  languages?: ManifestLanguages;
   /** The embedding model of the vectors. */
   model: ManifestModel;
   /** The pages file (`WRP1`: each page's chunk count); absent in older snapshots. */
@@ -147,6 +152,34 @@ export interface ManifestKb {
   bytes: number;
   /** Its name, relative to the snapshot folder. */
   file: string;
+}
+/** One language of a snapshot's pages. */
+export interface ManifestLanguage {
+  /**
+   * The primary subtag of the pages' `<html lang>` (`en`, `zh`), lowercase; `""` for the pages that
+   * name no language.
+   */
+  lang: string;
+  /** Pages in it. */
+  pages: number;
+  /**
+   * Whether its pages' words were stemmed (the language has a Snowball stemmer): a query in it is
+   * stemmed by `webrag/static`'s stemmer module (`stem.wasm`).
+   */
+  stemmed: boolean;
+}
+/**
+ * The pages' languages: a query is searched in the languages it asks for (a page's, or the
+ * caller's), its words stemmed as each language's pages were.
+ */
+export interface ManifestLanguages {
+  /**
+   * Which page is in which language, in a filter's form (`x/lang-{hash}.json.gz`: `{"v": [[lang,
+   * [Δpage…]]…]}`); absent when every page is in the one language of `values`.
+   */
+  file?: string;
+  /** Each language with its pages, the most pages first (then by tag). */
+  values: ManifestLanguage[];
 }
 /** The embedding model of a snapshot's vectors. */
 export interface ManifestModel {
@@ -437,6 +470,7 @@ export interface StaticOpenOptions {
   /** Use the IndexedDB copy `importOffline()` made: files are read from it, and its manifest when the network one cannot be fetched. Default true. */ offline?: boolean;
   /** Reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context). Default false. */ requireIntegrity?: boolean;
   /** Where the site is served: `link()` resolves page URLs against it. Default the manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`), else the origin's root. */ siteUrl?: string;
+  /** The stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches words as written and reports `SNAPSHOT_UNAVAILABLE` in `errors`. Default `stem.wasm` beside `static.js` (or the box's `webrag-ui.js`). */ stemmer?: string | URL | Uint8Array;
 }
 
 /** The options of `search(query, options?)`. */
@@ -448,6 +482,7 @@ export interface StaticSearchOptions {
   /** A query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used. Default true. */ typos?: boolean;
   /** Keep the pages that carry, for every key, one of its values (`data-webrag-filter`); a key the snapshot does not have keeps no page. An empty query with `filters` or `sort` lists the pages that pass, in the sort's order (else the site's). Default none. */ filters?: Record<string, string | string[]>;
   /** Order the results by the pages' values of a sort key (`data-webrag-sort`; numbers as numbers when every value is one, else code point order), every page that matches the query a candidate; pages without a value last, in relevance order; each result carries its `sortValue`. Default relevance. */ sort?: Record<string, 'asc' | 'desc'>;
+  /** For a snapshot whose pages name their language (`<html lang>`): search the pages in this language and those that name none, the query's words stemmed as this language's pages were (Snowball) and also matched as written; pages in other languages are left out. Default the page's `<html lang>` when the snapshot has pages in it, else the language most of its pages are in. */ lang?: string;
   /** Count the values of every filter over the matching pages (the result's `filters`), each key counted under the other keys' `filters` only; `false` fetches no filter file a query does not filter on. Default true. */ facets?: boolean;
   /** Called with the keyword stage's results as soon as they are ready. Default none. */ onKeyword?: (results: StaticResult[]) => void;
   /** Called with each stage's results: `keyword`, then (with an embedder) `semantic` and `graph`, each the RRF fusion so far. Default none. */ onProgress?: (p: { stage: SearchStage; results: StaticResult[]; corrections: Corrections; filters?: FacetCounts }) => void;
@@ -457,6 +492,7 @@ export interface StaticSearchOptions {
 export interface KeywordOptions {
   /** Hits. Default 10; 1..=1000. */ k?: number;
   /** A query word of 4–32 letters (not CJK, not a number) with no postings matches the vocabulary's nearest words instead (`corrections`: edit distance 1 for 4–7 letters, 2 for 8–32, a swap of neighbours counting 1; at most 3, the fewest edits and then the most frequent, from the vocabulary block where the word sorts and its neighbours), each scored at 1 / (1 + edits) of an exact match, so pages matching the query as typed rank first; the result's `corrections` maps each such word to the words used. Default true. */ typos?: boolean;
+  /** For a snapshot whose pages name their language (`<html lang>`): search the pages in this language and those that name none, the query's words stemmed as this language's pages were (Snowball) and also matched as written; pages in other languages are left out. Default the page's `<html lang>` when the snapshot has pages in it, else the language most of its pages are in. */ lang?: string;
   /** The last word (2+ characters, not CJK) also matches its `completions`; a chunk takes its best of them. Default the query ends in a letter or digit. */ prefix?: boolean;
 }
 
