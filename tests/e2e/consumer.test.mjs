@@ -151,7 +151,7 @@ test('the installed .wasm files keep their size budgets (the parser module\'s to
   console.log(`engine .wasm, gzip -9: full ${full} bytes, search build ${search} bytes (${(100 * (1 - search / full)).toFixed(1)}% less)`);
   // The budgets `./webrag.sh build` checks (WASM_BUDGETS), for each page build in the package.
   const budgets = [...readFileSync(join(ROOT, 'webrag.sh'), 'utf8').matchAll(/^\s+"pkg\/(\S+\.wasm) (\d+)"$/gm)].map(([, f, n]) => [f, Number(n)]);
-  assert.equal(budgets.length, 5, 'webrag.sh names a budget for each of the four page builds and the search build\'s parser module');
+  assert.equal(budgets.length, 6, 'webrag.sh names a budget for each of the four page builds, the search build\'s parser module and the stemmer module');
   for (const [f, limit] of budgets) assert.ok(gz(f) <= limit, `${f}: ${gz(f)} bytes gzip -9, budget ${limit}`);
   assert.ok(search < full, `search ${search} < full ${full}`);
 });
@@ -173,6 +173,10 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   // The search box script is the package's (the native CLI writes data only).
   assert.equal(npx['webrag-ui.js'], readFileSync(join(APP, 'node_modules/webrag/ui/webrag-ui.js')).toString('base64'));
   delete npx['webrag-ui.js'];
+  // And its stemmer module, beside it for a site whose pages are in a stemmed language.
+  const stemmed = JSON.parse(readFileSync(join(APP, 'site/webrag/manifest.json'), 'utf8')).languages?.values?.some((l) => l.stemmed);
+  assert.equal(npx['stem.wasm'], stemmed ? readFileSync(join(APP, 'node_modules/webrag/ui/stem.wasm')).toString('base64') : undefined);
+  delete npx['stem.wasm'];
   assert.ok(Object.keys(native).includes('manifest.json') && Object.keys(native).length > 10);
   assert.deepEqual(Object.keys(npx), Object.keys(native), 'same files');
   for (const f of Object.keys(native)) assert.equal(npx[f], native[f], `${f} is byte-identical`);

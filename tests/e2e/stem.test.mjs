@@ -98,6 +98,8 @@ test('the stemmer module gives the Rust analyzer\'s stemmed terms in every Snowb
   // A module that is not one is a typed error (and may be retried).
   await assert.rejects(loadStemmers(new Uint8Array([0, 1, 2, 3])), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
   await assert.rejects(loadStemmers(pathToFileURL(join(ROOT, 'target/no-such-stem.wasm'))), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
+  // So is no module at all (a bundle with no URL to find stem.wasm beside it, and no `stemmer`).
+  await assert.rejects(loadStemmers(null), (e) => e.code === 'SNAPSHOT_UNAVAILABLE' && /stemmer/.test(e.message));
 });
 
 test('a site in two languages: each query is stemmed in the language it asks for, and searches only its pages', { skip: NO_MODULE, timeout: 300_000 }, async () => {

@@ -8,8 +8,18 @@ import { SnapshotError } from './static-format.js';
 /** Words longer than this many UTF-8 bytes are not stemmed (`MAX_STEM_BYTES`, src/text/stem.rs). */
 export const MAX_STEM_BYTES = 64;
 
-/** Where the stemmer module is by default: beside this file (`pkg/stem.wasm`, `pkg/ui/stem.wasm`). */
-export const STEM_MODULE = new URL('./stem.wasm', import.meta.url);
+/**
+ * Where the stemmer module is by default: beside this file (`pkg/stem.wasm`, `pkg/ui/stem.wasm`;
+ * bundlers that follow `new URL(…, import.meta.url)` emit it), or null where this file has no URL
+ * (an IIFE bundle: pass the loader's `stemmer`). Read at a search, never at import.
+ */
+export function stemModule() {
+  try {
+    return new URL('./stem.wasm', import.meta.url);
+  } catch {
+    return null;
+  }
+}
 
 const loaded = new Map(); // source (a URL's href) → Promise<Stemmers>
 
@@ -28,10 +38,13 @@ export async function moduleBytes(url, fetchFn = globalThis.fetch?.bind(globalTh
 
 /**
  * The stemmers of the module at `source` (a URL or path, or the module's bytes; default
- * `STEM_MODULE`), loaded once per source. A module that cannot be fetched or compiled rejects
+ * `stemModule()`), loaded once per source. A module that cannot be fetched or compiled rejects
  * with a `SnapshotError` (`SNAPSHOT_UNAVAILABLE`) naming it.
  */
-export function loadStemmers(source = STEM_MODULE, fetchFn = globalThis.fetch?.bind(globalThis)) {
+export function loadStemmers(source = stemModule(), fetchFn = globalThis.fetch?.bind(globalThis)) {
+  if (source === null || source === undefined) {
+    return Promise.reject(new SnapshotError('no stemmer module: this bundle has no URL to find stem.wasm beside it; pass the loader\'s `stemmer` option', 'SNAPSHOT_UNAVAILABLE', 'stem.wasm'));
+  }
   const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer;
   const url = bytes ? null : new URL(source, globalThis.location?.href);
   const key = bytes ? null : url.href;

@@ -19,7 +19,7 @@ import { encode as wordPieces } from './wordpiece.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
-import { loadStemmers, moduleBytes, STEM_MODULE } from './static-stem.js';
+import { loadStemmers, moduleBytes, stemModule } from './static-stem.js';
 import { SnapshotError, asSnapshotError, checkManifest, cmpBytes, dots, gunzip, hex, migrate, readPages, readVectors, utf8 } from './static-format.js';
 
 export { SnapshotError };
@@ -344,7 +344,8 @@ export class StaticSearch {
     // The stemmer module too, for a snapshot with a stemmed language (searched offline).
     if (this.manifest.languages?.values?.some((l) => l.stemmed)) {
       const given = this.stemmer instanceof Uint8Array || this.stemmer instanceof ArrayBuffer ? this.stemmer : null;
-      const stem = given ?? await moduleBytes(this.stemmer ?? STEM_MODULE, this.#fetch).catch(() => null);
+      const source = this.stemmer ?? stemModule();
+      const stem = given ?? (source ? await moduleBytes(source, this.#fetch).catch(() => null) : null);
       if (stem) await setMany([['stem.wasm', new Uint8Array(stem)]], store);
     }
     await setMany([['manifest.json', JSON.stringify(this.manifest)]], store);
@@ -432,21 +433,12 @@ export class StaticSearch {
   }
 
   /**
-   * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
-   * language most of the snapshot's pages are in) when the snapshot's pages name theirs
-   * (manifest `languages`): `{stem, raw, keep}` — the language's stemmer (null for one without,
-   * or when the stemmer module does not load: its error in `errors`), whether its query words
-   * also match as written (pages that name no language are searched too, unstemmed), and the
-   * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
-   * whose pages name no language. A `TypeError` for a `lang` that is not a string.
-   */
-  /**
    * The stemmer module (`stemmer`, else beside this file); when it cannot be fetched, the copy
    * `importOffline` saved with the snapshot.
    */
   #stemmers() {
     this.#stems ??= (async () => {
-      try { return await loadStemmers(this.stemmer ?? STEM_MODULE, this.#fetch); } catch (e) {
+      try { return await loadStemmers(this.stemmer ?? stemModule(), this.#fetch); } catch (e) {
         const saved = this.#idb && await get('stem.wasm', this.#idb).catch(() => undefined);
         if (saved instanceof Uint8Array) return loadStemmers(saved);
         throw e;
@@ -456,6 +448,15 @@ export class StaticSearch {
     return this.#stems;
   }
 
+  /**
+   * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
+   * language most of the snapshot's pages are in) when the snapshot's pages name theirs
+   * (manifest `languages`): `{stem, raw, keep}` — the language's stemmer (null for one without,
+   * or when the stemmer module does not load: its error in `errors`), whether its query words
+   * also match as written (pages that name no language are searched too, unstemmed), and the
+   * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
+   * whose pages name no language. A `TypeError` for a `lang` that is not a string.
+   */
   async #language(lang, errors) {
     if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
     const langs = this.manifest.languages;
