@@ -280,7 +280,7 @@ if (LANG_SITES.length) {
 await browser.close();
 server.stop();
 const pfVersion = JSON.parse(readFileSync(join(PF, 'node_modules/pagefind/package.json'), 'utf8')).version;
-console.log(`
+if (Object.keys(scores).length) console.log(`
 ranking quality, results as pages (model: ${basename(resolve(MODEL))}, query encoder: ${STATIC ? "the static tier (webrag/static, no model)" : ENCODER}${TYPO_SEED === null ? '' : `; one random edit per query, --typos ${TYPO_SEED}`}); headline: ${relative(ROOT, crud)} (${headline.length} pages, one query each); question: HotpotQA ${hpQuestions.length} + MuSiQue ${muQuestions.length} questions over their passage pools (${hp.passages.length} and ${mu.passages.length} pages)${docs ? `; docs: ${relative(ROOT, docs)}, ${docsSets['known-item'].length} known-item headings and ${docsSets.natural.length} natural questions` : ''}
 | kind | system | top-1 | MRR@10 | nDCG@10 | queries | no result |
 |---|---|---|---|---|---|---|`);
@@ -297,7 +297,7 @@ stemming per language: ${relative(ROOT, LANG_SITES[0])} (gen-man-site.mjs: Debia
 | language | system | top-1 | MRR@10 | queries |
 |---|---|---|---|---|`);
   const names = { stemmed: 'webrag keyword, stemmed', plain: 'webrag keyword, not stemmed', pagefind: `Pagefind ${pfVersion}` };
-  for (const [lang, by] of Object.entries(langScores)) {
+  for (const [lang, by] of Object.entries(langScores).sort(([a], [b]) => (a === 'all') - (b === 'all'))) {
     for (const [s, name] of Object.entries(names)) {
       const m = by[s];
       console.log(`| ${lang} | ${name} | ${m.top1}/${m.n} (${(100 * m.top1 / m.n).toFixed(1)}%) | ${(m.mrr / m.n).toFixed(3)} | ${m.n} |`);
