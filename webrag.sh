@@ -190,40 +190,39 @@ build_wasm() {
   echo "$out/webrag_bg.wasm: $(stat -c %s "$out/webrag_bg.wasm") bytes, gzip -9: $(gzip -9c "$out/webrag_bg.wasm" | wc -c) bytes"
 }
 
-# The search build's parser module -> pkg/search/markup.wasm (src/web/markup_module.rs): Markdown
-# and HTML parsing, which the search build's worker loads at the first `add` that needs it. Plain
-# SIMD128 flags, so one module serves both search builds. wasm-bindgen only strips the bindings'
-# exports that the crate's dependencies bring (its JS glue is not used: the module is called
-# through a plain C ABI).
-build_markup() {
-  log "release wasm build (wasm-baseline, parser module) -> pkg/search/markup.wasm"
-  (export RUSTFLAGS="$BASELINE_RUSTFLAGS" && wasm_cargo build --profile wasm-baseline --example webrag-markup --no-default-features --features markup-module)
-  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-baseline/examples/webrag_markup.wasm" tmp
+# A module called through a plain C ABI: example $1 built with feature $2 (plain SIMD128 flags,
+# the wasm-baseline profile), wasm-bindgen only to strip the bindings' exports that the crate's
+# dependencies bring (its JS glue is not used), then wasm-opt with flags $3 -> $4.
+build_c_module() {
+  local example=$1 feature=$2 opt=$3 out=$4 tmp
+  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-baseline/examples/${example//-/_}.wasm"
+  (export RUSTFLAGS="$BASELINE_RUSTFLAGS" && wasm_cargo build --profile wasm-baseline --example "$example" --no-default-features --features "$feature")
   tmp="$(mktemp -d)"
   wasm-bindgen --target web --out-dir "$tmp" "$wasm"
-  mkdir -p pkg/search
-  wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
-    --enable-sign-ext --enable-mutable-globals "$tmp/webrag_markup_bg.wasm" -o pkg/search/markup.wasm
+  mkdir -p "$(dirname "$out")"
+  # shellcheck disable=SC2086 # $opt is a list of flags
+  wasm-opt $opt --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
+    --enable-sign-ext --enable-mutable-globals "$tmp/${example//-/_}_bg.wasm" -o "$out"
   rm -rf "$tmp"
-  echo "pkg/search/markup.wasm: $(stat -c %s pkg/search/markup.wasm) bytes, gzip -9: $(gzip -9c pkg/search/markup.wasm | wc -c) bytes"
+  echo "$out: $(stat -c %s "$out") bytes, gzip -9: $(gzip -9c "$out" | wc -c) bytes"
+}
+
+# The search build's parser module -> pkg/search/markup.wasm (src/web/markup_module.rs): Markdown
+# and HTML parsing, which the search build's worker loads at the first `add` that needs it. Plain
+# SIMD128 flags, so one module serves both search builds.
+build_markup() {
+  log "release wasm build (wasm-baseline, parser module) -> pkg/search/markup.wasm"
+  build_c_module webrag-markup markup-module -O3 pkg/search/markup.wasm
 }
 
 # `webrag/static`'s stemmer module -> pkg/stem.wasm, and beside the box's bundle in pkg/ui/
 # (src/web/stem_module.rs): the Snowball stemmers of the site builds, which `webrag/static` loads
-# for a snapshot with a stemmed language. Optimised for size (a site's visitors download it
-# once); plain C ABI, as the parser module.
+# for a snapshot with a stemmed language. Optimised for size (a site's visitors download it once).
 build_stem() {
   log "release wasm build (wasm-baseline, stemmer module) -> pkg/stem.wasm"
-  (export RUSTFLAGS="$BASELINE_RUSTFLAGS" && wasm_cargo build --profile wasm-baseline --example webrag-stem --no-default-features --features stem-module)
-  local wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-baseline/examples/webrag_stem.wasm" tmp
-  tmp="$(mktemp -d)"
-  wasm-bindgen --target web --out-dir "$tmp" "$wasm"
+  build_c_module webrag-stem stem-module "-Oz --strip-debug --strip-producers" pkg/stem.wasm
   mkdir -p pkg/ui
-  wasm-opt -Oz --strip-debug --strip-producers --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
-    --enable-reference-types --enable-sign-ext --enable-mutable-globals "$tmp/webrag_stem_bg.wasm" -o pkg/stem.wasm
   cp pkg/stem.wasm pkg/ui/stem.wasm
-  rm -rf "$tmp"
-  echo "pkg/stem.wasm: $(stat -c %s pkg/stem.wasm) bytes, gzip -9: $(gzip -9c pkg/stem.wasm | wc -c) bytes"
 }
 
 # The page's .wasm size budgets, bytes gzip -9 (docs/benchmarks.md, "Download size"): every page
