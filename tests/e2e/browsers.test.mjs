@@ -51,10 +51,11 @@ const XSS_PAGES = {
   '100% #sure?.html': xssPage('Gulls', 'Coasts', 'Gulls nest on the coast.'),
 };
 const XSS_QUERIES = ['owls', 'night hunters', 'herons waders', 'kingfishers', 'gulls', 'img onerror', 'javascript', 'svg onload script'];
-// The search page of that site: a policy with no inline script or style, no eval, nothing from
+// The search page of that site: a policy with no inline script or style, no eval (WebAssembly only:
+// 'wasm-unsafe-eval', for the stemmer module), nothing from
 // elsewhere (and Trusted Types where the engine has them: no HTML string reaches a sink).
 const XSS_SEARCH_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; require-trusted-types-for 'script'">
 <title>search</title></head><body><div id="search"></div>
 <script type="module" src="/tests/e2e/xss-cases.js"></script><script type="module" src="webrag/webrag-ui.js"></script></body></html>\n`;
 
@@ -78,6 +79,9 @@ before(async () => {
     '--static-model', join(ROOT, 'pkg/model/webrag-static.wrs'), '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   // As static-site.md says for the native CLI: the package's box beside the manifest.
   copyFileSync(join(ROOT, 'pkg/ui/webrag-ui.js'), join(XSS_SITE, 'webrag/webrag-ui.js'));
+  // And its stemmer module (the pages are in English, stemmed): without it "kingfishers" would
+  // match only the word as written, which the index holds as "kingfish".
+  copyFileSync(join(ROOT, 'pkg/ui/stem.wasm'), join(XSS_SITE, 'webrag/stem.wasm'));
   writeFileSync(join(XSS_SITE, 'search.html'), XSS_SEARCH_PAGE);
   server = await startServer(24000 + Math.floor(Math.random() * 1000));
   llm = spawn(process.execPath, [join(ROOT, 'tests/llm/server.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
