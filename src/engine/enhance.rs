@@ -5,7 +5,6 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::ports::{Op, Record, Store};
 use crate::schema::*;
-use crate::text::Language;
 use crate::types::*;
 
 use super::Engine;
@@ -73,7 +72,7 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
             let doc = self.0.corpus.docs.get(&c.doc_id);
             let title = doc.map(|d| d.title.clone()).unwrap_or_default();
             inputs.push(self.0.chunk_input(&title, &rec));
-            langs.push(doc.and_then(|d| d.lang.as_deref()).and_then(Language::from_tag));
+            langs.push(super::stemmer_of(doc));
             recs.push(rec);
         }
         if recs.is_empty() {

@@ -141,6 +141,12 @@ fn meta(id: &str, value: serde_json::Value) -> Op {
 pub const MAX_ID_CHARS: usize = 1024;
 
 /// Checks a document id: 1..=[`MAX_ID_CHARS`] characters.
+/// The stemmer a document's words are analyzed with (BM25 terms): its stored language's, when
+/// that language has one in this build ([`crate::text::Language::from_tag`]).
+pub(crate) fn stemmer_of(doc: Option<&DocumentRecord>) -> Option<crate::text::Language> {
+    doc.and_then(|d| d.lang.as_deref()).and_then(crate::text::Language::from_tag)
+}
+
 pub(crate) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() || id.chars().count() > MAX_ID_CHARS {
         return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());

@@ -10,7 +10,7 @@ use crate::index::ann::SegmentedIndex;
 use crate::index::bm25::{Bm25Index, term_frequencies};
 use crate::ports::{Clock, Collection, Contents, NoProgress, Op, Record, Store, generation_of};
 use crate::schema::*;
-use crate::text::{ANALYZER_VERSION, Language};
+use crate::text::ANALYZER_VERSION;
 
 use super::write::MapSource;
 use super::{AskStore, Corpus, Engine};
@@ -244,8 +244,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 stored => {
                     let doc = self.corpus.docs.get(&c.doc_id);
                     let title = doc.map_or("", |d| d.title.as_str());
-                    let (terms, length) =
-                        term_frequencies(&self.chunk_input(title, &c), doc.and_then(|d| d.lang.as_deref()).and_then(Language::from_tag));
+                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c), super::stemmer_of(doc));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
                         reanalyzed |= stored.is_some();

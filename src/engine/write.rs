@@ -13,7 +13,7 @@ use crate::index::bm25::term_frequencies;
 use crate::index::segment::{Delta, QuestionDelta};
 use crate::ports::{Clock, Collection, Op, Progress, Record, Store};
 use crate::schema::*;
-use crate::text::{self, Language};
+use crate::text;
 use crate::types::*;
 use std::collections::HashMap;
 
@@ -342,7 +342,7 @@ pub(super) fn add_write(
             let id = chunk_id(&rec.id, ordinal);
             let v = vi.next().unwrap_or_default();
             // BM25 indexes the heading prefix (title, headings) with the text, as a field.
-            let (terms, length) = term_frequencies(&c.embed_input, rec.lang.as_deref().and_then(Language::from_tag));
+            let (terms, length) = term_frequencies(&c.embed_input, super::stemmer_of(Some(&rec)));
             let cr = ChunkRecord {
                 id: id.clone(),
                 doc_id: rec.id.clone(),

@@ -95,7 +95,7 @@ pub const OPEN_OPTIONS: &[Doc] = &[
             default: "`stem.wasm` beside `static.js` (or the box's `webrag-ui.js`)",
             accepts: "the stemmer module's URL, or its bytes",
         },
-        "the stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches words as written and reports `SNAPSHOT_UNAVAILABLE` in `errors`",
+        "the stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`",
     ),
 ];
 

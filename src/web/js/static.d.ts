@@ -470,7 +470,7 @@ export interface StaticOpenOptions {
   /** Use the IndexedDB copy `importOffline()` made: files are read from it, and its manifest when the network one cannot be fetched. Default true. */ offline?: boolean;
   /** Reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context). Default false. */ requireIntegrity?: boolean;
   /** Where the site is served: `link()` resolves page URLs against it. Default the manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`), else the origin's root. */ siteUrl?: string;
-  /** The stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches words as written and reports `SNAPSHOT_UNAVAILABLE` in `errors`. Default `stem.wasm` beside `static.js` (or the box's `webrag-ui.js`). */ stemmer?: string | URL | Uint8Array;
+  /** The stemmer module (18 Snowball languages, about 52 KB gzipped), fetched once at the first search of a snapshot whose pages are in a stemmed language; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`. Default `stem.wasm` beside `static.js` (or the box's `webrag-ui.js`). */ stemmer?: string | URL | Uint8Array;
 }
 
 /** The options of `search(query, options?)`. */

@@ -20,13 +20,14 @@ import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
 import { loadStemmers, moduleBytes, stemModule } from './static-stem.js';
-import { SnapshotError, asSnapshotError, checkManifest, cmpBytes, dots, gunzip, hex, migrate, readPages, readVectors, utf8 } from './static-format.js';
+import { Vocabulary, MAX_CORRECTIONS, MAX_TYPO_WORDS } from './static-words.js';
+import { SnapshotError, asSnapshotError, checkManifest, dots, gunzip, hex, migrate, readPages, readVectors } from './static-format.js';
 
 export { SnapshotError };
 
 export { StaticSearchGroup, MERGE_RRF_K };
 
-export { analyze, analyzeQuery, editDistance, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, typoBudget, MAX_QUERY_CHARS };
+export { analyze, analyzeQuery, editDistance, fnv1a, highlight, pgrRows, phrase, rrf, sectionUrl, typoBudget, MAX_CORRECTIONS, MAX_QUERY_CHARS, MAX_TYPO_WORDS };
 
 /** The first `k` of `sorted` hits, cut per page when `perPage` (`{pageOf, max}`) is given. */
 const cut = (sorted, k, perPage, keep) => {
@@ -59,9 +60,6 @@ export function safeUrl(u) {
   } catch { return null; }
 }
 
-/** Corrections a misspelled query word matches at most, and misspelled words a query corrects. */
-export const MAX_CORRECTIONS = 3;
-export const MAX_TYPO_WORDS = 4;
 
 /** `typos`: a boolean, default true; otherwise a `RangeError` naming it. */
 function typoOption(typos) {
@@ -84,7 +82,7 @@ function siteRootUrl(root, base) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = null; #words = null;
   /** The manifest. */ manifest;
   /**
    * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
@@ -344,7 +342,7 @@ export class StaticSearch {
     // The stemmer module too, for a snapshot with a stemmed language (searched offline).
     if (this.manifest.languages?.values?.some((l) => l.stemmed)) {
       const given = this.stemmer instanceof Uint8Array || this.stemmer instanceof ArrayBuffer ? this.stemmer : null;
-      const source = this.stemmer ?? stemModule();
+      const source = this.#stemSource();
       const stem = given ?? (source ? await moduleBytes(source, this.#fetch).catch(() => null) : null);
       if (stem) await setMany([['stem.wasm', new Uint8Array(stem)]], store);
     }
@@ -365,57 +363,21 @@ export class StaticSearch {
    * out.
    */
   async completions(prefix, { max } = {}) {
-    max = option('max', max);
-    if (!this.manifest.words?.blocks || !prefix) return [];
-    // The last block whose first term sorts at or before the prefix, and the next one (a
-    // prefix's terms may begin a block).
-    const found = [];
-    for (const [t, df] of await this.#wordsAround(prefix, 0, 1)) if (t !== prefix && t.startsWith(prefix)) found.push([t, df]);
-    return found.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max).map(([t]) => t);
-  }
-
-  /**
-   * The vocabulary's `[term, df]` rows in the block where `term` sorts (the last whose first
-   * term sorts at or before it), `before` blocks before it and `after` after it.
-   */
-  async #wordsAround(term, before, after) {
-    const w = this.manifest.words;
-    if (!w?.blocks) return [];
-    const index = await this.#json(w.index);
-    const firsts = Array.isArray(index?.first) ? index.first : [];
-    const key = utf8(term);
-    let lo = 0;
-    let hi = firsts.length - 1;
-    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (cmpBytes(utf8(String(firsts[mid])), key) <= 0) lo = mid; else hi = mid - 1; }
-    const rows = [];
-    for (let b = Math.max(0, lo - before); b < Math.min(lo + after + 1, w.blocks); b++) {
-      const block = await this.#json(await this.shardName('words', b));
-      for (const row of Array.isArray(block?.w) ? block.w : []) {
-        if (Array.isArray(row) && typeof row[0] === 'string') rows.push([row[0], Number(row[1]) || 0]);
-      }
-    }
-    return rows;
+    return this.#vocabulary().completions(prefix, option('max', max));
   }
 
   /**
    * The vocabulary's nearest words to `term`, a query word with no postings (typo tolerance):
-   * those within its `typoBudget` of edits, fewest edits first, then the most frequent; at most
-   * `MAX_CORRECTIONS`, from the blocks around where it sorts (the one before, its own and the
-   * next: a bounded read, where a word differing in its first letters is not looked for).
-   * `[{term, edits}]`.
+   * `[{term, edits}]`, fewest edits first, then the most frequent (`Vocabulary.corrections`).
    */
   async corrections(term) {
-    const budget = typoBudget(term);
-    if (!budget) return [];
-    const near = [];
-    for (const [t, df] of await this.#wordsAround(term, 1, 1)) {
-      if (t === term) continue;
-      const edits = editDistance(term, t, budget);
-      if (edits <= budget) near.push([t, df, edits]);
-    }
-    near.sort((a, b) => a[2] - b[2] || b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    const fewest = near[0]?.[2];
-    return near.filter((n) => n[2] === fewest).slice(0, MAX_CORRECTIONS).map(([t, , edits]) => ({ term: t, edits }));
+    return this.#vocabulary().corrections(term);
+  }
+
+  /** The snapshot's words blocks (`static-words.js`), made once. */
+  #vocabulary() {
+    this.#words ??= new Vocabulary(this.manifest.words, (name) => this.#json(name), (kind, i) => this.shardName(kind, i));
+    return this.#words;
   }
 
   /**
@@ -432,13 +394,18 @@ export class StaticSearch {
     return { ...kw, errors: [...errors, ...kw.errors] };
   }
 
+  /** Where the stemmer module is: the loader's `stemmer`, else beside this file (`stemModule`). */
+  #stemSource() {
+    return this.stemmer ?? stemModule();
+  }
+
   /**
    * The stemmer module (`stemmer`, else beside this file); when it cannot be fetched, the copy
    * `importOffline` saved with the snapshot.
    */
   #stemmers() {
     this.#stems ??= (async () => {
-      try { return await loadStemmers(this.stemmer ?? stemModule(), this.#fetch); } catch (e) {
+      try { return await loadStemmers(this.#stemSource(), this.#fetch); } catch (e) {
         const saved = this.#idb && await get('stem.wasm', this.#idb).catch(() => undefined);
         if (saved instanceof Uint8Array) return loadStemmers(saved);
         throw e;
@@ -451,8 +418,9 @@ export class StaticSearch {
   /**
    * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
    * language most of the snapshot's pages are in) when the snapshot's pages name theirs
-   * (manifest `languages`): `{stem, raw, keep}` — the language's stemmer (null for one without,
-   * or when the stemmer module does not load: its error in `errors`), whether its query words
+   * (manifest `languages`): `{stem, raw, unstemmed, keep}` — the language's stemmer (null for one
+   * without, or when the stemmer module does not load: its error in `errors`, and `unstemmed`
+   * true, its words then matched by their vocabulary stems: `#keyword`), whether its query words
    * also match as written (pages that name no language are searched too, unstemmed), and the
    * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
    * whose pages name no language. A `TypeError` for a `lang` that is not a string.
@@ -471,7 +439,8 @@ export class StaticSearch {
       try { stem = (await this.#stemmers()).of(tag); } catch (e) { errors.push(asSnapshotError(e)); }
     }
     const raw = Boolean(stem) && have('');
-    if (!langs.file) return { stem, raw, keep: entry ? null : () => false };
+    const unstemmed = Boolean(entry?.stemmed) && !stem;
+    if (!langs.file) return { stem, raw, unstemmed, keep: entry ? null : () => false };
     let keep;
     try {
       const f = await new Fields({ filters: [{ key: 'lang', file: langs.file }], documents: this.manifest.documents }, (name) => this.#json(name)).filter('lang');
@@ -479,7 +448,7 @@ export class StaticSearch {
       const ok = (l) => l === tag || l === '';
       keep = (c) => (f.of.get(pageMap.of(c)) ?? []).some(ok);
     } catch (e) { errors.push(asSnapshotError(e)); keep = null; }
-    return { stem, raw, keep };
+    return { stem, raw, unstemmed, keep };
   }
 
   /**
@@ -491,10 +460,11 @@ export class StaticSearch {
    * them at `1 / (1 + edits)` of an exact match's score (so below the pages that match the
    * query's words as typed); `corrections` in the result maps each such word to the words used.
    */
-  async #keyword(query, k, prefix, { perPage, typos = true, keep, pages = false, stem = null, raw = false } = {}) {
+  async #keyword(query, k, prefix, { perPage, typos = true, keep, pages = false, stem = null, raw = false, unstemmed = false } = {}) {
     const m = this.manifest;
     const all = analyzeQuery(query, stem);
     const terms = [...new Set(all)];
+    const errors = [];
     // A stemmed word also matches as written (`raw`: the pages that name no language), a chunk
     // taking its better of the two: stem → its forms as written.
     const written = new Map();
@@ -508,7 +478,15 @@ export class StaticSearch {
         if (raw) written.set(t, [...new Set([...(written.get(t) ?? []), as[i]])]);
       });
     }
-    const errors = [];
+    // Without the language's stemmer (`unstemmed`: its module did not load), a word also matches
+    // its stem as the vocabulary has it, a chunk taking its better of the two (`Vocabulary.stem`).
+    if (unstemmed) {
+      await Promise.all(terms.map(async (t) => {
+        let p = null;
+        try { p = await this.#vocabulary().stem(t); } catch (e) { errors.push(asSnapshotError(e)); }
+        if (p) written.set(t, [p]);
+      }));
+    }
     // The word being typed: its completions form one group with it (a chunk takes their best).
     // The query's last term, which may repeat an earlier one (`line by line`), not the last
     // distinct term (`by`).
@@ -520,8 +498,8 @@ export class StaticSearch {
         // A stemmed vocabulary has `hunt`, not `hunting`: a word typed part way ("huntin") that
         // neither is a term nor begins one is completed from its first letters, one to three
         // fewer (at least 3 kept), where the first of them begins a term (or is one).
-        const isTerm = async (t) => (await this.#wordsAround(t, 0, 0)).some(([w]) => w === t);
-        if (stem && !group.length && !(await isTerm(last))) {
+        const isTerm = (t) => this.#vocabulary().has(t);
+        if ((stem || unstemmed) && !group.length && !(await isTerm(last))) {
           const chars = [...analyzeQuery(query).at(-1)];
           for (let cut = 1; cut <= 3 && chars.length - cut >= 3 && !group.length; cut++) {
             const p = chars.slice(0, -cut).join('');
@@ -792,7 +770,7 @@ export class StaticSearch {
     const narrowed = await narrow();
     const { order } = narrowed;
     // The query's language: its stemmer, and the pages in it (`#language`).
-    const { stem = null, raw = false, keep: inLanguage = null } = await this.#language(lang, errors);
+    const { stem = null, raw = false, unstemmed = false, keep: inLanguage = null } = await this.#language(lang, errors);
     const keep = narrowed.keep && inLanguage ? (c) => narrowed.keep(c) && inLanguage(c) : narrowed.keep ?? inLanguage;
     // Facet counts over the pages the keyword search matched and the results' pages.
     let facetCounts;
@@ -830,7 +808,7 @@ export class StaticSearch {
     const kwScores = () => new Map(kw.hits.map((h) => [h.chunk, h.score]));
     if (mode !== 'semantic') {
       // With a sort, every matching page is a candidate (the order is the key's, not the score's).
-      kw = await this.#keyword(query, order ? this.manifest.chunks : want, /[\p{Alphabetic}\p{N}]$/u.test(query), { perPage, typos, keep, pages: withFacets, stem, raw });
+      kw = await this.#keyword(query, order ? this.manifest.chunks : want, /[\p{Alphabetic}\p{N}]$/u.test(query), { perPage, typos, keep, pages: withFacets, stem, raw, unstemmed });
       errors.push(...kw.errors);
     }
     if (mode === 'keyword' || !this.#embed) {
