@@ -91,7 +91,7 @@ pub struct ManifestLanguage {
     /// pages that name no language.
     pub lang: String,
     /// Whether its pages' words were stemmed (the language has a Snowball stemmer): a query in
-    /// it is stemmed by `webrag/static`'s stemmer module (`stem.wasm`).
+    /// it is stemmed by `webrag/static`'s stemmer module of the language (`stem/<tag>.wasm`).
     pub stemmed: bool,
     /// Pages in it.
     pub pages: usize,

@@ -79,7 +79,7 @@ impl Language {
     }
 
     /// The ISO 639-1 code: `en`, `fr`, `no` (Norwegian: Bokmål and Nynorsk share a stemmer).
-    pub fn tag(self) -> &'static str {
+    pub const fn tag(self) -> &'static str {
         match self {
             Language::Arabic => "ar",
             Language::Danish => "da",

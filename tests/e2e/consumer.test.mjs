@@ -11,9 +11,10 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createServer } from 'node:http';
 import { ROOT, needsShared, startServer, launch, cli } from './harness.mjs';
+import { moduleTag } from '../../src/web/js/static-stem.js';
 
 // The test sites are pages of the CRUD news corpus: without `../shared` the tests over them skip.
 const NO_SITE = needsShared('data/crud_news');
@@ -32,7 +33,7 @@ before(async () => {
   const out = execFileSync('npm', ['pack', join(ROOT, 'pkg'), '--pack-destination', APP, '--json'], { cwd: APP, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out);
   const shipped = files.map((f) => f.path).sort();
-  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'build/webrag.js', 'build/webrag_bg.wasm', 'model/webrag-static.wrs', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'search/markup.wasm', 'baseline/webrag.js', 'baseline/webrag_bg.wasm', 'baseline/worker.js', 'baseline/inline.js', 'search/baseline/webrag.js', 'search/baseline/webrag_bg.wasm', 'search/baseline/worker.js', 'search/baseline/inline.js', 'static.d.ts', 'static.js', 'static-fields.js', 'static-format.js', 'static-merge.js', 'static-rank.js', 'static-stem.js', 'static-text.js', 'static-words.js', 'stem.wasm', 'ui/stem.wasm', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
+  for (const f of ['README.md', 'ui.js', 'ui.d.ts', 'ui/webrag-ui.js', 'build/webrag.js', 'build/webrag_bg.wasm', 'model/webrag-static.wrs', 'client.js', 'index.d.ts', 'index.js', 'inline.js', 'package.json', 'search.js', 'search.d.ts', 'search/inline.js', 'search/webrag.js', 'search/webrag_bg.wasm', 'search/worker.js', 'search/markup.wasm', 'baseline/webrag.js', 'baseline/webrag_bg.wasm', 'baseline/worker.js', 'baseline/inline.js', 'search/baseline/webrag.js', 'search/baseline/webrag_bg.wasm', 'search/baseline/worker.js', 'search/baseline/inline.js', 'static.d.ts', 'static.js', 'static-fields.js', 'static-format.js', 'static-merge.js', 'static-rank.js', 'static-stem.js', 'static-text.js', 'static-words.js', 'stem/en.wasm', 'stem/el.wasm', 'ui/stem/en.wasm', 'ui/stem/ru.wasm', 'webrag.js', 'webrag_bg.wasm', 'worker.js', 'bin/webrag.mjs', 'model/tokenizer.json']) assert.ok(shipped.includes(f), `${f} is in the tarball: ${shipped}`);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({
     name: 'consumer', private: true, type: 'module',
     dependencies: { webrag: `file:./${filename}` },
@@ -151,8 +152,13 @@ test('the installed .wasm files keep their size budgets (the parser module\'s to
   console.log(`engine .wasm, gzip -9: full ${full} bytes, search build ${search} bytes (${(100 * (1 - search / full)).toFixed(1)}% less)`);
   // The budgets `./webrag.sh build` checks (WASM_BUDGETS), for each page build in the package.
   const budgets = [...readFileSync(join(ROOT, 'webrag.sh'), 'utf8').matchAll(/^\s+"pkg\/(\S+\.wasm) (\d+)"$/gm)].map(([, f, n]) => [f, Number(n)]);
-  assert.equal(budgets.length, 6, 'webrag.sh names a budget for each of the four page builds, the search build\'s parser module and the stemmer module');
-  for (const [f, limit] of budgets) assert.ok(gz(f) <= limit, `${f}: ${gz(f)} bytes gzip -9, budget ${limit}`);
+  assert.equal(budgets.length, 6, 'webrag.sh names a budget for each of the four page builds, the search build\'s parser module and the stemmer modules');
+  // A pattern (`stem/*.wasm`) holds each of its files to the budget.
+  const files = (f) => (f.includes('*') ? readdirSync(join(APP, 'node_modules/webrag', dirname(f))).filter((n) => n.endsWith('.wasm')).map((n) => `${dirname(f)}/${n}`) : [f]);
+  for (const [f, limit] of budgets) {
+    assert.ok(files(f).length >= (f.includes('*') ? 18 : 1), `${f}: ${files(f)}`);
+    for (const g of files(f)) assert.ok(gz(g) <= limit, `${g}: ${gz(g)} bytes gzip -9, budget ${limit}`);
+  }
   assert.ok(search < full, `search ${search} < full ${full}`);
 });
 
@@ -173,10 +179,13 @@ test('npx webrag index, from the installed tarball alone, writes the native CLI\
   // The search box script is the package's (the native CLI writes data only).
   assert.equal(npx['webrag-ui.js'], readFileSync(join(APP, 'node_modules/webrag/ui/webrag-ui.js')).toString('base64'));
   delete npx['webrag-ui.js'];
-  // And its stemmer module, beside it for a site whose pages are in a stemmed language.
-  const stemmed = JSON.parse(readFileSync(join(APP, 'site/webrag/manifest.json'), 'utf8')).languages?.values?.some((l) => l.stemmed);
-  assert.equal(npx['stem.wasm'], stemmed ? readFileSync(join(APP, 'node_modules/webrag/ui/stem.wasm')).toString('base64') : undefined);
-  delete npx['stem.wasm'];
+  // And the stemmer modules of the site's stemmed languages (only those), beside it in stem/.
+  const stemmed = (JSON.parse(readFileSync(join(APP, 'site/webrag/manifest.json'), 'utf8')).languages?.values ?? []).filter((l) => l.stemmed).map((l) => `stem/${moduleTag(l.lang)}.wasm`).sort();
+  assert.deepEqual(Object.keys(npx).filter((f) => f.startsWith('stem/')), stemmed);
+  for (const f of stemmed) {
+    assert.equal(npx[f], readFileSync(join(APP, 'node_modules/webrag/ui', f)).toString('base64'));
+    delete npx[f];
+  }
   assert.ok(Object.keys(native).includes('manifest.json') && Object.keys(native).length > 10);
   assert.deepEqual(Object.keys(npx), Object.keys(native), 'same files');
   for (const f of Object.keys(native)) assert.equal(npx[f], native[f], `${f} is byte-identical`);

@@ -1,6 +1,6 @@
-// End-to-end: stemming per language in static-site mode. The stemmer module (pkg/stem.wasm, built
-// by `./webrag.sh build` from the Rust stemmers) gives webrag/static the Rust analyzer's stemmed
-// terms in each of the 18 Snowball languages; a site of pages in English, French and no
+// End-to-end: stemming per language in static-site mode. The stemmer modules (pkg/stem/<tag>.wasm,
+// one per language, built by `./webrag.sh build` from the Rust stemmers) give webrag/static the
+// Rust analyzer's stemmed terms in each of the 18 Snowball languages; a site of pages in English, French and no
 // language is searched in the language a query asks for, its words stemmed as that language's
 // pages were, and not diluted by the other language's pages.
 import { test } from 'node:test';
@@ -11,10 +11,10 @@ import { join, dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, cli } from './harness.mjs';
 import { StaticSearch, analyze, highlight } from '../../src/web/js/static.js';
-import { loadStemmers } from '../../src/web/js/static-stem.js';
+import { loadStemmer, loadStemmers, stemModule } from '../../src/web/js/static-stem.js';
 
-const MODULE = join(ROOT, 'pkg/stem.wasm');
-const NO_MODULE = existsSync(MODULE) ? false : 'pkg/stem.wasm is not built (./webrag.sh build)';
+const MODULES = join(ROOT, 'pkg/stem');
+const NO_MODULE = existsSync(join(MODULES, 'en.wasm')) ? false : 'pkg/stem/ is not built (./webrag.sh build)';
 
 // Each language: letters of its alphabet, and endings its stemmer removes or rewrites (so the
 // words generated from them take the algorithm's branches), and a few words as written.
@@ -72,12 +72,15 @@ function rustTerms(lang, texts) {
   return r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
 }
 
-test('the stemmer module gives the Rust analyzer\'s stemmed terms in every Snowball language', { skip: NO_MODULE, timeout: 300_000 }, async () => {
-  const stemmers = await loadStemmers(pathToFileURL(MODULE));
+test('each language\'s stemmer module gives the Rust analyzer\'s stemmed terms, in every Snowball language', { skip: NO_MODULE, timeout: 300_000 }, async () => {
+  const folder = pathToFileURL(`${MODULES}/`);
   let compared = 0;
   for (const [lang, spec] of Object.entries(LANGUAGES)) {
+    const stemmers = await loadStemmers(new URL(`${lang}.wasm`, folder));
     const stem = stemmers.of(lang);
     assert.equal(typeof stem, 'function', `${lang} has a stemmer`);
+    // A language's module stems that language only.
+    for (const other of ['en', 'ru']) if (other !== lang) assert.equal(stemmers.of(other), null, `${lang}.wasm has no ${other}`);
     const texts = lines(words(spec, 1500, lang.charCodeAt(0) * 31 + lang.charCodeAt(1)));
     const rust = rustTerms(lang, texts);
     const bad = [];
@@ -91,14 +94,19 @@ test('the stemmer module gives the Rust analyzer\'s stemmed terms in every Snowb
     assert.ok(spec[2].filter((w) => stem(w) !== w).length >= spec[2].length - 1, `${lang}: ${spec[2].map(stem)}`);
   }
   assert.ok(compared > 18 * 1000, `${compared} terms compared`);
-  // Tags as a page writes them; languages without a stemmer have none.
-  assert.equal(stemmers.of('en-GB')('running'), 'run');
-  assert.equal(stemmers.of('NB')('bøkene'), stemmers.of('no')('bøkene'));
-  for (const t of ['zh', 'ja', 'pl', '', 'english', 'x']) assert.equal(stemmers.of(t), null, t);
+  // Tags as a page writes them find their module (Norwegian's nb and nn share no.wasm); languages
+  // without a stemmer have no module.
+  assert.equal((await loadStemmer('en-GB', folder))('running'), 'run');
+  assert.equal((await loadStemmer('NB', folder))('bøkene'), (await loadStemmer('nn', folder))('bøkene'));
+  assert.equal(stemModule('nb-NO', folder).href, new URL('no.wasm', folder).href);
+  assert.equal(stemModule('en', (t) => `/x/${t}.wasm`), '/x/en.wasm', 'a function gives the URL');
+  for (const t of ['zh', 'pl', '']) await assert.rejects(loadStemmer(t, folder), (e) => e.code === 'SNAPSHOT_UNAVAILABLE', t);
+  const en = await loadStemmers(new URL('en.wasm', folder));
+  for (const t of ['zh', 'ja', 'pl', '', 'english', 'x']) assert.equal(en.of(t), null, t);
   // A module that is not one is a typed error (and may be retried).
   await assert.rejects(loadStemmers(new Uint8Array([0, 1, 2, 3])), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
   await assert.rejects(loadStemmers(pathToFileURL(join(ROOT, 'target/no-such-stem.wasm'))), (e) => e.code === 'SNAPSHOT_UNAVAILABLE');
-  // So is no module at all (a bundle with no URL to find stem.wasm beside it, and no `stemmer`).
+  // So is no module at all (a bundle with no URL to find stem/ beside it, and no `stemmer`).
   await assert.rejects(loadStemmers(null), (e) => e.code === 'SNAPSHOT_UNAVAILABLE' && /stemmer/.test(e.message));
 });
 
@@ -121,7 +129,7 @@ test('a site in two languages: each query is stemmed in the language it asks for
   }
   execFileSync(...cli(['index', DIR, '--out', join(DIR, 'webrag'), '--vectors', 'none', '--no-cache']), { cwd: ROOT, stdio: 'inherit' });
   const fsFetch = async (u) => { try { return new Response(readFileSync(decodeURIComponent(new URL(u).pathname))); } catch { return new Response('', { status: 404 }); } };
-  const site = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(MODULE) });
+  const site = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(MODULES) });
   assert.deepEqual(site.manifest.languages.values.map((v) => [v.lang, v.stemmed, v.pages]), [['en', true, 3], ['fr', true, 2], ['', false, 1]]);
   const search = async (q, opts) => {
     const r = await site.search(q, { mode: 'keyword', ...opts });
@@ -158,10 +166,16 @@ test('a site in two languages: each query is stemmed in the language it asks for
   assert.ok(marked.includes('files'), JSON.stringify([r.excerpt, marked]));
   assert.deepEqual(highlight('Files and filing', 'file ', {}).highlights, [], 'without the stemmer, no stem matches');
   await assert.rejects(site.search('owls', { lang: 7 }), TypeError);
+  // Only the searched language's module is fetched.
+  const asked = [];
+  const counted = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: (t) => { asked.push(t); return pathToFileURL(join(MODULES, `${t}.wasm`)); } });
+  assert.deepEqual((await counted.search('maison ', { mode: 'keyword', lang: 'fr' })).results.map((x) => x.url), ['/fr/maisons.html']);
+  await counted.search('chasses ', { mode: 'keyword', lang: 'fr-CA' });
+  assert.deepEqual(asked, ['fr'], 'one module, loaded once');
   // Without its stemmer module (a file missing, a policy without 'wasm-unsafe-eval') the search
   // still answers and says why: each word matches as written, and also the longest vocabulary
   // word it begins with (at least half its letters), which is its stem for most words.
-  const broken = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(join(DIR, 'missing.wasm')) });
+  const broken = await StaticSearch.open(`file://${join(DIR, 'webrag')}/`, { fetch: fsFetch, offline: false, stemmer: pathToFileURL(join(DIR, 'no-such-folder/')) });
   const brokenUrls = async (q, opts) => {
     const b = await broken.search(q, { mode: 'keyword', lang: 'en', ...opts });
     assert.ok(b.errors.some((e) => e.code === 'SNAPSHOT_UNAVAILABLE'), JSON.stringify(b.errors));

@@ -248,7 +248,7 @@ if (LANG_SITES.length) {
     const [site, flat] = await Promise.all(bases.map((b) => StaticSearch.open(`${b}/webrag/`)));
     // The stemmed site searched as a page whose stemmer module does not load (a missing file, a
     // policy without 'wasm-unsafe-eval'): each word as written and by its vocabulary stem.
-    const broken = await StaticSearch.open(`${bases[0]}/webrag/`, { stemmer: `${bases[0]}/no-such-stem.wasm` });
+    const broken = await StaticSearch.open(`${bases[0]}/webrag/`, { stemmer: `${bases[0]}/no-such-stemmers/` });
     const path = (u, base) => { const p = new URL(u, location.href).pathname; return p.startsWith(base) ? p.slice(base.length) : p; };
     const urls = (rs, base) => [...new Set(rs.map((r) => path(r.url, base)))].slice(0, 10);
     const out = qs.map(() => ({}));

@@ -24,8 +24,8 @@ import { StaticSearch } from '../../src/web/js/static.js';
 import { passageSet } from './question-sets.mjs';
 import { docsQueries } from './docs-queries.mjs';
 import { typo } from './typos.mjs';
-// The stemmer module of `./webrag.sh build` (static.js here is the source's, with no stem.wasm beside it).
-const STEMMER = new URL('../../pkg/stem.wasm', import.meta.url);
+// The stemmer modules of `./webrag.sh build` (static.js here is the source's, with no stem/ beside it).
+const STEMMER = new URL('../../pkg/stem/', import.meta.url);
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);

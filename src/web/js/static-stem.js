@@ -1,7 +1,8 @@
 // webrag/static's stemmers: the Snowball stemmers a site build stems its pages' words with
-// (src/text/stem.rs, rust-stemmers), from the stemmer module `stem.wasm` (src/web/stem_module.rs)
-// built from the same code, so a query's words give the pages' terms. Loaded only for a
-// snapshot with a stemmed language (manifest `languages`), once per module source.
+// (src/text/stem.rs, rust-stemmers), from the stemmer modules `stem/<tag>.wasm`
+// (src/web/stem_module.rs, one per language) built from the same code, so a query's words give
+// the pages' terms. A module is loaded only for a search in its language of a snapshot whose
+// pages are in it (manifest `languages`), once per module source.
 
 import { SnapshotError } from './static-format.js';
 
@@ -9,16 +10,33 @@ import { SnapshotError } from './static-format.js';
 export const MAX_STEM_BYTES = 64;
 
 /**
- * Where the stemmer module is by default: beside this file (`pkg/stem.wasm`, `pkg/ui/stem.wasm`;
- * bundlers that follow `new URL(…, import.meta.url)` emit it), or null where this file has no URL
- * (an IIFE bundle: pass the loader's `stemmer`). Read at a search, never at import.
+ * The module tag of a language tag's primary subtag (`en`; `no` for Norwegian's `nb` and `nn`,
+ * which share a stemmer: `Language::from_tag` in src/text/stem.rs).
  */
-export function stemModule() {
+export function moduleTag(tag) {
+  const t = String(tag ?? '').trim().split(/[-_]/)[0].toLowerCase();
+  return t === 'nb' || t === 'nn' ? 'no' : t;
+}
+
+/**
+ * Where the stemmer module of language `tag` is: by `stemmer` (the loader's option) — a folder
+ * URL (its `<tag>.wasm`), a function `tag → URL | bytes`, or one module's bytes (used for every
+ * language) — else in the `stem/` folder beside this file (`pkg/stem/`, `pkg/ui/stem/`), or null
+ * where this file has no URL (an IIFE bundle without `stemmer`). Read at a search, never at
+ * import.
+ */
+export function stemModule(tag, stemmer) {
+  const t = moduleTag(tag);
+  if (typeof stemmer === 'function') return stemmer(t) ?? null;
+  if (stemmer instanceof Uint8Array || stemmer instanceof ArrayBuffer) return stemmer;
+  let folder;
   try {
-    return new URL('./stem.wasm', import.meta.url);
+    folder = new URL(stemmer ?? './stem/', stemmer == null ? import.meta.url : globalThis.location?.href);
   } catch {
     return null;
   }
+  if (!folder.pathname.endsWith('/')) folder.pathname += '/';
+  return new URL(`${t}.wasm`, folder);
 }
 
 const loaded = new Map(); // source (a URL's href) → Promise<Stemmers>
@@ -37,13 +55,13 @@ export async function moduleBytes(url, fetchFn = globalThis.fetch?.bind(globalTh
 }
 
 /**
- * The stemmers of the module at `source` (a URL or path, or the module's bytes; default
- * `stemModule()`), loaded once per source. A module that cannot be fetched or compiled rejects
- * with a `SnapshotError` (`SNAPSHOT_UNAVAILABLE`) naming it.
+ * The stemmers of the module at `source` (a URL or path, or the module's bytes), loaded once per
+ * source. A module that cannot be fetched or compiled rejects with a `SnapshotError`
+ * (`SNAPSHOT_UNAVAILABLE`) naming it.
  */
-export function loadStemmers(source = stemModule(), fetchFn = globalThis.fetch?.bind(globalThis)) {
+export function loadStemmers(source, fetchFn = globalThis.fetch?.bind(globalThis)) {
   if (source === null || source === undefined) {
-    return Promise.reject(new SnapshotError('no stemmer module: this bundle has no URL to find stem.wasm beside it; pass the loader\'s `stemmer` option', 'SNAPSHOT_UNAVAILABLE', 'stem.wasm'));
+    return Promise.reject(new SnapshotError('no stemmer module: this bundle has no URL to find stem/ beside it; pass the loader\'s `stemmer` option', 'SNAPSHOT_UNAVAILABLE', 'stem'));
   }
   const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer;
   const url = bytes ? null : new URL(source, globalThis.location?.href);
@@ -54,7 +72,7 @@ export function loadStemmers(source = stemModule(), fetchFn = globalThis.fetch?.
     try {
       module = await WebAssembly.compile(bytes ? source : await moduleBytes(url, fetchFn));
     } catch (e) {
-      throw new SnapshotError(`the stemmer module (${key ?? 'bytes'}) did not load: ${e?.message ?? e}`, 'SNAPSHOT_UNAVAILABLE', key ?? 'stem.wasm');
+      throw new SnapshotError(`the stemmer module (${key ?? 'bytes'}) did not load: ${e?.message ?? e}`, 'SNAPSHOT_UNAVAILABLE', key ?? 'stem');
     }
     // It imports nothing it calls (the bindings' start function is never run): each import throws.
     const imports = {};
@@ -70,7 +88,15 @@ export function loadStemmers(source = stemModule(), fetchFn = globalThis.fetch?.
   return p;
 }
 
-/** The stemmers of one loaded module. */
+/**
+ * The stemmer of language `tag` (`word → stem`), from its module (`stemModule(tag, stemmer)`);
+ * null when the module has no stemmer for it. Rejects as `loadStemmers` does.
+ */
+export async function loadStemmer(tag, stemmer, fetchFn) {
+  return (await loadStemmers(stemModule(tag, stemmer), fetchFn)).of(tag);
+}
+
+/** The stemmers of one loaded module (one language's, or several). */
 export class Stemmers {
   #x; #byTag = new Map();
 

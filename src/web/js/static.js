@@ -19,7 +19,7 @@ import { encode as wordPieces } from './wordpiece.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
-import { loadStemmers, moduleBytes, stemModule } from './static-stem.js';
+import { loadStemmer, moduleBytes, moduleTag, stemModule } from './static-stem.js';
 import { Vocabulary, MAX_CORRECTIONS, MAX_TYPO_WORDS } from './static-words.js';
 import { SnapshotError, asSnapshotError, checkManifest, dots, gunzip, hex, migrate, readPages, readVectors } from './static-format.js';
 
@@ -82,7 +82,7 @@ function siteRootUrl(root, base) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = null; #words = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = new Map(); #words = null;
   /** The manifest. */ manifest;
   /**
    * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
@@ -107,9 +107,10 @@ export class StaticSearch {
    * `importOffline()` is used: its files are read from IndexedDB, and when the manifest cannot be
    * fetched (no network) the imported manifest is used instead. `siteUrl` (a URL or path, read
    * from the snapshot's folder) overrides the manifest's `siteRoot` for `link()`; a `TypeError`
-   * when it is not a string. `stemmer`: where the stemmer module is (a URL, or its bytes; default
-   * `stem.wasm` beside this file), fetched for a snapshot whose pages are in a stemmed language
-   * at its first search. An array of snapshots opens them as one `StaticSearchGroup`
+   * when it is not a string. `stemmer`: where the stemmer modules are (a folder URL holding
+   * `<tag>.wasm`, a function `tag → URL | bytes`, or one module's bytes; default the `stem/`
+   * folder beside this file), a language's fetched at the first search in it of a snapshot
+   * whose pages are in it. An array of snapshots opens them as one `StaticSearchGroup`
    * (`#openGroup`).
    */
   static async open(baseUrl, opts = {}) {
@@ -316,8 +317,8 @@ export class StaticSearch {
    * Copies the whole snapshot into IndexedDB (database `webrag-snapshot {snapshot URL}`) for
    * offline use: every file is fetched, checked against its hash and stored as fetched; the
    * manifest goes last, so an interrupted import is never taken for a complete one (the files
-   * it stored are kept and count next time: names are content hashes), and with it, for a
-   * snapshot with a stemmed language, the stemmer module. `onProgress({done,
+   * it stored are kept and count next time: names are content hashes), and with it the stemmer
+   * modules of the snapshot's stemmed languages. `onProgress({done,
    * total, bytes})` after each batch. Resolves to `{files, bytes}`; a file that cannot be
    * fetched or fails its check rejects with its `SnapshotError`.
    */
@@ -339,12 +340,11 @@ export class StaticSearch {
       done += batch.length;
       onProgress?.({ done, total: names.length, bytes });
     }
-    // The stemmer module too, for a snapshot with a stemmed language (searched offline).
-    if (this.manifest.languages?.values?.some((l) => l.stemmed)) {
-      const given = this.stemmer instanceof Uint8Array || this.stemmer instanceof ArrayBuffer ? this.stemmer : null;
-      const source = this.#stemSource();
-      const stem = given ?? (source ? await moduleBytes(source, this.#fetch).catch(() => null) : null);
-      if (stem) await setMany([['stem.wasm', new Uint8Array(stem)]], store);
+    // The stemmer modules too, of the snapshot's stemmed languages (searched offline).
+    for (const { lang } of this.manifest.languages?.values?.filter((l) => l.stemmed) ?? []) {
+      const source = stemModule(lang, this.stemmer);
+      const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer ? source : source ? await moduleBytes(source, this.#fetch).catch(() => null) : null;
+      if (bytes) await setMany([[`stem/${moduleTag(lang)}.wasm`, new Uint8Array(bytes)]], store);
     }
     await setMany([['manifest.json', JSON.stringify(this.manifest)]], store);
     this.#idb = store;
@@ -394,25 +394,25 @@ export class StaticSearch {
     return { ...kw, errors: [...errors, ...kw.errors] };
   }
 
-  /** Where the stemmer module is: the loader's `stemmer`, else beside this file (`stemModule`). */
-  #stemSource() {
-    return this.stemmer ?? stemModule();
-  }
-
   /**
-   * The stemmer module (`stemmer`, else beside this file); when it cannot be fetched, the copy
-   * `importOffline` saved with the snapshot.
+   * The stemmer of language `tag` (`word → stem`, or null), from its module (`stemmer`, else
+   * `stem/<tag>.wasm` beside this file: `stemModule`); when that cannot be fetched, the copy
+   * `importOffline` saved with the snapshot. Loaded once per language; a failed load is tried
+   * again at the next search.
    */
-  #stemmers() {
-    this.#stems ??= (async () => {
-      try { return await loadStemmers(this.#stemSource(), this.#fetch); } catch (e) {
-        const saved = this.#idb && await get('stem.wasm', this.#idb).catch(() => undefined);
-        if (saved instanceof Uint8Array) return loadStemmers(saved);
-        throw e;
-      }
-    })();
-    this.#stems.catch(() => { this.#stems = null; }); // a failed load may be retried
-    return this.#stems;
+  #stemmer(tag) {
+    if (!this.#stems.has(tag)) {
+      const p = (async () => {
+        try { return await loadStemmer(tag, this.stemmer, this.#fetch); } catch (e) {
+          const saved = this.#idb && await get(`stem/${moduleTag(tag)}.wasm`, this.#idb).catch(() => undefined);
+          if (saved instanceof Uint8Array) return loadStemmer(tag, saved);
+          throw e;
+        }
+      })();
+      this.#stems.set(tag, p);
+      p.catch(() => this.#stems.delete(tag));
+    }
+    return this.#stems.get(tag);
   }
 
   /**
@@ -436,7 +436,7 @@ export class StaticSearch {
     const entry = langs.values.find((v) => v.lang === tag);
     let stem = null;
     if (entry?.stemmed) {
-      try { stem = (await this.#stemmers()).of(tag); } catch (e) { errors.push(asSnapshotError(e)); }
+      try { stem = await this.#stemmer(tag); } catch (e) { errors.push(asSnapshotError(e)); }
     }
     const raw = Boolean(stem) && have('');
     const unstemmed = Boolean(entry?.stemmed) && !stem;

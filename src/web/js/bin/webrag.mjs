@@ -24,6 +24,7 @@ import { accessSync, closeSync, constants, fstatSync, openSync, readSync, readFi
 import { join, relative, resolve, dirname, sep, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
+import { moduleTag } from '../static-stem.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, '..');
@@ -306,17 +307,21 @@ async function main() {
     try { same = Buffer.compare(readFileSync(path), bundle) === 0; } catch { /* new file */ }
     if (!same) writeFileSync(path, bundle);
     ui = `; search box: ${path}`;
-    // Its stemmer module, for a site whose pages are in a stemmed language (the box loads it
-    // from beside itself); removed when no page is.
-    const stemPath = join(out, 'stem.wasm');
+    // The stemmer modules of the site's stemmed languages, in `stem/` (the box loads a language's
+    // from beside itself); the others removed, and the folder when no page is in one.
+    const stemDir = join(out, 'stem');
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
-    if (manifest.languages?.values?.some((l) => l.stemmed)) {
-      const stem = readFileSync(join(PKG, 'ui', 'stem.wasm'));
+    const wanted = new Set((manifest.languages?.values ?? []).filter((l) => l.stemmed).map((l) => `${moduleTag(l.lang)}.wasm`));
+    for (const f of existsSync(stemDir) ? readdirSync(stemDir) : []) if (!wanted.has(f)) rmSync(join(stemDir, f), { force: true });
+    for (const f of wanted) {
+      const stem = readFileSync(join(PKG, 'ui', 'stem', f));
       let fresh = false;
-      try { fresh = Buffer.compare(readFileSync(stemPath), stem) === 0; } catch { /* new file */ }
-      if (!fresh) writeFileSync(stemPath, stem);
-      ui += ` (and its stemmer, ${stemPath})`;
-    } else rmSync(stemPath, { force: true });
+      try { fresh = Buffer.compare(readFileSync(join(stemDir, f)), stem) === 0; } catch { /* new file */ }
+      mkdirSync(stemDir, { recursive: true });
+      if (!fresh) writeFileSync(join(stemDir, f), stem);
+    }
+    if (wanted.size) ui += ` (and its stemmers in ${stemDir}: ${[...wanted].join(', ')})`;
+    else rmSync(stemDir, { recursive: true, force: true });
   }
   const s = result.summary;
   console.log(`snapshot of ${s.documents} pages (${s.chunks} chunks) in ${out}: ${s.termShards} term shards, ${s.fragments} fragment files, ${s.lists} vector lists, ${s.topics} graph files, ${s.bytes} bytes; ${((Date.now() - t0) / 1000).toFixed(1)} s${ui}`);
