@@ -95,7 +95,7 @@ pub const OPEN_OPTIONS: &[Doc] = &[
             default: "the `stem/` folder beside `static.js` (or the box's `webrag-ui.js`)",
             accepts: "a folder URL holding `<tag>.wasm` per language (`en.wasm`; `no.wasm` for `nb` and `nn`), a function from that tag to a module's URL or bytes, or one module's bytes",
         },
-        "the stemmer modules (one per Snowball language, 13–16 KB gzipped each, Greek's 22.7 KB), a language's fetched once, at the first search in it of a snapshot whose pages are in it; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`",
+        "the stemmer modules (one per Snowball language, 10.7–13.6 KB gzipped each, Greek's 20.5 KB), a language's fetched once, at the first search in it of a snapshot whose pages are in it; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`",
     ),
 ];
 

@@ -17,6 +17,12 @@ use std::cell::RefCell;
 
 use webrag::text::Language;
 
+/// The module's allocator: talc, a smaller one than Rust's default (dlmalloc), whose code every
+/// module would carry to each visitor of a stemmed site.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 /// Bytes of the buffer: a word of `MAX_STEM_BYTES` and a stem of up to four times that.
 const BUFFER: usize = 4 * webrag::text::MAX_STEM_BYTES;
 
