@@ -470,7 +470,7 @@ export interface StaticOpenOptions {
   /** Use the IndexedDB copy `importOffline()` made: files are read from it, and its manifest when the network one cannot be fetched. Default true. */ offline?: boolean;
   /** Reject with `SNAPSHOT_UNVERIFIED` where shards cannot be checked against their hashes (no `crypto.subtle`: an insecure context). Default false. */ requireIntegrity?: boolean;
   /** Where the site is served: `link()` resolves page URLs against it. Default the manifest's `siteRoot` (`../` for a snapshot in `<site>/webrag/`), else the origin's root. */ siteUrl?: string;
-  /** The stemmer modules (one per Snowball language, 13–16 KB gzipped each, Greek's 22.7 KB), a language's fetched once, at the first search in it of a snapshot whose pages are in it; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`. Default the `stem/` folder beside `static.js` (or the box's `webrag-ui.js`). */ stemmer?: string | URL | Uint8Array | ((tag: string) => string | URL | Uint8Array | null);
+  /** The stemmer modules (one per Snowball language, 10.7–13.6 KB gzipped each, Greek's 20.5 KB), a language's fetched once, at the first search in it of a snapshot whose pages are in it; without it such a search matches each word as written and by the longest vocabulary word it begins with (at least half its letters: `hunt` for `hunting`), and reports `SNAPSHOT_UNAVAILABLE` in `errors`. Default the `stem/` folder beside `static.js` (or the box's `webrag-ui.js`). */ stemmer?: string | URL | Uint8Array | ((tag: string) => string | URL | Uint8Array | null);
 }
 
 /** The options of `search(query, options?)`. */
