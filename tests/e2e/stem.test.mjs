@@ -100,7 +100,12 @@ test('each language\'s stemmer module gives the Rust analyzer\'s stemmed terms, 
   assert.equal((await loadStemmer('NB', folder))('bøkene'), (await loadStemmer('nn', folder))('bøkene'));
   assert.equal(stemModule('nb-NO', folder).href, new URL('no.wasm', folder).href);
   assert.equal(stemModule('en', (t) => `/x/${t}.wasm`), '/x/en.wasm', 'a function gives the URL');
-  for (const t of ['zh', 'pl', '']) await assert.rejects(loadStemmer(t, folder), (e) => e.code === 'SNAPSHOT_UNAVAILABLE', t);
+  // A manifest's language that is not a tag names no other path or origin for its module.
+  for (const t of ['//evil.example/x', '../../x', 'en/../../x', 'e', 'en1', '%2e%2e', '']) {
+    assert.equal(stemModule(t, folder), null, t);
+    await assert.rejects(loadStemmer(t, folder), (e) => e.code === 'SNAPSHOT_CORRUPT' && e.file === 'manifest.json', t);
+  }
+  for (const t of ['zh', 'pl']) await assert.rejects(loadStemmer(t, folder), (e) => e.code === 'SNAPSHOT_UNAVAILABLE', t);
   const en = await loadStemmers(new URL('en.wasm', folder));
   for (const t of ['zh', 'ja', 'pl', '', 'english', 'x']) assert.equal(en.of(t), null, t);
   // A module that is not one is a typed error (and may be retried).

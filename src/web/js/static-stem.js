@@ -11,10 +11,13 @@ export const MAX_STEM_BYTES = 64;
 
 /**
  * The module tag of a language tag's primary subtag (`en`; `no` for Norwegian's `nb` and `nn`,
- * which share a stemmer: `Language::from_tag` in src/text/stem.rs).
+ * which share a stemmer: `Language::from_tag` in src/text/stem.rs); null unless that subtag is 2
+ * to 8 ASCII letters (`primary_subtag`), so that a manifest's language never names another path
+ * or origin for its module.
  */
 export function moduleTag(tag) {
   const t = String(tag ?? '').trim().split(/[-_]/)[0].toLowerCase();
+  if (!/^[a-z]{2,8}$/.test(t)) return null;
   return t === 'nb' || t === 'nn' ? 'no' : t;
 }
 
@@ -27,6 +30,7 @@ export function moduleTag(tag) {
  */
 export function stemModule(tag, stemmer) {
   const t = moduleTag(tag);
+  if (t === null) return null;
   if (typeof stemmer === 'function') return stemmer(t) ?? null;
   if (stemmer instanceof Uint8Array || stemmer instanceof ArrayBuffer) return stemmer;
   let folder;
@@ -93,6 +97,7 @@ export function loadStemmers(source, fetchFn = globalThis.fetch?.bind(globalThis
  * null when the module has no stemmer for it. Rejects as `loadStemmers` does.
  */
 export async function loadStemmer(tag, stemmer, fetchFn) {
+  if (moduleTag(tag) === null) throw new SnapshotError(`manifest.json: ${JSON.stringify(String(tag).slice(0, 40))} is not a language tag`, 'SNAPSHOT_CORRUPT', 'manifest.json');
   return (await loadStemmers(stemModule(tag, stemmer), fetchFn)).of(tag);
 }
 

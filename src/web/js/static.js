@@ -341,7 +341,7 @@ export class StaticSearch {
       onProgress?.({ done, total: names.length, bytes });
     }
     // The stemmer modules too, of the snapshot's stemmed languages (searched offline).
-    for (const { lang } of this.manifest.languages?.values?.filter((l) => l.stemmed) ?? []) {
+    for (const { lang } of this.manifest.languages?.values?.filter((l) => l.stemmed && moduleTag(l.lang)) ?? []) {
       const source = stemModule(lang, this.stemmer);
       const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer ? source : source ? await moduleBytes(source, this.#fetch).catch(() => null) : null;
       if (bytes) await setMany([[`stem/${moduleTag(lang)}.wasm`, new Uint8Array(bytes)]], store);

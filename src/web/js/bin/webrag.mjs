@@ -311,7 +311,7 @@ async function main() {
     // from beside itself); the others removed, and the folder when no page is in one.
     const stemDir = join(out, 'stem');
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
-    const wanted = new Set((manifest.languages?.values ?? []).filter((l) => l.stemmed).map((l) => `${moduleTag(l.lang)}.wasm`));
+    const wanted = new Set((manifest.languages?.values ?? []).filter((l) => l.stemmed && moduleTag(l.lang)).map((l) => `${moduleTag(l.lang)}.wasm`));
     for (const f of existsSync(stemDir) ? readdirSync(stemDir) : []) if (!wanted.has(f)) rmSync(join(stemDir, f), { force: true });
     for (const f of wanted) {
       const stem = readFileSync(join(PKG, 'ui', 'stem', f));
