@@ -27,7 +27,7 @@ static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocato
 const BUFFER: usize = 4 * webrag::text::MAX_STEM_BYTES;
 
 /// The one language this module stems when it is built with `WEBRAG_STEM_LANG` set to that
-/// language's tag ([`Language::tag`]; `stem-<tag>.wasm`): only its Snowball algorithm is linked,
+/// language's tag ([`Language::tag`]; `stem/<tag>.wasm`): only its Snowball algorithm is linked,
 /// the others being unreachable. `None` (the variable unset): every language in one module.
 const ONLY: Option<Language> = match option_env!("WEBRAG_STEM_LANG") {
     Some(tag) => tagged(tag),

@@ -9,6 +9,11 @@ import { SnapshotError } from './static-format.js';
 /** Words longer than this many UTF-8 bytes are not stemmed (`MAX_STEM_BYTES`, src/text/stem.rs). */
 export const MAX_STEM_BYTES = 64;
 
+/** The primary subtag of a BCP 47 tag, lowercased (`en` of `en-GB`, `pt` of `pt_BR`). */
+export function primarySubtag(tag) {
+  return String(tag ?? '').trim().split(/[-_]/)[0].toLowerCase();
+}
+
 /**
  * The module tag of a language tag's primary subtag (`en`; `no` for Norwegian's `nb` and `nn`,
  * which share a stemmer: `Language::from_tag` in src/text/stem.rs); null unless that subtag is 2
@@ -16,7 +21,7 @@ export const MAX_STEM_BYTES = 64;
  * or origin for its module.
  */
 export function moduleTag(tag) {
-  const t = String(tag ?? '').trim().split(/[-_]/)[0].toLowerCase();
+  const t = primarySubtag(tag);
   if (!/^[a-z]{2,8}$/.test(t)) return null;
   return t === 'nb' || t === 'nn' ? 'no' : t;
 }

@@ -19,7 +19,7 @@ import { encode as wordPieces } from './wordpiece.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
-import { loadStemmer, moduleBytes, moduleTag, stemModule } from './static-stem.js';
+import { loadStemmer, moduleBytes, moduleTag, primarySubtag as primary, stemModule } from './static-stem.js';
 import { Vocabulary, MAX_CORRECTIONS, MAX_TYPO_WORDS } from './static-words.js';
 import { SnapshotError, asSnapshotError, checkManifest, dots, gunzip, hex, migrate, readPages, readVectors } from './static-format.js';
 
@@ -429,7 +429,6 @@ export class StaticSearch {
     if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
     const langs = this.manifest.languages;
     if (!langs?.values?.length) return {};
-    const primary = (t) => String(t ?? '').trim().split(/[-_]/)[0].toLowerCase();
     const have = (t) => langs.values.some((v) => v.lang === t);
     const page = primary(globalThis.document?.documentElement?.lang);
     const tag = lang != null ? primary(lang) : have(page) && page ? page : langs.values.find((v) => v.lang)?.lang ?? '';
