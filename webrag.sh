@@ -304,7 +304,7 @@ build() {
   build_wasm pkg/baseline
   build_wasm pkg
   cp src/web/js/client.js src/web/js/index.js src/web/js/search.js src/web/js/index.d.ts src/web/js/search.d.ts \
-    src/web/js/static.js src/web/js/static-fields.js src/web/js/static-format.js src/web/js/static-merge.js src/web/js/static-rank.js src/web/js/static-stem.js src/web/js/static-text.js src/web/js/static-words.js src/web/js/wordpiece.js src/web/js/static.d.ts \
+    src/web/js/static.js src/web/js/static-fields.js src/web/js/static-format.js src/web/js/static-merge.js src/web/js/static-rank.js src/web/js/static-embed.js src/web/js/static-stem.js src/web/js/static-text.js src/web/js/static-words.js src/web/js/wordpiece.js src/web/js/static.d.ts \
     src/web/js/ui.js src/web/js/ui.d.ts src/web/js/testing.js pkg/
   # The search box as one ready-to-serve module (no bare imports), which `npx webrag index`
   # writes beside the snapshot.
@@ -345,7 +345,7 @@ build() {
     "./webrag.js": "./webrag.js",
     "./webrag_bg.wasm": "./webrag_bg.wasm"
   },
-  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-fields.js", "static-format.js", "static-merge.js", "static-rank.js", "static-stem.js", "static-text.js", "static-words.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
+  "files": ["client.js", "index.js", "index.d.ts", "search.js", "search.d.ts", "static.js", "static-fields.js", "static-format.js", "static-merge.js", "static-rank.js", "static-embed.js", "static-stem.js", "static-text.js", "static-words.js", "wordpiece.js", "static.d.ts", "ui.js", "ui.d.ts", "ui/webrag-ui.js", "worker.js", "inline.js", "webrag.js", "webrag.d.ts", "webrag_bg.wasm", "webrag_bg.wasm.d.ts",
     "search/worker.js", "search/inline.js", "search/webrag.js", "search/webrag.d.ts", "search/webrag_bg.wasm", "search/webrag_bg.wasm.d.ts", "search/markup.wasm", "stem/", "ui/stem/",
     "baseline/worker.js", "baseline/inline.js", "baseline/webrag.js", "baseline/webrag_bg.wasm",
     "search/baseline/worker.js", "search/baseline/inline.js", "search/baseline/webrag.js", "search/baseline/webrag_bg.wasm",

@@ -4,7 +4,8 @@
 // the pages' terms. A module is loaded only for a search in its language of a snapshot whose
 // pages are in it (manifest `languages`), once per module source.
 
-import { SnapshotError } from './static-format.js';
+import { SnapshotError, asSnapshotError } from './static-format.js';
+import { Fields } from './static-fields.js';
 
 /** Words longer than this many UTF-8 bytes are not stemmed (`MAX_STEM_BYTES`, src/text/stem.rs). */
 export const MAX_STEM_BYTES = 64;
@@ -146,5 +147,88 @@ export class Stemmers {
     }
     this.#byTag.set(tag, stem);
     return stem;
+  }
+}
+
+/**
+ * A snapshot's languages (manifest `languages`) as its searches use them: the language a search
+ * is in, its stemmer, and the pages in it. `host`: `stemmer()` (the loader's `stemmer` option, read
+ * at each load), `fetch`, `saved(key)` (the bytes `importOffline` stored under `key`, or
+ * undefined), `json(name)` (a snapshot file), `pageOf()` (resolves to `chunk → page`) and
+ * `documents` (the manifest's page count).
+ */
+export class Languages {
+  #langs; #host; #stems = new Map();
+
+  constructor(languages, host) { this.#langs = languages; this.#host = host; }
+
+  /**
+   * The stemmer of language `tag` (`word → stem`, or null), from its module (`stemModule`); when
+   * that cannot be fetched, the copy `importOffline` saved with the snapshot. Loaded once per
+   * language; a failed load is tried again at the next search.
+   */
+  stemmer(tag) {
+    if (!this.#stems.has(tag)) {
+      const h = this.#host;
+      const p = (async () => {
+        try { return await loadStemmer(tag, h.stemmer(), h.fetch); } catch (e) {
+          const saved = await h.saved(`stem/${moduleTag(tag)}.wasm`);
+          if (saved instanceof Uint8Array) return loadStemmer(tag, saved);
+          throw e;
+        }
+      })();
+      this.#stems.set(tag, p);
+      p.catch(() => this.#stems.delete(tag));
+    }
+    return this.#stems.get(tag);
+  }
+
+  /**
+   * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
+   * language most of the snapshot's pages are in) when the snapshot's pages name theirs:
+   * `{stem, raw, unstemmed, keep}` — the language's stemmer (null for one without, or when the
+   * stemmer module does not load: its error in `errors`, and `unstemmed` true, its words then
+   * matched by their vocabulary stems: static.js `#keyword`), whether its query words also match
+   * as written (pages that name no language are searched too, unstemmed), and the chunks of the
+   * pages in it or in none (null when that is every page). `{}` for a snapshot whose pages name
+   * no language. A `TypeError` for a `lang` that is not a string.
+   */
+  async scope(lang, errors) {
+    if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
+    const langs = this.#langs;
+    if (!langs?.values?.length) return {};
+    const have = (t) => langs.values.some((v) => v.lang === t);
+    const page = primarySubtag(globalThis.document?.documentElement?.lang);
+    const tag = lang != null ? primarySubtag(lang) : have(page) && page ? page : langs.values.find((v) => v.lang)?.lang ?? '';
+    const entry = langs.values.find((v) => v.lang === tag);
+    let stem = null;
+    if (entry?.stemmed) {
+      try { stem = await this.stemmer(tag); } catch (e) { errors.push(asSnapshotError(e)); }
+    }
+    const raw = Boolean(stem) && have('');
+    const unstemmed = Boolean(entry?.stemmed) && !stem;
+    if (!langs.file) return { stem, raw, unstemmed, keep: entry ? null : () => false };
+    let keep;
+    try {
+      const f = await new Fields({ filters: [{ key: 'lang', file: langs.file }], documents: this.#host.documents }, this.#host.json).filter('lang');
+      const pageOf = await this.#host.pageOf();
+      const ok = (l) => l === tag || l === '';
+      keep = (c) => (f.of.get(pageOf(c)) ?? []).some(ok);
+    } catch (e) { errors.push(asSnapshotError(e)); keep = null; }
+    return { stem, raw, unstemmed, keep };
+  }
+
+  /**
+   * The stemmer modules of the snapshot's stemmed languages, as `[key, bytes]` rows for
+   * `importOffline` to store (`stem/<tag>.wasm`); a module that cannot be fetched is left out.
+   */
+  async modules() {
+    const rows = [];
+    for (const { lang } of this.#langs?.values?.filter((l) => l.stemmed && moduleTag(l.lang)) ?? []) {
+      const source = stemModule(lang, this.#host.stemmer());
+      const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer ? source : source ? await moduleBytes(source, this.#host.fetch).catch(() => null) : null;
+      if (bytes) rows.push([`stem/${moduleTag(lang)}.wasm`, new Uint8Array(bytes)]);
+    }
+    return rows;
   }
 }

@@ -15,11 +15,11 @@
 
 import { createStore, get, getMany, setMany, clear } from 'idb-keyval';
 import { analyze, analyzeQuery, clipQuery, editDistance, fnv1a, highlight, isCjk, option, phrase, sectionUrl, typoBudget, MAX_QUERY_CHARS } from './static-text.js';
-import { encode as wordPieces } from './wordpiece.js';
+import { staticEmbed } from './static-embed.js';
 import { bySort, capPerPage, pgrRows, rank, rrf, PER_PAGE } from './static-rank.js';
 import { StaticSearchGroup, MERGE_RRF_K } from './static-merge.js';
 import { Fields, filterOption, sortOption } from './static-fields.js';
-import { loadStemmer, moduleBytes, moduleTag, primarySubtag as primary, stemModule } from './static-stem.js';
+import { Languages } from './static-stem.js';
 import { Vocabulary, MAX_CORRECTIONS, MAX_TYPO_WORDS } from './static-words.js';
 import { SnapshotError, asSnapshotError, checkManifest, dots, gunzip, hex, migrate, readPages, readVectors } from './static-format.js';
 
@@ -82,7 +82,7 @@ function siteRootUrl(root, base) {
 
 /** A static-site snapshot, loaded lazily. */
 export class StaticSearch {
-  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #stems = new Map(); #words = null;
+  #base; #fetch; #cache = new Map(); #embed = null; #idb = null; #pagesOf = null; #fields = null; #langs = null; #words = null;
   /** The manifest. */ manifest;
   /**
    * The site's root URL, which `link()` resolves page URLs against: `open`'s `siteUrl`, else the
@@ -173,7 +173,7 @@ export class StaticSearch {
     const s = new StaticSearch(base, checked, fetchFn, idb);
     s.siteUrl = siteRootUrl(siteUrl ?? checked.siteRoot ?? '/', base);
     if (stemmer !== undefined) s.stemmer = stemmer;
-    if (checked.static) s.#embed = (texts) => s.#staticEmbed(texts);
+    if (checked.static) s.#embed = (texts) => s.staticEmbed(texts);
     if (fromNetwork) {
       s.transferred.bytes += new TextEncoder().encode(text).length;
       s.transferred.files += 1;
@@ -189,44 +189,11 @@ export class StaticSearch {
   setEmbedder(embed) { this.#embed = embed; }
 
   /**
-   * The static tier's embedder (a snapshot built with `--vectors static`): each text's word
-   * pieces (`wordpiece.js`, the vocabulary shards its words need), the mean of their token rows
-   * (`[UNK]` left out), L2-normalised; all zeros for a text without a known piece. No model, no
-   * WebAssembly: a few kilobytes of shards per query.
+   * The static tier's embedder (a snapshot built with `--vectors static`; `static-embed.js`):
+   * texts → unit vectors from a few kilobytes of shards per query, no model, no WebAssembly.
    */
-  staticEmbed(texts) { return this.#staticEmbed(texts); }
-
-  async #staticEmbed(texts) {
-    const t = this.manifest.static;
-    if (!t) throw new SnapshotError('this snapshot has no static tier (built without --vectors static)', 'SNAPSHOT_NO_EMBEDDER', '');
-    const spec = t.wordpiece;
-    const dim = this.manifest.model.dim;
-    const entries = async (key) => {
-      const name = await this.shardName('vocab', fnv1a(key) % t.vocab.shards);
-      const k = (await this.#json(name)).k;
-      if (!k || typeof k !== 'object') throw new SnapshotError(`${name}: not a vocabulary shard`, 'SNAPSHOT_CORRUPT', name);
-      return k;
-    };
-    return Promise.all(texts.map(async (text) => {
-      const ids = (await wordPieces(String(text), spec, entries)).filter((id) => id !== spec.unk && id < t.rows.count);
-      const v = new Float32Array(dim);
-      const files = [...new Set(ids.map((id) => Math.floor(id / t.rows.perFile)))];
-      const blocks = new Map(await Promise.all(files.map(async (f) => {
-        const name = await this.shardName('tokenRows', f);
-        return [f, readVectors(await this.#file(name), 'WRV1', name, dim)];
-      })));
-      for (const id of ids) {
-        const b = blocks.get(Math.floor(id / t.rows.perFile));
-        const r = id % t.rows.perFile;
-        if (r >= b.count || b.ids[r] !== id) throw new SnapshotError(`token rows: no row for token ${id}`, 'SNAPSHOT_CORRUPT', '');
-        const s = b.scales[r];
-        for (let j = 0, o = r * dim; j < dim; j++) v[j] += s * b.q[o + j];
-      }
-      let n = 0;
-      for (const x of v) n += x * x;
-      n = Math.sqrt(n);
-      return Array.from(v, (x) => (n > 0 ? x / n : 0));
-    }));
+  staticEmbed(texts) {
+    return staticEmbed(texts, this.manifest, { json: (name) => this.#json(name), file: (name) => this.#file(name), shardName: (kind, i) => this.shardName(kind, i) });
   }
 
   /** A file's bytes as stored (compressed): from the IndexedDB copy if it holds them, else fetched. */
@@ -341,11 +308,7 @@ export class StaticSearch {
       onProgress?.({ done, total: names.length, bytes });
     }
     // The stemmer modules too, of the snapshot's stemmed languages (searched offline).
-    for (const { lang } of this.manifest.languages?.values?.filter((l) => l.stemmed && moduleTag(l.lang)) ?? []) {
-      const source = stemModule(lang, this.stemmer);
-      const bytes = source instanceof Uint8Array || source instanceof ArrayBuffer ? source : source ? await moduleBytes(source, this.#fetch).catch(() => null) : null;
-      if (bytes) await setMany([[`stem/${moduleTag(lang)}.wasm`, new Uint8Array(bytes)]], store);
-    }
+    await setMany(await this.#languages().modules(), store);
     await setMany([['manifest.json', JSON.stringify(this.manifest)]], store);
     this.#idb = store;
     return { files: names.length + 1, bytes };
@@ -374,6 +337,19 @@ export class StaticSearch {
     return this.#vocabulary().corrections(term);
   }
 
+  /** The snapshot's languages and their stemmers (`static-stem.js`), made once. */
+  #languages() {
+    this.#langs ??= new Languages(this.manifest.languages, {
+      stemmer: () => this.stemmer,
+      fetch: this.#fetch,
+      saved: async (key) => (this.#idb ? get(key, this.#idb).catch(() => undefined) : undefined),
+      json: (name) => this.#json(name),
+      pageOf: async () => { const m = await this.#pageMap(); return (c) => m.of(c); },
+      documents: this.manifest.documents,
+    });
+    return this.#langs;
+  }
+
   /** The snapshot's words blocks (`static-words.js`), made once. */
   #vocabulary() {
     this.#words ??= new Vocabulary(this.manifest.words, (name) => this.#json(name), (kind, i) => this.shardName(kind, i));
@@ -389,65 +365,9 @@ export class StaticSearch {
    */
   async keyword(query, { k, prefix, typos, lang } = {}) {
     const errors = [];
-    const scope = await this.#language(lang, errors);
+    const scope = await this.#languages().scope(lang, errors);
     const kw = await this.#keyword(query, option('k', k), prefix ?? /[\p{Alphabetic}\p{N}]$/u.test(query), { typos: typoOption(typos), ...scope });
     return { ...kw, errors: [...errors, ...kw.errors] };
-  }
-
-  /**
-   * The stemmer of language `tag` (`word → stem`, or null), from its module (`stemmer`, else
-   * `stem/<tag>.wasm` beside this file: `stemModule`); when that cannot be fetched, the copy
-   * `importOffline` saved with the snapshot. Loaded once per language; a failed load is tried
-   * again at the next search.
-   */
-  #stemmer(tag) {
-    if (!this.#stems.has(tag)) {
-      const p = (async () => {
-        try { return await loadStemmer(tag, this.stemmer, this.#fetch); } catch (e) {
-          const saved = this.#idb && await get(`stem/${moduleTag(tag)}.wasm`, this.#idb).catch(() => undefined);
-          if (saved instanceof Uint8Array) return loadStemmer(tag, saved);
-          throw e;
-        }
-      })();
-      this.#stems.set(tag, p);
-      p.catch(() => this.#stems.delete(tag));
-    }
-    return this.#stems.get(tag);
-  }
-
-  /**
-   * The language a search is in (`lang`: a BCP 47 tag; default the page's `<html lang>`, else the
-   * language most of the snapshot's pages are in) when the snapshot's pages name theirs
-   * (manifest `languages`): `{stem, raw, unstemmed, keep}` — the language's stemmer (null for one
-   * without, or when the stemmer module does not load: its error in `errors`, and `unstemmed`
-   * true, its words then matched by their vocabulary stems: `#keyword`), whether its query words
-   * also match as written (pages that name no language are searched too, unstemmed), and the
-   * chunks of the pages in it or in none (null when that is every page). `{}` for a snapshot
-   * whose pages name no language. A `TypeError` for a `lang` that is not a string.
-   */
-  async #language(lang, errors) {
-    if (lang !== undefined && lang !== null && typeof lang !== 'string') throw new TypeError('webrag/static: option lang must be a language tag (a string)');
-    const langs = this.manifest.languages;
-    if (!langs?.values?.length) return {};
-    const have = (t) => langs.values.some((v) => v.lang === t);
-    const page = primary(globalThis.document?.documentElement?.lang);
-    const tag = lang != null ? primary(lang) : have(page) && page ? page : langs.values.find((v) => v.lang)?.lang ?? '';
-    const entry = langs.values.find((v) => v.lang === tag);
-    let stem = null;
-    if (entry?.stemmed) {
-      try { stem = await this.#stemmer(tag); } catch (e) { errors.push(asSnapshotError(e)); }
-    }
-    const raw = Boolean(stem) && have('');
-    const unstemmed = Boolean(entry?.stemmed) && !stem;
-    if (!langs.file) return { stem, raw, unstemmed, keep: entry ? null : () => false };
-    let keep;
-    try {
-      const f = await new Fields({ filters: [{ key: 'lang', file: langs.file }], documents: this.manifest.documents }, (name) => this.#json(name)).filter('lang');
-      const pageMap = await this.#pageMap();
-      const ok = (l) => l === tag || l === '';
-      keep = (c) => (f.of.get(pageMap.of(c)) ?? []).some(ok);
-    } catch (e) { errors.push(asSnapshotError(e)); keep = null; }
-    return { stem, raw, unstemmed, keep };
   }
 
   /**
@@ -768,8 +688,8 @@ export class StaticSearch {
     };
     const narrowed = await narrow();
     const { order } = narrowed;
-    // The query's language: its stemmer, and the pages in it (`#language`).
-    const { stem = null, raw = false, unstemmed = false, keep: inLanguage = null } = await this.#language(lang, errors);
+    // The query's language: its stemmer, and the pages in it (`Languages.scope`).
+    const { stem = null, raw = false, unstemmed = false, keep: inLanguage = null } = await this.#languages().scope(lang, errors);
     const keep = narrowed.keep && inLanguage ? (c) => narrowed.keep(c) && inLanguage(c) : narrowed.keep ?? inLanguage;
     // Facet counts over the pages the keyword search matched and the results' pages.
     let facetCounts;
