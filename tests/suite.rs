@@ -53,6 +53,8 @@ mod site_snapshot;
 mod static_rank;
 #[path = "static_tier.rs"]
 mod static_tier;
+#[path = "stemmed_kb.rs"]
+mod stemmed_kb;
 #[path = "store_conformance.rs"]
 mod store_conformance;
 #[path = "store_fixtures.rs"]

@@ -62,6 +62,8 @@ pub struct Engine<S: Store, E: Embedder> {
     segment_ids: Vec<String>,
     /// The store's generation this engine's view is of ([`crate::ports::GENERATION_KEY`]).
     generation: std::cell::Cell<u64>,
+    /// The languages its documents are stemmed in ([`stored_languages`]).
+    languages: Vec<crate::text::Language>,
 }
 
 /// An atomic question found for a query (PIKE-RAG path (b)).
@@ -145,6 +147,40 @@ pub const MAX_ID_CHARS: usize = 1024;
 /// that language has one in this build ([`crate::text::Language::from_tag`]).
 pub(crate) fn stemmer_of(doc: Option<&DocumentRecord>) -> Option<crate::text::Language> {
     doc.and_then(|d| d.lang.as_deref()).and_then(crate::text::Language::from_tag)
+}
+
+/// The `meta` record that names the languages a knowledge base's documents are stemmed in
+/// (a JSON array of [`crate::text::Language::tag`]s, sorted; absent: none), so that a search
+/// — of a lazily opened base too — stems its query in them ([`crate::index::bm25::Query::with_stems`]).
+/// It grows with the documents written and is not shrunk by a removal (a stem searched for
+/// that no document holds finds nothing).
+pub(crate) const LANGUAGES_KEY: &str = "languages";
+
+/// The languages [`LANGUAGES_KEY`] names (tags this build has no stemmer for left out).
+pub(crate) fn stored_languages(meta: &[MetaRecord]) -> Vec<crate::text::Language> {
+    let tags: Vec<String> =
+        meta.iter().find(|m| m.id == LANGUAGES_KEY).and_then(|m| serde_json::from_str(&m.value).ok()).unwrap_or_default();
+    let mut langs: Vec<crate::text::Language> = tags.iter().filter_map(|t| crate::text::Language::from_tag(t)).collect();
+    crate::sort::by(&mut langs, |a, b| a.tag().cmp(b.tag()));
+    langs.dedup();
+    langs
+}
+
+/// `had` with the languages of `docs` added, and the `meta` record naming them when that is more
+/// than `had` (`None`: nothing new).
+pub(crate) fn grown_languages<'a>(
+    had: &[crate::text::Language],
+    docs: impl IntoIterator<Item = &'a DocumentRecord>,
+) -> Option<(Op, Vec<crate::text::Language>)> {
+    let mut langs = had.to_vec();
+    langs.extend(docs.into_iter().filter_map(|d| stemmer_of(Some(d))));
+    crate::sort::by(&mut langs, |a, b| a.tag().cmp(b.tag()));
+    langs.dedup();
+    if langs.len() == had.len() {
+        return None;
+    }
+    let tags: Vec<&str> = langs.iter().map(|l| l.tag()).collect();
+    Some((meta(LANGUAGES_KEY, serde_json::json!(tags)), langs))
 }
 
 pub(crate) fn check_id(id: &str) -> Result<()> {

@@ -149,6 +149,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             base: None,
             segment_ids: Vec::new(),
             generation: std::cell::Cell::new(0),
+            languages: Vec::new(),
             store,
             embedder,
             config,
@@ -171,6 +172,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.corpus = Corpus::default();
         self.slots = Slots::default();
         self.bm25 = Bm25Index::default();
+        self.languages.clear();
     }
 
     /// [`check_meta`] against the loaded model.
@@ -195,6 +197,13 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         // Postings of another analyzer version are derived again from the chunks; when one
         // changes, the stored base's postings blocks (of that version too) are dropped.
         let reanalyze = stored_analyzer(&meta) != ANALYZER_VERSION;
+        // The stemmed languages: those `meta` names and any of a document (a base written before
+        // the record existed gets it here).
+        self.languages = super::stored_languages(&meta);
+        if let Some((op, langs)) = super::grown_languages(&self.languages, &documents) {
+            repairs.push(op);
+            self.languages = langs;
+        }
         for d in documents {
             self.corpus.docs.insert(d.id.clone(), d);
         }

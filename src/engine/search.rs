@@ -41,6 +41,10 @@ impl<S: Store, E: Embedder> IndexSource for Engine<S, E> {
     fn config(&self) -> &Config {
         &self.config
     }
+
+    fn languages(&self) -> &[crate::text::Language] {
+        &self.languages
+    }
 }
 
 impl<S: Store, E: Embedder> Postings for Engine<S, E> {

@@ -15,6 +15,7 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use crate::config::Config;
+use crate::text::Language;
 use crate::error::{InputError, Result, StoreError};
 use crate::graph::{GraphHit, GraphSearch, PseudoGraph};
 use crate::index::bm25::{self, Query, parse_query};
@@ -190,6 +191,9 @@ pub(crate) trait Records {
 pub(crate) trait IndexSource: Postings + Vectors + GraphSource + Records {
     /// Its configuration (fusion, BM25 and graph parameters).
     fn config(&self) -> &Config;
+    /// The languages its documents' words are stemmed in (a query's words are searched as
+    /// written and as their stems in each: [`Query::with_stems`]).
+    fn languages(&self) -> &[Language];
 }
 
 /// The ranked slots of a search, before they become hits.
@@ -220,7 +224,7 @@ pub(crate) async fn search<Src: IndexSource>(src: &Src, query: &str, qv: Option<
 pub(crate) async fn rank<Src: IndexSource>(src: &Src, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Ranking> {
     check_k(opts.k)?;
     let cfg = src.config();
-    let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) };
+    let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) }.with_stems(src.languages());
     let depth = cfg.fusion_depth.max(opts.k);
     let lexical = src.lexical(&q, opts.mode.uses_bm25() && !q.terms.is_empty()).await?;
     // The filter's chunks (scanned exactly by the dense retriever: a filter can leave too few of

@@ -430,6 +430,8 @@ pub(super) trait Residency<S: Store, E: Embedder> {
     fn view_generation(&self) -> u64;
     /// How many documents are stored.
     fn document_count(&self) -> usize;
+    /// The languages the documents are stemmed in ([`super::stored_languages`]).
+    fn languages(&self) -> &[crate::text::Language];
     /// The `sourceHash` of each of the documents `ids` that is stored.
     async fn source_hashes(&self, ids: &[String]) -> Result<HashMap<DocId, String>>;
     /// The live chunks of the stored documents `ids`.
@@ -480,6 +482,8 @@ pub(super) struct Change {
     pub questions: Vec<(ChunkId, Vec<String>, Vec<Vec<f32>>)>,
     /// The question delta committed with them (`None`: no base).
     pub question_delta: Option<QuestionDelta>,
+    /// The stemmed languages after the write, when it added one ([`super::grown_languages`]).
+    pub languages: Option<Vec<crate::text::Language>>,
 }
 
 /// Step 1 of an `add`: validates the batch, skips unchanged documents, parses and chunks the
@@ -526,6 +530,10 @@ pub(super) async fn commit_add<S: Store, E: Embedder>(
     let questions_of = |cid: &str| questions.get(cid).copied().unwrap_or(0);
     let AddWrite { mut ops, gone, chunks, docs } = add_write(pending, chunk_vectors, &old_of, &questions_of);
     ops.extend(graph.ops_kept(&|c| kb.store().keeps(c)));
+    let languages = super::grown_languages(kb.languages(), &docs).map(|(op, langs)| {
+        ops.push(op);
+        langs
+    });
     if ops.is_empty() {
         progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
         return Ok(report);
@@ -536,7 +544,7 @@ pub(super) async fn commit_add<S: Store, E: Embedder>(
     let delta = commit_write(kb, ops, &old, &gone, &added, documents).await?;
     report.chunks = chunks.len();
     let (delta, memory) = delta;
-    kb.apply(Change { unindexed: report.replaced.clone(), gone, chunks, docs, delta, memory, graph, ..Change::default() })?;
+    kb.apply(Change { unindexed: report.replaced.clone(), gone, chunks, docs, delta, memory, graph, languages, ..Change::default() })?;
     progress.report(ProgressEvent { phase: crate::types::Phase::Done, done: total, total });
     Ok(report)
 }
@@ -611,6 +619,10 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
         self.generation.get()
     }
 
+    fn languages(&self) -> &[crate::text::Language] {
+        &self.languages
+    }
+
     fn document_count(&self) -> usize {
         self.corpus.docs.len()
     }
@@ -660,8 +672,11 @@ impl<S: Store, E: Embedder> Residency<S, E> for Engine<S, E> {
     /// Mirrors the write in memory: the delta, memory, the documents' chunks out of the indexes
     /// and the new ones in, the documents, the pseudo-graph, the atomic questions.
     fn apply(&mut self, change: Change) -> Result<()> {
-        let Change { unindexed, chunks, docs, delta, memory, graph, questions, question_delta, .. } = change;
+        let Change { unindexed, chunks, docs, delta, memory, graph, questions, question_delta, languages, .. } = change;
         self.set_delta(delta);
+        if let Some(langs) = languages {
+            self.languages = langs;
+        }
         self.ask.drop_memory(&memory);
         for id in &unindexed {
             self.unindex_doc(id);

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::collections::HashSet;
 
-use crate::text::analyze;
+use crate::text::{Language, analyze};
 
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -20,6 +20,10 @@ pub struct Query {
     pub phrases: Vec<Vec<String>>,
     /// Terms a hit must not contain.
     pub excluded: Vec<String>,
+    /// `(term, stem)`: a query term and its stem in a language of the knowledge base, where the
+    /// two differ ([`Query::with_stems`]); the stem scores and excludes as the term does, and a
+    /// phrase's term matches a chunk that holds either.
+    pub stems: Vec<(String, String)>,
 }
 
 impl Query {
@@ -31,13 +35,57 @@ impl Query {
         terms.dedup();
         let mut set: Option<HashSet<u32>> = None;
         for t in terms {
-            let slots: HashSet<u32> = slots_with(t).into_iter().collect();
+            let mut slots: HashSet<u32> = slots_with(t).into_iter().collect();
+            for (_, stem) in self.stems.iter().filter(|(w, _)| w == t) {
+                slots.extend(slots_with(stem));
+            }
             set = Some(match set {
                 None => slots,
                 Some(prev) => prev.intersection(&slots).copied().collect(),
             });
         }
         set
+    }
+
+    /// The query for a knowledge base whose documents in `langs` are stemmed (their postings hold
+    /// stems: [`crate::text::analyze_in`]): each term and excluded word that is not CJK also
+    /// stands for its stem in each of `langs` (a word of a document in no language, or in one
+    /// without a stemmer, still matches as written). A stem scores with its term's boost, once
+    /// however many terms share it.
+    pub fn with_stems(mut self, langs: &[Language]) -> Query {
+        if langs.is_empty() {
+            return self;
+        }
+        let stems_of = |t: &str| -> Vec<String> {
+            if t.chars().any(crate::text::is_cjk) {
+                return Vec::new();
+            }
+            let mut v: Vec<String> = langs.iter().map(|l| l.stem(t)).filter(|s| s != t).map(|s| s.into_owned()).collect();
+            crate::sort::ascending(&mut v);
+            v.dedup();
+            v
+        };
+        let mut scored: HashSet<String> = self.terms.iter().map(|t| t.0.clone()).collect();
+        let mut extra = Vec::new();
+        let mut words: Vec<&String> = self.terms.iter().map(|t| &t.0).chain(self.phrases.iter().flatten()).collect();
+        crate::sort::ascending(&mut words);
+        words.dedup();
+        for w in words {
+            for s in stems_of(w) {
+                self.stems.push((w.clone(), s));
+            }
+        }
+        for (t, boost) in &self.terms {
+            for s in stems_of(t) {
+                if scored.insert(s.clone()) {
+                    extra.push((s, *boost));
+                }
+            }
+        }
+        self.terms.extend(extra);
+        let excluded: Vec<String> = self.excluded.iter().flat_map(|t| stems_of(t)).collect();
+        self.excluded.extend(excluded);
+        self
     }
 
     /// Whether the analysed text `toks` holds every phrase.

@@ -226,6 +226,12 @@ impl IndexSource for SnapshotSource {
     fn config(&self) -> &Config {
         &self.config
     }
+
+    /// None: `search-snapshot` matches a query's words as written (webrag/static stems them in
+    /// the search's language; docs/static-site.md).
+    fn languages(&self) -> &[crate::text::Language] {
+        &[]
+    }
 }
 
 impl Postings for SnapshotSource {

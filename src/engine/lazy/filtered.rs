@@ -102,6 +102,10 @@ impl<S: Store, E: Embedder> IndexSource for SearchView<'_, S, E> {
     fn config(&self) -> &Config {
         &self.reader.config
     }
+
+    fn languages(&self) -> &[crate::text::Language] {
+        &self.reader.parts.languages
+    }
 }
 
 impl<S: Store, E: Embedder> Postings for SearchView<'_, S, E> {

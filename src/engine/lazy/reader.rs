@@ -50,6 +50,8 @@ pub(super) struct Parts {
     pub(super) question_delta: HashSet<ChunkId>,
     /// The questions of those chunks: `(chunk, index, vector)`.
     pub(super) delta_questions: Vec<(ChunkId, u32, Vec<f32>)>,
+    /// The languages the documents are stemmed in (`meta` [`crate::engine::LANGUAGES_KEY`]).
+    pub(super) languages: Vec<crate::text::Language>,
 }
 
 impl Parts {
@@ -71,6 +73,7 @@ impl Parts {
             question_order: QuestionDelta::new(),
             question_delta: HashSet::new(),
             delta_questions: Vec::new(),
+            languages: Vec::new(),
         };
         parts.set_delta(delta, delta_chunks)?;
         Some(parts)
@@ -154,12 +157,12 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     pub(super) async fn read(store: &S, embedder: &E) -> Result<Option<Parts>> {
         // meta, head and delta in one read transaction: one generation's view.
         let mut keys: Vec<(Collection, String)> =
-            ["schema", "model", "dim", "analyzer", GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
+            ["schema", "model", "dim", "analyzer", crate::engine::LANGUAGES_KEY, GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
         for k in [SegmentKey::Head, SegmentKey::Delta, SegmentKey::QuestionHead, SegmentKey::QuestionDelta] {
             keys.push((Collection::Segments, k.store_id()));
         }
         let mut got = store.get_batch(&keys).await?;
-        let segs = got.split_off(5);
+        let segs = got.split_off(6);
         let meta: Vec<MetaRecord> = got.into_iter().filter_map(|r| if let Some(Record::Meta(m)) = r { Some(m) } else { None }).collect();
         // Postings of another analyzer version: the full open derives them again.
         if check_meta(&meta, embedder.model_id(), embedder.dim())? != Some(SCHEMA_VERSION) || stored_analyzer(&meta) != ANALYZER_VERSION {
@@ -186,6 +189,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             delta_chunks.push((p, v));
         }
         let Some(mut parts) = Parts::new(generation, head, delta, delta_chunks) else { return Ok(None) };
+        parts.languages = crate::engine::stored_languages(&meta);
         // The atomic questions: the base's head, and those written since, read whole.
         if let Some(b) = qh {
             let Ok(q) = segment::decode::<QuestionHead>(&b) else { return Ok(None) };

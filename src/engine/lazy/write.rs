@@ -171,6 +171,10 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
         usize::try_from(self.parts.delta.documents).unwrap_or(usize::MAX)
     }
 
+    fn languages(&self) -> &[crate::text::Language] {
+        &self.parts.languages
+    }
+
     async fn source_hashes(&self, ids: &[String]) -> Result<HashMap<DocId, String>> {
         Ok(self.documents(ids).await?.into_iter().map(|(id, d)| (id, d.source_hash)).collect())
     }
@@ -245,6 +249,9 @@ impl<S: Store, E: Embedder> Residency<S, E> for Reader<S, E> {
         }
         if let Some(d) = change.question_delta {
             self.parts.set_question_delta(d);
+        }
+        if let Some(langs) = change.languages {
+            self.parts.languages = langs;
         }
         if let Some(g) = self.graph.as_mut() {
             g.apply(change.graph);

@@ -1,0 +1,112 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! A knowledge base whose documents are stemmed in their language (`DocumentInput.lang`, as a
+//! site build sets it from `<html lang>`) is searched by a query's words as written and as their
+//! stems in each of its languages (`Query::with_stems`): `kettles` finds an English document's
+//! `kettl`, a phrase and an exclusion hold for stemmed documents too, a document in no language
+//! still matches as written — on a loaded engine, after it is opened again, opened lazily from
+//! its index segments, and when the store was written before it named its languages. A base
+//! without stemmed documents searches its words as written only.
+use crate::common;
+
+use webrag::config::Config;
+use webrag::embed::hashing::HashingEmbedder;
+use webrag::engine::{Engine, LazyEngine, SearchOptions};
+use webrag::ports::{Collection, FixedClock, MemoryStore, NoProgress, Op, Record, Store};
+use webrag::types::{DocumentInput, Format, Hit, SearchMode};
+
+type Emb = HashingEmbedder<'static>;
+type Store_ = &'static MemoryStore;
+
+fn embedder() -> Emb {
+    HashingEmbedder::new(common::model())
+}
+
+fn config() -> Config {
+    Config { lazy_open_chunks: 1, ..Config::default() }
+}
+
+fn doc(id: &str, lang: Option<&str>, text: &str) -> DocumentInput {
+    DocumentInput { id: id.into(), text: text.into(), format: Format::Text, lang: lang.map(str::to_string), ..Default::default() }
+}
+
+fn docs_of(hits: &[Hit]) -> Vec<&str> {
+    let mut d: Vec<&str> = hits.iter().map(|h| h.doc_id.as_str()).collect();
+    d.sort();
+    d.dedup();
+    d
+}
+
+fn bm25() -> SearchOptions {
+    SearchOptions::new(10, SearchMode::Bm25)
+}
+
+/// The stored `languages` meta record, as written.
+async fn languages_record(store: Store_) -> Option<String> {
+    let got = store.get_batch(&[(Collection::Meta, "languages".to_string())]).await.expect("read");
+    got.into_iter().flatten().find_map(|r| if let Record::Meta(m) = r { Some(m.value) } else { None })
+}
+
+const EN: &str = "The copper kettle boils water on the stove. Owls hunt mice in the barn at night.";
+const FR: &str = "Les maisons anciennes du village sont grandes et solides.";
+const PLAIN: &str = "Kettles and teapots are sold in this shop.";
+
+/// Every expectation of a stemmed base, by a search function of either residency.
+macro_rules! assert_stemmed_search {
+    ($search:expr) => {{
+        assert_eq!(docs_of(&$search("kettles")), ["en", "plain"], "kettles: the English kettl and the untagged kettles");
+        assert_eq!(docs_of(&$search("hunting owl")), ["en"]);
+        assert_eq!(docs_of(&$search("maison")), ["fr"], "the French maisons, stemmed maison");
+        assert_eq!(docs_of(&$search("\"owls hunt\"")), ["en"], "a phrase in a stemmed document");
+        assert_eq!(docs_of(&$search("kettles -owl")), ["plain"], "an exclusion stems too");
+    }};
+}
+
+#[test]
+fn a_stemmed_knowledge_base_is_searched_by_stems_on_every_residency() {
+    pollster::block_on(async {
+        let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
+        let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
+        eng.add(vec![doc("en", Some("en-GB"), EN), doc("plain", None, PLAIN)], &mut NoProgress).await.expect("add");
+        assert_eq!(languages_record(store).await.as_deref(), Some(r#"["en"]"#));
+        eng.add(vec![doc("fr", Some("fr"), FR), doc("zh", Some("zh"), "水壶在炉子上")], &mut NoProgress).await.expect("add");
+        assert_eq!(languages_record(store).await.as_deref(), Some(r#"["en","fr"]"#), "zh has no stemmer");
+        let loaded = |q: &str| pollster::block_on(eng.search(q, &bm25())).expect("search");
+        assert_stemmed_search!(loaded);
+        eng.maintain_all(false).await.expect("maintain");
+        drop(eng);
+
+        let eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(2.0))).await.expect("open again");
+        let reopened = |q: &str| pollster::block_on(eng.search(q, &bm25())).expect("search");
+        assert_stemmed_search!(reopened);
+        drop(eng);
+
+        let mut lazy = LazyEngine::open(store, embedder(), config(), Box::new(FixedClock(3.0))).await.expect("lazy open");
+        assert!(lazy.is_lazy(), "read from the index segments");
+        let mut lazily = |q: &str| pollster::block_on(lazy.search(q, &bm25())).expect("search");
+        assert_stemmed_search!(lazily);
+        // A write on the lazily opened base adds its language.
+        lazy.add(vec![doc("de", Some("de"), "Die Häuser des Dorfes sind alt.")], &mut NoProgress).await.expect("add");
+        assert_eq!(languages_record(store).await.as_deref(), Some(r#"["de","en","fr"]"#));
+        assert_eq!(docs_of(&lazy.search("haus", &bm25()).await.expect("search")), ["de"], "Häuser, stemmed haus");
+        assert!(lazy.is_lazy());
+        drop(lazy);
+
+        // A base written before it named its languages: the full open names them again.
+        store.commit(vec![Op::Delete(Collection::Meta, "languages".into())]).await.expect("delete");
+        let eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(4.0))).await.expect("open");
+        let repaired = |q: &str| pollster::block_on(eng.search(q, &bm25())).expect("search");
+        assert_stemmed_search!(repaired);
+        assert_eq!(languages_record(store).await.as_deref(), Some(r#"["de","en","fr"]"#));
+    });
+}
+
+#[test]
+fn a_base_without_stemmed_documents_searches_words_as_written() {
+    pollster::block_on(async {
+        let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
+        let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
+        eng.add(vec![doc("a", None, "We run every morning."), doc("b", Some("zh"), "Running shoes.")], &mut NoProgress).await.expect("add");
+        assert_eq!(languages_record(store).await, None);
+        assert_eq!(docs_of(&eng.search("running", &bm25()).await.expect("search")), ["b"], "running is not run here");
+    });
+}
