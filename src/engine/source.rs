@@ -15,12 +15,12 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use crate::config::Config;
-use crate::text::Language;
 use crate::error::{InputError, Result, StoreError};
 use crate::graph::{GraphHit, GraphSearch, PseudoGraph};
 use crate::index::bm25::{self, Query, parse_query};
 use crate::index::top_k;
 use crate::retrieve::Ranked;
+use crate::text::Language;
 use crate::types::*;
 
 /// Search options.

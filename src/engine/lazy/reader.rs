@@ -156,8 +156,9 @@ impl<S: Store, E: Embedder> Reader<S, E> {
     /// Errors: [`crate::error::ModelError::Mismatch`], [`StoreError::VersionTooNew`], store errors.
     pub(super) async fn read(store: &S, embedder: &E) -> Result<Option<Parts>> {
         // meta, head and delta in one read transaction: one generation's view.
-        let mut keys: Vec<(Collection, String)> =
-            ["schema", "model", "dim", "analyzer", crate::engine::LANGUAGES_KEY, GENERATION_KEY].map(|k| (Collection::Meta, k.to_string())).to_vec();
+        let mut keys: Vec<(Collection, String)> = ["schema", "model", "dim", "analyzer", crate::engine::LANGUAGES_KEY, GENERATION_KEY]
+            .map(|k| (Collection::Meta, k.to_string()))
+            .to_vec();
         for k in [SegmentKey::Head, SegmentKey::Delta, SegmentKey::QuestionHead, SegmentKey::QuestionDelta] {
             keys.push((Collection::Segments, k.store_id()));
         }
