@@ -561,6 +561,21 @@ fn pages_are_stemmed_in_their_html_lang_and_the_manifest_says_which_page_is_in_w
     for t in ["reading", "jobs", "maisons", "hunting"] {
         assert!(!terms.contains(t), "{t} is stemmed");
     }
+    // `search-snapshot` stems a query's words in the pages' languages: `hunting` finds the
+    // English page's `hunt`, `maisons` the French page's `maison`; `unstemmed` the untagged page.
+    let o = webrag([
+        "search-snapshot".as_ref(),
+        out.as_os_str(),
+        "hunting".as_ref(),
+        "maisons".as_ref(),
+        "unstemmed".as_ref(),
+        "--keyword-only".as_ref(),
+    ]);
+    assert!(o.status.success(), "search-snapshot: {}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for line in &lines {
+        assert_eq!(line["keyword"].as_array().map(Vec::len), Some(1), "{line}");
+    }
     // One language: no file.
     for f in ["b.html", "d.html", "e.html"] {
         std::fs::remove_file(site.join(f)).unwrap();

@@ -2,7 +2,7 @@
 //! A knowledge base whose documents are stemmed in their language (`DocumentInput.lang`, as a
 //! site build sets it from `<html lang>`) is searched by a query's words as written and as their
 //! stems in each of its languages (`Query::with_stems`): `kettles` finds an English document's
-//! `kettl`, a phrase and an exclusion hold for stemmed documents too, a document in no language
+//! `kettl` (and its snippet marks `kettle`), a phrase and an exclusion hold for stemmed documents too, a document in no language
 //! still matches as written — on a loaded engine, after it is opened again, opened lazily from
 //! its index segments, and when the store was written before it named its languages. A base
 //! without stemmed documents searches its words as written only.
@@ -72,6 +72,13 @@ fn a_stemmed_knowledge_base_is_searched_by_stems_on_every_residency() {
         assert_eq!(languages_record(store).await.as_deref(), Some(r#"["en","fr"]"#), "zh has no stemmer");
         let loaded = |q: &str| pollster::block_on(eng.search(q, &bm25())).expect("search");
         assert_stemmed_search!(loaded);
+        // The snippet highlights a stemmed document's word by its stem.
+        let hits = loaded("kettles");
+        let marked = |doc: &str| -> Vec<String> {
+            hits.iter().filter(|h| h.doc_id == doc).flat_map(|h| h.snippet.iter().filter(|p| p.hit).map(|p| p.text.clone())).collect()
+        };
+        assert_eq!(marked("en"), ["kettle"]);
+        assert_eq!(marked("plain"), ["Kettles"]);
         eng.maintain_all(false).await.expect("maintain");
         drop(eng);
 

@@ -72,7 +72,7 @@ impl<S: Store, E: Embedder> super::Enrichment<'_, S, E> {
             let doc = self.0.corpus.docs.get(&c.doc_id);
             let title = doc.map(|d| d.title.clone()).unwrap_or_default();
             inputs.push(self.0.chunk_input(&title, &rec));
-            langs.push(super::stemmer_of(doc));
+            langs.push(crate::retrieve::stemmer_of(doc));
             recs.push(rec);
         }
         if recs.is_empty() {

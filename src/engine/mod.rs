@@ -142,13 +142,6 @@ fn meta(id: &str, value: serde_json::Value) -> Op {
 /// The longest document id, in characters.
 pub const MAX_ID_CHARS: usize = 1024;
 
-/// Checks a document id: 1..=[`MAX_ID_CHARS`] characters.
-/// The stemmer a document's words are analyzed with (BM25 terms): its stored language's, when
-/// that language has one in this build ([`crate::text::Language::from_tag`]).
-pub(crate) fn stemmer_of(doc: Option<&DocumentRecord>) -> Option<crate::text::Language> {
-    doc.and_then(|d| d.lang.as_deref()).and_then(crate::text::Language::from_tag)
-}
-
 /// The `meta` record that names the languages a knowledge base's documents are stemmed in
 /// (a JSON array of [`crate::text::Language::tag`]s, sorted; absent: none), so that a search
 /// — of a lazily opened base too — stems its query in them ([`crate::index::bm25::Query::with_stems`]).
@@ -179,7 +172,7 @@ pub(crate) fn grown_languages<'a>(
         return None;
     }
     let mut langs = had.to_vec();
-    langs.extend(docs.into_iter().filter_map(|d| stemmer_of(Some(d))));
+    langs.extend(docs.into_iter().filter_map(|d| crate::retrieve::stemmer_of(Some(d))));
     crate::sort::by(&mut langs, |a, b| a.tag().cmp(b.tag()));
     langs.dedup();
     if langs.len() == had.len() {
@@ -189,6 +182,7 @@ pub(crate) fn grown_languages<'a>(
     Some((meta(LANGUAGES_KEY, serde_json::json!(tags)), langs))
 }
 
+/// Checks a document id: 1..=[`MAX_ID_CHARS`] characters.
 pub(crate) fn check_id(id: &str) -> Result<()> {
     if id.is_empty() || id.chars().count() > MAX_ID_CHARS {
         return Err(InputError::InvalidId { id: id.chars().take(64).collect() }.into());

@@ -253,7 +253,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
                 stored => {
                     let doc = self.corpus.docs.get(&c.doc_id);
                     let title = doc.map_or("", |d| d.title.as_str());
-                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c), super::stemmer_of(doc));
+                    let (terms, length) = term_frequencies(&self.chunk_input(title, &c), crate::retrieve::stemmer_of(doc));
                     let p = PostingRecord { id: c.id.clone(), length, terms };
                     if stored.as_ref() != Some(&p) {
                         reanalyzed |= stored.is_some();

@@ -342,7 +342,7 @@ pub(super) fn add_write(
             let id = chunk_id(&rec.id, ordinal);
             let v = vi.next().unwrap_or_default();
             // BM25 indexes the heading prefix (title, headings) with the text, as a field.
-            let (terms, length) = term_frequencies(&c.embed_input, super::stemmer_of(Some(&rec)));
+            let (terms, length) = term_frequencies(&c.embed_input, crate::retrieve::stemmer_of(Some(&rec)));
             let cr = ChunkRecord {
                 id: id.clone(),
                 doc_id: rec.id.clone(),

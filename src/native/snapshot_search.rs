@@ -36,6 +36,8 @@ pub struct SnapshotSource {
     chunks: usize,
     dim: usize,
     k1: f64,
+    /// The languages its pages were stemmed in (manifest `languages`, `stemmed`).
+    languages: Vec<crate::text::Language>,
 }
 
 /// A term's postings, `(chunk, w)`, and its document frequency.
@@ -75,7 +77,16 @@ impl SnapshotSource {
                 *slot = x as f32;
             }
         }
-        Ok(SnapshotSource { dir: dir.to_path_buf(), manifest, config, chunks, dim, k1 })
+        let mut languages: Vec<crate::text::Language> = manifest["languages"]["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|l| l["stemmed"].as_bool() == Some(true))
+            .filter_map(|l| crate::text::Language::from_tag(l["lang"].as_str()?))
+            .collect();
+        crate::sort::by(&mut languages, |a, b| a.tag().cmp(b.tag()));
+        languages.dedup();
+        Ok(SnapshotSource { dir: dir.to_path_buf(), manifest, config, chunks, dim, k1, languages })
     }
 
     /// The snapshot's chunks.
@@ -227,10 +238,10 @@ impl IndexSource for SnapshotSource {
         &self.config
     }
 
-    /// None: `search-snapshot` matches a query's words as written (webrag/static stems them in
-    /// the search's language; docs/static-site.md).
+    /// Every stemmed language of its pages (webrag/static searches one, the page's or the
+    /// caller's, and only its pages and those in none: docs/static-site.md).
     fn languages(&self) -> &[crate::text::Language] {
-        &[]
+        &self.languages
     }
 }
 
@@ -351,7 +362,7 @@ impl Records for SnapshotSource {
                     heading_path: if heading.is_empty() { Vec::new() } else { heading.split(" › ").map(str::to_string).collect() },
                     score,
                     scores: scores.remove(&c).unwrap_or_default(),
-                    snippet: snippet(&text(r, 3), terms, 240),
+                    snippet: snippet(&text(r, 3), terms, 240, None),
                     sections: Vec::new(),
                 })
             })

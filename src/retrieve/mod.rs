@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::schema::{ChunkRecord, DocId, DocumentRecord};
-use crate::text::{analyze, is_cjk};
+use crate::text::{Language, analyze, analyze_in, is_cjk};
 use crate::types::{Hit, Scores, SearchMode, Section, SnippetPart};
 
 /// Weighted reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009, with a weight per
@@ -224,7 +224,14 @@ impl Ranked {
     }
 }
 
-/// A hit on chunk `c` of document `doc`, its snippet around the query `terms`.
+/// The stemmer a document's words are analyzed with (BM25 terms): its stored language's, when
+/// that language has one in this build ([`Language::from_tag`]).
+pub fn stemmer_of(doc: Option<&DocumentRecord>) -> Option<Language> {
+    doc.and_then(|d| d.lang.as_deref()).and_then(Language::from_tag)
+}
+
+/// A hit on chunk `c` of document `doc`, its snippet around the query `terms` (its words also
+/// matched as stemmed in the document's language: [`stemmer_of`]).
 pub fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Scores, terms: &HashSet<String>) -> Hit {
     Hit {
         doc_id: c.doc_id.clone(),
@@ -234,7 +241,7 @@ pub fn hit(c: &ChunkRecord, doc: Option<&DocumentRecord>, score: f32, scores: Sc
         heading_path: c.heading_path.clone(),
         score,
         scores,
-        snippet: snippet(&c.text, terms, 240),
+        snippet: snippet(&c.text, terms, 240, stemmer_of(doc)),
         sections: Vec::new(),
     }
 }
@@ -287,9 +294,10 @@ pub fn is_function_word(term: &str) -> bool {
 
 /// A window of about `width` characters of `text` around the first query-term match, split into
 /// plain and matching parts. Matching is on analysed terms (so `Rust` matches `rust`); a CJK
-/// character matches when it occurs in a query term. Function words ([`is_function_word`]) are not
-/// highlighted unless the query holds nothing but function words.
-pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize) -> Vec<SnippetPart> {
+/// character matches when it occurs in a query term; a word of a text in `lang` also matches by
+/// its stem (a stemmed document's terms: `kettle` matches a query's `kettl`). Function words
+/// ([`is_function_word`]) are not highlighted unless the query holds nothing but function words.
+pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize, lang: Option<Language>) -> Vec<SnippetPart> {
     let content: HashSet<String> = query_terms.iter().filter(|t| !is_function_word(t)).cloned().collect();
     let query_terms = if content.is_empty() { query_terms } else { &content };
     let cjk_chars: HashSet<char> = query_terms.iter().flat_map(|t| t.chars()).filter(|c| is_cjk(*c)).collect();
@@ -303,7 +311,9 @@ pub fn snippet(text: &str, query_terms: &HashSet<String>, width: usize) -> Vec<S
                     hits.push((start + i, start + i + c.len_utf8()));
                 }
             }
-        } else if analyze(word).iter().any(|t| query_terms.contains(t)) {
+        } else if analyze(word).iter().any(|t| query_terms.contains(t))
+            || lang.is_some_and(|l| analyze_in(word, Some(l)).iter().any(|t| query_terms.contains(t)))
+        {
             hits.push((start, start + word.len()));
         }
     }
@@ -384,7 +394,7 @@ mod tests {
     #[test]
     fn snippet_marks_hits() {
         let q: HashSet<String> = ["rust".to_string(), "语言".to_string()].into();
-        let parts = snippet("I like Rust and the 语言 of <b>code</b>.", &q, 200);
+        let parts = snippet("I like Rust and the 语言 of <b>code</b>.", &q, 200, None);
         let hits: Vec<_> = parts.iter().filter(|p| p.hit).map(|p| p.text.as_str()).collect();
         assert_eq!(hits, vec!["Rust", "语言"]);
         let all: String = parts.iter().map(|p| p.text.as_str()).collect();
@@ -394,11 +404,11 @@ mod tests {
     #[test]
     fn snippet_skips_stop_words_unless_nothing_else() {
         let q: HashSet<String> = ["what", "is", "the", "borrow", "checker"].map(String::from).into();
-        let parts = snippet("What is the borrow checker? It is the part that checks.", &q, 200);
+        let parts = snippet("What is the borrow checker? It is the part that checks.", &q, 200, None);
         let hits: Vec<_> = parts.iter().filter(|p| p.hit).map(|p| p.text.as_str()).collect();
         assert_eq!(hits, vec!["borrow", "checker"]);
         let only: HashSet<String> = ["the", "who"].map(String::from).into();
-        let parts = snippet("The Who played.", &only, 200);
+        let parts = snippet("The Who played.", &only, 200, None);
         assert_eq!(parts.iter().filter(|p| p.hit).count(), 2, "{parts:?}");
     }
 }
