@@ -39,6 +39,8 @@ mod kb_transfer;
 mod late_chunking;
 #[path = "lazy_open.rs"]
 mod lazy_open;
+#[path = "lazy_write.rs"]
+mod lazy_write;
 #[path = "llm_client.rs"]
 mod llm_client;
 #[path = "pgr_equivalence.rs"]
