@@ -81,6 +81,13 @@ pub enum InputError {
         /// Why the parser module is unavailable.
         reason: String,
     },
+    /// A document in a language whose stemmer this build has no way to run (the page's builds:
+    /// the worker could not load `stem/<tag>.wasm`). Nothing of the batch was written.
+    #[error("cannot stem {lang} here: its stemmer module is not loaded (stem/{lang}.wasm)")]
+    StemmerUnavailable {
+        /// The language's tag (`en`; `no` for Norwegian).
+        lang: &'static str,
+    },
     /// A knowledge-base file (`importKb`) that is not one this build reads (kb_file).
     #[error("not a webrag knowledge-base file this build reads: {reason}")]
     InvalidKbFile {
@@ -439,6 +446,11 @@ pub const CODES: &[Code] = &[
         code: "PARSER_UNAVAILABLE",
         when: "a Markdown or HTML document given to the search build (`webrag/search`) when its parser module (`search/markup.wasm`, loaded at the first `add` that needs it) could not be loaded; nothing was written, plain-text documents still add",
     },
+    Code {
+        class: "InputError",
+        code: "STEMMER_UNAVAILABLE",
+        when: "a document whose `lang` is one of the 18 Snowball languages when the worker could not load its stemmer module (`stem/<tag>.wasm` in `WebRag.open`'s `stem` folder); nothing was written",
+    },
     Code { class: "InputError", code: "INVALID_OPTION", when: "an option out of range or malformed; the message names it" },
     Code {
         class: "InputError",
@@ -583,6 +595,7 @@ impl Error {
                 InputError::InvalidId { .. } => "INVALID_ID",
                 InputError::UnknownFormat { .. } => "UNKNOWN_FORMAT",
                 InputError::ParserUnavailable { .. } => "PARSER_UNAVAILABLE",
+                InputError::StemmerUnavailable { .. } => "STEMMER_UNAVAILABLE",
                 InputError::InvalidOption { .. } => "INVALID_OPTION",
                 InputError::InvalidKbFile { .. } => "KB_FILE_INVALID",
                 InputError::KbFileTooLarge { .. } => "KB_FILE_TOO_LARGE",

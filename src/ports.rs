@@ -639,6 +639,29 @@ pub fn install_markup_parser(f: MarkupParser) {
     let _ = PLATFORM_MARKUP.set(f);
 }
 
+/// The stem of `word` in language `tag` ([`crate::text::Language::tag`]) by the platform, in the
+/// page's builds (which carry no stemmers: `text::STEMS`): the stemmer module of that language
+/// (`stem/<tag>.wasm`, the same `text::stem` built alone: `src/web/stem_module.rs`) that the
+/// worker loaded; `None` when it has none loaded for `tag`. The web layer installs it at start
+/// ([`install_stemmer`]).
+#[cfg(all(target_arch = "wasm32", not(feature = "stem")))]
+pub fn platform_stem(tag: &str, word: &str) -> Option<String> {
+    PLATFORM_STEMMER.get().and_then(|f| f(tag, word))
+}
+
+/// A stemmer by language tag (see [`platform_stem`]).
+#[cfg(all(target_arch = "wasm32", not(feature = "stem")))]
+pub type PlatformStemmer = fn(&str, &str) -> Option<String>;
+
+#[cfg(all(target_arch = "wasm32", not(feature = "stem")))]
+static PLATFORM_STEMMER: std::sync::OnceLock<PlatformStemmer> = std::sync::OnceLock::new();
+
+/// Installs the platform's stemmer (the page's builds); the first call wins.
+#[cfg(all(target_arch = "wasm32", not(feature = "stem")))]
+pub fn install_stemmer(f: PlatformStemmer) {
+    let _ = PLATFORM_STEMMER.set(f);
+}
+
 #[cfg(test)]
 mod normalization_tests {
     use super::{NormalizationForm, normalize};

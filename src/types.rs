@@ -56,11 +56,14 @@ pub struct DocumentInput {
     /// and values up to [`MAX_META_CHARS`] characters). Default none.
     #[serde(default)]
     pub meta: std::collections::BTreeMap<String, String>,
-    /// The document's language (a BCP 47 tag; its primary subtag is kept): its words' BM25
-    /// terms are stemmed in it where it has a Snowball stemmer ([`crate::text::Language`]).
-    /// Site builds set it from a page's `<html lang>`; the page's API does not take it (the
-    /// page's engine builds carry no stemmers), so a knowledge base's notes are not stemmed.
-    #[serde(skip)]
+    /// The document's language, a BCP 47 tag (`en`, `fr-CA`; its primary subtag is kept, of 2 to
+    /// 8 letters: else `INVALID_OPTION`): its words' BM25 terms are stemmed in it where it is one
+    /// of the 18 languages with a Snowball stemmer, and a search's words are looked up as written
+    /// and as their stems (docs/vector-index.md, "Stemmed documents"). In the page the worker
+    /// loads that language's stemmer module (`stem/<tag>.wasm`) first; when it cannot,
+    /// `STEMMER_UNAVAILABLE` and nothing of the batch is written. A static site's pages take
+    /// their `<html lang>`. Default none: words as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
 }
 
@@ -344,6 +347,9 @@ pub struct Stats {
     /// (docs/vector-index.md, "Index segments"), `documents`, `chunks` and `terms` are theirs,
     /// and `ann` and `memory` read 0 until the knowledge base is loaded.
     pub lazy: bool,
+    /// The languages its documents are stemmed in (tags: `en`, `fr`; `no` for Norwegian), whose
+    /// stemmer modules a search needs (the worker loads them at open).
+    pub languages: Vec<String>,
 }
 
 /// Shape of the segmented vector collections ([`crate::index::ann`]): `[fresh vectors, sealed

@@ -117,3 +117,21 @@ fn a_base_without_stemmed_documents_searches_words_as_written() {
         assert_eq!(docs_of(&eng.search("running", &bm25()).await.expect("search")), ["b"], "running is not run here");
     });
 }
+
+#[test]
+fn a_language_that_is_not_a_tag_is_an_invalid_option_and_nothing_is_written() {
+    pollster::block_on(async {
+        let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
+        let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
+        for bad in ["e", "english!", "-en", "", "x1"] {
+            let err = eng
+                .add(vec![doc("ok", Some("en"), EN), doc("bad", Some(bad), PLAIN)], &mut NoProgress)
+                .await
+                .expect_err("not a tag");
+            assert_eq!(err.code(), "INVALID_OPTION", "{bad:?}: {err}");
+            assert!(err.to_string().contains("documents[\"bad\"].lang"), "{err}");
+        }
+        assert_eq!(eng.stats().documents, 0, "nothing of the batch");
+        assert_eq!(languages_record(store).await, None);
+    });
+}

@@ -8,6 +8,7 @@
 mod ask_store;
 mod corpus;
 pub mod enhance;
+mod input;
 mod lazy;
 mod llm_parts;
 mod maintain;
@@ -151,9 +152,6 @@ pub(crate) const LANGUAGES_KEY: &str = "languages";
 
 /// The languages [`LANGUAGES_KEY`] names (tags this build has no stemmer for left out).
 pub(crate) fn stored_languages(meta: &[MetaRecord]) -> Vec<crate::text::Language> {
-    if !crate::text::STEMS {
-        return Vec::new(); // a build without stemmers (the page's) stems nothing
-    }
     let tags: Vec<String> =
         meta.iter().find(|m| m.id == LANGUAGES_KEY).and_then(|m| serde_json::from_str(&m.value).ok()).unwrap_or_default();
     let mut langs: Vec<crate::text::Language> = tags.iter().filter_map(|t| crate::text::Language::from_tag(t)).collect();
@@ -168,9 +166,6 @@ pub(crate) fn grown_languages<'a>(
     had: &[crate::text::Language],
     docs: impl IntoIterator<Item = &'a DocumentRecord>,
 ) -> Option<(Op, Vec<crate::text::Language>)> {
-    if !crate::text::STEMS {
-        return None;
-    }
     let mut langs = had.to_vec();
     langs.extend(docs.into_iter().filter_map(|d| crate::retrieve::stemmer_of(Some(d))));
     crate::sort::by(&mut langs, |a, b| a.tag().cmp(b.tag()));
@@ -367,6 +362,7 @@ impl<S: Store, E: Embedder> Engine<S, E> {
             questions: self.ask.question_count(),
             memory: self.ask.memory_len(),
             lazy: false,
+            languages: self.languages.iter().map(|l| l.tag().to_string()).collect(),
         }
     }
 

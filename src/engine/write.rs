@@ -17,6 +17,7 @@ use crate::text;
 use crate::types::*;
 use std::collections::HashMap;
 
+use super::input::{check_lang, check_tags};
 use super::{Engine, check_id};
 
 /// A document as its mind map is built from: id, title, and each chunk's heading path and text
@@ -184,7 +185,7 @@ fn source_hash(d: &DocumentInput, format: Format) -> String {
         let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
         h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
     }
-    if let Some(lang) = d.lang.as_deref().filter(|_| text::STEMS).and_then(text::primary_subtag) {
+    if let Some(lang) = d.lang.as_deref().and_then(text::primary_subtag) {
         h.update(format!("\0lang\0{lang}").as_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
@@ -204,6 +205,7 @@ impl<E: Embedder> Planner<'_, E> {
                 return Err(InputError::TooLarge { id: d.id.clone(), bytes: d.text.len(), limit: self.config.max_document_bytes }.into());
             }
             check_tags(d)?;
+            check_lang(d)?;
         }
         Ok(())
     }
@@ -263,7 +265,7 @@ impl<E: Embedder> Planner<'_, E> {
                 auto_tags: Vec::new(),
                 tagged: false,
                 meta: d.meta.clone(),
-                lang: d.lang.as_deref().filter(|_| text::STEMS).and_then(text::primary_subtag),
+                lang: d.lang.as_deref().and_then(text::primary_subtag),
             };
             if stored(&d.id).is_some() {
                 report.replaced.push(d.id);
@@ -767,32 +769,4 @@ impl<S: Store, E: Embedder> Engine<S, E> {
         self.reset_indexes();
         Ok(())
     }
-}
-
-/// Checks a document's tags and metadata against [`MAX_TAGS`], [`MAX_TAG_CHARS`] and
-/// [`MAX_META_CHARS`].
-///
-/// Errors: [`InputError::InvalidOption`] naming the document and the field.
-fn check_tags(d: &DocumentInput) -> Result<()> {
-    let bad = |field: &str, reason: String| -> Result<()> {
-        Err(InputError::InvalidOption { name: format!("documents[{:?}].{field}", d.id), reason }.into())
-    };
-    if d.tags.len() > MAX_TAGS {
-        return bad("tags", format!("{} tags; at most {MAX_TAGS}", d.tags.len()));
-    }
-    for t in &d.tags {
-        let n = normalize_tag(t).chars().count();
-        if n == 0 || n > MAX_TAG_CHARS {
-            return bad("tags", format!("{t:?} is not 1..={MAX_TAG_CHARS} characters"));
-        }
-    }
-    if d.meta.len() > MAX_TAGS {
-        return bad("meta", format!("{} entries; at most {MAX_TAGS}", d.meta.len()));
-    }
-    for (k, v) in &d.meta {
-        if k.is_empty() || k.chars().count() > MAX_META_CHARS || v.chars().count() > MAX_META_CHARS {
-            return bad("meta", format!("{k:?}: names are 1..={MAX_META_CHARS} characters, values up to {MAX_META_CHARS}"));
-        }
-    }
-    Ok(())
 }

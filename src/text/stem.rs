@@ -2,14 +2,16 @@
 //! generates from snowballstem.org's algorithms) by language, from a page's BCP 47 language tag
 //! (`<html lang>`).
 //!
-//! Which builds stem: native ones and the site builder (feature `stem`), and `webrag/static`'s
-//! stemmer module (src/web/stem_module.rs), built from this same code so that a query's terms are
-//! the page's. The page's engine builds do not carry the stemmers ([`STEMS`] is false there):
-//! a knowledge base's documents are not stemmed, only a static site's pages.
+//! Which builds carry the stemmers ([`STEMS`]): native ones and the site builder (feature
+//! `stem`), and the stemmer modules (src/web/stem_module.rs, one per language), built from this
+//! same code so that a query's terms are the page's. The page's engine builds stem through the
+//! platform instead ([`crate::ports::platform_stem`]: the stemmer module of the language, which
+//! the worker loads), so a note's words are stemmed as a site build stems a page's.
 use std::borrow::Cow;
 
 /// Whether this build carries the stemmers: natively and with feature `stem`. Without them
-/// [`Language::stem`] returns its word unchanged.
+/// [`Language::stem`] asks the platform ([`crate::ports::platform_stem`]), which may have none
+/// for a language ([`Language::available`]).
 pub const STEMS: bool = cfg!(any(not(target_arch = "wasm32"), feature = "stem"));
 
 /// Words longer than this many bytes are not stemmed (by the writer and the reader alike: a
@@ -67,13 +69,8 @@ impl Language {
 
     /// The language of a BCP 47 tag (`en`, `en-GB`, `pt_BR`, `NB`): its primary subtag, case
     /// ignored; `nb` and `nn` are Norwegian. `None` for a language without a stemmer (`zh`, `ja`,
-    /// `pl`), for anything that is not a tag, and always in a build without stemmers ([`STEMS`]).
+    /// `pl`), and for anything that is not a tag.
     pub fn from_tag(tag: &str) -> Option<Language> {
-        // A build without stemmers has no language to stem in (its documents carry none: the
-        // page's API does not take one), and carries no table of them.
-        if !STEMS {
-            return None;
-        }
         let primary = primary_subtag(tag)?;
         Language::ALL.into_iter().find(|l| l.tag() == primary || (*l == Language::Norwegian && matches!(primary.as_str(), "nb" | "nn")))
     }
@@ -102,9 +99,18 @@ impl Language {
         }
     }
 
+    /// Whether this build can stem in the language: always where it carries the stemmers
+    /// ([`STEMS`]), else when the platform has its stemmer module loaded.
+    pub fn available(self) -> bool {
+        #[cfg(not(any(not(target_arch = "wasm32"), feature = "stem")))]
+        return crate::ports::platform_stem(self.tag(), "a").is_some();
+        #[cfg(any(not(target_arch = "wasm32"), feature = "stem"))]
+        true
+    }
+
     /// The stem of `word`, a lowercased analyzer term (Snowball's algorithm for the language,
-    /// snowballstem.org). A word over [`MAX_STEM_BYTES`], or in a build without stemmers
-    /// ([`STEMS`]), is returned as it is.
+    /// snowballstem.org). A word over [`MAX_STEM_BYTES`] is returned as it is, and so is every
+    /// word where the stemmer is not [`Language::available`].
     pub fn stem(self, word: &str) -> Cow<'_, str> {
         if word.len() > MAX_STEM_BYTES {
             return Cow::Borrowed(word);
@@ -142,7 +148,10 @@ impl Language {
 
     #[cfg(not(any(not(target_arch = "wasm32"), feature = "stem")))]
     fn snowball(self, word: &str) -> Cow<'_, str> {
-        Cow::Borrowed(word)
+        match crate::ports::platform_stem(self.tag(), word) {
+            Some(stem) if !stem.is_empty() => Cow::Owned(stem),
+            _ => Cow::Borrowed(word),
+        }
     }
 }
 

@@ -67,14 +67,16 @@ fn start() {
 
 /// Installs what the core takes from the browser: Unicode normalization (ICU's, through
 /// `String.prototype.normalize`: the page's builds carry no tables of their own,
-/// [`crate::ports::normalize`]) and, in the search build, the parser module's Markdown and HTML
-/// (`platform::markup_by_module`). The module's start function calls it; code that runs the core
+/// [`crate::ports::normalize`]), the stemmer modules' stems (`platform::stem_by_module`) and, in
+/// the search build, the parser module's Markdown and HTML (`platform::markup_by_module`). The module's start function calls it; code that runs the core
 /// in a page without that start (wasm-bindgen-test) calls it first. Idempotent.
 pub fn install_platform() {
     #[cfg(not(feature = "builder"))]
     crate::ports::install_normalizer(|text, form| js_sys::JsString::from(text).normalize(form.name()).into());
     #[cfg(not(feature = "markup"))]
     crate::ports::install_markup_parser(platform::markup_by_module);
+    #[cfg(not(feature = "stem"))]
+    crate::ports::install_stemmer(platform::stem_by_module);
 }
 
 /// A JS `Error` with `name` (e.g. `InputError`) and `code` (e.g. `EMPTY_DOCUMENT`).
@@ -164,6 +166,8 @@ struct JsDoc {
     tags: Vec<String>,
     #[serde(default)]
     meta: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    lang: Option<String>,
 }
 
 fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
@@ -179,7 +183,7 @@ fn to_input(d: JsDoc) -> Result<DocumentInput, Error> {
         Some("text") | Some("txt") => Format::Text,
         Some(other) => return Err(crate::error::InputError::UnknownFormat { format: other.into() }.into()),
     };
-    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta, lang: None })
+    Ok(DocumentInput { id: d.id, title: d.title, text, format, url: d.url, tags: d.tags, meta: d.meta, lang: d.lang })
 }
 
 /// The model files `model` names, as [`WebRagCore::open`] takes it: a base URL (string), a
@@ -256,6 +260,15 @@ pub fn cancel(id: &str) {
 #[wasm_bindgen(js_name = analyzeTerms)]
 pub fn analyze_terms(text: &str) -> Vec<String> {
     crate::text::analyze(text)
+}
+
+/// The tag of the stemmer module (`stem/<tag>.wasm`) a document in language `tag` (a BCP 47 tag)
+/// is stemmed with: `en` for `en-GB`, `no` for `nb`; `undefined` for a language without a Snowball
+/// stemmer (`zh`) or a string that is not a tag. The worker loads those modules
+/// (src/web/js/worker.js, `loadStems`).
+#[wasm_bindgen(js_name = stemModuleTag)]
+pub fn stem_module_tag(tag: &str) -> Option<String> {
+    crate::text::Language::from_tag(tag).map(|l| l.tag().to_string())
 }
 
 /// Weighted reciprocal-rank fusion ([`crate::retrieve::rrf`]) of lists given flat (`lists`

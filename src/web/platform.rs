@@ -50,6 +50,15 @@ pub async fn adapter_name() -> Option<String> {
     ))
 }
 
+/// The page builds' `ports::platform_stem`: `self.__webragStem(tag, word)`, which the worker
+/// installs (src/web/js/worker.js, `loadStems`): the stem from the language's stemmer module, or
+/// `undefined` when it has none loaded for `tag`.
+#[cfg(not(feature = "stem"))]
+pub fn stem_by_module(tag: &str, word: &str) -> Option<String> {
+    let f = get(&js_sys::global(), "__webragStem").and_then(|f| f.dyn_into::<js_sys::Function>().ok())?;
+    f.call2(&JsValue::NULL, &tag.into(), &word.into()).ok()?.as_string()
+}
+
 /// The search build's `ports::parse_markup`: `self.__webragMarkup(text, format)`, which the worker
 /// installs once it has compiled the parser module (src/web/js/worker.js, `loadMarkup`): the
 /// parse as `text::ParsedWire` JSON, or why there is none.

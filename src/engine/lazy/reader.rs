@@ -234,6 +234,7 @@ impl<S: Store, E: Embedder> Reader<S, E> {
             questions: self.live_questions().count(),
             memory: 0,
             lazy: true,
+            languages: p.languages.iter().map(|l| l.tag().to_string()).collect(),
         }
     }
 

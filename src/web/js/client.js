@@ -279,11 +279,15 @@ export class WebRag {
    * browser has relaxed SIMD, else 'simd128', by feature detection), 'relaxed-simd' or
    * 'simd128' (the baseline build); `embedder().cpuKernels` reports the one running. A
    * `workerUrl` worker loads the `.wasm` beside it whatever this says.
+   * `stem`: the folder holding the stemmer modules (`<tag>.wasm`: `en.wasm`, `no.wasm` for `nb`
+   * and `nn`), default the package's `stem/` beside this file; a document with a `lang` in one of
+   * the 18 Snowball languages needs its module (else STEMMER_UNAVAILABLE), 10–21 KB gzipped,
+   * fetched once per language. Under a bundler, serve `node_modules/webrag/stem/` and pass its URL.
    * `onEvent` receives warnings for the lifetime of the instance,
    * e.g. `{type: 'warning', code: 'GPU_LOST', message}` when the GPU is lost and embedding
    * continues on the CPU.
    */
-  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, startTimeoutMs = WORKER_START_MS, cpuKernels = 'auto', onEvent } = {}) {
+  static async open({ name = 'webrag', model, options, onProgress, workerUrl, device = 'auto', precision = 'f32', workers, startTimeoutMs = WORKER_START_MS, cpuKernels = 'auto', onEvent, stem } = {}) {
     if (workers !== undefined && !(Number.isInteger(workers) && workers >= 0 && workers <= 64)) {
       throw new InputError(`option workers: ${JSON.stringify(workers)} is not an integer from 0 to 64`, 'INVALID_OPTION');
     }
@@ -295,8 +299,14 @@ export class WebRag {
     const rag = new this(worker, onEvent);
     const abs = (u) => new URL(u, globalThis.location?.href).href;
     const m = typeof model === 'string' ? abs(model) : model?.url ? { ...model, url: abs(model.url) } : model;
+    // The stemmer modules' folder (documents with a `lang`): the option, else the package's `stem/`.
+    let stems = null;
     try {
-      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm, markup }, onProgress);
+      const here = import.meta.url; // not a literal `new URL(…, import.meta.url)`: no bundler emits a folder
+      stems = stem != null ? abs(String(stem)) : new URL('./stem/', here).href;
+    } catch { /* no URL for this file: documents in a stemmed language reject with STEMMER_UNAVAILABLE */ }
+    try {
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm, markup, stem: stems }, onProgress);
     } catch (e) {
       worker.terminate();
       throw e;
@@ -304,7 +314,7 @@ export class WebRag {
     rag.#reopen = async () => {
       const started = await this.startWorker(workerUrl, startTimeoutMs, kernels);
       rag.#attach(started.worker);
-      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm, markup: started.markup });
+      await rag.#post('open', { name, model: m, options, device, precision, workers, wasm: started.wasm, markup: started.markup, stem: stems });
     };
     return rag;
   }

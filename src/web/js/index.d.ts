@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'INVALID_ID'
   | 'UNKNOWN_FORMAT'
   | 'PARSER_UNAVAILABLE'
+  | 'STEMMER_UNAVAILABLE'
   | 'INVALID_OPTION'
   | 'KB_FILE_INVALID'
   | 'KB_FILE_TOO_LARGE'
@@ -63,7 +64,7 @@ export class GpuError extends WebRagError {}
 export class StoreError extends WebRagError {}
 /** Model problem: MODEL_FILE_UNAVAILABLE, MODEL_CONFIG_INVALID, MODEL_UNSUPPORTED, MODEL_TOKENIZER_INVALID, MODEL_WEIGHTS_CORRUPT, MODEL_TENSOR_MISSING, MODEL_TENSOR_SHAPE, MODEL_MISMATCH, MODEL_INTEGRITY, MODEL_OUTPUT_INVALID. */
 export class ModelError extends WebRagError {}
-/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, PARSER_UNAVAILABLE, INVALID_OPTION, KB_FILE_INVALID, KB_FILE_TOO_LARGE, NOT_IN_BUILD. */
+/** Bad document or option: EMPTY_DOCUMENT, INVALID_UTF8, DOCUMENT_TOO_LARGE, DUPLICATE_ID, INVALID_ID, UNKNOWN_FORMAT, PARSER_UNAVAILABLE, STEMMER_UNAVAILABLE, INVALID_OPTION, KB_FILE_INVALID, KB_FILE_TOO_LARGE, NOT_IN_BUILD. */
 export class InputError extends WebRagError {}
 // end generated
 
@@ -153,6 +154,8 @@ export interface DocumentInput {
   tags?: string[];
   /** Metadata `name → value` for `filter.meta` (at most 32 entries; names 1..=256 characters, values up to 256). */
   meta?: Record<string, string>;
+  /** Its language, a BCP 47 tag (`en`, `fr-CA`): in one of the 18 Snowball languages its words are stemmed (`reading files` finds `read a file`), with the stemmer module `stem/<tag>.wasm` the worker loads (`WebRag.open`'s `stem`; else `STEMMER_UNAVAILABLE`, nothing written); not a tag → `INVALID_OPTION`. Default none: words as written. */
+  lang?: string;
 }
 
 
@@ -938,6 +941,11 @@ export interface Stats {
   /** Documents stored. */
   documents: number;
   /**
+   * The languages its documents are stemmed in (tags: `en`, `fr`; `no` for Norwegian), whose
+   * stemmer modules a search needs (the worker loads them at open).
+   */
+  languages: string[];
+  /**
    * Opened lazily and not loaded yet: searches are served from the stored index segments
    * (docs/vector-index.md, "Index segments"), `documents`, `chunks` and `terms` are theirs, and
    * `ann` and `memory` read 0 until the knowledge base is loaded.
@@ -1072,7 +1080,7 @@ export interface Trajectory {
 export class WebRag {
   /** Opens (or creates) a knowledge base; the engine runs in a module Web Worker. */
   /** Progress phases: 'model' (done/total in bytes), 'device' (GPU set-up), 'index' (0/1, 1/1 around reading IndexedDB and rebuilding the indexes), then ingest phases. */
-  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; startTimeoutMs?: number; cpuKernels?: 'auto' | 'relaxed-simd' | 'simd128'; onEvent?: (e: EmbedderEvent) => void }): Promise<WebRag>;
+  static open(opts: { name?: string; model: string | ModelUrl | ModelBytes; options?: Options; onProgress?: (e: ProgressEvent) => void; workerUrl?: string | URL; device?: Device; precision?: Precision; workers?: number; startTimeoutMs?: number; cpuKernels?: 'auto' | 'relaxed-simd' | 'simd128'; onEvent?: (e: EmbedderEvent) => void; stem?: string | URL }): Promise<WebRag>;
   /** Deletes the cached model files. */
   static clearModelCache(): Promise<boolean>;
   /** `signal`: an abort while the add waits behind other operations rejects it (CancelledError CANCELLED) and nothing is written; once started it runs to its one atomic commit. While it runs, `search` and the other reads answer from the knowledge base as it was before the batch; writes wait for it. */

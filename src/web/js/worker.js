@@ -8,7 +8,7 @@
 // seals grown fresh vector buffers into HNSW segments one step at a time (`core.maintain`),
 // each step queued behind any request that arrived meanwhile; each step posts
 // {event: {type: 'sealed', collection, vectors, merged, segments}}.
-import init, { WebRagCore, WebRagEmbedder, cancel } from './webrag.js';
+import init, { WebRagCore, WebRagEmbedder, cancel, stemModuleTag } from './webrag.js';
 
 let core = null;
 
@@ -186,6 +186,51 @@ async function loadMarkup(docs) {
   };
 }
 
+// The stemmer modules (src/web/stem_module.rs: one per Snowball language, `stem/<tag>.wasm`, the
+// site builder's `text::stem` built alone). `open` gets their folder (`a.stem`: a URL; the
+// client's default is the package's `stem/`). Before an `add`, the modules of its documents'
+// languages are loaded, and after `open` those of the knowledge base's (`stats().languages`), so
+// a search stems its words too; each is installed in `stems` and answers
+// `self.__webragStem(tag, word)` (src/web/platform.rs) synchronously. A module that does not load
+// leaves its language out: an `add` in it then rejects with STEMMER_UNAVAILABLE (nothing written),
+// and a search matches its words as written; it is tried again at the next call that needs it.
+let stemFolder = null;
+const stems = new Map(); // module tag → word → stem
+self.__webragStem = (tag, word) => stems.get(tag)?.(word);
+async function loadStems(tags) {
+  if (stemFolder == null) return;
+  const wanted = [...new Set((tags ?? []).filter((t) => typeof t === 'string').map((t) => stemModuleTag(t)).filter(Boolean))];
+  await Promise.all(wanted.filter((t) => !stems.has(t)).map(async (tag) => {
+    try {
+      const module = await compileUrl(new URL(`${tag}.wasm`, stemFolder));
+      const imports = {};
+      for (const { module: m, name } of WebAssembly.Module.imports(module)) {
+        (imports[m] ??= {})[name] = () => { throw new Error(`the stemmer module called ${name}`); };
+      }
+      stems.set(tag, moduleStemmer(new WebAssembly.Instance(module, imports).exports, tag));
+    } catch (err) {
+      console.warn(`webrag: the stemmer module ${tag}.wasm (${stemFolder}) did not load: ${err?.message ?? err}`);
+    }
+  }));
+}
+// `word → stem` of a stemmer module's language, through its buffer (MAX_STEM_BYTES = 64 bytes a
+// word: a longer one is its own stem, as src/text/stem.rs keeps it).
+function moduleStemmer(x, tag) {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  const buffer = () => new Uint8Array(x.memory.buffer, x.stem_buffer(), 256);
+  const t = encoder.encode(tag);
+  buffer().set(t);
+  const id = x.stem_language(t.length);
+  if (!id) throw new Error(`the stemmer module has no stemmer for ${tag}`);
+  return (word) => {
+    const b = encoder.encode(word);
+    if (b.length > 64) return word;
+    buffer().set(b);
+    return decoder.decode(buffer().slice(0, x.stem_word(id, b.length)));
+  };
+}
+
 // Embedding workers by default: every core, at most this many (each holds its own copy of the
 // model: see docs/api.md for the memory per worker).
 const DEFAULT_WORKERS_CAP = 4;
@@ -265,6 +310,7 @@ const OPS = {
       const module = await compile(a.wasm);
       await init({ module_or_path: module });
       markupSource = a.markup ?? null;
+      stemFolder = a.stem ? new URL(String(a.stem).replace(/\/?$/, '/'), self.location.href) : null;
       const onEvent = (event) => self.postMessage({ event });
       listen(a.name);
       const workers = a.workers ?? Math.min(self.navigator?.hardwareConcurrency || 1, DEFAULT_WORKERS_CAP);
@@ -272,10 +318,12 @@ const OPS = {
       // A new store gets its meta written at open: under the lock too.
       core = await exclusive(() => WebRagCore.open(a.name, a.model, a.options ?? null, p, a.device ?? 'auto', a.precision ?? 'f32', onEvent, pool));
       generation = await core.generation();
-      return await core.stats();
+      const stats = await core.stats();
+      await loadStems(stats.languages);
+      return stats;
     },
   },
-  add: { lock: 'detached', upkeep: true, run: async (a, p) => { await loadMarkup(a.docs); return core.add(a.docs, p); } },
+  add: { lock: 'detached', upkeep: true, run: async (a, p) => { await Promise.all([loadMarkup(a.docs), loadStems(Array.isArray(a.docs) ? a.docs.map((d) => d?.lang) : [])]); return core.add(a.docs, p); } },
   remove: { lock: 'commit', upkeep: true, run: (a) => core.remove(a.ids) },
   search: { lock: 'read', run: (a) => core.search(a.query, a.options ?? null) },
   explainGraph: { lock: 'read', run: (a) => core.explainGraph(a.query, a.k ?? 10) },
