@@ -124,10 +124,7 @@ fn a_language_that_is_not_a_tag_is_an_invalid_option_and_nothing_is_written() {
         let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
         let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
         for bad in ["e", "english!", "-en", "", "x1"] {
-            let err = eng
-                .add(vec![doc("ok", Some("en"), EN), doc("bad", Some(bad), PLAIN)], &mut NoProgress)
-                .await
-                .expect_err("not a tag");
+            let err = eng.add(vec![doc("ok", Some("en"), EN), doc("bad", Some(bad), PLAIN)], &mut NoProgress).await.expect_err("not a tag");
             assert_eq!(err.code(), "INVALID_OPTION", "{bad:?}: {err}");
             assert!(err.to_string().contains("documents[\"bad\"].lang"), "{err}");
         }

@@ -102,10 +102,17 @@ impl Language {
     /// Whether this build can stem in the language: always where it carries the stemmers
     /// ([`STEMS`]), else when the platform has its stemmer module loaded.
     pub fn available(self) -> bool {
-        #[cfg(not(any(not(target_arch = "wasm32"), feature = "stem")))]
-        return crate::ports::platform_stem(self.tag(), "a").is_some();
-        #[cfg(any(not(target_arch = "wasm32"), feature = "stem"))]
-        true
+        STEMS || self.on_platform()
+    }
+
+    #[cfg(any(not(target_arch = "wasm32"), feature = "stem"))]
+    fn on_platform(self) -> bool {
+        false
+    }
+
+    #[cfg(not(any(not(target_arch = "wasm32"), feature = "stem")))]
+    fn on_platform(self) -> bool {
+        crate::ports::platform_stem(self.tag(), "a").is_some()
     }
 
     /// The stem of `word`, a lowercased analyzer term (Snowball's algorithm for the language,

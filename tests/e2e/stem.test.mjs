@@ -2,14 +2,16 @@
 // one per language, built by `./webrag.sh build` from the Rust stemmers) give webrag/static the
 // Rust analyzer's stemmed terms in each of the 18 Snowball languages; a site of pages in English, French and no
 // language is searched in the language a query asks for, its words stemmed as that language's
-// pages were, and not diluted by the other language's pages.
+// pages were, and not diluted by the other language's pages. In the page's engine (`webrag` and
+// `webrag/search`), notes with a `lang` are stemmed through the same modules, which the worker
+// loads; a module it cannot load makes such an add reject with STEMMER_UNAVAILABLE.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, cli } from './harness.mjs';
+import { ROOT, cli, launch, startServer } from './harness.mjs';
 import { StaticSearch, analyze, highlight } from '../../src/web/js/static.js';
 import { loadStemmer, loadStemmers, stemModule } from '../../src/web/js/static-stem.js';
 
@@ -194,4 +196,59 @@ test('a site in two languages: each query is stemmed in the language it asks for
   assert.deepEqual(await brokenUrls('huntin'), ['/en/owls.html'], 'a word typed part way');
   assert.deepEqual(await brokenUrls('maisons ', { lang: 'fr' }), ['/fr/maisons.html']);
   assert.deepEqual(await brokenUrls('chasses ', { lang: 'fr' }), ['/fr/chouettes.html']);
+});
+
+test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/search), after a reopen too; a missing module is STEMMER_UNAVAILABLE', { skip: NO_MODULE, timeout: 600_000 }, async () => {
+  const server = await startServer(23000 + Math.floor(Math.random() * 1000));
+  const browser = await launch({ webgpu: false });
+  try {
+    const page = await browser.ctx.newPage();
+    await page.goto(`${server.url}/www/style.css`);
+    const out = await page.evaluate(async ({ model }) => {
+      const out = {};
+      for (const entry of ['/pkg/index.js', '/pkg/search.js']) {
+        const { WebRag } = await import(entry);
+        const name = `stemmed ${entry}`;
+        const docs = async (rag, q) => [...new Set((await rag.search(q, { k: 10, mode: 'bm25' })).map((h) => h.docId))].sort();
+        const rag = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
+        await rag.add([
+          { id: 'en', lang: 'en-GB', text: 'The copper kettle boils water. Owls hunt mice at night.' },
+          { id: 'plain', text: 'Kettles and teapots are sold in this shop.' },
+          { id: 'fr', lang: 'fr', text: 'Les maisons anciennes du village sont grandes.' },
+        ]);
+        const r = {
+          kettles: await docs(rag, 'kettles'), hunting: await docs(rag, 'hunting owl'), maison: await docs(rag, 'maison'),
+          snippet: (await rag.search('kettles', { k: 10, mode: 'bm25' })).find((h) => h.docId === 'en')?.snippet.filter((p) => p.hit).map((p) => p.text),
+          languages: (await rag.stats()).languages,
+        };
+        // Another instance over the same knowledge base: its worker loads the modules at open.
+        const again = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
+        r.reopened = await docs(again, 'hunting');
+        // A folder without the modules: the add rejects, and nothing of its batch is written.
+        const none = await WebRag.open({ name: `${name} none`, model, device: 'cpu', workers: 0, stem: '/nowhere/' });
+        try { await none.add([{ id: 'x', text: 'Plain words.' }, { id: 'de', lang: 'de', text: 'Die Häuser des Dorfes.' }]); r.missing = 'added'; } catch (e) { r.missing = `${e.name} ${e.code}`; }
+        r.missingDocuments = (await none.stats()).documents;
+        try { await none.add([{ id: 'y', lang: 'e', text: 'Not a tag.' }]); r.badTag = 'added'; } catch (e) { r.badTag = e.code; }
+        await none.add([{ id: 'zh', lang: 'zh-CN', text: '水壶在炉子上' }]); // no Snowball stemmer: as written, no module needed
+        r.zh = await docs(none, '水壶');
+        out[entry] = r;
+      }
+      return out;
+    }, { model: '/.models/all-MiniLM-L6-v2/' });
+    for (const [entry, r] of Object.entries(out)) {
+      assert.deepEqual(r.kettles, ['en', 'plain'], `${entry}: kettles finds the English kettle (kettl) and the untagged Kettles`);
+      assert.deepEqual(r.hunting, ['en'], entry);
+      assert.deepEqual(r.maison, ['fr'], entry);
+      assert.deepEqual(r.snippet, ['kettle'], `${entry}: the snippet marks the stemmed word`);
+      assert.deepEqual(r.languages, ['en', 'fr'], entry);
+      assert.deepEqual(r.reopened, ['en'], `${entry}: stemmed after a reopen`);
+      assert.equal(r.missing, 'InputError STEMMER_UNAVAILABLE', entry);
+      assert.equal(r.missingDocuments, 0, `${entry}: nothing of the batch`);
+      assert.equal(r.badTag, 'INVALID_OPTION', entry);
+      assert.deepEqual(r.zh, ['zh'], entry);
+    }
+  } finally {
+    await browser.close();
+    server.stop();
+  }
 });
