@@ -79,6 +79,15 @@ pub fn normalize_tag(tag: &str) -> String {
     tag.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
+/// The primary subtag of a BCP 47 language tag, lowercased: `en` of `en-GB`, `pt` of `pt_BR`
+/// (an underscore is read as a hyphen), `und` of `und`; `None` unless it is 2 to 8 ASCII letters.
+/// A page's language as a static snapshot records it (docs/snapshot-format.md).
+pub fn primary_subtag(tag: &str) -> Option<String> {
+    let primary = tag.trim().split(['-', '_']).next()?;
+    (2..=8).contains(&primary.len()).then_some(())?;
+    primary.bytes().all(|b| b.is_ascii_alphabetic()).then(|| primary.to_ascii_lowercase())
+}
+
 /// Every tag `docs` carry (their own and their automatic ones, [`normalize_tag`]ged) with how many
 /// documents carry it, the most common first, ties by name.
 pub fn tag_counts<'a>(docs: impl IntoIterator<Item = &'a DocumentRecord>) -> Vec<(String, usize)> {
@@ -108,12 +117,29 @@ pub struct SearchFilter {
     pub doc_ids: Vec<DocId>,
     /// The document's metadata has each of these `name → value` entries. Empty: any.
     pub meta: std::collections::BTreeMap<String, String>,
+    /// The document is in this language or names none (`webrag/static`'s `lang`): a BCP 47 tag
+    /// whose primary subtag is compared (`en` of `en-GB`), and the query's words are stemmed in
+    /// that language only. None: every language, the query stemmed in each of the knowledge
+    /// base's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
 }
 
 impl SearchFilter {
     /// No condition.
     pub fn is_empty(&self) -> bool {
-        self.tags.is_empty() && self.doc_ids.is_empty() && self.meta.is_empty()
+        self.tags.is_empty() && self.doc_ids.is_empty() && self.meta.is_empty() && self.lang.is_none()
+    }
+
+    /// The language asked for, as documents store theirs (a lowercase primary subtag).
+    ///
+    /// Errors: [`InputError::InvalidOption`] `filter.lang` for a tag that is not one.
+    pub fn language(&self) -> Result<Option<String>, crate::error::InputError> {
+        let Some(tag) = self.lang.as_deref() else { return Ok(None) };
+        primary_subtag(tag).map(Some).ok_or_else(|| crate::error::InputError::InvalidOption {
+            name: "filter.lang".into(),
+            reason: format!("{:?} is not a language tag (a primary subtag of 2 to 8 letters: en, fr-CA)", tag.chars().take(40).collect::<String>()),
+        })
     }
 
     /// Whether `doc` passes. To test many documents, [`SearchFilter::matcher`] once.
@@ -128,6 +154,7 @@ impl SearchFilter {
             tags: self.tags.iter().map(|t| normalize_tag(t)).collect(),
             doc_ids: self.doc_ids.iter().collect(),
             meta: &self.meta,
+            lang: self.lang.as_deref().map(|t| primary_subtag(t).unwrap_or_default()),
         }
     }
 }
@@ -137,14 +164,18 @@ pub struct FilterMatcher<'a> {
     tags: std::collections::HashSet<String>,
     doc_ids: std::collections::HashSet<&'a DocId>,
     meta: &'a std::collections::BTreeMap<String, String>,
+    /// The primary subtag asked for (empty for a tag that is not one: no document is in it).
+    lang: Option<String>,
 }
 
 impl FilterMatcher<'_> {
-    /// Whether `doc` passes: one of the tags (when any), one of the ids (when any), every meta entry.
+    /// Whether `doc` passes: one of the tags (when any), one of the ids (when any), every meta
+    /// entry, the language (when given; a document that names none passes).
     pub fn passes(&self, doc: &DocumentRecord) -> bool {
         (self.tags.is_empty() || doc.tags.iter().chain(&doc.auto_tags).any(|t| self.tags.contains(t)))
             && (self.doc_ids.is_empty() || self.doc_ids.contains(&doc.id))
             && self.meta.iter().all(|(k, v)| doc.meta.get(k) == Some(v))
+            && self.lang.as_ref().is_none_or(|l| doc.lang.as_ref().is_none_or(|d| d == l))
     }
 }
 

@@ -5,14 +5,15 @@
 //! `kettl` (and its snippet marks `kettle`), a phrase and an exclusion hold for stemmed documents too, a document in no language
 //! still matches as written — on a loaded engine, after it is opened again, opened lazily from
 //! its index segments, and when the store was written before it named its languages. A base
-//! without stemmed documents searches its words as written only.
+//! without stemmed documents searches its words as written only. A search with `filter.lang`
+//! returns documents in that language or in none, its words stemmed in that language alone.
 use crate::common;
 
 use webrag::config::Config;
 use webrag::embed::hashing::HashingEmbedder;
 use webrag::engine::{Engine, LazyEngine, SearchOptions};
 use webrag::ports::{Collection, FixedClock, MemoryStore, NoProgress, Op, Record, Store};
-use webrag::types::{DocumentInput, Format, Hit, SearchMode};
+use webrag::types::{DocumentInput, Format, Hit, SearchFilter, SearchMode};
 
 type Emb = HashingEmbedder<'static>;
 type Store_ = &'static MemoryStore;
@@ -130,5 +131,58 @@ fn a_language_that_is_not_a_tag_is_an_invalid_option_and_nothing_is_written() {
         }
         assert_eq!(eng.stats().documents, 0, "nothing of the batch");
         assert_eq!(languages_record(store).await, None);
+    });
+}
+
+fn in_lang(lang: &str, mode: SearchMode) -> SearchOptions {
+    SearchOptions { filter: Some(SearchFilter { lang: Some(lang.into()), ..Default::default() }), ..SearchOptions::new(10, mode) }
+}
+
+/// Every expectation of a search in one language, by a search function `(query, options)`.
+macro_rules! assert_language_search {
+    ($search:expr) => {{
+        assert_eq!(docs_of(&$search("kettles", &in_lang("en", SearchMode::Bm25))), ["en", "plain"]);
+        assert_eq!(docs_of(&$search("maison", &in_lang("en", SearchMode::Bm25))), Vec::<&str>::new(), "not the French page");
+        assert_eq!(docs_of(&$search("maison", &in_lang("fr-CA", SearchMode::Bm25))), ["fr"], "fr-CA is fr");
+        assert_eq!(docs_of(&$search("kettles", &in_lang("FR", SearchMode::Bm25))), ["plain"], "the page in no language, not the English one");
+        // Stemmed in French alone: the English stem of `hunting` (`hunt`) is not looked up, so the
+        // untagged page's `hunt` does not match; in English it does.
+        assert_eq!(docs_of(&$search("hunting", &in_lang("fr", SearchMode::Bm25))), Vec::<&str>::new());
+        assert_eq!(docs_of(&$search("hunting", &in_lang("en", SearchMode::Bm25))), ["en", "hunt"]);
+        assert_eq!(docs_of(&$search("kettles", &in_lang("de", SearchMode::Bm25))), ["plain"], "a language with no page");
+        // Every retriever is restricted: the dense list too.
+        for lang in ["fr", "en"] {
+            let hits = $search("the copper kettle in the village", &in_lang(lang, SearchMode::Hybrid));
+            assert!(!hits.is_empty());
+            assert!(docs_of(&hits).iter().all(|d| [lang, "plain", "hunt"].contains(d)), "{lang}: {:?}", docs_of(&hits));
+        }
+    }};
+}
+
+#[test]
+fn a_search_in_one_language_returns_its_documents_and_those_in_none() {
+    pollster::block_on(async {
+        let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
+        let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
+        let docs = vec![doc("en", Some("en"), EN), doc("fr", Some("fr"), FR), doc("plain", None, PLAIN), doc("hunt", None, "They hunt for bargains.")];
+        eng.add(docs, &mut NoProgress).await.expect("add");
+        let loaded = |q: &str, o: &SearchOptions| pollster::block_on(eng.search(q, o)).expect("search");
+        assert_language_search!(loaded);
+        // Without `lang`: every language, stemmed in each.
+        assert_eq!(docs_of(&loaded("hunting", &bm25())), ["en", "hunt"]);
+        assert_eq!(docs_of(&loaded("maison", &bm25())), ["fr"]);
+        for bad in ["x1", "", "english!"] {
+            let err = eng.search("kettles", &in_lang(bad, SearchMode::Bm25)).await.expect_err("not a tag");
+            assert_eq!(err.code(), "INVALID_OPTION", "{bad:?}: {err}");
+            assert!(err.to_string().contains("filter.lang"), "{err}");
+        }
+        eng.maintain_all(false).await.expect("maintain");
+        drop(eng);
+
+        let mut lazy = LazyEngine::open(store, embedder(), config(), Box::new(FixedClock(2.0))).await.expect("lazy open");
+        assert!(lazy.is_lazy(), "read from the index segments");
+        let mut lazily = |q: &str, o: &SearchOptions| pollster::block_on(lazy.search(q, o)).expect("search");
+        assert_language_search!(lazily);
+        assert!(lazy.is_lazy(), "a search in one language reads the documents it needs, not the whole base");
     });
 }

@@ -192,7 +192,7 @@ impl std::str::FromStr for Preset {
 pub enum AskFilter {
     /// `"strict"` or `"lenient"`.
     Strength(FilterStrength),
-    /// `{tags?, docIds?, meta?}`.
+    /// `{tags?, docIds?, meta?, lang?}`.
     Scope(SearchFilter),
 }
 
@@ -326,7 +326,7 @@ impl PipelineParams {
             Doc::new("supplementQueries", Value::Number(Self::SUPPLEMENT_QUERIES), "sub-queries per supplement"),
             Doc::new(
                 "filter",
-                Value::Other { ts: "SearchFilter | 'strict' | 'lenient'", default: "none", accepts: "`{tags?, docIds?, meta?}`" },
+                Value::Other { ts: "SearchFilter | 'strict' | 'lenient'", default: "none", accepts: "`{tags?, docIds?, meta?, lang?}`" },
                 "the documents the run may use, as `search`'s `filter`: every retrieval, the graph's context and the candidates of decomposition stay within them (the memory trigger does not fire); the older form, `'strict'` \\| `'lenient'`, is `knowledgeFilter`",
             ),
             Doc::new(
@@ -395,6 +395,9 @@ impl PipelineParams {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<Steps> {
         let steps = self.resolved_steps()?;
+        if let Some(f) = self.scope() {
+            f.language()?;
+        }
         crate::options::check_all(
             "",
             &[
@@ -443,5 +446,17 @@ mod tests {
         assert!(none.named("answers").is_none());
         let p = PipelineParams { steps: [("answers".to_string(), true.into())].into_iter().collect(), ..Default::default() };
         assert!(p.resolved_steps().unwrap_err().to_string().contains("queryTags"), "the error lists the steps");
+    }
+
+    #[test]
+    fn a_scope_language_that_is_not_a_tag_is_an_invalid_option() {
+        let scoped = |lang: &str| PipelineParams {
+            filter: Some(AskFilter::Scope(SearchFilter { lang: Some(lang.into()), ..Default::default() })),
+            ..Default::default()
+        };
+        let err = scoped("x1").validate().unwrap_err();
+        assert_eq!(err.code(), "INVALID_OPTION");
+        assert!(err.to_string().contains("filter.lang"), "{err}");
+        assert!(scoped("pt-BR").validate().is_ok());
     }
 }

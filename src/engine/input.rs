@@ -1,6 +1,6 @@
 //! The checks of a batch's documents before anything is parsed (ids: [`super::check_id`]).
 use crate::error::{InputError, Result};
-use crate::text::{Language, primary_subtag};
+use crate::text::Language;
 use crate::types::*;
 
 /// Checks a document's tags and metadata against [`MAX_TAGS`], [`MAX_TAG_CHARS`] and

@@ -63,8 +63,8 @@ impl SearchOptions {
             ),
             Doc::new(
                 "filter",
-                Value::Other { ts: "SearchFilter", default: "none", accepts: "`{tags?, docIds?, meta?}`" },
-                "only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, and with every `meta` entry; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields → `INVALID_OPTION`",
+                Value::Other { ts: "SearchFilter", default: "none", accepts: "`{tags?, docIds?, meta?, lang?}`" },
+                "only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, with every `meta` entry, and in the language `lang` (a BCP 47 tag, its primary subtag compared) or in none, the query then stemmed in that language only; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields or a `lang` that is not a tag → `INVALID_OPTION`",
             ),
             Doc::new(
                 "group",
@@ -99,6 +99,18 @@ impl SearchOptions {
     /// The filter, when it has a condition.
     pub fn scope(&self) -> Option<&SearchFilter> {
         self.filter.as_ref().filter(|f| !f.is_empty())
+    }
+
+    /// The languages a query is stemmed in, of the knowledge base's `stemmed`: the filter's
+    /// `lang` alone when it names one, else each.
+    ///
+    /// Errors: [`InputError::InvalidOption`] `filter.lang` for a tag that is not one.
+    fn stem_languages(&self, stemmed: &[Language]) -> Result<Vec<Language>> {
+        let lang = self.filter.as_ref().map(SearchFilter::language).transpose()?.flatten();
+        Ok(match lang {
+            None => stemmed.to_vec(),
+            Some(tag) => stemmed.iter().copied().filter(|l| Language::from_tag(&tag) == Some(*l)).collect(),
+        })
     }
 }
 
@@ -224,7 +236,7 @@ pub(crate) async fn search<Src: IndexSource>(src: &Src, query: &str, qv: Option<
 pub(crate) async fn rank<Src: IndexSource>(src: &Src, query: &str, qv: Option<&[f32]>, opts: &SearchOptions) -> Result<Ranking> {
     check_k(opts.k)?;
     let cfg = src.config();
-    let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) }.with_stems(src.languages());
+    let q = if opts.literal { bm25::literal_query(query) } else { parse_query(query) }.with_stems(&opts.stem_languages(src.languages())?);
     let depth = cfg.fusion_depth.max(opts.k);
     let lexical = src.lexical(&q, opts.mode.uses_bm25() && !q.terms.is_empty()).await?;
     // The filter's chunks (scanned exactly by the dense retriever: a filter can leave too few of

@@ -185,7 +185,7 @@ fn source_hash(d: &DocumentInput, format: Format) -> String {
         let tags: std::collections::BTreeSet<String> = d.tags.iter().map(|t| normalize_tag(t)).collect();
         h.update(serde_json::json!({"tags": tags, "meta": d.meta}).to_string().as_bytes());
     }
-    if let Some(lang) = d.lang.as_deref().and_then(text::primary_subtag) {
+    if let Some(lang) = d.lang.as_deref().and_then(primary_subtag) {
         h.update(format!("\0lang\0{lang}").as_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
@@ -265,7 +265,7 @@ impl<E: Embedder> Planner<'_, E> {
                 auto_tags: Vec::new(),
                 tagged: false,
                 meta: d.meta.clone(),
-                lang: d.lang.as_deref().and_then(text::primary_subtag),
+                lang: d.lang.as_deref().and_then(primary_subtag),
             };
             if stored(&d.id).is_some() {
                 report.replaced.push(d.id);

@@ -16,4 +16,4 @@ pub use parse::{
     Block, MAX_FIELD_KEY_CHARS, MAX_FIELD_VALUE_CHARS, MAX_HEADING_CHARS, MAX_PAGE_FIELDS, MAX_TITLE_CHARS, PageFields, Parsed, ParsedWire,
     cut_title, parse, resolve_format, title_block,
 };
-pub use stem::{Language, MAX_STEM_BYTES, STEMS, primary_subtag};
+pub use stem::{Language, MAX_STEM_BYTES, STEMS};

@@ -42,7 +42,7 @@ pub struct Parsed {
     /// which a site build stores in its snapshot; a knowledge base does not read them.
     pub fields: PageFields,
     /// An HTML page's language, the primary subtag of `<html lang>` lowercased (`en` of
-    /// `en-GB`; [`super::primary_subtag`]), which a site build stems the page's words by; read
+    /// `en-GB`; [`crate::types::primary_subtag`]), which a site build stems the page's words by; read
     /// where the fields are (not by the page's engine builds).
     pub lang: Option<String>,
 }

@@ -9,6 +9,8 @@
 //! the worker loads), so a note's words are stemmed as a site build stems a page's.
 use std::borrow::Cow;
 
+use crate::types::primary_subtag;
+
 /// Whether this build carries the stemmers: natively and with feature `stem`. Without them
 /// [`Language::stem`] asks the platform ([`crate::ports::platform_stem`]), which may have none
 /// for a language ([`Language::available`]).
@@ -160,15 +162,6 @@ impl Language {
             _ => Cow::Borrowed(word),
         }
     }
-}
-
-/// The primary subtag of a BCP 47 language tag, lowercased: `en` of `en-GB`, `pt` of `pt_BR`
-/// (an underscore is read as a hyphen), `und` of `und`; `None` unless it is 2 to 8 ASCII letters.
-/// A page's language as a static snapshot records it (docs/snapshot-format.md).
-pub fn primary_subtag(tag: &str) -> Option<String> {
-    let primary = tag.trim().split(['-', '_']).next()?;
-    (2..=8).contains(&primary.len()).then_some(())?;
-    primary.bytes().all(|b| b.is_ascii_alphabetic()).then(|| primary.to_ascii_lowercase())
 }
 
 #[cfg(test)]

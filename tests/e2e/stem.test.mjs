@@ -198,7 +198,7 @@ test('a site in two languages: each query is stemmed in the language it asks for
   assert.deepEqual(await brokenUrls('chasses ', { lang: 'fr' }), ['/fr/chouettes.html']);
 });
 
-test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/search), after a reopen too; a missing module is STEMMER_UNAVAILABLE', { skip: NO_MODULE, timeout: 600_000 }, async () => {
+test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/search), after a reopen too, searched in one language with filter.lang; a missing module is STEMMER_UNAVAILABLE', { skip: NO_MODULE, timeout: 600_000 }, async () => {
   const server = await startServer(23000 + Math.floor(Math.random() * 1000));
   const browser = await launch({ webgpu: false });
   try {
@@ -209,7 +209,7 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
       for (const entry of ['/pkg/index.js', '/pkg/search.js']) {
         const { WebRag } = await import(entry);
         const name = `stemmed ${entry}`;
-        const docs = async (rag, q) => [...new Set((await rag.search(q, { k: 10, mode: 'bm25' })).map((h) => h.docId))].sort();
+        const docs = async (rag, q, opts) => [...new Set((await rag.search(q, { k: 10, mode: 'bm25', ...opts })).map((h) => h.docId))].sort();
         const rag = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
         await rag.add([
           { id: 'en', lang: 'en-GB', text: 'The copper kettle boils water. Owls hunt mice at night.' },
@@ -220,7 +220,11 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
           kettles: await docs(rag, 'kettles'), hunting: await docs(rag, 'hunting owl'), maison: await docs(rag, 'maison'),
           snippet: (await rag.search('kettles', { k: 10, mode: 'bm25' })).find((h) => h.docId === 'en')?.snippet.filter((p) => p.hit).map((p) => p.text),
           languages: (await rag.stats()).languages,
+          // One language: its notes and those in none.
+          kettlesFr: await docs(rag, 'kettles', { filter: { lang: 'fr' } }), maisonEn: await docs(rag, 'maison', { filter: { lang: 'en-US' } }),
+          kettlesEn: await docs(rag, 'kettles', { filter: { lang: 'en' } }),
         };
+        try { await rag.search('kettles', { filter: { lang: 'e' } }); r.badLang = 'searched'; } catch (e) { r.badLang = e.code; }
         // Another instance over the same knowledge base: its worker loads the modules at open.
         const again = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
         r.reopened = await docs(again, 'hunting');
@@ -241,6 +245,8 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
       assert.deepEqual(r.maison, ['fr'], entry);
       assert.deepEqual(r.snippet, ['kettle'], `${entry}: the snippet marks the stemmed word`);
       assert.deepEqual(r.languages, ['en', 'fr'], entry);
+      assert.deepEqual([r.kettlesFr, r.maisonEn, r.kettlesEn], [['plain'], [], ['en', 'plain']], `${entry}: filter.lang`);
+      assert.equal(r.badLang, 'INVALID_OPTION', entry);
       assert.deepEqual(r.reopened, ['en'], `${entry}: stemmed after a reopen`);
       assert.equal(r.missing, 'InputError STEMMER_UNAVAILABLE', entry);
       assert.equal(r.missingDocuments, 0, `${entry}: nothing of the batch`);

@@ -41,11 +41,14 @@ struct FilterArgs {
     /// Only this document (repeatable).
     #[arg(long = "doc")]
     doc_ids: Vec<String>,
+    /// Only documents in this language (a BCP 47 tag) or in none, the query stemmed in it alone.
+    #[arg(long)]
+    lang: Option<String>,
 }
 
 impl FilterArgs {
     fn filter(&self) -> Option<crate::types::SearchFilter> {
-        let f = crate::types::SearchFilter { tags: self.tags.clone(), doc_ids: self.doc_ids.clone(), meta: Default::default() };
+        let f = crate::types::SearchFilter { tags: self.tags.clone(), doc_ids: self.doc_ids.clone(), meta: Default::default(), lang: self.lang.clone() };
         (!f.is_empty()).then_some(f)
     }
 }

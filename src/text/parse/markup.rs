@@ -254,7 +254,7 @@ pub(super) fn parse_html(text: &str) -> Parsed {
                 if READS_FIELDS {
                     walk.fields(&name, &tag, self_closing);
                     if name == "html" && walk.out.lang.is_none() {
-                        walk.out.lang = tag.any("lang").and_then(|l| crate::text::primary_subtag(&l));
+                        walk.out.lang = tag.any("lang").and_then(|l| crate::types::primary_subtag(&l));
                     }
                 }
                 walk.start(name, ignored, role == "main", self_closing);

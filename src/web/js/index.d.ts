@@ -166,6 +166,7 @@ export interface SearchFilter {
   /** At least one of these tags, given or automatic (case ignored). */ tags?: string[];
   /** One of these documents. */ docIds?: string[];
   /** Each of these metadata entries. */ meta?: Record<string, string>;
+  /** In this language (a BCP 47 tag; its primary subtag compared: `en` of `en-GB`) or in none; the query's words are then stemmed in it alone. */ lang?: string;
 }
 
 // generated: search-options (webrag surface)
@@ -174,7 +175,7 @@ export interface SearchOptions {
   /** Hits returned. Default 10; 1..=1000. */ k?: number;
   /** Retrievers. Default `'hybrid'`. */ mode?: SearchMode;
   /** Read the query as plain text: no phrases, exclusions or boosts (for natural-language questions). Default false. */ literal?: boolean;
-  /** Only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, and with every `meta` entry; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields → `INVALID_OPTION`. Default none. */ filter?: SearchFilter;
+  /** Only documents with at least one of `tags` (given or automatic; case ignored), among `docIds`, with every `meta` entry, and in the language `lang` (a BCP 47 tag, its primary subtag compared) or in none, the query then stemmed in that language only; every retriever is restricted (dense scans the filter's chunks exactly); unknown fields or a `lang` that is not a tag → `INVALID_OPTION`. Default none. */ filter?: SearchFilter;
   /** `'document'`: `k` documents, each its best chunk (ranked where it is), its next matching chunks in the first `fusionDepth` (100) of the ranked list as `sections` (at most 2). Default `'chunk'`. */ group?: 'chunk' | 'document';
   /** Fired while the search waits behind other operations: it never runs (`CancelledError` `CANCELLED`). Default none. */ signal?: AbortSignal;
 }
