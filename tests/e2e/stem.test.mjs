@@ -198,7 +198,7 @@ test('a site in two languages: each query is stemmed in the language it asks for
   assert.deepEqual(await brokenUrls('chasses ', { lang: 'fr' }), ['/fr/chouettes.html']);
 });
 
-test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/search), after a reopen too, searched in one language with filter.lang; a missing module is STEMMER_UNAVAILABLE', { skip: NO_MODULE, timeout: 600_000 }, async () => {
+test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/search), after a reopen, in another instance and after an import too, searched in one language with filter.lang; a missing module is STEMMER_UNAVAILABLE', { skip: NO_MODULE, timeout: 600_000 }, async () => {
   const server = await startServer(23000 + Math.floor(Math.random() * 1000));
   const browser = await launch({ webgpu: false });
   try {
@@ -211,6 +211,11 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
         const name = `stemmed ${entry}`;
         const docs = async (rag, q, opts) => [...new Set((await rag.search(q, { k: 10, mode: 'bm25', ...opts })).map((h) => h.docId))].sort();
         const rag = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
+        // Another instance, open before the languages exist: it loads their modules when it
+        // hears of the commit.
+        let heard;
+        const changed = new Promise((resolve) => { heard = resolve; });
+        const early = await WebRag.open({ name, model, device: 'cpu', workers: 0, onEvent: (e) => e.type === 'changed' && heard() });
         await rag.add([
           { id: 'en', lang: 'en-GB', text: 'The copper kettle boils water. Owls hunt mice at night.' },
           { id: 'plain', text: 'Kettles and teapots are sold in this shop.' },
@@ -228,6 +233,15 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
         // Another instance over the same knowledge base: its worker loads the modules at open.
         const again = await WebRag.open({ name, model, device: 'cpu', workers: 0 });
         r.reopened = await docs(again, 'hunting');
+        await changed;
+        r.early = await docs(early, 'hunting');
+        // A knowledge-base file imported into a new one: the modules of its languages (the
+        // search build has no knowledge-base file).
+        if (entry === '/pkg/index.js') {
+          const imported = await WebRag.open({ name: `${name} imported`, model, device: 'cpu', workers: 0 });
+          await imported.importKb(await rag.exportKb());
+          r.imported = await docs(imported, 'hunting');
+        }
         // A folder without the modules: the add rejects, and nothing of its batch is written.
         const none = await WebRag.open({ name: `${name} none`, model, device: 'cpu', workers: 0, stem: '/nowhere/' });
         try { await none.add([{ id: 'x', text: 'Plain words.' }, { id: 'de', lang: 'de', text: 'Die Häuser des Dorfes.' }]); r.missing = 'added'; } catch (e) { r.missing = `${e.name} ${e.code}`; }
@@ -248,6 +262,8 @@ test('notes with a lang are stemmed in the page\'s engines (webrag, webrag/searc
       assert.deepEqual([r.kettlesFr, r.maisonEn, r.kettlesEn], [['plain'], [], ['en', 'plain']], `${entry}: filter.lang`);
       assert.equal(r.badLang, 'INVALID_OPTION', entry);
       assert.deepEqual(r.reopened, ['en'], `${entry}: stemmed after a reopen`);
+      assert.deepEqual(r.early, ['en'], `${entry}: stemmed in an instance open before the language was added`);
+      if (entry === '/pkg/index.js') assert.deepEqual(r.imported, ['en'], `${entry}: stemmed after an importKb`);
       assert.equal(r.missing, 'InputError STEMMER_UNAVAILABLE', entry);
       assert.equal(r.missingDocuments, 0, `${entry}: nothing of the batch`);
       assert.equal(r.badTag, 'INVALID_OPTION', entry);

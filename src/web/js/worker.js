@@ -44,6 +44,8 @@ async function fresh() {
   stale = false;
   await core.refresh();
   generation = await core.generation();
+  // Another instance may have added documents of a language this one has no module for yet.
+  await loadStems((await core.stats()).languages);
 }
 
 // A panic in the engine (a bug) ends its wasm instance: every later call would fail or hang. The
@@ -189,8 +191,8 @@ async function loadMarkup(docs) {
 // The stemmer modules (src/web/stem_module.rs: one per Snowball language, `stem/<tag>.wasm`, the
 // site builder's `text::stem` built alone). `open` gets their folder (`a.stem`: a URL; the
 // client's default is the package's `stem/`). Before an `add`, the modules of its documents'
-// languages are loaded, and after `open` those of the knowledge base's (`stats().languages`), so
-// a search stems its words too; each is installed in `stems` and answers
+// languages are loaded, and after `open`, an `importKb` and another instance's commit those of
+// the knowledge base's (`stats().languages`), so a search stems its words too; each is installed in `stems` and answers
 // `self.__webragStem(tag, word)` (src/web/platform.rs) synchronously. A module that does not load
 // leaves its language out: an `add` in it then rejects with STEMMER_UNAVAILABLE (nothing written),
 // and a search matches its words as written; it is tried again at the next call that needs it.
@@ -350,7 +352,7 @@ const OPS = {
   clear: { lock: 'commit', run: () => core.clear() },
   maintain: { lock: 'commit', run: (a) => core.maintain(a.force ?? false) },
   exportKb: { lock: 'read', run: () => core.exportKb() },
-  importKb: { lock: 'commit', upkeep: true, run: (a) => core.importKb(a.bytes) },
+  importKb: { lock: 'commit', upkeep: true, run: async (a) => { const stats = await core.importKb(a.bytes); await loadStems(stats.languages); return stats; } },
 };
 
 // Cancels received for requests (their `cancelId`): one still queued never starts.
