@@ -138,7 +138,10 @@ impl SearchFilter {
         let Some(tag) = self.lang.as_deref() else { return Ok(None) };
         primary_subtag(tag).map(Some).ok_or_else(|| crate::error::InputError::InvalidOption {
             name: "filter.lang".into(),
-            reason: format!("{:?} is not a language tag (a primary subtag of 2 to 8 letters: en, fr-CA)", tag.chars().take(40).collect::<String>()),
+            reason: format!(
+                "{:?} is not a language tag (a primary subtag of 2 to 8 letters: en, fr-CA)",
+                tag.chars().take(40).collect::<String>()
+            ),
         })
     }
 

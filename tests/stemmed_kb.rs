@@ -144,7 +144,11 @@ macro_rules! assert_language_search {
         assert_eq!(docs_of(&$search("kettles", &in_lang("en", SearchMode::Bm25))), ["en", "plain"]);
         assert_eq!(docs_of(&$search("maison", &in_lang("en", SearchMode::Bm25))), Vec::<&str>::new(), "not the French page");
         assert_eq!(docs_of(&$search("maison", &in_lang("fr-CA", SearchMode::Bm25))), ["fr"], "fr-CA is fr");
-        assert_eq!(docs_of(&$search("kettles", &in_lang("FR", SearchMode::Bm25))), ["plain"], "the page in no language, not the English one");
+        assert_eq!(
+            docs_of(&$search("kettles", &in_lang("FR", SearchMode::Bm25))),
+            ["plain"],
+            "the page in no language, not the English one"
+        );
         // Stemmed in French alone: the English stem of `hunting` (`hunt`) is not looked up, so the
         // untagged page's `hunt` does not match; in English it does.
         assert_eq!(docs_of(&$search("hunting", &in_lang("fr", SearchMode::Bm25))), Vec::<&str>::new());
@@ -164,7 +168,12 @@ fn a_search_in_one_language_returns_its_documents_and_those_in_none() {
     pollster::block_on(async {
         let store: Store_ = Box::leak(Box::new(MemoryStore::new()));
         let mut eng = Engine::open(store, embedder(), config(), Box::new(FixedClock(1.0))).await.expect("open");
-        let docs = vec![doc("en", Some("en"), EN), doc("fr", Some("fr"), FR), doc("plain", None, PLAIN), doc("hunt", None, "They hunt for bargains.")];
+        let docs = vec![
+            doc("en", Some("en"), EN),
+            doc("fr", Some("fr"), FR),
+            doc("plain", None, PLAIN),
+            doc("hunt", None, "They hunt for bargains."),
+        ];
         eng.add(docs, &mut NoProgress).await.expect("add");
         let loaded = |q: &str, o: &SearchOptions| pollster::block_on(eng.search(q, o)).expect("search");
         assert_language_search!(loaded);

@@ -48,7 +48,12 @@ struct FilterArgs {
 
 impl FilterArgs {
     fn filter(&self) -> Option<crate::types::SearchFilter> {
-        let f = crate::types::SearchFilter { tags: self.tags.clone(), doc_ids: self.doc_ids.clone(), meta: Default::default(), lang: self.lang.clone() };
+        let f = crate::types::SearchFilter {
+            tags: self.tags.clone(),
+            doc_ids: self.doc_ids.clone(),
+            meta: Default::default(),
+            lang: self.lang.clone(),
+        };
         (!f.is_empty()).then_some(f)
     }
 }
